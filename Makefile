@@ -1,0 +1,45 @@
+# graphfuse: `make demo` and `make test` work on a machine that has only Python 3.11+.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+LIT_OPTS ?= -sv
+
+.PHONY: setup demo test lit pytest lint irdl docs clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m graphfuse.tools.demo
+
+test: $(STAMP)
+	@status=0; \
+	$(BIN)/lit $(LIT_OPTS) test || status=1; \
+	$(BIN)/python -m pytest -q test/python || status=1; \
+	exit $$status
+
+lit: $(STAMP)
+	$(BIN)/lit $(LIT_OPTS) test
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -q test/python
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+# Regenerate the files derived from the op catalog and the pass registry.
+irdl: $(STAMP)
+	$(BIN)/python -m graphfuse.dialect.irdl_gen > dialect/graph.irdl.mlir
+
+docs: $(STAMP)
+	$(BIN)/python -m graphfuse.tools.gen_docs docs
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	find . -name Output -type d -prune -exec rm -rf {} +

@@ -1,0 +1,1 @@
+"""The ``graph`` dialect: IRDL definition, op catalog, verifier, builder and reference interpreter."""

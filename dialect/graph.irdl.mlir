@@ -1,0 +1,568 @@
+// The graph dialect, for `mlir-opt --irdl-file=dialect/graph.irdl.mlir`.
+//
+// GENERATED from the graphfuse op catalog (dialect/ops/) by
+// `python -m graphfuse.dialect.irdl_gen`: do not edit by hand.
+// Each operand and result gets its own constraint value, because reusing one
+// IRDL constraint for several values forces their types to be identical.
+// Optional attributes are not declared (IRDL has none); graph-verify checks
+// them together with element types, ranks and broadcasting.
+irdl.dialect @graph {
+  // Elementwise absolute value.
+  irdl.operation @abs {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise sum.
+  irdl.operation @add {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // 2-D average pooling over NCHW.
+  // optional: strides (default [1, 1]), pads (default [0, 0, 0, 0]), count_include_pad (default false)
+  irdl.operation @avg_pool2d {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.operands(x: %in0)
+    irdl.attributes {"kernel" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // Inference-mode batch normalization over channel axis 1.
+  // optional: epsilon (default 1e-05)
+  irdl.operation @batch_norm {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %in4 = irdl.base "!builtin.tensor"
+    %out5 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, scale: %in1, offset: %in2, mean: %in3, var: %in4)
+    irdl.results(result: %out5)
+  }
+
+  // Add a 1-D bias along one axis.
+  // optional: axis (default -1)
+  irdl.operation @bias_add {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, bias: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Broadcast the operand to the result type's shape (numpy.broadcast_to rules).
+  irdl.operation @broadcast_to {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise conversion to the element type of the result.
+  irdl.operation @cast {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise round toward +inf.
+  irdl.operation @ceil {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Join the operands along an axis.
+  irdl.operation @concat {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %a4 = irdl.base "#builtin.integer"
+    irdl.operands(first: %in0, second: %in1, rest: variadic %in2)
+    irdl.attributes {"axis" = %a4}
+    irdl.results(result: %out3)
+  }
+
+  // 2-D convolution (cross-correlation), NCHW input and OIHW weights.
+  // optional: strides (default [1, 1]), pads (default [0, 0, 0, 0]), dilations (default [1, 1]), groups (default 1)
+  irdl.operation @conv2d {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, w: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise cosine (radians).
+  irdl.operation @cos {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise quotient.
+  irdl.operation @div {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Per-row symmetric int8 quantization with a computed scale.
+  irdl.operation @dynamic_quant {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, smooth_scales: optional %in1)
+    irdl.results(y: %out2, scale: %out3)
+  }
+
+  // Elementwise lhs == rhs (i1 result).
+  irdl.operation @equal {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise Gauss error function.
+  irdl.operation @erf {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise natural exponential.
+  irdl.operation @exp {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Sigmoid approximation of GELU, x * sigmoid(1.702 x).
+  irdl.operation @fast_gelu {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise round toward -inf.
+  irdl.operation @floor {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise Gaussian error linear unit.
+  // optional: approximate (default "none")
+  irdl.operation @gelu {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise lhs > rhs (i1 result).
+  irdl.operation @greater {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise lhs >= rhs (i1 result).
+  irdl.operation @greater_equal {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise test for a value that is neither infinite nor NaN (i1 result).
+  irdl.operation @isfinite {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Layer normalization over the trailing axes.
+  // optional: begin_norm_axis (default -1), epsilon (default 1e-05)
+  irdl.operation @layer_norm {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, gamma: %in1, beta: %in2)
+    irdl.results(result: %out3)
+  }
+
+  // Elementwise lhs < rhs (i1 result).
+  irdl.operation @less {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise lhs <= rhs (i1 result).
+  irdl.operation @less_equal {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise natural logarithm (-inf at 0, NaN below).
+  irdl.operation @log {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Log of the softmax along one axis (numerically stable).
+  // optional: axis (default -1)
+  irdl.operation @log_softmax {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise boolean and.
+  irdl.operation @logical_and {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise boolean negation.
+  irdl.operation @logical_not {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise boolean or.
+  irdl.operation @logical_or {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Batched matrix product with numpy.matmul semantics.
+  // optional: transpose_a (default false), transpose_b (default false)
+  irdl.operation @matmul {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %in0, b: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // 2-D max pooling over NCHW.
+  // optional: strides (default [1, 1]), pads (default [0, 0, 0, 0])
+  irdl.operation @max_pool2d {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.operands(x: %in0)
+    irdl.attributes {"kernel" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise maximum.
+  irdl.operation @maximum {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise minimum.
+  irdl.operation @minimum {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise product.
+  irdl.operation @mul {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise negation.
+  irdl.operation @neg {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise lhs != rhs (i1 result).
+  irdl.operation @not_equal {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise power, lhs raised to rhs.
+  irdl.operation @pow {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise reciprocal, 1 / x.
+  irdl.operation @reciprocal {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Maximum over the given axes.
+  // optional: keep_dims (default false)
+  irdl.operation @reduce_max {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"axes" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // Arithmetic mean over the given axes.
+  // optional: keep_dims (default false)
+  irdl.operation @reduce_mean {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"axes" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // Minimum over the given axes.
+  // optional: keep_dims (default false)
+  irdl.operation @reduce_min {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"axes" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // Sum over the given axes.
+  // optional: keep_dims (default false)
+  irdl.operation @reduce_sum {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"axes" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise max(x, 0); NaN stays NaN.
+  irdl.operation @relu {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Reinterpret the operand's elements (row-major order) with the result type's shape.
+  irdl.operation @reshape {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Root-mean-square normalization over the last axis.
+  // optional: epsilon (default 1e-06)
+  irdl.operation @rms_norm {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, gamma: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise round to nearest integer, halves to even (2.5 -> 2).
+  irdl.operation @round {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise reciprocal square root, 1 / sqrt(x).
+  irdl.operation @rsqrt {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise choice: on_true where the condition holds, else on_false.
+  irdl.operation @select {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(condition: %in0, on_true: %in1, on_false: %in2)
+    irdl.results(result: %out3)
+  }
+
+  // Elementwise logistic function, 1 / (1 + exp(-x)).
+  irdl.operation @sigmoid {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise sign: -1, 0 or 1 (NaN stays NaN).
+  irdl.operation @sign {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise SiLU (swish), x * sigmoid(x).
+  irdl.operation @silu {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise sine (radians).
+  irdl.operation @sin {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Take the strided box start:limit:strides of the operand (StableHLO slice).
+  // optional: strides (default none)
+  irdl.operation @slice {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    %a3 = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"start" = %a2, "limit" = %a3}
+    irdl.results(result: %out1)
+  }
+
+  // Softmax along one axis (numerically stable).
+  // optional: axis (default -1)
+  irdl.operation @softmax {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Cut the operand along an axis into pieces of the given sizes.
+  irdl.operation @split {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %a4 = irdl.base "#builtin.integer"
+    %a5 = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"axis" = %a4, "sizes" = %a5}
+    irdl.results(first: %out1, second: %out2, rest: variadic %out3)
+  }
+
+  // Elementwise square root (NaN for negative inputs).
+  irdl.operation @sqrt {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise square, x * x.
+  irdl.operation @square {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise difference.
+  irdl.operation @sub {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise hyperbolic tangent.
+  irdl.operation @tanh {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Permute the dimensions: result dim i is operand dim perm[i].
+  irdl.operation @transpose {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"perm" = %a2}
+    irdl.results(result: %out1)
+  }
+}

@@ -1,0 +1,119 @@
+"""The reference interpreter: runs a graph-dialect function on numpy arrays.
+
+It is the oracle every fusion pass and every lowering is checked against, so
+it stays simple: ops run one at a time through the catalog's numpy reference
+semantics (:func:`graphfuse.dialect.evaluate.evaluate_op`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from mlir import ir
+
+from graphfuse.dialect.catalog import VerifyError, lookup_op, read_attributes
+from graphfuse.dialect.constants import attr_to_array
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
+from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.types import TensorSig, shape_matches, sig_from_type, sig_of_array
+
+
+def _error(message: str, location: ir.Location | None = None) -> GraphfuseError:
+    return GraphfuseError([Diagnostic("error", message, source_loc(location) if location else None)])
+
+
+def functions(module: ir.Module) -> dict[str, ir.Operation]:
+    """The module's func.func ops by symbol name, in order."""
+    out = {}
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            out[ir.StringAttr(op.attributes["sym_name"]).value] = op.operation
+    return out
+
+
+def entry_function(module: ir.Module, entry: str | None = None) -> ir.Operation:
+    """The function named ``entry``, or the first public function with a body."""
+    funcs = functions(module)
+    if entry is not None:
+        if entry not in funcs:
+            known = ", ".join(funcs) or "none"
+            raise _error(f"no function named '{entry}' in the module (functions: {known})")
+        return funcs[entry]
+    for func in funcs.values():
+        visibility = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
+        private = visibility is not None and ir.StringAttr(visibility).value != "public"
+        if not private and len(func.regions[0].blocks) > 0:
+            return func
+    raise _error("the module has no public function to run")
+
+
+def _check_input(index: int, array: np.ndarray, arg_type: ir.Type) -> None:
+    want = sig_from_type(arg_type)
+    got = sig_of_array(array)
+    if want is None:
+        raise _error(f"argument #{index} has type {arg_type}, which the interpreter does not support")
+    if got is None:
+        raise _error(f"input #{index} has numpy dtype {array.dtype}, expected {want.dtype} for {want}")
+    if got.dtype != want.dtype or not shape_matches(want.shape, got.shape):
+        raise _error(f"input #{index} is {got} ({array.dtype} array of shape {array.shape}), expected {want}")
+
+
+class Interpreter:
+    """Evaluates the functions of one module; ``run`` is the entry point."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self.funcs = functions(module)
+
+    def run(self, inputs: Sequence[np.ndarray], entry: str | None = None) -> list[np.ndarray]:
+        return self.call(entry_function(self.module, entry), [np.asarray(a) for a in inputs])
+
+    def call(self, func: ir.Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        name = ir.StringAttr(func.attributes["sym_name"]).value
+        if len(func.regions[0].blocks) == 0:
+            raise _error(f"function '{name}' has no body", func.location)
+        block = func.regions[0].blocks[0]
+        if len(inputs) != len(block.arguments):
+            raise _error(f"function '{name}' takes {len(block.arguments)} inputs, got {len(inputs)}")
+        values: dict[ir.Value, np.ndarray] = {}
+        for i, (arg, array) in enumerate(zip(block.arguments, inputs, strict=True)):
+            _check_input(i, array, arg.type)
+            values[arg] = array
+        for op in block.operations:
+            op = op.operation
+            if op.name == "func.return":
+                return [values[v] for v in op.operands]
+            outputs = self._execute(op, [values[v] for v in op.operands])
+            for result, array in zip(op.results, outputs, strict=True):
+                values[result] = array
+        raise _error(f"function '{name}' has no func.return", func.location)
+
+    def _execute(self, op: ir.Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+        name = op.name
+        if name == "arith.constant":
+            return [attr_to_array(op.attributes["value"])]
+        if name == "func.call":
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            if callee not in self.funcs:
+                raise _error(f"call to unknown function '{callee}'", op.location)
+            return self.call(self.funcs[callee], args)
+        spec = lookup_op(name)
+        if spec is None:
+            raise _error(f"the reference interpreter cannot run '{name}'", op.location)
+        try:
+            attrs = read_attributes(spec, op)
+            declared = [sig_from_type(r.type) for r in op.results]
+            outputs = evaluate_op(spec.name, args, attrs, declared)
+        except VerifyError as error:
+            raise _error(f"'{name}' {error.message}", op.location) from None
+        for i, (out, want) in enumerate(zip(outputs, declared, strict=True)):
+            got = TensorSig(tuple(out.shape), want.dtype)
+            if not shape_matches(want.shape, got.shape):
+                raise _error(f"'{name}' result #{i} has shape {out.shape} at run time, declared {want}", op.location)
+        return outputs
+
+
+def run_function(module: ir.Module, inputs: Sequence[np.ndarray], entry: str | None = None) -> list[np.ndarray]:
+    """Run function ``entry`` (default: the first public one) of ``module`` on ``inputs``."""
+    return Interpreter(module).run(inputs, entry)

@@ -1,0 +1,383 @@
+"""Elementwise ops: unary math, cast, binary arithmetic/comparison/logic, select.
+
+References get f32 for every float type (f16/bf16 are widened by the
+interpreter) and the integer types as themselves.  Integer arithmetic wraps on
+overflow, like MLIR ``arith``.  Binary ops and ``select`` broadcast like numpy
+but never promote: operands must share the element type.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from graphfuse.dialect.catalog import AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
+from graphfuse.dialect.shape_utils import (
+    broadcast_shapes,
+    dims_equal,
+    require_declared,
+    require_dtype,
+    same_dtype,
+)
+from graphfuse.dialect.types import (
+    ALL_DTYPES,
+    BOOL_DTYPE,
+    FLOAT_DTYPES,
+    NUMERIC_DTYPES,
+    TensorSig,
+    numpy_dtype,
+)
+
+_BOOL = frozenset({BOOL_DTYPE})
+ArrayFn = Callable[..., np.ndarray]
+
+# --------------------------------------------------------------------------
+# Numeric kernels shared by several references.
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+# Beyond |x| = 6, 1 - erf(|x|) < 3e-17: erf is +-1 in float64.
+_ERF_SATURATION = 6.0
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """Vectorized erf, accurate to a few ulp of float64; returns x's dtype.
+
+    Uses erf(a) = 2/sqrt(pi) * exp(-a^2) * sum_n 2^n a^(2n+1) / (2n+1)!!, whose
+    terms are all positive (no cancellation), for |x| < 6 and +-1 beyond.
+    """
+    x64 = np.asarray(x, dtype=np.float64)
+    a = np.minimum(np.abs(x64), _ERF_SATURATION)
+    a2 = a * a
+    term = a.copy()
+    total = a.copy()
+    for n in range(1, 400):  # |x| = 6 converges in about 100 terms
+        term = term * (2.0 * a2 / (2 * n + 1))
+        total += term
+        if not np.any(term > 1e-17 * total):  # NaN compares false: it cannot stall the loop
+            break
+    magnitude = np.where(np.abs(x64) >= _ERF_SATURATION, 1.0, _TWO_OVER_SQRT_PI * np.exp(-a2) * total)
+    return np.copysign(magnitude, x64).astype(x.dtype)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # exp(-|x|) never overflows; pick the form whose denominator is >= 1.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype)
+
+
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    x64 = x.astype(np.float64)
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64**3)
+        out = 0.5 * x64 * (1.0 + np.tanh(inner))
+    else:
+        out = 0.5 * x64 * (1.0 + _erf(x64 / math.sqrt(2.0)))
+    return out.astype(x.dtype)
+
+
+def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C-style division: truncates toward zero, x / 0 = 0, MIN / -1 wraps to MIN."""
+    a, b = np.broadcast_arrays(a, b)
+    safe = np.where((b == 0) | (b == -1), np.ones_like(b), b)
+    q = a // safe
+    # Floor division rounds down; step back toward zero when the signs differ and it was inexact.
+    q = np.where((a % safe != 0) & ((a < 0) != (safe < 0)), q + 1, q)
+    q = np.where(b == -1, np.negative(a), q)  # negation wraps MIN to MIN, as divsi does
+    return np.where(b == 0, np.zeros_like(q), q).astype(a.dtype)
+
+
+def _int_pow(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """numpy's integer power (wrapping) for e >= 0; for e < 0 the truncated 1 / a^-e."""
+    a, e = np.broadcast_arrays(a, e)
+    out = np.power(a, np.where(e < 0, np.zeros_like(e), e))
+    one = np.ones_like(a)
+    negative_exp = np.where(a == 1, one, np.where(a == -1, np.where(e % 2 == 0, one, -one), np.zeros_like(a)))
+    return np.where(e < 0, negative_exp, out).astype(a.dtype)
+
+
+def _is_int(x: np.ndarray) -> bool:
+    return np.issubdtype(x.dtype, np.integer)
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return _int_div(a, b) if _is_int(a) else np.divide(a, b)
+
+
+def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return _int_pow(a, b) if _is_int(a) else np.power(a, b)
+
+
+# --------------------------------------------------------------------------
+# Unary elementwise ops.
+
+_UNARY_DOC = "Integer results wrap on overflow (abs and neg of the minimum value give the minimum value)."
+
+# name -> (reference on one array, allowed operand dtypes, summary)
+_UNARY: dict[str, tuple[ArrayFn, frozenset[str], str]] = {
+    "abs": (np.abs, NUMERIC_DTYPES, "Elementwise absolute value."),
+    "neg": (np.negative, NUMERIC_DTYPES, "Elementwise negation."),
+    "exp": (np.exp, FLOAT_DTYPES, "Elementwise natural exponential."),
+    "log": (np.log, FLOAT_DTYPES, "Elementwise natural logarithm (-inf at 0, NaN below)."),
+    "sqrt": (np.sqrt, FLOAT_DTYPES, "Elementwise square root (NaN for negative inputs)."),
+    "rsqrt": (lambda x: 1.0 / np.sqrt(x), FLOAT_DTYPES, "Elementwise reciprocal square root, 1 / sqrt(x)."),
+    "reciprocal": (lambda x: 1.0 / x, FLOAT_DTYPES, "Elementwise reciprocal, 1 / x."),
+    "tanh": (np.tanh, FLOAT_DTYPES, "Elementwise hyperbolic tangent."),
+    "sigmoid": (_sigmoid, FLOAT_DTYPES, "Elementwise logistic function, 1 / (1 + exp(-x))."),
+    "erf": (_erf, FLOAT_DTYPES, "Elementwise Gauss error function."),
+    "relu": (lambda x: np.maximum(x, np.zeros_like(x)), NUMERIC_DTYPES, "Elementwise max(x, 0); NaN stays NaN."),
+    "fast_gelu": (
+        lambda x: x * _sigmoid(1.702 * x),
+        FLOAT_DTYPES,
+        "Sigmoid approximation of GELU, x * sigmoid(1.702 x).",
+    ),
+    "silu": (lambda x: x * _sigmoid(x), FLOAT_DTYPES, "Elementwise SiLU (swish), x * sigmoid(x)."),
+    "square": (np.square, NUMERIC_DTYPES, "Elementwise square, x * x."),
+    "floor": (np.floor, FLOAT_DTYPES, "Elementwise round toward -inf."),
+    "ceil": (np.ceil, FLOAT_DTYPES, "Elementwise round toward +inf."),
+    "round": (np.round, FLOAT_DTYPES, "Elementwise round to nearest integer, halves to even (2.5 -> 2)."),
+    "sign": (np.sign, NUMERIC_DTYPES, "Elementwise sign: -1, 0 or 1 (NaN stays NaN)."),
+    "sin": (np.sin, FLOAT_DTYPES, "Elementwise sine (radians)."),
+    "cos": (np.cos, FLOAT_DTYPES, "Elementwise cosine (radians)."),
+    "logical_not": (np.logical_not, _BOOL, "Elementwise boolean negation."),
+    "isfinite": (
+        np.isfinite,
+        FLOAT_DTYPES,
+        "Elementwise test for a value that is neither infinite nor NaN (i1 result).",
+    ),
+}
+_BOOL_RESULT_UNARY = frozenset({"isfinite"})
+
+
+def _make_unary_infer(allowed: frozenset[str], bool_result: bool):
+    def infer(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+        require_dtype(inputs[0], allowed, "operand")
+        return [inputs[0].with_dtype(BOOL_DTYPE) if bool_result else inputs[0]]
+
+    return infer
+
+
+def _make_unary_reference(fn: ArrayFn):
+    def reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+        with np.errstate(all="ignore"):  # inf/NaN/wrap-around are the intended answers
+            return [np.asarray(fn(xs[0]))]
+
+    return reference
+
+
+def _example_dtype(allowed: frozenset[str]) -> str:
+    return "f32" if "f32" in allowed else sorted(allowed)[0]
+
+
+for _name, (_fn, _allowed, _summary) in _UNARY.items():
+    register_op(
+        OpSpec(
+            name=_name,
+            group="unary elementwise",
+            summary=_summary,
+            operands=(ValueSpec("operand"),),
+            results=(ValueSpec("result"),),
+            infer=_make_unary_infer(_allowed, _name in _BOOL_RESULT_UNARY),
+            reference=_make_unary_reference(_fn),
+            doc=_UNARY_DOC if _allowed == NUMERIC_DTYPES else "",
+            example=((TensorSig((4, 8), _example_dtype(_allowed)),), {}),
+        )
+    )
+
+
+_GELU_APPROXIMATIONS = ("none", "tanh")
+
+
+def _infer_gelu(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    # The IR parser checks choices, but evaluate_op passes Python values straight through.
+    if attrs["approximate"] not in _GELU_APPROXIMATIONS:
+        raise VerifyError(f'attribute \'approximate\' must be "none" or "tanh", got {attrs["approximate"]!r}')
+    require_dtype(inputs[0], FLOAT_DTYPES, "operand")
+    return [inputs[0]]
+
+
+def _gelu_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    with np.errstate(all="ignore"):
+        return [_gelu(xs[0], attrs["approximate"])]
+
+
+register_op(
+    OpSpec(
+        name="gelu",
+        group="unary elementwise",
+        summary="Elementwise Gaussian error linear unit.",
+        operands=(ValueSpec("operand"),),
+        results=(ValueSpec("result"),),
+        attrs=(
+            AttrSpec(
+                "approximate",
+                AttrKind.STRING,
+                default="none",
+                choices=_GELU_APPROXIMATIONS,
+                doc="'none': exact form with erf; 'tanh': the tanh approximation.",
+            ),
+        ),
+        infer=_infer_gelu,
+        reference=_gelu_reference,
+        doc=(
+            'With approximate = "none", gelu(x) = 0.5 x (1 + erf(x / sqrt(2))); with approximate = "tanh", '
+            "gelu(x) = 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."
+        ),
+        example=((TensorSig((4, 8), "f32"),), {"approximate": "tanh"}),
+    )
+)
+
+# --------------------------------------------------------------------------
+# cast
+
+
+def _infer_cast(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    (result,) = require_declared(declared)
+    source = inputs[0]
+    if result.rank != source.rank or not all(dims_equal(a, b) for a, b in zip(source.shape, result.shape, strict=True)):
+        raise VerifyError(f"result type {result} must have the shape of operand {source}")
+    return [result]
+
+
+def _cast_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    x = xs[0]
+    target = results[0].dtype
+    if target == BOOL_DTYPE:
+        return [x != 0]
+    target_np = numpy_dtype(target)
+    if target in FLOAT_DTYPES or not np.issubdtype(x.dtype, np.floating):
+        # int -> int wraps (keeps the low bits); everything -> float rounds to nearest even (inf on overflow).
+        with np.errstate(over="ignore"):
+            return [x.astype(target_np)]
+    info = np.iinfo(target_np)
+    # -2^(bits-1) and 2^(bits-1) are exact in float64, unlike the int64 maximum.
+    low, high = float(info.min), -float(info.min)
+    with np.errstate(invalid="ignore"):
+        t = np.trunc(x.astype(np.float64))
+        in_range = (t >= low) & (t < high)  # False for NaN
+        out = np.where(in_range, t, 0.0).astype(target_np)
+        out = np.where(t >= high, info.max, out)
+        out = np.where(t < low, info.min, out)
+    return [out.astype(target_np)]
+
+
+register_op(
+    OpSpec(
+        name="cast",
+        group="unary elementwise",
+        summary="Elementwise conversion to the element type of the result.",
+        operands=(ValueSpec("operand"),),
+        results=(ValueSpec("result"),),
+        infer=_infer_cast,
+        reference=_cast_reference,
+        result_param="dtype",
+        doc=(
+            "The result type gives the target element type; its shape must be the operand's. "
+            "float -> int truncates toward zero and saturates to the integer range, NaN -> 0. "
+            "int or float -> i1 is x != 0 (NaN -> true). i1 -> number is 0 or 1. "
+            "float -> float and int -> float round to nearest, ties to even. "
+            "int -> int sign-extends when widening and keeps the low bits (wraps) when narrowing."
+        ),
+        example=((TensorSig((4, 8), "f32"),), {}),
+        example_result=TensorSig((4, 8), "f16"),
+    )
+)
+
+# --------------------------------------------------------------------------
+# Binary elementwise ops.
+
+_ANY_BINARY_DOC = "Operands broadcast like numpy and must share the element type (no implicit promotion)."
+
+# name -> (reference on two arrays, allowed operand dtypes, result is i1, summary, extra doc)
+_BINARY: dict[str, tuple[ArrayFn, frozenset[str], bool, str, str]] = {
+    "add": (np.add, NUMERIC_DTYPES, False, "Elementwise sum.", "Integers wrap on overflow."),
+    "sub": (np.subtract, NUMERIC_DTYPES, False, "Elementwise difference.", "Integers wrap on overflow."),
+    "mul": (np.multiply, NUMERIC_DTYPES, False, "Elementwise product.", "Integers wrap on overflow."),
+    "div": (
+        _div,
+        NUMERIC_DTYPES,
+        False,
+        "Elementwise quotient.",
+        "Floats follow IEEE 754 (x / 0 is +-inf or NaN). Integer division truncates toward zero like C and "
+        "arith.divsi (-7 / 2 = -3); x / 0 = 0 and MIN / -1 wraps to MIN.",
+    ),
+    "pow": (
+        _pow,
+        NUMERIC_DTYPES,
+        False,
+        "Elementwise power, lhs raised to rhs.",
+        "Floats follow numpy.power (negative base with fractional exponent gives NaN). Integers: numpy "
+        "semantics for exponents >= 0 (wrapping on overflow); a negative exponent gives 0 unless the base is "
+        "1 (result 1) or -1 (result -1 or 1 by the exponent's parity), the truncated value of 1 / base^-exp.",
+    ),
+    "maximum": (np.maximum, NUMERIC_DTYPES, False, "Elementwise maximum.", "NaN in either operand gives NaN."),
+    "minimum": (np.minimum, NUMERIC_DTYPES, False, "Elementwise minimum.", "NaN in either operand gives NaN."),
+    "equal": (np.equal, ALL_DTYPES, True, "Elementwise lhs == rhs (i1 result).", "NaN compares unequal."),
+    "not_equal": (np.not_equal, ALL_DTYPES, True, "Elementwise lhs != rhs (i1 result).", "NaN != NaN is true."),
+    "greater": (np.greater, NUMERIC_DTYPES, True, "Elementwise lhs > rhs (i1 result).", "False with NaN."),
+    "greater_equal": (np.greater_equal, NUMERIC_DTYPES, True, "Elementwise lhs >= rhs (i1 result).", ""),
+    "less": (np.less, NUMERIC_DTYPES, True, "Elementwise lhs < rhs (i1 result).", "False with NaN."),
+    "less_equal": (np.less_equal, NUMERIC_DTYPES, True, "Elementwise lhs <= rhs (i1 result).", ""),
+    "logical_and": (np.logical_and, _BOOL, False, "Elementwise boolean and.", ""),
+    "logical_or": (np.logical_or, _BOOL, False, "Elementwise boolean or.", ""),
+}
+
+
+def _make_binary_infer(allowed: frozenset[str], bool_result: bool):
+    def infer(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+        dtype = same_dtype(inputs)
+        require_dtype(inputs[0], allowed, "operands")
+        return [TensorSig(broadcast_shapes(*inputs), BOOL_DTYPE if bool_result else dtype)]
+
+    return infer
+
+
+def _make_binary_reference(fn: ArrayFn):
+    def reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+        with np.errstate(all="ignore"):
+            return [np.asarray(fn(xs[0], xs[1]))]
+
+    return reference
+
+
+for _name, (_fn, _allowed, _bool_result, _summary, _doc) in _BINARY.items():
+    register_op(
+        OpSpec(
+            name=_name,
+            group="binary elementwise",
+            summary=_summary,
+            operands=(ValueSpec("lhs"), ValueSpec("rhs")),
+            results=(ValueSpec("result"),),
+            infer=_make_binary_infer(_allowed, _bool_result),
+            reference=_make_binary_reference(_fn),
+            doc=f"{_ANY_BINARY_DOC} {_doc}".strip(),
+            example=((TensorSig((4, 8), _example_dtype(_allowed)), TensorSig((8,), _example_dtype(_allowed))), {}),
+        )
+    )
+
+# --------------------------------------------------------------------------
+# select
+
+
+def _infer_select(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    cond, lhs, rhs = inputs
+    require_dtype(cond, _BOOL, "condition")
+    dtype = same_dtype([lhs, rhs], "branches")
+    return [TensorSig(broadcast_shapes(cond, lhs, rhs), dtype)]
+
+
+register_op(
+    OpSpec(
+        name="select",
+        group="binary elementwise",
+        summary="Elementwise choice: on_true where the condition holds, else on_false.",
+        operands=(ValueSpec("condition"), ValueSpec("on_true"), ValueSpec("on_false")),
+        results=(ValueSpec("result"),),
+        infer=_infer_select,
+        reference=lambda xs, attrs, results: [np.where(xs[0], xs[1], xs[2])],
+        doc="The condition is i1; the branches share an element type (any); all three broadcast like numpy.",
+        example=((TensorSig((4, 1), "i1"), TensorSig((4, 8), "f32"), TensorSig((8,), "f32")), {}),
+    )
+)

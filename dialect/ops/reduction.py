@@ -1,0 +1,117 @@
+"""Reductions over a set of axes: reduce_sum, reduce_mean, reduce_max, reduce_min."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from graphfuse.dialect.catalog import REQUIRED, AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
+from graphfuse.dialect.shape_utils import normalize_axes, require_dtype
+from graphfuse.dialect.types import FLOAT_DTYPES, NUMERIC_DTYPES, Dim, TensorSig
+
+_ATTRS = (
+    AttrSpec(
+        "axes",
+        AttrKind.I64_ARRAY,
+        default=REQUIRED,
+        doc="Axes to reduce; negative values count from the end; no duplicates; empty means no reduction.",
+    ),
+    AttrSpec("keep_dims", AttrKind.BOOL, default=False, doc="Keep each reduced axis as a dimension of size 1."),
+)
+
+_COMMON_DOC = (
+    "An empty `axes` reduces nothing: the result is a copy of the operand. With keep_dims the reduced axes "
+    "stay as size-1 dimensions, otherwise they are removed."
+)
+
+
+def _reduced_shape(sig: TensorSig, axes: list[int], keep_dims: bool) -> tuple[Dim, ...]:
+    if keep_dims:
+        return tuple(1 if i in axes else d for i, d in enumerate(sig.shape))
+    return tuple(d for i, d in enumerate(sig.shape) if i not in axes)
+
+
+def _make_infer(name: str, allowed: frozenset[str], needs_elements: bool):
+    def infer(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+        sig = inputs[0]
+        require_dtype(sig, allowed, "operand")
+        axes = normalize_axes(attrs["axes"], sig.rank)
+        if needs_elements and any(sig.shape[a] == 0 for a in axes):
+            # max/min have no identity; a dynamic axis that turns out empty is not caught here.
+            raise VerifyError(f"cannot reduce an empty axis with {name}")
+        return [TensorSig(_reduced_shape(sig, axes, attrs["keep_dims"]), sig.dtype)]
+
+    return infer
+
+
+def _mean(x: np.ndarray, axes: tuple[int, ...], keep_dims: bool) -> np.ndarray:
+    # sum / count rather than np.mean: an empty reduction is NaN without a "mean of empty slice" warning.
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    total = np.sum(x, axis=axes, keepdims=keep_dims, dtype=x.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (total / x.dtype.type(count)).astype(x.dtype)
+
+
+# Integer sums accumulate in the operand type (dtype=x.dtype), so they wrap like the lowered code.
+_KERNELS: dict[str, Callable[[np.ndarray, tuple[int, ...], bool], np.ndarray]] = {
+    "reduce_sum": lambda x, axes, keep: np.sum(x, axis=axes, keepdims=keep, dtype=x.dtype),
+    "reduce_mean": _mean,
+    "reduce_max": lambda x, axes, keep: np.max(x, axis=axes, keepdims=keep),
+    "reduce_min": lambda x, axes, keep: np.min(x, axis=axes, keepdims=keep),
+}
+
+
+def _make_reference(kernel: Callable[[np.ndarray, tuple[int, ...], bool], np.ndarray]):
+    def reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+        x = xs[0]
+        axes = tuple(normalize_axes(attrs["axes"], x.ndim))
+        if not axes:
+            return [x.copy()]
+        with np.errstate(all="ignore"):
+            return [np.asarray(kernel(x, axes, attrs["keep_dims"]))]
+
+    return reference
+
+
+# name -> (allowed operand dtypes, summary, extra doc)
+_REDUCTIONS: dict[str, tuple[frozenset[str], str, str]] = {
+    "reduce_sum": (
+        NUMERIC_DTYPES,
+        "Sum over the given axes.",
+        "Floats accumulate in the operand type (f16/bf16 in f32); integers accumulate in the operand type and "
+        "wrap on overflow. The sum over an empty axis is 0.",
+    ),
+    "reduce_mean": (
+        FLOAT_DTYPES,
+        "Arithmetic mean over the given axes.",
+        "Computed as sum / count in the operand type (f16/bf16 in f32). The mean over an empty axis is NaN.",
+    ),
+    "reduce_max": (
+        NUMERIC_DTYPES,
+        "Maximum over the given axes.",
+        "NaN anywhere in a reduced slice gives NaN. Reducing a statically empty axis is an error.",
+    ),
+    "reduce_min": (
+        NUMERIC_DTYPES,
+        "Minimum over the given axes.",
+        "NaN anywhere in a reduced slice gives NaN. Reducing a statically empty axis is an error.",
+    ),
+}
+
+for _name, (_allowed, _summary, _doc) in _REDUCTIONS.items():
+    register_op(
+        OpSpec(
+            name=_name,
+            group="reduction",
+            summary=_summary,
+            operands=(ValueSpec("operand"),),
+            results=(ValueSpec("result"),),
+            attrs=_ATTRS,
+            infer=_make_infer(_name, _allowed, _name in ("reduce_max", "reduce_min")),
+            reference=_make_reference(_KERNELS[_name]),
+            doc=f"{_COMMON_DOC} {_doc}",
+            example=((TensorSig((4, 8, 16), "f32"),), {"axes": [-1], "keep_dims": True}),
+        )
+    )

@@ -1,0 +1,317 @@
+"""Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from graphfuse.dialect.catalog import REQUIRED, AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
+from graphfuse.dialect.shape_utils import can_broadcast_to, normalize_axis, require_declared, same_dtype
+from graphfuse.dialect.types import Dim, TensorSig
+
+_GROUP = "shape"
+
+
+def _require_same_dtype(result: TensorSig, operand: TensorSig) -> None:
+    if result.dtype != operand.dtype:
+        raise VerifyError(f"result type {result} must have the element type of operand {operand}")
+
+
+# --------------------------------------------------------------------------
+# reshape
+
+
+def _infer_reshape(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    (result,) = require_declared(declared)
+    source = inputs[0]
+    _require_same_dtype(result, source)
+    dynamic = [i for i, d in enumerate(result.shape) if d is None]
+    if len(dynamic) > 1:
+        # Without a shape operand, two unknown result dims cannot be recovered at run time.
+        raise VerifyError(f"result type {result} may have at most one dynamic dimension")
+    count = source.num_elements
+    if count is None:
+        return [result]  # element counts cannot be compared
+    known = math.prod(d for d in result.shape if d is not None)
+    if not dynamic and known != count:
+        raise VerifyError(f"operand {source} has {count} elements but result type {result} has {known}")
+    if dynamic and (known == 0 or count % known != 0):
+        raise VerifyError(f"operand {source} with {count} elements cannot be reshaped to {result}")
+    return [result]
+
+
+def _reshape_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    # numpy's -1 computes the one dynamic dim (infer allows at most one) from the element count.
+    shape = tuple(-1 if d is None else d for d in results[0].shape)
+    return [np.reshape(xs[0], shape)]
+
+
+register_op(
+    OpSpec(
+        name="reshape",
+        group=_GROUP,
+        summary="Reinterpret the operand's elements (row-major order) with the result type's shape.",
+        operands=(ValueSpec("operand"),),
+        results=(ValueSpec("result"),),
+        infer=_infer_reshape,
+        reference=_reshape_reference,
+        result_param="shape",
+        doc=(
+            "The result type gives the new shape and must keep the element type. Element counts must match when "
+            "both are static. The result may have one dynamic dimension, computed from the element count at run "
+            "time; with a dynamic operand the counts are not checked."
+        ),
+        example=((TensorSig((4, 8), "f32"),), {}),
+        example_result=TensorSig((2, 16), "f32"),
+    )
+)
+
+# --------------------------------------------------------------------------
+# broadcast_to
+
+
+def _infer_broadcast_to(
+    inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None
+) -> list[TensorSig]:
+    (result,) = require_declared(declared)
+    source = inputs[0]
+    _require_same_dtype(result, source)
+    if not can_broadcast_to(source.shape, result.shape):
+        raise VerifyError(f"operand {source} cannot be broadcast to {result}")
+    offset = result.rank - source.rank
+    for i, d in enumerate(result.shape):
+        # A dynamic result dim is only determined when it comes from an operand dim that is not broadcast.
+        if d is None and (i < offset or source.shape[i - offset] == 1):
+            raise VerifyError(
+                f"dynamic dimensions are not supported: dimension {i} of {result} is broadcast, so its size is unknown"
+            )
+    return [result]
+
+
+def _broadcast_to_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    x = xs[0]
+    offset = len(results[0].shape) - x.ndim
+    shape = tuple(x.shape[i - offset] if d is None else d for i, d in enumerate(results[0].shape))
+    return [np.broadcast_to(x, shape).copy()]
+
+
+register_op(
+    OpSpec(
+        name="broadcast_to",
+        group=_GROUP,
+        summary="Broadcast the operand to the result type's shape (numpy.broadcast_to rules).",
+        operands=(ValueSpec("operand"),),
+        results=(ValueSpec("result"),),
+        infer=_infer_broadcast_to,
+        reference=_broadcast_to_reference,
+        result_param="shape",
+        doc=(
+            "Operand dims align with the trailing result dims; each must be 1 or equal the result dim. "
+            "A dynamic result dim must come from a dynamic or non-1 operand dim (its size is then the operand's)."
+        ),
+        example=((TensorSig((1, 8), "f32"),), {}),
+        example_result=TensorSig((4, 8), "f32"),
+    )
+)
+
+# --------------------------------------------------------------------------
+# transpose
+
+
+def _infer_transpose(
+    inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None
+) -> list[TensorSig]:
+    source = inputs[0]
+    perm = list(attrs["perm"])
+    if sorted(perm) != list(range(source.rank)):
+        raise VerifyError(f"perm {perm} is not a permutation of {list(range(source.rank))}")
+    return [source.with_shape(tuple(source.shape[p] for p in perm))]
+
+
+register_op(
+    OpSpec(
+        name="transpose",
+        group=_GROUP,
+        summary="Permute the dimensions: result dim i is operand dim perm[i].",
+        operands=(ValueSpec("operand"),),
+        results=(ValueSpec("result"),),
+        attrs=(AttrSpec("perm", AttrKind.I64_ARRAY, default=REQUIRED, doc="A permutation of 0..rank-1."),),
+        infer=_infer_transpose,
+        reference=lambda xs, attrs, results: [np.transpose(xs[0], attrs["perm"]).copy()],
+        doc="`perm` must list every axis 0..rank-1 exactly once; negative axes are not accepted.",
+        example=((TensorSig((2, 4, 8), "f32"),), {"perm": [0, 2, 1]}),
+    )
+)
+
+# --------------------------------------------------------------------------
+# concat
+
+
+# IRDL makes every value of a variadic group share one type, so concat's inputs
+# and split's results are declared as two single values plus a variadic rest:
+# any two shapes, then any number of values of a third shape.
+_MIN_PIECES = 2
+
+
+def _infer_concat(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    if len(inputs) < _MIN_PIECES:
+        raise VerifyError(f"expects at least {_MIN_PIECES} operands, got {len(inputs)}")
+    if len(set(inputs[_MIN_PIECES:])) > 1:
+        raise VerifyError(
+            f"operands after the second must all have one type (an IRDL variadic group), got "
+            f"{', '.join(str(s) for s in inputs[_MIN_PIECES:])}; nest concats to join more shapes"
+        )
+    dtype = same_dtype(inputs)
+    rank = inputs[0].rank
+    for sig in inputs[1:]:
+        if sig.rank != rank:
+            raise VerifyError(f"operands {inputs[0]} and {sig} must have the same rank")
+    axis = normalize_axis(attrs["axis"], rank)
+    shape: list[Dim] = []
+    for i in range(rank):
+        dims = [s.shape[i] for s in inputs]
+        if i == axis:
+            shape.append(None if None in dims else sum(dims))
+            continue
+        static = {d for d in dims if d is not None}
+        if len(static) > 1:
+            names = " and ".join(str(s) for s in inputs if s.shape[i] is not None)
+            raise VerifyError(f"operands {names} differ in dimension {i}; only the concat axis {axis} may differ")
+        shape.append(static.pop() if static else None)
+    return [TensorSig(tuple(shape), dtype)]
+
+
+def _concat_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    return [np.concatenate(xs, axis=normalize_axis(attrs["axis"], xs[0].ndim))]
+
+
+register_op(
+    OpSpec(
+        name="concat",
+        group=_GROUP,
+        summary="Join the operands along an axis.",
+        operands=(ValueSpec("first"), ValueSpec("second"), ValueSpec("rest", "variadic")),
+        results=(ValueSpec("result"),),
+        attrs=(
+            AttrSpec(
+                "axis", AttrKind.I64, default=REQUIRED, doc="The axis to join along; negative counts from the end."
+            ),
+        ),
+        infer=_infer_concat,
+        reference=_concat_reference,
+        doc="At least one operand; all share element type and rank, and every dimension but `axis` must be equal.",
+        example=((TensorSig((4, 8), "f32"), TensorSig((4, 2), "f32")), {"axis": -1}),
+    )
+)
+
+# --------------------------------------------------------------------------
+# split
+
+
+def _infer_split(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    source = inputs[0]
+    axis = normalize_axis(attrs["axis"], source.rank)
+    sizes = list(attrs["sizes"])
+    if len(sizes) < _MIN_PIECES:
+        raise VerifyError(
+            f"sizes {sizes} must describe at least {_MIN_PIECES} pieces (one piece is the operand itself)"
+        )
+    if len(set(sizes[_MIN_PIECES:])) > 1:
+        raise VerifyError(
+            f"sizes {sizes}: pieces after the second must all have one size (an IRDL variadic group); "
+            "nest splits to cut more sizes"
+        )
+    if any(s < 0 for s in sizes):
+        raise VerifyError(f"sizes {sizes} must be non-negative")
+    dim = source.shape[axis]
+    if dim is not None and sum(sizes) != dim:
+        raise VerifyError(f"sizes {sizes} sum to {sum(sizes)}, not to the size {dim} of dimension {axis} of {source}")
+    if declared is not None and len(declared) != len(sizes):
+        raise VerifyError(f"has {len(declared)} results but sizes {sizes} describe {len(sizes)} pieces")
+    return [source.with_shape((*source.shape[:axis], s, *source.shape[axis + 1 :])) for s in sizes]
+
+
+def _split_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    x = xs[0]
+    axis = normalize_axis(attrs["axis"], x.ndim)
+    bounds = np.cumsum(attrs["sizes"])[:-1]
+    return [piece.copy() for piece in np.split(x, bounds, axis=axis)]
+
+
+register_op(
+    OpSpec(
+        name="split",
+        group=_GROUP,
+        summary="Cut the operand along an axis into pieces of the given sizes.",
+        operands=(ValueSpec("operand"),),
+        results=(ValueSpec("first"), ValueSpec("second"), ValueSpec("rest", "variadic")),
+        attrs=(
+            AttrSpec("axis", AttrKind.I64, default=REQUIRED, doc="The axis to cut; negative counts from the end."),
+            AttrSpec("sizes", AttrKind.I64_ARRAY, default=REQUIRED, doc="Size of each piece along `axis`."),
+        ),
+        infer=_infer_split,
+        reference=_split_reference,
+        doc=(
+            "One result per entry of `sizes`, which must be non-empty and non-negative and sum to the size of "
+            "`axis` (checked when that size is static)."
+        ),
+        example=((TensorSig((4, 8), "f32"),), {"axis": 1, "sizes": [2, 6]}),
+    )
+)
+
+# --------------------------------------------------------------------------
+# slice
+
+
+def _infer_slice(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    source = inputs[0]
+    start, limit = list(attrs["start"]), list(attrs["limit"])
+    strides = [1] * source.rank if attrs["strides"] is None else list(attrs["strides"])
+    for name, values in (("start", start), ("limit", limit), ("strides", strides)):
+        if len(values) != source.rank:
+            raise VerifyError(f"{name} {values} must have one entry per dimension of {source}")
+    shape: list[Dim] = []
+    for i, (lo, hi, step, dim) in enumerate(zip(start, limit, strides, source.shape, strict=True)):
+        if step < 1:
+            raise VerifyError(f"strides {strides} must be positive")
+        # A dynamic dim only leaves the upper bound unchecked: the result size depends on the attributes alone.
+        if not 0 <= lo <= hi or (dim is not None and hi > dim):
+            size = "?" if dim is None else dim
+            raise VerifyError(
+                f"start {lo} and limit {hi} are out of bounds for dimension {i} of size {size} "
+                "(need 0 <= start <= limit <= size)"
+            )
+        shape.append(-(-(hi - lo) // step))
+    return [source.with_shape(tuple(shape))]
+
+
+def _slice_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    x = xs[0]
+    strides = [1] * x.ndim if attrs["strides"] is None else attrs["strides"]
+    index = tuple(slice(lo, hi, step) for lo, hi, step in zip(attrs["start"], attrs["limit"], strides, strict=True))
+    return [x[index].copy()]
+
+
+register_op(
+    OpSpec(
+        name="slice",
+        group=_GROUP,
+        summary="Take the strided box start:limit:strides of the operand (StableHLO slice).",
+        operands=(ValueSpec("operand"),),
+        results=(ValueSpec("result"),),
+        attrs=(
+            AttrSpec("start", AttrKind.I64_ARRAY, default=REQUIRED, doc="First index per dimension."),
+            AttrSpec("limit", AttrKind.I64_ARRAY, default=REQUIRED, doc="End index (exclusive) per dimension."),
+            AttrSpec("strides", AttrKind.I64_ARRAY, default=None, doc="Step per dimension; all ones when absent."),
+        ),
+        infer=_infer_slice,
+        reference=_slice_reference,
+        doc=(
+            "Like the XLA/StableHLO slice, not numpy indexing: one entry per dimension, no negative indices, "
+            "0 <= start <= limit <= dim and stride >= 1; result dim i is ceil((limit - start) / stride)."
+        ),
+        example=((TensorSig((4, 8), "f32"),), {"start": [1, 0], "limit": [3, 8], "strides": [1, 2]}),
+    )
+)

@@ -1,0 +1,107 @@
+"""Shared checks for op inference: broadcasting, axes, element types.
+
+Every helper raises :class:`VerifyError` with a message that reads after the op
+name (the verifier prefixes ``'graph.X' ``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from graphfuse.dialect.catalog import VerifyError
+from graphfuse.dialect.types import (
+    BOOL_DTYPE,
+    FLOAT_DTYPES,
+    NUMERIC_DTYPES,
+    Dim,
+    Shape,
+    TensorSig,
+)
+
+
+def broadcast_shapes(*sigs: TensorSig) -> Shape:
+    """The numpy broadcast of the operands' shapes (dynamic dims allowed)."""
+    rank = max(s.rank for s in sigs)
+    out: list[Dim] = []
+    for i in range(rank):
+        dims = [s.shape[s.rank - rank + i] for s in sigs if s.rank - rank + i >= 0]
+        static = {d for d in dims if d is not None and d != 1}
+        if len(static) > 1:
+            names = " and ".join(str(s) for s in sigs)
+            raise VerifyError(f"operands {names} are not broadcast-compatible")
+        if static:
+            out.append(static.pop())
+        elif any(d is None for d in dims):
+            out.append(None)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def can_broadcast_to(source: Shape, target: Shape) -> bool:
+    """True when numpy.broadcast_to(source, target) is legal."""
+    if len(source) > len(target):
+        return False
+    for s, t in zip(reversed(source), reversed(target), strict=False):
+        if s is None or t is None:
+            continue
+        if s != 1 and s != t:
+            return False
+    return True
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
+    """``axis`` in [0, rank), accepting numpy's negative axes."""
+    if not -rank <= axis < rank:
+        raise VerifyError(f"{what} {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def normalize_axes(axes: Iterable[int], rank: int, what: str = "axes") -> list[int]:
+    """Sorted, normalized, duplicate-free axes."""
+    out = [normalize_axis(a, rank, what) for a in axes]
+    if len(set(out)) != len(out):
+        raise VerifyError(f"{what} {list(axes)} contain a duplicate axis")
+    return sorted(out)
+
+
+def same_dtype(sigs: Sequence[TensorSig], what: str = "operands") -> str:
+    """The common element type of ``sigs``; mixed types are an error (no implicit promotion)."""
+    dtypes = {s.dtype for s in sigs}
+    if len(dtypes) != 1:
+        names = ", ".join(str(s) for s in sigs)
+        raise VerifyError(f"{what} {names} must have the same element type")
+    return sigs[0].dtype
+
+
+def require_dtype(sig: TensorSig, allowed: Iterable[str], what: str) -> None:
+    allowed = frozenset(allowed)
+    if sig.dtype not in allowed:
+        if allowed == FLOAT_DTYPES:
+            kind = "a floating-point element type (f32, f16, bf16)"
+        elif allowed == NUMERIC_DTYPES:
+            kind = "a numeric element type (not i1)"
+        elif allowed == {BOOL_DTYPE}:
+            kind = "element type i1"
+        else:
+            kind = "element type " + " or ".join(sorted(allowed))
+        raise VerifyError(f"{what} {sig} must have {kind}")
+
+
+def require_rank(sig: TensorSig, ranks: int | Iterable[int], what: str) -> None:
+    allowed = {ranks} if isinstance(ranks, int) else set(ranks)
+    if sig.rank not in allowed:
+        expected = " or ".join(str(r) for r in sorted(allowed))
+        raise VerifyError(f"{what} {sig} must have rank {expected}")
+
+
+def dims_equal(a: Dim, b: Dim) -> bool:
+    """Equal, or unknown (a dynamic dimension matches anything)."""
+    return a is None or b is None or a == b
+
+
+def require_declared(declared: list[TensorSig] | None, count: int = 1) -> list[TensorSig]:
+    """The declared result types of an op whose results cannot be inferred."""
+    if declared is None or len(declared) != count:
+        raise VerifyError(f"needs its {count} result type(s) given explicitly")
+    return declared

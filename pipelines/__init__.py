@@ -1,0 +1,1 @@
+"""Pass registry, pipeline parsing and execution, and the graphfuse passes."""

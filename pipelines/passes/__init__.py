@@ -1,0 +1,3 @@
+"""Built-in graphfuse passes, one module per pass; importing this package registers them."""
+
+from graphfuse.pipelines.passes import canonicalize, cse, dce, verify  # noqa: F401

@@ -1,0 +1,361 @@
+"""Run a textual pass pipeline that mixes graphfuse passes and upstream MLIR passes.
+
+The bindings cannot find Python passes by name, so the pipeline string is
+parsed here (:mod:`graphfuse.pipelines.pipeline_parser`) and turned into steps:
+each graphfuse pass is a Python step run on the whole module; each upstream
+element (``canonicalize``, ``func.func(cse)``...) is handed to its own
+``PassManager``.  A graphfuse pass written inside ``func.func(...)`` is run on
+every function at module level, which is equivalent because graphfuse passes
+work function by function.
+
+Around every step the runner does what mlir-opt's instrumentation does: IR
+printing before/after, timing, statistics, and verification (MLIR's verifier
+plus graph-verify).  A failing step raises :class:`PipelineFailure`, which
+knows the pipeline text needed to reproduce it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from mlir import ir
+from mlir.passmanager import PassManager
+
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, from_mlir_error
+from graphfuse.dialect.verifier import verify_operation
+from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext
+from graphfuse.pipelines.pipeline_parser import (
+    NestedPipeline,
+    PassElement,
+    PipelineSyntaxError,
+    parse_pipeline,
+)
+from graphfuse.pipelines.registry import lookup_pass, suggest_pass
+
+#: Anchors under which graphfuse passes may be written (they run module-wide).
+_FUNCTION_ANCHORS = ("func.func",)
+
+
+class PipelineError(GraphfuseError):
+    """The pipeline text itself is wrong: syntax, unknown pass, bad option."""
+
+
+class PipelineFailure(GraphfuseError):
+    """A step failed while running; ``pipeline`` is the text that reproduces it."""
+
+    def __init__(self, diagnostics: list[Diagnostic], step: str, pipeline: str):
+        super().__init__(diagnostics)
+        self.step = step
+        self.pipeline = pipeline
+
+
+@dataclass
+class Step:
+    """One unit of execution: a graphfuse pass, or one upstream pipeline element."""
+
+    text: str  # pipeline text of this step
+    argument: str  # the name used by --mlir-print-ir-before/after
+    graph_pass: GraphPass | None = None
+    anchor: str | None = None  # for upstream steps: the op name the element nests under
+
+    @property
+    def is_graph_pass(self) -> bool:
+        return self.graph_pass is not None
+
+
+@dataclass
+class Instrumentation:
+    """mlir-opt's observability switches, applied by :meth:`Pipeline.run`."""
+
+    print_before: frozenset[str] | None = None  # pass arguments; None = none; "all" in set = every pass
+    print_after: frozenset[str] | None = None
+    print_after_change: bool = False
+    print_after_failure: bool = False
+    print_module_scope: bool = False
+    statistics: bool = False
+    timing: bool = False
+    verify_each: bool = True
+    stream: TextIO | None = None  # where dumps and reports go (default sys.stderr)
+
+    def wants(self, which: frozenset[str] | None, step: Step) -> bool:
+        return which is not None and ("all" in which or step.argument in which)
+
+
+@dataclass
+class StepRecord:
+    step: Step
+    seconds: float = 0.0
+    statistics: dict[str, int] = field(default_factory=dict)
+    upstream_report: str = ""
+
+
+def _upstream_steps(element: PassElement | NestedPipeline, anchor: str) -> Step:
+    if isinstance(element, NestedPipeline):
+        return Step(element.to_text(), element.anchor, anchor=anchor)
+    return Step(element.to_text(), element.name, anchor=anchor)
+
+
+def _contains_graph_pass(element: PassElement | NestedPipeline) -> bool:
+    if isinstance(element, PassElement):
+        return lookup_pass(element.name) is not None
+    return any(_contains_graph_pass(e) for e in element.elements)
+
+
+def _graph_step(element: PassElement, text: str) -> Step:
+    cls = lookup_pass(element.name)
+    assert cls is not None
+    try:
+        instance = cls.from_options((o.key, o.value) for o in element.options)
+    except OptionError as error:
+        raise PipelineError(f"invalid pass pipeline '{text}': {error}") from None
+    return Step(instance.to_text(), cls.name, graph_pass=instance)
+
+
+def _check_upstream(step: Step, text: str, context: ir.Context) -> None:
+    """Let PassManager validate an upstream element now, before anything runs."""
+    try:
+        with context:
+            PassManager.parse(f"builtin.module({step.text})")
+    except ValueError as error:
+        message = str(error).strip()
+        if "error: " in message:
+            message = message.split("error: ", 1)[1].splitlines()[0].strip()
+        name = step.text.split("{", 1)[0].split("(", 1)[0]
+        hint = suggest_pass(name)
+        if hint and "does not refer to a registered pass" in message:
+            message += f"; did you mean '{hint}'?"
+        raise PipelineError(f"invalid pass pipeline '{text}': {message}") from None
+
+
+def build_steps(text: str, context: ir.Context) -> list[Step]:
+    """Parse pipeline ``text`` (``builtin.module(...)`` or a bare pass list) into steps."""
+    try:
+        root = parse_pipeline(text, default_anchor="builtin.module")
+    except PipelineSyntaxError as error:
+        raise PipelineError(f"invalid pass pipeline: {error.render()}") from None
+    if root.anchor != "builtin.module":
+        raise PipelineError(
+            f"invalid pass pipeline '{text}': the pipeline must be anchored on 'builtin.module', not '{root.anchor}'"
+        )
+    steps: list[Step] = []
+    for element in root.elements:
+        if isinstance(element, PassElement):
+            if lookup_pass(element.name) is not None:
+                steps.append(_graph_step(element, text))
+            else:
+                steps.append(_upstream_steps(element, "builtin.module"))
+            continue
+        if not _contains_graph_pass(element):
+            steps.append(_upstream_steps(element, "builtin.module"))
+            continue
+        if element.anchor not in _FUNCTION_ANCHORS or any(isinstance(e, NestedPipeline) for e in element.elements):
+            raise PipelineError(
+                f"invalid pass pipeline '{text}': graphfuse passes can be nested only directly under "
+                f"{', '.join(_FUNCTION_ANCHORS)}, not in '{element.to_text()}'"
+            )
+        # Hoist: func.func(a, graph-x, b) -> func.func(a), graph-x, func.func(b).
+        run: list[PassElement] = []
+        for inner in [*element.elements, None]:
+            if inner is None or lookup_pass(inner.name) is not None:
+                if run:
+                    nested = NestedPipeline(element.anchor, tuple(run))
+                    steps.append(_upstream_steps(nested, "builtin.module"))
+                    run = []
+                if inner is not None:
+                    steps.append(_graph_step(inner, text))
+            else:
+                run.append(inner)
+    for step in steps:
+        if not step.is_graph_pass:
+            _check_upstream(step, text, context)
+    return steps
+
+
+@contextlib.contextmanager
+def _captured_stderr_fd() -> Iterator[list[str]]:
+    """Collect what native code writes to fd 2 (PassManager reports go there, not to sys.stderr)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    out: list[str] = []
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield out
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            out.append(tmp.read().decode(errors="replace"))
+
+
+_BANNER = "===" + "-" * 73 + "==="
+
+
+def _report_header(title: str) -> str:
+    return f"{_BANNER}\n{title.center(79).rstrip()}\n{_BANNER}\n"
+
+
+class Pipeline:
+    """A parsed, validated pipeline, ready to run on modules of one context."""
+
+    def __init__(
+        self,
+        text: str,
+        context: ir.Context,
+        instrumentation: Instrumentation | None = None,
+        on_warning: Callable[[Diagnostic], None] | None = None,
+    ):
+        self.context = context
+        self.steps = build_steps(text, context)
+        self.instrumentation = instrumentation or Instrumentation()
+        self.records: list[StepRecord] = []
+        #: where warnings of passes go (default: printed to the instrumentation stream)
+        self.on_warning = on_warning or (lambda diag: self.stream.write(f"{diag}\n"))
+
+    @property
+    def text(self) -> str:
+        return "builtin.module(" + ",".join(s.text for s in self.steps) + ")"
+
+    def full_text(self) -> str:
+        """The pipeline with every option spelled out (for --dump-pass-pipeline)."""
+        parts = [s.graph_pass.to_text(all_options=True) if s.graph_pass else s.text for s in self.steps]
+        return "builtin.module(" + ",".join(parts) + ")"
+
+    @property
+    def stream(self) -> TextIO:
+        return self.instrumentation.stream or sys.stderr
+
+    def run(self, module: ir.Module) -> None:
+        """Run every step on ``module`` in place; raises PipelineFailure on the first failing step."""
+        for index, step in enumerate(self.steps):
+            record = StepRecord(step)
+            self.records.append(record)
+            start = time.perf_counter()
+            try:
+                self._run_step(step, module, record)
+            except GraphfuseError as error:
+                self._fail(index, error.diagnostics, module)
+            except ir.MLIRError as error:
+                self._fail(index, from_mlir_error(error), module)
+            except Exception as error:  # a bug in a pass: report it as one, not as a traceback
+                detail = "".join(traceback.format_exception_only(error)).strip()
+                message = f"internal error in pass '{step.argument}': {detail}"
+                if os.environ.get("GRAPHFUSE_DEBUG"):
+                    traceback.print_exc()
+                self._fail(index, [Diagnostic("error", message)], module)
+            finally:
+                record.seconds = time.perf_counter() - start
+            if self.instrumentation.verify_each:
+                diagnostics = verify_module(module)
+                if diagnostics:
+                    self._fail(index, diagnostics, module, after=True)
+
+    def _fail(self, index: int, diagnostics: list[Diagnostic], module: ir.Module, after: bool = False) -> None:
+        step = self.steps[index]
+        if self.instrumentation.print_after_failure:
+            self._dump(f"IR Dump After Failed {step.argument} ({step.argument})", module)
+        when = "after" if after else "in"
+        first = dataclasses.replace(
+            diagnostics[0], notes=[*diagnostics[0].notes, Diagnostic("note", f"{when} pass '{step.argument}'")]
+        )
+        raise PipelineFailure([first, *diagnostics[1:]], step.argument, self.text)
+
+    def _dump(self, title: str, module: ir.Module) -> None:
+        self.stream.write(f"// -----// {title} //----- //\n{module}\n\n")
+        self.stream.flush()
+
+    def _run_step(self, step: Step, module: ir.Module, record: StepRecord) -> None:
+        inst = self.instrumentation
+        if step.is_graph_pass:
+            if inst.wants(inst.print_before, step):
+                self._dump(f"IR Dump Before {type(step.graph_pass).__name__} ({step.argument})", module)
+            before = str(module) if inst.print_after_change else None
+            context = PassContext(step.graph_pass)
+            with self.context, ir.Location.unknown():
+                step.graph_pass.run(module, context)
+            record.statistics = context.statistics
+            for warning in context.warnings:
+                self.on_warning(warning)
+            changed = before is None or str(module) != before
+            if inst.wants(inst.print_after, step) or (inst.print_after_change and changed):
+                self._dump(f"IR Dump After {type(step.graph_pass).__name__} ({step.argument})", module)
+            return
+        with self.context:
+            pm = PassManager.parse(f"builtin.module({step.text})")
+            pm.enable_verifier(inst.verify_each)
+            before = inst.wants(inst.print_before, step)
+            after = inst.wants(inst.print_after, step)
+            if before or after or inst.print_after_change:
+                pm.enable_ir_printing(
+                    print_before_all=before,
+                    print_after_all=after,
+                    print_after_change=inst.print_after_change,
+                    print_module_scope=inst.print_module_scope,
+                )
+            if inst.statistics:
+                pm.enable_statistics()
+                with _captured_stderr_fd() as captured:
+                    pm.run(module.operation)
+                text = captured[0]
+                dumps, _, report = text.partition(_report_header("... Pass statistics report ..."))
+                self.stream.write(dumps)
+                record.upstream_report = report
+            else:
+                self.stream.flush()
+                sys.stderr.flush()
+                pm.run(module.operation)
+
+    # -- reports --------------------------------------------------------------
+
+    def statistics_report(self) -> str:
+        lines = [_report_header("... Pass statistics report ...").rstrip("\n")]
+        for record in self.records:
+            if record.step.is_graph_pass:
+                lines.append(record.step.argument)
+                descriptions = type(record.step.graph_pass).statistics
+                for name, value in record.statistics.items():
+                    lines.append(f"  (S) {value} {name} - {descriptions[name]}")
+            elif record.upstream_report.strip():
+                lines.append(record.upstream_report.strip("\n"))
+            else:
+                lines.append(record.step.text)
+        return "\n".join(lines) + "\n"
+
+    def timing_report(
+        self, before: list[tuple[str, float]] = (), after: list[tuple[str, float]] = ()
+    ) -> str:
+        """mlir-opt's execution time report; ``before``/``after`` add rows such as parsing and output."""
+        rows = [*before, *[(r.step.argument, r.seconds) for r in self.records], *after]
+        total = sum(seconds for _, seconds in rows) or 1e-9
+        out = [_report_header("... Execution time report ...")]
+        out.append(f"  Total Execution Time: {total:.4f} seconds\n\n")
+        out.append("  ----Wall Time----  ----Name----\n")
+        for name, seconds in rows:
+            out.append(f"  {seconds:8.4f} ({100 * seconds / total:5.1f}%)  {name}\n")
+        out.append(f"  {total:8.4f} (100.0%)  Total\n")
+        return "".join(out)
+
+
+def verify_module(module: ir.Module) -> list[Diagnostic]:
+    """MLIR's verifier, then graph-verify; diagnostics for everything wrong (empty when valid)."""
+    try:
+        module.operation.verify()
+    except ir.MLIRError as error:
+        return from_mlir_error(error)
+    return verify_operation(module.operation)
+
+
+def run_pipeline(module: ir.Module, pipeline: str, instrumentation: Instrumentation | None = None) -> Pipeline:
+    """Parse ``pipeline`` and run it on ``module`` in place; returns the Pipeline (for its reports)."""
+    runner = Pipeline(pipeline, module.context, instrumentation)
+    runner.run(module)
+    return runner

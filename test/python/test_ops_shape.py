@@ -1,0 +1,275 @@
+"""Reference semantics and verification of reshape, broadcast_to, transpose, concat, split, slice."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op
+from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.types import TensorSig
+
+
+def _infer(name: str, sigs: list[TensorSig], attrs: dict | None = None, declared=None) -> list[TensorSig]:
+    spec = lookup_op(f"graph.{name}")
+    return infer_results(spec, sigs, spec.with_defaults(attrs or {}), declared)
+
+
+def _grid(*shape: int, dtype=np.float32) -> np.ndarray:
+    return np.arange(int(np.prod(shape))).reshape(shape).astype(dtype)
+
+
+# --------------------------------------------------------------------------
+# reshape
+
+
+def test_reshape_keeps_row_major_order() -> None:
+    (out,) = evaluate_op("reshape", [_grid(2, 6)], declared=[TensorSig((3, 4), "f32")])
+    assert out.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+
+
+def test_reshape_with_dynamic_declared_dim() -> None:
+    x = _grid(2, 3, 4, dtype=np.int32)
+    (out,) = evaluate_op("reshape", [x], declared=[TensorSig((None, 6), "i32")])
+    assert out.shape == (4, 6) and out.ravel().tolist() == list(range(24))
+
+
+def test_reshape_bf16() -> None:
+    x = _grid(4, dtype=ml_dtypes.bfloat16)
+    (out,) = evaluate_op("reshape", [x], declared=[TensorSig((2, 2), "bf16")])
+    assert out.dtype == ml_dtypes.bfloat16 and out.shape == (2, 2)
+
+
+def test_reshape_rejects_element_count_mismatch() -> None:
+    with pytest.raises(VerifyError, match="has 12 elements but result type tensor<5x2xf32> has 10"):
+        _infer("reshape", [TensorSig((3, 4), "f32")], declared=[TensorSig((5, 2), "f32")])
+
+
+def test_reshape_rejects_indivisible_dynamic_dim() -> None:
+    with pytest.raises(VerifyError, match="cannot be reshaped"):
+        _infer("reshape", [TensorSig((3, 4), "f32")], declared=[TensorSig((None, 5), "f32")])
+
+
+def test_reshape_rejects_two_dynamic_dims() -> None:
+    with pytest.raises(VerifyError, match="at most one dynamic dimension"):
+        _infer("reshape", [TensorSig((3, 4), "f32")], declared=[TensorSig((None, None), "f32")])
+
+
+def test_reshape_dynamic_operand_is_unchecked() -> None:
+    declared = [TensorSig((7, 3), "f32")]
+    assert _infer("reshape", [TensorSig((None, 4), "f32")], declared=declared) == declared
+
+
+def test_reshape_rejects_dtype_change() -> None:
+    with pytest.raises(VerifyError, match="element type"):
+        _infer("reshape", [TensorSig((4,), "f32")], declared=[TensorSig((2, 2), "i32")])
+
+
+def test_reshape_requires_declared_result() -> None:
+    with pytest.raises(VerifyError, match="result type"):
+        _infer("reshape", [TensorSig((4,), "f32")])
+
+
+# --------------------------------------------------------------------------
+# broadcast_to
+
+
+def test_broadcast_to_extends_rank_and_size_one_dims() -> None:
+    x = np.array([[1], [2]], np.int64)  # (2, 1)
+    (out,) = evaluate_op("broadcast_to", [x], declared=[TensorSig((3, 2, 4), "i64")])
+    assert out.shape == (3, 2, 4)
+    assert all(out[i, j, k] == x[j, 0] for i, j, k in np.ndindex(3, 2, 4))
+
+
+def test_broadcast_to_dynamic_dim_from_operand() -> None:
+    x = _grid(3, dtype=np.float16)
+    (out,) = evaluate_op("broadcast_to", [x], declared=[TensorSig((2, None), "f16")])
+    assert out.dtype == np.float16 and out.tolist() == [[0, 1, 2], [0, 1, 2]]
+
+
+def test_broadcast_to_rejects_incompatible_shape() -> None:
+    with pytest.raises(VerifyError, match=r"operand tensor<3xf32> cannot be broadcast to tensor<2x4xf32>"):
+        _infer("broadcast_to", [TensorSig((3,), "f32")], declared=[TensorSig((2, 4), "f32")])
+
+
+def test_broadcast_to_rejects_lower_rank_target() -> None:
+    with pytest.raises(VerifyError, match="cannot be broadcast"):
+        _infer("broadcast_to", [TensorSig((2, 3), "f32")], declared=[TensorSig((3,), "f32")])
+
+
+def test_broadcast_to_rejects_dynamic_broadcast_dim() -> None:
+    with pytest.raises(VerifyError, match="dynamic dimensions are not supported"):
+        _infer("broadcast_to", [TensorSig((1, 3), "f32")], declared=[TensorSig((None, 3), "f32")])
+
+
+def test_broadcast_to_rejects_dtype_change() -> None:
+    with pytest.raises(VerifyError, match="element type"):
+        _infer("broadcast_to", [TensorSig((3,), "f32")], declared=[TensorSig((2, 3), "f16")])
+
+
+# --------------------------------------------------------------------------
+# transpose
+
+
+def test_transpose_moves_elements() -> None:
+    x = _grid(2, 3, 4)
+    (out,) = evaluate_op("transpose", [x], {"perm": [2, 0, 1]})
+    assert out.shape == (4, 2, 3)
+    assert all(out[k, i, j] == x[i, j, k] for i, j, k in np.ndindex(2, 3, 4))
+
+
+def test_transpose_infers_dynamic_dims() -> None:
+    out = _infer("transpose", [TensorSig((None, 5), "i1")], {"perm": [1, 0]})
+    assert out == [TensorSig((5, None), "i1")]
+
+
+@pytest.mark.parametrize("perm", [[0, 0], [1, -1], [0], [0, 1, 2]])
+def test_transpose_rejects_non_permutation(perm: list[int]) -> None:
+    with pytest.raises(VerifyError, match=r"is not a permutation of \[0, 1\]"):
+        _infer("transpose", [TensorSig((2, 3), "f32")], {"perm": perm})
+
+
+# --------------------------------------------------------------------------
+# concat
+
+
+def test_concat_along_negative_axis() -> None:
+    a, b = _grid(2, 1, dtype=np.int8), _grid(2, 2, dtype=np.int8) + 10
+    (out,) = evaluate_op("concat", [a, b], {"axis": -1})
+    assert out.dtype == np.int8 and out.tolist() == [[0, 10, 11], [1, 12, 13]]
+
+
+def test_concat_rejects_single_operand() -> None:
+    with pytest.raises(VerifyError, match="expects at least 2 operands, got 1"):
+        _infer("concat", [TensorSig((2, 2), "f32")], {"axis": 0})
+
+
+def test_concat_operands_after_the_second_share_one_type() -> None:
+    same = [TensorSig((2, 1), "f32"), TensorSig((2, 2), "f32"), TensorSig((2, 3), "f32"), TensorSig((2, 3), "f32")]
+    assert _infer("concat", same, {"axis": 1}) == [TensorSig((2, 9), "f32")]
+    mixed = [*same[:3], TensorSig((2, 4), "f32")]
+    with pytest.raises(VerifyError, match="operands after the second must all have one type"):
+        _infer("concat", mixed, {"axis": 1})
+
+
+def test_concat_infers_dynamic_dims() -> None:
+    sigs = [TensorSig((None, 3), "f32"), TensorSig((4, 2), "f32")]
+    assert _infer("concat", sigs, {"axis": 1}) == [TensorSig((4, 5), "f32")]
+    assert _infer("concat", [sigs[0], TensorSig((2, 3), "f32")], {"axis": 0}) == [TensorSig((None, 3), "f32")]
+
+
+def test_concat_rejects_mismatched_non_axis_dim() -> None:
+    with pytest.raises(VerifyError, match="differ in dimension 0; only the concat axis 1 may differ"):
+        _infer("concat", [TensorSig((2, 3), "f32"), TensorSig((4, 3), "f32")], {"axis": 1})
+
+
+def test_concat_rejects_mixed_dtypes() -> None:
+    with pytest.raises(VerifyError, match="same element type"):
+        _infer("concat", [TensorSig((2,), "f32"), TensorSig((2,), "bf16")], {"axis": 0})
+
+
+def test_concat_rejects_mixed_ranks() -> None:
+    with pytest.raises(VerifyError, match="same rank"):
+        _infer("concat", [TensorSig((2,), "f32"), TensorSig((2, 1), "f32")], {"axis": 0})
+
+
+def test_concat_rejects_axis_out_of_range() -> None:
+    with pytest.raises(VerifyError, match="axis 2 is out of range for rank 2"):
+        _infer("concat", [TensorSig((2, 3), "f32")] * 2, {"axis": 2})
+
+
+def test_concat_rejects_no_operands() -> None:
+    with pytest.raises(VerifyError, match="expects at least 2 operands"):
+        _infer("concat", [], {"axis": 0})
+
+
+# --------------------------------------------------------------------------
+# split
+
+
+def test_split_sizes_and_concat_round_trip() -> None:
+    x = _grid(3, 7)
+    pieces = evaluate_op("split", [x], {"axis": -1, "sizes": [2, 0, 5]})
+    assert [p.shape for p in pieces] == [(3, 2), (3, 0), (3, 5)]
+    assert pieces[0].tolist() == [[0, 1], [7, 8], [14, 15]]
+    (joined,) = evaluate_op("concat", pieces, {"axis": 1})
+    assert np.array_equal(joined, x)
+
+
+def test_split_infers_with_dynamic_axis() -> None:
+    out = _infer("split", [TensorSig((None, 4), "f32")], {"axis": 0, "sizes": [1, 3]})
+    assert out == [TensorSig((1, 4), "f32"), TensorSig((3, 4), "f32")]
+
+
+def test_split_rejects_sizes_not_summing_to_dim() -> None:
+    with pytest.raises(VerifyError, match=r"sizes \[2, 3\] sum to 5, not to the size 6"):
+        _infer("split", [TensorSig((6,), "f32")], {"axis": 0, "sizes": [2, 3]})
+
+
+def test_split_rejects_negative_size() -> None:
+    with pytest.raises(VerifyError, match="non-negative"):
+        _infer("split", [TensorSig((2,), "f32")], {"axis": 0, "sizes": [3, -1]})
+
+
+@pytest.mark.parametrize("sizes", [[], [4]])
+def test_split_rejects_fewer_than_two_pieces(sizes: list[int]) -> None:
+    with pytest.raises(VerifyError, match="must describe at least 2 pieces"):
+        _infer("split", [TensorSig((sum(sizes),), "f32")], {"axis": 0, "sizes": sizes})
+
+
+def test_split_pieces_after_the_second_share_one_size() -> None:
+    assert len(_infer("split", [TensorSig((9,), "f32")], {"axis": 0, "sizes": [4, 1, 2, 2]})) == 4
+    with pytest.raises(VerifyError, match="pieces after the second must all have one size"):
+        _infer("split", [TensorSig((9,), "f32")], {"axis": 0, "sizes": [4, 1, 1, 3]})
+
+
+def test_split_rejects_wrong_declared_result_count() -> None:
+    declared = [TensorSig((2,), "f32")] * 3
+    with pytest.raises(VerifyError, match=r"has 3 results but sizes \[2, 2\] describe 2 pieces"):
+        _infer("split", [TensorSig((4,), "f32")], {"axis": 0, "sizes": [2, 2]}, declared)
+
+
+def test_split_rejects_axis_out_of_range() -> None:
+    with pytest.raises(VerifyError, match="out of range"):
+        _infer("split", [TensorSig((4,), "f32")], {"axis": -2, "sizes": [4]})
+
+
+# --------------------------------------------------------------------------
+# slice
+
+
+def test_slice_with_strides() -> None:
+    x = _grid(4, 7)
+    (out,) = evaluate_op("slice", [x], {"start": [1, 1], "limit": [4, 7], "strides": [2, 3]})
+    # rows 1, 3; columns 1, 4: ceil(3 / 2) = 2 and ceil(6 / 3) = 2.
+    assert out.tolist() == [[8, 11], [22, 25]]
+
+
+def test_slice_default_strides_are_ones() -> None:
+    (out,) = evaluate_op("slice", [_grid(5, dtype=np.int32)], {"start": [1], "limit": [4]})
+    assert out.tolist() == [1, 2, 3]
+
+
+def test_slice_result_size_rounds_up() -> None:
+    out = _infer("slice", [TensorSig((None, 10), "f32")], {"start": [0, 1], "limit": [5, 9], "strides": [2, 3]})
+    assert out == [TensorSig((3, 3), "f32")]
+
+
+@pytest.mark.parametrize(
+    ("start", "limit"),
+    [([0, 0], [2, 5]), ([-1, 0], [1, 3]), ([2, 0], [1, 3])],
+)
+def test_slice_rejects_out_of_bounds(start: list[int], limit: list[int]) -> None:
+    with pytest.raises(VerifyError, match="out of bounds"):
+        _infer("slice", [TensorSig((2, 4), "f32")], {"start": start, "limit": limit})
+
+
+def test_slice_rejects_zero_stride() -> None:
+    with pytest.raises(VerifyError, match="must be positive"):
+        _infer("slice", [TensorSig((4,), "f32")], {"start": [0], "limit": [4], "strides": [0]})
+
+
+def test_slice_rejects_wrong_entry_count() -> None:
+    with pytest.raises(VerifyError, match="one entry per dimension"):
+        _infer("slice", [TensorSig((4, 4), "f32")], {"start": [0], "limit": [4]})

@@ -1,0 +1,469 @@
+"""graphfuse-opt: mlir-opt for the graph dialect, with graphfuse's passes.
+
+Flags, output and error format follow mlir-opt: one input file (or stdin),
+``-o``, ``--pass-pipeline``/``-p``, one flag per pass (graphfuse's and
+upstream's, in command-line order), ``--split-input-file``,
+``--verify-diagnostics``, IR printing, statistics and timing.  Errors print as
+``file:line:col: error: message`` and exit with code 1.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from mlir import ir
+from mlir.passmanager import PassManager
+
+from graphfuse.dialect.context import make_context
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, from_mlir_error
+from graphfuse.dialect.verifier import verify_operation
+from graphfuse.pipelines.registry import all_passes, lookup_pass
+from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineFailure
+from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, relocate, run_tool
+
+TOOL = "graphfuse-opt"
+SPLIT_MARKER = "// -----"
+_PARSER_BUFFER = "-"  # the bindings name every parsed string buffer "-"
+
+
+@dataclass
+class Options:
+    input: str = "-"
+    output: str = "-"
+    pipeline: str | None = None
+    pass_flags: list[str] = field(default_factory=list)
+    split_input_file: bool = False
+    split_marker: str = SPLIT_MARKER
+    verify_diagnostics: bool = False
+    instrumentation: Instrumentation = field(default_factory=Instrumentation)
+    print_generic: bool = False
+    print_debuginfo: bool = False
+    allow_unregistered: bool = False
+    dump_pass_pipeline: bool = False
+    list_passes: bool = False
+    version: bool = False
+    help: bool = False
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str
+    help: str
+    value: str = "none"  # "none", "required" (--x=V or --x V) or "optional" (--x or --x=V)
+    metavar: str = ""
+
+
+FLAGS = [
+    Flag("o", "Output file (default: stdout)", "required", "<filename>"),
+    Flag("pass-pipeline", "A textual pass pipeline, e.g. 'builtin.module(graph-cse,canonicalize)'", "required",
+         "<pipeline>"),
+    Flag("p", "Alias for --pass-pipeline", "required", "<pipeline>"),
+    Flag("split-input-file", "Split the input at '// -----' lines and process each chunk independently",
+         "optional", "<marker>"),
+    Flag("verify-diagnostics", "Check diagnostics against expected-* annotations in the input"),
+    Flag("mlir-print-ir-before", "Print the IR before each listed pass", "required", "<pass,...>"),
+    Flag("mlir-print-ir-after", "Print the IR after each listed pass", "required", "<pass,...>"),
+    Flag("mlir-print-ir-before-all", "Print the IR before every pass"),
+    Flag("mlir-print-ir-after-all", "Print the IR after every pass"),
+    Flag("mlir-print-ir-after-change", "Print the IR after a pass only when it changed the IR"),
+    Flag("mlir-print-ir-after-failure", "Print the IR after a pass that failed"),
+    Flag("mlir-print-ir-module-scope", "Print the whole module when printing IR of nested passes"),
+    Flag("mlir-pass-statistics", "Print pass statistics after the pipeline ran"),
+    Flag("mlir-timing", "Print a per-pass execution time report"),
+    Flag("mlir-print-op-generic", "Print every op in the generic form"),
+    Flag("mlir-print-debuginfo", "Print locations"),
+    Flag("verify-each", "Verify the IR after every pass (default true)", "optional", "<bool>"),
+    Flag("allow-unregistered-dialect", "Accept ops of dialects that are not loaded"),
+    Flag("dump-pass-pipeline", "Print the pipeline that will run, with all options, to stderr"),
+    Flag("list-passes", "List the graphfuse passes with their options and exit"),
+    Flag("version", "Print the version and exit"),
+    Flag("help", "Print this help and exit"),
+    Flag("h", "Alias for --help"),
+]
+_FLAGS_BY_NAME = {f.name: f for f in FLAGS}
+
+
+def _bool_value(name: str, text: str | None) -> bool:
+    if text is None or text.lower() in ("true", "1"):
+        return True
+    if text.lower() in ("false", "0"):
+        return False
+    raise UsageError(f"option '--{name}' expects true or false, got '{text}'")
+
+
+def _is_upstream_pass(name: str, context: ir.Context) -> bool:
+    try:
+        with context:
+            PassManager.parse(f"builtin.module({name})")
+    except ValueError:
+        return False
+    return True
+
+
+def parse_args(argv: list[str], context: ir.Context) -> Options:
+    opts = Options()
+    inst = opts.instrumentation
+    positional: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            positional.extend(argv[i:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            positional.append(arg)
+            continue
+        name, has_value, value = arg.lstrip("-").partition("=")
+        flag = _FLAGS_BY_NAME.get(name)
+        if flag is None:
+            # Any other --name[=options] is a pass: graphfuse's, else upstream's.
+            if lookup_pass(name) is None and not _is_upstream_pass(name, context):
+                raise UsageError(f"unknown command line argument '{arg}'; try '{TOOL} --help'")
+            opts.pass_flags.append(f"{name}{{{value}}}" if has_value else name)
+            continue
+        text: str | None = value if has_value else None
+        if flag.value == "required" and not has_value:
+            if i >= len(argv):
+                raise UsageError(f"option '{arg}' requires a value")
+            text = argv[i]
+            i += 1
+        elif flag.value == "none" and has_value:
+            raise UsageError(f"option '--{name}' does not take a value")
+        _apply_flag(opts, inst, flag.name, text)
+    if len(positional) > 1:
+        raise UsageError(f"too many positional arguments: {' '.join(positional)} (expected one input file)")
+    if positional:
+        opts.input = positional[0]
+    if opts.pipeline is not None and opts.pass_flags:
+        raise UsageError("'--pass-pipeline' cannot be combined with individual pass flags")
+    return opts
+
+
+def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | None) -> None:
+    def pass_list(value: str | None) -> frozenset[str]:
+        return frozenset(p.strip() for p in (value or "").split(",") if p.strip())
+
+    if name == "o":
+        opts.output = text or "-"
+    elif name in ("pass-pipeline", "p"):
+        opts.pipeline = text
+    elif name == "split-input-file":
+        opts.split_input_file = True
+        if text:
+            opts.split_marker = text
+    elif name == "verify-diagnostics":
+        opts.verify_diagnostics = True
+    elif name == "mlir-print-ir-before":
+        inst.print_before = (inst.print_before or frozenset()) | pass_list(text)
+    elif name == "mlir-print-ir-after":
+        inst.print_after = (inst.print_after or frozenset()) | pass_list(text)
+    elif name == "mlir-print-ir-before-all":
+        inst.print_before = frozenset({"all"})
+    elif name == "mlir-print-ir-after-all":
+        inst.print_after = frozenset({"all"})
+    elif name == "mlir-print-ir-after-change":
+        inst.print_after_change = True
+    elif name == "mlir-print-ir-after-failure":
+        inst.print_after_failure = True
+    elif name == "mlir-print-ir-module-scope":
+        inst.print_module_scope = True
+    elif name == "mlir-pass-statistics":
+        inst.statistics = True
+    elif name == "mlir-timing":
+        inst.timing = True
+    elif name == "mlir-print-op-generic":
+        opts.print_generic = True
+    elif name == "mlir-print-debuginfo":
+        opts.print_debuginfo = True
+    elif name == "verify-each":
+        inst.verify_each = _bool_value(name, text)
+    elif name == "allow-unregistered-dialect":
+        opts.allow_unregistered = True
+    elif name == "dump-pass-pipeline":
+        opts.dump_pass_pipeline = True
+    elif name == "list-passes":
+        opts.list_passes = True
+    elif name == "version":
+        opts.version = True
+    elif name in ("help", "h"):
+        opts.help = True
+
+
+# -- text output --------------------------------------------------------------
+
+
+def help_text() -> str:
+    lines = [f"OVERVIEW: {TOOL}: mlir-opt for the graph dialect, with graphfuse's fusion passes", "",
+             f"USAGE: {TOOL} [options] [input-file]", "", "OPTIONS:"]
+    for flag in FLAGS:
+        dash = "-" if len(flag.name) == 1 else "--"
+        spelled = f"{dash}{flag.name}" + (f"={flag.metavar}" if flag.metavar else "")
+        lines.append(f"  {spelled:<38} {flag.help}")
+    lines += ["", "PASSES (graphfuse; see --list-passes for their options; upstream MLIR passes are accepted "
+              "by their mlir-opt names, e.g. --canonicalize, --cse):"]
+    lines += [f"  --{cls.name:<36} {cls.summary}" for cls in all_passes()]
+    return "\n".join(lines) + "\n"
+
+
+def list_passes_text() -> str:
+    out = ["graphfuse passes (run as --NAME, or NAME{option=value ...} in --pass-pipeline):"]
+    for cls in all_passes():
+        out.append(f"  {cls.name}")
+        out.append(f"      {cls.summary}")
+        for info in cls.option_infos():
+            default = cls().to_text(all_options=True)  # noqa: F841  (kept simple below)
+            out.append(f"      {info.flag}=<{info.type_text}>  {info.help} (default: {_default_text(info.default)})")
+        for stat, description in cls.statistics.items():
+            out.append(f"      statistic {stat}: {description}")
+    return "\n".join(out) + "\n"
+
+
+def _default_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value) or "(empty)"
+    return str(value)
+
+
+def version_text() -> str:
+    bindings = metadata.version("xtc-mlir-python-bindings")
+    return f"{TOOL} version {metadata.version('graphfuse')}\n  MLIR Python bindings {bindings}\n"
+
+
+# -- processing -----------------------------------------------------------------
+
+
+@dataclass
+class Chunk:
+    text: str
+    first_line: int  # 0-based line of the chunk's first line in the whole input
+
+
+def split_chunks(text: str, marker: str) -> list[Chunk]:
+    chunks, current, start = [], [], 0
+    for number, line in enumerate(text.splitlines(keepends=True)):
+        if line.strip() == marker:
+            chunks.append(Chunk("".join(current), start))
+            current, start = [], number + 1
+        else:
+            current.append(line)
+    chunks.append(Chunk("".join(current), start))
+    return chunks
+
+
+def _is_blank(text: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("//") for line in text.splitlines())
+
+
+@dataclass
+class ChunkResult:
+    output: str | None  # printed module, None when the chunk failed
+    diagnostics: list[Diagnostic]
+
+
+class Driver:
+    def __init__(self, opts: Options, context: ir.Context, display_name: str):
+        self.opts = opts
+        self.context = context
+        self.display_name = display_name
+        self.collected: list[Diagnostic] = []
+        text = opts.pipeline
+        if text is None and opts.pass_flags:
+            text = "builtin.module(" + ",".join(opts.pass_flags) + ")"
+        self.pipeline = (
+            Pipeline(text, context, opts.instrumentation, on_warning=self.collected.append) if text else None
+        )
+        self.parse_seconds = 0.0
+        self.output_seconds = 0.0
+
+    def reproducer(self) -> str:
+        parts = [TOOL, f"--pass-pipeline={shlex.quote(self.pipeline.text)}"]
+        if self.opts.split_input_file:
+            parts.append("--split-input-file")
+        parts.append(shlex.quote(self.opts.input) if self.opts.input != "-" else "<input.mlir>")
+        return " ".join(parts)
+
+    def process(self, chunk: Chunk) -> ChunkResult:
+        self.collected.clear()
+        diagnostics = self._process(chunk)
+        located = [relocate(d, _PARSER_BUFFER, self.display_name) for d in [*self.collected, *diagnostics[1]]]
+        return ChunkResult(diagnostics[0], located)
+
+    def _process(self, chunk: Chunk) -> tuple[str | None, list[Diagnostic]]:
+        if _is_blank(chunk.text):
+            where = SourceLoc(_PARSER_BUFFER, chunk.first_line + 1, 1)
+            return None, [Diagnostic("error", "empty input: expected a module or a list of operations", where)]
+        start = time.perf_counter()
+        try:
+            with self.context:
+                # Pad with newlines so the parser's line numbers are those of the whole file.
+                module = ir.Module.parse("\n" * chunk.first_line + chunk.text)
+        except ir.MLIRError as error:
+            return None, from_mlir_error(error)
+        finally:
+            self.parse_seconds += time.perf_counter() - start
+        diagnostics = verify_operation(module.operation)
+        if diagnostics:
+            return None, diagnostics
+        if self.pipeline is not None:
+            try:
+                self.pipeline.run(module)
+            except PipelineFailure as failure:
+                first = failure.diagnostics[0]
+                note = Diagnostic("note", f"reproduce with: {self.reproducer()}")
+                first = Diagnostic(first.severity, first.message, first.location, [*first.notes, note])
+                return None, [first, *failure.diagnostics[1:]]
+        start = time.perf_counter()
+        with self.context:
+            text = module.operation.get_asm(
+                print_generic_op_form=self.opts.print_generic, enable_debug_info=self.opts.print_debuginfo
+            )
+        self.output_seconds += time.perf_counter() - start
+        return text, []
+
+
+# -- --verify-diagnostics ---------------------------------------------------------
+
+_EXPECTED = re.compile(r"expected-(error|warning|note|remark)(?:@(above|below|[+-]?\d+))?\s*\{\{(.*?)\}\}")
+
+
+@dataclass
+class Expectation:
+    severity: str
+    line: int  # 1-based line the diagnostic must be reported at
+    message: str
+    where: SourceLoc  # the annotation itself
+    matched: bool = False
+
+
+def expectations(chunk: Chunk, display_name: str) -> list[Expectation]:
+    found = []
+    for index, line in enumerate(chunk.text.splitlines()):
+        number = chunk.first_line + index + 1
+        for match in _EXPECTED.finditer(line):
+            severity, offset, message = match.groups()
+            target = number
+            if offset == "above":
+                target = number - 1
+            elif offset == "below":
+                target = number + 1
+            elif offset is not None:
+                target = number + int(offset) if offset[0] in "+-" else int(offset)
+            found.append(Expectation(severity, target, message, SourceLoc(display_name, number, match.start() + 1)))
+    return found
+
+
+def check_expectations(result: ChunkResult, expected: list[Expectation]) -> list[Diagnostic]:
+    """mlir-opt's verifier handler: every diagnostic expected, every expectation produced."""
+    problems = []
+    for diag in result.diagnostics:
+        match = next(
+            (
+                e for e in expected
+                if not e.matched and e.severity == diag.severity and diag.location is not None
+                and e.line == diag.location.line and e.message in diag.message
+            ),
+            None,
+        )
+        if match is not None:
+            match.matched = True
+        else:
+            problems.append(Diagnostic("error", f"unexpected {diag.severity}: {diag.message}", diag.location))
+    for e in expected:
+        if not e.matched:
+            problems.append(Diagnostic("error", f'expected {e.severity} "{e.message}" was not produced', e.where))
+    return problems
+
+
+# -- main -------------------------------------------------------------------------
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        return Path(path).read_text(), path
+    except FileNotFoundError:
+        raise UsageError(f"could not open input file '{path}': no such file or directory") from None
+    except IsADirectoryError:
+        raise UsageError(f"could not open input file '{path}': it is a directory") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"could not read input file '{path}': not UTF-8 text") from None
+    except OSError as error:
+        raise UsageError(f"could not open input file '{path}': {error.strerror}") from None
+
+
+def _main(argv: list[str]) -> int:
+    context = None
+    # Flags are parsed before the context exists only when no pass lookup is needed.
+    context = make_context()
+    opts = parse_args(argv, context)
+    if opts.help:
+        sys.stdout.write(help_text())
+        return 0
+    if opts.version:
+        sys.stdout.write(version_text())
+        return 0
+    if opts.list_passes:
+        sys.stdout.write(list_passes_text())
+        return 0
+    context.allow_unregistered_dialects = opts.allow_unregistered
+    text, display_name = _read_input(opts.input)
+    printer = DiagnosticPrinter(TOOL)
+    printer.add_source(display_name, text)
+    driver = Driver(opts, context, display_name)
+    if opts.dump_pass_pipeline and driver.pipeline is not None:
+        sys.stderr.write(f"Pass Manager with {len(driver.pipeline.steps)} passes:\n{driver.pipeline.full_text()}\n")
+    chunks = split_chunks(text, opts.split_marker) if opts.split_input_file else [Chunk(text, 0)]
+    outputs: list[str] = []
+    failed = False
+    for chunk in chunks:
+        result = driver.process(chunk)
+        if opts.verify_diagnostics:
+            problems = check_expectations(result, expectations(chunk, display_name))
+        else:
+            problems = [d for d in result.diagnostics]
+            failed |= any(d.severity == "error" for d in result.diagnostics)
+        failed |= opts.verify_diagnostics and bool(problems)
+        for diag in problems:
+            printer.print(diag)
+        if result.output is not None:
+            outputs.append(result.output)
+    if driver.pipeline is not None and opts.instrumentation.statistics:
+        sys.stderr.write(driver.pipeline.statistics_report())
+    if driver.pipeline is not None and opts.instrumentation.timing:
+        sys.stderr.write(
+            driver.pipeline.timing_report(before=[("Parser", driver.parse_seconds)],
+                                          after=[("Output", driver.output_seconds)])
+        )
+    _write_output(opts.output, f"\n{SPLIT_MARKER}\n".join(outputs))
+    return 1 if failed else 0
+
+
+def _write_output(path: str, text: str) -> None:
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        Path(path).write_text(text)
+    except OSError as error:
+        raise GraphfuseError(f"could not write output file '{path}': {error.strerror}") from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    sys.exit(run_tool(TOOL, _main, argv))
+
+
+if __name__ == "__main__":
+    main()

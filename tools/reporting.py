@@ -1,0 +1,83 @@
+"""Print diagnostics the way mlir-opt does, and turn failures into exit codes."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import TextIO
+
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+
+
+class UsageError(Exception):
+    """Bad command line: printed as ``<tool>: error: <message>``, exit 1."""
+
+
+def relocate(diag: Diagnostic, buffer_name: str, display_name: str) -> Diagnostic:
+    """Rename the parser's buffer name ("-") to the file the user gave."""
+    loc = diag.location
+    if loc is not None and loc.file == buffer_name:
+        loc = SourceLoc(display_name, loc.line, loc.col)
+    return dataclasses.replace(
+        diag, location=loc, notes=[relocate(n, buffer_name, display_name) for n in diag.notes]
+    )
+
+
+class DiagnosticPrinter:
+    """Writes ``file:line:col: severity: message`` plus the source line and a caret."""
+
+    def __init__(self, tool: str, stream: TextIO | None = None):
+        self.tool = tool
+        self.stream = stream or sys.stderr
+        self.sources: dict[str, list[str]] = {}
+
+    def add_source(self, name: str, text: str) -> None:
+        self.sources[name] = text.splitlines()
+
+    def format(self, diag: Diagnostic) -> str:
+        if diag.location is None:
+            out = f"{self.tool}: {diag.severity}: {diag.message}\n"
+        else:
+            out = f"{diag.location}: {diag.severity}: {diag.message}\n"
+            lines = self.sources.get(diag.location.file)
+            if lines is not None and 1 <= diag.location.line <= len(lines):
+                line = lines[diag.location.line - 1]
+                caret = " " * max(diag.location.col - 1, 0) + "^"
+                out += f"{line}\n{caret}\n"
+        return out + "".join(self.format(note) for note in diag.notes)
+
+    def print(self, diag: Diagnostic) -> None:
+        self.stream.write(self.format(diag))
+        self.stream.flush()
+
+    def error(self, message: str) -> None:
+        self.print(Diagnostic("error", message))
+
+
+def run_tool(tool: str, body: Callable[[list[str]], int], argv: list[str] | None = None) -> int:
+    """Run a CLI body, mapping every failure to a message and exit code 1.
+
+    A Python exception that escapes is a graphfuse bug: it is reported as an
+    internal error in one line (set GRAPHFUSE_DEBUG=1 for the traceback).
+    """
+    printer = DiagnosticPrinter(tool)
+    try:
+        return body(sys.argv[1:] if argv is None else argv)
+    except UsageError as error:
+        printer.error(str(error))
+    except GraphfuseError as error:
+        for diag in error.diagnostics:
+            printer.print(diag)
+    except KeyboardInterrupt:
+        printer.error("interrupted")
+    except BrokenPipeError:
+        pass
+    except Exception as error:
+        if os.environ.get("GRAPHFUSE_DEBUG"):
+            traceback.print_exc()
+        detail = "".join(traceback.format_exception_only(error)).strip()
+        printer.error(f"internal error: {detail} (set GRAPHFUSE_DEBUG=1 for a traceback)")
+    return 1
