@@ -1,0 +1,51 @@
+"""graphfuse: an operator-fusion compiler for neural-network graphs, built on MLIR.
+
+The public Python API:
+
+- build graphs: :func:`GraphBuilder` (one function), :class:`ModuleBuilder`;
+- read graphs: :func:`parse_module`, :func:`load_module` (verified, with located errors);
+- run the reference semantics: :func:`run_function`;
+- transform graphs: :func:`run_pipeline` with mlir-opt pipeline text mixing
+  graphfuse passes and upstream MLIR passes.
+
+Every user-facing failure raises :class:`GraphfuseError`, whose
+``diagnostics`` carry ``file:line:col`` locations.
+"""
+
+from importlib import metadata as _metadata
+
+from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder, ModuleBuilder, Tensor
+from graphfuse.dialect.catalog import all_ops
+from graphfuse.dialect.context import make_context
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
+from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.parsing import load_module, parse_module
+from graphfuse.pipelines.registry import all_passes
+from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineError, PipelineFailure, run_pipeline
+
+try:
+    __version__ = _metadata.version("graphfuse")
+except _metadata.PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "BuildError",
+    "Diagnostic",
+    "FunctionBuilder",
+    "GraphBuilder",
+    "GraphfuseError",
+    "Instrumentation",
+    "ModuleBuilder",
+    "Pipeline",
+    "PipelineError",
+    "PipelineFailure",
+    "Tensor",
+    "__version__",
+    "all_ops",
+    "all_passes",
+    "load_module",
+    "make_context",
+    "parse_module",
+    "run_function",
+    "run_pipeline",
+]

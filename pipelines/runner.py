@@ -354,8 +354,29 @@ def verify_module(module: ir.Module) -> list[Diagnostic]:
     return verify_operation(module.operation)
 
 
-def run_pipeline(module: ir.Module, pipeline: str, instrumentation: Instrumentation | None = None) -> Pipeline:
-    """Parse ``pipeline`` and run it on ``module`` in place; returns the Pipeline (for its reports)."""
+def run_pipeline(
+    module: ir.Module,
+    pipeline: str,
+    instrumentation: Instrumentation | None = None,
+    repro_dir: str | None = None,
+) -> Pipeline:
+    """Parse ``pipeline`` and run it on ``module`` in place; returns the Pipeline (for its reports).
+
+    On failure the module as it was before the pipeline is written to a file
+    (in ``repro_dir``, default the temp dir) and the raised PipelineFailure
+    carries a note with the graphfuse-opt command that reproduces it.
+    """
     runner = Pipeline(pipeline, module.context, instrumentation)
-    runner.run(module)
+    snapshot = str(module)
+    try:
+        runner.run(module)
+    except PipelineFailure as failure:
+        with tempfile.NamedTemporaryFile(
+            "w", suffix=".mlir", prefix="graphfuse-repro-", dir=repro_dir, delete=False
+        ) as file:
+            file.write(snapshot)
+        command = f"graphfuse-opt --pass-pipeline='{runner.text}' {file.name}"
+        first = failure.diagnostics[0]
+        first = dataclasses.replace(first, notes=[*first.notes, Diagnostic("note", f"reproduce with: {command}")])
+        raise PipelineFailure([first, *failure.diagnostics[1:]], failure.step, failure.pipeline) from None
     return runner

@@ -21,15 +21,14 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from graphfuse.dialect.context import make_context
-from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, from_mlir_error
-from graphfuse.dialect.verifier import verify_operation
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+from graphfuse.dialect.parsing import parse_module, relocate
 from graphfuse.pipelines.registry import all_passes, lookup_pass
 from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineFailure
-from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, relocate, run_tool
+from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, run_tool
 
 TOOL = "graphfuse-opt"
 SPLIT_MARKER = "// -----"
-_PARSER_BUFFER = "-"  # the bindings name every parsed string buffer "-"
 
 
 @dataclass
@@ -259,10 +258,6 @@ def split_chunks(text: str, marker: str) -> list[Chunk]:
     return chunks
 
 
-def _is_blank(text: str) -> bool:
-    return all(not line.strip() or line.strip().startswith("//") for line in text.splitlines())
-
-
 @dataclass
 class ChunkResult:
     output: str | None  # printed module, None when the chunk failed
@@ -293,26 +288,18 @@ class Driver:
 
     def process(self, chunk: Chunk) -> ChunkResult:
         self.collected.clear()
-        diagnostics = self._process(chunk)
-        located = [relocate(d, _PARSER_BUFFER, self.display_name) for d in [*self.collected, *diagnostics[1]]]
-        return ChunkResult(diagnostics[0], located)
+        output, diagnostics = self._process(chunk)
+        located = [relocate(d, self.display_name) for d in [*self.collected, *diagnostics]]
+        return ChunkResult(output, located)
 
     def _process(self, chunk: Chunk) -> tuple[str | None, list[Diagnostic]]:
-        if _is_blank(chunk.text):
-            where = SourceLoc(_PARSER_BUFFER, chunk.first_line + 1, 1)
-            return None, [Diagnostic("error", "empty input: expected a module or a list of operations", where)]
         start = time.perf_counter()
         try:
-            with self.context:
-                # Pad with newlines so the parser's line numbers are those of the whole file.
-                module = ir.Module.parse("\n" * chunk.first_line + chunk.text)
-        except ir.MLIRError as error:
-            return None, from_mlir_error(error)
+            module = parse_module(chunk.text, self.display_name, self.context, chunk.first_line)
+        except GraphfuseError as error:
+            return None, error.diagnostics
         finally:
             self.parse_seconds += time.perf_counter() - start
-        diagnostics = verify_operation(module.operation)
-        if diagnostics:
-            return None, diagnostics
         if self.pipeline is not None:
             try:
                 self.pipeline.run(module)

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import traceback
 from collections.abc import Callable
 from typing import TextIO
 
-from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
 
 
 class UsageError(Exception):
     """Bad command line: printed as ``<tool>: error: <message>``, exit 1."""
-
-
-def relocate(diag: Diagnostic, buffer_name: str, display_name: str) -> Diagnostic:
-    """Rename the parser's buffer name ("-") to the file the user gave."""
-    loc = diag.location
-    if loc is not None and loc.file == buffer_name:
-        loc = SourceLoc(display_name, loc.line, loc.col)
-    return dataclasses.replace(
-        diag, location=loc, notes=[relocate(n, buffer_name, display_name) for n in diag.notes]
-    )
 
 
 class DiagnosticPrinter:
