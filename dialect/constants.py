@@ -15,7 +15,10 @@ def array_to_attr(array: np.ndarray) -> ir.DenseElementsAttr:
     sig = sig_of_array(array)
     if sig is None:
         raise ValueError(f"numpy dtype {array.dtype} has no graph-dialect element type")
-    array = np.ascontiguousarray(array)
+    if array.ndim == 0:
+        # The bindings read shape=[] as "no shape" and would build tensor<1xT>: splat instead.
+        return ir.DenseElementsAttr.get_splat(tensor_type(sig), array_to_attr(array.reshape(1)).get_splat_value())
+    array = np.ascontiguousarray(array)  # note: this would turn a rank-0 array into rank 1
     shape = list(array.shape)
     if sig.dtype == "i1":
         # i1 storage is bit-packed, little-endian within a byte.

@@ -91,7 +91,9 @@ def element_type(dtype: str) -> ir.Type:
 def tensor_type(sig: TensorSig) -> ir.RankedTensorType:
     """The MLIR tensor type of a signature, in the current context."""
     dims = [ir.ShapedType.get_dynamic_size() if d is None else d for d in sig.shape]
-    return ir.RankedTensorType.get(dims, element_type(sig.dtype))
+    # get() wants a location for its diagnostics; outside a `with loc:` use an unknown one.
+    loc = ir.Location.current or ir.Location.unknown()
+    return ir.RankedTensorType.get(dims, element_type(sig.dtype), loc=loc)
 
 
 def numpy_dtype(dtype: str) -> np.dtype:
