@@ -17,9 +17,9 @@ wrap-around included):
   reshape(reshape(x)) and broadcast_to(broadcast_to(x)) -> one op from x;
 - transpose with the identity perm -> operand; transpose(transpose(x)) -> one
   transpose with the composed perm (or x);
-- slice of the whole operand (start 0, result type = operand type) -> operand;
-  concat of one input and split into one piece -> operand (kept for safety:
-  the dialect currently requires at least two pieces, so they cannot occur);
+- slice of the whole operand (start 0, result type = operand type) -> operand
+  (concat and split always have at least two pieces, so they never reduce to
+  an identity);
 - reduce_* with empty ``axes`` (documented as a copy of the operand) -> operand;
 - neg(neg(x)), logical_not(logical_not(x)) -> x;
 - f(f(x)) -> f(x) for the idempotent abs, relu, sign, floor, ceil, round;
@@ -289,14 +289,6 @@ def transpose_chain(op: ir.Operation, rw: Any) -> bool:
     return True
 
 
-def single_piece(op: ir.Operation, rw: Any) -> bool:
-    """concat(x) -> x; split(x) into one piece -> x (when the piece has x's type)."""
-    if len(op.operands) != 1 or len(op.results) != 1 or not _same_type(op.results[0], op.operands[0]):
-        return False
-    _replace_with_values(op, [op.operands[0]], rw)
-    return True
-
-
 def slice_whole(op: ir.Operation, rw: Any) -> bool:
     """slice(x) -> x when it starts at 0 everywhere and keeps x's static type.
 
@@ -376,8 +368,6 @@ SIMPLIFICATIONS: dict[str, tuple[Rule, ...]] = {
     "graph.broadcast_to": (forward_same_type, collapse_chain),
     "graph.cast": (forward_same_type,),
     "graph.transpose": (transpose_identity, transpose_chain),
-    "graph.concat": (single_piece,),
-    "graph.split": (single_piece,),
     "graph.slice": (slice_whole,),
     "graph.neg": (involution,),
     "graph.logical_not": (involution,),
