@@ -28,7 +28,7 @@ from graphfuse.dialect.catalog import OpSpec, VerifyError, infer_results, lookup
 from graphfuse.dialect.constants import array_to_attr
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
-from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, sig_from_type, sig_of_array, tensor_type
+from graphfuse.dialect.types import ALL_DTYPES, NUMPY_DTYPES, TensorSig, sig_from_type, sig_of_array, tensor_type
 
 _THIS_FILE = str(Path(__file__).resolve())
 
@@ -104,6 +104,23 @@ class BuildError(GraphfuseError):
     """An op could not be built: bad operands, attributes or result type."""
 
 
+def _build_error(message: str, loc: ir.Location) -> BuildError:
+    return BuildError([Diagnostic("error", message, source_loc(loc))])
+
+
+def _checked_sig(shape: Any, dtype: Any, what: str = "") -> TensorSig:
+    """A TensorSig from user input, or VerifyError saying what is wrong with it."""
+    prefix = f"{what} " if what else ""
+    if isinstance(shape, int | str) or not isinstance(shape, Sequence):
+        raise VerifyError(f"{prefix}shape must be a sequence of sizes, got {shape!r}")
+    for d in shape:
+        if d is not None and (isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0):
+            raise VerifyError(f"{prefix}shape {tuple(shape)!r} must hold non-negative ints or None (dynamic)")
+    if dtype not in ALL_DTYPES:
+        raise VerifyError(f"{prefix}element type {dtype!r} is not one of {', '.join(sorted(ALL_DTYPES))}")
+    return TensorSig(tuple(None if d is None else int(d) for d in shape), dtype)
+
+
 class ModuleBuilder:
     """A module holding one or more graph functions."""
 
@@ -143,8 +160,12 @@ class FunctionBuilder:
     def arg(self, shape: Sequence[int | None], dtype: str = "f32") -> Tensor:
         """Append a function argument of the given shape (None for a dynamic dim) and dtype."""
         self._check_open()
-        sig = TensorSig(tuple(shape), dtype)
-        with self.context, _caller_location(self.context) as loc:
+        loc = _caller_location(self.context)
+        try:
+            sig = _checked_sig(shape, dtype)
+        except VerifyError as error:
+            raise _build_error(f"argument {error.message}", loc) from None
+        with self.context, loc:
             value = self.block.add_argument(tensor_type(sig), loc)
         return Tensor(self, value)
 
@@ -170,11 +191,11 @@ class FunctionBuilder:
         if spec is None:
             raise BuildError(f"unknown graph op '{name}'")
         loc = _caller_location(self.context)
-        result_arg, values = self._split_operands(spec, operands)
         with self.context, loc:
-            declared = self._declared_results(spec, values, result_arg)
             full_attrs = spec.with_defaults(attrs)
             try:
+                result_arg, values = self._split_operands(spec, operands)
+                declared = self._declared_results(spec, values, result_arg)
                 for key in attrs:
                     if spec.attr(key) is None:
                         known = ", ".join(a.name for a in spec.attrs) or "none"
@@ -183,7 +204,7 @@ class FunctionBuilder:
                 ir_attrs = {k: python_to_attr(spec.attr(k), v) for k, v in attrs.items() if v is not None}
             except (VerifyError, ValueError) as error:
                 message = error.message if isinstance(error, VerifyError) else str(error)
-                raise BuildError([Diagnostic("error", f"'graph.{name}' {message}", source_loc(loc))]) from None
+                raise _build_error(f"'graph.{name}' {message}", loc) from None
             with ir.InsertionPoint(self.block):
                 op = ir.Operation.create(
                     spec.full_name,
@@ -201,7 +222,7 @@ class FunctionBuilder:
         result_arg = None
         if spec.result_param is not None:
             if not items or isinstance(items[-1], Tensor):
-                raise BuildError(f"'graph.{spec.name}' needs its result {spec.result_param} as the last argument")
+                raise VerifyError(f"needs its result {spec.result_param} as the last argument")
             result_arg = items.pop()
         values: list[Tensor] = []
         for item in items:
@@ -211,17 +232,17 @@ class FunctionBuilder:
                 values.append(item)
         for i, v in enumerate(values):
             if not isinstance(v, Tensor):
-                raise BuildError(f"'graph.{spec.name}' operand #{i} is {type(v).__name__}, expected a Tensor")
+                raise VerifyError(f"operand #{i} is {type(v).__name__}, expected a Tensor")
             if v.builder is not self:
-                raise BuildError(f"'graph.{spec.name}' operand #{i} belongs to another function")
+                raise VerifyError(f"operand #{i} belongs to another function")
         return result_arg, values
 
     def _declared_results(self, spec: OpSpec, values: list[Tensor], result_arg: Any) -> list[TensorSig] | None:
+        if spec.result_param is None or not values:
+            return None
         if spec.result_param == "shape":
-            return [TensorSig(tuple(result_arg), values[0].dtype if values else "f32")]
-        if spec.result_param == "dtype":
-            return [values[0].sig.with_dtype(str(result_arg))] if values else None
-        return None
+            return [_checked_sig(result_arg, values[0].dtype, "result")]
+        return [_checked_sig(values[0].shape, result_arg, "result")]
 
     def __getattr__(self, name: str):
         if name.startswith("_") or lookup_op(f"graph.{name}") is None:

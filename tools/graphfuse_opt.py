@@ -319,7 +319,7 @@ class Driver:
 
 # -- --verify-diagnostics ---------------------------------------------------------
 
-_EXPECTED = re.compile(r"expected-(error|warning|note|remark)(?:@(above|below|[+-]?\d+))?\s*\{\{(.*?)\}\}")
+_EXPECTED = re.compile(r"expected-(error|warning|note|remark)\s*(?:@(above|below|[+-]?\d+))?\s*\{\{(.*?)\}\}")
 
 
 @dataclass

@@ -1,0 +1,241 @@
+// graph-verify's rules for reshape, broadcast_to, transpose, concat, split and slice.
+// RUN: graphfuse-opt --split-input-file --verify-diagnostics %s
+
+func.func @reshape_count_mismatch(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.reshape' operand tensor<4x8xf32> has 32 elements but result type tensor<5x6xf32> has 30}}
+  %0 = "graph.reshape"(%a) : (tensor<4x8xf32>) -> tensor<5x6xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_changes_dtype(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.reshape' result type tensor<32xf16> must have the element type of operand tensor<4x8xf32>}}
+  %0 = "graph.reshape"(%a) : (tensor<4x8xf32>) -> tensor<32xf16>
+  return
+}
+
+// -----
+
+func.func @reshape_two_dynamic_dims(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.reshape' result type tensor<?x?xf32> may have at most one dynamic dimension}}
+  %0 = "graph.reshape"(%a) : (tensor<4x8xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_indivisible(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.reshape' operand tensor<4x8xf32> with 32 elements cannot be reshaped to tensor<?x5xf32>}}
+  %0 = "graph.reshape"(%a) : (tensor<4x8xf32>) -> tensor<?x5xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_to_incompatible(%a: tensor<3x8xf32>) {
+  // expected-error@+1 {{'graph.broadcast_to' operand tensor<3x8xf32> cannot be broadcast to tensor<4x8xf32>}}
+  %0 = "graph.broadcast_to"(%a) : (tensor<3x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_to_dynamic_broadcast_dim(%a: tensor<1x8xf32>) {
+  // expected-error@+1 {{'graph.broadcast_to' dynamic dimensions are not supported: dimension 0 of tensor<?x8xf32> is broadcast, so its size is unknown}}
+  %0 = "graph.broadcast_to"(%a) : (tensor<1x8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @bad_perm(%a: tensor<2x4x8xf32>) {
+  // expected-error@+1 {{'graph.transpose' perm [0, 0, 1] is not a permutation of [0, 1, 2]}}
+  %0 = "graph.transpose"(%a) {perm = array<i64: 0, 0, 1>} : (tensor<2x4x8xf32>) -> tensor<2x2x4xf32>
+  // expected-error@+1 {{'graph.transpose' perm [1, 0] is not a permutation of [0, 1, 2]}}
+  %1 = "graph.transpose"(%a) {perm = array<i64: 1, 0>} : (tensor<2x4x8xf32>) -> tensor<4x2xf32>
+  // expected-error@+1 {{'graph.transpose' perm [-1, 0, 1] is not a permutation of [0, 1, 2]}}
+  %2 = "graph.transpose"(%a) {perm = array<i64: -1, 0, 1>} : (tensor<2x4x8xf32>) -> tensor<8x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_wrong_result(%a: tensor<2x4x8xf32>) {
+  // expected-error@+1 {{'graph.transpose' result #0 has type tensor<2x4x8xf32>, but its operands and attributes give tensor<2x8x4xf32>}}
+  %0 = "graph.transpose"(%a) {perm = array<i64: 0, 2, 1>} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_axis_out_of_range(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.concat' axis 2 is out of range for rank 2}}
+  %0 = "graph.concat"(%a, %a) {axis = 2 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  // expected-error@+1 {{'graph.concat' axis -3 is out of range for rank 2}}
+  %1 = "graph.concat"(%a, %a) {axis = -3 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @concat_shape_mismatch(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) {
+  // expected-error@+1 {{'graph.concat' operands tensor<4x8xf32> and tensor<3x8xf32> differ in dimension 0; only the concat axis 1 may differ}}
+  %0 = "graph.concat"(%a, %b) {axis = 1 : i64} : (tensor<4x8xf32>, tensor<3x8xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @concat_rank_mismatch(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error@+1 {{'graph.concat' operands tensor<4x8xf32> and tensor<8xf32> must have the same rank}}
+  %0 = "graph.concat"(%a, %b) {axis = 0 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<12x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dtype_mismatch(%a: tensor<4x8xf32>, %b: tensor<4x8xf16>) {
+  // expected-error@+1 {{'graph.concat' operands tensor<4x8xf32>, tensor<4x8xf16> must have the same element type}}
+  %0 = "graph.concat"(%a, %b) {axis = 0 : i64} : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_wrong_result(%a: tensor<4x8xf32>, %b: tensor<4x2xf32>) {
+  // expected-error@+1 {{'graph.concat' result #0 has type tensor<4x8xf32>, but its operands and attributes give tensor<4x10xf32>}}
+  %0 = "graph.concat"(%a, %b) {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Operands after the second form one IRDL variadic group: they must share one type.
+func.func @concat_rest_of_different_types(%a: tensor<4x8xf32>, %b: tensor<4x2xf32>, %c: tensor<4x3xf32>) {
+  // expected-error@+1 {{expected 'tensor<4x2xf32>' but got 'tensor<4x3xf32>'}}
+  %0 = "graph.concat"(%a, %a, %b, %c) {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x21xf32>
+  return
+}
+
+// -----
+
+func.func @concat_one_operand(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{expects at least 2 operands, but got 1}}
+  %0 = "graph.concat"(%a) {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @split_sizes_sum(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.split' sizes [2, 5] sum to 7, not to the size 8 of dimension 1 of tensor<4x8xf32>}}
+  %0:2 = "graph.split"(%a) {axis = 1 : i64, sizes = array<i64: 2, 5>} : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x5xf32>)
+  return
+}
+
+// -----
+
+func.func @split_negative_size(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.split' sizes [-2, 10] must be non-negative}}
+  %0:2 = "graph.split"(%a) {axis = 1 : i64, sizes = array<i64: -2, 10>} : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x10xf32>)
+  return
+}
+
+// -----
+
+func.func @split_one_size(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.split' sizes [8] must describe at least 2 pieces (one piece is the operand itself)}}
+  %0:2 = "graph.split"(%a) {axis = 1 : i64, sizes = array<i64: 8>} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @split_rest_sizes_differ(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.split' sizes [1, 1, 2, 4]: pieces after the second must all have one size (an IRDL variadic group); nest splits to cut more sizes}}
+  %0:4 = "graph.split"(%a) {axis = 1 : i64, sizes = array<i64: 1, 1, 2, 4>} : (tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x3xf32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @split_result_count(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.split' has 3 results but sizes [4, 4] describe 2 pieces}}
+  %0:3 = "graph.split"(%a) {axis = 1 : i64, sizes = array<i64: 4, 4>} : (tensor<4x8xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @split_axis_out_of_range(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.split' axis 2 is out of range for rank 2}}
+  %0:2 = "graph.split"(%a) {axis = 2 : i64, sizes = array<i64: 4, 4>} : (tensor<4x8xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @split_wrong_result(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.split' result #1 has type tensor<4x4xf32>, but its operands and attributes give tensor<4x6xf32>}}
+  %0:2 = "graph.split"(%a) {axis = 1 : i64, sizes = array<i64: 2, 6>} : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @split_too_few_results(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{expects at least 2 results, but got 1}}
+  %0 = "graph.split"(%a) {axis = 1 : i64, sizes = array<i64: 8>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_limit_past_end(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.slice' start 3 and limit 9 are out of bounds for dimension 1 of size 8 (need 0 <= start <= limit <= size)}}
+  %0 = "graph.slice"(%a) {start = array<i64: 0, 3>, limit = array<i64: 4, 9>} : (tensor<4x8xf32>) -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @slice_start_after_limit(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.slice' start 3 and limit 2 are out of bounds for dimension 0 of size 4 (need 0 <= start <= limit <= size)}}
+  %0 = "graph.slice"(%a) {start = array<i64: 3, 0>, limit = array<i64: 2, 8>} : (tensor<4x8xf32>) -> tensor<0x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_negative_start(%a: tensor<?x8xf32>) {
+  // expected-error@+1 {{'graph.slice' start -1 and limit 2 are out of bounds for dimension 0 of size ? (need 0 <= start <= limit <= size)}}
+  %0 = "graph.slice"(%a) {start = array<i64: -1, 0>, limit = array<i64: 2, 8>} : (tensor<?x8xf32>) -> tensor<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_zero_stride(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.slice' strides [1, 0] must be positive}}
+  %0 = "graph.slice"(%a) {start = array<i64: 0, 0>, limit = array<i64: 4, 8>, strides = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_entries_per_dim(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.slice' start [0] must have one entry per dimension of tensor<4x8xf32>}}
+  %0 = "graph.slice"(%a) {start = array<i64: 0>, limit = array<i64: 4, 8>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  // expected-error@+1 {{'graph.slice' strides [1, 1, 1] must have one entry per dimension of tensor<4x8xf32>}}
+  %1 = "graph.slice"(%a) {start = array<i64: 0, 0>, limit = array<i64: 4, 8>, strides = array<i64: 1, 1, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_wrong_result(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.slice' result #0 has type tensor<2x8xf32>, but its operands and attributes give tensor<2x3xf32>}}
+  %0 = "graph.slice"(%a) {start = array<i64: 1, 0>, limit = array<i64: 3, 8>, strides = array<i64: 1, 3>} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+  return
+}

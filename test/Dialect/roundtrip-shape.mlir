@@ -1,0 +1,104 @@
+// Round trip of the data-movement ops: graphfuse-opt (with graph-verify) and upstream mlir-opt
+// (IRDL only) parse and print them unchanged.
+// RUN: graphfuse-opt %s | graphfuse-opt | FileCheck %s
+// RUN: mlir-opt --irdl-file=%graph_irdl %s | FileCheck %s
+
+// CHECK-LABEL: func.func @reshape(
+// CHECK-SAME:    %arg0: tensor<4x8xf32>, %arg1: tensor<?x8xi8>) -> (tensor<2x16xf32>, tensor<?x4xf32>, tensor<2x?x2xi8>, tensor<32xf32>) {
+// CHECK-NEXT:    %0 = "graph.reshape"(%arg0) : (tensor<4x8xf32>) -> tensor<2x16xf32>
+// CHECK-NEXT:    %1 = "graph.reshape"(%0) : (tensor<2x16xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT:    %2 = "graph.reshape"(%arg1) : (tensor<?x8xi8>) -> tensor<2x?x2xi8>
+// CHECK-NEXT:    %3 = "graph.reshape"(%arg0) : (tensor<4x8xf32>) -> tensor<32xf32>
+// CHECK-NEXT:    return %0, %1, %2, %3 : tensor<2x16xf32>, tensor<?x4xf32>, tensor<2x?x2xi8>, tensor<32xf32>
+func.func @reshape(%a: tensor<4x8xf32>, %b: tensor<?x8xi8>) -> (tensor<2x16xf32>, tensor<?x4xf32>, tensor<2x?x2xi8>, tensor<32xf32>) {
+  %0 = "graph.reshape"(%a) : (tensor<4x8xf32>) -> tensor<2x16xf32>
+  // One dynamic result dim, computed from the element count.
+  %1 = "graph.reshape"(%0) : (tensor<2x16xf32>) -> tensor<?x4xf32>
+  // A dynamic operand: element counts are not compared.
+  %2 = "graph.reshape"(%b) : (tensor<?x8xi8>) -> tensor<2x?x2xi8>
+  %3 = "graph.reshape"(%a) : (tensor<4x8xf32>) -> tensor<32xf32>
+  return %0, %1, %2, %3 : tensor<2x16xf32>, tensor<?x4xf32>, tensor<2x?x2xi8>, tensor<32xf32>
+}
+
+// CHECK-LABEL: func.func @broadcast_to(
+// CHECK-SAME:    %arg0: tensor<1x8xi64>, %arg1: tensor<?x1xf16>) -> (tensor<3x4x8xi64>, tensor<?x6xf16>) {
+// CHECK-NEXT:    %0 = "graph.broadcast_to"(%arg0) : (tensor<1x8xi64>) -> tensor<3x4x8xi64>
+// CHECK-NEXT:    %1 = "graph.broadcast_to"(%arg1) : (tensor<?x1xf16>) -> tensor<?x6xf16>
+// CHECK-NEXT:    return %0, %1 : tensor<3x4x8xi64>, tensor<?x6xf16>
+func.func @broadcast_to(%a: tensor<1x8xi64>, %b: tensor<?x1xf16>) -> (tensor<3x4x8xi64>, tensor<?x6xf16>) {
+  %0 = "graph.broadcast_to"(%a) : (tensor<1x8xi64>) -> tensor<3x4x8xi64>
+  // A dynamic result dim comes from the same (dynamic, not broadcast) operand dim.
+  %1 = "graph.broadcast_to"(%b) : (tensor<?x1xf16>) -> tensor<?x6xf16>
+  return %0, %1 : tensor<3x4x8xi64>, tensor<?x6xf16>
+}
+
+// CHECK-LABEL: func.func @transpose(
+// CHECK-SAME:    %arg0: tensor<2x?x8xi1>, %arg1: tensor<4x8xbf16>) -> (tensor<8x2x?xi1>, tensor<8x4xbf16>) {
+// CHECK-NEXT:    %0 = "graph.transpose"(%arg0) {perm = array<i64: 2, 0, 1>} : (tensor<2x?x8xi1>) -> tensor<8x2x?xi1>
+// CHECK-NEXT:    %1 = "graph.transpose"(%arg1) {perm = array<i64: 1, 0>} : (tensor<4x8xbf16>) -> tensor<8x4xbf16>
+// CHECK-NEXT:    return %0, %1 : tensor<8x2x?xi1>, tensor<8x4xbf16>
+func.func @transpose(%a: tensor<2x?x8xi1>, %b: tensor<4x8xbf16>) -> (tensor<8x2x?xi1>, tensor<8x4xbf16>) {
+  %0 = "graph.transpose"(%a) {perm = array<i64: 2, 0, 1>} : (tensor<2x?x8xi1>) -> tensor<8x2x?xi1>
+  %1 = "graph.transpose"(%b) {perm = array<i64: 1, 0>} : (tensor<4x8xbf16>) -> tensor<8x4xbf16>
+  return %0, %1 : tensor<8x2x?xi1>, tensor<8x4xbf16>
+}
+
+// concat: two operands of any shapes, then any number sharing one type (the IRDL variadic group).
+// CHECK-LABEL: func.func @concat(
+// CHECK-SAME:    %arg0: tensor<4x8xi32>, %arg1: tensor<4x2xi32>, %arg2: tensor<4x3xi32>) -> (tensor<4x10xi32>, tensor<4x16xi32>, tensor<12x8xi32>) {
+// CHECK-NEXT:    %0 = "graph.concat"(%arg0, %arg1) {axis = 1 : i64} : (tensor<4x8xi32>, tensor<4x2xi32>) -> tensor<4x10xi32>
+// CHECK-NEXT:    %1 = "graph.concat"(%arg0, %arg1, %arg2, %arg2) {axis = -1 : i64} : (tensor<4x8xi32>, tensor<4x2xi32>, tensor<4x3xi32>, tensor<4x3xi32>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %2 = "graph.concat"(%arg0, %arg0, %arg0) {axis = 0 : i64} : (tensor<4x8xi32>, tensor<4x8xi32>, tensor<4x8xi32>) -> tensor<12x8xi32>
+// CHECK-NEXT:    return %0, %1, %2 : tensor<4x10xi32>, tensor<4x16xi32>, tensor<12x8xi32>
+func.func @concat(%a: tensor<4x8xi32>, %b: tensor<4x2xi32>, %c: tensor<4x3xi32>) -> (tensor<4x10xi32>, tensor<4x16xi32>, tensor<12x8xi32>) {
+  %0 = "graph.concat"(%a, %b) {axis = 1 : i64} : (tensor<4x8xi32>, tensor<4x2xi32>) -> tensor<4x10xi32>
+  %1 = "graph.concat"(%a, %b, %c, %c) {axis = -1 : i64} : (tensor<4x8xi32>, tensor<4x2xi32>, tensor<4x3xi32>, tensor<4x3xi32>) -> tensor<4x16xi32>
+  %2 = "graph.concat"(%a, %a, %a) {axis = 0 : i64} : (tensor<4x8xi32>, tensor<4x8xi32>, tensor<4x8xi32>) -> tensor<12x8xi32>
+  return %0, %1, %2 : tensor<4x10xi32>, tensor<4x16xi32>, tensor<12x8xi32>
+}
+
+// CHECK-LABEL: func.func @concat_dynamic(
+// CHECK-SAME:    %arg0: tensor<?x8xf32>, %arg1: tensor<4x8xf32>) -> (tensor<?x8xf32>, tensor<4x16xf32>) {
+// CHECK-NEXT:    %0 = "graph.concat"(%arg0, %arg1) {axis = 0 : i64} : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:    %1 = "graph.concat"(%arg0, %arg1) {axis = 1 : i64} : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT:    return %0, %1 : tensor<?x8xf32>, tensor<4x16xf32>
+func.func @concat_dynamic(%a: tensor<?x8xf32>, %b: tensor<4x8xf32>) -> (tensor<?x8xf32>, tensor<4x16xf32>) {
+  %0 = "graph.concat"(%a, %b) {axis = 0 : i64} : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x8xf32>
+  %1 = "graph.concat"(%a, %b) {axis = 1 : i64} : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  return %0, %1 : tensor<?x8xf32>, tensor<4x16xf32>
+}
+
+// split: results first, second, then any number of pieces of one size.
+// CHECK-LABEL: func.func @split(
+// CHECK-SAME:    %arg0: tensor<4x10xf16>) -> (tensor<4x1xf16>, tensor<4x3xf16>, tensor<4x2xf16>, tensor<4x2xf16>, tensor<4x2xf16>) {
+// CHECK-NEXT:    %0:5 = "graph.split"(%arg0) {axis = 1 : i64, sizes = array<i64: 1, 3, 2, 2, 2>} : (tensor<4x10xf16>) -> (tensor<4x1xf16>, tensor<4x3xf16>, tensor<4x2xf16>, tensor<4x2xf16>, tensor<4x2xf16>)
+// CHECK-NEXT:    return %0#0, %0#1, %0#2, %0#3, %0#4 : tensor<4x1xf16>, tensor<4x3xf16>, tensor<4x2xf16>, tensor<4x2xf16>, tensor<4x2xf16>
+func.func @split(%a: tensor<4x10xf16>) -> (tensor<4x1xf16>, tensor<4x3xf16>, tensor<4x2xf16>, tensor<4x2xf16>, tensor<4x2xf16>) {
+  %0:5 = "graph.split"(%a) {axis = 1 : i64, sizes = array<i64: 1, 3, 2, 2, 2>} : (tensor<4x10xf16>) -> (tensor<4x1xf16>, tensor<4x3xf16>, tensor<4x2xf16>, tensor<4x2xf16>, tensor<4x2xf16>)
+  return %0#0, %0#1, %0#2, %0#3, %0#4 : tensor<4x1xf16>, tensor<4x3xf16>, tensor<4x2xf16>, tensor<4x2xf16>, tensor<4x2xf16>
+}
+
+// CHECK-LABEL: func.func @split_dynamic(
+// CHECK-SAME:    %arg0: tensor<?x8xi8>) -> (tensor<?x6xi8>, tensor<?x2xi8>) {
+// CHECK-NEXT:    %0:2 = "graph.split"(%arg0) {axis = -1 : i64, sizes = array<i64: 6, 2>} : (tensor<?x8xi8>) -> (tensor<?x6xi8>, tensor<?x2xi8>)
+// CHECK-NEXT:    return %0#0, %0#1 : tensor<?x6xi8>, tensor<?x2xi8>
+func.func @split_dynamic(%a: tensor<?x8xi8>) -> (tensor<?x6xi8>, tensor<?x2xi8>) {
+  %0:2 = "graph.split"(%a) {axis = -1 : i64, sizes = array<i64: 6, 2>} : (tensor<?x8xi8>) -> (tensor<?x6xi8>, tensor<?x2xi8>)
+  return %0#0, %0#1 : tensor<?x6xi8>, tensor<?x2xi8>
+}
+
+// CHECK-LABEL: func.func @slice(
+// CHECK-SAME:    %arg0: tensor<4x8xf32>, %arg1: tensor<?x8xi64>) -> (tensor<2x4xf32>, tensor<4x3xf32>, tensor<2x8xi64>, tensor<0x8xf32>) {
+// CHECK-NEXT:    %0 = "graph.slice"(%arg0) {limit = array<i64: 3, 8>, start = array<i64: 1, 0>, strides = array<i64: 1, 2>} : (tensor<4x8xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %1 = "graph.slice"(%arg0) {limit = array<i64: 4, 8>, start = array<i64: 0, 5>} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT:    %2 = "graph.slice"(%arg1) {limit = array<i64: 4, 8>, start = array<i64: 2, 0>} : (tensor<?x8xi64>) -> tensor<2x8xi64>
+// CHECK-NEXT:    %3 = "graph.slice"(%arg0) {limit = array<i64: 2, 8>, start = array<i64: 2, 0>} : (tensor<4x8xf32>) -> tensor<0x8xf32>
+// CHECK-NEXT:    return %0, %1, %2, %3 : tensor<2x4xf32>, tensor<4x3xf32>, tensor<2x8xi64>, tensor<0x8xf32>
+func.func @slice(%a: tensor<4x8xf32>, %b: tensor<?x8xi64>) -> (tensor<2x4xf32>, tensor<4x3xf32>, tensor<2x8xi64>, tensor<0x8xf32>) {
+  %0 = "graph.slice"(%a) {start = array<i64: 1, 0>, limit = array<i64: 3, 8>, strides = array<i64: 1, 2>} : (tensor<4x8xf32>) -> tensor<2x4xf32>
+  %1 = "graph.slice"(%a) {start = array<i64: 0, 5>, limit = array<i64: 4, 8>} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+  // Only the upper bound of a dynamic dim goes unchecked.
+  %2 = "graph.slice"(%b) {start = array<i64: 2, 0>, limit = array<i64: 4, 8>} : (tensor<?x8xi64>) -> tensor<2x8xi64>
+  %3 = "graph.slice"(%a) {start = array<i64: 2, 0>, limit = array<i64: 2, 8>} : (tensor<4x8xf32>) -> tensor<0x8xf32>
+  return %0, %1, %2, %3 : tensor<2x4xf32>, tensor<4x3xf32>, tensor<2x8xi64>, tensor<0x8xf32>
+}
