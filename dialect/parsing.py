@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 from mlir import ir
@@ -28,6 +29,29 @@ def is_blank(text: str) -> bool:
     return all(not line.strip() or line.strip().startswith("//") for line in text.splitlines())
 
 
+_CUSTOM_FORM_OP = re.compile(r"(?<![\"\w.])graph\.(\w+)")
+
+
+def _silent_failure(text: str, first_line: int) -> list[Diagnostic]:
+    """Diagnose a parse failure for which MLIR emitted no diagnostic.
+
+    The MLIR parser fails without a message on a graph op written in custom
+    form (``graph.exp %a : ...``): IRDL ops have only the generic form.
+    """
+    for number, line in enumerate(text.splitlines(), start=first_line + 1):
+        code = line.split("//", 1)[0]
+        match = _CUSTOM_FORM_OP.search(code)
+        if match:
+            name = match.group(1)
+            return [Diagnostic(
+                "error",
+                f"'graph.{name}' must be written in MLIR's generic form, e.g. "
+                f'%0 = "graph.{name}"(%x) : (tensor<4xf32>) -> tensor<4xf32>',
+                SourceLoc(PARSER_BUFFER, number, match.start() + 1),
+            )]
+    return [Diagnostic("error", "unable to parse the input (the MLIR parser gave no reason)")]
+
+
 def parse_module(
     text: str,
     filename: str = "<string>",
@@ -49,7 +73,8 @@ def parse_module(
             # Pad with newlines so the parser's line numbers are those of the whole file.
             module = ir.Module.parse("\n" * first_line + text)
     except ir.MLIRError as error:
-        raise GraphfuseError([relocate(d, filename) for d in from_mlir_error(error)]) from None
+        diagnostics = from_mlir_error(error) if error.error_diagnostics else _silent_failure(text, first_line)
+        raise GraphfuseError([relocate(d, filename) for d in diagnostics]) from None
     diagnostics = verify_operation(module.operation)
     if diagnostics:
         raise GraphfuseError([relocate(d, filename) for d in diagnostics])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import sys
 import tempfile
 import time
@@ -98,10 +99,21 @@ class StepRecord:
     upstream_report: str = ""
 
 
-def _upstream_steps(element: PassElement | NestedPipeline, anchor: str) -> Step:
-    if isinstance(element, NestedPipeline):
-        return Step(element.to_text(), element.anchor, anchor=anchor)
-    return Step(element.to_text(), element.name, anchor=anchor)
+def _upstream_steps(element: PassElement | NestedPipeline, anchor: str) -> list[Step]:
+    """Steps for an upstream element; ``a(p1,p2)`` becomes ``a(p1)``, ``a(p2)``.
+
+    Splitting a nested pipeline pass by pass gives each pass its own IR dumps,
+    timing and statistics.  It does not change the result: nested passes run
+    on ops that are isolated from above, so running p1 on every function and
+    then p2 is the same as running p1, p2 function by function.
+    """
+    if isinstance(element, PassElement):
+        return [Step(element.to_text(), element.name, anchor=anchor)]
+    if all(isinstance(e, PassElement) for e in element.elements):
+        return [
+            Step(NestedPipeline(element.anchor, (e,)).to_text(), e.name, anchor=anchor) for e in element.elements
+        ]
+    return [Step(element.to_text(), element.anchor, anchor=anchor)]
 
 
 def _contains_graph_pass(element: PassElement | NestedPipeline) -> bool:
@@ -128,10 +140,14 @@ def _check_upstream(step: Step, text: str, context: ir.Context) -> None:
     except ValueError as error:
         message = str(error).strip()
         if "error: " in message:
-            message = message.split("error: ", 1)[1].splitlines()[0].strip()
-        name = step.text.split("{", 1)[0].split("(", 1)[0]
-        hint = suggest_pass(name)
-        if hint and "does not refer to a registered pass" in message:
+            message = message.split("error: ", 1)[1]
+        # Keep the message on one line; drop the parser's echo of the text and its caret.
+        lines = [line.strip() for line in message.splitlines() if line.strip() and line.strip() != "^"]
+        lines = [line for line in lines if line != step.text and not line.startswith("builtin.module(")]
+        message = "; ".join(lines)
+        unknown = re.search(r"'([^']+)' does not refer to a registered pass", message)
+        hint = suggest_pass(unknown.group(1)) if unknown else None
+        if hint:
             message += f"; did you mean '{hint}'?"
         raise PipelineError(f"invalid pass pipeline '{text}': {message}") from None
 
@@ -152,10 +168,10 @@ def build_steps(text: str, context: ir.Context) -> list[Step]:
             if lookup_pass(element.name) is not None:
                 steps.append(_graph_step(element, text))
             else:
-                steps.append(_upstream_steps(element, "builtin.module"))
+                steps.extend(_upstream_steps(element, "builtin.module"))
             continue
         if not _contains_graph_pass(element):
-            steps.append(_upstream_steps(element, "builtin.module"))
+            steps.extend(_upstream_steps(element, "builtin.module"))
             continue
         if element.anchor not in _FUNCTION_ANCHORS or any(isinstance(e, NestedPipeline) for e in element.elements):
             raise PipelineError(
@@ -168,7 +184,7 @@ def build_steps(text: str, context: ir.Context) -> list[Step]:
             if inner is None or lookup_pass(inner.name) is not None:
                 if run:
                     nested = NestedPipeline(element.anchor, tuple(run))
-                    steps.append(_upstream_steps(nested, "builtin.module"))
+                    steps.extend(_upstream_steps(nested, "builtin.module"))
                     run = []
                 if inner is not None:
                     steps.append(_graph_step(inner, text))
@@ -217,6 +233,9 @@ class Pipeline:
         self.context = context
         self.steps = build_steps(text, context)
         self.instrumentation = instrumentation or Instrumentation()
+        if self.instrumentation.print_module_scope:
+            # MLIR refuses (aborts) to print module-scope IR from a multi-threaded pass manager.
+            context.enable_multithreading(False)
         self.records: list[StepRecord] = []
         #: where warnings of passes go (default: printed to the instrumentation stream)
         self.on_warning = on_warning or (lambda diag: self.stream.write(f"{diag}\n"))
@@ -262,7 +281,8 @@ class Pipeline:
     def _fail(self, index: int, diagnostics: list[Diagnostic], module: ir.Module, after: bool = False) -> None:
         step = self.steps[index]
         if self.instrumentation.print_after_failure:
-            self._dump(f"IR Dump After Failed {step.argument} ({step.argument})", module)
+            name = type(step.graph_pass).__name__ if step.graph_pass else step.argument
+            self._dump(f"IR Dump After {name} Failed ({step.argument})", module)
         when = "after" if after else "in"
         first = dataclasses.replace(
             diagnostics[0], notes=[*diagnostics[0].notes, Diagnostic("note", f"{when} pass '{step.argument}'")]

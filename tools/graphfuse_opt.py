@@ -431,7 +431,8 @@ def _main(argv: list[str]) -> int:
             driver.pipeline.timing_report(before=[("Parser", driver.parse_seconds)],
                                           after=[("Output", driver.output_seconds)])
         )
-    _write_output(opts.output, f"\n{SPLIT_MARKER}\n".join(outputs))
+    if outputs or not failed:  # like mlir-opt, a run that produced nothing leaves no output file
+        _write_output(opts.output, f"\n{SPLIT_MARKER}\n".join(outputs))
     return 1 if failed else 0
 
 

@@ -32,15 +32,22 @@ def op_key(op: ir.Operation) -> Key:
     )
 
 
+def _is_isolated(op: ir.Operation) -> bool:
+    return op.name == "builtin.module" or "sym_name" in op.attributes
+
+
 def cse_block(block: ir.Block, known: dict[Key, ir.Operation]) -> int:
     """CSE ``block`` given the ops ``known`` from enclosing blocks; returns ops removed."""
     removed = 0
     scope = dict(known)
     for op in list(block.operations):
         op = op.operation
+        # Symbols (functions, modules) are isolated from above: their regions
+        # cannot use values defined outside, so they start with an empty scope.
+        inherited = {} if _is_isolated(op) else scope
         for region in op.regions:
             for inner in region.blocks:
-                removed += cse_block(inner, scope)
+                removed += cse_block(inner, inherited)
         if not is_pure(op) or op.regions:
             continue
         key = op_key(op)

@@ -203,3 +203,11 @@ def test_builder_output_runs_through_a_pipeline() -> None:
     b.ret(y)
     run_pipeline(b.module, "builtin.module(graph-cse,graph-dce)")
     assert b.module.operation.verify()
+
+
+def test_nested_upstream_pipeline_runs_pass_by_pass() -> None:
+    steps = build_steps("builtin.module(func.func(cse,canonicalize))", make_context())
+    assert [(s.text, s.argument) for s in steps] == [
+        ("func.func(cse)", "cse"),
+        ("func.func(canonicalize)", "canonicalize"),
+    ]

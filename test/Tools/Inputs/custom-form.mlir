@@ -1,0 +1,4 @@
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.exp %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
