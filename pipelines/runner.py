@@ -94,6 +94,7 @@ class Instrumentation:
 @dataclass
 class StepRecord:
     step: Step
+    runs: int = 0  # modules this step has run on
     seconds: float = 0.0
     statistics: dict[str, int] = field(default_factory=dict)
     upstream_report: str = ""
@@ -236,7 +237,8 @@ class Pipeline:
         if self.instrumentation.print_module_scope:
             # MLIR refuses (aborts) to print module-scope IR from a multi-threaded pass manager.
             context.enable_multithreading(False)
-        self.records: list[StepRecord] = []
+        #: one record per step, accumulated over every module the pipeline runs on
+        self.records: list[StepRecord] = [StepRecord(step) for step in self.steps]
         #: where warnings of passes go (default: printed to the instrumentation stream)
         self.on_warning = on_warning or (lambda diag: self.stream.write(f"{diag}\n"))
 
@@ -255,10 +257,9 @@ class Pipeline:
 
     def run(self, module: ir.Module) -> None:
         """Run every step on ``module`` in place; raises PipelineFailure on the first failing step."""
-        for index, step in enumerate(self.steps):
-            record = StepRecord(step)
-            self.records.append(record)
+        for index, (step, record) in enumerate(zip(self.steps, self.records, strict=True)):
             start = time.perf_counter()
+            record.runs += 1
             try:
                 self._run_step(step, module, record)
             except GraphfuseError as error:
@@ -272,7 +273,7 @@ class Pipeline:
                     traceback.print_exc()
                 self._fail(index, [Diagnostic("error", message)], module)
             finally:
-                record.seconds = time.perf_counter() - start
+                record.seconds += time.perf_counter() - start
             if self.instrumentation.verify_each:
                 diagnostics = verify_module(module)
                 if diagnostics:
@@ -302,7 +303,8 @@ class Pipeline:
             context = PassContext(step.graph_pass)
             with self.context, ir.Location.unknown():
                 step.graph_pass.run(module, context)
-            record.statistics = context.statistics
+            for name, value in context.statistics.items():
+                record.statistics[name] = record.statistics.get(name, 0) + value
             for warning in context.warnings:
                 self.on_warning(warning)
             changed = before is None or str(module) != before
@@ -328,7 +330,7 @@ class Pipeline:
                 text = captured[0]
                 dumps, _, report = text.partition(_report_header("... Pass statistics report ..."))
                 self.stream.write(dumps)
-                record.upstream_report = report
+                record.upstream_report = _add_reports(record.upstream_report, report)
             else:
                 self.stream.flush()
                 sys.stderr.flush()
@@ -336,9 +338,15 @@ class Pipeline:
 
     # -- reports --------------------------------------------------------------
 
+    @property
+    def has_run(self) -> bool:
+        return any(record.runs for record in self.records)
+
     def statistics_report(self) -> str:
         lines = [_report_header("... Pass statistics report ...").rstrip("\n")]
         for record in self.records:
+            if not record.runs:
+                continue
             if record.step.is_graph_pass:
                 lines.append(record.step.argument)
                 descriptions = type(record.step.graph_pass).statistics
@@ -354,7 +362,7 @@ class Pipeline:
         self, before: list[tuple[str, float]] = (), after: list[tuple[str, float]] = ()
     ) -> str:
         """mlir-opt's execution time report; ``before``/``after`` add rows such as parsing and output."""
-        rows = [*before, *[(r.step.argument, r.seconds) for r in self.records], *after]
+        rows = [*before, *[(r.step.argument, r.seconds) for r in self.records if r.runs], *after]
         total = sum(seconds for _, seconds in rows) or 1e-9
         out = [_report_header("... Execution time report ...")]
         out.append(f"  Total Execution Time: {total:.4f} seconds\n\n")
@@ -363,6 +371,21 @@ class Pipeline:
             out.append(f"  {seconds:8.4f} ({100 * seconds / total:5.1f}%)  {name}\n")
         out.append(f"  {total:8.4f} (100.0%)  Total\n")
         return "".join(out)
+
+
+_STATISTIC = re.compile(r"^(\s*\(S\)\s+)(\d+)(.*)$")
+
+
+def _add_reports(total: str, new: str) -> str:
+    """Sum two statistics reports of the same pass manager, line by line."""
+    old_lines, new_lines = total.splitlines(), new.splitlines()
+    if len(old_lines) != len(new_lines):
+        return new
+    merged = []
+    for old, line in zip(old_lines, new_lines, strict=True):
+        a, b = _STATISTIC.match(old), _STATISTIC.match(line)
+        merged.append(f"{b.group(1)}{int(a.group(2)) + int(b.group(2))}{b.group(3)}" if a and b else line)
+    return "\n".join(merged) + ("\n" if new.endswith("\n") else "")
 
 
 def verify_module(module: ir.Module) -> list[Diagnostic]:

@@ -424,7 +424,7 @@ def _main(argv: list[str]) -> int:
             printer.print(diag)
         if result.output is not None:
             outputs.append(result.output)
-    if driver.pipeline is not None and opts.instrumentation.statistics:
+    if driver.pipeline is not None and driver.pipeline.has_run and opts.instrumentation.statistics:
         sys.stderr.write(driver.pipeline.statistics_report())
     if driver.pipeline is not None and opts.instrumentation.timing:
         sys.stderr.write(
