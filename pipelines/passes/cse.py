@@ -70,7 +70,4 @@ class GraphCSE(GraphPass):
     statistics: ClassVar[dict[str, str]] = {"num-cse'd": "Number of operations CSE'd"}
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        for func in module.body.operations:
-            for region in func.operation.regions:
-                for block in region.blocks:
-                    context.count("num-cse'd", cse_block(block, {}))
+        context.count("num-cse'd", cse_block(module.body, {}))

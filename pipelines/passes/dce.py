@@ -46,7 +46,4 @@ class GraphDCE(GraphPass):
     statistics: ClassVar[dict[str, str]] = {"num-erased": "Number of dead operations erased"}
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        for func in module.body.operations:
-            for region in func.operation.regions:
-                for block in region.blocks:
-                    context.count("num-erased", erase_dead_ops(block))
+        context.count("num-erased", erase_dead_ops(module.body))
