@@ -111,12 +111,23 @@ class PassFailure(GraphfuseError):
 
 
 class PassContext:
-    """What a running pass may use: statistics, diagnostics and the log."""
+    """What a running pass may use: statistics, fusion counts, switches, diagnostics, IR dumps."""
 
-    def __init__(self, pass_: GraphPass):
+    def __init__(self, pass_: GraphPass, switches: typing.Any = None, dump: typing.Any = None):
         self.pass_ = pass_
         self.statistics: dict[str, int] = dict.fromkeys(type(pass_).statistics, 0)
         self.warnings: list[Diagnostic] = []
+        #: the fusion switches in force (a FusionSwitches), or None when nothing was configured
+        self.switches = switches
+        #: (group, pass name, pattern name) -> [matched_times, effected_times]
+        self.fusion: dict[tuple[str, str, str], list[int]] = {}
+        #: callable(name, module) writing an IR dump after a sub-pass, or None
+        self.dump = dump
+
+    def record_fusion(self, pass_: typing.Any, pattern: str, matched: int, effected: int) -> None:
+        counts = self.fusion.setdefault((pass_.group, pass_.name, pattern), [0, 0])
+        counts[0] += matched
+        counts[1] += effected
 
     def count(self, statistic: str, amount: int = 1) -> None:
         if statistic not in self.statistics:

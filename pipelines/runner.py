@@ -26,7 +26,8 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
 from mlir import ir
 from mlir.passmanager import PassManager
@@ -98,6 +99,8 @@ class StepRecord:
     seconds: float = 0.0
     statistics: dict[str, int] = field(default_factory=dict)
     upstream_report: str = ""
+    #: (group, pass, pattern) -> [matched_times, effected_times]
+    fusion: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
 
 
 def _upstream_steps(element: PassElement | NestedPipeline, anchor: str) -> list[Step]:
@@ -230,6 +233,8 @@ class Pipeline:
         context: ir.Context,
         instrumentation: Instrumentation | None = None,
         on_warning: Callable[[Diagnostic], None] | None = None,
+        switches: Any = None,
+        dump_dir: str | None = None,
     ):
         self.context = context
         self.steps = build_steps(text, context)
@@ -239,6 +244,11 @@ class Pipeline:
             context.enable_multithreading(False)
         #: one record per step, accumulated over every module the pipeline runs on
         self.records: list[StepRecord] = [StepRecord(step) for step in self.steps]
+        #: the fusion switches of the flag and switch-file front ends (a FusionSwitches), or None
+        self.switches = switches
+        #: write the IR after every pass to NNNN_<pass>.mlir files here (seed 000's IR dumps)
+        self.dump_dir = Path(dump_dir) if dump_dir else None
+        self._dumps = 0
         #: where warnings of passes go (default: printed to the instrumentation stream)
         self.on_warning = on_warning or (lambda diag: self.stream.write(f"{diag}\n"))
 
@@ -278,6 +288,30 @@ class Pipeline:
                 diagnostics = verify_module(module)
                 if diagnostics:
                     self._fail(index, diagnostics, module, after=True)
+            if self.dump_dir is not None:
+                self.write_dump(step.argument, module)
+
+    def write_dump(self, name: str, module: ir.Module) -> None:
+        """Write the IR to ``NNNN_<name>.mlir`` in the dump directory: the pass name reads off the file name."""
+        assert self.dump_dir is not None
+        self.dump_dir.mkdir(parents=True, exist_ok=True)
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+        (self.dump_dir / f"{self._dumps:04d}_{safe}.mlir").write_text(str(module))
+        self._dumps += 1
+
+    def fusion_result(self) -> dict[str, dict[str, dict[str, str]]]:
+        """fusion_result.json as CANN writes it: group -> pass -> match_times/effect_times."""
+        result: dict[str, dict[str, dict[str, str]]] = {"graph_fusion": {}, "ub_fusion": {}}
+        totals: dict[tuple[str, str], list[int]] = {}
+        for record in self.records:
+            for (group, pass_name, _pattern), (matched, effected) in record.fusion.items():
+                counts = totals.setdefault((group, pass_name), [0, 0])
+                counts[0] += matched
+                counts[1] += effected
+        for (group, pass_name), (matched, effected) in totals.items():
+            part = "ub_fusion" if group == "UBFusion" else "graph_fusion"
+            result[part][pass_name] = {"match_times": str(matched), "effect_times": str(effected)}
+        return result
 
     def _fail(self, index: int, diagnostics: list[Diagnostic], module: ir.Module, after: bool = False) -> None:
         step = self.steps[index]
@@ -300,9 +334,14 @@ class Pipeline:
             if inst.wants(inst.print_before, step):
                 self._dump(f"IR Dump Before {type(step.graph_pass).__name__} ({step.argument})", module)
             before = str(module) if inst.print_after_change else None
-            context = PassContext(step.graph_pass)
+            dump = (lambda name, m: self.write_dump(f"{step.argument}_{name}", m)) if self.dump_dir else None
+            context = PassContext(step.graph_pass, self.switches, dump)
             with self.context, ir.Location.unknown():
                 step.graph_pass.run(module, context)
+            for key, (matched, effected) in context.fusion.items():
+                counts = record.fusion.setdefault(key, [0, 0])
+                counts[0] += matched
+                counts[1] += effected
             for name, value in context.statistics.items():
                 record.statistics[name] = record.statistics.get(name, 0) + value
             for warning in context.warnings:

@@ -9,6 +9,8 @@ upstream's, in command-line order), ``--split-input-file``,
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
 import sys
@@ -23,6 +25,8 @@ from mlir.passmanager import PassManager
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.parsing import parse_module, relocate
+from graphfuse.pipelines import log
+from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
 from graphfuse.pipelines.registry import all_passes, lookup_pass
 from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineFailure
 from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, run_tool
@@ -48,6 +52,12 @@ class Options:
     list_passes: bool = False
     version: bool = False
     help: bool = False
+    graph_kernel_flags: str | None = None
+    strict_flags: bool = False
+    fusion_switch_file: str | None = None
+    log_level: str | None = None
+    fusion_result: str | None = None
+    dump_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,16 @@ FLAGS = [
     Flag("mlir-print-op-generic", "Print every op in the generic form"),
     Flag("mlir-print-debuginfo", "Print locations"),
     Flag("verify-each", "Verify the IR after every pass (default true)", "optional", "<bool>"),
+    Flag("graph-kernel-flags", "MindSpore-style fusion flags, e.g. \"--opt_level=2 --disable_pass=a,b\" "
+         "(added to MS_DEV_GRAPH_KERNEL_FLAGS; these win)", "required", "<flags>"),
+    Flag("strict-flags", "Unknown keys and bad values in graph kernel flags are errors, not warnings"),
+    Flag("fusion-switch-file", "CANN fusion_switch.cfg: turn GraphFusion/UBFusion passes on or off", "required",
+         "<file>"),
+    Flag("log-level", "debug, info, warning (default) or error; GLOG_v=0..3 sets the same", "required", "<level>"),
+    Flag("fusion-result", "Write match/effect counts per fusion pass to this fusion_result.json", "required",
+         "<file>"),
+    Flag("dump-dir", "Write the IR after every pass to NNNN_<pass>.mlir files in this directory", "required",
+         "<dir>"),
     Flag("allow-unregistered-dialect", "Accept ops of dialects that are not loaded"),
     Flag("dump-pass-pipeline", "Print the pipeline that will run, with all options, to stderr"),
     Flag("list-passes", "List the graphfuse passes with their options and exit"),
@@ -193,6 +213,18 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         opts.version = True
     elif name in ("help", "h"):
         opts.help = True
+    elif name == "graph-kernel-flags":
+        opts.graph_kernel_flags = text
+    elif name == "strict-flags":
+        opts.strict_flags = True
+    elif name == "fusion-switch-file":
+        opts.fusion_switch_file = text
+    elif name == "log-level":
+        opts.log_level = text
+    elif name == "fusion-result":
+        opts.fusion_result = text
+    elif name == "dump-dir":
+        opts.dump_dir = text
 
 
 # -- text output --------------------------------------------------------------
@@ -273,8 +305,11 @@ class Driver:
         text = opts.pipeline
         if text is None and opts.pass_flags:
             text = "builtin.module(" + ",".join(opts.pass_flags) + ")"
+        self.switches = fusion_switches(opts)
         self.pipeline = (
-            Pipeline(text, context, opts.instrumentation, on_warning=self.collected.append) if text else None
+            Pipeline(text, context, opts.instrumentation, on_warning=self.collected.append,
+                     switches=self.switches, dump_dir=opts.dump_dir)
+            if text else None
         )
         self.parse_seconds = 0.0
         self.output_seconds = 0.0
@@ -373,6 +408,17 @@ def check_expectations(result: ChunkResult, expected: list[Expectation]) -> list
 # -- main -------------------------------------------------------------------------
 
 
+def fusion_switches(opts: Options) -> FusionSwitches:
+    """The switches of MS_DEV_GRAPH_KERNEL_FLAGS, --graph-kernel-flags and --fusion-switch-file."""
+    env = os.environ.get("MS_DEV_GRAPH_KERNEL_FLAGS", "")
+    flags = parse_graph_kernel_flags(env, opts.strict_flags, "MS_DEV_GRAPH_KERNEL_FLAGS")
+    if opts.graph_kernel_flags is not None:
+        flags = flags.merged_with(parse_graph_kernel_flags(opts.graph_kernel_flags, opts.strict_flags,
+                                                           "--graph-kernel-flags"))
+    switch_file = parse_switch_file(opts.fusion_switch_file) if opts.fusion_switch_file else None
+    return FusionSwitches(flags, switch_file)
+
+
 def _read_input(path: str) -> tuple[str, str]:
     if path == "-":
         return sys.stdin.read(), "<stdin>"
@@ -403,10 +449,17 @@ def _main(argv: list[str]) -> int:
         sys.stdout.write(list_passes_text())
         return 0
     context.allow_unregistered_dialects = opts.allow_unregistered
+    try:
+        log.configure(opts.log_level)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     text, display_name = _read_input(opts.input)
     printer = DiagnosticPrinter(TOOL)
     printer.add_source(display_name, text)
     driver = Driver(opts, context, display_name)
+    switch_file = driver.switches.switch_file
+    for diag in [*driver.switches.flags.warnings, *(switch_file.warnings if switch_file else [])]:
+        printer.print(diag)
     if opts.dump_pass_pipeline and driver.pipeline is not None:
         sys.stderr.write(f"Pass Manager with {len(driver.pipeline.steps)} passes:\n{driver.pipeline.full_text()}\n")
     chunks = split_chunks(text, opts.split_marker) if opts.split_input_file else [Chunk(text, 0)]
@@ -424,6 +477,10 @@ def _main(argv: list[str]) -> int:
             printer.print(diag)
         if result.output is not None:
             outputs.append(result.output)
+    for diag in driver.switches.warnings:
+        printer.print(diag)
+    if driver.pipeline is not None and opts.fusion_result:
+        _write_output(opts.fusion_result, json.dumps(driver.pipeline.fusion_result(), indent=2, sort_keys=True))
     if driver.pipeline is not None and driver.pipeline.has_run and opts.instrumentation.statistics:
         sys.stderr.write(driver.pipeline.statistics_report())
     if driver.pipeline is not None and opts.instrumentation.timing:

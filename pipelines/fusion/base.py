@@ -1,0 +1,136 @@
+"""Pattern fusion passes: named MLIR rewrite patterns, switchable and counted as the seeds describe.
+
+A fusion pass (``add_layer_norm_fusion``, ``ConvBatchnormFusionPass``...) is a
+:class:`FusionPass` subclass listing :class:`Pattern` objects.  A pattern is a
+Python rewrite rooted at one op name, applied by MLIR's greedy rewrite driver.
+Its function returns
+
+- ``False``: the op does not have the pattern's shape (no match);
+- a string: the shape matched but fusing is not legal or not worth it; the
+  string says why (printed at ``--log-level=debug``);
+- ``True``: the pattern rewrote the IR.
+
+matched_times counts matches (fused or rejected, each op once), effected_times
+the rewrites, per pattern, as CANN's ``GraphFusionPass[Name]: pattern=P,
+matched_times=N, effected_times=M`` log lines report them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from mlir import ir
+from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
+
+from graphfuse.dialect.diagnostics import source_loc
+from graphfuse.pipelines import log
+from graphfuse.pipelines.matching import VerifyError, as_operation
+from graphfuse.pipelines.pass_base import GraphPass, PassContext
+
+RewriteFn = Callable[[ir.Operation, Any], "bool | str"]
+
+#: Switch groups, as CANN's fusion_switch.cfg names them, plus TorchAir's FX pattern fusion.
+GRAPH_FUSION = "GraphFusion"
+UB_FUSION = "UBFusion"
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str  # as logged: pattern=<name>
+    root: str  # op name the driver calls it on, e.g. "graph.layer_norm"
+    rewrite: RewriteFn
+
+
+class PatternCounts:
+    """matched/effected times of one pattern, and why matches were rejected."""
+
+    def __init__(self) -> None:
+        self.matched = 0
+        self.effected = 0
+        self._rejected: set[int] = set()
+
+    def reject(self, op: ir.Operation, reason: str, pattern: Pattern, pass_name: str) -> None:
+        # The greedy driver may revisit an op: count and log each rejected op once.
+        key = hash(op)
+        if key in self._rejected:
+            return
+        self._rejected.add(key)
+        self.matched += 1
+        where = source_loc(op.location)
+        log.debug(f"{pass_name}: pattern {pattern.name} not fused at {where or op.name}: {reason}")
+
+
+@dataclass(frozen=True)
+class FusionPass(GraphPass):
+    """A switchable pattern fusion pass (subclasses set the ClassVars and ``patterns``)."""
+
+    #: GRAPH_FUSION or UB_FUSION: the fusion_switch.cfg section and fusion_result.json part
+    group: ClassVar[str] = GRAPH_FUSION
+    #: which system the name comes from: "mindspore", "cann" or "torchair"
+    origin: ClassVar[str] = ""
+    #: backends on which the pass is on by default ("cpu", "npu"); empty: off unless enabled
+    default_backends: ClassVar[frozenset[str]] = frozenset({"cpu", "npu"})
+    #: lowest graph-fusion opt-level that runs it
+    opt_level: ClassVar[int] = 1
+    #: needed for correctness: stays on under "ALL": "off" (only an exact name turns it off)
+    protected: ClassVar[bool] = False
+    #: IR before the pass, for the generated pass catalog (the "after" is computed)
+    example: ClassVar[str] = ""
+    patterns: ClassVar[tuple[Pattern, ...]] = ()
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        """Run as a pipeline step of its own: on unless a switch turns it off."""
+        switches = context.switches
+        if switches is not None and not switches.is_enabled(type(self)):
+            log.info(f"graph kernel pass {self.name} is disabled")
+            return
+        self.execute(module, context)
+
+    def execute(self, module: ir.Module, context: PassContext) -> None:
+        """Apply the patterns, log the run and the counts, record them for fusion_result.json."""
+        start = time.perf_counter()
+        counts = self.apply(module)
+        elapsed_us = (time.perf_counter() - start) * 1e6
+        log.info(f"Run graph kernel pass {self.name} in {elapsed_us:.2f} us")
+        for pattern in self.patterns:
+            c = counts[pattern.name]
+            context.record_fusion(self, pattern.name, c.matched, c.effected)
+            log.info(
+                f"{self.group}Pass[{self.name}]: pattern={pattern.name}, "
+                f"matched_times={c.matched}, effected_times={c.effected}"
+            )
+
+    def apply(self, module: ir.Module) -> dict[str, PatternCounts]:
+        """Apply every pattern to a fixpoint; returns the counts per pattern name."""
+        counts = {p.name: PatternCounts() for p in self.patterns}
+        patterns = RewritePatternSet()
+        by_root: dict[str, list[Pattern]] = {}
+        for pattern in self.patterns:
+            by_root.setdefault(pattern.root, []).append(pattern)
+        for root, rooted in by_root.items():
+            patterns.add(root, self._callback(rooted, counts))
+        apply_patterns_and_fold_greedily(module, patterns.freeze())
+        return counts
+
+    def _callback(self, rooted: list[Pattern], counts: dict[str, PatternCounts]) -> Callable:
+        def callback(op: ir.OpView, rw: Any) -> bool:
+            # The driver reads a falsy return as "rewrote", a truthy one as "no match".
+            op = as_operation(op)
+            for pattern in rooted:
+                try:
+                    outcome = pattern.rewrite(op, rw)
+                except VerifyError as error:
+                    # The fused op would not verify (types the pattern did not foresee): no fusion.
+                    outcome = f"the fused op would be invalid: {error.message}"
+                if outcome is True:
+                    counts[pattern.name].matched += 1
+                    counts[pattern.name].effected += 1
+                    return False
+                if isinstance(outcome, str):
+                    counts[pattern.name].reject(op, outcome, pattern, self.name)
+            return True
+
+        return callback

@@ -1,0 +1,275 @@
+"""Fusion switches from the seeds' two front ends, resolved with one semantics.
+
+- MindSpore: ``MS_DEV_GRAPH_KERNEL_FLAGS`` / ``--graph-kernel-flags``:
+  ``--key=value`` items separated by spaces, list values by commas, a bare
+  ``--key`` is true.  Unknown keys and bad values warn (naming the flag and
+  the valid choices), as MindSpore does; ``strict=True`` makes them errors.
+- CANN: a ``fusion_switch.cfg`` file,
+  ``{"Switch": {"GraphFusion": {"PassName": "on"|"off", "ALL": ...}, "UBFusion": {...}}}``,
+  or the legacy format of one ``PassName:on`` line per pass.
+
+Whether a fusion pass runs is decided in layers, each overriding the ones
+before it (docs/fusion-switches.md):
+
+1. the pass's default (its backends, and graph-fusion's opt-level);
+2. the flags' ``enable_pass`` / ``disable_pass``;
+3. the switch file's ``ALL`` for the pass's group, then its exact pass name
+   (protected passes stay on under ``"ALL": "off"``, with a warning);
+4. ``graph-fusion{enable-pass=... disable-pass=...}`` in the pipeline itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+from graphfuse.pipelines.registry import canonical_pass_name, lookup_pass
+
+GROUPS = ("GraphFusion", "UBFusion")
+
+_LIST_KEYS = (
+    "enable_expand_ops", "disable_expand_ops", "enable_expand_ops_only",
+    "enable_cluster_ops", "disable_cluster_ops", "enable_cluster_ops_only",
+    "enable_packet_ops_only", "disable_packet_ops", "enable_pass", "disable_pass",
+)
+_BOOL_KEYS = ("dump_as_text", "enable_debug_mode")
+_INT_KEYS = {"opt_level": (0, 3), "composite_op_limit_size": (1, 1 << 20)}
+
+
+@dataclass
+class GraphKernelFlags:
+    """Parsed ``MS_DEV_GRAPH_KERNEL_FLAGS``: every key MindSpore documents, with its default."""
+
+    opt_level: int | None = None  # None: not given (each consumer keeps its own default)
+    composite_op_limit_size: int | None = None
+    dump_as_text: bool = False
+    enable_debug_mode: bool = False
+    lists: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict.fromkeys(_LIST_KEYS, ()))
+    warnings: list[Diagnostic] = field(default_factory=list)
+    given: set[str] = field(default_factory=set)  # keys the text set
+
+    def merged_with(self, override: GraphKernelFlags) -> GraphKernelFlags:
+        """These flags with every key that ``override`` sets replaced by its value."""
+        out = GraphKernelFlags(self.opt_level, self.composite_op_limit_size, self.dump_as_text,
+                               self.enable_debug_mode, dict(self.lists), [*self.warnings, *override.warnings],
+                               self.given | override.given)
+        for key in override.given:
+            if key in _LIST_KEYS:
+                out.lists[key] = override.lists[key]
+            else:
+                setattr(out, key, getattr(override, key))
+        return out
+
+    @property
+    def enable_pass(self) -> tuple[str, ...]:
+        return self.lists["enable_pass"]
+
+    @property
+    def disable_pass(self) -> tuple[str, ...]:
+        return self.lists["disable_pass"]
+
+
+def _flag_problem(flags: GraphKernelFlags, message: str, strict: bool, source: str) -> None:
+    diag = Diagnostic("error" if strict else "warning", f"{source}: {message}")
+    if strict:
+        raise GraphfuseError([diag])
+    flags.warnings.append(diag)
+
+
+def parse_graph_kernel_flags(text: str, strict: bool = False, source: str = "graph kernel flags") -> GraphKernelFlags:
+    """Parse a flags string such as ``--opt_level=2 --disable_pass=a,b --dump_as_text``."""
+    flags = GraphKernelFlags()
+    known = sorted([*_LIST_KEYS, *_BOOL_KEYS, *_INT_KEYS])
+    for item in text.split():
+        # The seed's examples are typeset with an en dash ("–key"); accept it as "--".
+        stripped = re.sub(r"^(--|–|—)", "", item)
+        if stripped == item or not stripped:
+            _flag_problem(flags, f"'{item}' is not of the form --key=value", strict, source)
+            continue
+        key, has_value, value = stripped.partition("=")
+        if key in _LIST_KEYS:
+            items = tuple(v.strip() for v in value.split(",") if v.strip())
+            if not items:
+                _flag_problem(flags, f"flag '--{key}' needs a comma-separated list", strict, source)
+                continue
+            flags.lists[key] = items
+            flags.given.add(key)
+        elif key in _BOOL_KEYS:
+            if not has_value or value.lower() in ("true", "1", "on"):
+                setattr(flags, key, True)
+                flags.given.add(key)
+            elif value.lower() in ("false", "0", "off"):
+                setattr(flags, key, False)
+                flags.given.add(key)
+            else:
+                _flag_problem(flags, f"flag '--{key}' expects true or false, got '{value}'", strict, source)
+        elif key in _INT_KEYS:
+            low, high = _INT_KEYS[key]
+            try:
+                number = int(value)
+            except ValueError:
+                number = None
+            if number is None or not low <= number <= high:
+                _flag_problem(
+                    flags, f"flag '--{key}' expects an integer in [{low}, {high}], got '{value}'", strict, source
+                )
+                continue
+            setattr(flags, key, number)
+            flags.given.add(key)
+        else:
+            _flag_problem(flags, f"unknown flag '--{key}' (valid flags: {', '.join(known)})", strict, source)
+    for key in ("enable_pass", "disable_pass"):
+        for name in flags.lists[key]:
+            if _lookup_switchable(name) is None:
+                _flag_problem(flags, f"flag '--{key}' names unknown pass '{name}'", strict, source)
+    return flags
+
+
+def _lookup_switchable(name: str) -> Any:
+    """The fusion pass class for a name (also ``stage.name``), or None."""
+    from graphfuse.pipelines.fusion.base import FusionPass
+
+    cls = lookup_pass(name.rsplit(".", 1)[-1])
+    return cls if cls is not None and issubclass(cls, FusionPass) else None
+
+
+# -- fusion_switch.cfg ---------------------------------------------------------
+
+
+@dataclass
+class SwitchFile:
+    path: str
+    all: dict[str, bool] = field(default_factory=dict)  # group -> ALL
+    exact: dict[str, dict[str, bool]] = field(default_factory=lambda: {g: {} for g in GROUPS})
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+def _locate(text: str, needle: str, path: str) -> SourceLoc:
+    """Where ``needle`` first appears in ``text`` (for errors about JSON keys and values)."""
+    index = text.find(needle)
+    if index < 0:
+        return SourceLoc(path, 1, 1)
+    line = text.count("\n", 0, index) + 1
+    col = index - (text.rfind("\n", 0, index) + 1) + 1
+    return SourceLoc(path, line, col)
+
+
+def _switch_value(value: Any, where: SourceLoc, name: str) -> bool:
+    if isinstance(value, str) and value.lower() in ("on", "off"):
+        return value.lower() == "on"
+    raise GraphfuseError([Diagnostic("error", f"switch '{name}' must be \"on\" or \"off\", got {json.dumps(value)}",
+                                     where)])
+
+
+def parse_switch_file(path: str | Path) -> SwitchFile:
+    path = str(path)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise GraphfuseError(f"could not open fusion switch file '{path}': no such file or directory") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise GraphfuseError(f"could not read fusion switch file '{path}': {error}") from None
+    if text.lstrip().startswith("{"):
+        return _parse_json_switches(text, path)
+    return _parse_legacy_switches(text, path)
+
+
+def _parse_json_switches(text: str, path: str) -> SwitchFile:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        where = SourceLoc(path, error.lineno, error.colno)
+        raise GraphfuseError([Diagnostic("error", f"malformed JSON: {error.msg}", where)]) from None
+    result = SwitchFile(path)
+    if not isinstance(data, dict) or set(data) != {"Switch"} or not isinstance(data["Switch"], dict):
+        raise GraphfuseError([Diagnostic("error", 'expected {"Switch": {"GraphFusion": {...}, "UBFusion": {...}}}',
+                                         SourceLoc(path, 1, 1))])
+    for group, switches in data["Switch"].items():
+        where = _locate(text, f'"{group}"', path)
+        if group not in GROUPS:
+            raise GraphfuseError([Diagnostic("error", f"unknown section '{group}' (expected GraphFusion or UBFusion)",
+                                             where)])
+        if not isinstance(switches, dict):
+            raise GraphfuseError([Diagnostic("error", f"section '{group}' must be an object of pass switches", where)])
+        for name, value in switches.items():
+            _apply_switch(result, group, name, value, _locate(text, f'"{name}"', path))
+    return result
+
+
+def _parse_legacy_switches(text: str, path: str) -> SwitchFile:
+    """One ``PassName:on|off`` per line; the name decides the group."""
+    result = SwitchFile(path)
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, colon, value = line.partition(":")
+        where = SourceLoc(path, number, 1)
+        if not colon:
+            raise GraphfuseError([Diagnostic("error", f"expected 'PassName:on' or 'PassName:off', got '{line}'",
+                                             where)])
+        cls = _lookup_switchable(name.strip())
+        groups = GROUPS if name.strip() == "ALL" else ((cls.group,) if cls is not None else ("GraphFusion",))
+        for group in groups:
+            _apply_switch(result, group, name.strip(), value.strip(), where)
+    return result
+
+
+def _apply_switch(result: SwitchFile, group: str, name: str, value: Any, where: SourceLoc) -> None:
+    enabled = _switch_value(value, where, name)
+    if name == "ALL":
+        result.all[group] = enabled
+        return
+    cls = _lookup_switchable(name)
+    if cls is None:
+        result.warnings.append(Diagnostic("warning", f"unknown fusion pass '{name}' in section {group} is ignored",
+                                          where))
+        return
+    if cls.group != group:
+        result.warnings.append(Diagnostic("warning", f"pass '{name}' belongs to section {cls.group}, not {group}",
+                                          where))
+    result.exact[cls.group][canonical_pass_name(cls.name)] = enabled
+
+
+# -- resolution ---------------------------------------------------------------------
+
+
+@dataclass
+class FusionSwitches:
+    """Everything the front ends said about fusion passes; ``decide`` applies it to one pass."""
+
+    flags: GraphKernelFlags = field(default_factory=GraphKernelFlags)
+    switch_file: SwitchFile | None = None
+    warnings: list[Diagnostic] = field(default_factory=list)
+    _warned_protected: set[str] = field(default_factory=set)
+
+    def decide(self, cls: Any, default: bool) -> bool:
+        """Whether fusion pass ``cls`` runs, given its default (layers 2 and 3 of the module doc)."""
+        key = canonical_pass_name(cls.name)
+        enabled = default
+        if key in {canonical_pass_name(n.rsplit(".", 1)[-1]) for n in self.flags.enable_pass}:
+            enabled = True
+        if key in {canonical_pass_name(n.rsplit(".", 1)[-1]) for n in self.flags.disable_pass}:
+            enabled = False
+        if self.switch_file is not None:
+            group_all = self.switch_file.all.get(cls.group)
+            if group_all is not None:
+                if not group_all and cls.protected:
+                    if key not in self._warned_protected:
+                        self._warned_protected.add(key)
+                        message = f"pass '{cls.name}' is needed for correctness and stays on under \"ALL\": \"off\""
+                        self.warnings.append(Diagnostic("warning", message))
+                else:
+                    enabled = group_all
+            exact = self.switch_file.exact[cls.group].get(key)
+            if exact is not None:
+                enabled = exact
+        return enabled
+
+    def is_enabled(self, cls: Any) -> bool:
+        """For a pass named explicitly in a pipeline: on unless a front end turns it off."""
+        return self.decide(cls, default=True)
