@@ -441,6 +441,8 @@ def run_pipeline(
     pipeline: str,
     instrumentation: Instrumentation | None = None,
     repro_dir: str | None = None,
+    switches: Any = None,
+    dump_dir: str | None = None,
 ) -> Pipeline:
     """Parse ``pipeline`` and run it on ``module`` in place; returns the Pipeline (for its reports).
 
@@ -448,7 +450,7 @@ def run_pipeline(
     (in ``repro_dir``, default the temp dir) and the raised PipelineFailure
     carries a note with the graphfuse-opt command that reproduces it.
     """
-    runner = Pipeline(pipeline, module.context, instrumentation)
+    runner = Pipeline(pipeline, module.context, instrumentation, switches=switches, dump_dir=dump_dir)
     snapshot = str(module)
     try:
         runner.run(module)

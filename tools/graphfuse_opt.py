@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import shlex
 import sys
+import traceback
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -58,6 +60,7 @@ class Options:
     log_level: str | None = None
     fusion_result: str | None = None
     dump_dir: str | None = None
+    pass_plugins: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ FLAGS = [
          "<file>"),
     Flag("dump-dir", "Write the IR after every pass to NNNN_<pass>.mlir files in this directory", "required",
          "<dir>"),
+    Flag("load-pass-plugin", "Run a Python file that registers passes (e.g. user fusion patterns) before the "
+         "pipeline is read; may be repeated", "required", "<file.py>"),
     Flag("allow-unregistered-dialect", "Accept ops of dialects that are not loaded"),
     Flag("dump-pass-pipeline", "Print the pipeline that will run, with all options, to stderr"),
     Flag("list-passes", "List the graphfuse passes with their options and exit"),
@@ -123,6 +128,27 @@ def _is_upstream_pass(name: str, context: ir.Context) -> bool:
     except ValueError:
         return False
     return True
+
+
+def load_pass_plugin(path: str) -> None:
+    """Execute a Python file that registers passes with ``graphfuse.pipelines.registry.register_pass``."""
+    if not Path(path).is_file():
+        raise UsageError(f"could not load pass plugin '{path}': no such file")
+    try:
+        runpy.run_path(path, run_name="graphfuse_pass_plugin")
+    except Exception as error:  # the plugin is user code: report, never a traceback
+        detail = "".join(traceback.format_exception_only(error)).strip()
+        raise UsageError(f"could not load pass plugin '{path}': {detail}") from None
+
+
+def _plugin_paths(argv: list[str]) -> list[str]:
+    """Plugins must load before the other flags are read: they add pass flags."""
+    paths = []
+    for i, arg in enumerate(argv):
+        name, has_value, value = arg.lstrip("-").partition("=")
+        if arg.startswith("-") and name == "load-pass-plugin":
+            paths.append(value if has_value else (argv[i + 1] if i + 1 < len(argv) else ""))
+    return paths
 
 
 def parse_args(argv: list[str], context: ir.Context) -> Options:
@@ -225,6 +251,8 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         opts.fusion_result = text
     elif name == "dump-dir":
         opts.dump_dir = text
+    elif name == "load-pass-plugin":
+        opts.pass_plugins.append(text or "")
 
 
 # -- text output --------------------------------------------------------------
@@ -435,9 +463,9 @@ def _read_input(path: str) -> tuple[str, str]:
 
 
 def _main(argv: list[str]) -> int:
-    context = None
-    # Flags are parsed before the context exists only when no pass lookup is needed.
     context = make_context()
+    for path in _plugin_paths(argv):
+        load_pass_plugin(path)
     opts = parse_args(argv, context)
     if opts.help:
         sys.stdout.write(help_text())
