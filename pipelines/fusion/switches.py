@@ -148,9 +148,9 @@ class SwitchFile:
     warnings: list[Diagnostic] = field(default_factory=list)
 
 
-def _locate(text: str, needle: str, path: str) -> SourceLoc:
-    """Where ``needle`` first appears in ``text`` (for errors about JSON keys and values)."""
-    index = text.find(needle)
+def _locate(text: str, needle: str, path: str, start: int = 0) -> SourceLoc:
+    """Where ``needle`` first appears in ``text`` after ``start`` (JSON keeps no positions for keys)."""
+    index = text.find(needle, start)
     if index < 0:
         return SourceLoc(path, 1, 1)
     line = text.count("\n", 0, index) + 1
@@ -190,13 +190,14 @@ def _parse_json_switches(text: str, path: str) -> SwitchFile:
                                          SourceLoc(path, 1, 1))])
     for group, switches in data["Switch"].items():
         where = _locate(text, f'"{group}"', path)
+        section_start = max(text.find(f'"{group}"'), 0)
         if group not in GROUPS:
             raise GraphfuseError([Diagnostic("error", f"unknown section '{group}' (expected GraphFusion or UBFusion)",
                                              where)])
         if not isinstance(switches, dict):
             raise GraphfuseError([Diagnostic("error", f"section '{group}' must be an object of pass switches", where)])
         for name, value in switches.items():
-            _apply_switch(result, group, name, value, _locate(text, f'"{name}"', path))
+            _apply_switch(result, group, name, value, _locate(text, f'"{name}"', path, section_start))
     return result
 
 
