@@ -104,6 +104,9 @@ class OpSpec:
     example: tuple[tuple[TensorSig, ...], dict[str, Any]] = field(default=((), {}))
     #: The result type of the example, for ops with a ``result_param``.
     example_result: TensorSig | None = None
+    #: False when ``reference`` needs the operands in their own dtypes (it then
+    #: widens f16/bf16 itself), e.g. to round an intermediate to an operand's type.
+    widen_inputs: bool = True
 
     @property
     def full_name(self) -> str:

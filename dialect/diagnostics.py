@@ -45,11 +45,24 @@ class GraphfuseError(Exception):
         super().__init__("\n".join(str(d) for d in diagnostics))
 
 
+#: The MLIR bindings name every buffer they parse "-"; the file it came from, when known.
+_parsed_buffer_name: str | None = None
+
+
+def set_parsed_buffer_name(name: str | None) -> None:
+    """Report locations in "-" (the parser's buffer) as ``name`` from now on (set by parse_module)."""
+    global _parsed_buffer_name
+    _parsed_buffer_name = name
+
+
 def source_loc(location: ir.Location) -> SourceLoc | None:
     """The file position of an MLIR location (looking inside name, callsite and fused locations)."""
     try:
         if location.is_a_file():
-            return SourceLoc(location.filename, location.start_line, location.start_col)
+            filename = location.filename
+            if filename == "-" and _parsed_buffer_name is not None:
+                filename = _parsed_buffer_name
+            return SourceLoc(filename, location.start_line, location.start_col)
         if location.is_a_name():
             return source_loc(location.child_loc)
         if location.is_a_callsite():

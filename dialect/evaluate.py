@@ -66,7 +66,7 @@ def evaluate_op(
         sigs.append(sig)
     full_attrs = spec.with_defaults(dict(attrs or {}))
     result_sigs = infer_results(spec, sigs, full_attrs, declared)
-    outputs = spec.reference([widen(a) for a in arrays], full_attrs, result_sigs)
+    outputs = spec.reference([widen(a) for a in arrays] if spec.widen_inputs else arrays, full_attrs, result_sigs)
     if len(outputs) != len(result_sigs):
         raise AssertionError(
             f"reference of graph.{spec.name} returned {len(outputs)} results, expected {len(result_sigs)}"

@@ -24,6 +24,72 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // Residual add followed by layer normalization, in one kernel.
+  // optional: begin_norm_axis (default -1), epsilon (default 1e-05)
+  irdl.operation @add_layer_norm {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    %out5 = irdl.base "!builtin.tensor"
+    irdl.operands(x1: %in0, x2: %in1, gamma: %in2, beta: %in3)
+    irdl.results(y: %out4, sum: %out5)
+  }
+
+  // Residual add followed by RMS normalization, in one kernel.
+  // optional: epsilon (default 1e-06)
+  irdl.operation @add_rms_norm {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    irdl.operands(x1: %in0, x2: %in1, gamma: %in2)
+    irdl.results(y: %out3, sum: %out4)
+  }
+
+  // add_rms_norm that also returns its normalized output cast to f32.
+  // optional: epsilon (default 1e-06)
+  irdl.operation @add_rms_norm_cast {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    %out5 = irdl.base "!builtin.tensor"
+    irdl.operands(x1: %in0, x2: %in1, gamma: %in2)
+    irdl.results(y_cast: %out3, y: %out4, sum: %out5)
+  }
+
+  // Residual add, RMS normalization and per-row dynamic int8 quantization.
+  // optional: epsilon (default 1e-06)
+  irdl.operation @add_rms_norm_dynamic_quant {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    %out5 = irdl.base "!builtin.tensor"
+    %out6 = irdl.base "!builtin.tensor"
+    irdl.operands(x1: %in0, x2: %in1, gamma: %in2, smooth_scales: optional %in3)
+    irdl.results(q: %out4, scale: %out5, sum: %out6)
+  }
+
+  // Residual add, RMS normalization and static int8 quantization.
+  // optional: epsilon (default 1e-06)
+  irdl.operation @add_rms_norm_quant {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %in4 = irdl.base "!builtin.tensor"
+    %out5 = irdl.base "!builtin.tensor"
+    %out6 = irdl.base "!builtin.tensor"
+    irdl.operands(x1: %in0, x2: %in1, gamma: %in2, scale: %in3, offset: %in4)
+    irdl.results(q: %out5, sum: %out6)
+  }
+
   // 2-D average pooling over NCHW.
   // optional: strides (default [1, 1]), pads (default [0, 0, 0, 0]), count_include_pad (default false)
   irdl.operation @avg_pool2d {
@@ -164,6 +230,19 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Scaled dot-product attention in one op.
+  irdl.operation @flash_attention {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    %a5 = irdl.base "#builtin.float"
+    irdl.operands(q: %in0, k: %in1, v: %in2, mask: optional %in3)
+    irdl.attributes {"scale" = %a5}
+    irdl.results(result: %out4)
+  }
+
   // Elementwise round toward -inf.
   irdl.operation @floor {
     %in0 = irdl.base "!builtin.tensor"
@@ -289,6 +368,62 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // Matmul followed by the addition of a tensor broadcast to its result.
+  // optional: transpose_a (default false), transpose_b (default false)
+  irdl.operation @matmul_add {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %in0, b: %in1, c: %in2)
+    irdl.results(result: %out3)
+  }
+
+  // Matmul followed by a bias along the last axis.
+  // optional: transpose_a (default false), transpose_b (default false)
+  irdl.operation @matmul_bias_add {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %in0, b: %in1, bias: %in2)
+    irdl.results(result: %out3)
+  }
+
+  // Matmul followed by gelu.
+  // optional: transpose_a (default false), transpose_b (default false), approximate (default "none")
+  irdl.operation @matmul_gelu {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %in0, b: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Matmul followed by relu.
+  // optional: transpose_a (default false), transpose_b (default false)
+  irdl.operation @matmul_relu {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %in0, b: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Matmul whose result is split along its last axis.
+  // optional: transpose_a (default false), transpose_b (default false)
+  irdl.operation @matmul_split {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    %a5 = irdl.base "#builtin.dense_array"
+    irdl.operands(a: %in0, b: %in1)
+    irdl.attributes {"sizes" = %a5}
+    irdl.results(first: %out2, second: %out3, rest: variadic %out4)
+  }
+
   // 2-D max pooling over NCHW.
   // optional: strides (default [1, 1]), pads (default [0, 0, 0, 0])
   irdl.operation @max_pool2d {
@@ -351,6 +486,16 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(lhs: %in0, rhs: %in1)
     irdl.results(result: %out2)
+  }
+
+  // Static int8 quantization with a given scale and offset.
+  irdl.operation @quantize {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, scale: %in1, offset: %in2)
+    irdl.results(q: %out3)
   }
 
   // Elementwise reciprocal, 1 / x.
@@ -429,6 +574,18 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(x: %in0, gamma: %in1)
     irdl.results(result: %out2)
+  }
+
+  // RMS normalization followed by static int8 quantization.
+  // optional: epsilon (default 1e-06)
+  irdl.operation @rms_norm_quant {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, gamma: %in1, scale: %in2, offset: %in3)
+    irdl.results(q: %out4)
   }
 
   // Elementwise round to nearest integer, halves to even (2.5 -> 2).
@@ -546,6 +703,15 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(lhs: %in0, rhs: %in1)
     irdl.results(result: %out2)
+  }
+
+  // SwiGLU: silu of the first half times the second half.
+  // optional: axis (default -1)
+  irdl.operation @swiglu {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
   }
 
   // Elementwise hyperbolic tangent.

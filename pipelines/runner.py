@@ -309,6 +309,8 @@ class Pipeline:
                 counts[0] += matched
                 counts[1] += effected
         for (group, pass_name), (matched, effected) in totals.items():
+            if not matched:
+                continue  # like CANN, list the passes whose patterns matched
             part = "ub_fusion" if group == "UBFusion" else "graph_fusion"
             result[part][pass_name] = {"match_times": str(matched), "effect_times": str(effected)}
         return result

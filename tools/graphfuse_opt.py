@@ -15,8 +15,8 @@ import re
 import runpy
 import shlex
 import sys
-import traceback
 import time
+import traceback
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -25,7 +25,7 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from graphfuse.dialect.context import make_context
-from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, set_parsed_buffer_name
 from graphfuse.dialect.parsing import parse_module, relocate
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
@@ -484,6 +484,8 @@ def _main(argv: list[str]) -> int:
     text, display_name = _read_input(opts.input)
     printer = DiagnosticPrinter(TOOL)
     printer.add_source(display_name, text)
+    # Logs (e.g. why a pattern did not fuse) locate ops of the parsed buffer "-" in the input file.
+    set_parsed_buffer_name(display_name)
     driver = Driver(opts, context, display_name)
     switch_file = driver.switches.switch_file
     for diag in [*driver.switches.flags.warnings, *(switch_file.warnings if switch_file else [])]:

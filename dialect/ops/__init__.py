@@ -1,3 +1,11 @@
 """Op definitions, one module per group; importing this package registers every op."""
 
-from graphfuse.dialect.ops import elementwise, nn, reduction, shape  # noqa: F401
+from graphfuse.dialect.ops import (  # noqa: F401
+    elementwise,
+    fused_matmul,
+    fused_norm,
+    nn,
+    quant,
+    reduction,
+    shape,
+)

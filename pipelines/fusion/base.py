@@ -106,13 +106,14 @@ class FusionPass(GraphPass):
     def apply(self, module: ir.Module) -> dict[str, PatternCounts]:
         """Apply every pattern to a fixpoint; returns the counts per pattern name."""
         counts = {p.name: PatternCounts() for p in self.patterns}
-        patterns = RewritePatternSet()
-        by_root: dict[str, list[Pattern]] = {}
-        for pattern in self.patterns:
-            by_root.setdefault(pattern.root, []).append(pattern)
-        for root, rooted in by_root.items():
-            patterns.add(root, self._callback(rooted, counts))
-        apply_patterns_and_fold_greedily(module, patterns.freeze())
+        with module.context:
+            patterns = RewritePatternSet()
+            by_root: dict[str, list[Pattern]] = {}
+            for pattern in self.patterns:
+                by_root.setdefault(pattern.root, []).append(pattern)
+            for root, rooted in by_root.items():
+                patterns.add(root, self._callback(rooted, counts))
+            apply_patterns_and_fold_greedily(module, patterns.freeze())
         return counts
 
     def _callback(self, rooted: list[Pattern], counts: dict[str, PatternCounts]) -> Callable:

@@ -20,8 +20,10 @@ from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, o
 from graphfuse.pipelines.registry import PASSES, all_passes, canonical_pass_name, register_pass
 
 #: The execution order.  Structural clean-ups first (they expose patterns), then
-#: the rewrites that recompose or fold ops, then attention, normalization and
-#: matmul epilogues; a pass that absorbs more ops runs before one that would
+#: the rewrites that recompose or fold ops (split convs merge into one conv
+#: before batch_norm folds into it, and that before the conv may turn into a
+#: matmul), then attention, normalization and matmul
+#: epilogues; a pass that absorbs more ops runs before one that would
 #: take a piece of its pattern (add_rms_norm_quant before add_rms_norm,
 #: add_cast_rms_norm_cast before add_rms_norm).  Passes registered later (user
 #: patterns) run after these, in registration order.
@@ -31,10 +33,10 @@ ORDER = (
     "split_concat_fusion",
     "ZConcatv2dFusionPass",
     "SoftmaxSmallOpFusionPass",
-    "ConvToFullyConnectionFusionPass",
     "SplitConvConcatFusionPass",
     "BatchNormSplitFusionPass",
     "ConvBatchnormFusionPass",
+    "ConvToFullyConnectionFusionPass",
     "FlashAttentionFusionV1",
     "FlashAttentionFusionV2",
     "add_layer_norm_fusion",

@@ -13,6 +13,26 @@ module {
     %0 = "graph.add"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @add_layer_norm(%arg0: tensor<2x4x8xf16>, %arg1: tensor<2x4x8xf16>, %arg2: tensor<8xf16>, %arg3: tensor<8xf16>) -> (tensor<2x4x8xf16>, tensor<2x4x8xf16>) {
+    %0:2 = "graph.add_layer_norm"(%arg0, %arg1, %arg2, %arg3) {begin_norm_axis = -1 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x4x8xf16>, tensor<2x4x8xf16>)
+    return %0#0, %0#1 : tensor<2x4x8xf16>, tensor<2x4x8xf16>
+  }
+  func.func @add_rms_norm(%arg0: tensor<2x4x8xbf16>, %arg1: tensor<2x4x8xbf16>, %arg2: tensor<8xf32>) -> (tensor<2x4x8xbf16>, tensor<2x4x8xf32>) {
+    %0:2 = "graph.add_rms_norm"(%arg0, %arg1, %arg2) {epsilon = 9.99999997E-7 : f32} : (tensor<2x4x8xbf16>, tensor<2x4x8xbf16>, tensor<8xf32>) -> (tensor<2x4x8xbf16>, tensor<2x4x8xf32>)
+    return %0#0, %0#1 : tensor<2x4x8xbf16>, tensor<2x4x8xf32>
+  }
+  func.func @add_rms_norm_cast(%arg0: tensor<2x4x8xf16>, %arg1: tensor<2x4x8xf16>, %arg2: tensor<8xf16>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf16>, tensor<2x4x8xf16>) {
+    %0:3 = "graph.add_rms_norm_cast"(%arg0, %arg1, %arg2) : (tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<8xf16>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf16>, tensor<2x4x8xf16>)
+    return %0#0, %0#1, %0#2 : tensor<2x4x8xf32>, tensor<2x4x8xf16>, tensor<2x4x8xf16>
+  }
+  func.func @add_rms_norm_dynamic_quant(%arg0: tensor<2x4x16xf16>, %arg1: tensor<2x4x16xf16>, %arg2: tensor<16xf16>, %arg3: tensor<16xf16>) -> (tensor<2x4x16xi8>, tensor<2x4xf32>, tensor<2x4x16xf16>) {
+    %0:3 = "graph.add_rms_norm_dynamic_quant"(%arg0, %arg1, %arg2, %arg3) {epsilon = 9.99999997E-7 : f32} : (tensor<2x4x16xf16>, tensor<2x4x16xf16>, tensor<16xf16>, tensor<16xf16>) -> (tensor<2x4x16xi8>, tensor<2x4xf32>, tensor<2x4x16xf16>)
+    return %0#0, %0#1, %0#2 : tensor<2x4x16xi8>, tensor<2x4xf32>, tensor<2x4x16xf16>
+  }
+  func.func @add_rms_norm_quant(%arg0: tensor<2x4x16xbf16>, %arg1: tensor<2x4x16xbf16>, %arg2: tensor<16xbf16>, %arg3: tensor<16xf32>, %arg4: tensor<16xf32>) -> (tensor<2x4x16xi8>, tensor<2x4x16xbf16>) {
+    %0:2 = "graph.add_rms_norm_quant"(%arg0, %arg1, %arg2, %arg3, %arg4) {epsilon = 9.99999997E-7 : f32} : (tensor<2x4x16xbf16>, tensor<2x4x16xbf16>, tensor<16xbf16>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x4x16xi8>, tensor<2x4x16xbf16>)
+    return %0#0, %0#1 : tensor<2x4x16xi8>, tensor<2x4x16xbf16>
+  }
   func.func @avg_pool2d(%arg0: tensor<1x2x6x6xf32>) -> tensor<1x2x3x6xf32> {
     %0 = "graph.avg_pool2d"(%arg0) {count_include_pad = true, kernel = array<i64: 2, 3>, pads = array<i64: 0, 1, 1, 1>, strides = array<i64: 2, 1>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x6xf32>
     return %0 : tensor<1x2x3x6xf32>
@@ -73,6 +93,10 @@ module {
     %0 = "graph.fast_gelu"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @flash_attention(%arg0: tensor<2x4x8x16xf32>, %arg1: tensor<2x4x8x16xf32>, %arg2: tensor<2x4x8x16xf32>, %arg3: tensor<1x1x8x8xf32>) -> tensor<2x4x8x16xf32> {
+    %0 = "graph.flash_attention"(%arg0, %arg1, %arg2, %arg3) {scale = 2.500000e-01 : f32} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<1x1x8x8xf32>) -> tensor<2x4x8x16xf32>
+    return %0 : tensor<2x4x8x16xf32>
+  }
   func.func @floor(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.floor"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -129,6 +153,26 @@ module {
     %0 = "graph.matmul"(%arg0, %arg1) {transpose_b = true} : (tensor<2x8x4xf32>, tensor<16x4xf32>) -> tensor<2x8x16xf32>
     return %0 : tensor<2x8x16xf32>
   }
+  func.func @matmul_add(%arg0: tensor<4x8xf32>, %arg1: tensor<8x16xf32>, %arg2: tensor<4x16xf32>) -> tensor<4x16xf32> {
+    %0 = "graph.matmul_add"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    return %0 : tensor<4x16xf32>
+  }
+  func.func @matmul_bias_add(%arg0: tensor<2x8x4xf32>, %arg1: tensor<16x4xf32>, %arg2: tensor<16xf32>) -> tensor<2x8x16xf32> {
+    %0 = "graph.matmul_bias_add"(%arg0, %arg1, %arg2) {transpose_b = true} : (tensor<2x8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+    return %0 : tensor<2x8x16xf32>
+  }
+  func.func @matmul_gelu(%arg0: tensor<2x4x8xf16>, %arg1: tensor<8x16xf16>) -> tensor<2x4x16xf16> {
+    %0 = "graph.matmul_gelu"(%arg0, %arg1) {approximate = "tanh"} : (tensor<2x4x8xf16>, tensor<8x16xf16>) -> tensor<2x4x16xf16>
+    return %0 : tensor<2x4x16xf16>
+  }
+  func.func @matmul_relu(%arg0: tensor<4x8xf32>, %arg1: tensor<16x8xf32>) -> tensor<4x16xf32> {
+    %0 = "graph.matmul_relu"(%arg0, %arg1) {transpose_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+    return %0 : tensor<4x16xf32>
+  }
+  func.func @matmul_split(%arg0: tensor<4x8xf32>, %arg1: tensor<8x24xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+    %0:3 = "graph.matmul_split"(%arg0, %arg1) {sizes = array<i64: 8, 8, 8>} : (tensor<4x8xf32>, tensor<8x24xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  }
   func.func @max_pool2d(%arg0: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
     %0 = "graph.max_pool2d"(%arg0) {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32>
     return %0 : tensor<1x2x4x4xf32>
@@ -156,6 +200,10 @@ module {
   func.func @pow(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.pow"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
+  }
+  func.func @quantize(%arg0: tensor<4x16xf16>, %arg1: tensor<16xf32>, %arg2: tensor<1xf32>) -> tensor<4x16xi8> {
+    %0 = "graph.quantize"(%arg0, %arg1, %arg2) : (tensor<4x16xf16>, tensor<16xf32>, tensor<1xf32>) -> tensor<4x16xi8>
+    return %0 : tensor<4x16xi8>
   }
   func.func @reciprocal(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.reciprocal"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -188,6 +236,10 @@ module {
   func.func @rms_norm(%arg0: tensor<2x8xf32>, %arg1: tensor<8xf32>) -> tensor<2x8xf32> {
     %0 = "graph.rms_norm"(%arg0, %arg1) {epsilon = 9.99999997E-7 : f32} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
     return %0 : tensor<2x8xf32>
+  }
+  func.func @rms_norm_quant(%arg0: tensor<4x16xf16>, %arg1: tensor<16xf16>, %arg2: tensor<1xf32>, %arg3: tensor<1xf32>) -> tensor<4x16xi8> {
+    %0 = "graph.rms_norm_quant"(%arg0, %arg1, %arg2, %arg3) {epsilon = 9.99999997E-7 : f32} : (tensor<4x16xf16>, tensor<16xf16>, tensor<1xf32>, tensor<1xf32>) -> tensor<4x16xi8>
+    return %0 : tensor<4x16xi8>
   }
   func.func @round(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.round"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -241,6 +293,10 @@ module {
     %0 = "graph.sub"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @swiglu(%arg0: tensor<4x16xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.swiglu"(%arg0) {axis = -1 : i64} : (tensor<4x16xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @tanh(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.tanh"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -255,6 +311,16 @@ module {
 // CHECK:         "graph.abs"
 // CHECK-LABEL: func.func @add(
 // CHECK:         "graph.add"
+// CHECK-LABEL: func.func @add_layer_norm(
+// CHECK:         "graph.add_layer_norm"
+// CHECK-LABEL: func.func @add_rms_norm(
+// CHECK:         "graph.add_rms_norm"
+// CHECK-LABEL: func.func @add_rms_norm_cast(
+// CHECK:         "graph.add_rms_norm_cast"
+// CHECK-LABEL: func.func @add_rms_norm_dynamic_quant(
+// CHECK:         "graph.add_rms_norm_dynamic_quant"
+// CHECK-LABEL: func.func @add_rms_norm_quant(
+// CHECK:         "graph.add_rms_norm_quant"
 // CHECK-LABEL: func.func @avg_pool2d(
 // CHECK:         "graph.avg_pool2d"
 // CHECK-LABEL: func.func @batch_norm(
@@ -285,6 +351,8 @@ module {
 // CHECK:         "graph.exp"
 // CHECK-LABEL: func.func @fast_gelu(
 // CHECK:         "graph.fast_gelu"
+// CHECK-LABEL: func.func @flash_attention(
+// CHECK:         "graph.flash_attention"
 // CHECK-LABEL: func.func @floor(
 // CHECK:         "graph.floor"
 // CHECK-LABEL: func.func @gelu(
@@ -313,6 +381,16 @@ module {
 // CHECK:         "graph.logical_or"
 // CHECK-LABEL: func.func @matmul(
 // CHECK:         "graph.matmul"
+// CHECK-LABEL: func.func @matmul_add(
+// CHECK:         "graph.matmul_add"
+// CHECK-LABEL: func.func @matmul_bias_add(
+// CHECK:         "graph.matmul_bias_add"
+// CHECK-LABEL: func.func @matmul_gelu(
+// CHECK:         "graph.matmul_gelu"
+// CHECK-LABEL: func.func @matmul_relu(
+// CHECK:         "graph.matmul_relu"
+// CHECK-LABEL: func.func @matmul_split(
+// CHECK:         "graph.matmul_split"
 // CHECK-LABEL: func.func @max_pool2d(
 // CHECK:         "graph.max_pool2d"
 // CHECK-LABEL: func.func @maximum(
@@ -327,6 +405,8 @@ module {
 // CHECK:         "graph.not_equal"
 // CHECK-LABEL: func.func @pow(
 // CHECK:         "graph.pow"
+// CHECK-LABEL: func.func @quantize(
+// CHECK:         "graph.quantize"
 // CHECK-LABEL: func.func @reciprocal(
 // CHECK:         "graph.reciprocal"
 // CHECK-LABEL: func.func @reduce_max(
@@ -343,6 +423,8 @@ module {
 // CHECK:         "graph.reshape"
 // CHECK-LABEL: func.func @rms_norm(
 // CHECK:         "graph.rms_norm"
+// CHECK-LABEL: func.func @rms_norm_quant(
+// CHECK:         "graph.rms_norm_quant"
 // CHECK-LABEL: func.func @round(
 // CHECK:         "graph.round"
 // CHECK-LABEL: func.func @rsqrt(
@@ -369,6 +451,8 @@ module {
 // CHECK:         "graph.square"
 // CHECK-LABEL: func.func @sub(
 // CHECK:         "graph.sub"
+// CHECK-LABEL: func.func @swiglu(
+// CHECK:         "graph.swiglu"
 // CHECK-LABEL: func.func @tanh(
 // CHECK:         "graph.tanh"
 // CHECK-LABEL: func.func @transpose(

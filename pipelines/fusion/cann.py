@@ -1,0 +1,270 @@
+"""CANN graph-fusion passes: hardware-independent rewrites "by the math", and split fusion.
+
+The seed (Ascend CANN's fusion overview) describes graph fusion as rewrites
+that follow from the ops' mathematics, independent of the hardware (its
+example: Conv2D + BatchNorm folded into one Conv2D), and split fusion (拆分融合):
+an op X split into X1 and X2, each fused with a different neighbour.  The
+passes keep CANN's names and sit in fusion_switch.cfg's ``GraphFusion`` group.
+
+==================================  =====================================================================
+pass                                rewrite
+==================================  =====================================================================
+ConvBatchnormFusionPass             conv2d [+ bias_add] + batch_norm (constants) -> conv2d(w * s) + bias_add
+BatchNormSplitFusionPass            conv2d + batch_norm + bias_add (constants) -> conv2d(w * s) + bias_add;
+                                    the batch_norm's scale goes into the conv, its shift into the bias
+ConvToFullyConnectionFusionPass     conv2d whose kernel covers the whole input -> reshape + matmul + reshape
+ZConcatv2dFusionPass                concat(a, concat(b, c)) on one axis -> concat(a, b, c)
+SplitConvConcatFusionPass           split(x, C) -> n conv2d -> concat(C) -> one conv2d with groups = n
+SoftmaxSmallOpFusionPass            reduce_max, sub, exp, reduce_sum, div -> softmax (off by default)
+==================================  =====================================================================
+
+The rewrite functions live in :mod:`~graphfuse.pipelines.fusion.cann_conv` and
+:mod:`~graphfuse.pipelines.fusion.cann_graph`; their docstrings give the
+exact conditions.  Only the batch_norm folds change rounding (weights and
+bias are folded in float64 and rounded once; the bound is in ``cann_conv``);
+the others compute the same sums in another order (ConvToFullyConnection) or
+exactly the same values.
+
+Seed pass names not implemented
+-------------------------------
+
+These names appear in the seeds (MindSpore's list of enabled pattern-fusion
+passes) but only make sense on real Ascend hardware, so graphfuse does not
+register them (also listed in docs/unsupported-passes.md):
+
+- ``MatMulAllReduce``: fuses a matmul with the AllReduce collective that sums
+  its result across devices (tensor parallelism) into one communicating
+  kernel.  graphfuse has no collective-communication ops and the emulated NPU
+  target is a single device, so there is no AllReduce to fuse with.
+- ``inference_qbmm_add_fusion``: folds an add into a *quantized* batch matmul
+  (int8 operands with dequantization scales, an Ascend QuantBatchMatmul
+  kernel).  graphfuse has no quantized batch-matmul op; its matmul on int8
+  operands is a plain wrapping integer product with no scale, so the pattern
+  does not exist in its graphs.
+- ``inference_qbmm_allreduce_add_fusion``: the same quantized batch matmul
+  followed by an AllReduce and an add, fused into one kernel; it needs both
+  the quantized kernel and a collective, neither of which exists here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from graphfuse.pipelines.fusion.base import GRAPH_FUSION, FusionPass, Pattern
+from graphfuse.pipelines.fusion.cann_conv import (
+    batchnorm_split,
+    conv_batchnorm,
+    conv_bias_batchnorm,
+    conv_to_fully_connection,
+    split_conv_concat,
+)
+from graphfuse.pipelines.fusion.cann_graph import merge_concats, small_op_softmax
+from graphfuse.pipelines.registry import register_pass
+
+#: Passes whose names appear in the seeds but need Ascend-only kernels or collectives: name -> reason.
+UNSUPPORTED_PASSES: dict[str, str] = {
+    "MatMulAllReduce": "needs an AllReduce collective; graphfuse has no collectives and the NPU target is one device",
+    "inference_qbmm_add_fusion": "needs a quantized batch-matmul op (int8 with dequant scales); graphfuse has none",
+    "inference_qbmm_allreduce_add_fusion": "needs a quantized batch matmul and an AllReduce collective",
+}
+
+
+@register_pass
+@dataclass(frozen=True)
+class ConvBatchnormFusionPass(FusionPass):
+    """batch_norm(conv2d(x, w) [+ b]) -> bias_add(conv2d(x, w * s), (b - mean) * s + offset).
+
+    ``s = scale / sqrt(var + epsilon)``.  Everything but ``x`` must be a
+    constant (CANN: filter, bias and the batch_norm inputs must be Const), the
+    conv result (and the bias_add's) may have no other user, and var +
+    epsilon must be positive.  The bias between conv and batch_norm may be a
+    ``bias_add`` along axis 1 or an ``add`` of a per-channel constant.
+    """
+
+    name: ClassVar[str] = "ConvBatchnormFusionPass"
+    summary: ClassVar[str] = "Fold an inference batch_norm (and a conv bias) into the conv2d weights and a bias_add"
+    group: ClassVar[str] = GRAPH_FUSION
+    origin: ClassVar[str] = "cann"
+    example: ClassVar[str] = """\
+func.func @conv_bn(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = arith.constant dense<[[[[1.0]], [[2.0]]], [[[0.5]], [[-1.0]]]]> : tensor<2x2x1x1xf32>
+  %scale = arith.constant dense<[2.0, 0.5]> : tensor<2xf32>
+  %offset = arith.constant dense<[0.1, -0.2]> : tensor<2xf32>
+  %mean = arith.constant dense<[1.0, 3.0]> : tensor<2xf32>
+  %var = arith.constant dense<[4.0, 1.0]> : tensor<2xf32>
+  %0 = "graph.conv2d"(%x, %w) : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = "graph.batch_norm"(%0, %scale, %offset, %mean, %var) {epsilon = 0.0 : f32}
+      : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  return %1 : tensor<1x2x4x4xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (
+        Pattern("ConvBatchnormFusion", "graph.batch_norm", conv_batchnorm),
+        Pattern("ConvBiasAddBatchnormFusion", "graph.batch_norm", conv_bias_batchnorm),
+    )
+
+
+@register_pass
+@dataclass(frozen=True)
+class BatchNormSplitFusionPass(FusionPass):
+    """Split fusion: bias_add(batch_norm(conv2d(x, w)), c) -> bias_add(conv2d(x, w * s), c + offset - mean * s).
+
+    The seed's split fusion (拆分融合) splits an op X into X1 and X2 and fuses
+    each with a different neighbour.  An inference batch_norm is the affine
+    per-channel map ``y * s + t`` (``s = scale / sqrt(var + eps)``, ``t =
+    offset - mean * s``): X1 = ``* s`` is fused into the producer conv's
+    weights, X2 = ``+ t`` into the constant bias of the consumer (``bias_add``
+    along axis 1, or ``add`` of a per-channel constant).  No op of the
+    batch_norm survives and no bias_add is added.
+
+    CANN's own documented split fusions are training-mode (BatchNorm split into
+    BNTrainingReduce, fused with the producer Conv2D, and BNTrainingUpdate,
+    fused with its ReLU/Add consumers); graphfuse's batch_norm is
+    inference-mode only, so this pass applies the same scheme to the
+    inference affine map, under a descriptive name.
+
+    Unlike ConvBatchnormFusionPass (rooted at the batch_norm, which adds a new
+    bias_add after the conv), this pass is rooted at the consumer and reuses
+    its bias: on conv2d -> batch_norm -> bias_add it leaves one bias_add where
+    ConvBatchnormFusionPass would leave two.  It needs the batch_norm result
+    to have that single consumer; ConvBatchnormFusionPass does not look at the
+    consumers.
+    """
+
+    name: ClassVar[str] = "BatchNormSplitFusionPass"
+    summary: ClassVar[str] = (
+        "Split an inference batch_norm between a conv2d and a bias: scale into the weights, shift into the bias"
+    )
+    group: ClassVar[str] = GRAPH_FUSION
+    origin: ClassVar[str] = "cann"
+    example: ClassVar[str] = """\
+func.func @conv_bn_bias(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = arith.constant dense<[[[[1.0]], [[2.0]]], [[[0.5]], [[-1.0]]]]> : tensor<2x2x1x1xf32>
+  %scale = arith.constant dense<[2.0, 0.5]> : tensor<2xf32>
+  %offset = arith.constant dense<[0.1, -0.2]> : tensor<2xf32>
+  %mean = arith.constant dense<[1.0, 3.0]> : tensor<2xf32>
+  %var = arith.constant dense<[4.0, 1.0]> : tensor<2xf32>
+  %bias = arith.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %0 = "graph.conv2d"(%x, %w) : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = "graph.batch_norm"(%0, %scale, %offset, %mean, %var) {epsilon = 0.0 : f32}
+      : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %2 = "graph.bias_add"(%1, %bias) {axis = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  return %2 : tensor<1x2x4x4xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (
+        Pattern("BatchNormSplitBiasAddFusion", "graph.bias_add", batchnorm_split),
+        Pattern("BatchNormSplitAddFusion", "graph.add", batchnorm_split),
+    )
+
+
+@register_pass
+@dataclass(frozen=True)
+class ConvToFullyConnectionFusionPass(FusionPass):
+    """conv2d(x, w) with kh = H, kw = W, no pads, groups 1 -> reshape(matmul(x', w', transpose_b = true)).
+
+    ``x'`` is x reshaped to ``[N, C*H*W]``, ``w'`` the weight reshaped to
+    ``[O, C*H*W]`` (a constant weight is reshaped at compile time), and the
+    ``[N, O]`` product is reshaped to the conv's ``[N, O, 1, 1]``.  As in CANN:
+    the input's C, H, W must equal the filter's, groups 1, pads 0; any stride
+    gives the same single output position.  N may be dynamic.
+    """
+
+    name: ClassVar[str] = "ConvToFullyConnectionFusionPass"
+    summary: ClassVar[str] = "Turn a conv2d whose kernel covers the whole input into a matmul"
+    group: ClassVar[str] = GRAPH_FUSION
+    origin: ClassVar[str] = "cann"
+    example: ClassVar[str] = """\
+func.func @conv_fc(%x: tensor<2x3x4x4xf32>, %w: tensor<8x3x4x4xf32>) -> tensor<2x8x1x1xf32> {
+  %0 = "graph.conv2d"(%x, %w) : (tensor<2x3x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<2x8x1x1xf32>
+  return %0 : tensor<2x8x1x1xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (
+        Pattern("ConvToFullyConnectionFusion", "graph.conv2d", conv_to_fully_connection),
+    )
+
+
+@register_pass
+@dataclass(frozen=True)
+class ZConcatv2dFusionPass(FusionPass):
+    """Merge nested concats on one axis: concat(a, concat(b, c), d) -> concat(a, b, c, d).
+
+    An inner concat is merged when it joins the same axis (after normalizing
+    negative axes), has no other user (CANN: no fusion when a ConcatV2D input
+    is reused), and the merged operand list keeps graph.concat's IRDL rule
+    (operands after the second share one type).
+    """
+
+    name: ClassVar[str] = "ZConcatv2dFusionPass"
+    summary: ClassVar[str] = "Merge nested concats along the same axis into one concat"
+    group: ClassVar[str] = GRAPH_FUSION
+    origin: ClassVar[str] = "cann"
+    example: ClassVar[str] = """\
+func.func @nested(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %c: tensor<2x3xf32>) -> tensor<2x9xf32> {
+  %0 = "graph.concat"(%a, %b) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %1 = "graph.concat"(%0, %c) {axis = -1 : i64} : (tensor<2x6xf32>, tensor<2x3xf32>) -> tensor<2x9xf32>
+  return %1 : tensor<2x9xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("ZConcatv2dFusion", "graph.concat", merge_concats),)
+
+
+@register_pass
+@dataclass(frozen=True)
+class SplitConvConcatFusionPass(FusionPass):
+    """split(x, axis 1) -> conv2d per piece -> concat(axis 1) => conv2d(x, concat(w), groups = n).
+
+    Every piece must have the same channel count and every conv the same
+    output channel count, kernel size, strides, pads and dilations, groups 1
+    and a constant weight; piece i must feed the i-th concat operand, and no
+    piece or conv result may have other users.  (CANN documents this exact
+    rewrite as ASplitConv2dConcatPass, which SplitConvConcatFusionPass runs
+    first; graphfuse keeps the seed's name.)
+    """
+
+    name: ClassVar[str] = "SplitConvConcatFusionPass"
+    summary: ClassVar[str] = "Turn split -> per-piece conv2d -> concat on channels into one grouped conv2d"
+    group: ClassVar[str] = GRAPH_FUSION
+    origin: ClassVar[str] = "cann"
+    example: ClassVar[str] = """\
+func.func @split_conv_concat(%x: tensor<1x4x5x5xf32>) -> tensor<1x6x3x3xf32> {
+  %w0 = arith.constant dense<0.5> : tensor<3x2x3x3xf32>
+  %w1 = arith.constant dense<-0.25> : tensor<3x2x3x3xf32>
+  %0:2 = "graph.split"(%x) {axis = 1 : i64, sizes = array<i64: 2, 2>}
+      : (tensor<1x4x5x5xf32>) -> (tensor<1x2x5x5xf32>, tensor<1x2x5x5xf32>)
+  %1 = "graph.conv2d"(%0#0, %w0) : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %2 = "graph.conv2d"(%0#1, %w1) : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %3 = "graph.concat"(%1, %2) {axis = 1 : i64} : (tensor<1x3x3x3xf32>, tensor<1x3x3x3xf32>) -> tensor<1x6x3x3xf32>
+  return %3 : tensor<1x6x3x3xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("SplitConvConcatFusion", "graph.concat", split_conv_concat),)
+
+
+@register_pass
+@dataclass(frozen=True)
+class SoftmaxSmallOpFusionPass(FusionPass):
+    """div(e, reduce_sum(e)) with e = exp(x - reduce_max(x)) -> softmax(x), one axis, keep_dims = true.
+
+    Off by default, as in CANN: enable it with fusion_switch.cfg
+    (``"SoftmaxSmallOpFusionPass": "on"``) or run it by name.
+    """
+
+    name: ClassVar[str] = "SoftmaxSmallOpFusionPass"
+    summary: ClassVar[str] = "Fuse the small-op softmax chain (reduce_max, sub, exp, reduce_sum, div) into softmax"
+    group: ClassVar[str] = GRAPH_FUSION
+    origin: ClassVar[str] = "cann"
+    default_backends: ClassVar[frozenset[str]] = frozenset()
+    example: ClassVar[str] = """\
+func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.reduce_max"(%x) {axes = array<i64: 1>, keep_dims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %1 = "graph.sub"(%x, %0) : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %2 = "graph.exp"(%1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = "graph.reduce_sum"(%2) {axes = array<i64: 1>, keep_dims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %4 = "graph.div"(%2, %3) : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %4 : tensor<4x8xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("SoftmaxSmallOpFusion", "graph.div", small_op_softmax),)
