@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import collections
+import contextlib
+import io
 import time
 
 import numpy as np
@@ -58,12 +60,18 @@ def _main(argv: list[str]) -> int:
     cleaned, seconds = _timed_run(module, x)
     timings.append(("cleaned", seconds))
 
-    print(f"\n2. pattern fusion: {FUSION}  (the log is what --log-level=info prints)")
+    print(f"\n2. pattern fusion: {FUSION}")
+    print("  the --log-level=info log, lines of the patterns that matched:")
+    captured = io.StringIO()
     log.configure("info")
     try:
-        fusion = run_pipeline(module, FUSION)
+        with contextlib.redirect_stderr(captured):
+            fusion = run_pipeline(module, FUSION)
     finally:
         log.configure()
+    for line in captured.getvalue().splitlines():
+        if "graph kernel passes:" in line or ("matched_times=" in line and "matched_times=0" not in line):
+            print(f"    {line}")
     fired = {name: counts["effect_times"] for name, counts in fusion.fusion_result()["graph_fusion"].items()
              if counts["effect_times"] != "0"}
     print("  fusions that fired: " + ", ".join(f"{name} x{times}" for name, times in fired.items()))
