@@ -83,6 +83,19 @@ def constant_scalar(value: ir.Value) -> float | None:
     return float(flat[0]) if np.all(flat == flat[0]) else None
 
 
+def graph_op_names(root: ir.Operation | ir.Module) -> list[str]:
+    """The names of the graph ops nested in ``root``, in pre-order."""
+    names: list[str] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("graph."):
+            names.append(op.name)
+        return ir.WalkResult.ADVANCE
+
+    (root.operation if isinstance(root, ir.Module) else root).walk(visit, ir.WalkOrder.PRE_ORDER)
+    return names
+
+
 def create_op(
     rw: Any,
     name: str,
@@ -134,6 +147,7 @@ __all__ = [
     "create_constant",
     "create_op",
     "fused_location",
+    "graph_op_names",
     "has_one_use",
     "is_function_result",
     "producer",

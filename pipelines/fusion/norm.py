@@ -13,7 +13,7 @@ fusing never changes a result bit:
   => add_rms_norm in its mixed-precision form (computing in f32);
 - add_rms_norm_fusion: add -> rms_norm => add_rms_norm.
 
-Run order matters where chains overlap (:data:`RUN_ORDER`, graph-fusion's
+Run order matters where chains overlap (:data:`graphfuse.pipelines.fusion.graph_fusion.ORDER`, graph-fusion's
 order): add_rms_norm_quant_fusion runs before rms_norm_quant_fusion and
 add_rms_norm_fusion, or they would take the rms_norm -> quantize or add ->
 rms_norm part of an add -> rms_norm -> quantize chain and leave a graph the
@@ -41,17 +41,6 @@ from mlir import ir
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION, FusionPass, Pattern
 from graphfuse.pipelines.matching import attributes, create_op, fused_location, producer, sig, users
 from graphfuse.pipelines.registry import register_pass
-
-#: The order these passes must run in (graph-fusion's): a pass that absorbs more ops first.
-RUN_ORDER = (
-    "add_layer_norm_fusion",
-    "add_layer_norm_v3_fusion",
-    "add_layer_norm_ext_fusion",
-    "add_rms_norm_quant_fusion",
-    "rms_norm_quant_fusion",
-    "add_cast_rms_norm_cast_fusion",
-    "add_rms_norm_fusion",
-)
 
 _LOW_PRECISION = ("f16", "bf16")
 
@@ -396,7 +385,7 @@ class AddRmsNormFusion(FusionPass):
     """add(x1, x2) -> rms_norm => add_rms_norm(x1, x2, gamma); other users of the add read its ``sum``.
 
     Runs after add_rms_norm_quant_fusion and add_cast_rms_norm_cast_fusion (see
-    :data:`RUN_ORDER`): it would take the add -> rms_norm part of their chains
+    :data:`graphfuse.pipelines.fusion.graph_fusion.ORDER`): it would take the add -> rms_norm part of their chains
     (leaving add_rms_norm -> quantize, or an f32 add_rms_norm of the casts).
     """
 
@@ -469,7 +458,7 @@ class AddRmsNormQuantFusion(FusionPass):
     """add -> rms_norm -> quantize => add_rms_norm_quant(x1, x2, gamma, scale, offset).
 
     Must run before add_rms_norm_fusion and rms_norm_quant_fusion (see
-    :data:`RUN_ORDER`), which would each take a part of the chain. Other users
+    :data:`graphfuse.pipelines.fusion.graph_fusion.ORDER`), which would each take a part of the chain. Other users
     of the add read the fused ``sum``; the rms_norm result must have no user but
     the quantize.
     """

@@ -8,6 +8,7 @@ from typing import ClassVar
 from mlir import ir
 
 from graphfuse.dialect.verifier import verify_operation
+from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, PassFailure
 from graphfuse.pipelines.registry import register_pass
 
@@ -21,18 +22,6 @@ class GraphVerify(GraphPass):
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         diagnostics = verify_operation(module.operation)
-        context.count("num-ops-checked", _count_graph_ops(module.operation))
+        context.count("num-ops-checked", len(graph_op_names(module)))
         if diagnostics:
             raise PassFailure(diagnostics)
-
-
-def _count_graph_ops(root: ir.Operation) -> int:
-    count = 0
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        nonlocal count
-        count += op.name.startswith("graph.")
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return count

@@ -31,6 +31,7 @@ from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.pipelines.fusion import cann
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION
+from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.registry import lookup_pass
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -48,17 +49,7 @@ PASSES = (
 # Helpers.
 
 
-def graph_ops(module: ir.Module) -> list[str]:
-    names: list[str] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("graph."):
-            names.append(op.name)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return names
-
+graph_ops = graph_op_names
 
 def rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, scale: float = 1.0) -> np.ndarray:
     return (rng.standard_normal(shape) * scale).astype(np.float32).astype(NUMPY_DTYPES[dtype])

@@ -34,6 +34,7 @@ from graphfuse.pipelines.fusion.matmul import (
     MatmulElemReluFusion,
 )
 from graphfuse.pipelines.fusion.reshape import ShapeReshape, ShapeReshape2, SplitConcatFusion, moves_only_unit_dims
+from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.registry import lookup_pass
 from graphfuse.pipelines.runner import run_pipeline
 
@@ -63,17 +64,7 @@ def random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -
     return rng.integers(-5, 6, shape).astype(NUMPY_DTYPES[dtype])
 
 
-def graph_ops(module: ir.Module) -> list[str]:
-    names: list[str] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("graph."):
-            names.append(op.name)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return names
-
+graph_ops = graph_op_names
 
 def argument_sigs(module: ir.Module) -> list[TensorSig]:
     func = entry_function(module)

@@ -20,7 +20,8 @@ from graphfuse.dialect.catalog import VerifyError
 from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, sig_from_type
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION
-from graphfuse.pipelines.fusion.norm import RUN_ORDER
+from graphfuse.pipelines.fusion.graph_fusion import ORDER
+from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.registry import lookup_pass
 from graphfuse.pipelines.runner import run_pipeline
 
@@ -34,23 +35,15 @@ MINDSPORE_PASSES = [
     "add_rms_norm_quant_fusion",
 ]
 ALL_PASSES = [*MINDSPORE_PASSES, "pattern_fusion_pass"]
+#: graph-fusion's order restricted to these passes (a pass that absorbs more ops first)
+RUN_ORDER = [name for name in ORDER if name in MINDSPORE_PASSES]
 FLOATS = ["f32", "f16", "bf16"]
 
 # --------------------------------------------------------------------------
 # Helpers.
 
 
-def graph_ops(module: ir.Module) -> list[str]:
-    names: list[str] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("graph."):
-            names.append(op.name)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return names
-
+graph_ops = graph_op_names
 
 def random_inputs(module: ir.Module, rng: np.random.Generator, scale: float = 2.0) -> list[np.ndarray]:
     """Random normal values for the first function's arguments (dynamic dims get size 3)."""

@@ -16,6 +16,7 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.dialect.interpreter import run_function
 from graphfuse.dialect.types import NUMPY_DTYPES
+from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.passes.canonicalize import GraphCanonicalize
 from graphfuse.pipelines.runner import Pipeline, PipelineError
 
@@ -58,17 +59,7 @@ def assert_identical(before: list[np.ndarray], after: list[np.ndarray]) -> None:
         assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes(), (want, got)
 
 
-def graph_ops(module: ir.Module) -> list[str]:
-    names: list[str] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("graph."):
-            names.append(op.name)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return names
-
+graph_ops = graph_op_names
 
 def canonicalize(module: ir.Module, pipeline: str = PIPELINE) -> dict[str, int]:
     runner = Pipeline(pipeline, module.context)
