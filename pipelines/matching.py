@@ -126,6 +126,56 @@ def create_op(
             )
 
 
+def sole_use_reason(value: ir.Value, user: ir.Operation, what: str) -> str | None:
+    """None when ``user`` is the only use of ``value``; otherwise why the value cannot be absorbed."""
+    uses = users(value)
+    if is_function_result(value):
+        return f"{what} is also a function result"
+    if len(uses) != 1 or uses[0] != user:
+        return f"{what} has other users"
+    return None
+
+
+def has_uses(op: ir.Operation) -> bool:
+    return any(True for result in op.results for _ in result.uses)
+
+
+def erase_dead(rw: Any, ops: Sequence[ir.Operation | None]) -> None:
+    """Erase the ops (consumers first) that nothing uses any more: the greedy driver keeps dead IRDL ops."""
+    for op in ops:
+        if op is not None and not has_uses(op):
+            rw.erase_op(op)
+
+
+def replace_with_new(
+    rw: Any,
+    root: ir.Operation,
+    name: str,
+    operands: Sequence[ir.Value],
+    absorbed: Sequence[ir.Operation],
+    declared: Sequence[TensorSig] | None = None,
+    **attrs: Any,
+) -> str | None:
+    """Replace ``root`` by a new ``graph.<name>`` op; the new op's location fuses ``absorbed`` (root included).
+
+    Returns a reason, before creating anything, when the new op's result types
+    would not be exactly ``root``'s (a VerifyError propagates: base.py logs it
+    as the reason).  ``attrs`` with the value None are left unwritten.
+    """
+    spec = lookup_op(f"graph.{name}")
+    assert spec is not None, name
+    written = {k: v for k, v in attrs.items() if v is not None}
+    inferred = infer_results(spec, [sig(v) for v in operands], spec.with_defaults(written), declared)
+    expected = [sig(r) for r in root.results]
+    if inferred != expected:
+        got = ", ".join(str(s) for s in inferred)
+        want = ", ".join(str(s) for s in expected)
+        return f"the fused graph.{name} would give {got}, not {want}"
+    new = create_op(rw, name, operands, fused_location(list(absorbed)), declared, **written)
+    rw.replace_op(root, list(new.results))
+    return None
+
+
 def create_constant(rw: Any, array: np.ndarray, loc: ir.Location) -> ir.Value:
     with loc, rw.ip:
         attr = array_to_attr(array)
@@ -146,11 +196,15 @@ __all__ = [
     "constant_scalar",
     "create_constant",
     "create_op",
+    "erase_dead",
     "fused_location",
     "graph_op_names",
     "has_one_use",
+    "has_uses",
     "is_function_result",
     "producer",
+    "replace_with_new",
     "sig",
+    "sole_use_reason",
     "users",
 ]

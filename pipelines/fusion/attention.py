@@ -24,8 +24,16 @@ import numpy as np
 from mlir import ir
 
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern
-from graphfuse.pipelines.fusion.matmul import erase_dead, is_last_axis, replace_with_new, sole_use_reason
-from graphfuse.pipelines.matching import attributes, constant_scalar, producer, sig
+from graphfuse.pipelines.fusion.matmul import is_last_axis
+from graphfuse.pipelines.matching import (
+    attributes,
+    constant_scalar,
+    erase_dead,
+    producer,
+    replace_with_new,
+    sig,
+    sole_use_reason,
+)
 from graphfuse.pipelines.registry import register_pass
 
 

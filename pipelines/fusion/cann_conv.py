@@ -31,6 +31,7 @@ from graphfuse.pipelines.matching import (
     constant_array,
     create_constant,
     create_op,
+    erase_dead,
     fused_location,
     has_one_use,
     producer,
@@ -42,17 +43,6 @@ _BN_PARAMS = ("scale", "offset", "mean", "var")
 
 # --------------------------------------------------------------------------
 # Helpers.
-
-
-def _has_uses(op: ir.Operation) -> bool:
-    return any(True for result in op.results for _ in result.uses)
-
-
-def erase_dead(rw: Any, ops: list[ir.Operation]) -> None:
-    """Erase ``ops`` (consumers first) that nothing uses any more: the driver keeps dead IRDL ops."""
-    for op in ops:
-        if not _has_uses(op):
-            rw.erase_op(op)
 
 
 def written_attrs(op: ir.Operation) -> dict[str, Any]:

@@ -11,8 +11,15 @@ from typing import Any
 from mlir import ir
 
 from graphfuse.dialect.shape_utils import normalize_axis
-from graphfuse.pipelines.fusion.cann_conv import erase_dead
-from graphfuse.pipelines.matching import attributes, create_op, fused_location, has_one_use, producer, sig
+from graphfuse.pipelines.matching import (
+    attributes,
+    create_op,
+    erase_dead,
+    fused_location,
+    has_one_use,
+    producer,
+    sig,
+)
 
 # graph.concat declares its operands as two single values and a variadic rest:
 # IRDL gives every value of the rest one type.

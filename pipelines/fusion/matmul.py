@@ -22,79 +22,25 @@ The helpers at the top are shared with the attention and reshape passes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mlir import ir
 
-from graphfuse.dialect.catalog import infer_results, lookup_op
 from graphfuse.dialect.shape_utils import normalize_axis
-from graphfuse.dialect.types import TensorSig
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern
 from graphfuse.pipelines.matching import (
     attributes,
-    create_op,
-    fused_location,
-    is_function_result,
+    erase_dead,
     producer,
+    replace_with_new,
     sig,
-    users,
+    sole_use_reason,
 )
 from graphfuse.pipelines.registry import register_pass
 
 # --------------------------------------------------------------------------
 # Helpers shared by the matmul, attention and reshape passes.
-
-
-def sole_use_reason(value: ir.Value, user: ir.Operation, what: str) -> str | None:
-    """None when ``user`` is the only use of ``value``; otherwise why the value cannot be absorbed."""
-    uses = users(value)
-    if is_function_result(value):
-        return f"{what} is also a function result"
-    if len(uses) != 1 or uses[0] != user:
-        return f"{what} has other users"
-    return None
-
-
-def has_uses(op: ir.Operation) -> bool:
-    return any(True for result in op.results for _ in result.uses)
-
-
-def erase_dead(rw: Any, ops: Sequence[ir.Operation | None]) -> None:
-    """Erase the ops (consumers first) that nothing uses any more: the greedy driver keeps dead IRDL ops."""
-    for op in ops:
-        if op is not None and not has_uses(op):
-            rw.erase_op(op)
-
-
-def replace_with_new(
-    rw: Any,
-    root: ir.Operation,
-    name: str,
-    operands: Sequence[ir.Value],
-    absorbed: Sequence[ir.Operation],
-    declared: Sequence[TensorSig] | None = None,
-    **attrs: Any,
-) -> str | None:
-    """Replace ``root`` by a new ``graph.<name>`` op; the new op's location fuses ``absorbed`` (root included).
-
-    Returns a reason, before creating anything, when the new op's result types
-    would not be exactly ``root``'s (a VerifyError propagates: base.py logs it
-    as the reason).  ``attrs`` with the value None are left unwritten.
-    """
-    spec = lookup_op(f"graph.{name}")
-    assert spec is not None, name
-    written = {k: v for k, v in attrs.items() if v is not None}
-    inferred = infer_results(spec, [sig(v) for v in operands], spec.with_defaults(written), declared)
-    expected = [sig(r) for r in root.results]
-    if inferred != expected:
-        got = ", ".join(str(s) for s in inferred)
-        want = ", ".join(str(s) for s in expected)
-        return f"the fused graph.{name} would give {got}, not {want}"
-    new = create_op(rw, name, operands, fused_location(list(absorbed)), declared, **written)
-    rw.replace_op(root, list(new.results))
-    return None
 
 
 def transpose_flags(op: ir.Operation) -> dict[str, Any]:
@@ -468,11 +414,7 @@ func.func @qkv(%x: tensor<4x16xf32>, %w: tensor<16x48xf32>)
 
 __all__ = [
     "BIAS_ADD_PATTERNS",
-    "erase_dead",
-    "has_uses",
     "is_last_axis",
-    "replace_with_new",
     "result_index",
-    "sole_use_reason",
     "transpose_flags",
 ]

@@ -24,8 +24,8 @@ from mlir import ir
 
 from graphfuse.dialect.shape_utils import normalize_axis
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern
-from graphfuse.pipelines.fusion.matmul import erase_dead, replace_with_new, result_index
-from graphfuse.pipelines.matching import attributes, producer, sig
+from graphfuse.pipelines.fusion.matmul import result_index
+from graphfuse.pipelines.matching import attributes, erase_dead, producer, replace_with_new, sig
 from graphfuse.pipelines.registry import register_pass
 
 
