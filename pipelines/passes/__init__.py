@@ -1,4 +1,4 @@
 """Built-in graphfuse passes, one module per pass; importing this package registers them."""
 
-from graphfuse.pipelines import fusion  # noqa: F401  (the pattern fusion passes)
+from graphfuse.pipelines import fusion, graph_kernel  # noqa: F401  (pattern fusion, graph-kernel fusion)
 from graphfuse.pipelines.passes import canonicalize, cse, dce, verify  # noqa: F401

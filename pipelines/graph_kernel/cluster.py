@@ -1,0 +1,483 @@
+"""graph-kernel-cluster: group basic ops into kernels and outline each into a ``graph.kernel`` function.
+
+MindSpore's basic-op fusion on the graph dialect.  Ops of the cluster list
+(seed Appendix 2, per backend, adjusted by the cluster flags) are merged
+greedily along producer -> consumer edges, in program order:
+
+- elementwise and broadcast ops chain freely;
+- a reduction takes its elementwise producers; elementwise consumers of a
+  reduction join it while they keep the reduced shape (no broadcast back)
+  and within ``reduce-depth`` ops of it;
+- with ``stitch`` (opt-level 3) a reduction's result may also be broadcast
+  back and reduced again in the same kernel (a whole softmax or layer_norm);
+- a kernel holds at most one matmul, as its head: the matmul's elementwise
+  consumers (its epilogue) join it, its producers never do;
+- reshape and transpose join like elementwise ops when they are cluster ops;
+- a merge never creates a cycle: if an op outside two clusters lies on a
+  path between them, they stay apart;
+- no kernel exceeds ``limit`` ops (``composite_op_limit_size``).
+
+With ``parallel`` (opt-level 3) independent small kernels are then merged
+into one multi-output kernel.  Each kernel of two or more ops is outlined into
+a private ``func.func`` carrying ``graph.kernel``, ``graph.kernel_ops`` (the
+source ops) and ``graph.fusion_kind``, called with ``func.call``; kernels may
+have several results.  Why an op did not join a neighbour's kernel is logged
+at debug level.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from mlir import ir
+from mlir.dialects import func
+
+from graphfuse.dialect.catalog import lookup_op
+from graphfuse.dialect.diagnostics import source_loc
+from graphfuse.pipelines import log
+from graphfuse.pipelines.graph_kernel.op_names import resolve_ops
+from graphfuse.pipelines.matching import as_operation
+from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
+from graphfuse.pipelines.registry import register_pass
+
+#: Seed Appendix 2, CPU and Ascend columns, for the ops the dialect has.
+DEFAULT_CLUSTER_OPS: dict[str, frozenset[str]] = {
+    "cpu": frozenset({
+        "abs", "add", "cast", "exp", "log", "maximum", "minimum", "mul", "neg", "pow", "div", "reciprocal",
+        "rsqrt", "sqrt", "sub", "equal", "less", "less_equal", "logical_not", "select", "reduce_sum", "reshape",
+        "transpose", "round", "tanh", "reduce_max",
+    }),
+    "npu": frozenset({
+        "abs", "add", "broadcast_to", "cast", "exp", "log", "maximum", "minimum", "mul", "neg", "pow", "div",
+        "reciprocal", "rsqrt", "sqrt", "sub", "equal", "not_equal", "greater", "greater_equal", "less",
+        "less_equal", "logical_and", "logical_or", "logical_not", "select", "reduce_sum", "isfinite",
+        "transpose", "floor", "ceil",
+    }),
+}
+
+_REDUCTIONS = frozenset({"reduce_sum", "reduce_max", "reduce_min", "reduce_mean"})
+_LAYOUT = frozenset({"reshape", "transpose", "broadcast_to"})
+
+
+def cluster_set(backend: str, enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),
+                only: tuple[str, ...] = ()) -> frozenset[str]:
+    """The ops that may join kernels: ``only`` alone, else the backend's defaults + enable - disable."""
+    if only:
+        return frozenset(resolve_ops(only, "enable_cluster_ops_only"))
+    ops = set(DEFAULT_CLUSTER_OPS[backend]) | resolve_ops(enable, "enable_cluster_ops")
+    return frozenset(ops - resolve_ops(disable, "disable_cluster_ops"))
+
+
+def op_kind(name: str) -> str:
+    """"elementwise", "reduction", "layout", "matmul" or "opaque" for a dialect op name."""
+    short = name.removeprefix("graph.")
+    if short in _REDUCTIONS:
+        return "reduction"
+    if short in _LAYOUT:
+        return "layout"
+    if short == "matmul":
+        return "matmul"
+    spec = lookup_op(name)
+    if spec is not None and spec.group in ("unary elementwise", "binary elementwise"):
+        return "elementwise"
+    return "opaque"
+
+
+@dataclass
+class Cluster:
+    members: list[int]  # op indices, in program order
+    matmul: bool = False
+    reductions: int = 0
+    depth_after_reduce: int = -1  # elementwise ops after the last reduction (-1: none yet)
+    parallel: bool = False
+
+    @property
+    def kind(self) -> str:
+        if self.parallel:
+            return "parallel"
+        if self.matmul:
+            return "matmul_epilogue"
+        if self.reductions > 1:
+            return "stitch"
+        if self.reductions == 1:
+            return "reduction"
+        return "elementwise"
+
+
+@dataclass
+class _Graph:
+    """One function body as index-based adjacency, for cluster legality checks."""
+
+    ops: list[ir.Operation]
+    index: dict[int, int]  # hash(op) -> position
+    producers: list[list[int]] = field(default_factory=list)  # positions of in-block producers
+    consumers: list[list[int]] = field(default_factory=list)
+
+
+def _build_graph(block: ir.Block) -> _Graph:
+    ops = [as_operation(op) for op in block.operations]
+    graph = _Graph(ops, {hash(op): i for i, op in enumerate(ops)})
+    graph.producers = [[] for _ in ops]
+    graph.consumers = [[] for _ in ops]
+    for i, op in enumerate(ops):
+        for operand in op.operands:
+            owner = operand.owner
+            if isinstance(owner, ir.Block):
+                continue
+            j = graph.index.get(hash(as_operation(owner)))
+            if j is not None and j not in graph.producers[i]:
+                graph.producers[i].append(j)
+                graph.consumers[j].append(i)
+    return graph
+
+
+class _Clustering:
+    def __init__(self, graph: _Graph, allowed: frozenset[str], limit: int, reduce_depth: int, stitch: bool):
+        self.graph = graph
+        self.allowed = allowed
+        self.limit = limit
+        self.reduce_depth = reduce_depth
+        self.stitch = stitch
+        self.owner: dict[int, Cluster] = {}
+        self.reasons: list[str] = []
+
+    def _why_not(self, i: int, target: Cluster) -> str | None:
+        """None when op ``i`` may join ``target``, else the reason (logged at debug level)."""
+        op = self.graph.ops[i]
+        kind = op_kind(op.name)
+        if len(target.members) + 1 > self.limit:
+            return f"the kernel reached composite_op_limit_size={self.limit}"
+        if kind == "matmul":
+            return "a matmul only starts a kernel (its operands stay outside)"
+        if kind == "reduction" and target.reductions and not self.stitch:
+            return "a reduction after a reduction needs stitching fusion (opt-level 3)"
+        if target.reductions and not self.stitch and kind in ("elementwise", "layout"):
+            if self._broadcasts_reduced_value(i, target):
+                return "it broadcasts a reduced value back to the full shape (stitching fusion, opt-level 3)"
+            if target.depth_after_reduce >= self.reduce_depth:
+                return f"it is more than {self.reduce_depth} ops after the kernel's reduction"
+        if self._creates_cycle(i, target):
+            return "an op outside the kernel lies on a path between them (the kernel would form a cycle)"
+        return None
+
+    def _broadcasts_reduced_value(self, i: int, target: Cluster) -> bool:
+        op = self.graph.ops[i]
+        out = list(op.results[0].type.shape) if op.results else []
+        for j in self.graph.producers[i]:
+            if self.owner.get(j) is target and op_kind(self.graph.ops[j].name) == "reduction":
+                reduced = list(self.graph.ops[j].results[0].type.shape)
+                if reduced != out:
+                    return True
+        return False
+
+    def _creates_cycle(self, i: int, target: Cluster) -> bool:
+        """True when some op outside ``target`` and ``i`` is reachable from the kernel and reaches ``i``."""
+        members = set(target.members)
+        start = min(members)
+        frontier = [c for m in members for c in self.graph.consumers[m] if c not in members and c != i]
+        seen: set[int] = set()
+        while frontier:
+            node = frontier.pop()
+            if node in seen or node > i or node < start:
+                continue
+            seen.add(node)
+            if i in self.graph.consumers[node]:
+                return True
+            frontier.extend(c for c in self.graph.consumers[node] if c not in members)
+        return False
+
+    def _join(self, i: int, target: Cluster) -> None:
+        kind = op_kind(self.graph.ops[i].name)
+        target.members.append(i)
+        self.owner[i] = target
+        if kind == "reduction":
+            target.reductions += 1
+            target.depth_after_reduce = 0
+        elif target.depth_after_reduce >= 0:
+            target.depth_after_reduce += 1
+
+    def _merge(self, a: Cluster, b: Cluster) -> None:
+        for m in b.members:
+            self.owner[m] = a
+        a.members = sorted(a.members + b.members)
+        a.matmul |= b.matmul
+        a.reductions += b.reductions
+        a.depth_after_reduce = max(a.depth_after_reduce, b.depth_after_reduce)
+
+    def _reject(self, i: int, message: str) -> None:
+        op = self.graph.ops[i]
+        where = source_loc(op.location)
+        text = f"graph-kernel-cluster: {op.name} at {where or 'unknown location'} {message}"
+        self.reasons.append(text)
+        log.debug(text)
+
+    def run(self) -> list[Cluster]:
+        for i, op in enumerate(self.graph.ops):
+            short = op.name.removeprefix("graph.")
+            if not op.name.startswith("graph."):
+                continue
+            if short not in self.allowed:
+                self._reject(i, "is not a cluster op (see enable_cluster_ops)")
+                continue
+            kind = op_kind(op.name)
+            if kind == "opaque":
+                self._reject(i, "is not a basic op (expand it first)")
+                continue
+            home: Cluster | None = None
+            for j in self.graph.producers[i]:
+                producer_cluster = self.owner.get(j)
+                if producer_cluster is None or producer_cluster is home:
+                    continue
+                if home is None:
+                    reason = self._why_not(i, producer_cluster)
+                    if reason is None:
+                        self._join(i, producer_cluster)
+                        home = producer_cluster
+                    else:
+                        self._reject(i, f"did not join the kernel of {self.graph.ops[j].name}: {reason}")
+                    continue
+                # Already placed: pull in another producer kernel when that stays legal.
+                reason = self._merge_reason(home, producer_cluster, i)
+                if reason is None:
+                    self._merge(home, producer_cluster)
+                else:
+                    self._reject(i, f"kept apart from the kernel of {self.graph.ops[j].name}: {reason}")
+            if home is None:
+                self.owner[i] = Cluster([i], matmul=kind == "matmul", reductions=int(kind == "reduction"),
+                                        depth_after_reduce=0 if kind == "reduction" else -1)
+        clusters: list[Cluster] = []
+        for cluster in self.owner.values():
+            if cluster not in clusters:
+                clusters.append(cluster)
+        return clusters
+
+    def _merge_reason(self, home: Cluster, other: Cluster, i: int) -> str | None:
+        if len(home.members) + len(other.members) > self.limit:
+            return f"together they exceed composite_op_limit_size={self.limit}"
+        if home.matmul and other.matmul:
+            return "a kernel holds at most one matmul"
+        if home.reductions and other.reductions and not self.stitch:
+            return "two reductions in one kernel need stitching fusion (opt-level 3)"
+        lo, hi = (home, other) if min(home.members) < min(other.members) else (other, home)
+        if self._path_outside(lo, hi):
+            return "an op outside both kernels lies on a path between them"
+        return None
+
+    def _path_outside(self, first: Cluster, second: Cluster) -> bool:
+        inside = set(first.members) | set(second.members)
+        targets = set(second.members)
+        frontier = [c for m in first.members for c in self.graph.consumers[m] if c not in inside]
+        seen: set[int] = set()
+        last = max(targets)
+        while frontier:
+            node = frontier.pop()
+            if node in seen or node > last:
+                continue
+            seen.add(node)
+            if any(c in targets for c in self.graph.consumers[node]):
+                return True
+            frontier.extend(c for c in self.graph.consumers[node] if c not in inside)
+        return False
+
+    def merge_parallel(self, clusters: list[Cluster], max_ops: int) -> list[Cluster]:
+        """Merge independent small kernels (no path either way) into multi-output kernels."""
+        small = [c for c in clusters if len(c.members) >= 2 and len(c.members) <= max_ops and not c.matmul]
+        merged: list[Cluster] = []
+        for cluster in small:
+            for group in merged:
+                if len(group.members) + len(cluster.members) > self.limit:
+                    continue
+                if self._path_outside(group, cluster) or self._path_outside(cluster, group) or \
+                        self._depends(group, cluster) or self._depends(cluster, group):
+                    continue
+                self._merge(group, cluster)
+                group.parallel = True
+                break
+            else:
+                merged.append(cluster)
+        rest = [c for c in clusters if c not in small]
+        return rest + merged
+
+    def _depends(self, a: Cluster, b: Cluster) -> bool:
+        """True when a value of ``a`` reaches ``b`` (directly or through other ops)."""
+        targets = set(b.members)
+        frontier = [c for m in a.members for c in self.graph.consumers[m]]
+        seen: set[int] = set()
+        while frontier:
+            node = frontier.pop()
+            if node in targets:
+                return True
+            if node in seen:
+                continue
+            seen.add(node)
+            frontier.extend(self.graph.consumers[node])
+        return False
+
+
+# -- outlining -------------------------------------------------------------------------
+
+
+def _toposort(block: ir.Block, preferred: dict[int, float]) -> None:
+    """Reorder ``block`` (terminator kept last) so every op follows its in-block producers.
+
+    Ties are broken by ``preferred`` position (default: current position), so
+    the order changes only where it must.
+    """
+    ops = [as_operation(op) for op in block.operations]
+    terminator, body = ops[-1], ops[:-1]
+    index = {hash(op): i for i, op in enumerate(body)}
+    deps = [0] * len(body)
+    users: list[list[int]] = [[] for _ in body]
+    for i, op in enumerate(body):
+        for operand in op.operands:
+            owner = operand.owner
+            if isinstance(owner, ir.Block):
+                continue
+            j = index.get(hash(as_operation(owner)))
+            if j is not None and j != i:
+                deps[i] += 1
+                users[j].append(i)
+    key = [preferred.get(hash(op), float(i)) for i, op in enumerate(body)]
+    ready = [(key[i], i) for i in range(len(body)) if deps[i] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        order.append(i)
+        for u in users[i]:
+            deps[u] -= 1
+            if deps[u] == 0:
+                heapq.heappush(ready, (key[u], u))
+    assert len(order) == len(body), "outlining produced a cycle"
+    for i in order:
+        body[i].move_before(terminator)
+
+
+def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name: str) -> None:
+    """Move ``members`` (in program order) into a new private function ``name``, called in their place.
+
+    Inputs are the values the members use from outside (in order of first use),
+    results the members' values used outside.  The ops are moved, not copied.
+    """
+    member_set = {hash(op) for op in members}
+    inputs: list[ir.Value] = []
+    input_pos: dict[ir.Value, int] = {}
+    for op in members:
+        for operand in op.operands:
+            owner = operand.owner
+            inside = not isinstance(owner, ir.Block) and hash(as_operation(owner)) in member_set
+            if not inside and operand not in input_pos:
+                input_pos[operand] = len(inputs)
+                inputs.append(operand)
+    outputs = [r for op in members for r in op.results
+               if any(hash(as_operation(u.owner)) not in member_set for u in r.uses)]
+    caller = func_op.regions[0].blocks[0]
+    position = {hash(as_operation(op)): i for i, op in enumerate(caller.operations)}
+    last = max(position[hash(op)] for op in members)
+    with func_op.context, members[-1].location:
+        ftype = ir.FunctionType.get([v.type for v in inputs], [v.type for v in outputs])
+        with ir.InsertionPoint(func_op.parent.regions[0].blocks[0]):
+            kernel = func.FuncOp(name, ftype, visibility="private")
+        kernel.operation.move_after(func_op)
+        body = kernel.add_entry_block()
+        ret = func.ReturnOp(outputs, ip=ir.InsertionPoint(body))
+        kernel.attributes["graph.kernel"] = ir.UnitAttr.get()
+        kernel.attributes["graph.kernel_ops"] = ir.ArrayAttr.get([ir.StringAttr.get(op.name) for op in members])
+        kernel.attributes["graph.fusion_kind"] = ir.StringAttr.get(kind)
+        terminator = as_operation(list(caller.operations)[-1])
+        call = func.CallOp([v.type for v in outputs], ir.FlatSymbolRefAttr.get(name), inputs,
+                           ip=ir.InsertionPoint(terminator))
+        # Uses outside the kernel now read the call's results (the kernel's own return keeps the values).
+        for value, new in zip(outputs, call.results, strict=True):
+            for use in list(value.uses):
+                owner = as_operation(use.owner)
+                if hash(owner) not in member_set and hash(owner) != hash(ret.operation):
+                    owner.operands[use.operand_number] = new
+        for op in members:
+            op.move_before(ret.operation)
+            for k, operand in enumerate(op.operands):
+                if operand in input_pos:
+                    op.operands[k] = body.arguments[input_pos[operand]]
+    # The call was put before the terminator: move it to where the last member was, as far as deps allow.
+    _toposort(caller, {hash(call.operation): last + 0.5})
+
+
+# -- the pass -------------------------------------------------------------------------
+
+
+@register_pass
+@dataclass(frozen=True)
+class GraphKernelCluster(GraphPass):
+    name: ClassVar[str] = "graph-kernel-cluster"
+    summary: ClassVar[str] = "Cluster basic ops into kernels, outlined as graph.kernel functions called with func.call"
+    statistics: ClassVar[dict[str, str]] = {
+        "num-kernels": "Number of kernels outlined",
+        "num-fused-ops": "Number of ops moved into kernels",
+    }
+
+    backend: Literal["cpu", "npu"] = option("cpu", "target whose default cluster op list applies")
+    enable_ops: tuple[str, ...] = option((), "ops added to the cluster list (MindSpore names, e.g. MatMul)")
+    disable_ops: tuple[str, ...] = option((), "ops removed from the cluster list")
+    only_ops: tuple[str, ...] = option((), "the cluster list itself (enable/disable are then ignored)")
+    limit: int = option(200, "composite_op_limit_size: most ops in one kernel")
+    reduce_depth: int = option(20, "most elementwise ops after a reduction in its kernel")
+    stitch: bool = option(False, "stitching fusion: reduction -> elementwise -> reduction in one kernel")
+    parallel: bool = option(False, "parallel fusion: merge independent small kernels")
+    parallel_max_ops: int = option(16, "kernels of at most this many ops take part in parallel fusion")
+    dump_as_text: bool = option(False, "write graph_kernel_dump/ with each kernel's source ops and decisions")
+    dump_path: str = option("graph_kernel_dump", "directory for dump-as-text")
+
+    def __post_init__(self) -> None:
+        if self.limit < 2:
+            raise OptionError(f"option 'limit' of pass '{self.name}' must be >= 2, got {self.limit}")
+        if self.reduce_depth < 0 or self.parallel_max_ops < 2:
+            raise OptionError(f"options 'reduce-depth' and 'parallel-max-ops' of pass '{self.name}' are too small")
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        allowed = cluster_set(self.backend, self.enable_ops, self.disable_ops, self.only_ops)
+        dump: list[str] = []
+        kernels = 0
+        functions = [as_operation(op) for op in module.body.operations if as_operation(op).name == "func.func"]
+        for func_op in functions:
+            if "graph.kernel" in func_op.attributes or not func_op.regions[0].blocks:
+                continue
+            start = time.perf_counter()
+            graph = _build_graph(func_op.regions[0].blocks[0])
+            clustering = _Clustering(graph, allowed, self.limit, self.reduce_depth, self.stitch)
+            clusters = clustering.run()
+            if self.parallel:
+                clusters = clustering.merge_parallel(clusters, self.parallel_max_ops)
+            fused = sorted((c for c in clusters if len(c.members) >= 2), key=lambda c: min(c.members))
+            fn_name = ir.StringAttr(func_op.attributes["sym_name"]).value
+            # Outlining moves ops, so take the member ops (not positions) before changing the block.
+            plans = [(f"{fn_name}_kernel_{k}", c.kind, [graph.ops[m] for m in c.members], self._describe(
+                f"{fn_name}_kernel_{k}", c, graph)) for k, c in enumerate(fused)]
+            for kernel_name, kind, members, description in plans:
+                dump.append(description)
+                context.count("num-fused-ops", len(members))
+                ops = Counter(op.name for op in members)
+                log.debug(f"graph-kernel-cluster: {kernel_name} ({kind}): "
+                          + ", ".join(f"{n} x{c}" for n, c in sorted(ops.items())))
+                outline(func_op, members, kind, kernel_name)
+                kernels += 1
+            dump.extend(clustering.reasons)
+            log.debug(f"graph-kernel-cluster: @{fn_name}: {len(fused)} kernels in "
+                      f"{(time.perf_counter() - start) * 1e3:.2f} ms")
+        context.count("num-kernels", kernels)
+        if self.dump_as_text:
+            path = Path(self.dump_path)
+            path.mkdir(parents=True, exist_ok=True)
+            (path / "graph_kernel_clusters.txt").write_text("\n".join(dump) + "\n")
+
+    @staticmethod
+    def _describe(name: str, cluster: Cluster, graph: _Graph) -> str:
+        lines = [f"kernel {name} ({cluster.kind}, {len(cluster.members)} ops):"]
+        for m in cluster.members:
+            op = graph.ops[m]
+            lines.append(f"  {op.name} at {source_loc(op.location) or 'unknown location'}")
+        return "\n".join(lines)
