@@ -26,8 +26,10 @@ from mlir import ir
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern
 from graphfuse.pipelines.fusion.matmul import is_last_axis
 from graphfuse.pipelines.matching import (
+    VerifyError,
     attributes,
     constant_scalar,
+    create_op,
     erase_dead,
     producer,
     replace_with_new,
@@ -48,27 +50,36 @@ class _Scores:
     chain: list[tuple[ir.Operation, str]]
     #: ops that are not absorbed but die with the fusion (the transpose of k), erased when unused
     extra: list[ir.Operation]
+    #: when k is not an existing value: the perm that turns ``k`` into the [..., Sk, D] operand
+    k_perm: list[int] | None = None
 
 
 # --------------------------------------------------------------------------
 # Matching pieces.
 
 
-def _qk(matmul: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation | None] | str | None:
-    """(q, k, transpose of k or None) of ``matmul(q, k, transpose_b)`` / ``matmul(q, transpose(k))``."""
+def _qk(matmul: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation | None, list[int] | None] | str | None:
+    """(q, k, transpose of k or None, perm for k or None) of matmul(q, k, transpose_b) or matmul(q, transpose(x)).
+
+    A transpose whose perm ends by swapping the last two dims gives k = its
+    operand.  Any other transpose (e.g. the head split and k^T merged into one
+    transpose by graph-canonicalize) gives k = transpose(x, perm with its last
+    two entries swapped), built only when the fusion happens.
+    """
     flags = attributes(matmul)
     if flags["transpose_a"]:
         return "the scores matmul transposes q (transpose_a)"
     q, b = matmul.operands
     if flags["transpose_b"]:
-        return q, b, None
+        return q, b, None, None
     transpose = producer(b, "graph.transpose")
     if transpose is None:
         return "the scores matmul multiplies by k, not by k transposed (transpose_b or a transpose of the last dims)"
-    rank = sig(b).rank
-    if list(attributes(transpose)["perm"]) != [*range(rank - 2), rank - 1, rank - 2]:
-        return f"the transpose of k has perm {list(attributes(transpose)['perm'])}, not a swap of the last two dims"
-    return q, transpose.operands[0], transpose
+    perm = list(attributes(transpose)["perm"])
+    k_perm = [*perm[:-2], perm[-1], perm[-2]]
+    if k_perm == list(range(len(perm))):
+        return q, transpose.operands[0], transpose, None
+    return q, transpose.operands[0], transpose, k_perm
 
 
 def _scalar_operand(op: ir.Operation, i: int) -> float | None:
@@ -102,9 +113,9 @@ def _v1_scores(value: ir.Value) -> _Scores | str | None:
         scale = _scalar_operand(mul, 1 - i)
         if scale is None:
             return "the scores are not multiplied by a constant scalar"
-        matmul, (q, k, transpose) = found
+        matmul, (q, k, transpose, k_perm) = found
         chain = [(mul, "scaled scores"), (matmul, "scores")]
-        return _Scores(q, k, scale, chain, [transpose] if transpose else [])
+        return _Scores(q, k, scale, chain, [transpose] if transpose else [], k_perm)
     return None
 
 
@@ -120,15 +131,15 @@ def _v2_scores(value: ir.Value) -> _Scores | str | None:
         c = _scalar_operand(div, 1)
         if c is None or c == 0 or not np.isfinite(c):
             return "the scores are not divided by a finite non-zero constant scalar"
-        matmul, (q, k, transpose) = found
+        matmul, (q, k, transpose, k_perm) = found
         chain = [(div, "scaled scores"), (matmul, "scores")]
-        return _Scores(q, k, 1.0 / c, chain, [transpose] if transpose else [])
+        return _Scores(q, k, 1.0 / c, chain, [transpose] if transpose else [], k_perm)
     found = _scores_matmul(value)
     if found is None:
         return None
     if isinstance(found, str):
         return found
-    matmul, (scaled_q, k, transpose) = found
+    matmul, (scaled_q, k, transpose, k_perm) = found
     prescale = producer(scaled_q, "graph.mul") or producer(scaled_q, "graph.div")
     if prescale is None:
         return "the scores are not scaled (no constant mul/div of the scores or of q)"
@@ -146,7 +157,8 @@ def _v2_scores(value: ir.Value) -> _Scores | str | None:
                 break
         if q is None:
             return "q is not multiplied by a constant scalar"
-    return _Scores(q, k, scale, [(matmul, "scores"), (prescale, "scaled q")], [transpose] if transpose else [])
+    return _Scores(q, k, scale, [(matmul, "scores"), (prescale, "scaled q")], [transpose] if transpose else [],
+                   k_perm)
 
 
 def _attention(op: ir.Operation, rw: Any, parse_scores: Any) -> bool | str:
@@ -187,9 +199,21 @@ def _attention(op: ir.Operation, rw: Any, parse_scores: Any) -> bool | str:
         if reason:
             return reason
     chain = [o for o, _ in roles]
-    operands = [found.q, found.k, op.operands[1], *([mask] if mask is not None else [])]
-    reason = replace_with_new(rw, op, "flash_attention", operands, list(reversed(chain)), scale=found.scale)
+    k, built = found.k, None
+    if found.k_perm is not None:
+        built = create_op(rw, "transpose", [found.k], found.extra[0].location, perm=found.k_perm)
+        k = built.results[0]
+    operands = [found.q, k, op.operands[1], *([mask] if mask is not None else [])]
+    try:
+        reason = replace_with_new(rw, op, "flash_attention", operands, list(reversed(chain)), scale=found.scale)
+    except VerifyError:
+        reason = None
+        if built is not None:
+            rw.erase_op(built)
+        raise
     if reason:
+        if built is not None:
+            rw.erase_op(built)  # leave the IR as it was: the pattern did not apply
         return reason
     erase_dead(rw, [*chain[1:], *found.extra])
     return True
