@@ -37,6 +37,16 @@ irdl.dialect @graph {
     irdl.results(y: %out4, sum: %out5)
   }
 
+  // Sum of two or more tensors of one type (MindSpore AddN).
+  irdl.operation @add_n {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(first: %in0, second: %in1, rest: variadic %in2)
+    irdl.results(result: %out3)
+  }
+
   // Residual add followed by RMS normalization, in one kernel.
   // optional: epsilon (default 1e-06)
   irdl.operation @add_rms_norm {
@@ -696,6 +706,15 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Elementwise (a - b)^2 (MindSpore SquaredDifference).
+  irdl.operation @squared_difference {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %in0, b: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Elementwise difference.
   irdl.operation @sub {
     %in0 = irdl.base "!builtin.tensor"
@@ -719,6 +738,16 @@ irdl.dialect @graph {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Repeat the operand along each dimension (numpy.tile).
+  irdl.operation @tile {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"multiples" = %a2}
     irdl.results(result: %out1)
   }
 

@@ -10,6 +10,7 @@ the builder does, so a pattern cannot create an op the verifier rejects.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,20 @@ from graphfuse.dialect.types import TensorSig, sig_from_type, tensor_type
 
 def as_operation(op: ir.Operation | ir.OpView) -> ir.Operation:
     return op.operation if isinstance(op, ir.OpView) else op
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def op_id(op: ir.Operation | ir.OpView) -> int:
+    """The address of the C++ operation: an identity for sets and dicts of ops.
+
+    ``hash(op)`` is not one: the bindings' wrappers of two distinct ops (seen
+    with two func.return ops) can hash equal.  Valid only while the op lives.
+    """
+    return _capsule_pointer(as_operation(op)._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
 
 
 def producer(value: ir.Value, name: str | None = None) -> ir.Operation | None:
@@ -202,6 +217,7 @@ __all__ = [
     "has_one_use",
     "has_uses",
     "is_function_result",
+    "op_id",
     "producer",
     "replace_with_new",
     "sig",

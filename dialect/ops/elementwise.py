@@ -107,7 +107,13 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return _int_pow(a, b) if _is_int(a) else np.power(a, b)
+    if _is_int(a):
+        return _int_pow(a, b)
+    # numpy's power has fast paths for a scalar or broadcast exponent (x*x for 2, sqrt for 0.5) that
+    # round and treat -0 / -inf differently from powf: materialize the exponent so the value never
+    # depends on the exponent's shape (every element goes through powf).
+    a, b = np.broadcast_arrays(a, b)
+    return np.power(a, np.ascontiguousarray(b))
 
 
 # --------------------------------------------------------------------------

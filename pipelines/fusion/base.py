@@ -27,7 +27,7 @@ from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.pipelines import log
-from graphfuse.pipelines.matching import VerifyError, as_operation
+from graphfuse.pipelines.matching import VerifyError, as_operation, op_id
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 RewriteFn = Callable[[ir.Operation, Any], "bool | str"]
@@ -54,7 +54,7 @@ class PatternCounts:
 
     def reject(self, op: ir.Operation, reason: str, pattern: Pattern, pass_name: str) -> None:
         # The greedy driver may revisit an op: count and log each rejected op once.
-        key = hash(op)
+        key = op_id(op)
         if key in self._rejected:
             return
         self._rejected.add(key)

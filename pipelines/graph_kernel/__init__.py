@@ -3,4 +3,4 @@
 Importing this package registers its passes.
 """
 
-from graphfuse.pipelines.graph_kernel import cluster, fusion  # noqa: F401, E402
+from graphfuse.pipelines.graph_kernel import cluster, expand, fusion, simplify  # noqa: F401

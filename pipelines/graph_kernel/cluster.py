@@ -41,7 +41,7 @@ from graphfuse.dialect.catalog import lookup_op
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.op_names import resolve_ops
-from graphfuse.pipelines.matching import as_operation
+from graphfuse.pipelines.matching import as_operation, op_id
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 from graphfuse.pipelines.registry import register_pass
 
@@ -114,14 +114,14 @@ class _Graph:
     """One function body as index-based adjacency, for cluster legality checks."""
 
     ops: list[ir.Operation]
-    index: dict[int, int]  # hash(op) -> position
+    index: dict[int, int]  # op_id -> position
     producers: list[list[int]] = field(default_factory=list)  # positions of in-block producers
     consumers: list[list[int]] = field(default_factory=list)
 
 
 def _build_graph(block: ir.Block) -> _Graph:
     ops = [as_operation(op) for op in block.operations]
-    graph = _Graph(ops, {hash(op): i for i, op in enumerate(ops)})
+    graph = _Graph(ops, {op_id(op): i for i, op in enumerate(ops)})
     graph.producers = [[] for _ in ops]
     graph.consumers = [[] for _ in ops]
     for i, op in enumerate(ops):
@@ -129,7 +129,7 @@ def _build_graph(block: ir.Block) -> _Graph:
             owner = operand.owner
             if isinstance(owner, ir.Block):
                 continue
-            j = graph.index.get(hash(as_operation(owner)))
+            j = graph.index.get(op_id(owner))
             if j is not None and j not in graph.producers[i]:
                 graph.producers[i].append(j)
                 graph.consumers[j].append(i)
@@ -330,7 +330,7 @@ def _toposort(block: ir.Block, preferred: dict[int, float]) -> None:
     """
     ops = [as_operation(op) for op in block.operations]
     terminator, body = ops[-1], ops[:-1]
-    index = {hash(op): i for i, op in enumerate(body)}
+    index = {op_id(op): i for i, op in enumerate(body)}
     deps = [0] * len(body)
     users: list[list[int]] = [[] for _ in body]
     for i, op in enumerate(body):
@@ -338,11 +338,11 @@ def _toposort(block: ir.Block, preferred: dict[int, float]) -> None:
             owner = operand.owner
             if isinstance(owner, ir.Block):
                 continue
-            j = index.get(hash(as_operation(owner)))
+            j = index.get(op_id(owner))
             if j is not None and j != i:
                 deps[i] += 1
                 users[j].append(i)
-    key = [preferred.get(hash(op), float(i)) for i, op in enumerate(body)]
+    key = [preferred.get(op_id(op), float(i)) for i, op in enumerate(body)]
     ready = [(key[i], i) for i in range(len(body)) if deps[i] == 0]
     heapq.heapify(ready)
     order = []
@@ -364,21 +364,21 @@ def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name:
     Inputs are the values the members use from outside (in order of first use),
     results the members' values used outside.  The ops are moved, not copied.
     """
-    member_set = {hash(op) for op in members}
+    member_set = {op_id(op) for op in members}
     inputs: list[ir.Value] = []
     input_pos: dict[ir.Value, int] = {}
     for op in members:
         for operand in op.operands:
             owner = operand.owner
-            inside = not isinstance(owner, ir.Block) and hash(as_operation(owner)) in member_set
+            inside = not isinstance(owner, ir.Block) and op_id(owner) in member_set
             if not inside and operand not in input_pos:
                 input_pos[operand] = len(inputs)
                 inputs.append(operand)
     outputs = [r for op in members for r in op.results
-               if any(hash(as_operation(u.owner)) not in member_set for u in r.uses)]
+               if any(op_id(u.owner) not in member_set for u in r.uses)]
     caller = func_op.regions[0].blocks[0]
-    position = {hash(as_operation(op)): i for i, op in enumerate(caller.operations)}
-    last = max(position[hash(op)] for op in members)
+    position = {op_id(op): i for i, op in enumerate(caller.operations)}
+    last = max(position[op_id(op)] for op in members)
     with func_op.context, members[-1].location:
         ftype = ir.FunctionType.get([v.type for v in inputs], [v.type for v in outputs])
         with ir.InsertionPoint(func_op.parent.regions[0].blocks[0]):
@@ -394,17 +394,18 @@ def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name:
                            ip=ir.InsertionPoint(terminator))
         # Uses outside the kernel now read the call's results (the kernel's own return keeps the values).
         for value, new in zip(outputs, call.results, strict=True):
-            for use in list(value.uses):
-                owner = as_operation(use.owner)
-                if hash(owner) not in member_set and hash(owner) != hash(ret.operation):
-                    owner.operands[use.operand_number] = new
+            # Read each use out while iterating: the OpOperand objects of one iteration alias each other.
+            uses = [(as_operation(use.owner), use.operand_number) for use in value.uses]
+            for owner, number in uses:
+                if op_id(owner) not in member_set and op_id(owner) != op_id(ret):
+                    owner.operands[number] = new
         for op in members:
             op.move_before(ret.operation)
             for k, operand in enumerate(op.operands):
                 if operand in input_pos:
                     op.operands[k] = body.arguments[input_pos[operand]]
     # The call was put before the terminator: move it to where the last member was, as far as deps allow.
-    _toposort(caller, {hash(call.operation): last + 0.5})
+    _toposort(caller, {op_id(call): last + 0.5})
 
 
 # -- the pass -------------------------------------------------------------------------

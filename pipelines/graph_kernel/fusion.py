@@ -138,6 +138,10 @@ class GraphKernelFusion(GraphPass):
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         flags = context.switches.flags if context.switches is not None else None
+        if flags is not None:
+            for key in ("enable_packet_ops_only", "disable_packet_ops"):
+                if flags.lists.get(key):
+                    log.warning(f"flag '--{key}' is accepted and ignored: graphfuse has no kernel packet feature")
         settings = self.resolved(flags)
         steps = self.steps(settings)
         log.info("graph kernel passes: " + ",".join(name for name, _ in steps))

@@ -17,6 +17,10 @@ module {
     %0:2 = "graph.add_layer_norm"(%arg0, %arg1, %arg2, %arg3) {begin_norm_axis = -1 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x4x8xf16>, tensor<2x4x8xf16>, tensor<8xf16>, tensor<8xf16>) -> (tensor<2x4x8xf16>, tensor<2x4x8xf16>)
     return %0#0, %0#1 : tensor<2x4x8xf16>, tensor<2x4x8xf16>
   }
+  func.func @add_n(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.add_n"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @add_rms_norm(%arg0: tensor<2x4x8xbf16>, %arg1: tensor<2x4x8xbf16>, %arg2: tensor<8xf32>) -> (tensor<2x4x8xbf16>, tensor<2x4x8xf32>) {
     %0:2 = "graph.add_rms_norm"(%arg0, %arg1, %arg2) {epsilon = 9.99999997E-7 : f32} : (tensor<2x4x8xbf16>, tensor<2x4x8xbf16>, tensor<8xf32>) -> (tensor<2x4x8xbf16>, tensor<2x4x8xf32>)
     return %0#0, %0#1 : tensor<2x4x8xbf16>, tensor<2x4x8xf32>
@@ -289,6 +293,10 @@ module {
     %0 = "graph.square"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @squared_difference(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.squared_difference"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @sub(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.sub"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -300,6 +308,10 @@ module {
   func.func @tanh(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.tanh"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
+  }
+  func.func @tile(%arg0: tensor<2x3xf32>) -> tensor<4x3xf32> {
+    %0 = "graph.tile"(%arg0) {multiples = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+    return %0 : tensor<4x3xf32>
   }
   func.func @transpose(%arg0: tensor<2x4x8xf32>) -> tensor<2x8x4xf32> {
     %0 = "graph.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
@@ -313,6 +325,8 @@ module {
 // CHECK:         "graph.add"
 // CHECK-LABEL: func.func @add_layer_norm(
 // CHECK:         "graph.add_layer_norm"
+// CHECK-LABEL: func.func @add_n(
+// CHECK:         "graph.add_n"
 // CHECK-LABEL: func.func @add_rms_norm(
 // CHECK:         "graph.add_rms_norm"
 // CHECK-LABEL: func.func @add_rms_norm_cast(
@@ -449,11 +463,15 @@ module {
 // CHECK:         "graph.sqrt"
 // CHECK-LABEL: func.func @square(
 // CHECK:         "graph.square"
+// CHECK-LABEL: func.func @squared_difference(
+// CHECK:         "graph.squared_difference"
 // CHECK-LABEL: func.func @sub(
 // CHECK:         "graph.sub"
 // CHECK-LABEL: func.func @swiglu(
 // CHECK:         "graph.swiglu"
 // CHECK-LABEL: func.func @tanh(
 // CHECK:         "graph.tanh"
+// CHECK-LABEL: func.func @tile(
+// CHECK:         "graph.tile"
 // CHECK-LABEL: func.func @transpose(
 // CHECK:         "graph.transpose"

@@ -69,11 +69,13 @@ func.func @scale_not_constant(%q: tensor<8x16xf32>, %k: tensor<8x16xf32>, %v: te
 
 // -----
 
-// q k (no transpose of k), a transpose that is not of the last two dims, and q^T k^T.
+// q k (no transpose of k) and q^T k^T do not fuse. A transpose of any perm is k^T for
+// k = transpose(x, perm with its last two entries swapped): that one fuses, k rebuilt as a transpose.
 // CHECK-LABEL: func.func @not_k_transposed
+// CHECK:         %[[K:.*]] = "graph.transpose"(%arg2) {perm = array<i64: 1, 2, 0>}
+// CHECK:         "graph.flash_attention"(%arg3, %[[K]], %arg3)
 // CHECK-NOT:     "graph.flash_attention"
 // WHY-DAG: pattern FlashAttentionV1 not fused at {{.*}}: the scores matmul multiplies by k, not by k transposed (transpose_b or a transpose of the last dims)
-// WHY-DAG: pattern FlashAttentionV1 not fused at {{.*}}: the transpose of k has perm [1, 0, 2], not a swap of the last two dims
 // WHY-DAG: pattern FlashAttentionV1 not fused at {{.*}}: the scores matmul transposes q (transpose_a)
 func.func @not_k_transposed(%q: tensor<8x8xf32>, %k: tensor<8x8xf32>, %k3: tensor<8x2x8xf32>, %q3: tensor<2x8x8xf32>) -> (tensor<8x8xf32>, tensor<2x8x8xf32>, tensor<8x8xf32>) {
   %c = arith.constant dense<2.500000e-01> : tensor<f32>

@@ -1,0 +1,97 @@
+"""graph-kernel-fusion end to end: every opt level keeps every bundled model's results; flags drive it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mlir import ir
+
+from graphfuse import run_function
+from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags
+from graphfuse.pipelines.graph_kernel.cluster import cluster_set, op_kind
+from graphfuse.pipelines.graph_kernel.fusion import GraphKernelFusion
+from graphfuse.pipelines.matching import graph_op_names
+from graphfuse.pipelines.runner import PipelineError, run_pipeline
+from graphfuse.tools.models import MODELS, model_inputs
+
+
+def kernels(module: ir.Module) -> list[ir.Operation]:
+    return [op.operation for op in module.body.operations if "graph.kernel" in op.operation.attributes]
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_every_opt_level_keeps_the_models_results(model: str, opt_level: int) -> None:
+    module = MODELS[model]().module
+    inputs = model_inputs(model)
+    before = run_function(module, inputs)
+    run_pipeline(module, f"builtin.module(graph-kernel-fusion{{opt-level={opt_level}}})")
+    after = run_function(module, inputs)
+    for b, a in zip(before, after, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    if opt_level == 0:
+        assert kernels(module) == []
+    else:
+        assert kernels(module), f"no kernel formed in {model} at opt-level {opt_level}"
+
+
+def test_higher_levels_make_no_more_kernels_than_needed() -> None:
+    counts = []
+    for level in (1, 3):
+        module = MODELS["transformer_block"]().module
+        run_pipeline(module, f"builtin.module(graph-kernel-fusion{{opt-level={level}}})")
+        counts.append(len(kernels(module)))
+    assert counts[1] <= counts[0]
+
+
+def test_flags_string_sets_the_options() -> None:
+    flags = parse_graph_kernel_flags("--opt_level=1 --enable_expand_ops=Softmax --disable_cluster_ops=Exp")
+    settings = GraphKernelFusion().resolved(flags)
+    assert settings["opt_level"] == 1
+    assert settings["expand"][0] == ("Softmax",)
+    assert settings["cluster"][1] == ("Exp",)
+    # A value written in the pipeline wins over the flags.
+    assert GraphKernelFusion(opt_level=3).resolved(flags)["opt_level"] == 3
+
+
+def test_enable_expand_ops_only_expands_only_those() -> None:
+    module = MODELS["bert_layer"]().module
+    run_pipeline(module, "builtin.module(graph-kernel-fusion{enable-expand-ops-only=Softmax})")
+    names = [name for k in kernels(module) for name in _kernel_ops(k)] + graph_op_names(module)
+    assert "graph.softmax" not in names
+    assert "graph.layer_norm" in names
+
+
+def _kernel_ops(kernel: ir.Operation) -> list[str]:
+    return [str(a).strip('"') for a in kernel.attributes["graph.kernel_ops"]]
+
+
+def test_disable_pass_accepts_the_stage_form() -> None:
+    module = MODELS["mlp"]().module
+    flags = parse_graph_kernel_flags("--disable_pass=graph_kernel.graph-kernel-cluster")
+    run_pipeline(module, "builtin.module(graph-kernel-fusion)", switches=FusionSwitches(flags))
+    assert kernels(module) == []
+
+
+def test_unknown_step_is_a_pipeline_error() -> None:
+    with pytest.raises(PipelineError, match="has no step 'graph-kernel-nope'"):
+        run_pipeline(MODELS["mlp"]().module, "builtin.module(graph-kernel-fusion{disable-pass=graph-kernel-nope})")
+
+
+def test_dump_as_text_writes_the_kernels_and_decisions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    module = MODELS["transformer_block"]().module
+    run_pipeline(module, "builtin.module(graph-kernel-fusion{dump-as-text})")
+    text = (tmp_path / "graph_kernel_dump" / "graph_kernel_clusters.txt").read_text()
+    assert "kernel transformer_block_kernel_0" in text
+    assert " at " in text  # every source op with its location
+
+
+def test_cluster_lists_follow_the_flags_semantics() -> None:
+    assert "matmul" not in cluster_set("cpu")
+    assert "matmul" in cluster_set("cpu", enable=("MatMul",))
+    assert "exp" not in cluster_set("cpu", disable=("Exp",))
+    assert cluster_set("cpu", enable=("MatMul",), only=("Add", "Mul")) == {"add", "mul"}
+    assert op_kind("graph.reduce_sum") == "reduction" and op_kind("graph.softmax") == "opaque"
