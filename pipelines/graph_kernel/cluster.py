@@ -95,6 +95,7 @@ class Cluster:
     reductions: int = 0
     depth_after_reduce: int = -1  # elementwise ops after the last reduction (-1: none yet)
     parallel: bool = False
+    stitched: bool = False  # a reduced value is broadcast back inside the kernel
 
     @property
     def kind(self) -> str:
@@ -102,7 +103,7 @@ class Cluster:
             return "parallel"
         if self.matmul:
             return "matmul_epilogue"
-        if self.reductions > 1:
+        if self.reductions > 1 or self.stitched:
             return "stitch"
         if self.reductions == 1:
             return "reduction"
@@ -193,6 +194,8 @@ class _Clustering:
 
     def _join(self, i: int, target: Cluster) -> None:
         kind = op_kind(self.graph.ops[i].name)
+        if target.reductions and self._broadcasts_reduced_value(i, target):
+            target.stitched = True
         target.members.append(i)
         self.owner[i] = target
         if kind == "reduction":
@@ -208,6 +211,7 @@ class _Clustering:
         a.matmul |= b.matmul
         a.reductions += b.reductions
         a.depth_after_reduce = max(a.depth_after_reduce, b.depth_after_reduce)
+        a.stitched |= b.stitched
 
     def _reject(self, i: int, message: str) -> None:
         op = self.graph.ops[i]
@@ -358,20 +362,29 @@ def _toposort(block: ir.Block, preferred: dict[int, float]) -> None:
         body[i].move_before(terminator)
 
 
-def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name: str) -> None:
+def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name: str,
+            after: ir.Operation | None = None) -> ir.Operation:
     """Move ``members`` (in program order) into a new private function ``name``, called in their place.
 
     Inputs are the values the members use from outside (in order of first use),
-    results the members' values used outside.  The ops are moved, not copied.
+    results the members' values used outside.  The ops are moved, not copied;
+    constants they use are copied in.  The kernel is placed after ``after``
+    (default: the caller) and returned.
     """
     member_set = {op_id(op) for op in members}
     inputs: list[ir.Value] = []
     input_pos: dict[ir.Value, int] = {}
+    constants: list[ir.Operation] = []  # constants the kernel gets its own copy of
     for op in members:
         for operand in op.operands:
             owner = operand.owner
-            inside = not isinstance(owner, ir.Block) and op_id(owner) in member_set
-            if not inside and operand not in input_pos:
+            if not isinstance(owner, ir.Block) and op_id(owner) in member_set:
+                continue
+            if not isinstance(owner, ir.Block) and as_operation(owner).name == "arith.constant":
+                if all(op_id(c) != op_id(owner) for c in constants):
+                    constants.append(as_operation(owner))
+                continue
+            if operand not in input_pos:
                 input_pos[operand] = len(inputs)
                 inputs.append(operand)
     outputs = [r for op in members for r in op.results
@@ -383,7 +396,7 @@ def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name:
         ftype = ir.FunctionType.get([v.type for v in inputs], [v.type for v in outputs])
         with ir.InsertionPoint(func_op.parent.regions[0].blocks[0]):
             kernel = func.FuncOp(name, ftype, visibility="private")
-        kernel.operation.move_after(func_op)
+        kernel.operation.move_after(after or func_op)
         body = kernel.add_entry_block()
         ret = func.ReturnOp(outputs, ip=ir.InsertionPoint(body))
         kernel.attributes["graph.kernel"] = ir.UnitAttr.get()
@@ -399,13 +412,24 @@ def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name:
             for owner, number in uses:
                 if op_id(owner) not in member_set and op_id(owner) != op_id(ret):
                     owner.operands[number] = new
+        # Constants are copied in (a kernel is self-contained, as a fused sub-graph is in MindSpore).
+        copies = {}
+        for constant in constants:
+            copy = constant.clone(ip=ir.InsertionPoint(ret.operation))
+            copies[constant.results[0]] = copy.results[0]
         for op in members:
             op.move_before(ret.operation)
             for k, operand in enumerate(op.operands):
                 if operand in input_pos:
                     op.operands[k] = body.arguments[input_pos[operand]]
+                elif operand in copies:
+                    op.operands[k] = copies[operand]
+        for constant in constants:
+            if not any(True for _ in constant.results[0].uses):
+                constant.erase()
     # The call was put before the terminator: move it to where the last member was, as far as deps allow.
     _toposort(caller, {op_id(call): last + 0.5})
+    return kernel.operation
 
 
 # -- the pass -------------------------------------------------------------------------
@@ -458,13 +482,14 @@ class GraphKernelCluster(GraphPass):
             # Outlining moves ops, so take the member ops (not positions) before changing the block.
             plans = [(f"{fn_name}_kernel_{k}", c.kind, [graph.ops[m] for m in c.members], self._describe(
                 f"{fn_name}_kernel_{k}", c, graph)) for k, c in enumerate(fused)]
+            anchor = func_op
             for kernel_name, kind, members, description in plans:
                 dump.append(description)
                 context.count("num-fused-ops", len(members))
                 ops = Counter(op.name for op in members)
                 log.debug(f"graph-kernel-cluster: {kernel_name} ({kind}): "
                           + ", ".join(f"{n} x{c}" for n, c in sorted(ops.items())))
-                outline(func_op, members, kind, kernel_name)
+                anchor = outline(func_op, members, kind, kernel_name, after=anchor)
                 kernels += 1
             dump.extend(clustering.reasons)
             log.debug(f"graph-kernel-cluster: @{fn_name}: {len(fused)} kernels in "
