@@ -407,7 +407,7 @@ def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name:
                            ip=ir.InsertionPoint(terminator))
         # Uses outside the kernel now read the call's results (the kernel's own return keeps the values).
         for value, new in zip(outputs, call.results, strict=True):
-            # Read each use out while iterating: the OpOperand objects of one iteration alias each other.
+            # Snapshot the uses first: rewiring one changes the value's use list.
             uses = [(as_operation(use.owner), use.operand_number) for use in value.uses]
             for owner, number in uses:
                 if op_id(owner) not in member_set and op_id(owner) != op_id(ret):
