@@ -1,0 +1,285 @@
+"""The CPU runtime: JIT-compiled tensor-level linalg modules called with numpy arrays."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from mlir import ir
+from mlir.runtime import get_ranked_memref_descriptor
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.lowering.runtime import CompiledFunction, _descriptor_class, compile_linalg
+
+RNG = np.random.default_rng(0)
+
+
+def parse(src: str) -> ir.Module:
+    with ir.Context(), ir.Location.unknown():
+        return ir.Module.parse(src)
+
+
+def compile_src(src: str, entry: str = "f", **kw) -> CompiledFunction:
+    return compile_linalg(parse(src), entry, **kw)
+
+
+def ew(t: str, elt: str, body: str, n_in: int = 2, out_t: str | None = None, out_elt: str | None = None) -> str:
+    """An elementwise function over 1-D tensors; ``body`` computes %r from %a (and %b)."""
+    out_t = out_t or t
+    out_elt = out_elt or elt
+    args = ", ".join(f"%x{i}: {t}" for i in range(n_in))
+    maps = ", ".join(["#id"] * (n_in + 1))
+    bb = ", ".join(f"%{'ab'[i]}: {elt}" for i in range(n_in))
+    return f"""#id = affine_map<(d0) -> (d0)>
+func.func @f({args}) -> {out_t} {{
+  %e = tensor.empty() : {out_t}
+  %r = linalg.generic {{indexing_maps = [{maps}], iterator_types = ["parallel"]}}
+       ins({", ".join(f"%x{i}" for i in range(n_in))} : {", ".join([t] * n_in)}) outs(%e : {out_t}) {{
+  ^bb0({bb}, %o: {out_elt}):
+{body}
+    linalg.yield %r : {out_elt}
+  }} -> {out_t}
+  return %r : {out_t}
+}}"""
+
+
+BIAS = """func.func @f(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i,j)->(i,j)>, affine_map<(i,j)->(j)>, affine_map<(i,j)->(i,j)>],
+       iterator_types = ["parallel", "parallel"]} ins(%x, %b : tensor<4x8xf32>, tensor<8xf32>)
+       outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}"""
+
+ROWSUM = """func.func @f(%x: tensor<5x7xf32>) -> tensor<5xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<5xf32>
+  %init = linalg.fill ins(%z : f32) outs(%e : tensor<5xf32>) -> tensor<5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i,j)->(i,j)>, affine_map<(i,j)->(i)>],
+       iterator_types = ["parallel", "reduction"]} ins(%x : tensor<5x7xf32>) outs(%init : tensor<5xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<5xf32>
+  return %r : tensor<5xf32>
+}"""
+
+MULTI = """#id = affine_map<(d0) -> (d0)>
+func.func @f(%x: tensor<16xf32>, %y: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %e0 = tensor.empty() : tensor<16xf32>
+  %e1 = tensor.empty() : tensor<16xf32>
+  %r:2 = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel"]}
+       ins(%x, %y : tensor<16xf32>, tensor<16xf32>) outs(%e0, %e1 : tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o0: f32, %o1: f32):
+    %s = arith.addf %a, %b : f32
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %s, %m : f32, f32
+  } -> (tensor<16xf32>, tensor<16xf32>)
+  return %r#0, %r#1, %x : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
+}"""
+
+ADD16 = ew("tensor<16xf32>", "f32", "    %r = arith.addf %a, %b : f32")
+
+
+def test_broadcast_add():
+    fn = compile_src(BIAS)
+    x = RNG.random((4, 8), dtype=np.float32)
+    b = RNG.random(8, dtype=np.float32)
+    (y,) = fn(x, b)
+    np.testing.assert_array_equal(y, x + b)
+    assert y.dtype == np.float32 and y.shape == (4, 8)
+
+
+def test_row_reduction():
+    x = RNG.random((5, 7), dtype=np.float32)
+    (r,) = compile_src(ROWSUM)(x)
+    np.testing.assert_allclose(r, x.sum(axis=1), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "op, ref",
+    [
+        ("math.exp", np.exp),
+        ("math.log", np.log),
+        ("math.tanh", np.tanh),
+        ("math.erf", np.vectorize(math.erf)),
+    ],
+)
+def test_math_unary(op, ref):
+    fn = compile_src(ew("tensor<16xf32>", "f32", f"    %r = {op} %a : f32", n_in=1))
+    x = RNG.random(16, dtype=np.float32) + 0.1
+    (y,) = fn(x)
+    np.testing.assert_allclose(y, ref(x).astype(np.float32), rtol=2e-6, atol=1e-7)
+
+
+def test_powf():
+    fn = compile_src(ew("tensor<16xf32>", "f32", "    %r = math.powf %a, %b : f32"))
+    x = RNG.random(16, dtype=np.float32) + 0.5
+    p = RNG.random(16, dtype=np.float32) * 3
+    np.testing.assert_allclose(fn(x, p)[0], x**p, rtol=1e-5)
+
+
+def test_multi_result_and_returned_input():
+    fn = compile_src(MULTI)
+    x = RNG.random(16, dtype=np.float32)
+    y = RNG.random(16, dtype=np.float32)
+    s, m, xc = fn(x, y)
+    np.testing.assert_array_equal(s, x + y)
+    np.testing.assert_array_equal(m, x * y)
+    np.testing.assert_array_equal(xc, x)
+    assert not np.shares_memory(xc, x)
+
+
+def test_i1_result_from_cmpf_is_one_byte_per_element():
+    src = ew("tensor<16xf32>", "f32", "    %r = arith.cmpf olt, %a, %b : f32", out_t="tensor<16xi1>", out_elt="i1")
+    fn = compile_src(src)
+    x = RNG.random(16, dtype=np.float32)
+    y = RNG.random(16, dtype=np.float32)
+    out = np.full(24, 7, dtype=np.uint8)  # guard bytes after the 16 elements
+    (r,) = fn(x, y, out=out[:16].view(np.bool_))
+    assert r.dtype == np.bool_
+    np.testing.assert_array_equal(r, x < y)
+    assert set(out[:16].tolist()) <= {0, 1}
+    assert out[16:].tolist() == [7] * 8  # exactly 16 bytes written
+
+
+def test_i1_input():
+    src = ew("tensor<16xi1>", "i1", "    %r = arith.xori %a, %b : i1")
+    a = RNG.random(16) < 0.5
+    b = RNG.random(16) < 0.5
+    np.testing.assert_array_equal(compile_src(src)(a, b)[0], a ^ b)
+
+
+def test_f16_elementwise():
+    src = ew("tensor<16xf16>", "f16", "    %m = arith.mulf %a, %b : f16\n    %r = math.exp %m : f16")
+    a = RNG.random(16).astype(np.float16)
+    b = RNG.random(16).astype(np.float16)
+    (y,) = compile_src(src)(a, b)
+    assert y.dtype == np.float16
+    ref = np.exp(a.astype(np.float32) * b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(y.astype(np.float32), ref.astype(np.float32), rtol=2e-3)
+
+
+def test_bf16_elementwise():
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    src = ew("tensor<16xbf16>", "bf16", "    %s = arith.addf %a, %b : bf16\n    %r = arith.mulf %s, %a : bf16")
+    a = (RNG.random(16) * 4 - 2).astype(bf16)
+    b = (RNG.random(16) * 4 - 2).astype(bf16)
+    (y,) = compile_src(src)(a, b)
+    assert y.dtype == bf16
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    ref = ((af + bf).astype(bf16).astype(np.float32) * af).astype(bf16)
+    np.testing.assert_allclose(y.astype(np.float32), ref.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("elt, dtype", [("i8", np.int8), ("i32", np.int32), ("i64", np.int64)])
+def test_integer_elementwise(elt, dtype):
+    src = ew(f"tensor<16x{elt}>", elt, f"    %m = arith.muli %a, %b : {elt}\n    %r = arith.addi %m, %a : {elt}")
+    info = np.iinfo(dtype)
+    a = RNG.integers(max(info.min, -100), min(info.max, 100), 16).astype(dtype)
+    b = RNG.integers(-3, 4, 16).astype(dtype)
+    (y,) = compile_src(src)(a, b)
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(y, (a * b + a).astype(dtype))
+
+
+def test_non_contiguous_input_and_input_not_modified():
+    fn = compile_src(BIAS)
+    big = RNG.random((4, 16), dtype=np.float32)
+    x = big[:, ::2]
+    b = RNG.random(8, dtype=np.float32)
+    before = big.copy()
+    np.testing.assert_array_equal(fn(x, b)[0], x + b)
+    np.testing.assert_array_equal(big, before)
+
+
+def test_input_validation():
+    fn = compile_src(BIAS)
+    x = np.zeros((4, 8), np.float32)
+    b = np.zeros(8, np.float32)
+    with pytest.raises(GraphfuseError, match="expected 2 argument"):
+        fn(x)
+    with pytest.raises(GraphfuseError, match=r"argument 1: expected dtype float32 .*got float64"):
+        fn(x, b.astype(np.float64))
+    with pytest.raises(GraphfuseError, match=r"argument 0: expected shape \(4, 8\).*got \(8, 4\)"):
+        fn(x.T.copy(), b)
+    with pytest.raises(GraphfuseError, match=r"argument 1: expected shape \(8,\)"):
+        fn(x, np.zeros((1, 8), np.float32))
+    with pytest.raises(GraphfuseError, match="expected a numpy array"):
+        fn(x, [0.0] * 8)
+    with pytest.raises(GraphfuseError, match="expected 1 out= buffer"):
+        fn(x, b, out=[])
+    with pytest.raises(GraphfuseError, match=r"out\[0\]: expected dtype float32"):
+        fn(x, b, out=np.zeros((4, 8), np.float64))
+    with pytest.raises(GraphfuseError, match=r"out\[0\]: output buffers must be writeable and C-contiguous"):
+        fn(x, b, out=np.zeros((8, 4), np.float32).T)
+    with pytest.raises(GraphfuseError, match=r"out\[0\] overlaps argument 0"):
+        fn(x, b, out=x)
+
+
+def test_compile_errors():
+    with pytest.raises(GraphfuseError, match="no function @g"):
+        compile_src(BIAS, "g")
+    with pytest.raises(GraphfuseError, match="unsupported element type"):
+        compile_src(ew("tensor<4xf8E4M3FN>", "f8E4M3FN", "    %r = arith.addf %a, %b : f8E4M3FN"))
+    with pytest.raises(GraphfuseError, match="ranked tensor"):
+        compile_src("func.func @f(%x: f32) -> f32 { return %x : f32 }")
+
+
+def test_cache_hit_returns_same_object():
+    a = compile_src(ADD16)
+    assert compile_src(ADD16) is a
+    assert compile_linalg(parse(ADD16), "f", opt_level=2) is not a
+
+
+def test_out_buffers_reused():
+    fn = compile_src(MULTI)
+    x = RNG.random(16, dtype=np.float32)
+    y = RNG.random(16, dtype=np.float32)
+    outs = [np.empty(16, np.float32) for _ in range(3)]
+    res = fn(x, y, out=outs)
+    assert all(r is o and np.shares_memory(r, o) for r, o in zip(res, outs, strict=True))
+    np.testing.assert_array_equal(outs[0], x + y)
+    single = np.empty((4, 8), np.float32)
+    (r,) = compile_src(BIAS)(np.ones((4, 8), np.float32), np.ones(8, np.float32), out=single)
+    assert np.shares_memory(r, single) and (single == 2).all()
+
+
+def test_no_result_allocation_in_jit_code():
+    for src in (BIAS, ROWSUM, MULTI):
+        llvm = compile_src(src).llvm_dialect_ir
+        assert "malloc" not in llvm and "aligned_alloc" not in llvm
+
+
+def test_dynamic_input_dims():
+    src = BIAS.replace("tensor<4x8xf32>", "tensor<?x8xf32>").replace(
+        "%e = tensor.empty() : tensor<?x8xf32>",
+        "%c0 = arith.constant 0 : index\n  %d = tensor.dim %x, %c0 : tensor<?x8xf32>\n"
+        "  %e = tensor.empty(%d) : tensor<?x8xf32>",
+    )
+    fn = compile_src(src)
+    b = RNG.random(8, dtype=np.float32)
+    for m in (1, 3, 10):
+        x = RNG.random((m, 8), dtype=np.float32)
+        out = np.empty((m, 8), np.float32)
+        fn(x, b, out=out)
+        np.testing.assert_array_equal(out, x + b)
+    with pytest.raises(GraphfuseError, match="dynamic shape"):
+        fn(x, b)
+
+
+def test_descriptor_layout_matches_mlir_runtime():
+    for rank in (1, 2, 3):
+        a = np.zeros((2,) * rank, np.float32)
+        ref = get_ranked_memref_descriptor(a)
+        cls = _descriptor_class(rank)
+        assert ctypes.sizeof(cls) == ctypes.sizeof(ref)
+        for name, *_ in cls._fields_:
+            assert getattr(cls, name).offset == getattr(type(ref), name).offset
