@@ -420,6 +420,7 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         else:
             func.attributes["sym_visibility"] = visibility
         _erase_self_copies(func)
+        _reject_i1_buffers(module, entry)
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         if len(ftype.results):
             raise GraphfuseError(
@@ -433,6 +434,23 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         except Exception as e:
             raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
     return CompiledFunction(entry, inputs, outputs, context, module, engine, llvm_ir)
+
+
+def _reject_i1_buffers(module: ir.Module, entry: str) -> None:
+    """Refuse IR with an i1 buffer left after bufferization.
+
+    finalize-memref-to-llvm asserts (aborting the process) on stores to
+    memref<...xi1>; boolean intermediates that elementwise fusion could not
+    remove (e.g. a comparison with two users) would get there.
+    """
+    for op in _walk_names(module.operation):
+        for result in op.operation.results:
+            t = result.type
+            if isinstance(t, ir.MemRefType) and str(t.element_type) == "i1":
+                raise GraphfuseError(
+                    f"@{entry}: a boolean (i1) intermediate would be stored in memory ({t}, from "
+                    f"{op.operation.name}); the CPU lowering cannot store i1 buffers yet"
+                )
 
 
 def _erase_self_copies(func) -> None:

@@ -283,3 +283,17 @@ def test_descriptor_layout_matches_mlir_runtime():
         assert ctypes.sizeof(cls) == ctypes.sizeof(ref)
         for name, *_ in cls._fields_:
             assert getattr(cls, name).offset == getattr(type(ref), name).offset
+
+
+def test_an_i1_intermediate_buffer_is_an_error_not_an_abort() -> None:
+    """A comparison used twice keeps its i1 tensor after fusion; storing it would abort LLVM 22's lowering."""
+    import graphfuse
+    from graphfuse.dialect.diagnostics import GraphfuseError as Error
+
+    b = graphfuse.GraphBuilder("f")
+    x, y = b.arg((4, 8)), b.arg((4, 8))
+    condition = b.greater(x, y)
+    b.ret(b.select(condition, b.exp(x), y), condition)
+    graphfuse.run_pipeline(b.module, "builtin.module(graph-to-linalg)")
+    with pytest.raises(Error, match=r"boolean \(i1\) intermediate would be stored in memory"):
+        compile_linalg(b.module, "f")
