@@ -36,57 +36,30 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 from mlir.dialects import math as mmath
 
+from graphfuse.lowering.common import (
+    LOWERINGS,
+    PARALLEL,
+    broadcast_map,
+    build_generic,
+    compute_type,
+    const,
+    decompose_graph_ops,
+    dynamic_sizes,
+    is_bool,
+    is_float,
+    is_int,
+    is_narrow_float,
+    narrow,
+    string_attr,
+    widen,
+)
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 from graphfuse.pipelines.registry import register_pass
 
-__all__ = ["LOWERED_OPS", "GraphToLinalg", "lower_op"]
-
-# --------------------------------------------------------------------------
-# Element types.
-
-
-def _is_float(t: ir.Type) -> bool:
-    return isinstance(t, ir.F32Type | ir.F16Type | ir.BF16Type | ir.F64Type)
-
-
-def _is_narrow_float(t: ir.Type) -> bool:
-    return isinstance(t, ir.F16Type | ir.BF16Type)
-
-
-def _is_int(t: ir.Type) -> bool:
-    return isinstance(t, ir.IntegerType)
-
-
-def _is_bool(t: ir.Type) -> bool:
-    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 1
-
-
-def _int_width(t: ir.Type) -> int:
-    return ir.IntegerType(t).width
-
-
-def _const(t: ir.Type, value: float | int | bool) -> ir.Value:
-    if _is_float(t):
-        return arith.constant(t, ir.FloatAttr.get(t, float(value)))
-    if _is_bool(t):
-        return arith.constant(t, ir.IntegerAttr.get(t, 1 if value else 0))
-    return arith.constant(t, ir.IntegerAttr.get(t, int(value)))
-
-
-def _compute_type(t: ir.Type) -> ir.Type:
-    return ir.F32Type.get() if _is_narrow_float(t) else t
-
-
-def _widen(v: ir.Value) -> ir.Value:
-    return arith.extf(ir.F32Type.get(), v) if _is_narrow_float(v.type) else v
-
-
-def _narrow(v: ir.Value, t: ir.Type) -> ir.Value:
-    return arith.truncf(t, v) if v.type != t else v
-
+__all__ = ["LOWERED_OPS", "GraphToLinalg", "lower_elementwise", "lower_op"]
 
 # --------------------------------------------------------------------------
 # Scalar bodies: (block arguments, result element type) -> yielded value, or
@@ -98,45 +71,45 @@ Body = Callable[[list[ir.Value], ir.Type], "ir.Value | None"]
 
 def _sigmoid(x: ir.Value) -> ir.Value:
     t = x.type
-    one = _const(t, 1.0)
+    one = const(t, 1.0)
     e = mmath.exp(arith.negf(mmath.absf(x)))
     denom = arith.addf(one, e)
-    positive = arith.cmpf(arith.CmpFPredicate.OGE, x, _const(t, 0.0))
+    positive = arith.cmpf(arith.CmpFPredicate.OGE, x, const(t, 0.0))
     return arith.select(positive, arith.divf(one, denom), arith.divf(e, denom))
 
 
 def _gelu(x: ir.Value, approximate: str) -> ir.Value:
     t = x.type
-    half = _const(t, 0.5)
-    one = _const(t, 1.0)
+    half = const(t, 0.5)
+    one = const(t, 1.0)
     if approximate == "tanh":
         cube = arith.mulf(arith.mulf(x, x), x)
-        inner = arith.addf(x, arith.mulf(_const(t, 0.044715), cube))
-        g = mmath.tanh(arith.mulf(_const(t, math.sqrt(2.0 / math.pi)), inner))
+        inner = arith.addf(x, arith.mulf(const(t, 0.044715), cube))
+        g = mmath.tanh(arith.mulf(const(t, math.sqrt(2.0 / math.pi)), inner))
     else:
-        g = mmath.erf(arith.mulf(x, _const(t, 1.0 / math.sqrt(2.0))))
+        g = mmath.erf(arith.mulf(x, const(t, 1.0 / math.sqrt(2.0))))
     return arith.mulf(arith.mulf(half, x), arith.addf(one, g))
 
 
 def _float_sign(x: ir.Value) -> ir.Value:
     t = x.type
-    zero = _const(t, 0.0)
+    zero = const(t, 0.0)
     is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
     rest = arith.select(is_nan, x, zero)
-    neg = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, x, zero), _const(t, -1.0), rest)
-    return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, x, zero), _const(t, 1.0), neg)
+    neg = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, x, zero), const(t, -1.0), rest)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, x, zero), const(t, 1.0), neg)
 
 
 def _int_sign(x: ir.Value) -> ir.Value:
     t = x.type
-    zero = _const(t, 0)
-    neg = arith.select(arith.cmpi(arith.CmpIPredicate.slt, x, zero), _const(t, -1), zero)
-    return arith.select(arith.cmpi(arith.CmpIPredicate.sgt, x, zero), _const(t, 1), neg)
+    zero = const(t, 0)
+    neg = arith.select(arith.cmpi(arith.CmpIPredicate.slt, x, zero), const(t, -1), zero)
+    return arith.select(arith.cmpi(arith.CmpIPredicate.sgt, x, zero), const(t, 1), neg)
 
 
 def _int_div(a: ir.Value, b: ir.Value) -> ir.Value:
     t = a.type
-    zero, one, minus_one = _const(t, 0), _const(t, 1), _const(t, -1)
+    zero, one, minus_one = const(t, 0), const(t, 1), const(t, -1)
     b_zero = arith.cmpi(arith.CmpIPredicate.eq, b, zero)
     b_minus_one = arith.cmpi(arith.CmpIPredicate.eq, b, minus_one)
     safe = arith.select(arith.ori(b_zero, b_minus_one), one, b)
@@ -152,13 +125,13 @@ _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "exp": mmath.exp,
     "log": mmath.log,
     "sqrt": mmath.sqrt,
-    "rsqrt": lambda x: arith.divf(_const(x.type, 1.0), mmath.sqrt(x)),
-    "reciprocal": lambda x: arith.divf(_const(x.type, 1.0), x),
+    "rsqrt": lambda x: arith.divf(const(x.type, 1.0), mmath.sqrt(x)),
+    "reciprocal": lambda x: arith.divf(const(x.type, 1.0), x),
     "tanh": mmath.tanh,
     "sigmoid": _sigmoid,
     "erf": mmath.erf,
-    "relu": lambda x: arith.maximumf(x, _const(x.type, 0.0)),
-    "fast_gelu": lambda x: arith.mulf(x, _sigmoid(arith.mulf(_const(x.type, 1.702), x))),
+    "relu": lambda x: arith.maximumf(x, const(x.type, 0.0)),
+    "fast_gelu": lambda x: arith.mulf(x, _sigmoid(arith.mulf(const(x.type, 1.702), x))),
     "silu": lambda x: arith.mulf(x, _sigmoid(x)),
     "square": lambda x: arith.mulf(x, x),
     "floor": mmath.floor,
@@ -170,8 +143,8 @@ _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
 }
 _UNARY_INT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "abs": mmath.absi,
-    "neg": lambda x: arith.subi(_const(x.type, 0), x),
-    "relu": lambda x: arith.maxsi(x, _const(x.type, 0)),
+    "neg": lambda x: arith.subi(const(x.type, 0), x),
+    "relu": lambda x: arith.maxsi(x, const(x.type, 0)),
     "square": lambda x: arith.muli(x, x),
     "sign": _int_sign,
 }
@@ -209,49 +182,43 @@ def _cast_body(x: ir.Value, target: ir.Type) -> ir.Value | None:
     source = x.type
     if source == target:
         return x
-    if _is_bool(target):
-        if _is_float(source):
-            return arith.cmpf(arith.CmpFPredicate.UNE, x, _const(source, 0.0))
-        return arith.cmpi(arith.CmpIPredicate.ne, x, _const(source, 0))
-    if _is_float(target):
-        if _is_float(source):
-            if _is_narrow_float(source) and _is_narrow_float(target):
-                x = _widen(x)  # f16 <-> bf16 through f32 (exact widening, one rounding)
+    if is_bool(target):
+        if is_float(source):
+            return arith.cmpf(arith.CmpFPredicate.UNE, x, const(source, 0.0))
+        return arith.cmpi(arith.CmpIPredicate.ne, x, const(source, 0))
+    if is_float(target):
+        if is_float(source):
+            if is_narrow_float(source) and is_narrow_float(target):
+                x = widen(x)  # f16 <-> bf16 through f32 (exact widening, one rounding)
             if ir.FloatType(x.type).width < ir.FloatType(target).width:
                 return arith.extf(target, x)
             return arith.truncf(target, x)
-        if _is_bool(source):
+        if is_bool(source):
             return arith.uitofp(target, x)
         return arith.sitofp(target, x)
-    if not _is_int(target):
+    if not is_int(target):
         return None
-    width = _int_width(target)
-    if _is_int(source):
-        if _is_bool(source):
+    width = ir.IntegerType(target).width
+    if is_int(source):
+        if is_bool(source):
             return arith.extui(target, x)
-        if _int_width(source) < width:
+        if ir.IntegerType(source).width < width:
             return arith.extsi(target, x)
         return arith.trunci(target, x)
     # float -> int: truncate toward zero, saturate, NaN -> 0 (compute in f32 or f64).
-    x = _widen(x)
+    x = widen(x)
     t = x.type
     low, high = -(2.0 ** (width - 1)), 2.0 ** (width - 1)
     truncated = mmath.trunc(x)
-    ge_low = arith.cmpf(arith.CmpFPredicate.OGE, truncated, _const(t, low))
-    lt_high = arith.cmpf(arith.CmpFPredicate.OLT, truncated, _const(t, high))
+    ge_low = arith.cmpf(arith.CmpFPredicate.OGE, truncated, const(t, low))
+    lt_high = arith.cmpf(arith.CmpFPredicate.OLT, truncated, const(t, high))
     in_range = arith.andi(ge_low, lt_high)  # false for NaN
-    safe = arith.select(in_range, truncated, _const(t, 0.0))
+    safe = arith.select(in_range, truncated, const(t, 0.0))
     out = arith.fptosi(target, safe)
-    too_high = arith.cmpf(arith.CmpFPredicate.OGE, truncated, _const(t, high))
-    out = arith.select(too_high, _const(target, 2 ** (width - 1) - 1), out)
-    too_low = arith.cmpf(arith.CmpFPredicate.OLT, truncated, _const(t, low))
-    return arith.select(too_low, _const(target, -(2 ** (width - 1))), out)
-
-
-def _string_attr(op: ir.Operation, name: str, default: str) -> str:
-    if name in op.attributes:
-        return ir.StringAttr(op.attributes[name]).value
-    return default
+    too_high = arith.cmpf(arith.CmpFPredicate.OGE, truncated, const(t, high))
+    out = arith.select(too_high, const(target, 2 ** (width - 1) - 1), out)
+    too_low = arith.cmpf(arith.CmpFPredicate.OLT, truncated, const(t, low))
+    return arith.select(too_low, const(target, -(2 ** (width - 1))), out)
 
 
 def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | None:
@@ -264,43 +231,43 @@ def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | No
     et = operand_types[0]
 
     def in_float(fn: Callable[..., ir.Value]) -> Callable[[list[ir.Value]], ir.Value]:
-        return lambda args: _narrow(fn(*[_widen(a) for a in args]), result_type)
+        return lambda args: narrow(fn(*[widen(a) for a in args]), result_type)
 
-    if name == "gelu" and _is_float(et):
-        approximate = _string_attr(op, "approximate", "none")
+    if name == "gelu" and is_float(et):
+        approximate = string_attr(op, "approximate", "none")
         return in_float(lambda x: _gelu(x, approximate))
     if name in _UNARY_FLOAT or name in _UNARY_INT:
-        if _is_float(et) and name in _UNARY_FLOAT:
+        if is_float(et) and name in _UNARY_FLOAT:
             return in_float(_UNARY_FLOAT[name])
-        if _is_int(et) and not _is_bool(et) and name in _UNARY_INT:
+        if is_int(et) and not is_bool(et) and name in _UNARY_INT:
             return lambda args: _UNARY_INT[name](args[0])
         return None
-    if name == "logical_not" and _is_bool(et):
-        return lambda args: arith.xori(args[0], _const(et, True))
-    if name == "isfinite" and _is_float(et):
+    if name == "logical_not" and is_bool(et):
+        return lambda args: arith.xori(args[0], const(et, True))
+    if name == "isfinite" and is_float(et):
         inf = float("inf")
         return lambda args: arith.cmpf(
-            arith.CmpFPredicate.OLT, mmath.absf(_widen(args[0])), _const(_compute_type(et), inf)
+            arith.CmpFPredicate.OLT, mmath.absf(widen(args[0])), const(compute_type(et), inf)
         )
     if name in _BINARY_FLOAT or name in _BINARY_INT:
-        if _is_float(et) and name in _BINARY_FLOAT:
+        if is_float(et) and name in _BINARY_FLOAT:
             return in_float(_BINARY_FLOAT[name])
-        if _is_int(et) and not _is_bool(et) and name in _BINARY_INT:
+        if is_int(et) and not is_bool(et) and name in _BINARY_INT:
             return lambda args: _BINARY_INT[name](args[0], args[1])
         return None
     if name in _COMPARE:
         fpred, ipred = _COMPARE[name]
-        if _is_float(et):
+        if is_float(et):
             return lambda args: arith.cmpf(fpred, args[0], args[1])
-        if _is_int(et):
+        if is_int(et):
             return lambda args: arith.cmpi(ipred, args[0], args[1])
         return None
-    if name in _LOGICAL and _is_bool(et):
+    if name in _LOGICAL and is_bool(et):
         return lambda args: _LOGICAL[name](args[0], args[1])
     if name == "select":
         return lambda args: arith.select(args[0], args[1], args[2])
     if name == "cast":
-        if (_is_float(et) or _is_int(et)) and (_is_float(result_type) or _is_int(result_type)):
+        if (is_float(et) or is_int(et)) and (is_float(result_type) or is_int(result_type)):
             return lambda args: _cast_body(args[0], result_type)
         return None
     return None
@@ -316,43 +283,7 @@ LOWERED_OPS = frozenset(
 # Broadcasting and the generic op.
 
 
-def _indexing_map(operand: ir.RankedTensorType, result: ir.RankedTensorType) -> ir.AffineMap | None:
-    rank = result.rank
-    offset = rank - operand.rank
-    if offset < 0:
-        return None
-    exprs = []
-    for k in range(operand.rank):
-        i = offset + k
-        size = operand.get_dim_size(k) if not operand.is_dynamic_dim(k) else None
-        out = result.get_dim_size(i) if not result.is_dynamic_dim(i) else None
-        if size == 1 and out != 1:
-            exprs.append(ir.AffineConstantExpr.get(0))
-        elif size is None or out is None or size == out:
-            exprs.append(ir.AffineDimExpr.get(i))
-        else:
-            return None
-    return ir.AffineMap.get(rank, 0, exprs)
-
-
-def _result_sizes(operands: list[ir.Value], result: ir.RankedTensorType) -> list[int | ir.Value] | None:
-    sizes: list[int | ir.Value] = []
-    for i in range(result.rank):
-        if not result.is_dynamic_dim(i):
-            sizes.append(result.get_dim_size(i))
-            continue
-        for v in operands:
-            t = ir.RankedTensorType(v.type)
-            k = i - (result.rank - t.rank)
-            if k >= 0 and t.is_dynamic_dim(k):
-                sizes.append(tensor.dim(v, arith.constant(ir.IndexType.get(), k)))
-                break
-        else:
-            return None
-    return sizes
-
-
-def lower_op(op: ir.Operation) -> bool:
+def lower_elementwise(op: ir.Operation) -> bool:
     """Replace elementwise graph ``op`` by a linalg.generic; False (IR untouched) when not lowered."""
     if len(op.results) != 1 or len(op.regions) > 0:
         return False
@@ -363,48 +294,53 @@ def lower_op(op: ir.Operation) -> bool:
         return False
     result_type = ir.RankedTensorType(op.results[0].type)
     operands = list(op.operands)
-    maps = [_indexing_map(ir.RankedTensorType(v.type), result_type) for v in operands]
+    maps = [broadcast_map(ir.RankedTensorType(v.type), result_type) for v in operands]
     if any(m is None for m in maps):
         return False
     maps.append(ir.AffineMap.get_identity(result_type.rank))
     with op.location, ir.InsertionPoint(op):
-        sizes = _result_sizes(operands, result_type)
+        sizes = dynamic_sizes(operands, result_type)
         if sizes is None:
             return False
         init = tensor.empty(sizes, result_type.element_type)
-        parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-        generic = linalg.GenericOp(
+        generic = build_generic(
             [result_type],
             operands,
             [init],
-            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-            ir.ArrayAttr.get([parallel] * result_type.rank),
+            maps,
+            [PARALLEL] * result_type.rank,
+            lambda args: [body(args[: len(operands)])],
         )
-        arg_types = [ir.RankedTensorType(v.type).element_type for v in operands] + [result_type.element_type]
-        block = generic.regions[0].blocks.append(*arg_types)
-        with ir.InsertionPoint(block):
-            value = body(list(block.arguments)[: len(operands)])
-            linalg.YieldOp([value])
     op.results[0].replace_all_uses_with(generic.results[0])
     op.erase()
     return True
+
+
+def lower_op(op: ir.Operation) -> bool:
+    """Lower one graph op (not a decomposed one) to linalg; False (IR untouched) when it is not lowered."""
+    lowering = LOWERINGS.get(op.name)
+    if lowering is not None:
+        return lowering(op)
+    return lower_elementwise(op)
 
 
 @register_pass
 @dataclass(frozen=True)
 class GraphToLinalg(GraphPass):
     name: ClassVar[str] = "graph-to-linalg"
-    summary: ClassVar[str] = "Lower graph ops to linalg on tensors (elementwise ops so far)"
+    summary: ClassVar[str] = "Lower graph ops to linalg, tensor, arith and math ops on tensors"
     statistics: ClassVar[dict[str, str]] = {
+        "num-decomposed": "Number of graph ops rewritten into simpler graph ops first",
         "num-lowered": "Number of graph ops lowered to linalg",
         "num-unlowered": "Number of graph ops left as they were",
     }
     strict: bool = option(False, "fail on a graph op that cannot be lowered")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
+        with module.context:
+            decompose_graph_ops(module, context.count)
         for func in module.body.operations:
-            func_op = func.operation
-            for op in _graph_ops_in(func_op):
+            for op in _graph_ops_in(func.operation):
                 if lower_op(op):
                     context.count("num-lowered")
                     continue
@@ -424,3 +360,7 @@ def _graph_ops_in(root: ir.Operation) -> list[ir.Operation]:
 
     root.walk(visit)
     return found
+
+
+# The modules below register their lowerings and decompositions (import order does not matter).
+from graphfuse.lowering import decompose, shape_ops, structured_ops  # noqa: E402, F401
