@@ -1,6 +1,12 @@
-"""graph-to-linalg: rewrite graph ops into linalg on tensors (first step: elementwise ops).
+"""graph-to-linalg: rewrite graph ops into linalg, tensor, arith and math ops on tensors.
 
-Every lowered graph op becomes one ``linalg.generic`` whose init is a
+The pass first rewrites fused and compound ops into simpler graph ops
+(``lowering/decompose.py``), then lowers each remaining op with its
+registered lowering: shape ops in ``lowering/shape_ops.py``, reductions,
+matmul, convolution and pooling in ``lowering/structured_ops.py``, and the
+elementwise ops here.
+
+Every elementwise graph op becomes one ``linalg.generic`` whose init is a
 ``tensor.empty`` of the result type and whose iterators are all parallel.
 Operands broadcast like numpy through the indexing maps: a missing leading
 dimension is dropped from the operand's map, a static size-1 dimension that
@@ -17,15 +23,17 @@ the op catalog documents (``graphfuse.dialect.ops.elementwise``):
   ``arith.minimumf`` (NaN propagates); integers ``arith.maxsi``/``minsi``;
 - ``round`` is ``math.roundeven``; ``sigmoid`` is the overflow-free form of
   the reference (``exp(-|x|)``); ``gelu`` uses ``math.erf`` or ``math.tanh``;
+- integer ``pow`` is ``math.ipowi`` (wrapping, like numpy) for exponents
+  >= 0; a negative exponent gives the truncated 1 / a^-e (1, -1 or 0);
 - integer ``div`` is ``arith.divsi`` on a divisor made safe first: x / 0 = 0
   and x / -1 = 0 - x (MIN / -1 wraps to MIN), so no undefined behaviour;
 - ``cast`` follows every documented rule (float -> int truncates and
   saturates, NaN -> 0; anything -> i1 is x != 0; i1 -> number is 0 or 1;
   int -> int sign-extends or keeps the low bits).
 
-Not lowered yet (they stay graph ops; with ``strict`` the pass fails naming
-the op and its location): integer ``pow`` and every non-elementwise op.
-Each new op gets the location of the graph op it replaces.
+An op no lowering handles (e.g. a decomposition that needs a static size
+meets a dynamic one) stays a graph op; with ``strict`` the pass fails naming
+the op and its location.  Each new op gets the location of the graph op it replaces.
 """
 
 from __future__ import annotations
@@ -107,6 +115,22 @@ def _int_sign(x: ir.Value) -> ir.Value:
     return arith.select(arith.cmpi(arith.CmpIPredicate.sgt, x, zero), const(t, 1), neg)
 
 
+def _int_pow(a: ir.Value, e: ir.Value) -> ir.Value:
+    """a ** e wrapping like numpy for e >= 0 (``math.ipowi``); for e < 0 the truncated 1 / a^-e (1, +-1 or 0)."""
+    t = a.type
+    zero, one, minus_one = const(t, 0), const(t, 1), const(t, -1)
+    negative = arith.cmpi(arith.CmpIPredicate.slt, e, zero)
+    power = mmath.ipowi(a, arith.select(negative, zero, e))
+    odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(e, one), zero)
+    of_minus_one = arith.select(odd, minus_one, one)
+    reciprocal = arith.select(
+        arith.cmpi(arith.CmpIPredicate.eq, a, one),
+        one,
+        arith.select(arith.cmpi(arith.CmpIPredicate.eq, a, minus_one), of_minus_one, zero),
+    )
+    return arith.select(negative, reciprocal, power)
+
+
 def _int_div(a: ir.Value, b: ir.Value) -> ir.Value:
     t = a.type
     zero, one, minus_one = const(t, 0), const(t, 1), const(t, -1)
@@ -163,6 +187,7 @@ _BINARY_INT: dict[str, Callable[[ir.Value, ir.Value], ir.Value]] = {
     "sub": arith.subi,
     "mul": arith.muli,
     "div": _int_div,
+    "pow": _int_pow,
     "maximum": arith.maxsi,
     "minimum": arith.minsi,
 }
