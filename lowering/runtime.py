@@ -345,7 +345,7 @@ def _boundary_type(t: ir.Type) -> ir.Type:
 def _convert_generic(value: ir.Value, result_type: ir.Type, cast: str, dest: ir.Value | None):
     """``linalg.generic`` applying ``cast`` elementwise to ``value`` (into ``dest``, or a new tensor.empty).
 
-    ``linalg-fuse-elementwise-ops`` then folds it into the producer / consumers, so no i1 buffer remains.
+    The boolean side becomes bytes too (:func:`store_booleans_as_bytes`); the pair of casts is then a byte copy.
     """
     from mlir.dialects import linalg, tensor
 
@@ -412,8 +412,8 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         func = _find_func(module, entry)
         visibility = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
         func.attributes["sym_visibility"] = ir.StringAttr.get("private")
-        fuse = "func.func(linalg-fuse-elementwise-ops)," if "i1" in text else ""
-        _run(f"builtin.module({fuse}{PRE_BUFFERIZE},{BUFFERIZE})", module, "bufferization")
+        store_booleans_as_bytes(module)
+        _run(f"builtin.module({PRE_BUFFERIZE},{BUFFERIZE})", module, "bufferization")
         func = _find_func(module, entry)
         if visibility is None:
             del func.attributes["sym_visibility"]
@@ -434,6 +434,96 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         except Exception as e:
             raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
     return CompiledFunction(entry, inputs, outputs, context, module, engine, llvm_ir)
+
+
+def _bytes_type(t: ir.Type) -> ir.Type | None:
+    """tensor<...xi8> for a tensor<...xi1>, else None."""
+    if isinstance(t, ir.RankedTensorType) and str(t.element_type) == "i1":
+        return ir.RankedTensorType.get(t.shape, ir.IntegerType.get_signless(8))
+    return None
+
+
+def store_booleans_as_bytes(module: ir.Module) -> None:
+    """Retype every boolean tensor (``tensor<...xi1>``) in the module as ``tensor<...xi8>`` holding 0 or 1.
+
+    LLVM 22's memref lowering aborts on ``memref<...xi1>`` stores, and numpy
+    keeps booleans in bytes anyway.  Values stay i1 inside linalg bodies: a
+    body reading a byte truncates it (``arith.trunci``), a body producing a
+    boolean result zero-extends it (``arith.extui``).  Boolean constants are
+    rebuilt as byte constants.  Ops with regions other than linalg ops are
+    refused when they touch a boolean tensor.
+    """
+    from graphfuse.dialect.constants import array_to_attr, attr_to_array
+
+    i1, i8 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(8)
+    for func in module.body.operations:
+        if func.operation.name != "func.func" or not len(func.regions[0].blocks):
+            continue
+        entry_block = func.regions[0].blocks[0]
+        for arg in entry_block.arguments:
+            wide = _bytes_type(arg.type)
+            if wide is not None:
+                arg.set_type(wide)
+        for op in list(_walk_names(func)):
+            op = op.operation
+            if op.name == "arith.constant" and _bytes_type(op.results[0].type) is not None:
+                values = attr_to_array(op.attributes["value"]).astype(np.int8)
+                with ir.InsertionPoint(op), op.location:
+                    new = arith_constant(array_to_attr(values))
+                op.results[0].replace_all_uses_with(new)
+                op.erase()
+                continue
+            changed = False
+            for result in op.results:
+                wide = _bytes_type(result.type)
+                if wide is not None:
+                    result.set_type(wide)
+                    changed = True
+            if not len(op.regions):
+                continue
+            if not op.name.startswith("linalg."):
+                if changed:
+                    raise GraphfuseError(f"boolean tensors through '{op.name}' are not supported by the CPU runtime")
+                continue
+            _retype_linalg_body(op, i1, i8)
+        ret = entry_block.operations[len(entry_block.operations) - 1]
+        ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        inputs = [a.type for a in entry_block.arguments]
+        results = [v.type for v in ret.operands] if ret.operation.name == "func.return" else list(ftype.results)
+        func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
+    try:
+        module.operation.verify()
+    except ir.MLIRError as e:
+        raise GraphfuseError(f"storing booleans as bytes failed: {e}") from None
+
+
+def _retype_linalg_body(op: ir.Operation, i1: ir.Type, i8: ir.Type) -> None:
+    """Make a linalg op's body read bytes for its byte operands and yield bytes for its byte results."""
+    from mlir.dialects import arith
+
+    block = op.regions[0].blocks[0]
+    first = block.operations[0]
+    for arg, operand in zip(block.arguments, op.operands, strict=False):
+        if str(arg.type) != "i1" or not isinstance(operand.type, ir.RankedTensorType):
+            continue
+        if ir.RankedTensorType(operand.type).element_type != i8:
+            continue
+        arg.set_type(i8)
+        with ir.InsertionPoint(first), op.location:
+            narrow = arith.trunci(i1, arg)
+        arg.replace_all_uses_except(narrow, narrow.owner.operation)
+    yield_op = block.operations[len(block.operations) - 1]
+    for k, result in enumerate(op.results):
+        value = yield_op.operands[k]
+        if ir.RankedTensorType(result.type).element_type == i8 and value.type == i1:
+            with ir.InsertionPoint(yield_op), op.location:
+                yield_op.operands[k] = arith.extui(i8, value)
+
+
+def arith_constant(attr: ir.Attribute) -> ir.Value:
+    from mlir.dialects import arith
+
+    return arith.ConstantOp(attr.type, attr).result
 
 
 def _reject_i1_buffers(module: ir.Module, entry: str) -> None:
