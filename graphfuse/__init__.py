@@ -20,6 +20,7 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
 from graphfuse.dialect.interpreter import run_function
 from graphfuse.dialect.parsing import load_module, parse_module
+from graphfuse.lowering.compiler import Executable, compile
 from graphfuse.pipelines.registry import all_passes
 from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineError, PipelineFailure, run_pipeline
 
@@ -31,6 +32,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that is not
 __all__ = [
     "BuildError",
     "Diagnostic",
+    "Executable",
     "FunctionBuilder",
     "GraphBuilder",
     "GraphfuseError",
@@ -43,6 +45,7 @@ __all__ = [
     "__version__",
     "all_ops",
     "all_passes",
+    "compile",
     "load_module",
     "make_context",
     "parse_module",

@@ -22,7 +22,9 @@ the op catalog documents (``graphfuse.dialect.ops.elementwise``):
 - ``maximum``/``minimum``/``relu`` on floats use ``arith.maximumf`` /
   ``arith.minimumf`` (NaN propagates); integers ``arith.maxsi``/``minsi``;
 - ``round`` is ``math.roundeven``; ``sigmoid`` is the overflow-free form of
-  the reference (``exp(-|x|)``); ``gelu`` uses ``math.erf`` or ``math.tanh``;
+  the reference (``exp(-|x|)``); ``gelu`` uses erf or tanh;
+- f32 (and so f16/bf16) ``exp``, ``tanh`` and ``erf`` are the vectorizable
+  arith forms of ``lowering/fast_math.py``; f64 uses the ``math`` ops;
 - integer ``pow`` is ``math.ipowi`` (wrapping, like numpy) for exponents
   >= 0; a negative exponent gives the truncated 1 / a^-e (1, -1 or 0);
 - integer ``div`` is ``arith.divsi`` on a divisor made safe first: x / 0 = 0
@@ -64,6 +66,7 @@ from graphfuse.lowering.common import (
     string_attr,
     widen,
 )
+from graphfuse.lowering.fast_math import fast_erf, fast_exp, fast_tanh, is_f32
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 from graphfuse.pipelines.registry import register_pass
 
@@ -77,10 +80,22 @@ __all__ = ["LOWERED_OPS", "GraphToLinalg", "lower_elementwise", "lower_op"]
 Body = Callable[[list[ir.Value], ir.Type], "ir.Value | None"]
 
 
+def _exp(x: ir.Value) -> ir.Value:
+    return fast_exp(x) if is_f32(x.type) else mmath.exp(x)
+
+
+def _tanh(x: ir.Value) -> ir.Value:
+    return fast_tanh(x) if is_f32(x.type) else mmath.tanh(x)
+
+
+def _erf(x: ir.Value) -> ir.Value:
+    return fast_erf(x) if is_f32(x.type) else mmath.erf(x)
+
+
 def _sigmoid(x: ir.Value) -> ir.Value:
     t = x.type
     one = const(t, 1.0)
-    e = mmath.exp(arith.negf(mmath.absf(x)))
+    e = _exp(arith.negf(mmath.absf(x)))
     denom = arith.addf(one, e)
     positive = arith.cmpf(arith.CmpFPredicate.OGE, x, const(t, 0.0))
     return arith.select(positive, arith.divf(one, denom), arith.divf(e, denom))
@@ -93,9 +108,9 @@ def _gelu(x: ir.Value, approximate: str) -> ir.Value:
     if approximate == "tanh":
         cube = arith.mulf(arith.mulf(x, x), x)
         inner = arith.addf(x, arith.mulf(const(t, 0.044715), cube))
-        g = mmath.tanh(arith.mulf(const(t, math.sqrt(2.0 / math.pi)), inner))
+        g = _tanh(arith.mulf(const(t, math.sqrt(2.0 / math.pi)), inner))
     else:
-        g = mmath.erf(arith.mulf(x, const(t, 1.0 / math.sqrt(2.0))))
+        g = _erf(arith.mulf(x, const(t, 1.0 / math.sqrt(2.0))))
     return arith.mulf(arith.mulf(half, x), arith.addf(one, g))
 
 
@@ -146,14 +161,14 @@ def _int_div(a: ir.Value, b: ir.Value) -> ir.Value:
 _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "abs": mmath.absf,
     "neg": arith.negf,
-    "exp": mmath.exp,
+    "exp": _exp,
     "log": mmath.log,
     "sqrt": mmath.sqrt,
     "rsqrt": lambda x: arith.divf(const(x.type, 1.0), mmath.sqrt(x)),
     "reciprocal": lambda x: arith.divf(const(x.type, 1.0), x),
-    "tanh": mmath.tanh,
+    "tanh": _tanh,
     "sigmoid": _sigmoid,
-    "erf": mmath.erf,
+    "erf": _erf,
     "relu": lambda x: arith.maximumf(x, const(x.type, 0.0)),
     "fast_gelu": lambda x: arith.mulf(x, _sigmoid(arith.mulf(const(x.type, 1.702), x))),
     "silu": lambda x: arith.mulf(x, _sigmoid(x)),

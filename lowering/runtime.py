@@ -167,11 +167,21 @@ class CompiledFunction:
     """A JIT-compiled entry function; call it with numpy arrays, get numpy arrays back."""
 
     def __init__(
-        self, name: str, inputs: list[_ArgSpec], outputs: list[_ArgSpec], context, module, engine, llvm_ir: str
+        self,
+        name: str,
+        inputs: list[_ArgSpec],
+        outputs: list[_ArgSpec],
+        context,
+        module,
+        engine,
+        llvm_ir: str,
+        workspace: list[_ArgSpec] | None = None,
     ):
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
+        #: buffers for intermediates, allocated once and reused by every call (see _hoist_allocations)
+        self.workspace = [np.empty(s.shape, s.dtype) for s in workspace or []]
         self._context = context  # keeps the module and engine alive
         self._module = module
         self._engine = engine
@@ -180,7 +190,7 @@ class CompiledFunction:
         if not func_ptr:
             raise GraphfuseError(f"compiled module has no C interface for @{name}")
         self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(func_ptr)
-        specs = inputs + outputs
+        specs = inputs + outputs + list(workspace or [])
         self._desc_classes = [_descriptor_class(s.rank) for s in specs]
         self._nargs = len(specs)
         self._lock = threading.Lock()
@@ -251,7 +261,7 @@ class CompiledFunction:
                 for j in range(k):
                     if np.may_share_memory(outs[k], outs[j]):
                         raise GraphfuseError(f"@{self.name}: out[{k}] overlaps out[{j}]")
-        all_arrays = ins + outs
+        all_arrays = ins + outs + self.workspace
         descs = [cls() for cls in self._desc_classes]
         ptrs = (ctypes.c_void_p * self._nargs)()  # the Desc* values the C interface takes
         packed = (ctypes.c_void_p * self._nargs)()  # pointers to those values (packed calling convention)
@@ -420,6 +430,7 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         else:
             func.attributes["sym_visibility"] = visibility
         _erase_self_copies(func)
+        workspace = _hoist_allocations(func)
         _reject_i1_buffers(module, entry)
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         if len(ftype.results):
@@ -433,7 +444,7 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
             engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[C_RUNNER_UTILS])
         except Exception as e:
             raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
-    return CompiledFunction(entry, inputs, outputs, context, module, engine, llvm_ir)
+    return CompiledFunction(entry, inputs, outputs, context, module, engine, llvm_ir, workspace)
 
 
 def _bytes_type(t: ir.Type) -> ir.Type | None:
@@ -541,6 +552,47 @@ def _reject_i1_buffers(module: ir.Module, entry: str) -> None:
                     f"@{entry}: a boolean (i1) intermediate would be stored in memory ({t}, from "
                     f"{op.operation.name}); the CPU lowering cannot store i1 buffers yet"
                 )
+
+
+def _hoist_allocations(func) -> list[_ArgSpec]:
+    """Turn the entry's statically shaped intermediate buffers into arguments the runtime allocates once.
+
+    Bufferization gives every intermediate a ``memref.alloc``; allocating them
+    on every call costs page faults (a fresh 4 MiB buffer costs more than
+    the loop that fills it) and they would need deallocation.  Each top-level
+    static ``memref.alloc`` becomes a trailing function argument instead: a
+    workspace array owned by the CompiledFunction and reused by every call
+    (calls are serialized by its lock).  Allocations with dynamic sizes or
+    nested in loops are refused: nothing may leak.
+    """
+    block = func.regions[0].blocks[0]
+    specs: list[_ArgSpec] = []
+    types: list[ir.Type] = []
+    for op in list(block.operations):
+        if op.operation.name == "memref.dealloc":
+            op.operation.erase()
+            continue
+        if op.operation.name != "memref.alloc":
+            continue
+        t = ir.MemRefType(op.results[0].type)
+        if len(op.operands) or not t.has_static_shape:
+            raise GraphfuseError(f"intermediate buffer {t} has a dynamic size; the CPU runtime needs static shapes")
+        specs.append(_ArgSpec(tuple(t.shape), _numpy_dtype(t.element_type, "workspace"), str(t)))
+        types.append(ir.MemRefType.get(t.shape, t.element_type))
+        arg = block.add_argument(types[-1], op.location)
+        op.results[0].replace_all_uses_with(arg)
+        op.operation.erase()
+    for op in _walk_names(func):
+        if op.operation.name == "memref.alloc":
+            raise GraphfuseError(f"a buffer is allocated inside a loop ({op.results[0].type}); this would leak")
+    if specs:
+        ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        inputs = [*ftype.inputs, *types]
+        func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(ftype.results)))
+        if "arg_attrs" in func.attributes:
+            attrs = list(ir.ArrayAttr(func.attributes["arg_attrs"]))
+            func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs + [ir.DictAttr.get({})] * len(specs))
+    return specs
 
 
 def _erase_self_copies(func) -> None:

@@ -1,0 +1,316 @@
+"""The benchmark workloads: each as a graph (what a framework hands graphfuse), numpy op by op, and torch.
+
+Sizes: ``"full"`` are the sizes of the performance table; ``"small"`` keeps
+every shape's structure at a size the test suite can run in milliseconds
+(tests check the numerics of every workload at that size).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphfuse.dialect.builder import GraphBuilder
+from graphfuse.tools.models import TransformerConfig, transformer_block
+
+__all__ = ["WORKLOADS", "Workload"]
+
+F32 = 4
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    title: str
+    #: size name -> shape parameters
+    sizes: dict[str, dict[str, int]]
+    #: (params) -> graph module (one public function)
+    build: Callable[..., Any]
+    #: (params, rng) -> inputs
+    inputs: Callable[..., list[np.ndarray]]
+    #: numpy op by op: (inputs, params) -> outputs; None: the reference interpreter (numpy per graph op)
+    numpy: Callable[..., list[np.ndarray]] | None
+    #: minimal bytes moved (inputs read once, outputs written once) and flops, per params
+    traffic: Callable[..., int]
+    flops: Callable[..., int] = lambda **_: 0
+    #: torch eager: (torch module, inputs, params) -> outputs; None when there is none
+    torch: Callable[..., Any] | None = None
+
+    def compute_bound(self, **params: int) -> bool:
+        return self.flops(**params) > 0
+
+
+def _normal(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return rng.standard_normal(shape, dtype=np.float32)
+
+
+# -------------------------------------------------------------------------- gelu(x * 2 + 1)
+
+
+def _gelu_graph(n: int) -> Any:
+    b = GraphBuilder("gelu_affine")
+    x = b.arg((n,))
+    b.ret(b.gelu(b.add(b.mul(x, b.const(np.float32(2.0))), b.const(np.float32(1.0))), approximate="tanh"))
+    return b.module
+
+
+def _gelu_numpy(inputs: list[np.ndarray], n: int) -> list[np.ndarray]:
+    (x,) = inputs
+    y = x * np.float32(2.0) + np.float32(1.0)
+    inner = np.float32(math.sqrt(2.0 / math.pi)) * (y + np.float32(0.044715) * y * y * y)
+    return [np.float32(0.5) * y * (np.float32(1.0) + np.tanh(inner))]
+
+
+def _gelu_torch(torch: Any, inputs: list[Any], n: int) -> list[Any]:
+    return [torch.nn.functional.gelu(inputs[0] * 2.0 + 1.0, approximate="tanh")]
+
+
+# -------------------------------------------------------------------------- add + layer_norm / rms_norm
+
+
+def _norm_graph(kind: str) -> Callable[..., Any]:
+    def build(rows: int, cols: int) -> Any:
+        b = GraphBuilder(f"add_{kind}")
+        x, residual = b.arg((rows, cols)), b.arg((rows, cols))
+        gamma = b.const(np.linspace(0.5, 1.5, cols, dtype=np.float32))
+        s = b.add(x, residual)
+        if kind == "layer_norm":
+            beta = b.const(np.linspace(-0.1, 0.1, cols, dtype=np.float32))
+            b.ret(b.layer_norm(s, gamma, beta, epsilon=1e-5))
+        else:
+            b.ret(b.rms_norm(s, gamma, epsilon=1e-6))
+        return b.module
+
+    return build
+
+
+def _layer_norm_numpy(inputs: list[np.ndarray], rows: int, cols: int) -> list[np.ndarray]:
+    x, residual = inputs
+    s = x + residual
+    mean = s.mean(axis=-1, keepdims=True)
+    centered = s - mean
+    var = (centered * centered).mean(axis=-1, keepdims=True)
+    gamma = np.linspace(0.5, 1.5, cols, dtype=np.float32)
+    beta = np.linspace(-0.1, 0.1, cols, dtype=np.float32)
+    return [centered / np.sqrt(var + np.float32(1e-5)) * gamma + beta]
+
+
+def _rms_norm_numpy(inputs: list[np.ndarray], rows: int, cols: int) -> list[np.ndarray]:
+    x, residual = inputs
+    s = x + residual
+    gamma = np.linspace(0.5, 1.5, cols, dtype=np.float32)
+    return [s / np.sqrt((s * s).mean(axis=-1, keepdims=True) + np.float32(1e-6)) * gamma]
+
+
+def _layer_norm_torch(torch: Any, inputs: list[Any], rows: int, cols: int) -> list[Any]:
+    gamma = torch.linspace(0.5, 1.5, cols)
+    beta = torch.linspace(-0.1, 0.1, cols)
+    return [torch.nn.functional.layer_norm(inputs[0] + inputs[1], (cols,), gamma, beta, 1e-5)]
+
+
+def _rms_norm_torch(torch: Any, inputs: list[Any], rows: int, cols: int) -> list[Any]:
+    s = inputs[0] + inputs[1]
+    return [s * torch.rsqrt((s * s).mean(-1, keepdim=True) + 1e-6) * torch.linspace(0.5, 1.5, cols)]
+
+
+# -------------------------------------------------------------------------- matmul + bias + gelu
+
+
+def _matmul_graph(m: int, k: int, n: int) -> Any:
+    b = GraphBuilder("matmul_bias_gelu")
+    a, w = b.arg((m, k)), b.arg((k, n))
+    bias = b.const(np.linspace(-0.5, 0.5, n, dtype=np.float32))
+    b.ret(b.gelu(b.add(b.matmul(a, w), bias), approximate="tanh"))
+    return b.module
+
+
+def _matmul_numpy(inputs: list[np.ndarray], m: int, k: int, n: int) -> list[np.ndarray]:
+    a, w = inputs
+    y = a @ w + np.linspace(-0.5, 0.5, n, dtype=np.float32)
+    inner = np.float32(math.sqrt(2.0 / math.pi)) * (y + np.float32(0.044715) * y * y * y)
+    return [np.float32(0.5) * y * (np.float32(1.0) + np.tanh(inner))]
+
+
+def _matmul_torch(torch: Any, inputs: list[Any], m: int, k: int, n: int) -> list[Any]:
+    y = inputs[0] @ inputs[1] + torch.linspace(-0.5, 0.5, n)
+    return [torch.nn.functional.gelu(y, approximate="tanh")]
+
+
+# -------------------------------------------------------------------------- softmax
+
+
+def _softmax_graph(rows: int, cols: int) -> Any:
+    b = GraphBuilder("softmax")
+    x = b.arg((rows, cols))
+    b.ret(b.softmax(x, axis=-1))
+    return b.module
+
+
+def _softmax_numpy(inputs: list[np.ndarray], rows: int, cols: int) -> list[np.ndarray]:
+    (x,) = inputs
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return [e / e.sum(axis=-1, keepdims=True)]
+
+
+# -------------------------------------------------------------------------- swiglu
+
+
+def _swiglu_graph(rows: int, cols: int) -> Any:
+    b = GraphBuilder("swiglu")
+    x = b.arg((rows, 2 * cols))
+    gate, up = b.split(x, axis=-1, sizes=[cols, cols])
+    b.ret(b.mul(b.silu(gate), up))
+    return b.module
+
+
+def _swiglu_numpy(inputs: list[np.ndarray], rows: int, cols: int) -> list[np.ndarray]:
+    (x,) = inputs
+    gate, up = x[:, :cols], x[:, cols:]
+    return [gate / (np.float32(1.0) + np.exp(-gate)) * up]
+
+
+def _swiglu_torch(torch: Any, inputs: list[Any], rows: int, cols: int) -> list[Any]:
+    gate, up = inputs[0].chunk(2, dim=-1)
+    return [torch.nn.functional.silu(gate) * up]
+
+
+# -------------------------------------------------------------------------- attention
+
+
+def _attention_graph(heads: int, seq: int, dim: int) -> Any:
+    b = GraphBuilder("attention")
+    q, k, v = b.arg((heads, seq, dim)), b.arg((heads, seq, dim)), b.arg((heads, seq, dim))
+    scores = b.mul(b.matmul(q, k, transpose_b=True), b.const(np.float32(1.0 / math.sqrt(dim))))
+    b.ret(b.matmul(b.softmax(scores, axis=-1), v))
+    return b.module
+
+
+def _attention_numpy(inputs: list[np.ndarray], heads: int, seq: int, dim: int) -> list[np.ndarray]:
+    q, k, v = inputs
+    scores = (q @ k.transpose(0, 2, 1)) * np.float32(1.0 / math.sqrt(dim))
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return [(e / e.sum(axis=-1, keepdims=True)) @ v]
+
+
+def _attention_torch(torch: Any, inputs: list[Any], heads: int, seq: int, dim: int) -> list[Any]:
+    q, k, v = inputs
+    return [torch.softmax((q @ k.transpose(1, 2)) * (1.0 / math.sqrt(dim)), dim=-1) @ v]
+
+
+# -------------------------------------------------------------------------- transformer block
+
+
+def _block_config(seq: int, d_model: int, heads: int, ffn: int) -> TransformerConfig:
+    return TransformerConfig(seq=seq, d_model=d_model, heads=heads, ffn=ffn)
+
+
+def _block_graph(seq: int, d_model: int, heads: int, ffn: int) -> Any:
+    return transformer_block(_block_config(seq, d_model, heads, ffn)).module
+
+
+def _block_flops(seq: int, d_model: int, heads: int, ffn: int) -> int:
+    projections = 2 * seq * d_model * (4 * d_model + 2 * ffn)
+    return projections + 2 * 2 * seq * seq * d_model
+
+
+def _unary(shape_of: Callable[..., tuple[int, ...]], count: int = 1) -> Callable[..., list[np.ndarray]]:
+    def make(rng: np.random.Generator, **params: int) -> list[np.ndarray]:
+        return [_normal(rng, *shape_of(**params)) for _ in range(count)]
+
+    return make
+
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in [
+        Workload(
+            "gelu",
+            "gelu(x*2+1), tanh form",
+            {"full": {"n": 16 * 1024 * 1024}, "small": {"n": 4096}},
+            _gelu_graph,
+            _unary(lambda n: (n,)),
+            _gelu_numpy,
+            lambda n: 2 * n * F32,
+            torch=_gelu_torch,
+        ),
+        Workload(
+            "add_layer_norm",
+            "add + layer_norm",
+            {"full": {"rows": 8192, "cols": 1024}, "small": {"rows": 16, "cols": 64}},
+            _norm_graph("layer_norm"),
+            _unary(lambda rows, cols: (rows, cols), 2),
+            _layer_norm_numpy,
+            lambda rows, cols: 3 * rows * cols * F32,
+            torch=_layer_norm_torch,
+        ),
+        Workload(
+            "add_rms_norm",
+            "add + rms_norm",
+            {"full": {"rows": 8192, "cols": 1024}, "small": {"rows": 16, "cols": 64}},
+            _norm_graph("rms_norm"),
+            _unary(lambda rows, cols: (rows, cols), 2),
+            _rms_norm_numpy,
+            lambda rows, cols: 3 * rows * cols * F32,
+            torch=_rms_norm_torch,
+        ),
+        Workload(
+            "matmul_bias_gelu",
+            "matmul + bias + gelu",
+            {"full": {"m": 1024, "k": 1024, "n": 4096}, "small": {"m": 16, "k": 32, "n": 64}},
+            _matmul_graph,
+            lambda rng, m, k, n: [_normal(rng, m, k), _normal(rng, k, n) * np.float32(k**-0.5)],
+            _matmul_numpy,
+            lambda m, k, n: (m * k + k * n + m * n) * F32,
+            flops=lambda m, k, n: 2 * m * k * n,
+            torch=_matmul_torch,
+        ),
+        Workload(
+            "softmax",
+            "softmax",
+            {"full": {"rows": 8192, "cols": 1024}, "small": {"rows": 16, "cols": 64}},
+            _softmax_graph,
+            _unary(lambda rows, cols: (rows, cols)),
+            _softmax_numpy,
+            lambda rows, cols: 2 * rows * cols * F32,
+            torch=lambda torch, inputs, rows, cols: [torch.softmax(inputs[0], dim=-1)],
+        ),
+        Workload(
+            "swiglu",
+            "swiglu",
+            {"full": {"rows": 4096, "cols": 2816}, "small": {"rows": 16, "cols": 48}},
+            _swiglu_graph,
+            _unary(lambda rows, cols: (rows, 2 * cols)),
+            _swiglu_numpy,
+            lambda rows, cols: 3 * rows * cols * F32,
+            torch=_swiglu_torch,
+        ),
+        Workload(
+            "attention",
+            "attention, explicit ops",
+            {"full": {"heads": 8, "seq": 1024, "dim": 64}, "small": {"heads": 2, "seq": 32, "dim": 16}},
+            _attention_graph,
+            _unary(lambda heads, seq, dim: (heads, seq, dim), 3),
+            _attention_numpy,
+            lambda heads, seq, dim: 4 * heads * seq * dim * F32,
+            flops=lambda heads, seq, dim: 4 * heads * seq * seq * dim,
+            torch=_attention_torch,
+        ),
+        Workload(
+            "transformer_block",
+            "transformer block",
+            {
+                "full": {"seq": 512, "d_model": 512, "heads": 8, "ffn": 2048},
+                "small": {"seq": 32, "d_model": 64, "heads": 4, "ffn": 256},
+            },
+            _block_graph,
+            lambda rng, seq, d_model, heads, ffn: [_normal(rng, seq, d_model)],
+            None,  # numpy op by op is the reference interpreter here (it evaluates each graph op with numpy)
+            lambda seq, d_model, heads, ffn: 2 * seq * d_model * F32,
+            flops=_block_flops,
+        ),
+    ]
+}

@@ -1,0 +1,102 @@
+"""Vectorizable f32 exp, tanh and erf built from arith ops (no libm calls).
+
+LLVM lowers ``math.exp``/``math.tanh``/``math.erf`` on f32 to scalar libm
+calls, which keeps every loop that uses them from vectorizing (a tanh-gelu
+over 16M elements ran at 0.2 GB/s that way).  These builders emit the same
+functions as straight-line arith code (selects instead of branches), which
+LLVM's loop vectorizer turns into AVX code.  f64 keeps the ``math`` ops.
+
+Accuracy (f32, measured against numpy in test_fast_math.py over 10^6 points
+and the special values):
+
+- ``exp``: Cody-Waite reduction x = n ln2 + r (ln2 split in two so n ln2 is
+  exact), a degree-7 Taylor polynomial on |r| <= ln2/2 (truncation 5e-9),
+  scaled by 2^n as two exact powers of two so results down to the smallest
+  subnormal are right.  At most 2 ulp for normal results; +-inf, NaN,
+  overflow to inf and underflow to 0 as numpy.
+- ``tanh``: x + x^3 P(x^2) below |x| = 0.625, else sign(x) (1 - e) / (1 + e)
+  with e = exp(-2|x|) (the coefficients of graph-kernel-expand's tanh).
+- ``erf``: x P(x^2) below |x| = 1, else sign(x) (1 - erfc(|x|)) with Numerical
+  Recipes' erfc fit (graph-kernel-expand's coefficients).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mlir import ir
+from mlir.dialects import arith
+from mlir.dialects import math as mmath
+
+from graphfuse.lowering.common import const
+from graphfuse.pipelines.graph_kernel.expand import _ERF_P, _ERF_SMALL, _ERFC_Q, _TANH_P, _TANH_SMALL
+
+__all__ = ["fast_erf", "fast_exp", "fast_tanh", "is_f32"]
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.693359375  # 9 significant bits: n * _LN2_HI is exact for |n| < 2^15
+_LN2_LO = -2.12194440e-4
+_EXP_MAX = 88.8  # exp(88.8) overflows f32 to inf
+_EXP_MIN = -104.0  # exp(-104) is below half the smallest subnormal: 0
+_TAYLOR = tuple(1.0 / f for f in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0))  # highest degree first
+
+
+def is_f32(t: ir.Type) -> bool:
+    return isinstance(t, ir.F32Type)
+
+
+def _horner_descending(x: ir.Value, coefficients: Sequence[float]) -> ir.Value:
+    acc = const(x.type, coefficients[0])
+    for c in coefficients[1:]:
+        acc = arith.addf(arith.mulf(acc, x), const(x.type, c))
+    return acc
+
+
+def _horner_ascending(x: ir.Value, coefficients: Sequence[float]) -> ir.Value:
+    return _horner_descending(x, list(reversed(coefficients)))
+
+
+def _power_of_two(k: ir.Value) -> ir.Value:
+    """2^k as f32 for an i32 k in [-126, 127] (the exponent field, built directly)."""
+    i32 = ir.IntegerType.get_signless(32)
+    biased = arith.shli(arith.addi(k, const(i32, 127)), const(i32, 23))
+    return arith.bitcast(ir.F32Type.get(), biased)
+
+
+def fast_exp(x: ir.Value) -> ir.Value:
+    f32, i32 = x.type, ir.IntegerType.get_signless(32)
+    is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
+    clamped = arith.minimumf(arith.maximumf(x, const(f32, _EXP_MIN)), const(f32, _EXP_MAX))
+    safe = arith.select(is_nan, const(f32, 0.0), clamped)
+    n = mmath.roundeven(arith.mulf(safe, const(f32, _LOG2E)))
+    r = arith.subf(arith.subf(safe, arith.mulf(n, const(f32, _LN2_HI))), arith.mulf(n, const(f32, _LN2_LO)))
+    p = _horner_descending(r, _TAYLOR)
+    k = arith.fptosi(i32, n)  # in [-150, 129]: split in two halves so both powers are normal
+    half = arith.shrsi(k, const(i32, 1))
+    scaled = arith.mulf(arith.mulf(p, _power_of_two(half)), _power_of_two(arith.subi(k, half)))
+    return arith.select(is_nan, x, scaled)
+
+
+def fast_tanh(x: ir.Value) -> ir.Value:
+    f32 = x.type
+    a = mmath.absf(x)
+    x2 = arith.mulf(x, x)
+    small = arith.addf(x, arith.mulf(x, arith.mulf(x2, _horner_ascending(x2, _TANH_P))))
+    e = fast_exp(arith.mulf(a, const(f32, -2.0)))
+    one = const(f32, 1.0)
+    t = arith.divf(arith.subf(one, e), arith.addf(one, e))
+    large = mmath.copysign(t, x)
+    # |x| < 0.625 is false for NaN: the large branch gives NaN too (e = NaN)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, _TANH_SMALL)), small, large)
+
+
+def fast_erf(x: ir.Value) -> ir.Value:
+    f32 = x.type
+    one = const(f32, 1.0)
+    a = mmath.absf(x)
+    x2 = arith.mulf(x, x)
+    small = arith.mulf(x, _horner_ascending(x2, _ERF_P))
+    t = arith.divf(one, arith.addf(one, arith.mulf(a, const(f32, 0.5))))
+    erfc = arith.mulf(t, fast_exp(arith.subf(_horner_ascending(t, _ERFC_Q), x2)))
+    large = mmath.copysign(arith.subf(one, erfc), x)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, _ERF_SMALL)), small, large)

@@ -1,0 +1,128 @@
+"""Kernel-level code generation passes: outline fused ops as kernels, fuse each kernel's loops.
+
+A *kernel* is a private ``func.func`` marked ``graph.kernel``: graph-kernel
+fusion outlines clusters of basic ops that way, and ``outline-fused-ops``
+outlines each fused or compound op (``add_layer_norm``, ``softmax``,
+``matmul_gelu``, ...) left in a caller into a kernel of its own.  After
+``graph-to-linalg``, ``fuse-kernel-loops`` fuses the linalg ops *inside each
+kernel* into as few loop nests as possible; ops outside kernels stay one loop
+nest each, which is what an unfused graph costs.  The kernels are then inlined
+into their callers (upstream ``inline``) before bufferization.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import ClassVar
+
+from mlir import ir
+from mlir.passmanager import PassManager
+
+from graphfuse.dialect.diagnostics import source_loc
+from graphfuse.lowering.common import DECOMPOSITIONS
+from graphfuse.pipelines import log
+from graphfuse.pipelines.graph_kernel.cluster import outline
+from graphfuse.pipelines.matching import as_operation
+from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
+from graphfuse.pipelines.registry import register_pass
+
+__all__ = ["FuseKernelLoops", "OutlineFusedOps", "is_kernel", "loop_nest_count"]
+
+
+def is_kernel(func_op: ir.Operation) -> bool:
+    return func_op.name == "func.func" and "graph.kernel" in func_op.attributes
+
+
+def _functions(module: ir.Module) -> list[ir.Operation]:
+    return [as_operation(op) for op in module.body.operations if as_operation(op).name == "func.func"]
+
+
+def _symbol(func_op: ir.Operation) -> str:
+    return ir.StringAttr(func_op.attributes["sym_name"]).value
+
+
+@register_pass
+@dataclass(frozen=True)
+class OutlineFusedOps(GraphPass):
+    name: ClassVar[str] = "outline-fused-ops"
+    summary: ClassVar[str] = "Outline each fused or compound graph op outside a kernel into a kernel of its own"
+    statistics: ClassVar[dict[str, str]] = {"num-outlined": "Number of fused ops outlined as kernels"}
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        taken = {_symbol(f) for f in _functions(module)}
+        for func_op in _functions(module):
+            if is_kernel(func_op) or not func_op.regions[0].blocks:
+                continue
+            fn_name = _symbol(func_op)
+            fused = [
+                as_operation(op)
+                for op in func_op.regions[0].blocks[0].operations
+                if as_operation(op).name in DECOMPOSITIONS
+            ]
+            anchor = func_op
+            for k, op in enumerate(fused):
+                kernel_name = f"{fn_name}_fused_{k}"
+                while kernel_name in taken:
+                    kernel_name += "_"
+                taken.add(kernel_name)
+                where = source_loc(op.location)
+                log.debug(f"outline-fused-ops: {op.name}{f' at {where}' if where else ''} -> @{kernel_name}")
+                anchor = outline(func_op, [op], op.name.removeprefix("graph."), kernel_name, after=anchor)
+                context.count("num-outlined")
+
+
+#: Upstream passes run on each kernel function, in order.
+KERNEL_LOOP_FUSION = ("linalg-fuse-elementwise-ops", "canonicalize", "cse")
+
+
+def loop_nest_count(func_op: ir.Operation) -> int:
+    """The number of linalg ops (each one loop nest once lowered) directly in ``func_op``'s body."""
+    block = func_op.regions[0].blocks[0]
+    return sum(1 for op in block.operations if as_operation(op).name.startswith("linalg."))
+
+
+@register_pass
+@dataclass(frozen=True)
+class FuseKernelLoops(GraphPass):
+    name: ClassVar[str] = "fuse-kernel-loops"
+    summary: ClassVar[str] = "Fuse the linalg ops inside each kernel function into as few loop nests as possible"
+    statistics: ClassVar[dict[str, str]] = {
+        "num-kernels": "Number of kernel functions whose loops were fused",
+        "num-loop-nests-before": "Number of linalg ops in kernels before fusion",
+        "num-loop-nests-after": "Number of linalg ops in kernels after fusion",
+    }
+    all_functions: bool = option(False, "fuse in every function, not only kernels (ignores kernel boundaries)")
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        with module.context:
+            manager = PassManager("func.func")
+            for name in KERNEL_LOOP_FUSION:
+                manager.add(name)
+            for func_op in _functions(module):
+                if not func_op.regions[0].blocks or not (self.all_functions or is_kernel(func_op)):
+                    continue
+                if any(as_operation(op).name.startswith("graph.") for op in func_op.regions[0].blocks[0].operations):
+                    context.fail(
+                        f"fuse-kernel-loops: @{_symbol(func_op)} still has graph ops; run graph-to-linalg first",
+                        func_op.location,
+                    )
+                before = loop_nest_count(func_op)
+                try:
+                    manager.run(func_op)
+                except ir.MLIRError as error:
+                    context.fail(f"fuse-kernel-loops: fusing @{_symbol(func_op)} failed: {error}", func_op.location)
+                after = loop_nest_count(func_op)
+                context.count("num-kernels")
+                context.count("num-loop-nests-before", before)
+                context.count("num-loop-nests-after", after)
+                kinds = Counter(
+                    as_operation(op).name
+                    for op in func_op.regions[0].blocks[0].operations
+                    if as_operation(op).name.startswith("linalg.")
+                )
+                log.debug(
+                    f"fuse-kernel-loops: @{_symbol(func_op)}: {before} -> {after} loop nests ("
+                    + ", ".join(f"{n} x{c}" for n, c in sorted(kinds.items()))
+                    + ")"
+                )
