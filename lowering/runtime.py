@@ -327,12 +327,17 @@ def _to_dps(module: ir.Module, entry: str) -> tuple[list[_ArgSpec], list[_ArgSpe
     out_args = [block.add_argument(t, loc) for t in out_types]
     with ir.InsertionPoint(ret):
         new_results = []
+        materialized: dict[ir.Value, ir.Value] = {}
         for value, dest in zip(list(ret.operands), out_args, strict=True):
+            original = value
             if dest.type != value.type:
                 value = _convert_generic(value, dest.type, "arith.extui", None).result
+            elif value in materialized:  # returned twice: copy the first output buffer into this one
+                value = _convert_generic(materialized[value], dest.type, None, dest).result
             m = ir.Operation.create(
                 "bufferization.materialize_in_destination", results=[dest.type], operands=[value, dest], loc=loc
             )
+            materialized.setdefault(original, m.result)
             new_results.append(m.result)
     for k, v in enumerate(new_results):
         ret.operands[k] = v
@@ -352,8 +357,8 @@ def _boundary_type(t: ir.Type) -> ir.Type:
     return t
 
 
-def _convert_generic(value: ir.Value, result_type: ir.Type, cast: str, dest: ir.Value | None):
-    """``linalg.generic`` applying ``cast`` elementwise to ``value`` (into ``dest``, or a new tensor.empty).
+def _convert_generic(value: ir.Value, result_type: ir.Type, cast: str | None, dest: ir.Value | None):
+    """``linalg.generic`` applying ``cast`` (None: a copy) elementwise to ``value`` (into ``dest``, or a new empty).
 
     The boolean side becomes bytes too (:func:`store_booleans_as_bytes`); the pair of casts is then a byte copy.
     """
@@ -375,8 +380,11 @@ def _convert_generic(value: ir.Value, result_type: ir.Type, cast: str, dest: ir.
     in_elt = ir.RankedTensorType(value.type).element_type
     body = generic.regions[0].blocks.append(in_elt, rt.element_type)
     with ir.InsertionPoint(body):
-        c = ir.Operation.create(cast, results=[rt.element_type], operands=[body.arguments[0]])
-        linalg.YieldOp([c.result])
+        if cast is None:
+            linalg.YieldOp([body.arguments[0]])
+        else:
+            c = ir.Operation.create(cast, results=[rt.element_type], operands=[body.arguments[0]])
+            linalg.YieldOp([c.result])
     return generic
 
 

@@ -1,1 +1,596 @@
-"""placeholder"""
+"""graph-to-linalg for the structured ops: reductions, matmul, conv2d and the 2-D poolings.
+
+Every reduction, contraction and window op computes into a
+``linalg.fill``-initialised destination, in the accumulator type of the op's
+reference semantics
+(``graphfuse.dialect.ops.reduction`` and ``graphfuse.dialect.ops.nn``): f32 for
+f16/bf16 operands (the interpreter widens them and rounds each result once), the
+operand type otherwise.  A final elementwise ``linalg.generic`` rounds an f32
+accumulator back to f16/bf16 (``arith.truncf``).
+
+- ``reduce_sum/mean/max/min``: one ``linalg.generic`` with the reduced axes as
+  reduction iterators into a destination filled with the identity (0,
+  -inf/+inf, the integer type's minimum/maximum).  max/min use
+  ``arith.maximumf``/``arith.minimumf`` (a NaN anywhere gives NaN) or
+  ``arith.maxsi``/``arith.minsi``, in the operand type (exact, no widening).
+  Integer sums wrap in the operand type.  ``reduce_mean`` divides the f32 (or
+  operand-type) sum by the element count converted to that type, in a second
+  elementwise generic that also rounds f16/bf16; the count of a dynamic axis
+  comes from ``tensor.dim``.  An empty axis gives 0 for a sum and NaN (0/0)
+  for a mean.  With ``keep_dims`` the destination has the size-1 dims and the
+  result map reads them at index 0 (``(d0, d1, d2) -> (d0, 0, d2)``), so the
+  reduction writes the result directly, with no reshape after it; an empty
+  ``axes`` is the operand itself.
+  A dynamic axis that turns out empty gives the identity (-inf, +inf, integer
+  extremes) for max/min, where the reference raises.
+- ``matmul`` (numpy.matmul semantics): named ops where they apply exactly:
+  ``linalg.matmul`` for 2-D x 2-D (a transpose flag becomes the op's
+  ``indexing_maps``), ``linalg.matvec``/``linalg.vecmat``/``linalg.dot`` for
+  1-D operands, ``linalg.batch_matmul`` for equal batch dims (several batch
+  dims are collapsed into one and expanded back), and ``linalg.matmul`` on
+  ``a`` with its batch dims collapsed into the rows when ``b`` has no batch dims
+  and ``a`` is not transposed.  Broadcast batch dims (a static size-1 dim
+  against a larger or dynamic one, or a batch on ``b`` only) use a
+  ``linalg.generic`` with parallel/reduction iterators and the broadcast read
+  through the indexing maps.  Floats multiply and accumulate in f32; integers
+  wrap in their type (the reference's int64 sum narrowed is the same value).
+  Two dynamic batch dims are taken to be equal (no runtime broadcasting).
+- ``conv2d``: ``tensor.pad`` with zeros ([top, left, bottom, right] on H and
+  W), then ``linalg.conv_2d_nchw_fchw`` (groups == 1),
+  ``linalg.depthwise_conv_2d_nchw_chw`` (groups == C == O, one filter per
+  channel), or ``linalg.conv_2d_ngchw_gfchw`` on the input and weights expanded
+  to a group dim (other groups), strides and dilations as op attributes.
+- ``max_pool2d``: ``tensor.pad`` with -inf (integers: the type's minimum) and
+  ``linalg.pooling_nchw_max`` into a destination filled the same way (NaN
+  propagates through ``arith.maximumf``).  ``avg_pool2d``: zero padding,
+  ``linalg.pooling_nchw_sum`` in f32, then a division by ``kh * kw``
+  (``count_include_pad``) or by the number of unpadded cells of each window:
+  a constant ``(OH, OW)`` tensor computed at compile time when H and W are
+  static, ``linalg.index`` arithmetic in the division's body otherwise.
+
+Dynamic dims are supported throughout: sizes come from ``tensor.dim`` and,
+for the spatial output dims, from ``(padded - extent) floordiv stride + 1`` in
+index arithmetic.  Unranked operands are not lowered (the lowering returns
+False and the op stays a graph op); so is a conv2d whose kernel size is
+dynamic, which the op catalog rejects anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from graphfuse.dialect.catalog import lookup_op, read_attributes
+from graphfuse.lowering.common import (
+    PARALLEL,
+    REDUCTION,
+    build_generic,
+    compute_type,
+    const,
+    element_type,
+    is_bool,
+    is_float,
+    is_int,
+    narrow,
+    register_lowering,
+    widen,
+)
+
+__all__ = ["lower_conv2d", "lower_matmul", "lower_pool2d", "lower_reduction"]
+
+Size = int | ir.Value
+
+# --------------------------------------------------------------------------
+# Shapes, sizes and small builders (call them under an insertion point and a location).
+
+
+def _attrs(op: ir.Operation) -> dict[str, Any]:
+    spec = lookup_op(op.name)
+    assert spec is not None, op.name
+    return read_attributes(spec, op)
+
+
+def _ranked(v: ir.Value) -> ir.RankedTensorType | None:
+    return ir.RankedTensorType(v.type) if isinstance(v.type, ir.RankedTensorType) else None
+
+
+def _static(t: ir.RankedTensorType, i: int) -> int | None:
+    return None if t.is_dynamic_dim(i) else t.get_dim_size(i)
+
+
+def _index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def _as_value(size: Size) -> ir.Value:
+    return _index(size) if isinstance(size, int) else size
+
+
+def _dim(v: ir.Value, i: int) -> Size:
+    """Size ``i`` of tensor ``v``: an int when static, a ``tensor.dim`` otherwise."""
+    t = ir.RankedTensorType(v.type)
+    return t.get_dim_size(i) if not t.is_dynamic_dim(i) else tensor.dim(v, _index(i))
+
+
+def _dims(v: ir.Value) -> list[Size]:
+    return [_dim(v, i) for i in range(ir.RankedTensorType(v.type).rank)]
+
+
+def _mul(a: Size, b: Size) -> Size:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if isinstance(a, int) and a == 1:
+        return b
+    if isinstance(b, int) and b == 1:
+        return a
+    return arith.muli(_as_value(a), _as_value(b))
+
+
+def _window_count(padded: Size, extent: int, stride: int) -> Size:
+    """Number of windows of ``extent`` every ``stride`` cells over ``padded`` cells."""
+    if isinstance(padded, int):
+        return (padded - extent) // stride + 1
+    span = arith.subi(padded, _index(extent))
+    if stride != 1:
+        span = arith.floordivsi(span, _index(stride))
+    return arith.addi(span, _index(1))
+
+
+def _tensor_type(sizes: Sequence[Size | None], et: ir.Type) -> ir.RankedTensorType:
+    """A tensor type of ``sizes``: ints are static, anything else (a Value, None) is dynamic."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    return ir.RankedTensorType.get([s if isinstance(s, int) else dynamic for s in sizes], et)
+
+
+def _filled(sizes: Sequence[Size], et: ir.Type, value: float | int) -> ir.Value:
+    """A ``tensor.empty`` of ``sizes`` filled with ``value`` by ``linalg.fill``."""
+    return linalg.fill(const(et, value), outs=[tensor.empty(list(sizes), et)])
+
+
+def _collapse(v: ir.Value, groups: list[list[int]]) -> ir.Value:
+    t = ir.RankedTensorType(v.type)
+    sizes: list[int | None] = []
+    for group in groups:
+        static = [_static(t, i) for i in group]
+        sizes.append(int(np.prod(static, dtype=np.int64)) if None not in static else None)
+    return tensor.collapse_shape(_tensor_type(sizes, t.element_type), v, groups)
+
+
+def _expand(v: ir.Value, groups: list[list[int]], sizes: Sequence[Size]) -> ir.Value:
+    """``tensor.expand_shape`` of ``v`` to ``sizes``; the static/dynamic split of each group is made consistent.
+
+    The verifier wants a static source dim for an all-static group (a ``tensor.cast`` first) and a static
+    group for a static source dim (its one dynamic size is then the quotient).
+    """
+    sizes = list(sizes)
+    t = ir.RankedTensorType(v.type)
+    source = [_static(t, i) for i in range(t.rank)]
+    for i, group in enumerate(groups):
+        static = [sizes[j] for j in group if isinstance(sizes[j], int)]
+        product = int(np.prod(static, dtype=np.int64))
+        if len(static) == len(group) and source[i] is None:
+            source[i] = product
+        elif len(static) == len(group) - 1 and source[i] is not None and product > 0:
+            (j,) = [j for j in group if not isinstance(sizes[j], int)]
+            sizes[j] = source[i] // product
+    cast_type = _tensor_type(source, t.element_type)
+    if cast_type != t:
+        v = tensor.cast(cast_type, v)
+    t = _tensor_type(sizes, element_type(v))
+    dynamic = [s for s in sizes if not isinstance(s, int)]
+    return tensor.expand_shape(t, v, groups, dynamic, list(t.shape))
+
+
+def _elementwise(v: ir.Value, et: ir.Type, fn: Callable[[ir.Value], ir.Value]) -> ir.Value:
+    """``fn`` applied to each element of ``v`` (a parallel generic into a ``tensor.empty`` of type ``et``)."""
+    t = ir.RankedTensorType(v.type)
+    init = tensor.empty(_dims(v), et)
+    identity = ir.AffineMap.get_identity(t.rank)
+    generic = build_generic(
+        [ir.RankedTensorType.get(t.shape, et)],
+        [v],
+        [init],
+        [identity, identity],
+        [PARALLEL] * t.rank,
+        lambda args: [fn(args[0])],
+    )
+    return generic.results[0]
+
+
+def _round_to(v: ir.Value, et: ir.Type) -> ir.Value:
+    """An f32 accumulator rounded once to the result type ``et`` (nothing to do when it already is)."""
+    if element_type(v) == et:
+        return v
+    return _elementwise(v, et, lambda x: arith.truncf(et, x))
+
+
+def _pad(x: ir.Value, low: list[int], high: list[int], value: float | int) -> ir.Value:
+    """``tensor.pad`` of ``x`` with the constant ``value`` (``x`` itself when nothing is padded)."""
+    if not any(low) and not any(high):
+        return x
+    t = ir.RankedTensorType(x.type)
+    sizes: list[int | None] = []
+    for i in range(t.rank):
+        size = _static(t, i)
+        sizes.append(size + low[i] + high[i] if size is not None else None)
+    fill = const(t.element_type, value)
+    pad = tensor.PadOp(_tensor_type(sizes, t.element_type), x, [], [], low, high)
+    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * t.rank)
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(fill)
+    return pad.result
+
+
+def _replace(op: ir.Operation, value: ir.Value) -> bool:
+    result_type = op.results[0].type
+    if value.type != result_type:  # the declared type may be more static than the one derived here
+        value = tensor.cast(result_type, value)
+    op.results[0].replace_all_uses_with(value)
+    op.erase()
+    return True
+
+
+def _lowest(et: ir.Type) -> float | int:
+    """The identity of a maximum: -inf, or the integer type's minimum."""
+    return -float("inf") if is_float(et) else -(2 ** (ir.IntegerType(et).width - 1))
+
+
+def _highest(et: ir.Type) -> float | int:
+    return float("inf") if is_float(et) else 2 ** (ir.IntegerType(et).width - 1) - 1
+
+
+def _numeric(t: ir.Type) -> bool:
+    return is_float(t) or (is_int(t) and not is_bool(t))
+
+
+# --------------------------------------------------------------------------
+# Reductions.
+
+
+def _dims_map(rank: int, dims: Sequence[int]) -> ir.AffineMap:
+    return ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in dims])
+
+
+@register_lowering("reduce_sum", "reduce_mean", "reduce_max", "reduce_min")
+def lower_reduction(op: ir.Operation) -> bool:
+    """A reduction generic into an identity-filled destination; mean divides by the count afterwards."""
+    x = op.operands[0]
+    xt, rt = _ranked(x), _ranked(op.results[0])
+    if xt is None or rt is None or not _numeric(xt.element_type):
+        return False
+    name = op.name[len("graph.") :]
+    attrs = _attrs(op)
+    rank = xt.rank
+    axes = {a % rank for a in attrs["axes"]} if rank else set()
+    et = xt.element_type
+    if name == "reduce_mean" and not is_float(et):
+        return False
+    with op.location, ir.InsertionPoint(op):
+        if not axes:
+            return _replace(op, x)
+        kept = [i for i in range(rank) if i not in axes]
+        # Sums and means accumulate in f32 for f16/bf16; max/min are exact in the operand type.
+        acc = compute_type(et) if name in ("reduce_sum", "reduce_mean") else et
+        float_acc = is_float(acc)
+        if name == "reduce_max":
+            identity, combine = _lowest(et), (arith.maximumf if float_acc else arith.maxsi)
+        elif name == "reduce_min":
+            identity, combine = _highest(et), (arith.minimumf if float_acc else arith.minsi)
+        else:
+            identity, combine = 0, (arith.addf if float_acc else arith.addi)
+        # keep_dims: the reduced dims stay as size-1 dims the result map reads at index 0.
+        keep = bool(attrs["keep_dims"])
+        out_dims = range(rank) if keep else kept
+        sizes = [1 if i in axes else _dim(x, i) for i in out_dims]
+        exprs = [ir.AffineConstantExpr.get(0) if i in axes else ir.AffineDimExpr.get(i) for i in out_dims]
+        init = _filled(sizes, acc, identity)
+        generic = build_generic(
+            [_tensor_type(sizes, acc)],
+            [x],
+            [init],
+            [ir.AffineMap.get_identity(rank), ir.AffineMap.get(rank, 0, exprs)],
+            [REDUCTION if i in axes else PARALLEL for i in range(rank)],
+            lambda args: [combine(args[1], widen(args[0]) if acc != et else args[0])],
+        )
+        value = generic.results[0]
+        if name == "reduce_mean":
+            count: Size = 1
+            for a in sorted(axes):
+                count = _mul(count, _dim(x, a))
+            if isinstance(count, int):
+                divisor = const(acc, float(count))
+            else:
+                divisor = arith.sitofp(acc, arith.index_cast(ir.IntegerType.get_signless(64), count))
+            value = _elementwise(value, et, lambda s: narrow(arith.divf(s, divisor), et))
+        else:
+            value = _round_to(value, et)
+        return _replace(op, value)
+
+
+# --------------------------------------------------------------------------
+# matmul.
+
+
+def _matmul_2d(a: ir.Value, b: ir.Value, ta: bool, tb: bool, acc: ir.Type) -> ir.Value:
+    """``a' @ b'`` for operands of rank 1 or 2 with a named op, into a zero-filled ``acc`` destination."""
+    ra, rb = ir.RankedTensorType(a.type).rank, ir.RankedTensorType(b.type).rank
+    if ra == 2 and rb == 2:
+        m, n = _dim(a, 1 if ta else 0), _dim(b, 0 if tb else 1)
+        init = _filled([m, n], acc, 0)
+        if not ta and not tb:
+            return linalg.matmul(a, b, outs=[init])
+        i, j, k = (ir.AffineDimExpr.get(d) for d in range(3))
+        maps = [
+            ir.AffineMap.get(3, 0, [k, i] if ta else [i, k]),
+            ir.AffineMap.get(3, 0, [j, k] if tb else [k, j]),
+            ir.AffineMap.get(3, 0, [i, j]),
+        ]
+        return linalg.matmul(a, b, outs=[init], indexing_maps=maps)
+    if ra == 1 and rb == 1:
+        return linalg.dot(a, b, outs=[_filled([], acc, 0)])
+    if ra == 1:  # row vector a times matrix b; b' = b^T turns it into b @ a
+        init = _filled([_dim(b, 0 if tb else 1)], acc, 0)
+        return linalg.matvec(b, a, outs=[init]) if tb else linalg.vecmat(a, b, outs=[init])
+    init = _filled([_dim(a, 1 if ta else 0)], acc, 0)  # matrix a times column vector b
+    return linalg.vecmat(b, a, outs=[init]) if ta else linalg.matvec(a, b, outs=[init])
+
+
+def _batch_matmul(a: ir.Value, b: ir.Value, ta: bool, tb: bool, acc: ir.Type) -> ir.Value:
+    """``linalg.batch_matmul`` of two rank-3 operands with equal batch dims."""
+    init = _filled([_dim(a, 0), _dim(a, 2 if ta else 1), _dim(b, 1 if tb else 2)], acc, 0)
+    if not ta and not tb:
+        return linalg.batch_matmul(a, b, outs=[init])
+    p, i, j, k = (ir.AffineDimExpr.get(d) for d in range(4))
+    maps = [
+        ir.AffineMap.get(4, 0, [p, k, i] if ta else [p, i, k]),
+        ir.AffineMap.get(4, 0, [p, j, k] if tb else [p, k, j]),
+        ir.AffineMap.get(4, 0, [p, i, j]),
+    ]
+    return linalg.batch_matmul(a, b, outs=[init], indexing_maps=maps)
+
+
+def _broadcasts(size: int | None, out: int | None) -> bool:
+    """A batch dim of ``size`` read broadcast into a result batch dim of ``out`` (numpy, static size 1)."""
+    return size == 1 and out != 1
+
+
+def _matmul_generic(a: ir.Value, b: ir.Value, ta: bool, tb: bool, acc: ir.Type, rt: ir.RankedTensorType) -> ir.Value:
+    """The general case: parallel batch/row/column loops and one reduction, batch broadcasting in the maps."""
+    at, bt = ir.RankedTensorType(a.type), ir.RankedTensorType(b.type)
+    ra, rb = at.rank, bt.rank
+    has_m, has_n = ra >= 2, rb >= 2
+    nb = rt.rank - has_m - has_n
+    m_d, n_d, k_d = nb, nb + has_m, nb + has_m + has_n
+    loops = k_d + 1
+    out_batch = [_static(rt, i) for i in range(nb)]
+
+    def operand_map(t: ir.RankedTensorType, inner: list[int]) -> ir.AffineMap:
+        batch = t.rank - len(inner)
+        exprs: list[ir.AffineExpr] = []
+        for j in range(batch):
+            i = nb - batch + j
+            broadcast = _broadcasts(_static(t, j), out_batch[i])
+            exprs.append(ir.AffineConstantExpr.get(0) if broadcast else ir.AffineDimExpr.get(i))
+        return ir.AffineMap.get(loops, 0, exprs + [ir.AffineDimExpr.get(d) for d in inner])
+
+    a_inner = [k_d] if ra == 1 else ([k_d, m_d] if ta else [m_d, k_d])
+    b_inner = [k_d] if rb == 1 else ([n_d, k_d] if tb else [k_d, n_d])
+    out_dims = list(range(nb)) + ([m_d] if has_m else []) + ([n_d] if has_n else [])
+    maps = [operand_map(at, a_inner), operand_map(bt, b_inner), _dims_map(loops, out_dims)]
+
+    sizes: list[Size] = []
+    for i in range(nb):
+        if out_batch[i] is not None:
+            sizes.append(out_batch[i])
+            continue
+        for v, t, inner in ((a, at, a_inner), (b, bt, b_inner)):
+            j = i - (nb - (t.rank - len(inner)))
+            if j >= 0 and t.is_dynamic_dim(j):
+                sizes.append(_dim(v, j))
+                break
+    if has_m:
+        sizes.append(_dim(a, ra - 1 if ta else ra - 2))
+    if has_n:
+        sizes.append(_dim(b, rb - 2 if tb else rb - 1))
+    init = _filled(sizes, acc, 0)
+
+    def body(args: list[ir.Value]) -> list[ir.Value]:
+        x, y, out = args
+        if is_float(acc):
+            return [arith.addf(out, arith.mulf(widen(x), widen(y)))]
+        return [arith.addi(out, arith.muli(x, y))]
+
+    iterators = [PARALLEL] * k_d + [REDUCTION]
+    return build_generic([_tensor_type(sizes, acc)], [a, b], [init], maps, iterators, body).results[0]
+
+
+@register_lowering("matmul")
+def lower_matmul(op: ir.Operation) -> bool:
+    """numpy.matmul with named linalg ops where they apply exactly, else one generic."""
+    a, b = op.operands
+    at, bt, rt = _ranked(a), _ranked(b), _ranked(op.results[0])
+    if at is None or bt is None or rt is None or not _numeric(at.element_type) or at.element_type != bt.element_type:
+        return False
+    attrs = _attrs(op)
+    ta, tb = bool(attrs["transpose_a"]), bool(attrs["transpose_b"])
+    et = rt.element_type
+    acc = compute_type(et)
+    ra, rb = at.rank, bt.rank
+    with op.location, ir.InsertionPoint(op):
+        if ra <= 2 and rb <= 2:
+            value = _round_to(_matmul_2d(a, b, ta, tb, acc), et)
+        elif ra == rb and all(
+            not _broadcasts(_static(at, i), _static(bt, i)) and not _broadcasts(_static(bt, i), _static(at, i))
+            for i in range(ra - 2)
+        ):
+            nb = ra - 2
+            if nb == 1:
+                value = _round_to(_batch_matmul(a, b, ta, tb, acc), et)
+            else:
+                groups = [list(range(nb)), [nb], [nb + 1]]
+                r = _batch_matmul(_collapse(a, groups), _collapse(b, groups), ta, tb, acc)
+                sizes = [_dim(a, i) for i in range(nb)] + [_dim(r, 1), _dim(r, 2)]
+                value = _expand(_round_to(r, et), groups, sizes)
+        elif ra >= 3 and rb <= 2 and not ta:
+            # b has no batch dims: the batch dims of a are more rows of one 2-D product.
+            r = _matmul_2d(_collapse(a, [list(range(ra - 1)), [ra - 1]]), b, False, tb, acc)
+            rows = [_dim(a, i) for i in range(ra - 1)]
+            if rb == 2:
+                value = _expand(_round_to(r, et), [list(range(ra - 1)), [ra - 1]], [*rows, _dim(r, 1)])
+            else:
+                value = _expand(_round_to(r, et), [list(range(ra - 1))], rows)
+        else:
+            value = _round_to(_matmul_generic(a, b, ta, tb, acc, rt), et)
+        return _replace(op, value)
+
+
+# --------------------------------------------------------------------------
+# conv2d and pooling.
+
+
+def _spatial_out(
+    padded: ir.Value, rt: ir.RankedTensorType, kernel: list[int], strides: list[int], dilations: list[int]
+) -> list[Size]:
+    """Output OH, OW: static from the result type, else computed from the padded input."""
+    sizes: list[Size] = []
+    for d in range(2):
+        size = _static(rt, 2 + d)
+        if size is None:
+            size = _window_count(_dim(padded, 2 + d), dilations[d] * (kernel[d] - 1) + 1, strides[d])
+        sizes.append(size)
+    return sizes
+
+
+def _hw_pads(pads: list[int]) -> tuple[list[int], list[int]]:
+    top, left, bottom, right = pads
+    return [0, 0, top, left], [0, 0, bottom, right]
+
+
+@register_lowering("conv2d")
+def lower_conv2d(op: ir.Operation) -> bool:
+    """Zero padding and a named convolution (plain, depthwise or grouped), accumulating in f32."""
+    x, w = op.operands
+    xt, wt, rt = _ranked(x), _ranked(w), _ranked(op.results[0])
+    if xt is None or wt is None or rt is None or not is_float(xt.element_type):
+        return False
+    attrs = _attrs(op)
+    strides, dilations = list(attrs["strides"]), list(attrs["dilations"])
+    groups = int(attrs["groups"])
+    kernel = [_static(wt, 2), _static(wt, 3)]
+    if None in kernel:
+        return False
+    et = rt.element_type
+    acc = compute_type(et)
+    o_static, i_static = _static(wt, 0), _static(wt, 1)
+    with op.location, ir.InsertionPoint(op):
+        low, high = _hw_pads(list(attrs["pads"]))
+        xp = _pad(x, low, high, 0.0)
+        oh, ow = _spatial_out(xp, rt, kernel, strides, dilations)
+        n = _dim(x, 0)
+        named = {"strides": strides, "dilations": dilations}
+        if groups == 1:
+            init = _filled([n, _dim(w, 0), oh, ow], acc, 0)
+            r = linalg.conv_2d_nchw_fchw(xp, w, outs=[init], **named)
+        elif i_static == 1 and o_static == groups:
+            # Depthwise: channel c is convolved with filter w[c, 0] alone.
+            init = _filled([n, groups, oh, ow], acc, 0)
+            r = linalg.depthwise_conv_2d_nchw_chw(xp, _collapse(w, [[0, 1], [2], [3]]), outs=[init], **named)
+        else:
+            per_group_in = _dim(w, 1)
+            per_group_out: Size = (
+                o_static // groups if o_static is not None else arith.divui(_dim(w, 0), _index(groups))
+            )
+            xg = _expand(xp, [[0], [1, 2], [3], [4]], [n, groups, per_group_in, _dim(xp, 2), _dim(xp, 3)])
+            wg = _expand(w, [[0, 1], [2], [3], [4]], [groups, per_group_out, per_group_in, *kernel])
+            init = _filled([n, groups, per_group_out, oh, ow], acc, 0)
+            r = linalg.conv_2d_ngchw_gfchw(xg, wg, outs=[init], **named)
+            r = _collapse(r, [[0], [1, 2], [3], [4]])
+        return _replace(op, _round_to(r, et))
+
+
+def _static_counts(size: int, kernel: int, stride: int, lo: int, out: int) -> np.ndarray:
+    """Cells of each window inside the unpadded input along one dim."""
+    starts = np.arange(out, dtype=np.int64) * stride - lo
+    return np.minimum(starts + kernel, size) - np.maximum(starts, 0)
+
+
+def _dynamic_count(pos: ir.Value, size: Size, kernel: int, stride: int, lo: int) -> ir.Value:
+    """The same count at output index ``pos`` (index arithmetic, inside a generic body)."""
+    start = arith.muli(pos, _index(stride)) if stride != 1 else pos
+    start = arith.subi(start, _index(lo)) if lo else start
+    end = arith.minsi(arith.addi(start, _index(kernel)), _as_value(size))
+    return arith.subi(end, arith.maxsi(start, _index(0)))
+
+
+@register_lowering("max_pool2d", "avg_pool2d")
+def lower_pool2d(op: ir.Operation) -> bool:
+    """Padding and ``linalg.pooling_nchw_max``/``_sum``; the average divides by the reference's window count."""
+    x = op.operands[0]
+    xt, rt = _ranked(x), _ranked(op.results[0])
+    if xt is None or rt is None or not _numeric(xt.element_type):
+        return False
+    is_max = op.name == "graph.max_pool2d"
+    et = rt.element_type
+    if not is_max and not is_float(et):
+        return False
+    attrs = _attrs(op)
+    kernel, strides, pads = list(attrs["kernel"]), list(attrs["strides"]), list(attrs["pads"])
+    named = {"strides": strides, "dilations": [1, 1]}
+    with op.location, ir.InsertionPoint(op):
+        low, high = _hw_pads(pads)
+        if is_max:
+            xp = _pad(x, low, high, _lowest(et))
+            oh, ow = _spatial_out(xp, rt, kernel, strides, [1, 1])
+            init = _filled([_dim(x, 0), _dim(x, 1), oh, ow], et, _lowest(et))
+            window = tensor.empty(kernel, et)
+            return _replace(op, linalg.pooling_nchw_max(xp, window, outs=[init], **named))
+        acc = compute_type(et)
+        xp = _pad(x, low, high, 0.0)
+        oh, ow = _spatial_out(xp, rt, kernel, strides, [1, 1])
+        init = _filled([_dim(x, 0), _dim(x, 1), oh, ow], acc, 0)
+        total = linalg.pooling_nchw_sum(xp, tensor.empty(kernel, et), outs=[init], **named)
+        return _replace(op, _average(total, x, et, kernel, strides, pads, bool(attrs["count_include_pad"])))
+
+
+def _average(
+    total: ir.Value, x: ir.Value, et: ir.Type, kernel: list[int], strides: list[int], pads: list[int], include: bool
+) -> ir.Value:
+    """``total / count`` in the accumulator type, rounded to ``et``."""
+    acc = element_type(total)
+    top, left = pads[0], pads[1]  # the window's first cell; bottom/right padding only shortens the last windows
+    if include or not any(pads):
+        divisor = const(acc, float(kernel[0] * kernel[1]))
+        return _elementwise(total, et, lambda s: narrow(arith.divf(s, divisor), et))
+    xt, tt = ir.RankedTensorType(x.type), ir.RankedTensorType(total.type)
+    h, w, oh, ow = _static(xt, 2), _static(xt, 3), _static(tt, 2), _static(tt, 3)
+    rank4 = ir.AffineMap.get_identity(4)
+    init = tensor.empty(_dims(total), et)
+    result_type = ir.RankedTensorType.get(tt.shape, et)
+    if None not in (h, w, oh, ow):
+        counts = np.outer(
+            _static_counts(h, kernel[0], strides[0], top, oh), _static_counts(w, kernel[1], strides[1], left, ow)
+        ).astype(np.float32)
+        attr = ir.DenseElementsAttr.get(counts, type=ir.RankedTensorType.get(list(counts.shape), acc))
+        count = arith.constant(attr.type, attr)
+        generic = build_generic(
+            [result_type],
+            [total, count],
+            [init],
+            [rank4, _dims_map(4, [2, 3]), rank4],
+            [PARALLEL] * 4,
+            lambda args: [narrow(arith.divf(args[0], args[1]), et)],
+        )
+        return generic.results[0]
+    height, width = _dim(x, 2), _dim(x, 3)
+
+    def body(args: list[ir.Value]) -> list[ir.Value]:
+        rows = _dynamic_count(linalg.IndexOp(2).result, height, kernel[0], strides[0], top)
+        cols = _dynamic_count(linalg.IndexOp(3).result, width, kernel[1], strides[1], left)
+        cells = arith.index_cast(ir.IntegerType.get_signless(64), arith.muli(rows, cols))
+        return [narrow(arith.divf(args[0], arith.sitofp(acc, cells)), et)]
+
+    return build_generic([result_type], [total], [init], [rank4, rank4], [PARALLEL] * 4, body).results[0]

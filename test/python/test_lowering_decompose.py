@@ -18,7 +18,6 @@ import pytest
 from mlir import ir
 
 from graphfuse.dialect.builder import GraphBuilder
-from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import run_function
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig
 from graphfuse.lowering import common
@@ -386,13 +385,6 @@ def _missing_lowerings(module: ir.Module) -> list[str]:
     return sorted({n for n in graph_op_names(module) if n not in common.LOWERINGS and n not in LOWERED_OPS})
 
 
-def _returns_a_value_twice(module: ir.Module) -> bool:
-    """add_rms_norm_cast in f32: its y_cast is y itself."""
-    ret = module.body.operations[0].regions[0].blocks[0].operations[-1]
-    values = list(ret.operands)
-    return any(a == b for i, a in enumerate(values) for b in values[i + 1 :])
-
-
 def _assert_close(want: np.ndarray, got: np.ndarray, dtype: str, quant_after_sum: bool) -> None:
     assert got.dtype == want.dtype and got.shape == want.shape, (want.dtype, got.dtype, want.shape, got.shape)
     if not _is_float(want):
@@ -421,12 +413,7 @@ def test_end_to_end(name: str, operands: list[Operand], attrs: dict[str, Any], d
     stats = run(module, "graph-to-linalg{strict}")
     assert stats["num-unlowered"] == 0
     assert graph_op_names(module) == [] and module.operation.verify()
-    try:
-        compiled = compile_linalg(module, "f")
-    except GraphfuseError as error:
-        if "RaW conflict" in str(error) and _returns_a_value_twice(module):
-            pytest.xfail("compile_linalg cannot bufferize a function returning one tensor twice")
-        raise
+    compiled = compile_linalg(module, "f")
     for sample, want in zip(inputs, before, strict=True):
         got = compiled(*sample)
         assert len(got) == len(want)

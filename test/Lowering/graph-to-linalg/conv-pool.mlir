@@ -1,0 +1,151 @@
+// graph-to-linalg lowers conv2d and the 2-D poolings to tensor.pad and named linalg ops
+// (conv_2d_nchw_fchw, depthwise_conv_2d_nchw_chw, conv_2d_ngchw_gfchw, pooling_nchw_max/sum) into
+// linalg.fill-initialised destinations; avg_pool2d then divides by the reference's window count.
+// RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | FileCheck %s
+// The result is plain upstream IR: mlir-opt parses and verifies it.
+// RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | mlir-opt --split-input-file | FileCheck %s --check-prefix=UPSTREAM
+
+// pads = [top, left, bottom, right] become low [0, 0, top, left] and high [0, 0, bottom, right].
+// CHECK-LABEL: func.func @conv
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 0, 1] {
+// CHECK-NEXT:    ^bb0({{.*}}):
+// CHECK-NEXT:      tensor.yield %[[ZERO]] : f32
+// CHECK-NEXT:    } : tensor<1x3x8x8xf32> to tensor<1x3x9x10xf32>
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x4x8xf32>)
+// CHECK-NEXT:    %[[R:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[P]], %arg1 : tensor<1x3x9x10xf32>, tensor<4x3x3x3xf32>) outs(%[[INIT]] : tensor<1x4x4x8xf32>)
+// CHECK-NEXT:    return %[[R]]
+// CHECK-NOT:     graph.
+// UPSTREAM-LABEL: func.func @conv
+// UPSTREAM:         linalg.conv_2d_nchw_fchw
+func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x8xf32> {
+  %0 = "graph.conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, pads = array<i64: 1, 1, 0, 1>, strides = array<i64: 2, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x8xf32>
+  return %0 : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// groups = 2: channels and filters get a group dim, the result's is collapsed back.
+// CHECK-LABEL: func.func @conv_grouped
+// CHECK:         %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:         %[[X:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 10, 10] : tensor<1x4x10x10xf32> into tensor<1x2x2x10x10xf32>
+// CHECK-NEXT:    %[[W:.*]] = tensor.expand_shape %arg1 {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3] : tensor<6x2x3x3xf32> into tensor<2x3x2x3x3xf32>
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x3x4x6xf32>)
+// CHECK-NEXT:    %[[R:.*]] = linalg.conv_2d_ngchw_gfchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[X]], %[[W]] : tensor<1x2x2x10x10xf32>, tensor<2x3x2x3x3xf32>) outs(%[[INIT]] : tensor<1x2x3x4x6xf32>)
+// CHECK-NEXT:    %[[C:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x3x4x6xf32> into tensor<1x6x4x6xf32>
+// CHECK-NEXT:    return %[[C]]
+// UPSTREAM-LABEL: func.func @conv_grouped
+// UPSTREAM:         linalg.conv_2d_ngchw_gfchw
+func.func @conv_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x4x6xf32> {
+  %0 = "graph.conv2d"(%x, %w) {dilations = array<i64: 1, 2>, groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x4x6xf32>
+  return %0 : tensor<1x6x4x6xf32>
+}
+
+// -----
+
+// Depthwise (groups = C = O), f16: no padding, f32 accumulator rounded once.
+// CHECK-LABEL: func.func @conv_depthwise_f16
+// CHECK-NOT:     tensor.pad
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x4x4xf32>)
+// CHECK-NEXT:    %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0, 1], [2], [3]] : tensor<4x1x3x3xf16> into tensor<4x3x3xf16>
+// CHECK-NEXT:    %[[R:.*]] = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%arg0, %[[W]] : tensor<1x4x6x6xf16>, tensor<4x3x3xf16>) outs(%[[INIT]] : tensor<1x4x4x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[R]] : tensor<1x4x4x4xf32>) outs(%{{.*}} : tensor<1x4x4x4xf16>)
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// UPSTREAM-LABEL: func.func @conv_depthwise_f16
+// UPSTREAM:         linalg.depthwise_conv_2d_nchw_chw
+func.func @conv_depthwise_f16(%x: tensor<1x4x6x6xf16>, %w: tensor<4x1x3x3xf16>) -> tensor<1x4x4x4xf16> {
+  %0 = "graph.conv2d"(%x, %w) {groups = 4 : i64} : (tensor<1x4x6x6xf16>, tensor<4x1x3x3xf16>) -> tensor<1x4x4x4xf16>
+  return %0 : tensor<1x4x4x4xf16>
+}
+
+// -----
+
+// Max pooling: -inf padding and a -inf-filled destination.
+// CHECK-LABEL: func.func @max_pool
+// CHECK-NEXT:    %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-NEXT:    %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+// CHECK:           tensor.yield %[[NEG_INF]] : f32
+// CHECK:         %[[FILL:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[FILL]] : f32) outs(%{{.*}} : tensor<1x2x4x4xf32>)
+// CHECK-NEXT:    %[[WIN:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK-NEXT:    %[[R:.*]] = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[WIN]] : tensor<1x2x9x9xf32>, tensor<3x3xf32>) outs(%[[INIT]] : tensor<1x2x4x4xf32>)
+// CHECK-NEXT:    return %[[R]]
+// UPSTREAM-LABEL: func.func @max_pool
+// UPSTREAM:         linalg.pooling_nchw_max
+func.func @max_pool(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Integers start from the type's minimum.
+// CHECK-LABEL: func.func @max_pool_i8
+// CHECK:         %[[MIN:.*]] = arith.constant -128 : i8
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[MIN]] : i8) outs(%{{.*}} : tensor<1x2x3x3xi8>)
+// CHECK:         linalg.pooling_nchw_max {{.*}} ins(%arg0, %{{.*}} : tensor<1x2x6x6xi8>, tensor<2x2xi8>) outs(%[[INIT]] : tensor<1x2x3x3xi8>)
+// UPSTREAM-LABEL: func.func @max_pool_i8
+func.func @max_pool_i8(%x: tensor<1x2x6x6xi8>) -> tensor<1x2x3x3xi8> {
+  %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xi8>) -> tensor<1x2x3x3xi8>
+  return %0 : tensor<1x2x3x3xi8>
+}
+
+// -----
+
+// count_include_pad: every window is divided by kh * kw.
+// CHECK-LABEL: func.func @avg_pool_include_pad
+// CHECK:         %[[P:.*]] = tensor.pad %arg0 low[0, 0, 0, 1] high[0, 0, 1, 1]
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x3x6xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[P]], %{{.*}} : tensor<1x2x7x8xf32>, tensor<2x3xf32>) outs(%[[INIT]] : tensor<1x2x3x6xf32>)
+// CHECK-NEXT:    %[[SIX:.*]] = arith.constant 6.000000e+00 : f32
+// CHECK:         linalg.generic {{.*}} ins(%[[SUM]] : tensor<1x2x3x6xf32>)
+// CHECK:           arith.divf %{{.*}}, %[[SIX]] : f32
+// UPSTREAM-LABEL: func.func @avg_pool_include_pad
+// UPSTREAM:         linalg.pooling_nchw_sum
+func.func @avg_pool_include_pad(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x6xf32> {
+  %0 = "graph.avg_pool2d"(%x) {count_include_pad = true, kernel = array<i64: 2, 3>, pads = array<i64: 0, 1, 1, 1>, strides = array<i64: 2, 1>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x6xf32>
+  return %0 : tensor<1x2x3x6xf32>
+}
+
+// -----
+
+// Without the pads in the count, static H and W: the per-position counts are a constant (OH, OW) tensor;
+// f16 is summed in f32 and rounded once after the division.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[HW:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-LABEL: func.func @avg_pool_exclude_pad
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x2x2xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.pooling_nchw_sum {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x6x6xf16>, tensor<3x3xf16>) outs(%[[INIT]] : tensor<1x2x2x2xf32>)
+// CHECK:         %[[COUNT:.*]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00], [6.000000e+00, 9.000000e+00]]> : tensor<2x2xf32>
+// CHECK-NEXT:    linalg.generic {indexing_maps = [#[[ID]], #[[HW]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[SUM]], %[[COUNT]] : tensor<1x2x2x2xf32>, tensor<2x2xf32>) outs(%{{.*}} : tensor<1x2x2x2xf16>)
+// CHECK-NEXT:    ^bb0(%[[S:.*]]: f32, %[[N:.*]]: f32, %{{.*}}: f16):
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[S]], %[[N]] : f32
+// CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[Q]] : f32 to f16
+// CHECK-NEXT:      linalg.yield %[[T]] : f16
+// UPSTREAM-LABEL: func.func @avg_pool_exclude_pad
+func.func @avg_pool_exclude_pad(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x2x2xf16> {
+  %0 = "graph.avg_pool2d"(%x) {count_include_pad = false, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf16>) -> tensor<1x2x2x2xf16>
+  return %0 : tensor<1x2x2x2xf16>
+}
+
+// -----
+
+// Dynamic H and W: the count of unpadded cells is computed from linalg.index in the division's body.
+// CHECK-LABEL: func.func @avg_pool_dynamic
+// CHECK:         %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 0, 0]
+// CHECK:         %[[SUM:.*]] = linalg.pooling_nchw_sum {{.*}} ins(%[[P]], %{{.*}} : tensor<?x2x?x?xf32>, tensor<2x2xf32>)
+// CHECK:         %[[H:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x2x?x?xf32>
+// CHECK:         %[[W:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x2x?x?xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[SUM]] : tensor<?x2x?x?xf32>)
+// CHECK:           linalg.index 2 : index
+// CHECK:           arith.minsi %{{.*}}, %[[H]] : index
+// CHECK:           arith.maxsi
+// CHECK:           linalg.index 3 : index
+// CHECK:           arith.minsi %{{.*}}, %[[W]] : index
+// CHECK:           arith.sitofp %{{.*}} : i64 to f32
+// CHECK:           arith.divf
+// UPSTREAM-LABEL: func.func @avg_pool_dynamic
+func.func @avg_pool_dynamic(%x: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32> {
+  %0 = "graph.avg_pool2d"(%x) {kernel = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>} : (tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  return %0 : tensor<?x2x?x?xf32>
+}
