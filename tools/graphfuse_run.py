@@ -1,0 +1,159 @@
+"""graphfuse-run: compile a graph module for the CPU, run it, check it against the reference interpreter, time it.
+
+    graphfuse-run model.mlir [--entry NAME] [--inputs x.npz | --random] [--check] [--repeat N]
+                  [--output y.npz] [--opt-level N | --pass-pipeline=...] [--graph-kernel-flags=...]
+                  [--fusion-switch-file=...] [--rtol R] [--atol A] [--seed S]
+
+The graph pipeline is the fusing default of ``graphfuse.compile`` (opt level
+2) unless ``--opt-level`` or ``--pass-pipeline`` says otherwise.  Inputs come
+from an ``.npz`` file (arrays named ``arg0``, ``arg1``... or taken in file
+order) or are random (``--random``, the default when no file is given).
+``--check`` compares every result with the reference interpreter on the
+unfused graph: max abs and max relative error, exit 1 beyond
+``--atol + --rtol * |reference|``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import ml_dtypes
+import numpy as np
+
+from graphfuse.lowering.compiler import Executable, compile
+from graphfuse.tools.reporting import UsageError, run_tool
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would exit 2 with a usage dump
+        raise UsageError(message)
+
+
+def _parser() -> _Parser:
+    p = _Parser(prog="graphfuse-run", description=__doc__.split("\n\n")[0], add_help=True)
+    p.add_argument("input", help="graph-dialect .mlir file")
+    p.add_argument("--entry", help="function to run (default: the first public one)")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--inputs", help=".npz file with the input arrays")
+    source.add_argument("--random", action="store_true", help="random inputs (the default without --inputs)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
+    p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--atol", type=float, default=1e-5)
+    p.add_argument("--repeat", type=int, default=1, help="timed calls (median printed)")
+    p.add_argument("--output", help="save the results to this .npz file (result0, result1, ...)")
+    level = p.add_mutually_exclusive_group()
+    level.add_argument("--opt-level", type=int, choices=range(4), help="0 unfused ... 3 (default 2)")
+    level.add_argument("--pass-pipeline", help="graph pipeline instead of the default")
+    p.add_argument("--graph-kernel-flags", help="MS_DEV_GRAPH_KERNEL_FLAGS-style flags")
+    p.add_argument("--fusion-switch-file", help="CANN fusion_switch.cfg")
+    return p
+
+
+def _random_inputs(executable: Executable, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for k, (shape, dtype) in enumerate(executable.inputs):
+        if None in shape:
+            raise UsageError(f"argument {k} has a dynamic shape; pass --inputs")
+        if dtype == np.bool_:
+            arrays.append(rng.random(shape) < 0.5)
+        elif dtype.kind in "iu":
+            arrays.append(rng.integers(-8, 8, shape).astype(dtype))
+        elif dtype == ml_dtypes.bfloat16 or dtype.kind == "f":
+            arrays.append(rng.standard_normal(shape).astype(np.float32).astype(dtype))
+        else:
+            raise UsageError(f"argument {k}: cannot make random values of dtype {dtype}")
+    return arrays
+
+
+def _load_inputs(path: str, count: int) -> list[np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            named = {name: data[name] for name in data.files}
+    except FileNotFoundError:
+        raise UsageError(f"could not open input file '{path}'") from None
+    except (ValueError, OSError) as error:
+        raise UsageError(f"'{path}' is not a readable .npz file: {error}") from None
+    if all(f"arg{k}" in named for k in range(count)):
+        return [named[f"arg{k}"] for k in range(count)]
+    if len(named) != count:
+        raise UsageError(f"'{path}' holds {len(named)} array(s) ({', '.join(named) or 'none'}); the function takes "
+                         f"{count}")
+    return list(named.values())
+
+
+def _errors(want: np.ndarray, got: np.ndarray) -> tuple[float, float, bool]:
+    """Max abs error, max relative error, and whether every element is within tolerance (NaNs must agree)."""
+    w, g = np.asarray(want, np.float64), np.asarray(got, np.float64)
+    same_nan = np.array_equal(np.isnan(w), np.isnan(g))
+    ok = ~np.isnan(w) & ~np.isnan(g)
+    both_inf = np.isinf(w) & (w == g)
+    ok &= ~both_inf
+    diff = np.abs(w[ok] - g[ok])
+    max_abs = float(diff.max()) if diff.size else 0.0
+    max_rel = float((diff / np.maximum(np.abs(w[ok]), 1e-30)).max()) if diff.size else 0.0
+    return max_abs, max_rel, same_nan and np.array_equal(np.isinf(w), np.isinf(g))
+
+
+def _body(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    start = time.perf_counter()
+    executable = compile(args.input, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
+                         graph_kernel_flags=args.graph_kernel_flags, fusion_switch_file=args.fusion_switch_file)
+    compile_seconds = time.perf_counter() - start
+    n_inputs = len(executable.inputs)
+    inputs = _load_inputs(args.inputs, n_inputs) if args.inputs else _random_inputs(executable, args.seed)
+    fired = {k: v for k, v in executable.fusions.items() if v}
+    print(f"@{executable.entry}: compiled in {compile_seconds:.2f} s; {executable.kernels} kernel(s); pipeline "
+          f"{executable.pipeline}")
+    if fired:
+        print("  fusion statistics: " + ", ".join(f"{k}={v}" for k, v in sorted(fired.items())))
+    outs = [np.empty(shape, dtype) for shape, dtype in executable.outputs]
+    results = executable(*inputs, out=outs)
+    times = []
+    for _ in range(args.repeat):
+        begin = time.perf_counter()
+        executable(*inputs, out=outs)
+        times.append(time.perf_counter() - begin)
+    print(f"  run: median {statistics.median(times) * 1e3:.3f} ms over {args.repeat} call(s) "
+          f"(min {min(times) * 1e3:.3f} ms)")
+    for k, r in enumerate(results):
+        print(f"  result {k}: {r.dtype.name}{list(r.shape)}")
+    status = 0
+    if args.check:
+        start = time.perf_counter()
+        reference = executable.reference(*inputs)
+        ref_seconds = time.perf_counter() - start
+        print(f"  reference interpreter: {ref_seconds * 1e3:.1f} ms")
+        for k, (want, got) in enumerate(zip(reference, results, strict=True)):
+            max_abs, max_rel, specials_agree = _errors(want, got)
+            close = np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=args.rtol,
+                                atol=args.atol, equal_nan=True)
+            verdict = "ok" if close and specials_agree else "MISMATCH"
+            print(f"  check result {k}: max abs error {max_abs:.3g}, max rel error {max_rel:.3g} "
+                  f"(rtol {args.rtol:g}, atol {args.atol:g}): {verdict}")
+            if verdict != "ok":
+                status = 1
+    if args.output:
+        np.savez(args.output, **{f"result{k}": r for k, r in enumerate(results)})
+        print(f"  wrote {args.output}")
+    if status:
+        print("graphfuse-run: error: results differ from the reference interpreter beyond tolerance",
+              file=sys.stderr)
+    return status
+
+
+def main(argv: list[str] | None = None) -> None:
+    sys.exit(run_tool("graphfuse-run", _body, argv))
+
+
+if __name__ == "__main__":
+    main()
