@@ -29,7 +29,9 @@ config.environment["PATH"] = os.pathsep.join(
 for var in ("MS_DEV_GRAPH_KERNEL_FLAGS", "GLOG_v", "GRAPHFUSE_DEBUG"):
     config.environment.pop(var, None)
 
-for tool, where in (("graphfuse-opt", python_bin), ("mlir-opt", mlir_bin), ("FileCheck", llvm_bin), ("not", llvm_bin)):
+TOOLS = (("graphfuse-opt", python_bin), ("graphfuse-run", python_bin), ("mlir-opt", mlir_bin),
+         ("FileCheck", llvm_bin), ("not", llvm_bin))
+for tool, where in TOOLS:
     if shutil.which(tool, path=str(where)) is None:
         lit_config.fatal(f"{tool} is missing from the environment; run `make test`")
 
