@@ -43,6 +43,7 @@ from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
+from graphfuse.lowering.contraction import block_contractions
 
 __all__ = ["BUFFERIZE", "TO_LLVM", "CompiledFunction", "clear_cache", "compile_linalg", "pipeline_text"]
 
@@ -426,6 +427,7 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         if any(o.operation.name.startswith("graph.") for o in _walk_names(module.operation)):
             raise GraphfuseError("compile_linalg expects linalg/tensor/arith/math IR; lower graph ops first")
         inputs, outputs = _to_dps(module, entry)
+        block_contractions(module)
         # drop-equivalent-buffer-results leaves public functions alone: hide the entry while it runs
         func = _find_func(module, entry)
         visibility = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
