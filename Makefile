@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test lit pytest lint irdl docs clean
+.PHONY: setup demo test lit pytest lint irdl docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ irdl: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m graphfuse.tools.gen_docs docs
+
+# Speed: every workload as graphfuse unfused / fused, numpy and (when installed) torch; prints the table and
+# writes it to bench/latest.md (copy it into docs/performance.md with the date and commit).  ARGS=... passes
+# options, e.g. make bench ARGS="--workloads softmax,gelu --calls 20".
+bench: $(STAMP)
+	$(BIN)/python -m bench.run --markdown bench/latest.md $(ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
