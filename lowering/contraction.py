@@ -23,7 +23,8 @@ BLOCK = 256
 
 _SCRIPT = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %mm = transform.structured.match ops{["linalg.matmul"]} attributes{graph.block} in %root : (!transform.any_op) -> !transform.any_op
+    %mm = transform.structured.match ops{["linalg.matmul"]} attributes{graph.block} in %root
+      : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       %t, %l:2 = transform.structured.tile_using_for %m tile_sizes [0, B, B]
@@ -32,7 +33,8 @@ _SCRIPT = """module attributes {transform.with_named_sequence} {
       %i = transform.structured.interchange %g iterator_interchange = [0, 2, 1]
         : (!transform.any_op) -> !transform.any_op
     }
-    %bmm = transform.structured.match ops{["linalg.batch_matmul"]} attributes{graph.block} in %root : (!transform.any_op) -> !transform.any_op
+    %bmm = transform.structured.match ops{["linalg.batch_matmul"]} attributes{graph.block} in %root
+      : (!transform.any_op) -> !transform.any_op
     transform.foreach %bmm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       %t, %l:2 = transform.structured.tile_using_for %m tile_sizes [0, 0, B, B]

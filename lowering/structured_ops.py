@@ -282,8 +282,12 @@ def lower_reduction(op: ir.Operation) -> bool:
             identity, combine = _highest(et), (arith.minimumf if float_acc else arith.minsi)
         else:
             identity, combine = 0, (arith.addf if float_acc else arith.addi)
-        # keep_dims: the reduced dims stay as size-1 dims the result map reads at index 0.
-        keep = bool(attrs["keep_dims"])
+        # keep_dims, static shapes: reduce into the kept dims (a projected-permutation result map, which
+        # tiling needs) and expand_shape the size-1 dims back afterwards.  Dynamic shapes: the reduced dims
+        # stay size-1 dims the result map writes at index 0 (no dynamically sized intermediate buffer).
+        keep_dims = bool(attrs["keep_dims"])
+        expand_after = keep_dims and xt.has_static_shape
+        keep = keep_dims and not expand_after
         out_dims = range(rank) if keep else kept
         sizes = [1 if i in axes else _dim(x, i) for i in out_dims]
         exprs = [ir.AffineConstantExpr.get(0) if i in axes else ir.AffineDimExpr.get(i) for i in out_dims]
@@ -308,7 +312,22 @@ def lower_reduction(op: ir.Operation) -> bool:
             value = _elementwise(value, et, lambda s: narrow(arith.divf(s, divisor), et))
         else:
             value = _round_to(value, et)
+        if expand_after:
+            value = _expand(value, _keep_dims_groups(rank, axes), [1 if i in axes else _dim(x, i) for i in range(rank)])
         return _replace(op, value)
+
+
+def _keep_dims_groups(rank: int, axes: set[int]) -> list[list[int]]:
+    """Reassociation from the kept dims to all dims: each reduced dim joins a neighbouring kept dim's group."""
+    kept = [i for i in range(rank) if i not in axes]
+    if not kept:
+        return []
+    groups: list[list[int]] = [[i] for i in kept]
+    for d in range(rank):
+        if d in axes:
+            before = [g for g in groups if g[0] < d]
+            (before[-1] if before else groups[0]).append(d)
+    return [sorted(g) for g in groups]
 
 
 # --------------------------------------------------------------------------
