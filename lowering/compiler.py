@@ -33,7 +33,9 @@ from graphfuse.pipelines.runner import run_pipeline
 __all__ = ["LOWERING_PIPELINE", "Executable", "clear_cache", "compile", "default_pipeline"]
 
 #: Graph ops -> linalg with each kernel's loops fused, kernels inlined into their callers.
-LOWERING_PIPELINE = "builtin.module(graph-to-linalg{strict},fuse-kernel-loops,inline,symbol-dce,canonicalize,cse)"
+LOWERING_PIPELINE = (
+    "builtin.module(graph-to-linalg{strict},fuse-kernel-loops,tile-kernel-rows,inline,symbol-dce,canonicalize,cse)"
+)
 CLEANUP = "graph-canonicalize,graph-cse,graph-dce"
 #: Basic ops the CPU code generator fuses well that the seed's CPU cluster list leaves out: the comparisons and
 #: logical ops of expanded gelu/erf and of masks (left out, they cut one elementwise chain into several kernels).

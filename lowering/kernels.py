@@ -72,6 +72,53 @@ class OutlineFusedOps(GraphPass):
                 context.count("num-outlined")
 
 
+def _fold_unit_expansions(func_op: ir.Operation) -> int:
+    """Let linalg.generic consumers read through ``tensor.expand_shape`` ops that only add size-1 dims.
+
+    A ``keep_dims`` reduction is lowered as a reduction into the kept dims plus
+    an ``expand_shape`` adding the size-1 dims back; its elementwise consumers
+    read those dims at index 0.  Left in place, the ``expand_shape`` makes
+    upstream elementwise fusion reshape whole producers (adding a size-1 dim to
+    a reduction's iteration space), which blocks tiling them later.  Here each
+    generic reading such an expansion reads its source instead, with the
+    size-1 dims dropped from its indexing map.  Returns the number of operands
+    rewritten.
+    """
+    rewritten = 0
+    for op in list(func_op.regions[0].blocks[0].operations):
+        op = as_operation(op)
+        if op.name != "linalg.generic":
+            continue
+        maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
+        n_inputs = len(op.operands) - len(op.results)
+        changed = False
+        for k in range(n_inputs):
+            source = op.operands[k].owner
+            if isinstance(source, ir.Block) or as_operation(source).name != "tensor.expand_shape":
+                continue
+            expand = as_operation(source)
+            src_type = ir.RankedTensorType(expand.operands[0].type)
+            dst_type = ir.RankedTensorType(expand.results[0].type)
+            if not (src_type.has_static_shape and dst_type.has_static_shape):
+                continue
+            # the dims kept: drop size-1 dims from the expanded shape until it matches the source
+            kept = [i for i in range(dst_type.rank) if dst_type.shape[i] != 1]
+            if [dst_type.shape[i] for i in kept] != [d for d in src_type.shape if d != 1] or src_type.rank != len(kept):
+                continue
+            old = ir.AffineMapAttr(maps[k]).value
+            maps[k] = ir.AffineMapAttr.get(ir.AffineMap.get(old.n_dims, old.n_symbols, [old.results[i] for i in kept]))
+            op.operands[k] = expand.operands[0]
+            changed = True
+            rewritten += 1
+        if changed:
+            op.attributes["indexing_maps"] = ir.ArrayAttr.get(maps)
+    for op in list(func_op.regions[0].blocks[0].operations):
+        op = as_operation(op)
+        if op.name == "tensor.expand_shape" and not any(True for _ in op.results[0].uses):
+            op.erase()
+    return rewritten
+
+
 #: Upstream passes run on each kernel function, in order.
 KERNEL_LOOP_FUSION = ("linalg-fuse-elementwise-ops", "canonicalize", "cse")
 
@@ -108,6 +155,7 @@ class FuseKernelLoops(GraphPass):
                         func_op.location,
                     )
                 before = loop_nest_count(func_op)
+                _fold_unit_expansions(func_op)
                 try:
                     manager.run(func_op)
                 except ir.MLIRError as error:

@@ -54,7 +54,7 @@ C_RUNNER_UTILS = os.path.join(_MLIR_LIB_DIR, "libmlir_c_runner_utils.so")
 PRE_BUFFERIZE = "eliminate-empty-tensors"
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
-    "drop-equivalent-buffer-results"
+    "drop-equivalent-buffer-results,func.func(buffer-loop-hoisting)"
 )
 #: f16/bf16 arithmetic in f32; bf16 <-> f32 conversions as integer ops (no libcalls needed).
 LOOPS = (
@@ -433,13 +433,17 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         visibility = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
         func.attributes["sym_visibility"] = ir.StringAttr.get("private")
         store_booleans_as_bytes(module)
-        _run(f"builtin.module({PRE_BUFFERIZE},{BUFFERIZE})", module, "bufferization")
+        _split_shared_empties(module)
+        _run(f"builtin.module({PRE_BUFFERIZE})", module, "empty-tensor elimination")
+        _drop_redundant_materializations(module)
+        _run(f"builtin.module({BUFFERIZE})", module, "bufferization")
         func = _find_func(module, entry)
         if visibility is None:
             del func.attributes["sym_visibility"]
         else:
             func.attributes["sym_visibility"] = visibility
         _erase_self_copies(func)
+        _drop_results_in_outputs(func, len(inputs))
         workspace = _hoist_allocations(func)
         _reject_i1_buffers(module, entry)
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
@@ -564,6 +568,53 @@ def _reject_i1_buffers(module: ir.Module, entry: str) -> None:
                 )
 
 
+def _drop_redundant_materializations(module: ir.Module) -> None:
+    """Remove ``materialize_in_destination %v in %out`` where %v is already computed in %out.
+
+    After empty-tensor elimination, a result's producer often has the output
+    argument itself as its destination (a linalg op's init, an ``scf.for``'s
+    iter_args init).  The materialization is then a no-op, and for loops it
+    even makes one-shot bufferization report a read-after-write conflict.
+    """
+    for op in list(_walk_names(module.operation)):
+        op = op.operation
+        if op.name != "bufferization.materialize_in_destination":
+            continue
+        source, dest = op.operands[0], op.operands[1]
+        producer = source.owner
+        if isinstance(producer, ir.Block):
+            continue
+        producer = producer.operation if hasattr(producer, "operation") else producer
+        index = ir.OpResult(source).result_number
+        inits: list[ir.Value] = []
+        if producer.name == "scf.for":
+            inits = list(producer.operands)[3:]  # lower bound, upper bound, step, then the iter_args inits
+        elif producer.name.startswith("linalg."):
+            inits = list(producer.operands)[len(producer.operands) - len(producer.results) :]
+        if index < len(inits) and inits[index] == dest:
+            op.results[0].replace_all_uses_with(source)
+            op.erase()
+
+
+def _split_shared_empties(module: ir.Module) -> None:
+    """Give every use of a ``tensor.empty`` its own copy.
+
+    CSE merges identical ``tensor.empty`` ops; one-shot bufferization then
+    sees several ops writing into "the same" tensor, and inside tiled loops
+    (``scf.for`` iter_args) that is a read-after-write conflict it refuses
+    instead of copying around.  An empty tensor has no contents, so separate
+    ones are always correct.
+    """
+    for op in list(_walk_names(module.operation)):
+        op = op.operation
+        if op.name != "tensor.empty":
+            continue
+        uses = [(use.owner, use.operand_number) for use in op.results[0].uses]
+        for owner, number in uses[1:]:
+            copy = op.clone(ir.InsertionPoint(op))
+            owner.operands[number] = copy.results[0]
+
+
 def _hoist_allocations(func) -> list[_ArgSpec]:
     """Turn the entry's statically shaped intermediate buffers into arguments the runtime allocates once.
 
@@ -603,6 +654,32 @@ def _hoist_allocations(func) -> list[_ArgSpec]:
             attrs = list(ir.ArrayAttr(func.attributes["arg_attrs"]))
             func.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs + [ir.DictAttr.get({})] * len(specs))
     return specs
+
+
+def _drop_results_in_outputs(func, n_inputs: int) -> None:
+    """Drop returned buffers that are the matching output argument (through ``scf.for`` results).
+
+    ``drop-equivalent-buffer-results`` does not see through a tiled loop whose
+    iter_args start from the output buffer; the loop result is that buffer.
+    """
+    block = func.regions[0].blocks[0]
+    ret = block.operations[len(block.operations) - 1]
+    if ret.operation.name != "func.return" or not len(ret.operands):
+        return
+    keep = []
+    for k, value in enumerate(ret.operands):
+        while not isinstance(value.owner, ir.Block) and value.owner.name == "scf.for":
+            value = value.owner.operands[3 + ir.OpResult(value).result_number]
+        in_place = isinstance(value.owner, ir.Block) and ir.BlockArgument(value).arg_number == n_inputs + k
+        if not in_place:
+            keep.append(ret.operands[k])
+    if len(keep) == len(ret.operands):
+        return
+    with ret.location, ir.InsertionPoint(ret):
+        ir.Operation.create("func.return", operands=keep)
+    ret.operation.erase()
+    ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(ftype.inputs), [v.type for v in keep]))
 
 
 def _erase_self_copies(func) -> None:

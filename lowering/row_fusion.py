@@ -1,0 +1,214 @@
+"""tile-kernel-rows: one pass over each row for kernels with reductions (softmax, layer_norm, rms_norm...).
+
+After ``fuse-kernel-loops`` a normalization kernel is still several loop
+nests over the whole tensor (max, sum of exp, normalize for softmax), each
+streaming the input from memory again.  This pass tiles every kernel result
+by rows (every parallel dim but the innermost to 1) and fuses all its
+producers into that loop with the transform dialect
+(``transform.structured.fuse``): each row is read from memory once and the
+reductions and elementwise steps run on it while it is in L1.  The ops inside
+the loop have static row shapes and are then vectorized
+(``transform.structured.vectorize``): reductions become ``vector.reduction``
+(LLVM reassociates them), elementwise bodies become vector code.
+
+Only kernels with a row reduction (one input, reduced over the innermost
+dim) and static shapes are tiled; purely elementwise kernels are left to
+LLVM's loop vectorizer, and kernels holding a matmul or convolution (named
+or as a generic contraction) are left alone.  Rows longer than ``max-row`` are
+tiled but not vectorized (the vectors would not fit the register file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from mlir import ir
+from mlir.dialects.transform import interpreter
+
+from graphfuse.lowering.kernels import is_kernel
+from graphfuse.pipelines import log
+from graphfuse.pipelines.matching import as_operation
+from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
+from graphfuse.pipelines.registry import register_pass
+
+__all__ = ["TileKernelRows"]
+
+_ROOT = "graph.row_root"
+_TILES = "graph.row_tiles"
+_ALLOWED = frozenset({"linalg.generic", "linalg.fill"})
+
+_SCRIPT = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %roots = transform.structured.match attributes{ROOT} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %roots : !transform.any_op {
+    ^bb0(%r: !transform.any_op):
+      %t, %l:LOOPS = transform.structured.fuse %r tile_sizes TILES
+        : (!transform.any_op) -> (!transform.any_op, LOOP_TYPES)
+    }
+    transform.apply_patterns to %root {
+      transform.apply_patterns.tensor.fold_tensor_empty
+    } : !transform.any_op
+    VECTORIZE
+    transform.yield
+  }
+}"""
+
+_VECTORIZE = """%loops = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %loops : !transform.any_op {
+    ^bb0(%loop: !transform.any_op):
+      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop
+        : (!transform.any_op) -> !transform.any_op
+      transform.structured.vectorize %inner : !transform.any_op
+    }
+    transform.apply_patterns to %root {
+      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.lower_shape_cast
+      transform.apply_patterns.vector.lower_broadcast
+    } : !transform.any_op"""
+
+
+def _iterators(op: ir.Operation) -> list[str]:
+    return [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def _row_tiles(op: ir.Operation) -> list[int]:
+    """Tile 1 on every parallel loop but the innermost loop; 0 (untiled) on the innermost and reductions."""
+    if op.name == "linalg.fill":
+        rank = ir.RankedTensorType(op.results[0].type).rank
+        return [1] * (rank - 1) + [0]
+    iterators = _iterators(op)
+    return [1 if it == "parallel" and k < len(iterators) - 1 else 0 for k, it in enumerate(iterators)]
+
+
+def _innermost_extent(func_op: ir.Operation) -> int:
+    """The longest innermost loop of the kernel's generics (the row length once rows are tiled)."""
+    extent = 1
+    for op in func_op.regions[0].blocks[0].operations:
+        op = as_operation(op)
+        if op.name != "linalg.generic":
+            continue
+        loops = len(_iterators(op))
+        for value in op.operands:
+            t = value.type
+            if isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).rank == loops and loops:
+                extent = max(extent, ir.RankedTensorType(t).shape[-1])
+    return extent
+
+
+def _candidate_roots(func_op: ir.Operation) -> tuple[list[ir.Operation], str | None]:
+    """The linalg ops producing the kernel's results, or a reason the kernel is not row-tiled."""
+    block = func_op.regions[0].blocks[0]
+    has_reduction = False
+    for op in block.operations:
+        op = as_operation(op)
+        if op.name.startswith("linalg.") and op.name not in _ALLOWED:
+            return [], f"it holds {op.name}"
+        for value in (*op.operands, *op.results):
+            if isinstance(value.type, ir.RankedTensorType) and not ir.RankedTensorType(value.type).has_static_shape:
+                return [], "it has dynamic shapes"
+        if op.name == "linalg.generic" and "reduction" in _iterators(op):
+            iterators = _iterators(op)
+            if len(op.operands) - len(op.results) != 1:
+                return [], "a reduction has several inputs (a contraction: vectorizing it would unroll it)"
+            if iterators[-1] != "reduction":
+                return [], "a reduction is not over the innermost dim"
+            has_reduction = True
+    if not has_reduction:
+        return [], "it has no reduction (LLVM vectorizes elementwise loops)"
+    ret = block.operations[len(block.operations) - 1]
+    roots: list[ir.Operation] = []
+    for value in ret.operands:
+        owner = value.owner
+        reshapes = ("tensor.expand_shape", "tensor.collapse_shape")
+        if not isinstance(owner, ir.Block) and as_operation(owner).name in reshapes:
+            owner = as_operation(owner).operands[0].owner
+        if isinstance(owner, ir.Block) or as_operation(owner).name not in _ALLOWED:
+            continue
+        owner = as_operation(owner)
+        if ir.RankedTensorType(owner.results[0].type).rank < 1 or not any(_row_tiles(owner)):
+            continue
+        if all(r is not owner and r != owner for r in roots):
+            roots.append(owner)
+    if not roots:
+        return [], "no result is a linalg op with rows to tile"
+    return roots, None
+
+
+@register_pass
+@dataclass(frozen=True)
+class TileKernelRows(GraphPass):
+    name: ClassVar[str] = "tile-kernel-rows"
+    summary: ClassVar[str] = "Tile kernels with reductions by rows, fuse their producers per row, vectorize the rows"
+    statistics: ClassVar[dict[str, str]] = {
+        "num-kernels": "Number of kernels tiled by rows",
+        "num-vectorized": "Number of tiled kernels whose rows were vectorized",
+    }
+    vectorize: bool = option(True, "vectorize the ops inside the row loop")
+    max_row: int = option(4096, "longest row (elements) that is vectorized")
+
+    def __post_init__(self) -> None:
+        if self.max_row < 1:
+            raise OptionError(f"option 'max-row' of pass '{self.name}' must be >= 1, got {self.max_row}")
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        with module.context, ir.Location.unknown():
+            for func_op in [as_operation(op) for op in module.body.operations]:
+                if not is_kernel(func_op) or not func_op.regions[0].blocks:
+                    continue
+                name = ir.StringAttr(func_op.attributes["sym_name"]).value
+                roots, reason = _candidate_roots(func_op)
+                if reason is not None:
+                    log.debug(f"tile-kernel-rows: @{name} is not tiled: {reason}")
+                    continue
+                row = _innermost_extent(func_op)
+                vectorize = self.vectorize and row <= self.max_row
+                self._tile(func_op, roots, vectorize, context)
+                context.count("num-kernels")
+                if vectorize:
+                    context.count("num-vectorized")
+                log.debug(
+                    f"tile-kernel-rows: @{name}: {len(roots)} result loop(s) by rows of {row}"
+                    + (", vectorized" if vectorize else "")
+                )
+
+    @staticmethod
+    def _tile(func_op: ir.Operation, roots: list[ir.Operation], vectorize: bool, context: PassContext) -> None:
+        # One transform script per distinct tile-size list (the script's tile sizes are static).
+        by_tiles: dict[tuple[int, ...], list[ir.Operation]] = {}
+        for root in roots:
+            by_tiles.setdefault(tuple(_row_tiles(root)), []).append(root)
+        for index, (tiles, group) in enumerate(by_tiles.items()):
+            for root in group:
+                root.attributes[_ROOT] = ir.UnitAttr.get()
+            last = index == len(by_tiles) - 1
+            loops = sum(1 for t in tiles if t)
+            script = (
+                _SCRIPT.replace("ROOT", _ROOT)
+                .replace("TILES", str(list(tiles)))
+                .replace("LOOP_TYPES", ", ".join(["!transform.any_op"] * loops))
+                .replace("LOOPS", str(loops))
+                .replace("VECTORIZE", _VECTORIZE if vectorize and last else "")
+            )
+            transform = ir.Module.parse(script)
+            try:
+                interpreter.apply_named_sequence(func_op, transform.body.operations[0], transform)
+            except ir.MLIRError as error:
+                context.fail(
+                    f"tile-kernel-rows: tiling @{ir.StringAttr(func_op.attributes['sym_name']).value} failed: {error}",
+                    func_op.location,
+                )
+            for root in _walk(func_op):
+                if _ROOT in root.attributes:
+                    del root.attributes[_ROOT]
+
+
+def _walk(op: ir.Operation):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = as_operation(inner)
+                yield inner
+                yield from _walk(inner)
