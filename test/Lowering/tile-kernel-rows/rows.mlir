@@ -1,0 +1,80 @@
+// tile-kernel-rows tiles kernels that hold row reductions by rows, fuses every producer into the row loop
+// (one pass over each row) and vectorizes the row; other kernels are left alone, with the reason logged.
+// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows)' %s | FileCheck %s
+// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{vectorize=false})' %s | FileCheck %s --check-prefix=SCALAR
+// RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows)' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
+// RUN: not graphfuse-opt --pass-pipeline='builtin.module(tile-kernel-rows{max-row=0})' %s 2>&1 | FileCheck %s --check-prefix=OPTION
+// OPTION: option 'max-row' of pass 'tile-kernel-rows' must be >= 1, got 0
+
+// softmax: max, exp and sum, normalize, all inside one loop over the 64 rows; reductions as vector.reduction.
+// LOG: tile-kernel-rows: @softmax_kernel: 1 result loop(s) by rows of 128, vectorized
+// CHECK-LABEL: func.func private @softmax_kernel
+// CHECK:         scf.for %{{.*}} = %c0 to %c64 step %c1
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x128xf32>, vector<1x128xf32>
+// CHECK:           vector.reduction <maximumf>
+// CHECK:           vector.reduction <add>
+// CHECK:           arith.divf {{.*}} : vector<1x128xf32>
+// CHECK:           tensor.insert_slice
+// CHECK:         return
+// SCALAR-LABEL: func.func private @softmax_kernel
+// SCALAR:         scf.for
+// SCALAR:           linalg.generic {{.*}} ins(%{{.*}} : tensor<1x128xf32>)
+// SCALAR-NOT:     vector.
+// SCALAR:         return
+func.func private @softmax_kernel(%x: tensor<64x128xf32>) -> tensor<64x128xf32> attributes {graph.kernel} {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
+
+// -----
+
+// add + rms_norm with the sum also returned: each result gets its row loop.
+// LOG: tile-kernel-rows: @add_rms_norm_kernel: 2 result loop(s) by rows of 32, vectorized
+// CHECK-LABEL: func.func private @add_rms_norm_kernel
+// CHECK:         scf.for
+// CHECK:         scf.for
+// CHECK:           vector.reduction <add>
+func.func private @add_rms_norm_kernel(%x: tensor<8x32xf32>, %r: tensor<8x32xf32>, %g: tensor<32xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>) attributes {graph.kernel} {
+  %0 = "graph.add"(%x, %r) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %1 = "graph.rms_norm"(%0, %g) {epsilon = 9.99999997E-7 : f32} : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  return %0, %1 : tensor<8x32xf32>, tensor<8x32xf32>
+}
+
+// -----
+
+// Negative cases: an elementwise kernel, a kernel with a matmul, and a function that is not a kernel.
+// LOG: tile-kernel-rows: @elementwise_kernel is not tiled: it has no reduction (LLVM vectorizes elementwise loops)
+// LOG: tile-kernel-rows: @matmul_kernel is not tiled: it holds linalg.matmul
+// CHECK-LABEL: func.func private @elementwise_kernel
+// CHECK-NOT:     scf.for
+// CHECK:         linalg.generic
+// CHECK-LABEL: func.func private @matmul_kernel
+// CHECK-NOT:     scf.for
+// CHECK:         linalg.matmul
+// CHECK-LABEL: func.func @not_a_kernel
+// CHECK-NOT:     scf.for
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+func.func private @elementwise_kernel(%x: tensor<8x32xf32>) -> tensor<8x32xf32> attributes {graph.kernel} {
+  %0 = "graph.exp"(%x) : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+func.func private @matmul_kernel(%x: tensor<8x32xf32>, %w: tensor<32x16xf32>) -> tensor<8x16xf32> attributes {graph.kernel} {
+  %0 = "graph.matmul"(%x, %w) {transpose_a = false, transpose_b = false} : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>
+  %1 = "graph.softmax"(%0) {axis = -1 : i64} : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
+func.func @not_a_kernel(%x: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// Dynamic shapes are not tiled.
+// LOG: tile-kernel-rows: @dynamic_kernel is not tiled: it has dynamic shapes
+// CHECK-LABEL: func.func private @dynamic_kernel
+// CHECK-NOT:     scf.for
+func.func private @dynamic_kernel(%x: tensor<?x32xf32>) -> tensor<?x32xf32> attributes {graph.kernel} {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
