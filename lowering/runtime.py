@@ -683,8 +683,11 @@ def _drop_results_in_outputs(func, n_inputs: int) -> None:
 
 
 def _erase_self_copies(func) -> None:
-    """Erase ``memref.copy %a, %a`` left by materializing a result already computed in place."""
-    for op in list(func.regions[0].blocks[0].operations):
+    """Erase ``memref.copy %a, %a`` (a result, or a tiled loop's row, already computed in place).
+
+    Each would be a call into the runtime library's copy routine, once per row inside a tiled loop.
+    """
+    for op in list(_walk_names(func)):
         if op.operation.name == "memref.copy" and op.operands[0] == op.operands[1]:
             op.operation.erase()
 
