@@ -24,7 +24,7 @@ from mlir import ir
 
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.interpreter import entry_function, run_function
+from graphfuse.dialect.interpreter import Interpreter, entry_function, run_function
 from graphfuse.dialect.parsing import load_module, parse_module
 from graphfuse.lowering.runtime import CompiledFunction, compile_linalg
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
@@ -77,9 +77,40 @@ class Executable:
     #: per fusion pass (or kernel step) how often it fired, from the graph pipeline's statistics
     fusions: dict[str, int] = field(default_factory=dict)
     kernels: int = 0
+    #: enable_debug_mode: check every call's results for NaN/Inf and name the kernels that produce them
+    debug: bool = False
 
     def __call__(self, *arrays: np.ndarray, out: list[np.ndarray] | None = None) -> list[np.ndarray]:
-        return self.function(*arrays, out=out)
+        results = self.function(*arrays, out=out)
+        if self.debug:
+            self._check_finite(arrays, results)
+        return results
+
+    def _check_finite(self, arrays: tuple[np.ndarray, ...], results: list[np.ndarray]) -> None:
+        """MindSpore's enable_debug_mode: NaN/Inf in a result is an error naming the kernels behind it.
+
+        The kernels are found by running the fused graph in the reference
+        interpreter and checking each kernel call's outputs; when none produces
+        a non-finite value there, the compiled code and the graph disagree, and
+        the message says so.
+        """
+        bad = [
+            (k, int(np.isnan(r).sum()), int(np.isinf(r).sum()))
+            for k, r in enumerate(results)
+            if r.dtype.kind == "f" and not np.isfinite(r).all()
+        ]
+        if not bad:
+            return
+        found = ", ".join(f"result {k}: {nans} NaN, {infs} Inf" for k, nans, infs in bad)
+        checker = _KernelChecker(parse_module(self.fused_graph, "<fused graph>"))
+        checker.run(list(arrays), self.entry)
+        if checker.findings:
+            where = "; ".join(checker.findings[:5])
+            raise GraphfuseError(f"enable_debug_mode: @{self.entry} {found}; first produced by kernel {where}")
+        raise GraphfuseError(
+            f"enable_debug_mode: @{self.entry} {found}; no kernel of the fused graph produces "
+            "them in the reference interpreter: the compiled code differs from the graph"
+        )
 
     def reference(self, *arrays: np.ndarray) -> list[np.ndarray]:
         """The reference interpreter's results on the unfused graph."""
@@ -92,6 +123,25 @@ class Executable:
     @property
     def outputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
         return [(s.shape, s.dtype) for s in self.function.outputs]
+
+
+class _KernelChecker(Interpreter):
+    """The reference interpreter, recording kernel calls whose float outputs hold NaN or Inf."""
+
+    def __init__(self, module: ir.Module):
+        super().__init__(module)
+        self.findings: list[str] = []
+
+    def call(self, func: ir.Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        outputs = super().call(func, inputs)
+        if "graph.kernel" in func.attributes:
+            name = ir.StringAttr(func.attributes["sym_name"]).value
+            for k, array in enumerate(outputs):
+                if array.dtype.kind == "f" and not np.isfinite(array).all():
+                    inputs_finite = all(a.dtype.kind != "f" or np.isfinite(a).all() for a in inputs)
+                    origin = "from finite inputs" if inputs_finite else "(its inputs already were not finite)"
+                    self.findings.append(f"@{name} output {k} {origin}")
+        return outputs
 
 
 _CACHE: dict[tuple, Executable] = {}
@@ -159,7 +209,17 @@ def compile(
     run_pipeline(module, LOWERING_PIPELINE)
     linalg_text = str(module)
     function = compile_linalg(module, name, opt_level=jit_opt_level)
-    executable = Executable(name, source_module, runner.text, fused_graph, linalg_text, function, fusions, kernels)
+    executable = Executable(
+        name,
+        source_module,
+        runner.text,
+        fused_graph,
+        linalg_text,
+        function,
+        fusions,
+        kernels,
+        debug=switches.flags.enable_debug_mode,
+    )
     with _LOCK:
         return _CACHE.setdefault(key, executable)
 

@@ -102,3 +102,26 @@ def test_bundled_models(name: str, opt_level: int) -> None:
     want = executable.reference(*inputs)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(w).max())))
+
+
+def test_enable_debug_mode_names_the_kernel_producing_nan() -> None:
+    """--enable_debug_mode: a NaN in a result is an error naming the kernel that first produced it."""
+    b = graphfuse.GraphBuilder("f")
+    x = b.arg((4, 8))
+    y = b.sqrt(b.sub(b.mul(x, x), b.const(np.float32(1.0))))  # NaN where |x| < 1
+    b.ret(b.add(b.exp(y), y))
+    module = b.module
+    ok = np.full((4, 8), 2.0, np.float32)
+    bad = ok.copy()
+    bad[1, 2] = 0.5
+    plain = graphfuse.compile(module)
+    assert np.isnan(plain(bad)[0]).sum() == 1  # without debug mode the NaN is returned
+    debug = graphfuse.compile(module, graph_kernel_flags="--enable_debug_mode")
+    assert debug.debug and debug.kernels >= 1
+    debug(ok)
+    with pytest.raises(
+        GraphfuseError,
+        match=r"enable_debug_mode: @f result 0: 1 NaN, 0 Inf; first produced by "
+        r"kernel @f_kernel_0 output \d+ from finite inputs",
+    ):
+        debug(bad)
