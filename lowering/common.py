@@ -62,26 +62,25 @@ LOWERINGS: dict[str, Lowering] = {}
 DECOMPOSITIONS: dict[str, Decomposition] = {}
 
 
-def register_lowering(*names: str) -> Callable[[Lowering], Lowering]:
-    def wrap(fn: Lowering) -> Lowering:
+def _register(table: dict[str, Any], what: str, names: tuple[str, ...]) -> Callable[[Any], Any]:
+    """A decorator entering the function under each of ``names`` (``graph.`` prefix optional) in ``table``."""
+
+    def wrap(fn: Any) -> Any:
         for name in names:
             key = name if name.startswith("graph.") else f"graph.{name}"
-            assert key not in LOWERINGS, f"two lowerings for {key}"
-            LOWERINGS[key] = fn
+            assert key not in table, f"two {what} for {key}"
+            table[key] = fn
         return fn
 
     return wrap
+
+
+def register_lowering(*names: str) -> Callable[[Lowering], Lowering]:
+    return _register(LOWERINGS, "lowerings", names)
 
 
 def register_decomposition(*names: str) -> Callable[[Decomposition], Decomposition]:
-    def wrap(fn: Decomposition) -> Decomposition:
-        for name in names:
-            key = name if name.startswith("graph.") else f"graph.{name}"
-            assert key not in DECOMPOSITIONS, f"two decompositions for {key}"
-            DECOMPOSITIONS[key] = fn
-        return fn
-
-    return wrap
+    return _register(DECOMPOSITIONS, "decompositions", names)
 
 
 # --------------------------------------------------------------------------

@@ -24,8 +24,9 @@ from mlir import ir
 
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.interpreter import Interpreter, entry_function, run_function
+from graphfuse.dialect.interpreter import Interpreter, entry_function, functions, run_function
 from graphfuse.dialect.parsing import load_module, parse_module
+from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.runtime import CompiledFunction, compile_linalg
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
 from graphfuse.pipelines.runner import run_pipeline
@@ -205,7 +206,7 @@ def compile(
                 key_name = f"{record.step.argument}.{statistic}"
                 fusions[key_name] = fusions.get(key_name, 0) + value
     fused_graph = str(module)
-    kernels = sum(1 for op in module.body.operations if "graph.kernel" in op.attributes)
+    kernels = sum(1 for func_op in functions(module).values() if is_kernel(func_op))
     run_pipeline(module, LOWERING_PIPELINE)
     linalg_text = str(module)
     function = compile_linalg(module, name, opt_level=jit_opt_level)

@@ -67,6 +67,7 @@ from graphfuse.lowering.common import (
     widen,
 )
 from graphfuse.lowering.fast_math import fast_erf, fast_exp, fast_tanh, is_f32
+from graphfuse.pipelines.matching import nested_ops
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 from graphfuse.pipelines.registry import register_pass
 
@@ -380,7 +381,7 @@ class GraphToLinalg(GraphPass):
         with module.context:
             decompose_graph_ops(module, context.count)
         for func in module.body.operations:
-            for op in _graph_ops_in(func.operation):
+            for op in [op for op in nested_ops(func) if op.name.startswith("graph.")]:
                 if lower_op(op):
                     context.count("num-lowered")
                     continue
@@ -388,18 +389,6 @@ class GraphToLinalg(GraphPass):
                 if self.strict:
                     types = ", ".join(str(v.type) for v in op.operands)
                     context.fail(f"graph-to-linalg: cannot lower '{op.name}' with operands ({types})", op.location)
-
-
-def _graph_ops_in(root: ir.Operation) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("graph."):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    return found
 
 
 # The modules below register their lowerings and decompositions (import order does not matter).

@@ -20,6 +20,7 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import source_loc
+from graphfuse.dialect.interpreter import functions
 from graphfuse.lowering.common import DECOMPOSITIONS
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.cluster import outline
@@ -34,14 +35,6 @@ def is_kernel(func_op: ir.Operation) -> bool:
     return func_op.name == "func.func" and "graph.kernel" in func_op.attributes
 
 
-def _functions(module: ir.Module) -> list[ir.Operation]:
-    return [as_operation(op) for op in module.body.operations if as_operation(op).name == "func.func"]
-
-
-def _symbol(func_op: ir.Operation) -> str:
-    return ir.StringAttr(func_op.attributes["sym_name"]).value
-
-
 @register_pass
 @dataclass(frozen=True)
 class OutlineFusedOps(GraphPass):
@@ -50,11 +43,11 @@ class OutlineFusedOps(GraphPass):
     statistics: ClassVar[dict[str, str]] = {"num-outlined": "Number of fused ops outlined as kernels"}
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        taken = {_symbol(f) for f in _functions(module)}
-        for func_op in _functions(module):
+        funcs = functions(module)
+        taken = set(funcs)
+        for fn_name, func_op in funcs.items():
             if is_kernel(func_op) or not func_op.regions[0].blocks:
                 continue
-            fn_name = _symbol(func_op)
             fused = [
                 as_operation(op)
                 for op in func_op.regions[0].blocks[0].operations
@@ -146,12 +139,12 @@ class FuseKernelLoops(GraphPass):
             manager = PassManager("func.func")
             for name in KERNEL_LOOP_FUSION:
                 manager.add(name)
-            for func_op in _functions(module):
+            for fn_name, func_op in functions(module).items():
                 if not func_op.regions[0].blocks or not (self.all_functions or is_kernel(func_op)):
                     continue
                 if any(as_operation(op).name.startswith("graph.") for op in func_op.regions[0].blocks[0].operations):
                     context.fail(
-                        f"fuse-kernel-loops: @{_symbol(func_op)} still has graph ops; run graph-to-linalg first",
+                        f"fuse-kernel-loops: @{fn_name} still has graph ops; run graph-to-linalg first",
                         func_op.location,
                     )
                 before = loop_nest_count(func_op)
@@ -159,7 +152,7 @@ class FuseKernelLoops(GraphPass):
                 try:
                     manager.run(func_op)
                 except ir.MLIRError as error:
-                    context.fail(f"fuse-kernel-loops: fusing @{_symbol(func_op)} failed: {error}", func_op.location)
+                    context.fail(f"fuse-kernel-loops: fusing @{fn_name} failed: {error}", func_op.location)
                 after = loop_nest_count(func_op)
                 context.count("num-kernels")
                 context.count("num-loop-nests-before", before)
@@ -170,7 +163,7 @@ class FuseKernelLoops(GraphPass):
                     if as_operation(op).name.startswith("linalg.")
                 )
                 log.debug(
-                    f"fuse-kernel-loops: @{_symbol(func_op)}: {before} -> {after} loop nests ("
+                    f"fuse-kernel-loops: @{fn_name}: {before} -> {after} loop nests ("
                     + ", ".join(f"{n} x{c}" for n, c in sorted(kinds.items()))
                     + ")"
                 )

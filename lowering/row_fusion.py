@@ -26,9 +26,10 @@ from typing import ClassVar
 from mlir import ir
 from mlir.dialects.transform import interpreter
 
+from graphfuse.dialect.interpreter import functions
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.pipelines import log
-from graphfuse.pipelines.matching import as_operation
+from graphfuse.pipelines.matching import as_operation, nested_ops
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 from graphfuse.pipelines.registry import register_pass
 
@@ -155,17 +156,16 @@ class TileKernelRows(GraphPass):
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         with module.context, ir.Location.unknown():
-            for func_op in [as_operation(op) for op in module.body.operations]:
+            for name, func_op in functions(module).items():
                 if not is_kernel(func_op) or not func_op.regions[0].blocks:
                     continue
-                name = ir.StringAttr(func_op.attributes["sym_name"]).value
                 roots, reason = _candidate_roots(func_op)
                 if reason is not None:
                     log.debug(f"tile-kernel-rows: @{name} is not tiled: {reason}")
                     continue
                 row = _innermost_extent(func_op)
                 vectorize = self.vectorize and row <= self.max_row
-                self._tile(func_op, roots, vectorize, context)
+                self._tile(func_op, name, roots, vectorize, context)
                 context.count("num-kernels")
                 if vectorize:
                     context.count("num-vectorized")
@@ -175,7 +175,9 @@ class TileKernelRows(GraphPass):
                 )
 
     @staticmethod
-    def _tile(func_op: ir.Operation, roots: list[ir.Operation], vectorize: bool, context: PassContext) -> None:
+    def _tile(
+        func_op: ir.Operation, name: str, roots: list[ir.Operation], vectorize: bool, context: PassContext
+    ) -> None:
         # One transform script per distinct tile-size list (the script's tile sizes are static).
         by_tiles: dict[tuple[int, ...], list[ir.Operation]] = {}
         for root in roots:
@@ -196,19 +198,7 @@ class TileKernelRows(GraphPass):
             try:
                 interpreter.apply_named_sequence(func_op, transform.body.operations[0], transform)
             except ir.MLIRError as error:
-                context.fail(
-                    f"tile-kernel-rows: tiling @{ir.StringAttr(func_op.attributes['sym_name']).value} failed: {error}",
-                    func_op.location,
-                )
-            for root in _walk(func_op):
+                context.fail(f"tile-kernel-rows: tiling @{name} failed: {error}", func_op.location)
+            for root in nested_ops(func_op):
                 if _ROOT in root.attributes:
                     del root.attributes[_ROOT]
-
-
-def _walk(op: ir.Operation):
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner = as_operation(inner)
-                yield inner
-                yield from _walk(inner)

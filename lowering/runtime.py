@@ -44,6 +44,7 @@ from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.lowering.contraction import block_contractions
+from graphfuse.pipelines.matching import nested_ops
 
 __all__ = ["BUFFERIZE", "TO_LLVM", "CompiledFunction", "clear_cache", "compile_linalg", "pipeline_text"]
 
@@ -424,7 +425,7 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             raise GraphfuseError(from_mlir_error(e)) from None
-        if any(o.operation.name.startswith("graph.") for o in _walk_names(module.operation)):
+        if any(o.name.startswith("graph.") for o in nested_ops(module)):
             raise GraphfuseError("compile_linalg expects linalg/tensor/arith/math IR; lower graph ops first")
         inputs, outputs = _to_dps(module, entry)
         block_contractions(module)
@@ -489,8 +490,7 @@ def store_booleans_as_bytes(module: ir.Module) -> None:
             wide = _bytes_type(arg.type)
             if wide is not None:
                 arg.set_type(wide)
-        for op in list(_walk_names(func)):
-            op = op.operation
+        for op in nested_ops(func):
             if op.name == "arith.constant" and _bytes_type(op.results[0].type) is not None:
                 values = attr_to_array(op.attributes["value"]).astype(np.int8)
                 with ir.InsertionPoint(op), op.location:
@@ -558,14 +558,27 @@ def _reject_i1_buffers(module: ir.Module, entry: str) -> None:
     memref<...xi1>; boolean intermediates that elementwise fusion could not
     remove (e.g. a comparison with two users) would get there.
     """
-    for op in _walk_names(module.operation):
-        for result in op.operation.results:
+    for op in nested_ops(module):
+        for result in op.results:
             t = result.type
             if isinstance(t, ir.MemRefType) and str(t.element_type) == "i1":
                 raise GraphfuseError(
                     f"@{entry}: a boolean (i1) intermediate would be stored in memory ({t}, from "
-                    f"{op.operation.name}); the CPU lowering cannot store i1 buffers yet"
+                    f"{op.name}); the CPU lowering cannot store i1 buffers yet"
                 )
+
+
+def _destination_of(value: ir.Value) -> ir.Value | None:
+    """The value a result is computed into: a linalg op's init, an ``scf.for`` result's iter_args init."""
+    if isinstance(value.owner, ir.Block):
+        return None
+    producer = value.owner.operation
+    index = ir.OpResult(value).result_number
+    if producer.name == "scf.for":
+        return producer.operands[3 + index]  # lower bound, upper bound, step, then the iter_args inits
+    if producer.name.startswith("linalg."):
+        return producer.operands[len(producer.operands) - len(producer.results) + index]
+    return None
 
 
 def _drop_redundant_materializations(module: ir.Module) -> None:
@@ -576,22 +589,12 @@ def _drop_redundant_materializations(module: ir.Module) -> None:
     iter_args init).  The materialization is then a no-op, and for loops it
     even makes one-shot bufferization report a read-after-write conflict.
     """
-    for op in list(_walk_names(module.operation)):
-        op = op.operation
+    for op in nested_ops(module):
         if op.name != "bufferization.materialize_in_destination":
             continue
         source, dest = op.operands[0], op.operands[1]
-        producer = source.owner
-        if isinstance(producer, ir.Block):
-            continue
-        producer = producer.operation if hasattr(producer, "operation") else producer
-        index = ir.OpResult(source).result_number
-        inits: list[ir.Value] = []
-        if producer.name == "scf.for":
-            inits = list(producer.operands)[3:]  # lower bound, upper bound, step, then the iter_args inits
-        elif producer.name.startswith("linalg."):
-            inits = list(producer.operands)[len(producer.operands) - len(producer.results) :]
-        if index < len(inits) and inits[index] == dest:
+        destination = _destination_of(source)
+        if destination is not None and destination == dest:
             op.results[0].replace_all_uses_with(source)
             op.erase()
 
@@ -605,8 +608,7 @@ def _split_shared_empties(module: ir.Module) -> None:
     instead of copying around.  An empty tensor has no contents, so separate
     ones are always correct.
     """
-    for op in list(_walk_names(module.operation)):
-        op = op.operation
+    for op in nested_ops(module):
         if op.name != "tensor.empty":
             continue
         uses = [(use.owner, use.operand_number) for use in op.results[0].uses]
@@ -643,8 +645,8 @@ def _hoist_allocations(func) -> list[_ArgSpec]:
         arg = block.add_argument(types[-1], op.location)
         op.results[0].replace_all_uses_with(arg)
         op.operation.erase()
-    for op in _walk_names(func):
-        if op.operation.name == "memref.alloc":
+    for op in nested_ops(func):
+        if op.name == "memref.alloc":
             raise GraphfuseError(f"a buffer is allocated inside a loop ({op.results[0].type}); this would leak")
     if specs:
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
@@ -669,7 +671,7 @@ def _drop_results_in_outputs(func, n_inputs: int) -> None:
     keep = []
     for k, value in enumerate(ret.operands):
         while not isinstance(value.owner, ir.Block) and value.owner.name == "scf.for":
-            value = value.owner.operands[3 + ir.OpResult(value).result_number]
+            value = _destination_of(value)
         in_place = isinstance(value.owner, ir.Block) and ir.BlockArgument(value).arg_number == n_inputs + k
         if not in_place:
             keep.append(ret.operands[k])
@@ -687,15 +689,6 @@ def _erase_self_copies(func) -> None:
 
     Each would be a call into the runtime library's copy routine, once per row inside a tiled loop.
     """
-    for op in list(_walk_names(func)):
-        if op.operation.name == "memref.copy" and op.operands[0] == op.operands[1]:
-            op.operation.erase()
-
-
-def _walk_names(op):
-    """Yield every operation nested in ``op`` (depth first)."""
-    for region in op.operation.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield inner
-                yield from _walk_names(inner)
+    for op in nested_ops(func):
+        if op.name == "memref.copy" and op.operands[0] == op.operands[1]:
+            op.erase()

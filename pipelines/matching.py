@@ -98,17 +98,25 @@ def constant_scalar(value: ir.Value) -> float | None:
     return float(flat[0]) if np.all(flat == flat[0]) else None
 
 
-def graph_op_names(root: ir.Operation | ir.Module) -> list[str]:
-    """The names of the graph ops nested in ``root``, in pre-order."""
-    names: list[str] = []
+def nested_ops(root: ir.Operation | ir.OpView | ir.Module) -> list[ir.Operation]:
+    """Every operation nested in ``root`` (not ``root`` itself), in pre-order.
+
+    A list, taken before the caller changes anything: safe to erase or
+    replace ops while iterating over it.
+    """
+    found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("graph."):
-            names.append(op.name)
+        found.append(op)
         return ir.WalkResult.ADVANCE
 
-    (root.operation if isinstance(root, ir.Module) else root).walk(visit, ir.WalkOrder.PRE_ORDER)
-    return names
+    root.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[1:]
+
+
+def graph_op_names(root: ir.Operation | ir.Module) -> list[str]:
+    """The names of the graph ops nested in ``root``, in pre-order."""
+    return [op.name for op in nested_ops(root) if op.name.startswith("graph.")]
 
 
 def create_op(
@@ -217,6 +225,7 @@ __all__ = [
     "has_one_use",
     "has_uses",
     "is_function_result",
+    "nested_ops",
     "op_id",
     "producer",
     "replace_with_new",

@@ -15,7 +15,7 @@ from graphfuse.dialect.interpreter import run_function
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.lowering import graph_to_linalg  # noqa: F401  (registers the pass)
 from graphfuse.lowering.runtime import compile_linalg
-from graphfuse.pipelines.matching import graph_op_names
+from graphfuse.pipelines.matching import graph_op_names, nested_ops
 from graphfuse.pipelines.runner import Pipeline, PipelineFailure
 
 PIPELINE = "builtin.module(graph-to-linalg)"
@@ -216,7 +216,7 @@ def test_broadcast_maps_and_location() -> None:
     assert "affine_map<(d0, d1) -> (d0, 0)>" in text
     assert 'iterator_types = ["parallel", "parallel"]' in text
     assert "tensor.empty() : tensor<4x8xf32>" in text
-    generic = next(op for op in _walk(module) if op.name == "linalg.generic")
+    generic = next(op for op in nested_ops(module) if op.name == "linalg.generic")
     assert "test_graph_to_linalg.py" in str(generic.location)
 
 
@@ -227,17 +227,6 @@ def test_dynamic_shape() -> None:
     module = check(build, [((None, 8), "f32"), ((1, 8), "f32")], exact=False)
     text = str(module)
     assert "tensor.dim" in text and "tensor.empty(%" in text
-
-
-def _walk(module: ir.Module) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
 
 
 def _unlowerable_module() -> ir.Module:

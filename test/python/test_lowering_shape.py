@@ -18,7 +18,7 @@ from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.lowering import graph_to_linalg  # noqa: F401  (registers the pass)
 from graphfuse.lowering.common import LOWERINGS
 from graphfuse.lowering.runtime import compile_linalg
-from graphfuse.pipelines.matching import graph_op_names
+from graphfuse.pipelines.matching import graph_op_names, nested_ops
 from graphfuse.pipelines.runner import Pipeline, PipelineFailure
 
 STRICT = "builtin.module(graph-to-linalg{strict})"
@@ -307,7 +307,7 @@ def test_transpose_ir() -> None:
     lower(module)
     assert op_names(module) == ["tensor.empty", "linalg.transpose", "linalg.yield"]
     assert "permutation = [0, 2, 1]" in str(module)
-    transpose = next(op for op in _walk(module) if op.name == "linalg.transpose")
+    transpose = next(op for op in nested_ops(module) if op.name == "linalg.transpose")
     assert "test_lowering_shape.py" in str(transpose.location)
 
 
@@ -486,14 +486,3 @@ def test_chain_with_split_and_broadcast() -> None:
         b.ret(b.reshape(joined, (5, 5)), b.slice(joined, start=[0, 4], limit=[5, 5], strides=[2, 1]))
 
     check(build, [((5, 5), "i32"), ((1, 5), "i32")])
-
-
-def _walk(module: ir.Module) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return found
