@@ -5,12 +5,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test lit pytest lint irdl docs bench clean
+.PHONY: setup demo test lit pytest lint irdl docs bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,torch,onnx]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -45,6 +45,12 @@ docs: $(STAMP)
 # options, e.g. make bench ARGS="--workloads softmax,gelu --calls 20".
 bench: $(STAMP)
 	$(BIN)/python -m bench.run --markdown bench/latest.md $(ARGS)
+
+# Differential fuzzing: N random graphs x random switch sets through every pipeline, compared with the reference
+# interpreter (the pytest run covers a bounded number); prints the counts.  make fuzz N=10000
+N ?= 1000
+fuzz: $(STAMP)
+	$(BIN)/python -m graphfuse.tools.fuzz --count $(N)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,6 +1,7 @@
 # ruff: noqa: F821  (lit injects config and lit_config)
 """lit configuration: FileCheck tests of every stage, run through graphfuse-opt and upstream mlir-opt."""
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -29,11 +30,17 @@ config.environment["PATH"] = os.pathsep.join(
 for var in ("MS_DEV_GRAPH_KERNEL_FLAGS", "GLOG_v", "GRAPHFUSE_DEBUG"):
     config.environment.pop(var, None)
 
-TOOLS = (("graphfuse-opt", python_bin), ("graphfuse-run", python_bin), ("mlir-opt", mlir_bin),
+TOOLS = (("graphfuse-opt", python_bin), ("graphfuse-run", python_bin), ("graphfuse-import", python_bin),
+         ("graphfuse-bisect", python_bin), ("mlir-opt", mlir_bin),
          ("FileCheck", llvm_bin), ("not", llvm_bin))
 for tool, where in TOOLS:
     if shutil.which(tool, path=str(where)) is None:
         lit_config.fatal(f"{tool} is missing from the environment; run `make test`")
+
+# Optional front ends: tests needing them say `REQUIRES: onnx` / `REQUIRES: torch`.
+for module in ("onnx", "torch"):
+    if importlib.util.find_spec(module) is not None:
+        config.available_features.add(module)
 
 config.substitutions.append(("%PYTHON", sys.executable))
 config.substitutions.append(("%graph_irdl", str(repo / "dialect" / "graph.irdl.mlir")))
