@@ -6,7 +6,9 @@ The public Python API:
 - read graphs: :func:`parse_module`, :func:`load_module` (verified, with located errors);
 - run the reference semantics: :func:`run_function`;
 - transform graphs: :func:`run_pipeline` with mlir-opt pipeline text mixing
-  graphfuse passes and upstream MLIR passes.
+  graphfuse passes and upstream MLIR passes;
+- define fusion passes: :func:`register_replacement` (a pattern and its
+  replacement, both written with the builder), :func:`unregister_replacement`.
 
 Every user-facing failure raises :class:`GraphfuseError`, whose
 ``diagnostics`` carry ``file:line:col`` locations.
@@ -21,6 +23,7 @@ from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
 from graphfuse.dialect.interpreter import run_function
 from graphfuse.dialect.parsing import load_module, parse_module
 from graphfuse.lowering.compiler import Executable, compile
+from graphfuse.pipelines.fusion.user_patterns import Match, register_replacement, unregister_replacement
 from graphfuse.pipelines.registry import all_passes
 from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineError, PipelineFailure, run_pipeline
 
@@ -37,6 +40,7 @@ __all__ = [
     "GraphBuilder",
     "GraphfuseError",
     "Instrumentation",
+    "Match",
     "ModuleBuilder",
     "Pipeline",
     "PipelineError",
@@ -49,6 +53,8 @@ __all__ = [
     "load_module",
     "make_context",
     "parse_module",
+    "register_replacement",
     "run_function",
     "run_pipeline",
+    "unregister_replacement",
 ]

@@ -25,6 +25,11 @@ def register_pass(cls: type[GraphPass]) -> type[GraphPass]:
     return cls
 
 
+def unregister_pass(name: str) -> type[GraphPass]:
+    """Remove a pass from the registry (user fusion patterns, tests); returns its class, KeyError when unknown."""
+    return PASSES.pop(canonical_pass_name(name))
+
+
 def _load_passes() -> None:
     from graphfuse.pipelines import passes  # noqa: F401  (registers the built-in passes)
 
