@@ -230,14 +230,15 @@ def python_to_attr(spec: AttrSpec, value: Any) -> ir.Attribute:
 def read_attributes(spec: OpSpec, op: ir.Operation) -> dict[str, Any]:
     """The op's attributes as Python values, defaults filled in.
 
-    Unknown attributes are an error unless their name contains a dot
-    (discardable attributes such as ``graph.kernel`` or ``npu.no_task``).
+    Unknown attributes are an error unless their name contains a dot or
+    starts with an underscore (discardable attributes such as ``graph.kernel``
+    or the seed's ``_no_task``).
     """
     values: dict[str, Any] = {}
     for name, attr in op.attributes.items():
         attr_spec = spec.attr(name)
         if attr_spec is None:
-            if "." in name:
+            if "." in name or name.startswith("_"):
                 continue
             known = ", ".join(a.name for a in spec.attrs) or "none"
             raise VerifyError(f"has unknown attribute '{name}' (known attributes: {known})")

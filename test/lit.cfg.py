@@ -44,3 +44,4 @@ for module in ("onnx", "torch"):
 
 config.substitutions.append(("%PYTHON", sys.executable))
 config.substitutions.append(("%graph_irdl", str(repo / "dialect" / "graph.irdl.mlir")))
+config.substitutions.append(("%npu_irdl", str(repo / "dialect" / "npu.irdl.mlir")))

@@ -3,6 +3,7 @@
     graphfuse-run model.mlir [--entry NAME] [--inputs x.npz | --random] [--check] [--repeat N]
                   [--output y.npz] [--opt-level N | --pass-pipeline=...] [--graph-kernel-flags=...]
                   [--fusion-switch-file=...] [--rtol R] [--atol A] [--seed S]
+                  [--target=cpu|npu] [--npu-target=NAME|PATH] [--no-double-buffer]
 
 The graph pipeline is the fusing default of ``graphfuse.compile`` (opt level
 2) unless ``--opt-level`` or ``--pass-pipeline`` says otherwise.  Inputs come
@@ -11,6 +12,11 @@ order) or are random (``--random``, the default when no file is given).
 ``--check`` compares every result with the reference interpreter on the
 unfused graph: max abs and max relative error, exit 1 beyond
 ``--atol + --rtol * |reference|``.
+
+``--target=npu`` compiles for the emulated NPU instead (``--npu-target``
+picks the target description, default ``910b``) and prints a per-kernel
+table: tiles, UB and L1 peaks, GM bytes read and written (counted while the
+emulation runs) and the cost model's estimated time.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import ml_dtypes
 import numpy as np
 
 from graphfuse.lowering.compiler import Executable, compile
+from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
 from graphfuse.tools.reporting import UsageError, run_tool
 
 __all__ = ["main"]
@@ -52,10 +59,13 @@ def _parser() -> _Parser:
     level.add_argument("--pass-pipeline", help="graph pipeline instead of the default")
     p.add_argument("--graph-kernel-flags", help="MS_DEV_GRAPH_KERNEL_FLAGS-style flags")
     p.add_argument("--fusion-switch-file", help="CANN fusion_switch.cfg")
+    p.add_argument("--target", choices=("cpu", "npu"), default="cpu", help="run on the CPU or the emulated NPU")
+    p.add_argument("--npu-target", default="910b", help="NPU target description: a bundled name or a .json path")
+    p.add_argument("--no-double-buffer", action="store_true", help="NPU: one slot per transferred tile")
     return p
 
 
-def _random_inputs(executable: Executable, seed: int) -> list[np.ndarray]:
+def _random_inputs(executable: Executable | NpuExecutable, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     arrays = []
     for k, (shape, dtype) in enumerate(executable.inputs):
@@ -106,14 +116,24 @@ def _body(argv: list[str]) -> int:
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     start = time.perf_counter()
-    executable = compile(args.input, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
-                         graph_kernel_flags=args.graph_kernel_flags, fusion_switch_file=args.fusion_switch_file)
+    if args.target == "npu":
+        executable = compile_npu(args.input, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
+                                 graph_kernel_flags=args.graph_kernel_flags, fusion_switch_file=args.fusion_switch_file,
+                                 target=args.npu_target, double_buffer=not args.no_double_buffer)
+    else:
+        executable = compile(args.input, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
+                             graph_kernel_flags=args.graph_kernel_flags, fusion_switch_file=args.fusion_switch_file)
     compile_seconds = time.perf_counter() - start
     n_inputs = len(executable.inputs)
     inputs = _load_inputs(args.inputs, n_inputs) if args.inputs else _random_inputs(executable, args.seed)
-    fired = {k: v for k, v in executable.fusions.items() if v}
-    print(f"@{executable.entry}: compiled in {compile_seconds:.2f} s; {executable.kernels} kernel(s); pipeline "
-          f"{executable.pipeline}")
+    if isinstance(executable, NpuExecutable):
+        print(f"@{executable.entry}: compiled for the emulated NPU '{executable.target.name}' in "
+              f"{compile_seconds:.2f} s; {len(executable.kernels)} kernel(s); pipeline {executable.pipeline}")
+        fired = {}
+    else:
+        fired = {k: v for k, v in executable.fusions.items() if v}
+        print(f"@{executable.entry}: compiled in {compile_seconds:.2f} s; {executable.kernels} kernel(s); pipeline "
+              f"{executable.pipeline}")
     if fired:
         print("  fusion statistics: " + ", ".join(f"{k}={v}" for k, v in sorted(fired.items())))
     outs = [np.empty(shape, dtype) for shape, dtype in executable.outputs]
@@ -127,6 +147,8 @@ def _body(argv: list[str]) -> int:
           f"(min {min(times) * 1e3:.3f} ms)")
     for k, r in enumerate(results):
         print(f"  result {k}: {r.dtype.name}{list(r.shape)}")
+    if isinstance(executable, NpuExecutable):
+        print(executable.report().table())
     status = 0
     if args.check:
         start = time.perf_counter()

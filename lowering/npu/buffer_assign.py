@@ -1,0 +1,722 @@
+"""npu-buffer-assign: place each kernel's buffers in UB / L1 / L0C, tile it to capacity, make GM transfers explicit.
+
+Runs on bufferized IR in which every kernel is a ``graph.kernel`` function in
+destination-passing style (its results are trailing ``memref`` arguments).
+Everything a kernel reads from its arguments (or from a constant global) and
+writes to its result arguments lives in GM; everything else it touches lives
+on chip:
+
+- placement: a buffer read by a cube op (matmul, batch matmul, convolution)
+  lives in L1; a buffer written by a cube op (the accumulator) in L0C; every
+  other buffer in UB.  GM arguments get an on-chip staging buffer, filled by
+  ``npu.dma`` GM -> UB/L1 before use and drained by ``npu.dma`` UB/L0C -> GM.
+- tiling: the kernel's outer parallel loop (dim 0 of its results, "rows") is
+  tiled when every buffer either follows that loop in its dim 0 or does not
+  depend on it (reduction dims stay whole).  The tile is the largest divisor
+  of the row count whose buffers fit every on-chip space, each buffer rounded
+  up to the space's alignment; with ``double-buffer`` the transferred tiles
+  count twice (two slots, alternating between tiles, so the next tile's
+  transfer can overlap the current tile's compute).  Buffers that do not
+  depend on the rows (weights, gamma) are loaded once before the loop.
+  A kernel that cannot be tiled runs as one tile.
+- over capacity: when even the smallest legal tile (one row, or the whole
+  kernel when it cannot be tiled) does not fit, the pass fails with a located
+  error stating the sizes.
+
+Each kernel is annotated with its tile and its per-space peak (all its
+buffers are live for the whole kernel: no reuse inside a kernel):
+``npu.tile_rows``, ``npu.tiles``, ``npu.ub_bytes``, ``npu.l1_bytes``,
+``npu.l0c_bytes``.  Outside kernels, a result computed into a buffer and then
+copied into the caller's output buffer is computed in place instead.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.interpreter import functions
+from graphfuse.lowering.kernels import is_kernel
+from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect, with_space
+from graphfuse.lowering.npu.target import NpuTarget, load_target
+from graphfuse.pipelines import log
+from graphfuse.pipelines.matching import as_operation, op_id
+from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
+from graphfuse.pipelines.registry import register_pass
+
+__all__ = ["CUBE_OPS", "VIEW_OPS", "NpuBufferAssign", "is_cube_op", "loop_access"]
+
+VIEW_OPS = frozenset({"memref.expand_shape", "memref.collapse_shape", "memref.subview", "memref.cast",
+                      "memref.reinterpret_cast", "memref.transpose"})
+CUBE_OPS = frozenset({"linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_a",
+                      "linalg.matmul_transpose_b", "linalg.batch_matmul_transpose_a",
+                      "linalg.batch_matmul_transpose_b", "linalg.conv_2d_nchw_fchw"})
+
+
+def is_cube_op(op: ir.Operation) -> bool:
+    """A matmul or convolution: a named one, or a ``linalg.generic`` contraction (two inputs multiplied and
+    summed over a reduction dim both read), as matmuls with transposed operands lower."""
+    if op.name in CUBE_OPS:
+        return True
+    if op.name != "linalg.generic" or _n_inputs(op) != 2 or len(op.operands) != 3:
+        return False
+    iterators = _iterators(op)
+    reductions = {d for d, kind in enumerate(iterators) if kind == "reduction"}
+    if not reductions:
+        return False
+    maps = [_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if not all(reductions & frozenset().union(*maps[k]) for k in (0, 1)):
+        return False
+    body = {o.operation.name for o in op.regions[0].blocks[0].operations}
+    return bool(body & {"arith.mulf", "arith.muli"}) and bool(body & {"arith.addf", "arith.addi"})
+
+
+#: On-chip spaces the pass allocates in (L0A/L0B hold the cube's fractal blocks streamed from L1; not allocated).
+PLACED_SPACES = ("ub", "l1", "l0c")
+
+# Loop-dim sets of each operand's indexing results: (operands' results, iterator kinds); loop dims are ints.
+Access = tuple[list[tuple[ir.Value, list[frozenset[int]], bool]], list[str]]
+
+
+def _dims_of(expr: ir.AffineExpr, n_dims: int) -> frozenset[int]:
+    """The loop dims an affine expression uses."""
+    text = str(expr)
+    return frozenset(d for d in range(n_dims) if re.search(rf"\bd{d}\b", text))
+
+
+def _map_dims(attr: ir.Attribute) -> list[frozenset[int]]:
+    amap = ir.AffineMapAttr(attr).value
+    return [_dims_of(e, amap.n_dims) for e in amap.results]
+
+
+def _iterators(op: ir.Operation) -> list[str]:
+    return [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def _rank(value: ir.Value) -> int:
+    return ir.MemRefType(value.type).rank
+
+
+def _identity(value: ir.Value, first: int = 0) -> list[frozenset[int]]:
+    return [frozenset({first + i}) for i in range(_rank(value))]
+
+
+def _named_access(op: ir.Operation) -> list[list[frozenset[int]]] | None:
+    """Indexing of a named linalg op's memref operands (ins then outs), or None when unknown."""
+    name = op.name
+    one = frozenset
+    if "indexing_maps" in op.attributes:
+        return [_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    m, n, k = one({0}), one({1}), one({2})
+    if name == "linalg.matmul":
+        return [[m, k], [k, n], [m, n]]
+    if name == "linalg.matmul_transpose_b":
+        return [[m, k], [n, k], [m, n]]
+    if name == "linalg.matmul_transpose_a":
+        return [[k, m], [k, n], [m, n]]
+    b, m, n, k = one({0}), one({1}), one({2}), one({3})
+    if name == "linalg.batch_matmul":
+        return [[b, m, k], [b, k, n], [b, m, n]]
+    if name == "linalg.batch_matmul_transpose_b":
+        return [[b, m, k], [b, n, k], [b, m, n]]
+    if name == "linalg.batch_matmul_transpose_a":
+        return [[b, k, m], [b, k, n], [b, m, n]]
+    if name == "linalg.conv_2d_nchw_fchw":  # (n, f, oh, ow, c, kh, kw)
+        return [[one({0}), one({4}), one({2, 5}), one({3, 6})], [one({1}), one({4}), one({5}), one({6})],
+                [one({0}), one({1}), one({2}), one({3})]]
+    return None
+
+
+_NAMED_ITERATORS = {
+    "linalg.matmul": 3, "linalg.matmul_transpose_a": 3, "linalg.matmul_transpose_b": 3,
+    "linalg.batch_matmul": 4, "linalg.batch_matmul_transpose_a": 4, "linalg.batch_matmul_transpose_b": 4,
+    "linalg.conv_2d_nchw_fchw": 7,
+}
+_NAMED_PARALLEL = {"linalg.matmul": 2, "linalg.matmul_transpose_a": 2, "linalg.matmul_transpose_b": 2,
+                   "linalg.batch_matmul": 3, "linalg.batch_matmul_transpose_a": 3,
+                   "linalg.batch_matmul_transpose_b": 3, "linalg.conv_2d_nchw_fchw": 4}
+
+
+def loop_access(op: ir.Operation) -> Access | None:
+    """How ``op`` indexes its memref operands, or None when the op is not understood (then it is not tiled)."""
+    memrefs = [v for v in op.operands if isinstance(v.type, ir.MemRefType)]
+    if not memrefs:
+        return [], []
+    name = op.name
+    if name == "memref.copy":
+        src, dst = op.operands[0], op.operands[1]
+        return [(src, _identity(src), False), (dst, _identity(dst), True)], ["parallel"] * _rank(dst)
+    if name in ("linalg.fill", "linalg.map"):
+        n_out = 1
+        outs = memrefs[-n_out:]
+        accesses = [(v, _identity(v), False) for v in memrefs[:-n_out]] + [(v, _identity(v), True) for v in outs]
+        return accesses, ["parallel"] * _rank(outs[0])
+    if name == "linalg.transpose":
+        perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+        src, dst = memrefs
+        return ([(src, _identity(src), False), (dst, [frozenset({p}) for p in perm], True)],
+                ["parallel"] * _rank(dst))
+    if name == "linalg.generic":
+        maps = [_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        n_out = len(op.operands) - _n_inputs(op)
+        accesses = []
+        for index, (value, dims) in enumerate(zip(op.operands, maps, strict=True)):
+            if isinstance(value.type, ir.MemRefType):
+                accesses.append((value, dims, index >= len(op.operands) - n_out))
+        return accesses, _iterators(op)
+    named = _named_access(op)
+    if named is not None and len(named) == len(memrefs):
+        total = _NAMED_ITERATORS.get(name)
+        parallel = _NAMED_PARALLEL.get(name)
+        if total is None:
+            return None
+        iterators = ["parallel"] * parallel + ["reduction"] * (total - parallel)
+        return [(v, d, k == len(memrefs) - 1) for k, (v, d) in enumerate(zip(memrefs, named, strict=True))], iterators
+    return None
+
+
+def _n_inputs(op: ir.Operation) -> int:
+    segments = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])
+    return segments[0]
+
+
+# --------------------------------------------------------------------------- buffers of a kernel
+
+
+@dataclass
+class _Buffer:
+    """A root buffer of a kernel: a GM argument, a constant global, or an allocation."""
+
+    value: ir.Value
+    kind: str  # "gm_in", "gm_out", "local"
+    read: bool = False
+    written: bool = False
+    cube_read: bool = False
+    cube_written: bool = False
+    has_views: bool = False
+    #: "rows" (dim 0 follows the tiled loop) or "whole"; None: not accessed by a loop op
+    tiling: str | None = None
+    #: static memref.subview ops that are the only uses of a GM input: each slice is staged on its own
+    slices: list[ir.Operation] = field(default_factory=list)
+
+    @property
+    def type(self) -> ir.MemRefType:
+        return ir.MemRefType(self.value.type)
+
+    @property
+    def space(self) -> str:
+        if self.cube_read:
+            return "l1"
+        if self.cube_written:
+            return "l0c"
+        return "ub"
+
+    @property
+    def transferred(self) -> bool:
+        return self.kind != "local"
+
+    def sizes_at(self, rows: int | None) -> list[int]:
+        """The byte size of each staging buffer (one, or one per staged slice)."""
+        if self.slices:
+            element = _element_bytes(self.type.element_type)
+            return [math.prod(ir.MemRefType(op.results[0].type).shape) * element for op in self.slices]
+        return [self.bytes_at(rows)]
+
+    def bytes_at(self, rows: int | None) -> int:
+        shape = list(self.type.shape)
+        if rows is not None and self.tiling == "rows":
+            shape[0] = rows
+        return math.prod(shape) * _element_bytes(self.type.element_type)
+
+    def describe(self, rows: int | None) -> str:
+        shape = list(self.type.shape)
+        if rows is not None and self.tiling == "rows":
+            shape[0] = rows
+        role = {"gm_in": "in", "gm_out": "out", "local": "local"}[self.kind]
+        if self.slices:
+            shapes = [list(ir.MemRefType(op.results[0].type).shape) for op in self.slices]
+            return ", ".join(f"{'x'.join(str(d) for d in sh)}x{self.type.element_type} in (slice)" for sh in shapes)
+        return f"{'x'.join(str(d) for d in shape)}x{self.type.element_type} {role}"
+
+
+def _element_bytes(element: ir.Type) -> int:
+    text = str(element)
+    if text == "i1":
+        return 1
+    if text in ("bf16", "f16"):
+        return 2
+    width = int("".join(c for c in text if c.isdigit()) or 32)
+    return max(1, width // 8)
+
+
+def _root(value: ir.Value) -> ir.Value:
+    while not isinstance(value.owner, ir.Block) and as_operation(value.owner).name in VIEW_OPS:
+        value = as_operation(value.owner).operands[0]
+    return value
+
+
+@dataclass
+class _Plan:
+    buffers: list[_Buffer]
+    rows: int | None  # the row count when tileable
+    tile: int  # rows per tile (== rows: one tile)
+    peaks: dict[str, int] = field(default_factory=dict)
+    double: bool = False
+
+    @property
+    def tiles(self) -> int:
+        return 1 if self.rows is None else self.rows // self.tile
+
+
+class NpuAssignError(GraphfuseError):
+    pass
+
+
+def _collect(kernel: ir.Operation) -> tuple[list[_Buffer], list[ir.Operation], bool]:
+    """The kernel's root buffers, its top-level ops, and whether row tiling is possible so far."""
+    block = kernel.regions[0].blocks[0]
+    ops = [as_operation(o) for o in block.operations]
+    buffers: dict[int, _Buffer] = {}
+    by_value: list[tuple[ir.Value, _Buffer]] = []
+
+    def find(value: ir.Value) -> _Buffer | None:
+        for v, b in by_value:
+            if v == value:
+                return b
+        return None
+
+    for arg in block.arguments:
+        if isinstance(arg.type, ir.MemRefType):
+            buf = _Buffer(arg, "gm_in")
+            by_value.append((arg, buf))
+            buffers[len(buffers)] = buf
+    tileable = True
+    for op in ops:
+        if op.name == "memref.alloc" or op.name == "memref.get_global":
+            buf = _Buffer(op.results[0], "local" if op.name == "memref.alloc" else "gm_in")
+            by_value.append((op.results[0], buf))
+            buffers[len(buffers)] = buf
+        elif op.name in VIEW_OPS:
+            root = find(_root(op.results[0]))
+            if root is not None:
+                root.has_views = True
+        elif len(op.regions) and not op.name.startswith("linalg."):
+            tileable = False  # nested control flow: not analysed, run as one tile
+    for op in ops:
+        access = loop_access(op) if op.name not in VIEW_OPS else ([], [])
+        memref_operands = [v for v in op.operands if isinstance(v.type, ir.MemRefType)]
+        if access is None:
+            tileable = False
+            # Unknown op: it may read and write any of its memref operands.
+            for v in memref_operands:
+                buf = find(_root(v))
+                if buf is not None:
+                    buf.read = buf.written = True
+            continue
+        for value, _dims, is_write in access[0]:
+            buf = find(_root(value))
+            if buf is None:
+                continue
+            if is_write:
+                buf.written = True
+                buf.cube_written |= is_cube_op(op)
+            else:
+                buf.read = True
+                buf.cube_read |= is_cube_op(op)
+    for buf in buffers.values():
+        if buf.kind == "gm_in" and buf.written and isinstance(buf.value.owner, ir.Block):
+            buf.kind = "gm_out"
+        if buf.kind == "gm_in":
+            buf.slices = _static_slices(buf.value)
+    return list(buffers.values()), ops, tileable
+
+
+def _static_slices(value: ir.Value) -> list[ir.Operation]:
+    """The subviews of ``value`` when they are all its uses, static, and read only by non-view ops; else []."""
+    slices = []
+    for use in value.uses:
+        owner = as_operation(use.owner)
+        if owner.name != "memref.subview" or len(owner.operands) != 1:
+            return []
+        if any(as_operation(u.owner).name in VIEW_OPS for u in owner.results[0].uses):
+            return []
+        slices.append(owner)
+    return slices
+
+
+def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> int | None:
+    """Mark each buffer rows / whole for tiling the outer parallel loop; the row count, or None if not tileable."""
+    outputs = [b for b in buffers if b.kind == "gm_out"]
+    if not outputs or any(b.type.rank == 0 for b in outputs):
+        return None
+    rows = outputs[0].type.shape[0]
+    if any(b.type.shape[0] != rows for b in outputs) or rows <= 1:
+        return None
+
+    def find(value: ir.Value) -> _Buffer | None:
+        root = _root(value)
+        return next((b for b in buffers if b.value == root), None)
+
+    for b in outputs:
+        b.tiling = "rows"
+    for op in ops:
+        if op.name in VIEW_OPS:
+            continue
+        access = loop_access(op)
+        if access is None:
+            return None
+        operands, iterators = access
+        if not operands:
+            continue
+        writes = [(v, d) for v, d, w in operands if w]
+        loop = None
+        for value, dims in writes:
+            if value != _root(value) or not dims or len(dims[0]) != 1:
+                return None
+            (candidate,) = dims[0]
+            if loop is None:
+                loop = candidate
+            elif loop != candidate:
+                return None
+        if loop is None or iterators[loop] != "parallel":
+            return None
+        for value, dims, _ in operands:
+            buf = find(value)
+            if buf is None:
+                return None
+            if dims and dims[0] == frozenset({loop}) and all(loop not in d for d in dims[1:]):
+                wanted = "rows"
+                if value != buf.value or buf.type.shape[0] != rows:
+                    return None
+            elif all(loop not in d for d in dims):
+                wanted = "whole"
+            else:
+                return None
+            if buf.tiling is None:
+                buf.tiling = wanted
+            elif buf.tiling != wanted:
+                return None
+    if any(b.tiling == "rows" and b.has_views for b in buffers):
+        return None
+    for b in buffers:
+        if b.tiling is None:
+            b.tiling = "whole"
+    return rows
+
+
+def _peaks(buffers: list[_Buffer], target: NpuTarget, rows: int | None, tiles: int, double: bool) -> dict[str, int]:
+    peaks = dict.fromkeys(PLACED_SPACES, 0)
+    for b in buffers:
+        if not (b.read or b.written):
+            continue
+        slots = 2 if double and tiles > 1 and b.transferred and b.tiling == "rows" else 1
+        peaks[b.space] += slots * sum(target.buffer(b.space).footprint(size) for size in b.sizes_at(rows))
+    return peaks
+
+
+def _fits(peaks: dict[str, int], target: NpuTarget) -> str | None:
+    """The first space over capacity, or None."""
+    return next((s for s in PLACED_SPACES if peaks[s] > target.buffer(s).bytes), None)
+
+
+def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool) -> _Plan:
+    """Choose the tile of ``kernel``; raises NpuAssignError when even the smallest tile does not fit."""
+    buffers, ops, tileable = _collect(kernel)
+    rows = _row_analysis(buffers, ops) if tileable else None
+    if rows is None:
+        for b in buffers:
+            b.tiling = "whole"
+        candidates = [None]
+    else:
+        candidates = [t for t in range(rows, 0, -1) if rows % t == 0]
+    for tile in candidates:
+        tiles = 1 if tile is None else rows // tile
+        peaks = _peaks(buffers, target, tile, tiles, double_buffer)
+        if _fits(peaks, target) is None:
+            return _Plan(buffers, rows, tile if tile is not None else 0, peaks, double_buffer and tiles > 1)
+    smallest = candidates[-1]
+    tiles = 1 if smallest is None else rows // smallest
+    peaks = _peaks(buffers, target, smallest, tiles, double_buffer)
+    space = _fits(peaks, target)
+    name = ir.StringAttr(kernel.attributes["sym_name"]).value
+    what = "its smallest tile" if smallest is not None else "its only tile (it cannot be tiled)"
+    parts = []
+    for b in buffers:
+        if b.space == space and (b.read or b.written):
+            slots = 2 if double_buffer and tiles > 1 and b.transferred and b.tiling == "rows" else 1
+            parts.append(b.describe(smallest) + (" x2" if slots == 2 else ""))
+    raise NpuAssignError(
+        f"kernel '{name}' needs {peaks[space]} bytes of {space.upper()} for {what} ({', '.join(parts)}) "
+        f"but the target '{target.name}' has {target.buffer(space).bytes}"
+    )
+
+
+# --------------------------------------------------------------------------- rewriting
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def _strides(shape: list[int]) -> list[int]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return list(reversed(strides))
+
+
+def _space_suffix(space: str | None) -> str:
+    return f', #npu.mem<"{space}">' if space else ""
+
+
+def _row_subview(source: ir.Value, offset: ir.Value, tile: int, space: str | None) -> ir.Value:
+    """``source[offset : offset + tile, ...]`` (source: an identity-layout memref)."""
+    t = ir.MemRefType(source.type)
+    shape = list(t.shape)
+    sizes = [tile, *shape[1:]]
+    strides = _strides(shape)
+    dims = "x".join(str(d) for d in sizes)
+    result = ir.Type.parse(
+        f"memref<{dims}x{t.element_type}, strided<[{', '.join(map(str, strides))}], offset: ?>{_space_suffix(space)}>"
+    )
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    return _subview(source, offset, result, [dynamic] + [0] * (len(shape) - 1), sizes, [1] * len(shape))
+
+
+def _slot_subview(source: ir.Value, slot: ir.Value, space: str) -> ir.Value:
+    """Slot ``slot`` of a two-slot buffer ``memref<2x...>``, rank-reduced to the slot's shape."""
+    t = ir.MemRefType(source.type)
+    shape = list(t.shape)
+    inner = shape[1:]
+    strides = _strides(shape)[1:]
+    dims = "x".join(str(d) for d in inner)
+    result = ir.Type.parse(
+        f"memref<{dims}x{t.element_type}, strided<[{', '.join(map(str, strides))}], offset: ?>{_space_suffix(space)}>"
+    )
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    return _subview(source, slot, result, [dynamic] + [0] * len(inner), [1, *inner], [1] * len(shape))
+
+
+def _subview(source: ir.Value, offset: ir.Value, result: ir.Type, offsets: list[int], sizes: list[int],
+             strides: list[int]) -> ir.Value:
+    op = ir.Operation.create(
+        "memref.subview",
+        results=[result],
+        operands=[source, offset],
+        attributes={
+            "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
+            "static_sizes": ir.DenseI64ArrayAttr.get(sizes),
+            "static_strides": ir.DenseI64ArrayAttr.get(strides),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0, 0]),
+        },
+    )
+    return op.results[0]
+
+
+def _dma(source: ir.Value, target: ir.Value) -> None:
+    ir.Operation.create("npu.dma", operands=[source, target])
+
+
+def _alloc(t: ir.Type) -> ir.Value:
+    return ir.Operation.create("memref.alloc", results=[t], operands=[],
+                               attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])}).results[0]
+
+
+def _retype_views(value: ir.Value, space: str) -> None:
+    """Give the views derived from ``value`` (now in ``space``) the same memory space."""
+    for use in list(value.uses):
+        owner = as_operation(use.owner)
+        if owner.name in VIEW_OPS and use.operand_number == 0:
+            for result in owner.results:
+                result.set_type(with_space(result.type, space))
+                _retype_views(result, space)
+
+
+def _tile_type(buf: _Buffer, tile: int | None, slots: int) -> ir.Type:
+    shape = list(buf.type.shape)
+    if tile is not None and buf.tiling == "rows":
+        shape[0] = tile
+    if slots == 2:
+        shape = [2, *shape]
+    return ir.MemRefType.get(shape, buf.type.element_type, None, ir.Attribute.parse(f'#npu.mem<"{buf.space}">'))
+
+
+def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
+    """Apply ``plan``: staging buffers, explicit transfers, the tile loop.  Returns the number of npu.dma ops."""
+    block = kernel.regions[0].blocks[0]
+    ret = as_operation(block.operations[len(block.operations) - 1])
+    used = [b for b in plan.buffers if b.read or b.written]
+    # Globals first, so their staging can be filled at the top.
+    for b in used:
+        if not isinstance(b.value.owner, ir.Block) and as_operation(b.value.owner).name == "memref.get_global":
+            as_operation(b.value.owner).move_before(as_operation(block.operations[0]))
+    staged_slices = {op_id(view) for b in used for view in b.slices}
+    first = next(as_operation(o) for o in block.operations
+                 if as_operation(o).name != "memref.get_global" and op_id(o) not in staged_slices)
+    transfers = 0
+    tiled = plan.rows is not None and plan.tiles > 1
+    tile = plan.tile if plan.rows is not None else None
+    with kernel.location:
+        # Local buffers move on chip (tile-shaped when they follow the rows).
+        for b in used:
+            if b.kind == "local":
+                b.value.set_type(_tile_type(b, tile, 1))
+                _retype_views(b.value, b.space)
+        # Staging for GM buffers that are not tiled: filled before the loop, drained after it.
+        for b in used:
+            for view in b.slices:  # a GM input read only through static slices: stage just the slices
+                view.move_before(first)
+                result = view.results[0]
+                t = ir.MemRefType(result.type)
+                with ir.InsertionPoint(first):
+                    buffer = _alloc(ir.MemRefType.get(list(t.shape), t.element_type, None,
+                                                      ir.Attribute.parse(f'#npu.mem<"{b.space}">')))
+                    dma = ir.Operation.create("npu.dma", operands=[result, buffer])
+                result.replace_all_uses_except(buffer, dma)
+                transfers += 1
+        for b in used:
+            if b.kind == "local" or (tiled and b.tiling == "rows") or b.slices:
+                continue
+            with ir.InsertionPoint(first):
+                buffer = _alloc(_tile_type(b, None, 1))
+            b.value.replace_all_uses_with(buffer)
+            _retype_views(buffer, b.space)
+            if b.kind == "gm_in":
+                with ir.InsertionPoint(first):
+                    _dma(b.value, buffer)
+                transfers += 1
+            else:
+                with ir.InsertionPoint(ret):
+                    _dma(buffer, b.value)
+                transfers += 1
+        if not tiled:
+            return transfers
+        # The tile loop: every compute op moves into it.
+        movable = [as_operation(o) for o in block.operations
+                   if as_operation(o).name not in ("memref.alloc", "memref.get_global", "arith.constant", "npu.dma",
+                                                   "func.return") and op_id(o) not in staged_slices]
+        with ir.InsertionPoint(movable[0]):
+            lower, upper, step = _index(0), _index(plan.rows), _index(plan.tile)
+            loop = scf.ForOp(lower, upper, step)
+        with ir.InsertionPoint(loop.body):
+            yield_op = scf.YieldOp([])
+        for op in movable:
+            op.move_before(yield_op.operation)
+        # Allocations and constants that followed the first compute op are needed inside: hoist them.
+        after_loop = False
+        for op in [as_operation(o) for o in block.operations]:
+            if op_id(op) == op_id(loop.operation):
+                after_loop = True
+            elif after_loop and op.name not in ("func.return", "npu.dma") and op_id(op) not in staged_slices:
+                op.move_before(loop.operation)
+        body_first = as_operation(loop.body.operations[0])
+        iv = loop.induction_variable
+        with ir.InsertionPoint(body_first):
+            slot = None
+            if plan.double:
+                slot = arith.remui(arith.divui(iv, _index(plan.tile)), _index(2))
+        for b in used:
+            if b.kind == "local" or b.tiling != "rows":
+                continue
+            slots = 2 if plan.double else 1
+            with ir.InsertionPoint(loop.operation):
+                buffer = _alloc(_tile_type(b, plan.tile, slots))
+            with ir.InsertionPoint(body_first):
+                view = _slot_subview(buffer, slot, b.space) if slots == 2 else buffer
+            b.value.replace_all_uses_with(view)
+            if b.kind == "gm_in":
+                with ir.InsertionPoint(body_first):
+                    _dma(_row_subview(b.value, iv, plan.tile, None), view)
+            else:
+                with ir.InsertionPoint(yield_op):
+                    _dma(view, _row_subview(b.value, iv, plan.tile, None))
+            transfers += 1
+    return transfers
+
+
+def forward_result_copies(func_op: ir.Operation) -> int:
+    """``memref.copy %buf, %out`` where %buf is a fresh allocation and %out is only this copy's target:
+    compute into %out directly (no GM -> GM copy).  Returns the number of copies removed."""
+    block = func_op.regions[0].blocks[0]
+    removed = 0
+    for op in [as_operation(o) for o in block.operations]:
+        if op.name != "memref.copy":
+            continue
+        source, dest = op.operands[0], op.operands[1]
+        if not isinstance(dest.owner, ir.Block) or isinstance(source.owner, ir.Block):
+            continue
+        alloc = as_operation(source.owner)
+        if alloc.name != "memref.alloc" or source.type != dest.type:
+            continue
+        if sum(1 for _ in dest.uses) != 1:
+            continue
+        op.erase()
+        source.replace_all_uses_with(dest)
+        alloc.erase()
+        removed += 1
+    return removed
+
+
+@register_pass
+@dataclass(frozen=True)
+class NpuBufferAssign(GraphPass):
+    name: ClassVar[str] = "npu-buffer-assign"
+    summary: ClassVar[str] = (
+        "Place kernel buffers in UB/L1/L0C, tile kernels to the target's capacity, make GM transfers explicit"
+    )
+    statistics: ClassVar[dict[str, str]] = {
+        "num-kernels": "Number of kernels assigned",
+        "num-tiled": "Number of kernels tiled into more than one tile",
+        "num-transfers": "Number of npu.dma transfers created",
+        "num-forwarded": "Number of result copies outside kernels removed",
+    }
+    target: str = option("910b", "target description: a bundled name or a .json path")
+    double_buffer: bool = option(True, "two slots per transferred tile (transfers overlap compute)")
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        try:
+            target = load_target(self.target)
+        except GraphfuseError as error:
+            context.fail(f"npu-buffer-assign: {error.diagnostics[0].message}"
+                         if len(error.diagnostics) == 1 and error.diagnostics[0].location is None
+                         else str(error))
+        load_npu_dialect(module.context)
+        funcs = functions(module)
+        for name, func_op in funcs.items():
+            if not func_op.regions[0].blocks:
+                continue
+            if not is_kernel(func_op):
+                context.count("num-forwarded", forward_result_copies(func_op))
+                continue
+            if any(isinstance(t, ir.RankedTensorType) for t in
+                   ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value).inputs):
+                context.fail(f"npu-buffer-assign: kernel '{name}' is not bufferized; run one-shot-bufferize first",
+                             func_op.location)
+            if any(not is_gm(a.type) for a in func_op.regions[0].blocks[0].arguments
+                   if isinstance(a.type, ir.MemRefType)) or "npu.ub_bytes" in func_op.attributes:
+                continue  # already assigned
+            try:
+                plan = plan_kernel(func_op, target, self.double_buffer)
+            except NpuAssignError as error:
+                context.fail(error.diagnostics[0].message, func_op.location)
+            transfers = rewrite_kernel(func_op, plan)
+            i64 = ir.IntegerType.get_signless(64, module.context)
+            rows = plan.rows if plan.rows is not None else 0
+            func_op.attributes["npu.tile_rows"] = ir.IntegerAttr.get(i64, plan.tile if plan.rows else rows)
+            func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, plan.tiles)
+            for space in PLACED_SPACES:
+                func_op.attributes[f"npu.{space}_bytes"] = ir.IntegerAttr.get(i64, plan.peaks[space])
+            if plan.double:
+                func_op.attributes["npu.double_buffered"] = ir.UnitAttr.get()
+            context.count("num-kernels")
+            context.count("num-tiled", int(plan.tiles > 1))
+            context.count("num-transfers", transfers)
+            log.debug(f"npu-buffer-assign: @{name}: {plan.tiles} tile(s) of {plan.tile or 'all'} row(s); "
+                      + ", ".join(f"{s.upper()} {plan.peaks[s]} B" for s in PLACED_SPACES))

@@ -1,0 +1,210 @@
+"""``compile_npu``: graph module -> fused graph -> NPU kernels with assigned buffers -> emulated on the CPU.
+
+Stages, each a textual pipeline that ``graphfuse-opt`` replays:
+
+1. the graph pipeline (``pipeline=``, or :func:`npu_graph_pipeline` of the
+   opt level: the CPU path's pipelines with ``backend=npu``);
+2. :func:`npu_lowering_pipeline`: every op outside a kernel outlined as a
+   kernel (``npu-outline-ops``), graph ops to linalg, each kernel's loops
+   fused, bufferization keeping kernels as functions in destination-passing
+   style, then ``npu-buffer-assign``;
+3. the emulator (:mod:`graphfuse.lowering.npu.emulator`): JIT-compiled CPU
+   code that counts GM bytes per kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from mlir import ir
+
+from graphfuse.dialect.context import make_context
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.interpreter import entry_function, run_function
+from graphfuse.dialect.parsing import parse_module, relocate
+from graphfuse.lowering.compiler import CLEANUP, _source_text, _switches
+from graphfuse.lowering.npu.dialect import load_npu_dialect
+from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
+from graphfuse.lowering.npu.target import NpuTarget, load_target
+from graphfuse.pipelines.runner import run_pipeline
+
+__all__ = ["KernelRow", "NpuExecutable", "NpuReport", "compile_npu", "npu_graph_pipeline", "npu_lowering_pipeline"]
+
+BUFFERIZE = (
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
+)
+
+
+def npu_graph_pipeline(opt_level: int) -> str:
+    """The graph pipeline of ``opt_level`` for the NPU: 0 cleans up only (every op its own kernel)."""
+    if not 0 <= opt_level <= 3:
+        raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
+    if opt_level == 0:
+        return f"builtin.module({CLEANUP})"
+    return (
+        f"builtin.module({CLEANUP},graph-fusion{{opt-level={min(opt_level, 2)} backend=npu}},"
+        f"graph-kernel-fusion{{opt-level={opt_level} backend=npu}},graph-dce,outline-fused-ops)"
+    )
+
+
+def npu_lowering_pipeline(target: str = "910b", double_buffer: bool = True) -> str:
+    """Graph (kernels outlined) -> bufferized kernels with UB/L1 buffers and explicit GM transfers."""
+    assign = f"npu-buffer-assign{{target={target} double-buffer={'true' if double_buffer else 'false'}}}"
+    return (
+        "builtin.module(npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,"
+        f"{BUFFERIZE},canonicalize,cse,{assign})"
+    )
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    name: str
+    kind: str
+    tiles: int
+    ub_bytes: int
+    l1_bytes: int
+    l0c_bytes: int
+    gm_read: int
+    gm_write: int
+    vector_ops: int
+    cube_flops: int
+    #: the cost model's estimate, seconds
+    time_s: float
+
+    @property
+    def gm_bytes(self) -> int:
+        return self.gm_read + self.gm_write
+
+
+@dataclass(frozen=True)
+class NpuReport:
+    target: NpuTarget
+    rows: list[KernelRow]
+
+    @property
+    def gm_read(self) -> int:
+        return sum(r.gm_read for r in self.rows)
+
+    @property
+    def gm_write(self) -> int:
+        return sum(r.gm_write for r in self.rows)
+
+    @property
+    def gm_bytes(self) -> int:
+        return self.gm_read + self.gm_write
+
+    @property
+    def time_s(self) -> float:
+        return sum(r.time_s for r in self.rows)
+
+    def table(self) -> str:
+        """A fixed-width table: one line per kernel, then the totals."""
+        header = (f"{'kernel':<40} {'kind':<22} {'tiles':>5} {'UB peak':>9} {'L1 peak':>9} {'GM read':>10} "
+                  f"{'GM write':>10} {'est. time':>10}")
+        lines = [header, "-" * len(header)]
+        for r in self.rows:
+            lines.append(f"{r.name:<40} {r.kind:<22} {r.tiles:>5} {r.ub_bytes:>9} {r.l1_bytes:>9} {r.gm_read:>10} "
+                         f"{r.gm_write:>10} {r.time_s * 1e6:>8.3f}us")
+        lines.append("-" * len(header))
+        count = f"total ({len(self.rows)} kernel{'' if len(self.rows) == 1 else 's'})"
+        lines.append(f"{count:<40} {'':<22} {'':>5} "
+                     f"{max((r.ub_bytes for r in self.rows), default=0):>9} "
+                     f"{max((r.l1_bytes for r in self.rows), default=0):>9} {self.gm_read:>10} {self.gm_write:>10} "
+                     f"{self.time_s * 1e6:>8.3f}us")
+        return "\n".join(lines)
+
+
+@dataclass
+class NpuExecutable:
+    """A graph compiled for the emulated NPU: call it with numpy arrays; ``report()`` after a call."""
+
+    entry: str
+    source: ir.Module
+    pipeline: str
+    fused_graph: str
+    #: the module after npu-buffer-assign (what the emulator runs)
+    npu_ir: str
+    target: NpuTarget
+    function: EmulatedFunction
+    kernels: list[KernelInfo] = field(default_factory=list)
+
+    def __call__(self, *arrays: np.ndarray, out: list[np.ndarray] | None = None) -> list[np.ndarray]:
+        return self.function(*arrays, out=out)
+
+    def reference(self, *arrays: np.ndarray) -> list[np.ndarray]:
+        return run_function(self.source, list(arrays), self.entry)
+
+    @property
+    def inputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
+        return [(s.shape, s.dtype) for s in self.function.inputs]
+
+    @property
+    def outputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
+        return [(s.shape, s.dtype) for s in self.function.outputs]
+
+    def report(self) -> NpuReport:
+        """Per kernel: buffer peaks, GM bytes counted by the last call, the cost model's time."""
+        if not self.function.gm_bytes:
+            raise GraphfuseError("report(): call the executable first (GM bytes are counted at run time)")
+        t = self.target
+        rows = []
+        infos = [*self.kernels, KernelInfo(OUTSIDE_KERNELS, "copy", 1, {"ub": 0, "l1": 0, "l0c": 0}, 0, 0)]
+        for info in infos:
+            read, write = self.function.gm_bytes.get(info.name, (0, 0))
+            if info.name == OUTSIDE_KERNELS and read + write == 0:
+                continue
+            time_s = max((read + write) / t.gm_bandwidth_bytes_per_s, info.vector_ops / t.vector_ops_per_s,
+                         info.cube_flops / t.cube_flops_per_s)
+            rows.append(KernelRow(info.name, info.kind, info.tiles, info.peaks["ub"], info.peaks["l1"],
+                                  info.peaks["l0c"], read, write, info.vector_ops, info.cube_flops, time_s))
+        return NpuReport(t, rows)
+
+
+def compile_npu(
+    source: ir.Module | str | Path,
+    *,
+    entry: str | None = None,
+    pipeline: str | None = None,
+    opt_level: int | None = None,
+    target: str | Path = "910b",
+    double_buffer: bool = True,
+    graph_kernel_flags: str | None = None,
+    fusion_switch_file: str | Path | None = None,
+    jit_opt_level: int = 0,
+) -> NpuExecutable:
+    """Fuse ``source`` for the NPU, assign its buffers on ``target`` and build the GM-counting emulator.
+
+    ``jit_opt_level`` is LLVM's level for the emulation code: 0 by default, since the emulator is there to
+    count bytes and check numerics, and LLVM's optimizer costs seconds on a fully inlined model.
+    """
+    npu_target = load_target(target)
+    text, filename = _source_text(source)
+    switches = _switches(graph_kernel_flags, fusion_switch_file, False)
+    if pipeline is None:
+        level = opt_level
+        if level is None:
+            level = switches.flags.opt_level if switches.flags.opt_level is not None else 2
+        pipeline = npu_graph_pipeline(level)
+    elif opt_level is not None:
+        raise GraphfuseError("pass either pipeline= or opt_level=, not both")
+    context = make_context()
+    load_npu_dialect(context)
+    source_module = parse_module(text, filename, context)
+    entry_op = entry_function(source_module, entry)
+    name = ir.StringAttr(entry_op.attributes["sym_name"]).value
+    n_outputs = len(ir.FunctionType(ir.TypeAttr(entry_op.attributes["function_type"]).value).results)
+    module = parse_module(text, filename, context)
+    try:
+        runner = run_pipeline(module, pipeline, switches=switches)
+        fused_graph = str(module)
+        run_pipeline(module, npu_lowering_pipeline(str(target), double_buffer))
+    except GraphfuseError as error:  # located in the parser's buffer: name the source instead
+        raise GraphfuseError([relocate(d, filename) for d in error.diagnostics]) from None
+    npu_ir = str(module)
+    function = emulate(npu_ir, name, n_outputs, jit_opt_level)
+    order = {row: k for k, row in enumerate(function.rows)}
+    infos = sorted(kernel_infos(module), key=lambda info: order.get(info.name, len(order)))
+    return NpuExecutable(name, source_module, runner.text, fused_graph, npu_ir, npu_target, function, infos)

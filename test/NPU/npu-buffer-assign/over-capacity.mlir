@@ -1,0 +1,18 @@
+// A kernel that does not fit even at its smallest tile is a located error stating the sizes.
+// RUN: not graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' 2>&1 | FileCheck %s
+
+// One row of 75000 f32 is 300000 bytes, in and out, two slots each.
+// CHECK: over-capacity.mlir:[[@LINE+2]]:8: error: kernel 'wide_rows_exp_0' needs 1200000 bytes of UB for its smallest tile (1x75000xf32 in x2, 1x75000xf32 out x2) but the target '910b' has 196608
+func.func @wide_rows(%x: tensor<4x75000xf32>) -> tensor<4x75000xf32> {
+  %0 = "graph.exp"(%x) : (tensor<4x75000xf32>) -> tensor<4x75000xf32>
+  return %0 : tensor<4x75000xf32>
+}
+
+// -----
+
+// A kernel that cannot be tiled (a reduction over its rows) must fit whole.
+// CHECK: over-capacity.mlir:[[@LINE+2]]:8: error: kernel 'column_sum_reduce_sum_0' needs 400416 bytes of UB for its only tile (it cannot be tiled) (1000x100xf32 in, 100xf32 out) but the target '910b' has 196608
+func.func @column_sum(%x: tensor<1000x100xf32>) -> tensor<100xf32> {
+  %0 = "graph.reduce_sum"(%x) {axes = array<i64: 0>, keep_dims = false} : (tensor<1000x100xf32>) -> tensor<100xf32>
+  return %0 : tensor<100xf32>
+}

@@ -1,0 +1,241 @@
+"""The emulated NPU target: numerics equal the reference interpreter, GM bytes counted at run time are exact,
+fusion reduces them, buffer assignment respects capacities and reports what does not fit."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mlir import ir
+
+from bench.workloads import WORKLOADS
+from graphfuse.dialect.context import make_context
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.interpreter import functions
+from graphfuse.lowering.kernels import is_kernel
+from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
+from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect
+from graphfuse.lowering.npu.target import load_target
+from graphfuse.pipelines.matching import nested_ops
+from graphfuse.tools.models import MODELS, model_inputs
+
+ADD_NORM = """
+func.func @add_norm(%x: tensor<16x64xf32>, %r: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %g = arith.constant dense<1.5> : tensor<64xf32>
+  %b = arith.constant dense<0.25> : tensor<64xf32>
+  %s = "graph.add"(%x, %r) : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+  %y = "graph.layer_norm"(%s, %g, %b) {begin_norm_axis = 1 : i64, epsilon = 1.0e-5 : f32}
+      : (tensor<16x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<16x64xf32>
+  %z = "graph.relu"(%y) : (tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %z : tensor<16x64xf32>
+}
+"""
+
+
+def _swiglu(rows: int, cols: int, view: bool) -> str:
+    attr = ", npu.no_task = true" if view else ""
+    half, full = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}x{2 * cols}xf32>"
+    return f"""
+func.func @swiglu(%x: {full}) -> {half} {{
+  %g, %u = "graph.split"(%x) {{axis = -1 : i64, sizes = array<i64: {cols}, {cols}>{attr}}}
+      : ({full}) -> ({half}, {half})
+  %s = "graph.silu"(%g) : ({half}) -> {half}
+  %y = "graph.mul"(%s, %u) : ({half}, {half}) -> {half}
+  return %y : {half}
+}}
+"""
+
+
+def _random_inputs(exe: NpuExecutable, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape).astype(dtype) for shape, dtype in exe.inputs]
+
+
+def _assert_matches_reference(exe: NpuExecutable, inputs: list[np.ndarray]) -> None:
+    got, want = exe(*inputs), exe.reference(*inputs)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        scale = max(1.0, float(np.abs(w).max()))
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6 * scale)
+
+
+def _static_gm_bytes(npu_ir: str) -> dict[str, tuple[int, int]]:
+    """An independent count: each npu.dma's bytes, times the tile count when it sits in the tile loop."""
+    context = make_context()
+    load_npu_dialect(context)
+    with context:
+        module = ir.Module.parse(npu_ir)
+    counts = {}
+    for name, func_op in functions(module).items():
+        if not is_kernel(func_op):
+            continue
+        tiles = ir.IntegerAttr(func_op.attributes["npu.tiles"]).value
+        read = write = 0
+        for op in nested_ops(func_op):
+            if op.name != "npu.dma":
+                continue
+            source, dest = op.operands
+            t = ir.MemRefType(source.type)
+            size = math.prod(t.shape) * (2 if str(t.element_type) in ("f16", "bf16") else 4)
+            repeat = tiles if op.parent.name == "scf.for" else 1
+            read += size * repeat if is_gm(source.type) else 0
+            write += size * repeat if is_gm(dest.type) else 0
+        counts[name] = (read, write)
+    return counts
+
+
+# ------------------------------------------------------------------------- numerics
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workload_numerics(name: str, opt_level: int) -> None:
+    workload = WORKLOADS[name]
+    params = workload.sizes["small"]
+    exe = compile_npu(workload.build(**params), opt_level=opt_level)
+    _assert_matches_reference(exe, workload.inputs(np.random.default_rng(3), **params))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_model_numerics(name: str) -> None:
+    exe = compile_npu(MODELS[name]().module, opt_level=2)
+    _assert_matches_reference(exe, model_inputs(name))
+
+
+# ------------------------------------------------------------------------- GM traffic
+
+
+def test_counted_bytes_hand_count() -> None:
+    """Unfused, each op is a kernel: inputs read once, every intermediate written and read back once."""
+    exe = compile_npu(ADD_NORM, opt_level=0)
+    exe(*_random_inputs(exe))
+    report = exe.report()
+    tensor = 16 * 64 * 4
+    assert [(r.kind, r.gm_read, r.gm_write) for r in report.rows] == [
+        ("add", 2 * tensor, tensor), ("layer_norm", tensor, tensor), ("relu", tensor, tensor)]
+    assert report.gm_read == 4 * tensor and report.gm_write == 3 * tensor
+
+
+@pytest.mark.parametrize("name", ["add_layer_norm", "matmul_bias_gelu", "attention", "swiglu"])
+def test_counted_bytes_equal_static_count(name: str) -> None:
+    workload = WORKLOADS[name]
+    params = workload.sizes["small"]
+    for opt_level in (0, 2):
+        exe = compile_npu(workload.build(**params), opt_level=opt_level)
+        exe(*workload.inputs(np.random.default_rng(0), **params))
+        assert exe.function.gm_bytes_by_kernel() == _static_gm_bytes(exe.npu_ir), (name, opt_level)
+
+
+def test_tiled_kernel_moves_each_element_once() -> None:
+    """A kernel tiled into many double-buffered tiles still reads its input once and writes its output once."""
+    text = """
+func.func @wide(%x: tensor<512x256xf32>, %g: tensor<256xf32>) -> tensor<512x256xf32> {
+  %0 = "graph.rms_norm"(%x, %g) {epsilon = 1.0e-6 : f32} : (tensor<512x256xf32>, tensor<256xf32>) -> tensor<512x256xf32>
+  return %0 : tensor<512x256xf32>
+}"""
+    exe = compile_npu(text, opt_level=0)
+    _assert_matches_reference(exe, _random_inputs(exe))
+    (row,) = exe.report().rows
+    assert row.tiles > 1
+    assert row.ub_bytes <= load_target("910b").ub.bytes
+    assert (row.gm_read, row.gm_write) == (512 * 256 * 4 + 256 * 4, 512 * 256 * 4)
+    assert exe.function.gm_bytes_by_kernel() == _static_gm_bytes(exe.npu_ir)
+
+
+@pytest.mark.parametrize("name", ["gelu", "add_layer_norm", "matmul_bias_gelu", "swiglu", "attention"])
+def test_fusion_reduces_gm_bytes(name: str) -> None:
+    workload = WORKLOADS[name]
+    params = workload.sizes["small"]
+    inputs = workload.inputs(np.random.default_rng(0), **params)
+    totals = []
+    for opt_level in (0, 2):
+        exe = compile_npu(workload.build(**params), opt_level=opt_level)
+        exe(*inputs)
+        totals.append(exe.report().gm_bytes)
+    assert totals[1] < totals[0], totals
+
+
+def test_transformer_block_fusion_halves_gm_bytes() -> None:
+    inputs = model_inputs("transformer_block")
+    totals = []
+    for opt_level in (0, 2):
+        exe = compile_npu(MODELS["transformer_block"]().module, opt_level=opt_level)
+        _assert_matches_reference(exe, inputs)
+        totals.append(exe.report().gm_bytes)
+    assert totals[1] * 2 <= totals[0], totals
+
+
+def test_view_split_costs_no_kernel_and_no_copy() -> None:
+    """A no-task split is no kernel; its consumers read only their slice of its input."""
+    rows, cols = 16, 48
+    half = rows * cols * 4
+    task = compile_npu(_swiglu(rows, cols, view=False), opt_level=0)
+    view = compile_npu(_swiglu(rows, cols, view=True), opt_level=0)
+    inputs = _random_inputs(task)
+    _assert_matches_reference(task, inputs)
+    _assert_matches_reference(view, inputs)
+    kinds = [r.kind for r in view.report().rows]
+    assert kinds == ["silu", "mul"]
+    # silu reads its half, mul reads the other half and silu's result; both write one half.
+    assert view.report().gm_read == 3 * half and view.report().gm_write == 2 * half
+    assert task.report().gm_bytes - view.report().gm_bytes == 4 * half  # the split's read + write, gone
+
+
+# ------------------------------------------------------------------------- capacity and targets
+
+
+def test_over_capacity_is_a_located_error() -> None:
+    text = """func.func @wide(%x: tensor<4x75000xf32>) -> tensor<4x75000xf32> {
+  %0 = "graph.exp"(%x) : (tensor<4x75000xf32>) -> tensor<4x75000xf32>
+  return %0 : tensor<4x75000xf32>
+}"""
+    with pytest.raises(GraphfuseError, match=r"<string>:2:8: error: kernel 'wide_exp_0' needs 1200000 bytes of UB "
+                       r"for its smallest tile \(1x75000xf32 in x2, 1x75000xf32 out x2\) but the target '910b' has "
+                       r"196608"):
+        compile_npu(text, opt_level=0)
+
+
+def test_single_buffering_allows_bigger_tiles() -> None:
+    text = """func.func @rows(%x: tensor<1024x256xf32>) -> tensor<1024x256xf32> {
+  %0 = "graph.exp"(%x) : (tensor<1024x256xf32>) -> tensor<1024x256xf32>
+  return %0 : tensor<1024x256xf32>
+}"""
+    tiles = []
+    for double in (True, False):
+        exe = compile_npu(text, opt_level=0, double_buffer=double)
+        _assert_matches_reference(exe, _random_inputs(exe))
+        tiles.append(exe.kernels[0].tiles)
+    assert tiles == [32, 16]
+
+
+def test_target_from_path_and_errors(tmp_path: Path) -> None:
+    data = json.loads((Path(load_target("910b").path)).read_text())
+    data["name"] = "tiny-ub"
+    data["buffers"]["ub"]["bytes"] = 8192
+    good = tmp_path / "tiny.json"
+    good.write_text(json.dumps(data, indent=2))
+    exe = compile_npu(ADD_NORM, opt_level=0, target=str(good))
+    _assert_matches_reference(exe, _random_inputs(exe))
+    report = exe.report()
+    assert report.target.name == "tiny-ub"
+    assert all(r.ub_bytes <= 8192 for r in report.rows) and any(r.tiles > 1 for r in report.rows)
+    del data["cube_flops_per_s"]
+    missing = tmp_path / "missing.json"
+    missing.write_text(json.dumps(data))
+    with pytest.raises(GraphfuseError, match="missing the key 'cube_flops_per_s'"):
+        load_target(str(missing))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n  "name": 1,,\n}')
+    with pytest.raises(GraphfuseError, match=r"broken.json:2:13: error: invalid JSON"):
+        load_target(str(broken))
+    with pytest.raises(GraphfuseError, match="unknown NPU target 'nope'"):
+        load_target("nope")
+
+
+def test_report_needs_a_call() -> None:
+    exe = compile_npu(ADD_NORM, opt_level=2)
+    with pytest.raises(GraphfuseError, match="call the executable first"):
+        exe.report()
