@@ -1,0 +1,1785 @@
+"""The PyTorch front end: import ``torch.nn.Module`` s into the graph dialect through ``torch.export``.
+
+    import graphfuse.frontends.torch as gft
+
+    imported = gft.import_module(model, (x,))             # ImportedModel: .module, .entry, .numpy_inputs(x)
+    compiled = gft.compile_module(model, (x,))            # imported + graphfuse.compile: call it with tensors
+    print(gft.compare(model, (x,)).report())              # errors, fusions that fired, time vs PyTorch eager
+
+The model is exported in eval mode under ``torch.no_grad()`` and
+``run_decompositions({})`` is applied: that functionalizes the program (no
+in-place ops, batch_norm in its inference form) and decomposes only
+CompositeImplicitAutograd ops such as ``chunk`` and ``reshape``, while
+``linear``, ``layer_norm``, ``rms_norm``, ``scaled_dot_product_attention``,
+``conv2d`` and the activations stay whole, so that each becomes the graph op
+that graphfuse's fusion passes look for.  Every supported ATen op is one
+entry of a registry (:func:`supported_ops`); docs/frontend-torch.md lists
+them from it.  A node whose tensor inputs are all constants is evaluated by
+PyTorch at import time and becomes an ``arith.constant`` (factory ops,
+causal masks built with ``torch.triu``, transposed weights), whether or not
+its op is in the registry, and a hand-written RMSNorm becomes one
+``graph.rms_norm`` (:func:`find_rms_norms`).
+
+Each graph op carries the location ``loc("fx:<node name>"(<file>:<line>:1))``
+of the FX node that produced it (the user's source line when the node has a
+stack trace), so verifier messages and fusion logs point at the model.  An
+op or a dtype the importer does not handle raises :class:`GraphfuseError`
+naming the op and the FX node.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+import statistics
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import ml_dtypes
+import numpy as np
+from mlir import ir
+
+from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder, Tensor
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.parsing import parse_module
+from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, tensor_type
+from graphfuse.lowering.compiler import Executable
+from graphfuse.lowering.compiler import compile as graphfuse_compile
+from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
+from graphfuse.pipelines.matching import graph_op_names
+from graphfuse.pipelines.runner import run_pipeline
+
+try:
+    import torch
+    import torch.utils._pytree as pytree
+    from torch import fx
+except ImportError as _error:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "graphfuse.frontends.torch needs PyTorch: install the extra with pip install 'graphfuse[torch]'"
+    ) from _error
+
+__all__ = [
+    "Comparison",
+    "CompiledModule",
+    "ImportedModel",
+    "compare",
+    "compile_module",
+    "import_module",
+    "import_program",
+    "supported_ops",
+    "supported_ops_markdown",
+    "to_numpy",
+    "to_torch",
+]
+
+ParamsMode = Literal["constants", "arguments"]
+
+#: torch dtypes the graph dialect has, by their graph-dialect spelling.
+_DTYPES: dict[torch.dtype, str] = {
+    torch.float32: "f32",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.int8: "i8",
+    torch.int32: "i32",
+    torch.int64: "i64",
+    torch.bool: "i1",
+}
+_TORCH_DTYPES = {name: dtype for dtype, name in _DTYPES.items()}
+_FLOATS = ("f32", "f16", "bf16")
+#: torch's "to the end of the dimension" in slices
+_INT64_MAX = 2**63 - 1
+
+
+# --------------------------------------------------------------------------
+# Tensors and arrays.
+
+
+def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    """A numpy copy of a CPU tensor; bfloat16 becomes an ml_dtypes.bfloat16 array."""
+    tensor = tensor.detach().cpu().contiguous()
+    if tensor.dtype == torch.bfloat16:
+        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
+    return tensor.numpy().copy()
+
+
+def to_torch(array: np.ndarray) -> torch.Tensor:
+    """A tensor holding ``array`` (bfloat16 arrays included)."""
+    array = np.ascontiguousarray(array)
+    if array.dtype == np.dtype(ml_dtypes.bfloat16):
+        return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(array.copy())
+
+
+# --------------------------------------------------------------------------
+# The op registry.
+
+Converter = Callable[["_Importer", fx.Node, dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class SupportedOp:
+    """One ATen op the importer translates: its name, the graph ops it becomes, and its limits."""
+
+    name: str
+    graph: str
+    notes: str
+    convert: Converter
+
+
+_REGISTRY: dict[str, SupportedOp] = {}
+
+
+def _converts(*names: str, graph: str, notes: str = "") -> Callable[[Converter], Converter]:
+    """Register ``fn`` as the converter of the ATen ops ``names`` (``aten.add.Tensor``...)."""
+
+    def register(fn: Converter) -> Converter:
+        for name in names:
+            assert name not in _REGISTRY, name
+            _REGISTRY[name] = SupportedOp(name, graph, notes, fn)
+        return fn
+
+    return register
+
+
+def supported_ops() -> list[str]:
+    """The ATen op names (``aten.<op>.<overload>``, plus ``getitem``) the importer translates, sorted."""
+    return sorted(_REGISTRY)
+
+
+def supported_ops_markdown() -> str:
+    """The table of supported ops that docs/frontend-torch.md embeds (generated, so it cannot drift)."""
+    lines = ["| ATen op | graph ops | notes |", "|---|---|---|"]
+    for name in supported_ops():
+        op = _REGISTRY[name]
+        lines.append(f"| `{name}` | {op.graph} | {op.notes} |")
+    return "\n".join(lines) + "\n"
+
+
+def _op_name(target: Any) -> str:
+    if target is operator.getitem:
+        return "getitem"
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)  # aten.add.Tensor
+    return getattr(target, "__name__", str(target))
+
+
+# --------------------------------------------------------------------------
+# Import.
+
+
+class _Const:
+    """A value known at import time (a lifted constant, a parameter in "constants" mode, a folded node)."""
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+
+
+class _Symbolic:
+    """A symbolic size (``sym_size``, arithmetic on sizes) of a dynamic shape: converters read sizes from types."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+class _Missing:
+    """A result of a multi-result ATen op that the import does not provide (e.g. layer_norm's mean)."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+
+@dataclass
+class ImportedModel:
+    """A PyTorch program imported into the graph dialect.
+
+    ``module`` holds one public function ``entry`` whose arguments are the
+    model's tensor inputs (flattened in PyTorch's pytree order), followed,
+    with ``params="arguments"``, by the used parameters and buffers
+    (``parameter_names`` / ``parameters``, in that order).  Its results are
+    the model's tensor outputs, flattened; :meth:`unflatten` rebuilds the
+    model's output structure.
+    """
+
+    module: ir.Module
+    entry: str
+    params: ParamsMode
+    #: state-dict names and values of the parameters/buffers passed as arguments (params="arguments")
+    parameter_names: list[str]
+    parameters: list[np.ndarray]
+    #: how often each ATen op occurs in the exported program
+    aten_ops: Counter[str]
+    #: the exported program (after run_decompositions)
+    program: Any
+    #: patterns of several ATen ops imported as one graph op (hand-written RMSNorm), with their counts
+    recognised: Counter[str] = field(default_factory=Counter)
+    _tensor_inputs: list[bool] = field(repr=False, default_factory=list)
+
+    @property
+    def graph_ops(self) -> Counter[str]:
+        """How often each graph op occurs in the imported function."""
+        return Counter(graph_op_names(self.module.operation))
+
+    def numpy_inputs(self, *args: Any, **kwargs: Any) -> list[np.ndarray]:
+        """The function's arguments for a call of the model with ``args``/``kwargs``: inputs, then parameters."""
+        leaves, spec = pytree.tree_flatten((args, kwargs))
+        want = self.program.call_spec.in_spec
+        if want is not None and spec != want:
+            raise GraphfuseError(f"the inputs do not have the structure the model was exported with: {want}")
+        if len(leaves) != len(self._tensor_inputs):
+            raise GraphfuseError(f"expected {len(self._tensor_inputs)} inputs, got {len(leaves)}")
+        arrays = []
+        for i, (leaf, is_tensor) in enumerate(zip(leaves, self._tensor_inputs, strict=True)):
+            if not is_tensor:
+                continue  # exported as a constant
+            if not isinstance(leaf, torch.Tensor):
+                raise GraphfuseError(f"input #{i} is a {type(leaf).__name__}, the model was exported with a tensor")
+            if leaf.dtype not in _DTYPES:
+                raise GraphfuseError(f"input #{i} has dtype {leaf.dtype}, which the graph dialect does not have")
+            arrays.append(to_numpy(leaf))
+        return arrays + self.parameters
+
+    def unflatten(self, outputs: Sequence[Any]) -> Any:
+        """The model's output structure (a tensor, a tuple, a dict...) holding ``outputs``."""
+        return pytree.tree_unflatten(list(outputs), self.program.call_spec.out_spec)
+
+    def run_reference(self, *args: Any, **kwargs: Any) -> list[np.ndarray]:
+        """The reference interpreter's flattened results for the model called with ``args``/``kwargs``."""
+        return run_function(self.module, self.numpy_inputs(*args, **kwargs), self.entry)
+
+    def summary(self) -> str:
+        """One paragraph: ATen ops in, graph ops out."""
+        aten = ", ".join(f"{name.removeprefix('aten.')} x{n}" for name, n in sorted(self.aten_ops.items()))
+        graph = ", ".join(f"{name.removeprefix('graph.')} x{n}" for name, n in sorted(self.graph_ops.items()))
+        recognised = "".join(f"; recognised {name} x{n}" for name, n in sorted(self.recognised.items()))
+        return (
+            f"imported @{self.entry}: {sum(self.aten_ops.values())} ATen ops ({aten})\n"
+            f"  -> {sum(self.graph_ops.values())} graph ops ({graph}); parameters as {self.params}{recognised}"
+        )
+
+
+def import_module(
+    module: torch.nn.Module,
+    example_args: tuple[Any, ...],
+    example_kwargs: dict[str, Any] | None = None,
+    *,
+    params: ParamsMode = "constants",
+    entry: str = "forward",
+    dynamic_shapes: Any = None,
+) -> ImportedModel:
+    """Export ``module.<entry>`` with ``torch.export`` on the example inputs and import it.
+
+    ``params="constants"`` embeds parameters and buffers as constants (what
+    folding passes such as ConvBatchnormFusionPass need); ``"arguments"``
+    passes them as trailing function arguments (``ImportedModel.parameters``).
+    The module is put in eval mode for the export and restored afterwards.
+    ``dynamic_shapes`` is handed to ``torch.export.export``; dynamic dims
+    become ``?`` dims of the graph's tensor types.
+    """
+    if not isinstance(module, torch.nn.Module):
+        raise GraphfuseError(f"import_module takes a torch.nn.Module, not {type(module).__name__}")
+    if not isinstance(example_args, tuple):
+        example_args = (example_args,)
+    target = module if entry == "forward" else _MethodAsForward(module, entry)
+    was_training = module.training
+    module.eval()
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            # torch.export's own use of a deprecated pytree API warns on every export; nothing the user can change.
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            program = torch.export.export(target, example_args, example_kwargs, dynamic_shapes=dynamic_shapes)
+    except GraphfuseError:
+        raise
+    except Exception as error:  # torch.export reports unsupported Python as many exception types
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise GraphfuseError(f"torch.export could not export {type(module).__name__}.{entry}: {first_line}") from None
+    finally:
+        module.train(was_training)
+    return import_program(program, params=params, entry=entry)
+
+
+class _MethodAsForward(torch.nn.Module):
+    """Exports another method of a module: torch.export always traces ``forward``."""
+
+    def __init__(self, module: torch.nn.Module, method: str):
+        super().__init__()
+        if not callable(getattr(module, method, None)):
+            raise GraphfuseError(f"{type(module).__name__} has no method '{method}'")
+        self.inner = module
+        self.method = method
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.inner, self.method)(*args, **kwargs)
+
+
+def import_program(program: Any, *, params: ParamsMode = "constants", entry: str = "forward") -> ImportedModel:
+    """Import an ``ExportedProgram`` (``run_decompositions({})`` is applied first)."""
+    if params not in ("constants", "arguments"):
+        raise GraphfuseError(f"params must be 'constants' or 'arguments', got {params!r}")
+    if not isinstance(program, torch.export.ExportedProgram):
+        raise GraphfuseError(f"import_program takes a torch.export.ExportedProgram, not {type(program).__name__}")
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            program = program.run_decompositions({})
+    except Exception as error:  # as in import_module: PyTorch raises many exception types
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise GraphfuseError(f"run_decompositions failed on the exported program: {first_line}") from None
+    importer = _Importer(program, params, entry)
+    importer.run()
+    return ImportedModel(
+        importer.builder.module,
+        entry,
+        params,
+        importer.parameter_names,
+        importer.parameter_arrays,
+        importer.aten_ops,
+        program,
+        importer.recognised,
+        importer.tensor_inputs,
+    )
+
+
+@dataclass
+class RmsNormMatch:
+    """``x * rsqrt(mean(x^2, -1, keepdim) + eps) [* w]`` in an FX graph (see :func:`find_rms_norms`)."""
+
+    root: fx.Node
+    x: fx.Node
+    weight: fx.Node | None
+    epsilon: float
+    #: the nodes the match replaces besides the root (each used only inside the match)
+    absorbed: tuple[fx.Node, ...]
+
+
+def _is_call(node: Any, *targets: Any) -> bool:
+    return isinstance(node, fx.Node) and node.op == "call_function" and node.target in targets
+
+
+def _only_user(node: fx.Node, user: fx.Node) -> bool:
+    return list(node.users) == [user]
+
+
+def _float_tensor(node: Any) -> torch.Tensor | None:
+    """The example value of a node holding a float tensor, else None."""
+    val = node.meta.get("val") if isinstance(node, fx.Node) else None
+    floats = (torch.float32, torch.float16, torch.bfloat16)
+    return val if isinstance(val, torch.Tensor) and val.dtype in floats else None
+
+
+def _match_rms_norm(rsqrt: fx.Node) -> RmsNormMatch | None:
+    """The RMSNorm around ``rsqrt``, or None: the square, mean, add and products must be used only in the chain."""
+    aten = torch.ops.aten
+    add = rsqrt.args[0]
+    if not _is_call(add, aten.add.Tensor, aten.add.Scalar) or not isinstance(add.args[1], float):
+        return None
+    if add.kwargs.get("alpha", 1) != 1 or len(add.args) > 2:
+        return None
+    mean = add.args[0]
+    if not _is_call(mean, aten.mean.dim):
+        return None
+    if not (mean.args[2] if len(mean.args) > 2 else mean.kwargs.get("keepdim", False)):
+        return None
+    square = mean.args[0]
+    x_val = _float_tensor(square)
+    if x_val is None or list(mean.args[1]) not in ([-1], [x_val.dim() - 1]) or mean.kwargs.get("dtype"):
+        return None
+    if _is_call(square, aten.pow.Tensor_Scalar) and square.args[1] == 2:
+        x = square.args[0]
+    elif _is_call(square, aten.mul.Tensor) and square.args[0] is square.args[1]:
+        x = square.args[0]
+    else:
+        return None
+    users = list(rsqrt.users)
+    if len(users) != 1 or not _is_call(users[0], aten.mul.Tensor) or set(users[0].args) != {x, rsqrt}:
+        return None
+    normed = users[0]
+    for node, user in ((square, mean), (mean, add), (add, rsqrt)):
+        if not _only_user(node, user):
+            return None
+    if any(_float_tensor(n) is None or _float_tensor(n).dtype != x_val.dtype for n in (x, normed)):
+        return None
+    root, weight, absorbed = normed, None, (square, mean, add, rsqrt)
+    scaled = list(normed.users)
+    if len(scaled) == 1 and _is_call(scaled[0], aten.mul.Tensor):
+        other = next((a for a in scaled[0].args if a is not normed), None)
+        w_val = _float_tensor(other)
+        out_val = _float_tensor(scaled[0])
+        same_shape = out_val is not None and tuple(out_val.shape) == tuple(_float_tensor(normed).shape)
+        if w_val is not None and w_val.dim() == 1 and w_val.dtype == x_val.dtype and same_shape:
+            root, weight, absorbed = scaled[0], other, (*absorbed, normed)
+    return RmsNormMatch(root, x, weight, float(add.args[1]), absorbed)
+
+
+def find_rms_norms(graph: fx.Graph) -> dict[fx.Node, RmsNormMatch]:
+    """Hand-written RMSNorms, ``x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)`` optionally ``* weight``
+    (either operand order), by the node that produces their result.
+
+    The mean must be over the last dim only, eps a Python float, every
+    intermediate used only by the next op of the chain, and all values of
+    one float dtype (the mixed-precision form with casts around the
+    statistics is not matched); ``weight`` must be 1-D.  Each match becomes
+    one ``graph.rms_norm``, so add_rms_norm_fusion sees it.
+    """
+    matches = {}
+    for node in graph.nodes:
+        if _is_call(node, torch.ops.aten.rsqrt.default):
+            match = _match_rms_norm(node)
+            if match is not None:
+                matches[match.root] = match
+    return matches
+
+
+_STACK_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in [^\n]*\n(?P<code>[^\n]*)')
+
+
+def _user_frame(node: fx.Node) -> tuple[str, int, str] | None:
+    """(file, line, source text) of the innermost frame of the node's stack trace, when it has one."""
+    trace = node.meta.get("stack_trace")
+    if not trace:
+        return None
+    frames = list(_STACK_FRAME.finditer(trace))
+    if not frames:
+        return None
+    last = frames[-1]
+    return last["file"], int(last["line"]), last["code"].strip()
+
+
+class _Importer:
+    """Walks the FX graph of an ExportedProgram once, building one graph-dialect function."""
+
+    def __init__(self, program: Any, params: ParamsMode, entry: str):
+        self.program = program
+        self.params = params
+        self.builder: FunctionBuilder = GraphBuilder(entry)
+        self.context = self.builder.context
+        self.values: dict[fx.Node, Any] = {}
+        self.node: fx.Node | None = None
+        self.parameter_names: list[str] = []
+        self.parameter_arrays: list[np.ndarray] = []
+        self.tensor_inputs: list[bool] = []
+        self.aten_ops: Counter[str] = Counter()
+        self.recognised: Counter[str] = Counter()
+        self._constants: dict[tuple[str, str], Tensor] = {}
+
+    # -- errors and locations -------------------------------------------------
+
+    def location(self, node: fx.Node) -> ir.Location:
+        with self.context:
+            frame = _user_frame(node)
+            child = ir.Location.file(frame[0], frame[1], 1) if frame else ir.Location.unknown()
+            return ir.Location.name(f"fx:{node.name}", childLoc=child)
+
+    def error(self, message: str, node: fx.Node | None = None) -> GraphfuseError:
+        """A GraphfuseError located at the node's source line, naming the node and quoting the line."""
+        node = node or self.node
+        where = None
+        if node is not None:
+            frame = _user_frame(node)
+            if frame is not None:
+                where = SourceLoc(frame[0], frame[1], 1)
+                if frame[2]:
+                    message = f"{message}: {frame[2]}"
+        return GraphfuseError([Diagnostic("error", message, where)])
+
+    def unsupported(self, node: fx.Node, why: str = "") -> GraphfuseError:
+        detail = f" ({why})" if why else ""
+        return self.error(f"unsupported ATen op '{_op_name(node.target)}' at FX node '{node.name}'{detail}", node)
+
+    # -- values ---------------------------------------------------------------
+
+    def graph_dtype(self, dtype: torch.dtype, what: str) -> str:
+        """The graph dtype of a torch dtype; ``what`` names the value for the error (it names the FX node)."""
+        if dtype not in _DTYPES:
+            supported = ", ".join(str(d).removeprefix("torch.") for d in _DTYPES)
+            raise self.error(f"unsupported dtype {dtype} of {what} (the graph dialect has {supported})")
+        return _DTYPES[dtype]
+
+    def meta(self, arg: Any) -> Any:
+        """The example value torch.export recorded for a node (a FakeTensor, a list of them, a number)."""
+        return arg.meta.get("val") if isinstance(arg, fx.Node) else arg
+
+    def out_dtype(self, node: fx.Node, index: int | None = None) -> str:
+        val = self.meta(node)
+        if index is not None:
+            val = val[index]
+        return self.graph_dtype(val.dtype, f"the result of FX node '{node.name}'")
+
+    def out_shape(self, node: fx.Node, index: int | None = None) -> tuple[int | None, ...]:
+        val = self.meta(node)
+        if index is not None:
+            val = val[index]
+        return tuple(d if isinstance(d, int) else None for d in val.shape)
+
+    def static_shape(self, value: Tensor, what: str = "operand") -> tuple[int, ...]:
+        if not value.sig.is_static:
+            raise self.unsupported(self.node, f"the {what} has a dynamic shape {value.sig}")
+        return tuple(int(d) for d in value.shape)
+
+    def emit(self, name: str, *operands: Any, **attrs: Any) -> Any:
+        """Build ``graph.<name>`` located at the current FX node."""
+        result = self.builder.op(name, *operands, **attrs)
+        first = result[0] if isinstance(result, tuple) else result
+        first.value.owner.location = self.location(self.node)
+        return result
+
+    def const(self, array: Any, dtype: str) -> Tensor:
+        """A constant of ``dtype`` located at the current FX node."""
+        value = self.builder.const(np.asarray(array).astype(NUMPY_DTYPES[dtype]), dtype)
+        value.value.owner.location = self.location(self.node)
+        return value
+
+    def tensor(self, arg: Any, dtype: str | None = None) -> Tensor:
+        """The graph value of an FX argument (node, constant or Python number), cast to ``dtype`` when given."""
+        value = self.values[arg] if isinstance(arg, fx.Node) else arg
+        if isinstance(value, _Missing):
+            raise self.error(f"FX node '{self.node.name}' uses {value.what}, which the import does not provide")
+        if isinstance(value, _Symbolic):
+            raise self.unsupported(self.node, f"the symbolic size '{value.name}' used as a tensor")
+        if isinstance(value, _Const):
+            return self.materialize(arg.name, value.tensor, dtype)
+        if isinstance(value, Tensor):
+            if dtype is not None and value.dtype != dtype:
+                return self.emit("cast", value, dtype)
+            return value
+        if isinstance(value, bool | int | float):
+            if dtype is None:
+                dtype = "i1" if isinstance(value, bool) else "i64" if isinstance(value, int) else "f32"
+            return self.const(np.asarray(value), dtype)
+        raise self.error(f"FX node '{self.node.name}' takes {type(value).__name__} where a tensor is expected")
+
+    def materialize(self, name: str, tensor: torch.Tensor, dtype: str | None) -> Tensor:
+        """An arith.constant for a known tensor, once per (name, dtype)."""
+        if dtype is None:
+            dtype = self.graph_dtype(tensor.dtype, f"constant '{name}'")
+        key = (name, dtype)
+        if key not in self._constants:
+            converted = tensor.to(_TORCH_DTYPES[dtype]) if _TORCH_DTYPES[dtype] != tensor.dtype else tensor
+            self._constants[key] = self.const(to_numpy(converted), dtype)
+        return self._constants[key]
+
+    def constant_value(self, arg: Any) -> torch.Tensor | None:
+        """The tensor ``arg`` holds when it is known at import time."""
+        value = self.values.get(arg) if isinstance(arg, fx.Node) else None
+        return value.tensor if isinstance(value, _Const) else None
+
+    def promoted_dtype(self, lhs: Any, rhs: Any) -> str:
+        """PyTorch's result type of two operands (tensors, 0-dim tensors, Python numbers) as a graph dtype."""
+        protos: list[Any] = []
+        for arg in (lhs, rhs):
+            val = self.meta(arg)
+            if isinstance(val, torch.Tensor):
+                # result_type depends on the dtype and on whether the tensor is 0-dim, not on its sizes.
+                protos.append(torch.empty((1,) * val.dim(), dtype=val.dtype, device="meta"))
+            else:
+                protos.append(val)
+        return self.graph_dtype(torch.result_type(*protos), f"the operands of FX node '{self.node.name}'")
+
+    # -- the walk ---------------------------------------------------------------
+
+    def run(self) -> None:
+        with self.context:
+            self.builder.func.location = ir.Location.name(f"torch.export:{self.builder.name}")
+        graph = self.program.graph
+        placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+        self._bind_inputs(placeholders)
+        rms_norms = find_rms_norms(graph)
+        absorbed = {n for match in rms_norms.values() for n in match.absorbed}
+        for node in graph.nodes:
+            self.node = node
+            if node.op == "placeholder" or node in absorbed:
+                continue
+            if node in rms_norms:
+                self.values[node] = self._rms_norm(rms_norms[node])
+                continue
+            if node.op == "output":
+                self._finish(node)
+            elif node.op == "call_function":
+                self.values[node] = self._call(node)
+            else:
+                raise self.error(f"unsupported FX node '{node.name}' ({node.op} {node.target})")
+
+    def _bind_inputs(self, placeholders: dict[str, fx.Node]) -> None:
+        from torch.export.graph_signature import InputKind
+
+        specs = self.program.graph_signature.input_specs
+        state = self.program.state_dict
+        # User inputs first, so the function starts with the model's own arguments.
+        for spec in specs:
+            if spec.kind != InputKind.USER_INPUT:
+                continue
+            node = placeholders[spec.arg.name]
+            self.node = node
+            val = self.meta(node)
+            self.tensor_inputs.append(isinstance(val, torch.Tensor))
+            self.values[node] = self._argument(node, val) if isinstance(val, torch.Tensor) else val
+        for spec in specs:
+            node = placeholders.get(getattr(spec.arg, "name", ""))
+            self.node = node
+            if spec.kind == InputKind.USER_INPUT or node is None:
+                continue
+            if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
+                tensor = state[spec.target] if spec.target in state else self.program.constants[spec.target]
+            elif spec.kind == InputKind.CONSTANT_TENSOR:
+                tensor = self.program.constants[spec.target]
+            else:
+                raise self.error(f"unsupported input '{node.name}' of kind {spec.kind.name}")
+            if not isinstance(tensor, torch.Tensor):
+                raise self.error(f"unsupported input '{node.name}': a {type(tensor).__name__}, not a tensor")
+            tensor = tensor.detach()
+            if self.params == "arguments" and spec.kind != InputKind.CONSTANT_TENSOR:
+                if not node.users:
+                    continue  # e.g. batch_norm's num_batches_tracked: nothing reads it
+                self.values[node] = self._argument(node, tensor)
+                self.parameter_names.append(spec.target)
+                self.parameter_arrays.append(to_numpy(tensor))
+            else:
+                self.values[node] = _Const(tensor)
+
+    def _argument(self, node: fx.Node, val: torch.Tensor) -> Tensor:
+        dtype = self.graph_dtype(val.dtype, f"input '{node.name}' (FX node '{node.name}')")
+        shape = tuple(d if isinstance(d, int) else None for d in val.shape)
+        with self.context:
+            value = self.builder.block.add_argument(tensor_type(TensorSig(shape, dtype)), self.location(node))
+        return Tensor(self.builder, value)
+
+    def _call(self, node: fx.Node) -> Any:
+        name = _op_name(node.target)
+        if name != "getitem":
+            self.aten_ops[name] += 1
+        if isinstance(self.meta(node), torch.SymInt | torch.SymFloat | torch.SymBool):
+            return _Symbolic(node.name)  # a size computation: the ops that use it read sizes from their types
+        folded = self._fold(node)
+        if folded is not None:
+            return folded
+        op = _REGISTRY.get(name)
+        if op is None:
+            raise self.unsupported(node)
+        try:
+            value = op.convert(self, node, _bind(node))
+        except BuildError as error:
+            message = error.diagnostics[0].message if error.diagnostics else str(error)
+            raise self.error(f"cannot import FX node '{node.name}' ({name}): {message}") from None
+        except GraphfuseError:
+            raise
+        except (TypeError, ValueError, IndexError, KeyError) as error:
+            # e.g. a symbolic size where the converter needs a number
+            raise self.unsupported(node, f"arguments it cannot take: {error}") from None
+        self._check(node, value)
+        return value
+
+    def _rms_norm(self, match: RmsNormMatch) -> Tensor:
+        """A recognised hand-written RMSNorm as one ``graph.rms_norm`` (its ATen ops counted as imported)."""
+        for op in (*match.absorbed, match.root):
+            self.aten_ops[_op_name(op.target)] += 1
+        self.recognised["rms_norm (hand-written)"] += 1
+        dtype = self.out_dtype(match.root)
+        x = self.tensor(match.x, dtype)
+        width = x.shape[-1]
+        if match.weight is None:
+            gamma = self.const(np.ones(width), dtype)
+        else:
+            gamma = self.tensor(match.weight, dtype)
+        value = self.emit("rms_norm", x, gamma, epsilon=match.epsilon)
+        self._check(match.root, value)
+        return value
+
+    def _fold(self, node: fx.Node) -> Any:
+        """Evaluate the node with PyTorch when all its tensor inputs are known constants."""
+        if not isinstance(node.target, torch._ops.OpOverload):
+            return None
+        if torch.Tag.nondeterministic_seeded in node.target.tags:
+            return None
+        inputs = node.all_input_nodes
+        if any(not isinstance(self.values.get(n), _Const) for n in inputs):
+            return None
+        val = self.meta(node)
+        results = val if isinstance(val, list | tuple) else [val]
+        if not all(isinstance(r, torch.Tensor) and all(isinstance(d, int) for d in r.shape) for r in results):
+            return None
+        args, kwargs = fx.node.map_arg((node.args, node.kwargs), lambda n: self.values[n].tensor)
+        try:
+            with torch.no_grad():
+                out = node.target(*args, **kwargs)
+        except Exception:  # PyTorch cannot evaluate it eagerly here: translate it instead
+            return None
+        if isinstance(out, list | tuple):
+            return tuple(_Const(t) for t in out)
+        return _Const(out)
+
+    def _check(self, node: fx.Node, value: Any) -> None:
+        """Compare each produced value with the type torch.export recorded (an importer bug otherwise)."""
+        val = self.meta(node)
+        pairs = zip(value, val, strict=False) if isinstance(value, tuple) else [(value, val)]
+        for got, want in pairs:
+            if not isinstance(got, Tensor) or not isinstance(want, torch.Tensor):
+                continue
+            want_dtype = _DTYPES.get(want.dtype)
+            want_shape = tuple(d if isinstance(d, int) else None for d in want.shape)
+            same_shape = len(want_shape) == len(got.shape) and all(
+                w is None or g is None or w == g for w, g in zip(want_shape, got.shape, strict=True)
+            )
+            if got.dtype != want_dtype or not same_shape:
+                raise self.error(
+                    f"internal: FX node '{node.name}' ({_op_name(node.target)}) imported as {got.sig}, "
+                    f"torch.export says {TensorSig(want_shape, str(want_dtype))}"
+                )
+
+    def _finish(self, node: fx.Node) -> None:
+        from torch.export.graph_signature import OutputKind
+
+        flat = node.args[0]
+        results: list[Tensor] = []
+        for i, (spec, arg) in enumerate(zip(self.program.graph_signature.output_specs, flat, strict=True)):
+            if spec.kind != OutputKind.USER_OUTPUT:
+                raise self.error(f"the model mutates '{spec.target}' ({spec.kind.name}): graphs are pure")
+            value = self.values.get(arg) if isinstance(arg, fx.Node) else arg
+            if isinstance(value, _Const | Tensor):
+                results.append(self.tensor(arg))
+            else:
+                raise self.error(f"output #{i} is a {type(value).__name__}, not a tensor")
+        with self.context:
+            self.builder.ret(*results)
+            list(self.builder.block.operations)[-1].location = self.location(node)
+
+
+def _bind(node: fx.Node) -> dict[str, Any]:
+    """The node's arguments by schema name, defaults filled in."""
+    if node.target is operator.getitem:
+        return {"self": node.args[0], "index": node.args[1]}
+    schema = node.target._schema
+    bound: dict[str, Any] = {}
+    positional = list(node.args)
+    for i, argument in enumerate(schema.arguments):
+        if i < len(positional) and not argument.kwarg_only:
+            bound[argument.name] = positional[i]
+        elif argument.name in node.kwargs:
+            bound[argument.name] = node.kwargs[argument.name]
+        elif argument.has_default_value():
+            bound[argument.name] = argument.default_value
+        else:
+            bound[argument.name] = None
+    return bound
+
+
+# --------------------------------------------------------------------------
+# Converters: elementwise.
+
+
+def _axis(dim: int, rank: int) -> int:
+    return dim + rank if dim < 0 else dim
+
+
+_UNARY_FLOAT = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "silu", "sin", "cos")
+_UNARY_NUMERIC = ("abs", "neg", "relu", "sign")
+_UNARY_ROUNDING = ("floor", "ceil", "round")
+
+
+def _unary(graph_op: str) -> Converter:
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        dtype = imp.out_dtype(node)
+        x = imp.tensor(a["self"], dtype)
+        if graph_op in _UNARY_ROUNDING and dtype not in _FLOATS:
+            return x  # integers are already whole
+        return imp.emit(graph_op, x)
+
+    return convert
+
+
+for _name in (*_UNARY_FLOAT, *_UNARY_NUMERIC, *_UNARY_ROUNDING):
+    _converts(
+        f"aten.{_name}.default",
+        graph=f"`{_name}`",
+        notes="integer input: identity" if _name in _UNARY_ROUNDING else "",
+    )(_unary(_name))
+
+
+@_converts("aten.gelu.default", graph="`gelu`", notes="`approximate` none or tanh")
+def _gelu(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return imp.emit("gelu", imp.tensor(a["self"], imp.out_dtype(node)), approximate=a["approximate"])
+
+
+@_converts("aten.logical_not.default", graph="`cast` to i1, `logical_not`")
+def _logical_not(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return imp.emit("logical_not", imp.tensor(a["self"], "i1"))
+
+
+@_converts("aten.isfinite.default", graph="`isfinite`", notes="integer input: all true")
+def _isfinite(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    if x.dtype not in _FLOATS:
+        return imp.emit("broadcast_to", imp.const(np.asarray(True), "i1"), x.shape)
+    return imp.emit("isfinite", x)
+
+
+@_converts("aten.isnan.default", graph="`not_equal(x, x)`")
+def _isnan(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    return imp.emit("not_equal", x, x)
+
+
+def _scaled(imp: _Importer, value: Tensor, alpha: Any) -> Tensor:
+    if alpha is None or alpha == 1:
+        return value
+    return imp.emit("mul", value, imp.const(np.asarray(alpha), value.dtype))
+
+
+def _binary(graph_op: str, swap: bool = False, with_alpha: bool = False) -> Converter:
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        dtype = imp.out_dtype(node)
+        lhs, rhs = imp.tensor(a["self"], dtype), imp.tensor(a["other"], dtype)
+        if with_alpha:
+            rhs = _scaled(imp, rhs, a.get("alpha"))
+        if swap:
+            lhs, rhs = rhs, lhs
+        return imp.emit(graph_op, lhs, rhs)
+
+    return convert
+
+
+_converts("aten.add.Tensor", "aten.add.Scalar", graph="`add` (`mul` by alpha)", notes="promotion as PyTorch")(
+    _binary("add", with_alpha=True)
+)
+_converts("aten.sub.Tensor", "aten.sub.Scalar", graph="`sub` (`mul` by alpha)", notes="promotion as PyTorch")(
+    _binary("sub", with_alpha=True)
+)
+_converts("aten.rsub.Scalar", "aten.rsub.Tensor", graph="`sub` (`mul` by alpha)", notes="other - alpha * self")(
+    lambda imp, node, a: _rsub(imp, node, a)
+)
+_converts("aten.mul.Tensor", "aten.mul.Scalar", graph="`mul`", notes="promotion as PyTorch")(_binary("mul"))
+_converts("aten.maximum.default", graph="`maximum`", notes="NaN propagates")(_binary("maximum"))
+_converts("aten.minimum.default", graph="`minimum`", notes="NaN propagates")(_binary("minimum"))
+
+
+def _rsub(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    scaled = _scaled(imp, imp.tensor(a["self"], dtype), a.get("alpha"))
+    return imp.emit("sub", imp.tensor(a["other"], dtype), scaled)
+
+
+@_converts(
+    "aten.div.Tensor",
+    "aten.div.Scalar",
+    graph="`div`",
+    notes="true division (integers divide as floats); rounding modes unsupported",
+)
+def _div(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    return imp.emit("div", imp.tensor(a["self"], dtype), imp.tensor(a["other"], dtype))
+
+
+#: pow(x, c) for the exponents PyTorch computes by a dedicated kernel, as the graph op computing the same
+_POW_SPECIAL = {2: "square", 0.5: "sqrt", -0.5: "rsqrt", -1: "reciprocal"}
+
+
+@_converts(
+    "aten.pow.Tensor_Scalar",
+    "aten.pow.Tensor_Tensor",
+    "aten.pow.Scalar",
+    graph="`pow`; `square`, `sqrt`, `rsqrt`, `reciprocal` for exponents 2, 0.5, -0.5, -1",
+)
+def _pow(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    base, exponent = a["self"], a["exponent"]
+    if isinstance(exponent, int | float) and not isinstance(exponent, bool):
+        if exponent == 1:
+            return imp.tensor(base, dtype)
+        special = _POW_SPECIAL.get(exponent)
+        if special is not None and (special == "square" or dtype in _FLOATS):
+            return imp.emit(special, imp.tensor(base, dtype))
+    return imp.emit("pow", imp.tensor(base, dtype), imp.tensor(exponent, dtype))
+
+
+_COMPARISONS = {
+    "eq": "equal",
+    "ne": "not_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "lt": "less",
+    "le": "less_equal",
+}
+
+
+def _comparison(graph_op: str) -> Converter:
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        dtype = imp.promoted_dtype(a["self"], a["other"])
+        return imp.emit(graph_op, imp.tensor(a["self"], dtype), imp.tensor(a["other"], dtype))
+
+    return convert
+
+
+for _name, _graph_op in _COMPARISONS.items():
+    _converts(
+        f"aten.{_name}.Tensor", f"aten.{_name}.Scalar", graph=f"`{_graph_op}`", notes="operands promoted first"
+    )(_comparison(_graph_op))
+
+
+def _logical(graph_op: str) -> Converter:
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        return imp.emit(graph_op, imp.tensor(a["self"], "i1"), imp.tensor(a["other"], "i1"))
+
+    return convert
+
+
+_converts("aten.logical_and.default", graph="`logical_and`", notes="operands cast to i1")(_logical("logical_and"))
+_converts("aten.logical_or.default", graph="`logical_or`", notes="operands cast to i1")(_logical("logical_or"))
+
+
+@_converts(
+    "aten.where.self", "aten.where.ScalarOther", "aten.where.ScalarSelf", "aten.where.Scalar", graph="`select`"
+)
+def _where(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    cond = imp.tensor(a["condition"], "i1")
+    return imp.emit("select", cond, imp.tensor(a["self"], dtype), imp.tensor(a["other"], dtype))
+
+
+@_converts("aten.masked_fill.Scalar", "aten.masked_fill.Tensor", graph="`select`")
+def _masked_fill(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    return imp.emit("select", imp.tensor(a["mask"], "i1"), imp.tensor(a["value"], dtype), imp.tensor(a["self"], dtype))
+
+
+@_converts(
+    "aten.clamp.default",
+    "aten.clamp_min.default",
+    "aten.clamp_max.default",
+    graph="`maximum`, `minimum`",
+    notes="scalar bounds",
+)
+def _clamp(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a["self"], dtype)
+    low = a.get("min")
+    high = a.get("max")
+    if low is not None:
+        x = imp.emit("maximum", x, imp.tensor(low, dtype))
+    if high is not None:
+        x = imp.emit("minimum", x, imp.tensor(high, dtype))
+    return x
+
+
+# --------------------------------------------------------------------------
+# Converters: dtype changes and identities.
+
+
+@_converts(
+    "aten._to_copy.default",
+    "aten.type_as.default",
+    graph="`cast` (none when the dtype stays)",
+    notes="CPU only",
+)
+def _to(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    device = a.get("device")
+    if device is not None and torch.device(device).type != "cpu":
+        raise imp.unsupported(node, f"a copy to device {device}")
+    return imp.tensor(a["self"], imp.out_dtype(node))
+
+
+@_converts("aten.clone.default", "aten.alias.default", "aten.detach.default", graph="none (the operand)")
+def _identity(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return imp.tensor(a["self"])
+
+
+@_converts(
+    "aten._assert_tensor_metadata.default",
+    graph="none (dropped)",
+    notes="export's checks of dtypes and sizes, which the graph's tensor types fix",
+)
+def _assertion(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> None:
+    return None
+
+
+@_converts("getitem", graph="none (picks a result)", notes="results of multi-result ops")
+def _getitem(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Any:
+    value = imp.values[a["self"]]
+    if not isinstance(value, list | tuple):
+        raise imp.unsupported(node, f"indexing a {type(value).__name__}")
+    item = value[a["index"]]
+    if isinstance(item, _Missing):
+        raise imp.error(f"FX node '{node.name}' uses {item.what}, which the import does not provide")
+    return item
+
+
+# --------------------------------------------------------------------------
+# Converters: reductions.
+
+
+def _dims(dim: Any, rank: int) -> list[int]:
+    """Reduced axes: None or [] means all of them (PyTorch's convention for sum/mean/amax)."""
+    if dim is None or (isinstance(dim, list | tuple) and len(dim) == 0):
+        return list(range(rank))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return sorted({_axis(d, rank) for d in dims})
+
+
+def _reduction(graph_op: str, all_dims: bool = False) -> Converter:
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        x = imp.tensor(a["self"], imp.out_dtype(node))
+        dims = list(range(len(x.shape))) if all_dims else _dims(a.get("dim"), len(x.shape))
+        return imp.emit(graph_op, x, axes=dims, keep_dims=bool(a.get("keepdim", False)))
+
+    return convert
+
+
+_converts("aten.sum.dim_IntList", "aten.sum.default", graph="`reduce_sum`", notes="integers and bools sum as i64")(
+    _reduction("reduce_sum")
+)
+_converts("aten.mean.dim", "aten.mean.default", graph="`reduce_mean`")(_reduction("reduce_mean"))
+_converts("aten.amax.default", graph="`reduce_max`")(_reduction("reduce_max"))
+_converts("aten.amin.default", graph="`reduce_min`")(_reduction("reduce_min"))
+_converts("aten.max.default", graph="`reduce_max` over all axes")(_reduction("reduce_max", all_dims=True))
+_converts("aten.min.default", graph="`reduce_min` over all axes")(_reduction("reduce_min", all_dims=True))
+
+
+@_converts(
+    "aten.var.correction",
+    "aten.var.dim",
+    graph="`reduce_mean`, `sub`, `square`, `reduce_sum`, `div`",
+    notes="two-pass variance, divided by count - correction",
+)
+def _var(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a["self"], dtype)
+    dims = _dims(a.get("dim"), len(x.shape))
+    shape = imp.static_shape(x)
+    count = math.prod(shape[d] for d in dims)
+    if "unbiased" in a:
+        correction = 1 if a["unbiased"] else 0
+    else:
+        correction = 1 if a.get("correction") is None else a["correction"]
+    mean = imp.emit("reduce_mean", x, axes=dims, keep_dims=True)
+    squares = imp.emit("square", imp.emit("sub", x, mean))
+    total = imp.emit("reduce_sum", squares, axes=dims, keep_dims=bool(a.get("keepdim", False)))
+    return imp.emit("div", total, imp.const(np.asarray(max(count - correction, 0)), dtype))
+
+
+# --------------------------------------------------------------------------
+# Converters: shapes.
+
+
+@_converts(
+    "aten.view.default",
+    "aten._unsafe_view.default",
+    "aten.squeeze.default",
+    "aten.squeeze.dim",
+    "aten.squeeze.dims",
+    "aten.unsqueeze.default",
+    graph="`reshape` (none when the shape stays)",
+    notes="at most one dynamic dim in the result",
+)
+def _reshape(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    shape = imp.out_shape(node)
+    if shape == x.shape and x.sig.is_static:
+        return x
+    return imp.emit("reshape", x, shape)
+
+
+@_converts("aten.expand.default", graph="`broadcast_to` (none when the shape stays)")
+def _expand(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    shape = imp.out_shape(node)
+    if shape == x.shape and x.sig.is_static:
+        return x
+    return imp.emit("broadcast_to", x, shape)
+
+
+@_converts("aten.permute.default", graph="`transpose`")
+def _permute(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    perm = [_axis(d, len(x.shape)) for d in a["dims"]]
+    return x if perm == sorted(perm) else imp.emit("transpose", x, perm=perm)
+
+
+def _swap(imp: _Importer, x: Tensor, dim0: int, dim1: int) -> Tensor:
+    rank = len(x.shape)
+    perm = list(range(rank))
+    d0, d1 = _axis(dim0, rank), _axis(dim1, rank)
+    if d0 == d1:
+        return x
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return imp.emit("transpose", x, perm=perm)
+
+
+@_converts("aten.transpose.int", graph="`transpose`")
+def _transpose(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return _swap(imp, imp.tensor(a["self"]), a["dim0"], a["dim1"])
+
+
+@_converts("aten.t.default", graph="`transpose`", notes="rank <= 2")
+def _t(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    return x if len(x.shape) < 2 else _swap(imp, x, 0, 1)
+
+
+def _concat(imp: _Importer, values: list[Tensor], axis: int) -> Tensor:
+    """concat of any number of values; IRDL wants the values after the first two to share one type."""
+    if len(values) == 1:
+        return values[0]
+    first, second, *rest = values
+    if all(v.sig == rest[0].sig for v in rest):
+        return imp.emit("concat", first, second, *rest, axis=axis)
+    return _concat(imp, [imp.emit("concat", first, second, axis=axis), *rest], axis)
+
+
+@_converts("aten.cat.default", graph="`concat` (nested when shapes differ)", notes="operands promoted first")
+def _cat(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    rank = len(imp.out_shape(node))
+    values = [imp.tensor(t, dtype) for t in a["tensors"]]
+    # PyTorch skips legacy empty 1-D operands in a cat of higher rank.
+    values = [v for v in values if not (len(v.shape) == 1 and v.shape[0] == 0 and rank > 1)]
+    return _concat(imp, values, _axis(a["dim"], rank))
+
+
+@_converts("aten.stack.default", graph="`reshape`, `concat`")
+def _stack(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    out_shape = imp.out_shape(node)
+    axis = _axis(a["dim"], len(out_shape))
+    pieces = []
+    for t in a["tensors"]:
+        value = imp.tensor(t, dtype)
+        shape = list(value.shape)
+        shape.insert(axis, 1)
+        pieces.append(imp.emit("reshape", value, tuple(shape)))
+    return _concat(imp, pieces, axis)
+
+
+def _split(imp: _Importer, x: Tensor, axis: int, sizes: list[int]) -> tuple[Tensor, ...]:
+    """split into ``sizes``; IRDL wants the pieces after the first two to share one type (else nested splits)."""
+    if len(sizes) == 1:
+        return (x,)
+    if len(sizes) == 2 or all(s == sizes[2] for s in sizes[2:]):
+        return tuple(imp.emit("split", x, axis=axis, sizes=sizes))
+    first, rest = imp.emit("split", x, axis=axis, sizes=[sizes[0], sum(sizes[1:])])
+    return (first, *_split(imp, rest, axis, sizes[1:]))
+
+
+@_converts(
+    "aten.split.Tensor",
+    "aten.split_with_sizes.default",
+    "aten.unbind.int",
+    graph="`split` (`reshape` for unbind)",
+    notes="static size along the split axis",
+)
+def _split_op(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Tensor, ...]:
+    x = imp.tensor(a["self"])
+    axis = _axis(a["dim"], len(x.shape))
+    pieces = imp.meta(node)
+    sizes = [int(p.shape[axis]) if node.target != torch.ops.aten.unbind.int else 1 for p in pieces]
+    parts = _split(imp, x, axis, sizes)
+    if node.target == torch.ops.aten.unbind.int:
+        parts = tuple(imp.emit("reshape", p, imp.out_shape(node, i)) for i, p in enumerate(parts))
+    return parts
+
+
+def _slice_box(imp: _Importer, x: Tensor, axis: int, start: int, end: int, step: int) -> Tensor:
+    shape = imp.static_shape(x)
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, max(start, end), step
+    if starts == [0] * len(shape) and limits == list(shape) and step == 1:
+        return x
+    return imp.emit("slice", x, start=starts, limit=limits, strides=strides)
+
+
+def _bound(value: Any, size: int, default: int) -> int:
+    """A slice bound as PyTorch reads it: None is the default, negatives count from the end, then clamped."""
+    if value is None:
+        return default
+    value = int(value)
+    if value < 0:
+        value += size
+    return min(max(value, 0), size)
+
+
+@_converts("aten.slice.Tensor", graph="`slice`", notes="positive step; static shape")
+def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    shape = imp.static_shape(x)
+    axis = _axis(a["dim"], len(shape))
+    size = shape[axis]
+    start = _bound(a["start"], size, 0)
+    end = _bound(None if a["end"] == _INT64_MAX else a["end"], size, size)
+    if a["step"] < 1:
+        raise imp.unsupported(node, f"slice step {a['step']}")
+    return _slice_box(imp, x, axis, start, end, int(a["step"]))
+
+
+@_converts("aten.select.int", graph="`slice`, `reshape`")
+def _select(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    shape = imp.static_shape(x)
+    axis = _axis(a["dim"], len(shape))
+    index = a["index"] + shape[axis] if a["index"] < 0 else a["index"]
+    return imp.emit("reshape", _slice_box(imp, x, axis, index, index + 1, 1), imp.out_shape(node))
+
+
+@_converts("aten.repeat.default", graph="`tile` (`reshape` first when repeats add dims)")
+def _repeat(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    repeats = list(a["repeats"])
+    if len(repeats) > len(x.shape):
+        x = imp.emit("reshape", x, (1,) * (len(repeats) - len(x.shape)) + tuple(x.shape))
+    return imp.emit("tile", x, multiples=repeats)
+
+
+# --------------------------------------------------------------------------
+# Converters: neural-network ops.
+
+
+def _matmul_operands(imp: _Importer, node: fx.Node, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    dtype = imp.out_dtype(node)
+    return imp.tensor(a, dtype), imp.tensor(b, dtype)
+
+
+@_converts(
+    "aten.matmul.default",
+    "aten.mm.default",
+    "aten.bmm.default",
+    graph="`matmul`",
+    notes="numpy.matmul semantics (1-D operands, batch broadcasting) as torch.matmul",
+)
+def _matmul(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    lhs, rhs = _matmul_operands(imp, node, a["self"], a.get("other", a.get("mat2")))
+    return imp.emit("matmul", lhs, rhs)
+
+
+def _weight_transposed(imp: _Importer, weight: Any, dtype: str) -> tuple[Tensor, bool]:
+    """W^T for x @ W^T: a transposed constant when W is known, else W with matmul's transpose_b flag."""
+    known = imp.constant_value(weight)
+    if known is not None and known.dim() == 2:
+        return imp.materialize(f"{weight.name}^T", known.t().contiguous(), dtype), False
+    return imp.tensor(weight, dtype), True
+
+
+@_converts(
+    "aten.linear.default",
+    graph="`matmul` (`transpose_b`, or a transposed constant weight), `add` of the bias",
+    notes="static batched input: `reshape` to rows and back (one 2-D GEMM, as PyTorch computes it)",
+)
+def _linear(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """x @ W^T + b.  A static [..., in] input is flattened to [rows, in] first: the fused matmul + bias kernel of a
+    batched matmul with a broadcast weight compiles to far slower CPU code than the 2-D one (60x measured on
+    [2, 64, 128] x [128, 512])."""
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a["input"], dtype)
+    out_shape = imp.out_shape(node)
+    if len(x.shape) > 2 and x.sig.is_static:
+        x = imp.emit("reshape", x, (math.prod(x.shape[:-1]), x.shape[-1]))
+    w, transpose_b = _weight_transposed(imp, a["weight"], dtype)
+    y = imp.emit("matmul", x, w, transpose_b=True) if transpose_b else imp.emit("matmul", x, w)
+    if a.get("bias") is not None:
+        y = imp.emit("add", y, imp.tensor(a["bias"], dtype))
+    if y.shape != out_shape:
+        y = imp.emit("reshape", y, out_shape)
+    return y
+
+
+@_converts("aten.addmm.default", graph="`matmul`, `add` (`mul` by alpha/beta)")
+def _addmm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    lhs, rhs = _matmul_operands(imp, node, a["mat1"], a["mat2"])
+    product = _scaled(imp, imp.emit("matmul", lhs, rhs), a["alpha"])
+    if a["beta"] == 0:
+        return product
+    bias = _scaled(imp, imp.tensor(a["self"], imp.out_dtype(node)), a["beta"])
+    return imp.emit("add", product, bias)
+
+
+def _pair(value: Any) -> list[int]:
+    values = [value] if isinstance(value, int) else list(value)
+    return values * 2 if len(values) == 1 else values
+
+
+def _conv(
+    imp: _Importer,
+    node: fx.Node,
+    x_arg: Any,
+    w_arg: Any,
+    bias_arg: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+) -> Tensor:
+    """conv2d (and conv1d as a conv2d of height 1; unbatched inputs get a batch of 1), bias_add of the bias."""
+    dtype = imp.out_dtype(node)
+    x, w = imp.tensor(x_arg, dtype), imp.tensor(w_arg, dtype)
+    spatial = len(w.shape) - 2
+    if spatial not in (1, 2):
+        raise imp.unsupported(node, f"{spatial}-D convolution")
+    unbatched = len(x.shape) == spatial + 1
+    if unbatched:
+        x = imp.emit("reshape", x, (1, *x.shape))
+    if spatial == 1:
+        x = imp.emit("reshape", x, (x.shape[0], x.shape[1], 1, x.shape[2]))
+        w = imp.emit("reshape", w, (w.shape[0], w.shape[1], 1, w.shape[2]))
+        stride, dilation = [1, *_pair(stride)[:1]], [1, *_pair(dilation)[:1]]
+        padding = padding if isinstance(padding, str) else [0, *_pair(padding)[:1]]
+    strides, dilations = _pair(stride), _pair(dilation)
+    if isinstance(padding, str):
+        pads = _string_pads(imp, node, padding, w, strides, dilations)
+    else:
+        ph, pw = _pair(padding)
+        pads = [ph, pw, ph, pw]
+    y = imp.emit("conv2d", x, w, strides=strides, pads=pads, dilations=dilations, groups=int(groups))
+    if bias_arg is not None:
+        y = imp.emit("bias_add", y, imp.tensor(bias_arg, dtype), axis=1)
+    out_shape = imp.out_shape(node)
+    if y.shape != out_shape:
+        y = imp.emit("reshape", y, out_shape)
+    return y
+
+
+def _string_pads(
+    imp: _Importer, node: fx.Node, padding: str, w: Tensor, strides: list[int], dilations: list[int]
+) -> list[int]:
+    if padding == "valid":
+        return [0, 0, 0, 0]
+    if padding != "same":
+        raise imp.unsupported(node, f"padding '{padding}'")
+    # PyTorch's "same": total = dilation * (k - 1), the odd extra cell after (bottom/right).
+    kh, kw = imp.static_shape(w, "weight")[2:]
+    total_h, total_w = dilations[0] * (kh - 1), dilations[1] * (kw - 1)
+    return [total_h // 2, total_w // 2, total_h - total_h // 2, total_w - total_w // 2]
+
+
+@_converts(
+    "aten.conv2d.default",
+    "aten.conv2d.padding",
+    "aten.conv1d.default",
+    "aten.conv1d.padding",
+    graph="`conv2d`, `bias_add` (axis 1)",
+    notes="padding ints, 'valid' or 'same'; conv1d as a conv2d of height 1",
+)
+def _conv_nd(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return _conv(
+        imp, node, a["input"], a["weight"], a["bias"], a["stride"], a["padding"], a["dilation"], a["groups"]
+    )
+
+
+@_converts("aten.convolution.default", graph="`conv2d`, `bias_add` (axis 1)", notes="1-D/2-D, not transposed")
+def _convolution(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    if a["transposed"]:
+        raise imp.unsupported(node, "transposed convolution")
+    return _conv(
+        imp, node, a["input"], a["weight"], a["bias"], a["stride"], a["padding"], a["dilation"], a["groups"]
+    )
+
+
+def _channel_params(imp: _Importer, node: fx.Node, a: dict[str, Any], dtype: str, channels: int) -> list[Tensor]:
+    """scale, offset, mean, var of an inference batch_norm (a missing weight is 1, a missing bias 0)."""
+    if a["running_mean"] is None or a["running_var"] is None:
+        raise imp.unsupported(node, "batch_norm without running statistics")
+    defaults = {"weight": 1.0, "bias": 0.0}
+    values = []
+    for key in ("weight", "bias", "running_mean", "running_var"):
+        arg = a[key]
+        values.append(imp.const(np.full(channels, defaults[key]), dtype) if arg is None else imp.tensor(arg, dtype))
+    return values
+
+
+def _batch_norm(imp: _Importer, node: fx.Node, a: dict[str, Any], index: int) -> Tensor:
+    dtype = imp.out_dtype(node, index)
+    x = imp.tensor(a["input"], dtype)
+    channels = x.shape[1]
+    if channels is None:
+        raise imp.unsupported(node, "a dynamic channel count")
+    params = _channel_params(imp, node, a, dtype, channels)
+    return imp.emit("batch_norm", x, *params, epsilon=float(a["eps"]))
+
+
+@_converts(
+    "aten._native_batch_norm_legit_no_training.default",
+    graph="`batch_norm`",
+    notes="eval-mode batch_norm; result 0 only",
+)
+def _native_batch_norm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Any, ...]:
+    y = _batch_norm(imp, node, a, 0)
+    return (y, _Missing("batch_norm's saved mean"), _Missing("batch_norm's saved inverse std"))
+
+
+def _layer_norm(imp: _Importer, node: fx.Node, a: dict[str, Any], index: int | None) -> Tensor:
+    dtype = imp.out_dtype(node, index)
+    x = imp.tensor(a["input"], dtype)
+    normalized = tuple(a["normalized_shape"])
+    begin = len(x.shape) - len(normalized)
+    gamma = imp.const(np.ones(normalized), dtype) if a["weight"] is None else imp.tensor(a["weight"], dtype)
+    beta = imp.const(np.zeros(normalized), dtype) if a["bias"] is None else imp.tensor(a["bias"], dtype)
+    return imp.emit("layer_norm", x, gamma, beta, begin_norm_axis=begin, epsilon=float(a["eps"]))
+
+
+@_converts("aten.layer_norm.default", graph="`layer_norm`")
+def _layer_norm_op(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return _layer_norm(imp, node, a, None)
+
+
+@_converts("aten.native_layer_norm.default", graph="`layer_norm`", notes="result 0 only")
+def _native_layer_norm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Any, ...]:
+    y = _layer_norm(imp, node, a, 0)
+    return (y, _Missing("layer_norm's mean"), _Missing("layer_norm's inverse std"))
+
+
+@_converts(
+    "aten.rms_norm.default",
+    graph="`rms_norm` (`reshape` around it when normalizing several trailing dims)",
+    notes="eps None: the dtype's machine epsilon, as PyTorch",
+)
+def _rms_norm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a["input"], dtype)
+    normalized = tuple(a["normalized_shape"])
+    eps = a["eps"] if a["eps"] is not None else float(torch.finfo(_TORCH_DTYPES[dtype]).eps)
+    width = math.prod(normalized)
+    gamma = imp.const(np.ones(width), dtype) if a["weight"] is None else imp.tensor(a["weight"], dtype)
+    if len(normalized) == 1:
+        return imp.emit("rms_norm", x, gamma, epsilon=float(eps))
+    lead = x.shape[: len(x.shape) - len(normalized)]
+    flat = imp.emit("reshape", x, (*lead, width))
+    if a["weight"] is not None:
+        gamma = imp.emit("reshape", gamma, (width,))
+    y = imp.emit("rms_norm", flat, gamma, epsilon=float(eps))
+    return imp.emit("reshape", y, x.shape)
+
+
+def _softmax_like(graph_op: str) -> Converter:
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        x = imp.tensor(a["self"], imp.out_dtype(node))
+        return imp.emit(graph_op, x, axis=_axis(a["dim"], len(x.shape)))
+
+    return convert
+
+
+_converts("aten.softmax.int", "aten._softmax.default", graph="`softmax`")(_softmax_like("softmax"))
+_converts("aten.log_softmax.int", "aten._log_softmax.default", graph="`log_softmax`")(_softmax_like("log_softmax"))
+
+
+def _causal_mask(length: int, source: int, dtype: str) -> np.ndarray:
+    """0 where key j <= query i (PyTorch's top-left aligned causal mask), -inf elsewhere."""
+    allowed = np.tril(np.ones((length, source), dtype=bool))
+    return np.where(allowed, 0.0, -np.inf).astype(NUMPY_DTYPES[dtype])
+
+
+def _additive_mask(imp: _Importer, mask_arg: Any, dtype: str) -> Tensor:
+    """An attention mask to add to the scores: a boolean mask (True = attend) becomes 0 / -inf."""
+    known = imp.constant_value(mask_arg)
+    meta = imp.meta(mask_arg)
+    if meta.dtype != torch.bool:
+        return imp.tensor(mask_arg, dtype)
+    if known is not None:
+        return imp.const(np.where(known.numpy(), 0.0, -np.inf), dtype)
+    zero, minus_inf = imp.const(np.asarray(0.0), dtype), imp.const(np.asarray(-np.inf), dtype)
+    return imp.emit("select", imp.tensor(mask_arg, "i1"), zero, minus_inf)
+
+
+def _repeat_heads(imp: _Importer, x: Tensor, heads: int) -> Tensor:
+    """[B, Hkv, S, E] -> [B, heads, S, E], each kv head repeated heads / Hkv times (grouped-query attention)."""
+    *batch, kv_heads, seq, dim = x.shape
+    group = heads // kv_heads
+    wide = imp.emit("reshape", x, (*batch, kv_heads, 1, seq, dim))
+    wide = imp.emit("broadcast_to", wide, (*batch, kv_heads, group, seq, dim))
+    return imp.emit("reshape", wide, (*batch, heads, seq, dim))
+
+
+@_converts(
+    "aten.scaled_dot_product_attention.default",
+    graph="`matmul` (`transpose_b`), `mul` by the scale, `add` of the mask, `softmax`, `matmul`",
+    notes="FlashAttentionFusionV1's form; bool or float mask, is_causal, scale, GQA; dropout_p = 0",
+)
+def _sdpa(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    q, k, v = (imp.tensor(a[key], dtype) for key in ("query", "key", "value"))
+    if a["dropout_p"]:
+        raise imp.unsupported(node, f"dropout_p = {a['dropout_p']}")
+    if a["attn_mask"] is not None and a["is_causal"]:
+        raise imp.unsupported(node, "both attn_mask and is_causal")
+    if a.get("enable_gqa") and len(q.shape) >= 3 and q.shape[-3] != k.shape[-3]:
+        k, v = _repeat_heads(imp, k, q.shape[-3]), _repeat_heads(imp, v, q.shape[-3])
+    head_dim = q.shape[-1]
+    if a["scale"] is None and head_dim is None:
+        raise imp.unsupported(node, "a dynamic head dim without an explicit scale")
+    scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(head_dim)
+    scores = imp.emit("matmul", q, k, transpose_b=True)
+    scores = imp.emit("mul", scores, imp.const(np.asarray(scale), dtype))
+    if a["attn_mask"] is not None:
+        scores = imp.emit("add", scores, _additive_mask(imp, a["attn_mask"], dtype))
+    elif a["is_causal"]:
+        length, source = q.shape[-2], k.shape[-2]
+        if length is None or source is None:
+            raise imp.unsupported(node, "is_causal with a dynamic sequence length")
+        scores = imp.emit("add", scores, imp.const(_causal_mask(length, source, dtype), dtype))
+    probs = imp.emit("softmax", scores, axis=-1)
+    return imp.emit("matmul", probs, v)
+
+
+def _pool_args(a: dict[str, Any]) -> tuple[list[int], list[int], list[int]]:
+    kernel = _pair(a["kernel_size"])
+    strides = _pair(a["stride"]) if a["stride"] else kernel
+    ph, pw = _pair(a["padding"])
+    return kernel, strides, [ph, pw, ph, pw]
+
+
+def _ceil_pads(
+    imp: _Importer, node: fx.Node, x: Tensor, kernel: list[int], strides: list[int], pads: list[int], index: int | None
+) -> list[int]:
+    """Pads for ceil_mode: extra bottom/right cells until floor division gives PyTorch's output size."""
+    out = imp.out_shape(node, index)
+    shape = imp.static_shape(x)
+    pads = list(pads)
+    for axis, (size, want) in enumerate(zip(shape[-2:], out[-2:], strict=True)):
+        while (size + pads[axis] + pads[axis + 2] - kernel[axis]) // strides[axis] + 1 < want:
+            pads[axis + 2] += 1
+    return pads
+
+
+def _max_pool(imp: _Importer, node: fx.Node, a: dict[str, Any], index: int | None) -> Tensor:
+    x = imp.tensor(a["self"])
+    kernel, strides, pads = _pool_args(a)
+    if any(d != 1 for d in _pair(a["dilation"])):
+        raise imp.unsupported(node, "dilated max pooling")
+    if a["ceil_mode"]:
+        pads = _ceil_pads(imp, node, x, kernel, strides, pads, index)
+    unbatched = len(x.shape) == 3
+    if unbatched:
+        x = imp.emit("reshape", x, (1, *x.shape))
+    y = imp.emit("max_pool2d", x, kernel=kernel, strides=strides, pads=pads)
+    return imp.emit("reshape", y, y.shape[1:]) if unbatched else y
+
+
+@_converts("aten.max_pool2d.default", graph="`max_pool2d`", notes="no dilation; ceil_mode by extra padding")
+def _max_pool2d(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return _max_pool(imp, node, a, None)
+
+
+@_converts("aten.max_pool2d_with_indices.default", graph="`max_pool2d`", notes="result 0 only (no indices)")
+def _max_pool2d_with_indices(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Any, ...]:
+    return (_max_pool(imp, node, a, 0), _Missing("max_pool2d's indices"))
+
+
+@_converts(
+    "aten.avg_pool2d.default",
+    graph="`avg_pool2d`",
+    notes="count_include_pad; no divisor_override; ceil_mode only where it keeps the size",
+)
+def _avg_pool2d(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    kernel, strides, pads = _pool_args(a)
+    if a["divisor_override"] is not None:
+        raise imp.unsupported(node, "divisor_override")
+    if a["ceil_mode"] and _ceil_pads(imp, node, x, kernel, strides, pads, None) != pads:
+        raise imp.unsupported(node, "ceil_mode that adds a partial window")
+    unbatched = len(x.shape) == 3
+    if unbatched:
+        x = imp.emit("reshape", x, (1, *x.shape))
+    y = imp.emit(
+        "avg_pool2d", x, kernel=kernel, strides=strides, pads=pads, count_include_pad=bool(a["count_include_pad"])
+    )
+    return imp.emit("reshape", y, y.shape[1:]) if unbatched else y
+
+
+@_converts(
+    "aten.adaptive_avg_pool2d.default",
+    "aten._adaptive_avg_pool2d.default",
+    graph="`reduce_mean` (global pool) or `avg_pool2d`",
+    notes="output size dividing the input size",
+)
+def _adaptive_avg_pool2d(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    rank = len(x.shape)
+    height, width = imp.static_shape(x)[-2:]
+    out_h, out_w = imp.out_shape(node)[-2:]
+    if (out_h, out_w) == (1, 1):
+        return imp.emit("reduce_mean", x, axes=[rank - 2, rank - 1], keep_dims=True)
+    if height % out_h or width % out_w:
+        raise imp.unsupported(node, f"output size {out_h}x{out_w} that does not divide {height}x{width}")
+    kernel = [height // out_h, width // out_w]
+    if rank == 3:
+        x = imp.emit("reshape", x, (1, *x.shape))
+    y = imp.emit("avg_pool2d", x, kernel=kernel, strides=kernel)
+    return imp.emit("reshape", y, y.shape[1:]) if rank == 3 else y
+
+
+# --------------------------------------------------------------------------
+# Compile, run, compare.
+
+
+@dataclass
+class CompiledModule:
+    """A model imported and compiled by graphfuse: call it like the model, with tensors."""
+
+    imported: ImportedModel
+    executable: Executable
+    #: fusion_result.json of the graph pipeline that compiled it: group -> pass -> match_times/effect_times
+    fusion_result: dict[str, dict[str, dict[str, str]]]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        outputs = self.executable(*self.imported.numpy_inputs(*args, **kwargs))
+        return self.imported.unflatten([to_torch(o) for o in outputs])
+
+    @property
+    def fusions(self) -> dict[str, int]:
+        """Fusion pass name -> how many times it rewrote the graph (passes that fired only)."""
+        return fired_fusions(self.fusion_result)
+
+
+def fired_fusions(fusion_result: dict[str, dict[str, dict[str, str]]]) -> dict[str, int]:
+    """The passes of a fusion_result.json whose effect_times is not 0, with that count."""
+    return {
+        name: int(counts["effect_times"])
+        for group in fusion_result.values()
+        for name, counts in group.items()
+        if int(counts["effect_times"])
+    }
+
+
+def _fusion_result(imported: ImportedModel, executable: Executable, options: dict[str, Any]) -> dict:
+    """Re-run the executable's graph pipeline with its switches on a copy of the module, for fusion_result.json."""
+    flags = parse_graph_kernel_flags(
+        options.get("graph_kernel_flags") or "", options.get("strict_flags", False), "graph kernel flags"
+    )
+    switch_file = options.get("fusion_switch_file")
+    switches = FusionSwitches(flags, parse_switch_file(switch_file) if switch_file else None)
+    copy = parse_module(imported.module.operation.get_asm(enable_debug_info=True), "<imported model>")
+    return run_pipeline(copy, executable.pipeline, switches=switches).fusion_result()
+
+
+def compile_module(
+    module: torch.nn.Module,
+    example_args: tuple[Any, ...],
+    example_kwargs: dict[str, Any] | None = None,
+    *,
+    params: ParamsMode = "constants",
+    entry: str = "forward",
+    dynamic_shapes: Any = None,
+    **compile_options: Any,
+) -> CompiledModule:
+    """Import ``module`` (see :func:`import_module`) and compile it with :func:`graphfuse.compile`.
+
+    ``compile_options`` go to ``graphfuse.compile`` (``opt_level``,
+    ``graph_kernel_flags``, ``fusion_switch_file``...).
+    """
+    imported = import_module(
+        module, example_args, example_kwargs, params=params, entry=entry, dynamic_shapes=dynamic_shapes
+    )
+    executable = graphfuse_compile(imported.module, entry=entry, **compile_options)
+    return CompiledModule(imported, executable, _fusion_result(imported, executable, compile_options))
+
+
+@dataclass
+class Comparison:
+    """graphfuse against PyTorch eager on one model: errors, fusions and time."""
+
+    name: str
+    imported: ImportedModel
+    executable: Executable
+    #: max |graphfuse - PyTorch| over all outputs: compiled code, reference interpreter
+    max_abs_error: float
+    reference_max_abs_error: float
+    fusions: dict[str, int]
+    graphfuse_seconds: float
+    torch_seconds: float
+    repeat: int
+    torch_threads: int
+
+    def report(self) -> str:
+        fused = ", ".join(f"{name} x{n}" for name, n in sorted(self.fusions.items())) or "none"
+        speedup = self.torch_seconds / self.graphfuse_seconds if self.graphfuse_seconds else float("inf")
+        return "\n".join(
+            [
+                f"== {self.name}",
+                self.imported.summary(),
+                f"fusions fired: {fused}",
+                f"fused graph: {self.executable.kernels} kernels",
+                f"max abs error vs PyTorch: compiled {self.max_abs_error:.3g}, "
+                f"reference interpreter {self.reference_max_abs_error:.3g}",
+                f"time per call (median of {self.repeat}): graphfuse {self.graphfuse_seconds * 1e3:.3f} ms, "
+                f"PyTorch eager {self.torch_seconds * 1e3:.3f} ms ({self.torch_threads} thread"
+                f"{'s' if self.torch_threads != 1 else ''}): {speedup:.2f}x",
+            ]
+        )
+
+
+def max_abs_error(got: Iterable[np.ndarray], want: Iterable[Any]) -> float:
+    """The largest |got - want| over all outputs (in float64); inf when shapes differ."""
+    worst = 0.0
+    for g, w in zip(got, want, strict=True):
+        w = to_numpy(w) if isinstance(w, torch.Tensor) else np.asarray(w)
+        g64, w64 = np.asarray(g, np.float64), np.asarray(w, np.float64)
+        if g64.shape != w64.shape:
+            return math.inf
+        if g64.size:
+            worst = max(worst, float(np.max(np.abs(g64 - w64))))
+    return worst
+
+
+def _median_seconds(fn: Callable[[], Any], repeat: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def compare(
+    module: torch.nn.Module,
+    example_args: tuple[Any, ...],
+    example_kwargs: dict[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    params: ParamsMode = "constants",
+    repeat: int = 20,
+    torch_threads: int | None = 1,
+    **compile_options: Any,
+) -> Comparison:
+    """Import, fuse, compile and run ``module``; compare with PyTorch eager on the example inputs.
+
+    ``torch_threads`` sets PyTorch's intra-op threads while timing (1 by
+    default: graphfuse's compiled code runs on one thread); None keeps the
+    current setting.
+    """
+    kwargs = example_kwargs or {}
+    compiled = compile_module(module, example_args, kwargs, params=params, **compile_options)
+    imported, executable = compiled.imported, compiled.executable
+    arrays = imported.numpy_inputs(*example_args, **kwargs)
+    was_training = module.training
+    module.eval()
+    previous = torch.get_num_threads()
+    try:
+        with torch.no_grad():
+            want = pytree.tree_leaves(module(*example_args, **kwargs))
+        got = executable(*arrays)
+        reference = run_function(imported.module, arrays, imported.entry)
+        if torch_threads is not None:
+            torch.set_num_threads(torch_threads)
+        with torch.no_grad():
+            torch_seconds = _median_seconds(lambda: module(*example_args, **kwargs), repeat)
+        outputs = [np.empty([d or 0 for d in shape], dtype) for shape, dtype in executable.outputs]
+        if all(all(d is not None for d in shape) for shape, _ in executable.outputs):
+            graphfuse_seconds = _median_seconds(lambda: executable(*arrays, out=outputs), repeat)
+        else:
+            graphfuse_seconds = _median_seconds(lambda: executable(*arrays), repeat)
+        threads = torch.get_num_threads()
+    finally:
+        torch.set_num_threads(previous)
+        module.train(was_training)
+    return Comparison(
+        name or type(module).__name__,
+        imported,
+        executable,
+        max_abs_error(got, want),
+        max_abs_error(reference, want),
+        compiled.fusions,
+        graphfuse_seconds,
+        torch_seconds,
+        repeat,
+        threads,
+    )

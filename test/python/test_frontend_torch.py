@@ -1,0 +1,571 @@
+"""The PyTorch front end (graphfuse.frontends.torch) and the three example models.
+
+Numerics are checked at three levels against PyTorch eager: the reference
+interpreter on the imported graph, the compiled CPU code (graphfuse.compile),
+and the fused graph against the unfused one (both in the reference
+interpreter).  Per-op cases run through the reference interpreter only (no
+JIT), grouped so that each export covers several ATen ops; every case also
+checks that its ops reached the importer (not folded away).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the PyTorch front end needs the torch extra (pip install '.[torch]')")
+
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+import graphfuse.frontends.torch as gft  # noqa: E402
+from graphfuse import GraphfuseError, parse_module, run_function, run_pipeline  # noqa: E402
+from graphfuse.pipelines import log  # noqa: E402
+
+A = torch.ops.aten
+ROOT = Path(__file__).resolve().parents[2]
+THIS_FILE = str(Path(__file__).resolve())
+
+
+def load_example(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def torch_outputs(model: nn.Module, args: tuple, kwargs: dict | None = None) -> list[np.ndarray]:
+    with torch.no_grad():
+        out = model.eval()(*args, **(kwargs or {}))
+    leaves = out if isinstance(out, list | tuple) else [out]
+    return [gft.to_numpy(t) for t in leaves]
+
+
+def assert_close(got: list[np.ndarray], want: list[np.ndarray], rtol: float, atol: float) -> None:
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
+        if w.dtype == np.bool_ or np.issubdtype(w.dtype, np.integer):
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol)
+
+
+# --------------------------------------------------------------------------
+# The three examples: import, fuse, compile, match PyTorch; the expected fusions fire.
+
+EXAMPLES = ("llama_decoder_layer", "bert_encoder_layer", "resnet_basic_block")
+_COMPILED: dict[str, tuple[Any, tuple, gft.CompiledModule]] = {}
+
+
+def compiled_example(name: str) -> tuple[Any, tuple, gft.CompiledModule]:
+    """(model, inputs, compiled) of an example at its default (small) size, built once per session."""
+    if name not in _COMPILED:
+        model, inputs = load_example(name).build()
+        _COMPILED[name] = (model, inputs, gft.compile_module(model, inputs))
+    return _COMPILED[name]
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_matches_pytorch_at_three_levels(name: str) -> None:
+    model, inputs, compiled = compiled_example(name)
+    want = torch_outputs(model, inputs)
+    arrays = compiled.imported.numpy_inputs(*inputs)
+    # 1. the imported graph in the reference interpreter
+    reference = run_function(compiled.imported.module, arrays)
+    assert_close(reference, want, rtol=1e-4, atol=1e-5)
+    # 2. the fused, compiled CPU code (called with tensors, like the model)
+    got = compiled(*inputs)
+    assert isinstance(got, torch.Tensor)
+    assert_close([gft.to_numpy(got)], want, rtol=1e-4, atol=1e-5)
+    # 3. the fused graph against the unfused one, both interpreted
+    fused = run_function(parse_module(compiled.executable.fused_graph), arrays, compiled.executable.entry)
+    assert_close(fused, reference, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_fires_the_expected_fusions(name: str) -> None:
+    _, _, compiled = compiled_example(name)
+    expected = load_example(name).EXPECTED_FUSIONS
+    missing = [p for p in expected if p not in compiled.fusions]
+    assert not missing, f"{missing} did not fire; fired: {compiled.fusions}"
+    fused_ops = {"FlashAttentionFusionV1": "graph.flash_attention", "FlashAttentionFusionV2": "graph.flash_attention",
+                 "add_rms_norm_fusion": "graph.add_rms_norm", "inference_swiglu_fusion": "graph.swiglu",
+                 "add_layer_norm_fusion": "graph.add_layer_norm"}
+    for pass_name in expected:
+        if pass_name in fused_ops:
+            assert fused_ops[pass_name] in compiled.executable.fused_graph
+    if name == "resnet_basic_block":
+        assert "graph.batch_norm" not in compiled.executable.fused_graph  # folded into the convs
+
+
+def test_compare_report_names_fusions_error_and_times() -> None:
+    model, inputs = load_example("resnet_basic_block").build(size=8, channels=8)
+    comparison = gft.compare(model, inputs, name="block", repeat=3)
+    report = comparison.report()
+    assert comparison.max_abs_error < 1e-4 and comparison.reference_max_abs_error < 1e-4
+    assert comparison.fusions.get("ConvBatchnormFusionPass") == 2
+    assert comparison.graphfuse_seconds > 0 and comparison.torch_seconds > 0
+    assert "== block" in report and "ConvBatchnormFusionPass x2" in report
+    assert re.search(r"max abs error vs PyTorch: compiled [0-9.e-]+", report)
+    assert re.search(r"graphfuse [0-9.]+ ms, PyTorch eager [0-9.]+ ms", report)
+    assert "conv2d.default x2" in report and "batch_norm x2" in report  # the import summary
+
+
+# --------------------------------------------------------------------------
+# Per-op import: small modules, compared with PyTorch through the reference interpreter.
+
+
+class Fn(nn.Module):
+    """A module whose forward is ``fn`` (so each case is one expression)."""
+
+    def __init__(self, fn: Callable[..., Any], **children: nn.Module):
+        super().__init__()
+        self.fn = fn
+        for key, child in children.items():
+            self.add_module(key, child)
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(self, *args)
+
+
+def randn(*shape: int, dtype: Any = None) -> Any:
+    return torch.randn(*shape, dtype=dtype or torch.float32)
+
+
+def ints(*shape: int, dtype: Any = None) -> Any:
+    return torch.randint(-5, 6, shape, dtype=dtype or torch.int64)
+
+
+# (id, forward, inputs, ATen ops that must reach the importer, rtol, atol)
+Case = tuple[str, Callable[..., Any], Callable[[], tuple], tuple[str, ...], float, float]
+_F32 = (1e-5, 1e-6)
+
+CASES: list[Case] = [
+    (
+        "binary-promotion",
+        lambda m, x, y, i: (torch.add(x, y, alpha=2), torch.sub(x, 1.5, alpha=3), 1 - x, x * y, x / 3,
+                            i / 2, i * 2, i + 0.5, torch.maximum(x, y), torch.minimum(x, y)),
+        lambda: (randn(3, 4), randn(4), ints(3, 4)),
+        ("aten.add.Tensor", "aten.sub.Tensor", "aten.rsub.Scalar", "aten.mul.Tensor", "aten.div.Tensor",
+         "aten.maximum.default", "aten.minimum.default"),
+        *_F32,
+    ),
+    (
+        "mixed-dtypes",
+        lambda m, h, x, s: (h * s, h + x, h.to(torch.float32) - x, (x * 4).to(torch.int32), h.float() > s),
+        lambda: (randn(3, 4, dtype=torch.float16), randn(3, 4), torch.tensor(1.5)),
+        ("aten.mul.Tensor", "aten._to_copy.default", "aten.gt.Tensor", "aten._assert_tensor_metadata.default"),
+        1e-3, 1e-3,
+    ),
+    (
+        "pow",
+        lambda m, x: (x ** 2, x.abs() ** 0.5, (x.abs() + 1) ** -0.5, (x.abs() + 1) ** -1, x ** 3, 2 ** x, x ** 1),
+        lambda: (randn(3, 5),),
+        ("aten.pow.Tensor_Scalar", "aten.pow.Scalar"),
+        *_F32,
+    ),
+    (
+        "comparisons-logical",
+        lambda m, x, y, i: (x > y, x >= 0, x < y, x <= 0.25, i == 2, i != y.long(), i > 0.5,
+                            torch.logical_and(x > 0, y > 0), torch.logical_or(x > 0, i), torch.logical_not(i),
+                            torch.isfinite(x / y.abs().round()), torch.isnan(x.log())),
+        lambda: (randn(3, 4), randn(3, 4), ints(3, 4)),
+        ("aten.gt.Tensor", "aten.ge.Scalar", "aten.lt.Tensor", "aten.le.Scalar", "aten.eq.Scalar",
+         "aten.ne.Tensor", "aten.gt.Scalar", "aten.logical_and.default", "aten.logical_or.default",
+         "aten.logical_not.default", "aten.isfinite.default", "aten.isnan.default"),
+        *_F32,
+    ),
+    (
+        "select-clamp",
+        lambda m, x, y: (torch.where(x > 0, x, y), x.masked_fill(y > 0, -2.0), x.clamp(-0.5, 0.5),
+                         x.clamp(min=0.1), x.clamp(max=-0.1), torch.where(x > y, x, 0.0),
+                         torch.where(x > y, 2.0, y), torch.where(x > 0, 2.0, -1.0)),
+        lambda: (randn(3, 4), randn(4)),
+        ("aten.where.self", "aten.masked_fill.Scalar", "aten.clamp.default", "aten.where.ScalarOther",
+         "aten.where.ScalarSelf", "aten.where.Scalar"),
+        *_F32,
+    ),
+    (
+        "unary-float",
+        lambda m, x: (x.exp(), x.abs().log(), x.abs().sqrt(), (x.abs() + 0.5).rsqrt(), (x + 10).reciprocal(),
+                      x.tanh(), x.sigmoid(), torch.erf(x), x.relu(), F.silu(x), x.sin(), x.cos(), x.abs(), -x,
+                      x.sign()),
+        lambda: (randn(4, 6),),
+        tuple(f"aten.{n}.default" for n in ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf",
+                                               "relu", "silu", "sin", "cos", "abs", "neg", "sign")),
+        1e-5, 1e-6,
+    ),
+    (
+        "rounding-gelu",
+        lambda m, x, i: ((x * 4).floor(), (x * 4).ceil(), (x * 4).round(), i.round(), F.gelu(x),
+                         F.gelu(x, approximate="tanh"), i.abs(), i.exp()),
+        lambda: (randn(4, 6), ints(4, 6)),
+        ("aten.floor.default", "aten.ceil.default", "aten.round.default", "aten.gelu.default", "aten.exp.default"),
+        1e-5, 1e-6,
+    ),
+    (
+        "reductions",
+        lambda m, x, i: (x.sum(-1, keepdim=True), x.sum(), x.mean((0, 2)), x.mean(), x.amax(1), x.amin((0, 1)),
+                         x.max(), x.min(), (x > 0).sum(-1), i.sum(0), x.var(-1), x.var(1, correction=0, keepdim=True),
+                         torch.var(x, (0, 2), unbiased=False)),
+        lambda: (randn(2, 3, 5), ints(3, 4, dtype=torch.int32)),
+        ("aten.sum.dim_IntList", "aten.sum.default", "aten.mean.dim", "aten.mean.default", "aten.amax.default",
+         "aten.amin.default", "aten.max.default", "aten.min.default", "aten.var.correction"),
+        1e-5, 1e-5,
+    ),
+    (
+        "views",
+        lambda m, x: (x.view(6, 4), x.reshape(-1), x.flatten(1), x.unflatten(2, (2, 2)), x[:, None].squeeze(1),
+                      x.unsqueeze(0).squeeze(), x[:1].expand(3, 3, 4), x.permute(2, 0, 1), x.transpose(0, -1),
+                      x[0].t(), x.clone(), x.contiguous().squeeze(0), x.unsqueeze(-1).squeeze(-1)),
+        lambda: (randn(2, 3, 4),),
+        ("aten.view.default", "aten.unsqueeze.default", "aten.squeeze.default", "aten.squeeze.dim",
+         "aten.expand.default", "aten.permute.default", "aten.transpose.int", "aten.t.default", "aten.clone.default"),
+        0.0, 0.0,
+    ),
+    (
+        "join-cut",
+        lambda m, a, b, c: (torch.cat([a, b, c], dim=1), torch.cat([a, a, b], -1), torch.stack([a, a], 1),
+                            *c.split(2, dim=1), *torch.split(b, [1, 3, 2, 2], dim=1), *a.chunk(3, -1),
+                            *c.unbind(0), a.repeat(2, 1, 2)),
+        lambda: (randn(2, 3), randn(2, 8), randn(2, 5)),
+        ("aten.cat.default", "aten.stack.default", "aten.split.Tensor", "aten.split_with_sizes.default",
+         "aten.unbind.int", "aten.repeat.default"),
+        0.0, 0.0,
+    ),
+    (
+        "slices",
+        lambda m, x: (x[:, 1:3], x[..., ::2], x[-2:], x[:, -3:-1, 1:], x.narrow(1, 1, 2), x[1], x[:, -1],
+                      x[:, 2:100], x[:, 3:1]),
+        lambda: (randn(3, 4, 5),),
+        ("aten.slice.Tensor", "aten.select.int"),
+        0.0, 0.0,
+    ),
+    (
+        "matmuls",
+        lambda m, x, w, b, v: (F.linear(x, w, b), F.linear(x, w), x @ w.t(), torch.mm(x[0], w.t()),
+                               torch.bmm(x, x.transpose(1, 2)), x @ v, v @ w.t(), torch.addmm(b, x[0], w.t(), beta=0.5,
+                                                                                            alpha=2.0), m.lin(x)),
+        lambda: (randn(2, 3, 4), randn(5, 4), randn(5), randn(4)),
+        ("aten.linear.default", "aten.matmul.default", "aten.mm.default", "aten.bmm.default", "aten.addmm.default"),
+        1e-5, 1e-5,
+    ),
+    (
+        "convolutions",
+        lambda m, x, w, b, s: (F.conv2d(x, w, b, stride=2, padding=1), F.conv2d(x, w, dilation=2, padding=2),
+                               F.conv2d(x, w[:, :2], groups=2), F.conv2d(x, w, padding="same"),
+                               F.conv2d(x, w[..., :2], padding="same"), F.conv2d(x[0], w, b),
+                               F.conv1d(s, w[:, :, 0], b, padding=1, stride=2), m.conv(x)),
+        lambda: (randn(2, 4, 7, 6), randn(6, 4, 3, 3), randn(6), randn(2, 4, 9)),
+        ("aten.conv2d.default", "aten.conv2d.padding", "aten.conv1d.default"),
+        1e-4, 1e-5,
+    ),
+    (
+        "norms",
+        lambda m, x, g, s: (F.layer_norm(x, (5,), g, g - 1, 1e-5), F.layer_norm(x, (4, 5)), F.rms_norm(x, (5,), g),
+                            F.rms_norm(x, (4, 5), eps=1e-3), F.rms_norm(x, (5,)),
+                            F.batch_norm(s, g[:3] - 0.5, g[:3] + 1, g[:3], g[:3] + 2, eps=1e-3), m.bn(s), m.ln(x)),
+        lambda: (randn(2, 4, 5), torch.rand(5) + 0.5, randn(2, 3, 4, 4)),
+        ("aten.layer_norm.default", "aten.rms_norm.default", "aten._native_batch_norm_legit_no_training.default"),
+        1e-4, 1e-5,
+    ),
+    (
+        "softmax",
+        lambda m, x: (x.softmax(-1), x.softmax(0), F.log_softmax(x, 1), torch.softmax(x, -1, dtype=torch.float16)),
+        lambda: (randn(3, 4, 5),),
+        ("aten.softmax.int", "aten.log_softmax.int"),
+        1e-3, 1e-3,
+    ),
+    (
+        "attention",
+        lambda m, q, k, v, mask, bias: (F.scaled_dot_product_attention(q, k, v),
+                                        F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                                        F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+                                        F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=0.3),
+                                        F.scaled_dot_product_attention(q, k[:, :2], v[:, :2], enable_gqa=True),
+                                        F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(6, 6).tril() > 0)),
+        lambda: (randn(2, 4, 6, 8), randn(2, 4, 6, 8), randn(2, 4, 6, 8), torch.rand(2, 1, 6, 6) > 0.3,
+                 randn(6, 6)),
+        ("aten.scaled_dot_product_attention.default",),
+        1e-5, 1e-5,
+    ),
+    (
+        "pooling",
+        lambda m, x: (F.max_pool2d(x, 2), F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+                      F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, stride=1, padding=1, count_include_pad=False),
+                      F.adaptive_avg_pool2d(x, 1), F.adaptive_avg_pool2d(x, (2, 3)), F.max_pool2d(x[0], 2)),
+        lambda: (randn(2, 3, 6, 6),),
+        ("aten.max_pool2d.default", "aten.avg_pool2d.default", "aten.adaptive_avg_pool2d.default"),
+        1e-5, 1e-6,
+    ),
+    (
+        "aten-forms",  # ATen overloads called directly: forms other code paths of models produce
+        lambda m, x, w, b, s, i: (
+            A.convolution.default(x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1),
+            A.native_layer_norm.default(x, [4], None, None, 1e-5)[0],
+            A.max_pool2d_with_indices.default(x, [2, 2])[0], A._adaptive_avg_pool2d.default(x, [1, 1]),
+            A._softmax.default(s, -1, False), A._log_softmax.default(s, 0, False), A.add.Scalar(s, 2.0),
+            A.sub.Scalar(s, 1), A.mul.Scalar(s, 3), A.div.Scalar(s, 4), A.rsub.Tensor(s, s, alpha=2),
+            A.pow.Tensor_Tensor(s.abs(), s), A.clamp_min.default(s, 0.1), A.clamp_max.default(s, 0.1),
+            A.masked_fill.Tensor(s, s > 0, torch.tensor(5.0)), A.eq.Tensor(s, s), A.ne.Scalar(i, 1),
+            A.lt.Scalar(s, 0), A.le.Tensor(s, s), A.ge.Tensor(s, s), A.squeeze.dims(x[:, :1], [1]),
+            A.var.dim(s, [1], True, False), A.type_as.default(i, s), A.alias.default(s), A.detach.default(s),
+            A._unsafe_view.default(s, [2, 3, 2]), A.conv1d.padding(x[:, :, 0], w[:, :, 0], b, [1], "same"),
+        ),
+        lambda: (randn(2, 3, 4, 4), randn(5, 3, 3, 3), randn(5), randn(3, 4), ints(3, 4)),
+        ("aten.convolution.default", "aten.native_layer_norm.default", "aten.max_pool2d_with_indices.default",
+         "aten._adaptive_avg_pool2d.default", "aten._softmax.default", "aten._log_softmax.default", "aten.add.Scalar",
+         "aten.sub.Scalar", "aten.mul.Scalar", "aten.div.Scalar", "aten.rsub.Tensor", "aten.pow.Tensor_Tensor",
+         "aten.clamp_min.default", "aten.clamp_max.default", "aten.masked_fill.Tensor", "aten.eq.Tensor",
+         "aten.ne.Scalar", "aten.lt.Scalar", "aten.le.Tensor", "aten.ge.Tensor", "aten.squeeze.dims",
+         "aten.var.dim", "aten.type_as.default", "aten.alias.default", "aten.detach.default",
+         "aten._unsafe_view.default", "aten.conv1d.padding"),
+        1e-5, 1e-5,
+    ),
+]
+
+
+def _children(case_id: str) -> dict[str, nn.Module]:
+    """Modules whose parameters a case reads as constants (seeded, so every run is the same)."""
+    torch.manual_seed(1)
+    children: dict[str, nn.Module] = {"lin": nn.Linear(4, 3), "conv": nn.Conv2d(4, 2, 3, padding=1),
+                                      "ln": nn.LayerNorm(5), "bn": nn.BatchNorm2d(3)}
+    with torch.no_grad():
+        children["bn"].running_mean.uniform_(-1, 1)
+        children["bn"].running_var.uniform_(0.5, 2)
+    return children
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # PyTorch's note on the 2x2 case
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_aten_op_matches_pytorch(case: Case) -> None:
+    case_id, forward, make_inputs, ops, rtol, atol = case
+    torch.manual_seed(0)
+    model = Fn(forward, **_children(case_id))
+    inputs = make_inputs()
+    imported = gft.import_module(model, inputs)
+    missing = [op for op in ops if op not in imported.aten_ops]
+    assert not missing, f"{missing} did not reach the importer; it saw {sorted(imported.aten_ops)}"
+    got = run_function(imported.module, imported.numpy_inputs(*inputs))
+    assert_close(got, torch_outputs(model, inputs), rtol, atol)
+
+
+def test_every_registered_op_is_covered_by_a_case() -> None:
+    exercised = {op for case in CASES for op in case[3]}
+    assert set(gft.supported_ops()) - exercised == {"getitem"}  # getitem: every multi-result op above
+
+
+# --------------------------------------------------------------------------
+# Parameters, structure, errors, locations.
+
+
+class LinearNorm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm(8)
+        self.bn = nn.BatchNorm1d(8)  # num_batches_tracked is unused
+
+    def forward(self, x: Any) -> Any:
+        return self.norm(x + self.linear(x)), self.bn(x)
+
+
+def test_params_as_constants_or_arguments() -> None:
+    torch.manual_seed(0)
+    model, x = LinearNorm(), randn(4, 8)
+    as_constants = gft.import_module(model, (x,))
+    as_arguments = gft.import_module(model, (x,), params="arguments")
+    func_constants = str(as_constants.module).split("\n")[1]
+    func_arguments = str(as_arguments.module).split("\n")[1]
+    assert func_constants.count("%arg") == 1
+    assert as_arguments.parameter_names == [
+        "linear.weight", "linear.bias", "norm.weight", "norm.bias", "bn.weight", "bn.bias", "bn.running_mean",
+        "bn.running_var",
+    ]
+    assert func_arguments.count("%arg") == 1 + len(as_arguments.parameters)
+    assert "arith.constant" not in str(as_arguments.module)
+    state = model.state_dict()
+    for name, array in zip(as_arguments.parameter_names, as_arguments.parameters, strict=True):
+        np.testing.assert_array_equal(array, state[name].numpy())
+    want = torch_outputs(model, (x,))
+    for imported in (as_constants, as_arguments):
+        assert_close(imported.run_reference(x), want, rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_module_takes_and_returns_the_model_structure() -> None:
+    class Structured(nn.Module):
+        def forward(self, x: Any, extra: dict) -> Any:
+            return {"sum": x + extra["bias"], "parts": (x.relu(), extra["bias"] * 2)}
+
+    x, bias = randn(3, 4), randn(4)
+    compiled = gft.compile_module(Structured(), (x, {"bias": bias}), params="arguments", opt_level=0)
+    out = compiled(x, {"bias": bias})
+    assert set(out) == {"sum", "parts"} and isinstance(out["parts"], tuple)
+    np.testing.assert_allclose(out["sum"].numpy(), (x + bias).numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(out["parts"][0].numpy(), x.relu().numpy())
+    with pytest.raises(GraphfuseError, match="structure"):
+        compiled(x, bias)
+
+
+def test_another_method_as_entry() -> None:
+    class TwoMethods(nn.Module):
+        def forward(self, x: Any) -> Any:
+            return x + 1
+
+        def decode(self, x: Any) -> Any:
+            return x * 3
+
+    x = randn(2, 2)
+    imported = gft.import_module(TwoMethods(), (x,), entry="decode")
+    assert imported.entry == "decode" and "func.func @decode" in str(imported.module)
+    np.testing.assert_array_equal(imported.run_reference(x)[0], (x * 3).numpy())
+
+
+class GeluSum(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x: Any) -> Any:
+        return F.gelu(self.lin(x)).view(x.shape[0], 3, 1).sum(-1)  # x.shape[0]: a symbolic size
+
+
+def test_dynamic_batch_dim() -> None:
+    torch.manual_seed(0)
+    model = GeluSum()
+    batch = torch.export.Dim("batch", min=2, max=64)
+    imported = gft.import_module(model, (randn(5, 4),), dynamic_shapes=({0: batch},))
+    assert "tensor<?x4xf32>" in str(imported.module) and imported.aten_ops["aten.sym_size.int"] == 1
+    for rows in (2, 9):
+        x = randn(rows, 4)
+        assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-5, atol=1e-6)
+
+
+def test_constants_fold_at_import() -> None:
+    """A causal mask built with factory ops and triu becomes one constant: no arange/triu op reaches the graph."""
+
+    def forward(m: nn.Module, scores: Any) -> Any:
+        n = scores.shape[-1]
+        mask = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+        return (scores + mask + torch.arange(n)).softmax(-1)
+
+    x = randn(2, 5, 5)
+    model = Fn(forward)
+    imported = gft.import_module(model, (x,))
+    assert "aten.triu.default" in imported.aten_ops  # evaluated by PyTorch at import, not translated
+    assert set(imported.graph_ops) == {"graph.add", "graph.softmax"}
+    assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-6, atol=1e-7)
+
+
+class HandWrittenRMSNorm(nn.Module):
+    """RMSNorm as many Llama implementations write it, in a residual block."""
+
+    def __init__(self, dim: int = 16, axis: int = -1) -> None:
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.weight = nn.Parameter(torch.rand(dim) + 0.5)
+        self.axis = axis
+
+    def forward(self, x: Any) -> Any:
+        h = x + self.proj(x)
+        variance = h.pow(2).mean(self.axis, keepdim=True)
+        return self.weight * (h * torch.rsqrt(variance + 1e-6)), h
+
+
+def test_hand_written_rms_norm_becomes_rms_norm_and_fuses() -> None:
+    torch.manual_seed(0)
+    model, x = HandWrittenRMSNorm(), randn(2, 3, 16)
+    imported = gft.import_module(model, (x,))
+    assert imported.recognised == {"rms_norm (hand-written)": 1}
+    assert imported.graph_ops["graph.rms_norm"] == 1 and "graph.rsqrt" not in imported.graph_ops
+    assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-5, atol=1e-6)
+    runner = run_pipeline(imported.module, "builtin.module(graph-fusion,graph-dce)")
+    assert runner.fusion_result()["graph_fusion"]["add_rms_norm_fusion"]["effect_times"] == "1"
+    assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-5, atol=1e-6)
+
+
+def test_rms_norm_over_another_axis_is_not_recognised() -> None:
+    torch.manual_seed(0)
+    model, x = HandWrittenRMSNorm(axis=1), randn(2, 16, 16)
+    imported = gft.import_module(model, (x,))
+    assert not imported.recognised and "graph.rms_norm" not in imported.graph_ops
+    assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-5, atol=1e-6)
+
+
+def test_unsupported_op_names_the_op_the_node_and_the_line() -> None:
+    def forward(m: nn.Module, x: Any) -> Any:
+        y = x * 2
+        return torch.cumsum(y, 0)  # the line the error points at
+
+    line = forward.__code__.co_firstlineno + 2
+    with pytest.raises(GraphfuseError) as raised:
+        gft.import_module(Fn(forward), (randn(3, 4),))
+    (diagnostic,) = raised.value.diagnostics
+    assert diagnostic.message.startswith("unsupported ATen op 'aten.cumsum.default' at FX node 'cumsum'")
+    assert "torch.cumsum(y, 0)" in diagnostic.message
+    assert diagnostic.location is not None
+    assert (diagnostic.location.file, diagnostic.location.line) == (THIS_FILE, line)
+
+
+def test_unsupported_dtype_and_argument_errors() -> None:
+    with pytest.raises(GraphfuseError, match=r"unsupported dtype torch.float64 of input"):
+        gft.import_module(Fn(lambda m, x: x * 2), (randn(3, dtype=torch.float64),))
+    with pytest.raises(GraphfuseError, match=r"unsupported ATen op 'aten.scaled_dot_product_attention.default'"
+                                             r".*dropout_p"):
+        gft.import_module(Fn(lambda m, q: F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)), (randn(2, 3, 4),))
+    with pytest.raises(GraphfuseError, match="params must be"):
+        gft.import_module(Fn(lambda m, x: x), (randn(2),), params="inline")  # type: ignore[arg-type]
+    with pytest.raises(GraphfuseError, match=r"torch\.export could not export"):
+        gft.import_module(Fn(lambda m, x: x.numpy()), (randn(2),))
+
+
+def test_locations_name_the_fx_node_and_the_source_line() -> None:
+    def forward(m: nn.Module, x: Any) -> Any:
+        return (x + 1).relu()
+
+    line = forward.__code__.co_firstlineno + 1
+    imported = gft.import_module(Fn(forward), (randn(2, 3),))
+    text = imported.module.operation.get_asm(enable_debug_info=True)
+    assert f'loc("{THIS_FILE}":{line}:1)' in text
+    assert re.search(r'loc\("fx:add"\(#loc\d+\)\)', text) and re.search(r'loc\("fx:relu"\(#loc\d+\)\)', text)
+
+
+def test_fusion_log_points_at_the_model_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """A pattern that matches but cannot fuse says why at the model's line (the FX node's location)."""
+
+    def forward(m: nn.Module, x: Any, y: Any) -> Any:
+        return F.layer_norm(x + y, (8,))  # both operands broadcast: add_layer_norm_fusion cannot take the add
+
+    line = forward.__code__.co_firstlineno + 1
+    imported = gft.import_module(Fn(forward), (randn(4, 1, 8), randn(1, 3, 8)))
+    log.configure("debug")
+    try:
+        run_pipeline(imported.module, "builtin.module(graph-fusion)")
+    finally:
+        log.configure()
+    assert f"not fused at {THIS_FILE}:{line}:1: the add broadcasts both operands" in capsys.readouterr().err
+
+
+def test_docs_list_exactly_the_supported_ops() -> None:
+    doc = (ROOT / "docs" / "frontend-torch.md").read_text()
+    assert gft.supported_ops_markdown() in doc, "regenerate the table with gft.supported_ops_markdown()"
+    table = doc.split("## Supported ATen ops", 1)[1]
+    listed = set(re.findall(r"^\| `([^`]+)` \|", table, flags=re.MULTILINE))
+    assert listed == set(gft.supported_ops())
+
+
+def test_supported_ops_are_aten_names() -> None:
+    ops = gft.supported_ops()
+    assert ops == sorted(ops) and len(ops) == len(set(ops))
+    for name in ops:
+        assert name == "getitem" or re.fullmatch(r"aten\.[a-z_0-9]+\.[A-Za-z_0-9]+", name), name
+    assert len(ops) == len(gft.supported_ops_markdown().splitlines()) - 2
