@@ -9,7 +9,8 @@ from pathlib import Path
 from mlir import ir
 
 from graphfuse.dialect.context import make_context
-from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, from_mlir_error
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, from_mlir_error, source_loc
+from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.dialect.verifier import verify_operation
 
 #: The bindings name every string they parse "-"; diagnostics are renamed to the real file.
@@ -52,6 +53,64 @@ def _silent_failure(text: str, first_line: int) -> list[Diagnostic]:
     return [Diagnostic("error", "unable to parse the input (the MLIR parser gave no reason)")]
 
 
+#: Sizes, offsets and strides are signed 64-bit integers everywhere below (MLIR, LLVM, numpy): a tensor
+#: with more bytes than that cannot even be addressed, and computing its size would overflow.
+MAX_TENSOR_BYTES = 2**63 - 1
+
+
+def _too_big(t: ir.Type) -> str | None:
+    """Why a statically shaped tensor type is too big to exist, or None."""
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        return None
+    count = 1
+    for i in range(t.rank):
+        count *= t.get_dim_size(i)
+    itemsize = NUMPY_DTYPES[str(t.element_type)].itemsize if str(t.element_type) in NUMPY_DTYPES else 1
+    if count * itemsize <= MAX_TENSOR_BYTES:
+        return None
+    return f"{t} has {count} elements ({count * itemsize} bytes), more than a 64-bit size can count"
+
+
+def unsupported_input(root: ir.Operation) -> list[Diagnostic]:
+    """What the MLIR verifier accepts but graphfuse cannot process safely, located at the op.
+
+    - tensor types whose byte size overflows 64 bits (``tensor<100000000000x100000000000xf32>``):
+      every size computation on them would wrap around;
+    - tensors with an encoding on graph ops: the ops' semantics and lowerings are those of plain tensors;
+    - tensor constants not written as ``dense<...>`` (``dense_resource<blob>``): neither the reference
+      interpreter nor the folders can read their values.
+    """
+    found: list[Diagnostic] = []
+    reported: set[str] = set()  # one error per oversized type, at its first appearance
+
+    def report(message: str, location: ir.Location) -> None:
+        found.append(Diagnostic("error", message, source_loc(location)))
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        values = [(v, op.location) for v in op.results]
+        for region in op.regions:
+            for block in region.blocks:
+                values.extend((arg, arg.location) for arg in block.arguments)
+        for value, location in values:
+            why = _too_big(value.type)
+            if why is not None and str(value.type) not in reported:
+                reported.add(str(value.type))
+                report(f"tensor type {why}", location)
+        if op.name.startswith("graph."):
+            for value in [*op.operands, *op.results]:
+                if isinstance(value.type, ir.RankedTensorType) and value.type.encoding is not None:
+                    report(f"'{op.name}' does not take tensors with an encoding, got {value.type}", op.location)
+                    break
+        elif op.name == "arith.constant" and isinstance(op.results[0].type, ir.RankedTensorType):
+            value = op.attributes["value"]
+            if not isinstance(value, ir.DenseElementsAttr):
+                report(f"tensor constants must be written dense<...>; graphfuse cannot read {value}", op.location)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
 def parse_module(
     text: str,
     filename: str = "<string>",
@@ -62,8 +121,16 @@ def parse_module(
 
     ``first_line`` is the 0-based line of ``text`` within ``filename`` (for a
     chunk of a split file): reported line numbers are those of the whole file.
-    Raises GraphfuseError with located diagnostics.
+    ``text`` may also be UTF-8 bytes.  Raises GraphfuseError with located
+    diagnostics.
     """
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode()
+        except UnicodeDecodeError as error:
+            raise GraphfuseError(f"{filename}: MLIR text must be UTF-8: {error}") from None
+    if not isinstance(text, str):
+        raise GraphfuseError(f"parse_module takes MLIR text (str), not {type(text).__name__}")
     context = context or make_context()
     if is_blank(text):
         where = SourceLoc(filename, first_line + 1, 1)
@@ -75,7 +142,7 @@ def parse_module(
     except ir.MLIRError as error:
         diagnostics = from_mlir_error(error) if error.error_diagnostics else _silent_failure(text, first_line)
         raise GraphfuseError([relocate(d, filename) for d in diagnostics]) from None
-    diagnostics = verify_operation(module.operation)
+    diagnostics = unsupported_input(module.operation) or verify_operation(module.operation)
     if diagnostics:
         raise GraphfuseError([relocate(d, filename) for d in diagnostics])
     return module
@@ -88,6 +155,8 @@ def load_module(path: str | Path, context: ir.Context | None = None) -> ir.Modul
         text = path.read_text()
     except FileNotFoundError:
         raise GraphfuseError(f"could not open input file '{path}': no such file or directory") from None
+    except IsADirectoryError:
+        raise GraphfuseError(f"could not open input file '{path}': it is a directory") from None
     except (OSError, UnicodeDecodeError) as error:
         raise GraphfuseError(f"could not read input file '{path}': {error}") from None
     return parse_module(text, str(path), context)

@@ -8,6 +8,7 @@ none of it needs an MLIR context.  A dimension is an ``int`` or ``None``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -55,7 +56,16 @@ class TensorSig:
     def num_elements(self) -> int | None:
         if not self.is_static:
             return None
-        return int(np.prod(self.shape, dtype=np.int64))
+        # Python ints: np.prod in int64 wraps around silently for huge shapes (10^11 x 10^11).
+        return math.prod(self.shape)
+
+    @property
+    def num_bytes(self) -> int | None:
+        """Storage size of a static tensor (i1 takes one byte, as in numpy), or None when dynamic."""
+        count = self.num_elements
+        if count is None or self.dtype not in NUMPY_DTYPES:
+            return None
+        return count * NUMPY_DTYPES[self.dtype].itemsize
 
     def with_shape(self, shape: Shape) -> TensorSig:
         return TensorSig(tuple(shape), self.dtype)

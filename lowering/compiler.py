@@ -22,14 +22,17 @@ from pathlib import Path
 import numpy as np
 from mlir import ir
 
+from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op, read_attributes
 from graphfuse.dialect.context import make_context
-from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import Interpreter, entry_function, functions, run_function
-from graphfuse.dialect.parsing import load_module, parse_module
+from graphfuse.dialect.parsing import load_module, parse_module, relocate
+from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
-from graphfuse.lowering.runtime import CompiledFunction, compile_linalg
+from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
-from graphfuse.pipelines.runner import run_pipeline
+from graphfuse.pipelines.matching import nested_ops
+from graphfuse.pipelines.runner import Pipeline, PipelineFailure, run_pipeline
 
 __all__ = ["LOWERING_PIPELINE", "Executable", "clear_cache", "compile", "default_pipeline"]
 
@@ -81,11 +84,50 @@ class Executable:
     #: enable_debug_mode: check every call's results for NaN/Inf and name the kernels that produce them
     debug: bool = False
 
+    #: the file the graph came from (its locations name the parser's buffer "-")
+    filename: str = "<module>"
+    #: result shapes by the input shapes of a call, for entries with dynamic dimensions
+    _shapes: dict[tuple, list[tuple[int | None, ...]]] = field(default_factory=dict, repr=False)
+
     def __call__(self, *arrays: np.ndarray, out: list[np.ndarray] | None = None) -> list[np.ndarray]:
+        if any(None in shape for shape, _ in self.inputs) and len(arrays) == len(self.inputs):
+            self._check_dynamic_shapes(arrays, out)
         results = self.function(*arrays, out=out)
         if self.debug:
             self._check_finite(arrays, results)
         return results
+
+    def _check_dynamic_shapes(self, arrays: tuple[np.ndarray, ...], out: list[np.ndarray] | None) -> None:
+        """Dynamic dimensions must agree with each other and with the out= buffers before the code runs.
+
+        The compiled code trusts the sizes it is given: two operands of an
+        elementwise op with different sizes, or an output buffer larger than
+        the result, would be read or written out of bounds.  The graph's
+        shape inference, run on the actual input shapes, says what is valid.
+        """
+        key = tuple(tuple(np.shape(a)) for a in arrays)
+        expected = self._shapes.get(key)
+        if expected is None:
+            try:
+                expected = infer_result_shapes(self.source, self.entry, [np.shape(a) for a in arrays])
+            except GraphfuseError as error:
+                raise GraphfuseError([relocate(d, self.filename) for d in error.diagnostics]) from None
+            if len(self._shapes) >= 256:  # many distinct shapes: keep the cache bounded
+                self._shapes.clear()
+            self._shapes[key] = expected
+        if out is None:
+            return
+        buffers = [out] if isinstance(out, np.ndarray) else list(out)
+        for k, (want, buffer) in enumerate(zip(expected, buffers, strict=False)):
+            got = tuple(np.shape(buffer))
+            if want is None:
+                continue  # not inferable here; the runtime checks what it can
+            if len(want) != len(got) or any(w is not None and w != g for w, g in zip(want, got, strict=False)):
+                shape = "(" + ", ".join("?" if d is None else str(d) for d in want) + ")"
+                raise GraphfuseError(
+                    f"@{self.entry}: out[{k}] has shape {got}, but for inputs of shapes "
+                    f"{', '.join(str(s) for s in key)} result {k} has shape {shape}"
+                )
 
     def _check_finite(self, arrays: tuple[np.ndarray, ...], results: list[np.ndarray]) -> None:
         """MindSpore's enable_debug_mode: NaN/Inf in a result is an error naming the kernels behind it.
@@ -124,6 +166,66 @@ class Executable:
     @property
     def outputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
         return [(s.shape, s.dtype) for s in self.function.outputs]
+
+
+def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[int, ...]]) -> list[tuple]:
+    """The result shapes of ``@entry`` for inputs of these shapes (None where they cannot be told).
+
+    Runs the op catalog's shape inference with the actual sizes in place of
+    the dynamic dimensions; an inconsistency (operands that do not broadcast)
+    is an error naming the op.
+    """
+    func = functions(module)[entry]
+    block = func.regions[0].blocks[0]
+    sigs: dict = {}
+    for arg, shape in zip(block.arguments, input_shapes, strict=True):
+        declared = sig_from_type(arg.type)
+        sigs[arg] = declared.with_shape(tuple(shape)) if declared is not None else None
+    for op in block.operations:
+        op = op.operation
+        declared = [sig_from_type(r.type) for r in op.results]
+        if op.name == "func.return":
+            return [None if sigs.get(v) is None else sigs[v].shape for v in op.operands]
+        spec = lookup_op(op.name)
+        inputs = [sigs.get(v) for v in op.operands]
+        inferred = declared
+        known = all(sig is not None for sig in inputs)
+        if spec is not None and known:
+            try:
+                inferred = infer_results(spec, inputs, read_attributes(spec, op), declared)
+            except VerifyError as error:
+                shapes = ", ".join(str(tuple(s)) for s in input_shapes)
+                raise GraphfuseError([Diagnostic(
+                    "error", f"@{entry} called with inputs of shapes {shapes}: '{op.name}' {error.message}",
+                    source_loc(op.location),
+                )]) from None
+        if spec is not None and known and spec.group.endswith("elementwise") and inferred and inferred[0] is not None:
+            _check_no_dynamic_broadcast(op, entry, inputs, op.operands, inferred[0].shape)
+        for result, sig in zip(op.results, inferred, strict=False):
+            sigs[result] = sig
+    results = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results
+    return [None for _ in results]
+
+
+def _check_no_dynamic_broadcast(op: ir.Operation, entry: str, inputs: list, operands, result_shape: tuple) -> None:
+    """An elementwise operand's dynamic dimension may not broadcast (be 1 where the result is larger).
+
+    numpy allows it, but the lowering gives a dynamic dimension the size of
+    the result's: the compiled code would read the operand out of bounds.
+    """
+    for k, (sig, operand) in enumerate(zip(inputs, operands, strict=True)):
+        declared = sig_from_type(operand.type)
+        offset = len(result_shape) - sig.rank
+        for axis, (size, written) in enumerate(zip(sig.shape, declared.shape, strict=True)):
+            wanted = result_shape[offset + axis]
+            if written is None and size is not None and wanted is not None and size != wanted:
+                raise GraphfuseError([Diagnostic(
+                    "error",
+                    f"@{entry}: operand #{k} of '{op.name}' ({declared}) has size {size} in its dynamic dimension "
+                    f"{axis}, broadcast to {wanted}: the compiled code does not broadcast dynamic dimensions "
+                    "(give the dimension a static size 1 to broadcast it)",
+                    source_loc(op.location),
+                )])
 
 
 class _KernelChecker(Interpreter):
@@ -196,9 +298,11 @@ def compile(
         raise GraphfuseError("pass either pipeline= or opt_level=, not both")
     context = make_context()
     source_module = parse_module(text, filename, context)
-    name = ir.StringAttr(entry_function(source_module, entry).attributes["sym_name"]).value
+    entry_op = entry_function(source_module, entry)
+    name = ir.StringAttr(entry_op.attributes["sym_name"]).value
+    _check_compilable(source_module, entry_op, name, filename)
     module = parse_module(text, filename, context)
-    runner = run_pipeline(module, pipeline, switches=switches)
+    runner = _run_located(module, pipeline, filename, switches)
     fusions = {}
     for record in runner.records:
         for statistic, value in record.statistics.items():
@@ -207,7 +311,7 @@ def compile(
                 fusions[key_name] = fusions.get(key_name, 0) + value
     fused_graph = str(module)
     kernels = sum(1 for func_op in functions(module).values() if is_kernel(func_op))
-    run_pipeline(module, LOWERING_PIPELINE)
+    _run_located(module, LOWERING_PIPELINE, filename)
     linalg_text = str(module)
     function = compile_linalg(module, name, opt_level=jit_opt_level)
     executable = Executable(
@@ -220,17 +324,70 @@ def compile(
         fusions,
         kernels,
         debug=switches.flags.enable_debug_mode,
+        filename=filename,
     )
     with _LOCK:
         return _CACHE.setdefault(key, executable)
+
+
+def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filename: str) -> None:
+    """Refuse, before any pass runs, graphs the CPU code generator cannot compile safely.
+
+    - Tensors with a zero-size dimension: the reference interpreter runs them
+      (numpy semantics) and graph passes transform them, but the loop tiling
+      of the lowering asserts on empty iteration spaces (the process would
+      abort), so compiling them is a clear error instead.
+    - Arguments and results that cannot fit in memory together
+      (``tensor<1000000x1000000xf32>`` is 4 TB): an error now, not an
+      allocation failure or an out-of-memory kill at the first call.
+    """
+    for op in nested_ops(module):
+        values = [(v, op.location) for v in op.results]
+        for region in op.regions:
+            for block in region.blocks:
+                values.extend((arg, arg.location) for arg in block.arguments)
+        for value, location in values:
+            sig = sig_from_type(value.type)
+            if sig is not None and 0 in sig.shape:
+                raise GraphfuseError([relocate(Diagnostic(
+                    "error",
+                    f"{sig} has a zero-size dimension: the CPU code generator does not compile empty tensors "
+                    "(the reference interpreter, graphfuse.run_function, runs them)",
+                    source_loc(location),
+                ), filename)])
+    ftype = ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value)
+    buffers = []
+    for what, types in (("argument", ftype.inputs), ("result", ftype.results)):
+        for k, t in enumerate(types):
+            sig = sig_from_type(t)
+            buffers.append((f"{what} {k} {t}", None if sig is None else sig.num_bytes))
+    check_fits_in_memory(buffers, f"@{name}: its arguments and results")
+
+
+def _run_located(module: ir.Module, pipeline: str, filename: str, switches: FusionSwitches | None = None) -> Pipeline:
+    """run_pipeline, with failures located in ``filename`` rather than in the parser's buffer "-"."""
+    try:
+        return run_pipeline(module, pipeline, switches=switches)
+    except PipelineFailure as failure:
+        diagnostics = [relocate(d, filename) for d in failure.diagnostics]
+        raise PipelineFailure(diagnostics, failure.step, failure.pipeline) from None
+
+
+def _looks_like_path(source: str) -> bool:
+    """A one-line string that names a file or directory, rather than MLIR text."""
+    if "\n" in source:
+        return False
+    return source.endswith(".mlir") or Path(source).exists() or "{" not in source
 
 
 def _source_text(source: ir.Module | str | Path) -> tuple[str, str]:
     if isinstance(source, ir.Module):
         # Keep the module's own locations (file:line:col of the ops it was parsed or built from).
         return source.operation.get_asm(enable_debug_info=True), "<module>"
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.endswith(".mlir")):
+    if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
         path = Path(source)
+        if path.is_dir():
+            raise GraphfuseError(f"could not open input file '{path}': it is a directory")
         load_module(path)  # located errors for a missing or malformed file
         return path.read_text(), str(path)
     if isinstance(source, str):

@@ -32,6 +32,7 @@ dimensions that are dynamic (``?``) accept any size.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import threading
 from dataclasses import dataclass
@@ -129,6 +130,47 @@ def _arg_spec(t: ir.Type, where: str) -> _ArgSpec:
     return _ArgSpec(shape, _numpy_dtype(rt.element_type, where), str(t))
 
 
+# --------------------------------------------------------------------------- memory
+
+
+def physical_memory_bytes() -> int:
+    """This machine's physical memory (a huge number where the platform cannot tell)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return 2**62
+
+
+def format_bytes(count: int) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} bytes"
+
+
+def spec_bytes(spec: _ArgSpec) -> int | None:
+    return None if None in spec.shape else math.prod(spec.shape) * spec.dtype.itemsize
+
+
+def check_fits_in_memory(buffers: list[tuple[str, int | None]], what: str) -> None:
+    """Refuse up front buffers (name, bytes or None when dynamic) that cannot fit in memory together.
+
+    numpy's ``empty`` of a few TiB may "succeed" (the pages are not touched
+    yet) and the process is killed later, inside compiled code, with no
+    message: a clear error before anything is allocated is the only safe answer.
+    """
+    sizes = [(name, size) for name, size in buffers if size is not None]
+    total = sum(size for _, size in sizes)
+    limit = physical_memory_bytes()
+    if total <= limit:
+        return
+    name, largest = max(sizes, key=lambda item: item[1])
+    raise GraphfuseError(
+        f"{what} need {format_bytes(total)} of memory (the largest, {name}, {format_bytes(largest)}); "
+        f"this machine has {format_bytes(limit)}"
+    )
+
+
 # --------------------------------------------------------------------------- memref descriptors
 
 _DESC_CLASSES: dict[int, type] = {}
@@ -163,6 +205,13 @@ def _fill_descriptor(desc, array: np.ndarray) -> None:
 
 
 # --------------------------------------------------------------------------- compiled function
+
+
+def _dtype_text(dtype: np.dtype) -> str:
+    """A dtype for messages; byte order spelled out, or '>f4' would read as the float32 it is not."""
+    if dtype.byteorder in ("=", "|"):  # native, or not applicable (one byte)
+        return dtype.name
+    return f"{dtype.name} in non-native byte order ({dtype.str})"
 
 
 class CompiledFunction:
@@ -212,7 +261,8 @@ class CompiledFunction:
                 )
         if a.dtype != spec.dtype:
             raise GraphfuseError(
-                f"@{self.name}: argument {i}: expected dtype {spec.dtype.name} ({spec.type_str}), got {a.dtype.name}"
+                f"@{self.name}: argument {i}: expected dtype {spec.dtype.name} ({spec.type_str}), "
+                f"got {_dtype_text(a.dtype)}"
             )
         if a.ndim != spec.rank or any(d is not None and d != n for d, n in zip(spec.shape, a.shape, strict=True)):
             raise GraphfuseError(
@@ -227,7 +277,8 @@ class CompiledFunction:
             raise GraphfuseError(f"@{self.name}: out[{k}]: expected a numpy array, got {type(o).__name__}")
         if o.dtype != spec.dtype:
             raise GraphfuseError(
-                f"@{self.name}: out[{k}]: expected dtype {spec.dtype.name} ({spec.type_str}), got {o.dtype.name}"
+                f"@{self.name}: out[{k}]: expected dtype {spec.dtype.name} ({spec.type_str}), "
+                f"got {_dtype_text(o.dtype)}"
             )
         if o.ndim != spec.rank or any(d is not None and d != n for d, n in zip(spec.shape, o.shape, strict=True)):
             raise GraphfuseError(
@@ -446,6 +497,11 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         _erase_self_copies(func)
         _drop_results_in_outputs(func, len(inputs))
         workspace = _hoist_allocations(func)
+        check_fits_in_memory(
+            [*((f"result {k} {s.type_str}", spec_bytes(s)) for k, s in enumerate(outputs)),
+             *((f"intermediate {s.type_str}", spec_bytes(s)) for s in workspace)],
+            f"@{entry}: its results and intermediate buffers",
+        )
         _reject_i1_buffers(module, entry)
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         if len(ftype.results):

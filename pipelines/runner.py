@@ -138,17 +138,25 @@ def _graph_step(element: PassElement, text: str) -> Step:
 
 def _check_upstream(step: Step, text: str, context: ir.Context) -> None:
     """Let PassManager validate an upstream element now, before anything runs."""
-    try:
-        with context:
-            PassManager.parse(f"builtin.module({step.text})")
-    except ValueError as error:
-        message = str(error).strip()
-        if "error: " in message:
-            message = message.split("error: ", 1)[1]
-        # Keep the message on one line; drop the parser's echo of the text and its caret.
-        lines = [line.strip() for line in message.splitlines() if line.strip() and line.strip() != "^"]
-        lines = [line for line in lines if line != step.text and not line.startswith("builtin.module(")]
-        message = "; ".join(lines)
+    # LLVM's option parser writes why an option value is bad to fd 2, not into the exception: keep it.
+    with _captured_stderr_fd() as native_output:
+        try:
+            with context:
+                PassManager.parse(f"builtin.module({step.text})")
+            error = None
+        except ValueError as raised:
+            error = raised
+    if error is not None:
+        # One line: the messages without their "<where>: error: " prefixes, the parser's echo of the
+        # text and its caret.
+        raw = [line.strip() for line in f"{native_output[0]}\n{error}".splitlines()]
+        lines = []
+        for index, line in enumerate(raw):
+            echo = index + 1 < len(raw) and raw[index + 1] == "^"
+            if not line or line == "^" or echo or line == step.text or line.startswith("builtin.module("):
+                continue
+            lines.append(line.split("error: ", 1)[1] if "error: " in line else line.lstrip(": "))
+        message = "; ".join(dict.fromkeys(lines))
         unknown = re.search(r"'([^']+)' does not refer to a registered pass", message)
         hint = suggest_pass(unknown.group(1)) if unknown else None
         if hint:
@@ -158,6 +166,8 @@ def _check_upstream(step: Step, text: str, context: ir.Context) -> None:
 
 def build_steps(text: str, context: ir.Context) -> list[Step]:
     """Parse pipeline ``text`` (``builtin.module(...)`` or a bare pass list) into steps."""
+    if not isinstance(text, str):
+        raise PipelineError(f"a pass pipeline is text, e.g. 'builtin.module(graph-cse)', not {type(text).__name__}")
     try:
         root = parse_pipeline(text, default_anchor="builtin.module")
     except PipelineSyntaxError as error:

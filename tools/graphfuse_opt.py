@@ -337,7 +337,7 @@ class Driver:
         self.pipeline = (
             Pipeline(text, context, opts.instrumentation, on_warning=self.collected.append,
                      switches=self.switches, dump_dir=opts.dump_dir)
-            if text else None
+            if text is not None else None  # an empty --pass-pipeline is an error, as in mlir-opt
         )
         self.parse_seconds = 0.0
         self.output_seconds = 0.0
