@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test lit pytest lint irdl docs bench fuzz clean
+.PHONY: setup demo test lit pytest lint irdl docs bench fuzz onnx-conformance clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ bench: $(STAMP)
 N ?= 1000
 fuzz: $(STAMP)
 	$(BIN)/python -m graphfuse.tools.fuzz --count $(N)
+
+# Every ONNX backend node case of every claimed op also through the compiled CPU path (CI compiles one per op).
+onnx-conformance: $(STAMP)
+	GRAPHFUSE_ONNX_COMPILE_ALL=1 $(BIN)/python -m pytest -q test/python/test_frontend_onnx.py -k compiled
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
