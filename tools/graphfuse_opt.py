@@ -136,6 +136,9 @@ def load_pass_plugin(path: str) -> None:
         raise UsageError(f"could not load pass plugin '{path}': no such file")
     try:
         runpy.run_path(path, run_name="graphfuse_pass_plugin")
+    except GraphfuseError as error:  # e.g. register_replacement's checks: keep their located diagnostics
+        raise GraphfuseError([Diagnostic(d.severity, f"in pass plugin '{path}': {d.message}", d.location, d.notes)
+                              for d in error.diagnostics]) from None
     except Exception as error:  # the plugin is user code: report, never a traceback
         detail = "".join(traceback.format_exception_only(error)).strip()
         raise UsageError(f"could not load pass plugin '{path}': {detail}") from None

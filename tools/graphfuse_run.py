@@ -25,6 +25,8 @@ import argparse
 import statistics
 import sys
 import time
+import zipfile
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -53,7 +55,7 @@ def _parser() -> _Parser:
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--atol", type=float, default=1e-5)
     p.add_argument("--repeat", type=int, default=1, help="timed calls (median printed)")
-    p.add_argument("--output", help="save the results to this .npz file (result0, result1, ...)")
+    p.add_argument("--output", help="save the results to this .npz file (out0, out1, ...)")
     level = p.add_mutually_exclusive_group()
     level.add_argument("--opt-level", type=int, choices=range(4), help="0 unfused ... 3 (default 2)")
     level.add_argument("--pass-pipeline", help="graph pipeline instead of the default")
@@ -83,6 +85,8 @@ def _random_inputs(executable: Executable | NpuExecutable, seed: int) -> list[np
 
 
 def _load_inputs(path: str, count: int) -> list[np.ndarray]:
+    if Path(path).is_file() and not zipfile.is_zipfile(path):
+        raise UsageError(f"'{path}' is not a readable .npz file: it is not a zip archive")
     try:
         with np.load(path, allow_pickle=False) as data:
             named = {name: data[name] for name in data.files}
@@ -116,12 +120,13 @@ def _body(argv: list[str]) -> int:
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     start = time.perf_counter()
+    source = Path(args.input)  # never read as MLIR text
     if args.target == "npu":
-        executable = compile_npu(args.input, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
+        executable = compile_npu(source, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
                                  graph_kernel_flags=args.graph_kernel_flags, fusion_switch_file=args.fusion_switch_file,
                                  target=args.npu_target, double_buffer=not args.no_double_buffer)
     else:
-        executable = compile(args.input, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
+        executable = compile(source, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
                              graph_kernel_flags=args.graph_kernel_flags, fusion_switch_file=args.fusion_switch_file)
     compile_seconds = time.perf_counter() - start
     n_inputs = len(executable.inputs)
@@ -165,7 +170,10 @@ def _body(argv: list[str]) -> int:
             if verdict != "ok":
                 status = 1
     if args.output:
-        np.savez(args.output, **{f"result{k}": r for k, r in enumerate(results)})
+        try:
+            np.savez(args.output, **{f"out{k}": r for k, r in enumerate(results)})
+        except OSError as error:
+            raise UsageError(f"could not write output file '{args.output}': {error.strerror or error}") from None
         print(f"  wrote {args.output}")
     if status:
         print("graphfuse-run: error: results differ from the reference interpreter beyond tolerance",

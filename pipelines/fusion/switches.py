@@ -184,6 +184,9 @@ def _parse_json_switches(text: str, path: str) -> SwitchFile:
     except json.JSONDecodeError as error:
         where = SourceLoc(path, error.lineno, error.colno)
         raise GraphfuseError([Diagnostic("error", f"malformed JSON: {error.msg}", where)]) from None
+    except RecursionError:  # json's recursive descent gives up on deep nesting before any structure check
+        too_deep = Diagnostic("error", "malformed JSON: nested too deeply", SourceLoc(path, 1, 1))
+        raise GraphfuseError([too_deep]) from None
     result = SwitchFile(path)
     if not isinstance(data, dict) or set(data) != {"Switch"} or not isinstance(data["Switch"], dict):
         raise GraphfuseError([Diagnostic("error", 'expected {"Switch": {"GraphFusion": {...}, "UBFusion": {...}}}',
