@@ -81,6 +81,8 @@ class Executable:
     #: per fusion pass (or kernel step) how often it fired, from the graph pipeline's statistics
     fusions: dict[str, int] = field(default_factory=dict)
     kernels: int = 0
+    #: fusion_result.json of the graph pipeline: {"graph_fusion": {pass: {"match_times", "effect_times"}}, "ub_fusion"}
+    fusion_result: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     #: enable_debug_mode: check every call's results for NaN/Inf and name the kernels that produce them
     debug: bool = False
 
@@ -323,6 +325,7 @@ def compile(
         function,
         fusions,
         kernels,
+        fusion_result=runner.fusion_result(),
         debug=switches.flags.enable_debug_mode,
         filename=filename,
     )

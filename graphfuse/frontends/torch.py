@@ -47,13 +47,10 @@ from mlir import ir
 from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder, Tensor
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.interpreter import run_function
-from graphfuse.dialect.parsing import parse_module
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, tensor_type
 from graphfuse.lowering.compiler import Executable
 from graphfuse.lowering.compiler import compile as graphfuse_compile
-from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
 from graphfuse.pipelines.matching import graph_op_names
-from graphfuse.pipelines.runner import run_pipeline
 
 try:
     import torch
@@ -1638,16 +1635,6 @@ def fired_fusions(fusion_result: dict[str, dict[str, dict[str, str]]]) -> dict[s
     }
 
 
-def _fusion_result(imported: ImportedModel, executable: Executable, options: dict[str, Any]) -> dict:
-    """Re-run the executable's graph pipeline with its switches on a copy of the module, for fusion_result.json."""
-    flags = parse_graph_kernel_flags(
-        options.get("graph_kernel_flags") or "", options.get("strict_flags", False), "graph kernel flags"
-    )
-    switch_file = options.get("fusion_switch_file")
-    switches = FusionSwitches(flags, parse_switch_file(switch_file) if switch_file else None)
-    copy = parse_module(imported.module.operation.get_asm(enable_debug_info=True), "<imported model>")
-    return run_pipeline(copy, executable.pipeline, switches=switches).fusion_result()
-
 
 def compile_module(
     module: torch.nn.Module,
@@ -1668,7 +1655,7 @@ def compile_module(
         module, example_args, example_kwargs, params=params, entry=entry, dynamic_shapes=dynamic_shapes
     )
     executable = graphfuse_compile(imported.module, entry=entry, **compile_options)
-    return CompiledModule(imported, executable, _fusion_result(imported, executable, compile_options))
+    return CompiledModule(imported, executable, executable.fusion_result)
 
 
 @dataclass
