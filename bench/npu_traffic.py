@@ -1,48 +1,49 @@
 """GM traffic on the emulated NPU: bytes moved between GM and the on-chip buffers, unfused vs fused.
 
-    python -m bench.npu_traffic [--target 910b] [--workloads a,b] [--markdown FILE]
+    python -m bench.npu_traffic [--target 910b] [--rows a,b] [--markdown FILE]
 
-For the bench workloads at their small sizes (the transformer block among
-them), each graph is compiled for the emulated NPU with four graph pipelines
-and run once; the emulator counts the GM bytes each kernel reads and writes.
+Rows: every bench workload at its small size (the transformer block among
+them) and every other bundled model.  Each is compiled for the emulated NPU
+with five graph pipelines (:data:`VARIANTS`, the text ``graphfuse-run
+--target=npu --pass-pipeline=...`` replays) and run once; the emulator counts
+the GM bytes each kernel reads and writes.
 
-- unfused: opt level 0, every op its own kernel (each intermediate goes to GM
-  and back);
-- pattern-fused: the GraphFusion-group pattern passes only (``graph-fusion``
-  with the UBFusion group's passes disabled);
-- graph-kernel-fused: pattern fusion + ``graph-kernel-fusion{opt-level=2}``;
-- UB-fused: pattern fusion + CANN's UB fusion phase (``ub-fusion``), when that
-  pass is registered (the column is left out otherwise);
-- opt level 2: the NPU compile default, everything above.
+- unfused: clean-up only, every op its own kernel;
+- pattern-fused: the GraphFusion group only (``graph-fusion`` on its default
+  ``cpu`` backend, where the UBFusion passes are off; the GraphFusion passes
+  have the same defaults on both backends);
+- graph-kernel-fused: graphfuse's default opt-level-2 graph pipeline
+  (pattern fusion, then ``graph-kernel-fusion`` with the CPU cluster list);
+- UB-fused: pattern fusion, then UB fusion (``graph-fusion{backend=npu}``,
+  CANN's two phases), what the NPU backend fuses;
+- all: the NPU compile default (opt level 2): pattern + UB fusion, then
+  ``graph-kernel-fusion{backend=npu}``.
 
-Every variant's results are checked against the reference interpreter first.
-The factor is unfused bytes / variant bytes.  The counts are deterministic:
-they depend on the graphs and the target's capacities, not on the machine.
+Every cell's results are compared with the reference interpreter (the table
+shows the largest absolute error of its row; a cell outside tolerance stops
+the script).  The factor is unfused bytes / cell bytes.  The counts are
+deterministic: they depend on the graphs and the target, not on the machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from mlir import ir
 
 from bench.workloads import WORKLOADS
-from graphfuse.lowering.compiler import CLEANUP
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.lowering.compiler import CLEANUP, default_pipeline
 from graphfuse.lowering.npu.compiler import compile_npu, npu_graph_pipeline
-from graphfuse.pipelines.fusion.graph_fusion import fusion_passes
-from graphfuse.pipelines.registry import lookup_pass
+from graphfuse.tools.models import MODELS, model_inputs
+
+__all__ = ["ROWS", "VARIANTS", "Measurement", "Row", "Variant", "measure", "table"]
 
 OUTLINE = "graph-dce,outline-fused-ops"
-
-
-def _pattern_fusion() -> str:
-    """graph-fusion for the NPU with the UBFusion group (run by ub-fusion) switched off."""
-    ub_fusion = lookup_pass("ub-fusion")
-    groups = set(getattr(ub_fusion, "groups", ()))
-    names = [cls.name for cls in fusion_passes() if cls.group in groups]
-    return "graph-fusion{backend=npu" + (f" disable-pass={','.join(names)}" if names else "") + "}"
 
 
 @dataclass(frozen=True)
@@ -51,71 +52,114 @@ class Variant:
     pipeline: str
 
 
-def variants() -> list[Variant]:
-    pattern = _pattern_fusion()
-    found = [
-        Variant("unfused", npu_graph_pipeline(0)),
-        Variant("pattern-fused", f"builtin.module({CLEANUP},{pattern},{OUTLINE})"),
-        Variant("graph-kernel-fused",
-                f"builtin.module({CLEANUP},{pattern},graph-kernel-fusion{{opt-level=2 backend=npu}},{OUTLINE})"),
-    ]
-    if lookup_pass("ub-fusion") is not None:
-        found.append(Variant("UB-fused", f"builtin.module({CLEANUP},{pattern},ub-fusion,{OUTLINE})"))
-    found.append(Variant("opt level 2", npu_graph_pipeline(2)))
-    return found
+VARIANTS: dict[str, Variant] = {
+    "unfused": Variant("unfused", f"builtin.module({CLEANUP})"),
+    "pattern": Variant("pattern-fused", f"builtin.module({CLEANUP},graph-fusion{{backend=cpu}},{OUTLINE})"),
+    "graph_kernel": Variant("graph-kernel-fused", default_pipeline(2)),
+    "ub": Variant("UB-fused", f"builtin.module({CLEANUP},graph-fusion{{backend=npu}},{OUTLINE})"),
+    "all": Variant("all (NPU default)", npu_graph_pipeline(2)),
+}
 
 
-def measure(name: str, variant: Variant, target: str) -> tuple[int, int]:
-    """(GM bytes, kernels) of one run; raises if the results differ from the reference interpreter."""
+@dataclass(frozen=True)
+class Row:
+    title: str
+    build: Callable[[], ir.Module]
+    inputs: Callable[[], list[np.ndarray]]
+
+
+def _workload_row(name: str) -> Row:
     workload = WORKLOADS[name]
     params = workload.sizes["small"]
-    inputs = workload.inputs(np.random.default_rng(0), **params)
-    exe = compile_npu(workload.build(**params), pipeline=variant.pipeline, target=target)
+    return Row(workload.title, lambda: workload.build(**params),
+               lambda: workload.inputs(np.random.default_rng(0), **params))
+
+
+def _model_row(name: str) -> Row:
+    return Row(f"model {name}", lambda: MODELS[name]().module, lambda: model_inputs(name))
+
+
+#: The bench workloads, then the bundled models they do not already cover (the transformer block workload at its
+#: small size is the bundled transformer_block model).
+ROWS: dict[str, Row] = {name: _workload_row(name) for name in WORKLOADS}
+ROWS.update({name: _model_row(name) for name in MODELS if name not in WORKLOADS})
+
+
+@dataclass(frozen=True)
+class Measurement:
+    gm_bytes: int
+    kernels: int
+    #: the largest absolute difference from the reference interpreter
+    max_error: float
+
+
+def measure(row: Row, variant: Variant, target: str = "910b") -> Measurement:
+    """GM bytes and kernels of one run; raises AssertionError when the results differ from the reference."""
+    inputs = row.inputs()
+    exe = compile_npu(row.build(), pipeline=variant.pipeline, target=target)
     got, want = exe(*inputs), exe.reference(*inputs)
+    error = 0.0
     for g, w in zip(got, want, strict=True):
         scale = max(1.0, float(np.abs(w).max()))
-        if not np.allclose(g, w, rtol=2e-5, atol=2e-6 * scale):
-            raise SystemExit(f"{name} ({variant.title}): results differ from the reference interpreter")
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6 * scale,
+                                   err_msg=f"{row.title} ({variant.title}): differs from the reference interpreter")
+        error = max(error, float(np.abs(g.astype(np.float64) - w).max()))
     report = exe.report()
-    return report.gm_bytes, len(report.rows)
+    return Measurement(report.gm_bytes, len(report.rows), error)
 
 
-def table(names: list[str], target: str) -> str:
-    chosen = variants()
-    header = "| workload (small size) | " + " | ".join(v.title for v in chosen) + " |"
-    lines = [header, "|---|" + "---:|" * len(chosen)]
+def _cell(m: Measurement, base: Measurement | None) -> str:
+    kernels = f"{m.kernels} kernel{'' if m.kernels == 1 else 's'}"
+    factor = "" if base is None else f", {base.gm_bytes / m.gm_bytes:.2f}x"
+    return f"{m.gm_bytes:,} B ({kernels}{factor})"
+
+
+def table(names: list[str], target: str = "910b") -> str:
+    """The markdown table of ``names`` (keys of :data:`ROWS`), every variant a column."""
+    chosen = list(VARIANTS.values())
+    lines = ["| graph (small size) | " + " | ".join(v.title for v in chosen) + " | max abs error |",
+             "|---|" + "---:|" * (len(chosen) + 1)]
     for name in names:
-        cells = []
-        base = None
-        for variant in chosen:
-            gm_bytes, kernels = measure(name, variant, target)
-            base = gm_bytes if base is None else base
-            factor = "" if variant.title == "unfused" else f", {base / gm_bytes:.2f}x"
-            cells.append(f"{gm_bytes:,} B ({kernels} kernel{'' if kernels == 1 else 's'}{factor})")
-        lines.append(f"| {WORKLOADS[name].title} | " + " | ".join(cells) + " |")
-    if lookup_pass("ub-fusion") is None:
-        lines.append("")
-        lines.append("(no UB-fused column: the `ub-fusion` pass is not registered in this build)")
+        row = ROWS[name]
+        results = [measure(row, variant, target) for variant in chosen]
+        base = results[0]
+        cells = [_cell(m, None if k == 0 else base) for k, m in enumerate(results)]
+        error = max(m.max_error for m in results)
+        lines.append(f"| {row.title} | " + " | ".join(cells) + f" | {error:.1e} |")
+        print(f"{row.title}: done", file=sys.stderr, flush=True)
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.npu_traffic", description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", default="910b", help="NPU target description (name or .json path)")
-    parser.add_argument("--workloads", help="comma-separated workload names (default: all)")
+    parser.add_argument("--rows", help="comma-separated workload or model names (default: all)")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--pipelines", action="store_true", help="print each column's graph pipeline and exit")
     args = parser.parse_args(argv)
-    names = args.workloads.split(",") if args.workloads else list(WORKLOADS)
-    unknown = [n for n in names if n not in WORKLOADS]
+    if args.pipelines:
+        for variant in VARIANTS.values():
+            print(f"{variant.title}: {variant.pipeline}")
+        return 0
+    names = args.rows.split(",") if args.rows else list(ROWS)
+    unknown = [n for n in names if n not in ROWS]
     if unknown:
-        parser.error(f"unknown workload(s): {', '.join(unknown)} (workloads: {', '.join(WORKLOADS)})")
-    text = table(names, args.target)
+        print(f"npu_traffic: error: unknown row(s): {', '.join(unknown)} (rows: {', '.join(ROWS)})", file=sys.stderr)
+        return 1
+    try:
+        text = table(names, args.target)
+    except GraphfuseError as error:  # its text starts with "error:" already
+        print(f"npu_traffic: {error}", file=sys.stderr)
+        return 1
+    except AssertionError as error:
+        print(f"npu_traffic: error: {error}", file=sys.stderr)
+        return 1
     print(text)
     if args.markdown:
         with open(args.markdown, "w") as out:
             out.write(text + "\n")
-    sys.stdout.flush()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -10,6 +10,9 @@ on chip:
   lives in L1; a buffer written by a cube op (the accumulator) in L0C; every
   other buffer in UB.  GM arguments get an on-chip staging buffer, filled by
   ``npu.dma`` GM -> UB/L1 before use and drained by ``npu.dma`` UB/L0C -> GM.
+  A GM input read only through static slices (the pieces of a no-task split),
+  reshaped or not, is staged slice by slice.  A GM argument touched by an op
+  the pass does not understand is both loaded and stored.
 - tiling: the kernel's outer parallel loop (dim 0 of its results, "rows") is
   tiled when every buffer either follows that loop in its dim 0 or does not
   depend on it (reduction dims stay whole).  The tile is the largest divisor
@@ -64,8 +67,10 @@ def is_cube_op(op: ir.Operation) -> bool:
     summed over a reduction dim both read), as matmuls with transposed operands lower."""
     if op.name in CUBE_OPS:
         return True
-    if op.name != "linalg.generic" or _n_inputs(op) != 2 or len(op.operands) != 3:
+    if op.name not in ("linalg.generic", "linalg.contract") or _n_inputs(op) != 2 or len(op.operands) != 3:
         return False
+    if op.name == "linalg.contract":  # a contraction by construction: a cube op when it reduces over some dim
+        return "reduction" in _iterators(op)
     iterators = _iterators(op)
     reductions = {d for d, kind in enumerate(iterators) if kind == "reduction"}
     if not reductions:
@@ -96,7 +101,14 @@ def _map_dims(attr: ir.Attribute) -> list[frozenset[int]]:
 
 
 def _iterators(op: ir.Operation) -> list[str]:
-    return [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    """The loop kinds of a linalg op with indexing maps: its ``iterator_types``, or, for ops without them
+    (``linalg.contract``, named ops given explicit maps), a loop dim the output map does not use is a
+    reduction."""
+    if "iterator_types" in op.attributes:
+        return [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    out = frozenset().union(*_map_dims(ir.AffineMapAttr.get(maps[-1])))
+    return ["parallel" if d in out else "reduction" for d in range(maps[-1].n_dims)]
 
 
 def _rank(value: ir.Value) -> int:
@@ -170,6 +182,15 @@ def loop_access(op: ir.Operation) -> Access | None:
             if isinstance(value.type, ir.MemRefType):
                 accesses.append((value, dims, index >= len(op.operands) - n_out))
         return accesses, _iterators(op)
+    if name.startswith("linalg.") and "indexing_maps" in op.attributes and "operandSegmentSizes" in op.attributes:
+        # linalg.contract, or a named op given explicit maps: the maps say it all, the segments which are outs.
+        maps = [_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+        if len(maps) != len(op.operands):
+            return None
+        n_in = _n_inputs(op)
+        accesses = [(v, dims, k >= n_in) for k, (v, dims) in enumerate(zip(op.operands, maps, strict=True))
+                    if isinstance(v.type, ir.MemRefType)]
+        return accesses, _iterators(op)
     named = _named_access(op)
     if named is not None and len(named) == len(memrefs):
         total = _NAMED_ITERATORS.get(name)
@@ -200,6 +221,8 @@ class _Buffer:
     cube_read: bool = False
     cube_written: bool = False
     has_views: bool = False
+    #: touched by an op the pass does not understand: a GM argument is then both loaded and stored
+    unknown_access: bool = False
     #: "rows" (dim 0 follows the tiled loop) or "whole"; None: not accessed by a loop op
     tiling: str | None = None
     #: static memref.subview ops that are the only uses of a GM input: each slice is staged on its own
@@ -317,7 +340,7 @@ def _collect(kernel: ir.Operation) -> tuple[list[_Buffer], list[ir.Operation], b
             for v in memref_operands:
                 buf = find(_root(v))
                 if buf is not None:
-                    buf.read = buf.written = True
+                    buf.read = buf.written = buf.unknown_access = True
             continue
         for value, _dims, is_write in access[0]:
             buf = find(_root(value))
@@ -337,14 +360,28 @@ def _collect(kernel: ir.Operation) -> tuple[list[_Buffer], list[ir.Operation], b
     return list(buffers.values()), ops, tileable
 
 
+#: Views that keep a contiguous identity-layout buffer contiguous: a staged slice may be reshaped by them.
+RESHAPE_VIEWS = frozenset({"memref.expand_shape", "memref.collapse_shape"})
+
+
+def _reshaped_only(value: ir.Value) -> bool:
+    """Whether every view derived from ``value`` is a reshape (expand/collapse_shape), recursively."""
+    for use in value.uses:
+        owner = as_operation(use.owner)
+        if owner.name in VIEW_OPS and (owner.name not in RESHAPE_VIEWS or not _reshaped_only(owner.results[0])):
+            return False
+    return True
+
+
 def _static_slices(value: ir.Value) -> list[ir.Operation]:
-    """The subviews of ``value`` when they are all its uses, static, and read only by non-view ops; else []."""
+    """The subviews of ``value`` when they are all its uses, static, and read by non-view ops, directly or
+    through reshapes (a reshaped split piece: the reshape of a staged slice is a reshape of its UB copy); else []."""
     slices = []
     for use in value.uses:
         owner = as_operation(use.owner)
         if owner.name != "memref.subview" or len(owner.operands) != 1:
             return []
-        if any(as_operation(u.owner).name in VIEW_OPS for u in owner.results[0].uses):
+        if not _reshaped_only(owner.results[0]):
             return []
         slices.append(owner)
     return slices
@@ -539,6 +576,19 @@ def _retype_views(value: ir.Value, space: str) -> None:
                 _retype_views(result, space)
 
 
+def _relayout_reshapes(value: ir.Value, space: str) -> None:
+    """Reshapes of ``value``, now an identity-layout staging buffer in ``space`` instead of a strided slice of
+    GM, get identity layouts in ``space`` too (a reshape of a contiguous identity buffer is one)."""
+    for use in list(value.uses):
+        owner = as_operation(use.owner)
+        if owner.name in RESHAPE_VIEWS and use.operand_number == 0:
+            result = owner.results[0]
+            t = ir.MemRefType(result.type)
+            result.set_type(ir.MemRefType.get(list(t.shape), t.element_type, None,
+                                              ir.Attribute.parse(f'#npu.mem<"{space}">')))
+            _relayout_reshapes(result, space)
+
+
 def _tile_type(buf: _Buffer, tile: int | None, slots: int) -> ir.Type:
     shape = list(buf.type.shape)
     if tile is not None and buf.tiling == "rows":
@@ -580,6 +630,7 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
                                                       ir.Attribute.parse(f'#npu.mem<"{b.space}">')))
                     dma = ir.Operation.create("npu.dma", operands=[result, buffer])
                 result.replace_all_uses_except(buffer, dma)
+                _relayout_reshapes(buffer, b.space)
                 transfers += 1
         for b in used:
             if b.kind == "local" or (tiled and b.tiling == "rows") or b.slices:
@@ -588,11 +639,11 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
                 buffer = _alloc(_tile_type(b, None, 1))
             b.value.replace_all_uses_with(buffer)
             _retype_views(buffer, b.space)
-            if b.kind == "gm_in":
+            if b.kind == "gm_in" or b.unknown_access:
                 with ir.InsertionPoint(first):
                     _dma(b.value, buffer)
                 transfers += 1
-            else:
+            if b.kind == "gm_out":
                 with ir.InsertionPoint(ret):
                     _dma(buffer, b.value)
                 transfers += 1
