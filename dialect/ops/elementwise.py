@@ -113,7 +113,7 @@ def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # round and treat -0 / -inf differently from powf: materialize the exponent so the value never
     # depends on the exponent's shape (every element goes through powf).
     a, b = np.broadcast_arrays(a, b)
-    return np.power(a, np.ascontiguousarray(b))
+    return np.power(a, np.array(b))  # np.array keeps rank 0 (np.ascontiguousarray would make it (1,))
 
 
 # --------------------------------------------------------------------------

@@ -147,7 +147,8 @@ func.func @heads(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
 def split_concat(op: ir.Operation, rw: Any) -> bool | str:
     """concat(split(x)#i, ..., split(x)#j) along the split axis => x (all results) or slice(x)."""
     split = producer(op.operands[0], "graph.split")
-    if split is None or any(producer(v) != split for v in op.operands):
+    # An operand that is a block argument has no producer: it cannot come from the split.
+    if split is None or any(producer(v) is None or producer(v) != split for v in op.operands):
         return False
     indices = [result_index(v) for v in op.operands]
     first = indices[0]
