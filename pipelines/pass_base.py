@@ -13,19 +13,32 @@ style).  ``graph-cse`` has none; a pass with options looks like
 
 and is written ``graph-fusion{opt-level=1 disable-pass=a,b}`` in a pipeline:
 field names take dashes, lists are comma-separated, a bare ``flag`` is true.
+
+Rewrite budget ("fuel", as LLVM's ``-opt-bisect-limit`` and debug counters):
+:func:`limit_rewrites` installs a :class:`RewriteBudget` for the code it
+wraps (a context variable, so it is scoped to the caller).  Rewriting passes
+ask it before each rewrite (:func:`try_consume_rewrite`, or
+:meth:`RewriteBudget.has_fuel` then :meth:`RewriteBudget.consume`); once it
+is spent they report "no match", and every rewrite it allowed is recorded
+with its pass, pattern and location.  Without a budget (the default) nothing
+is limited or recorded.  graphfuse-bisect uses it to find the one rewrite
+that changes a result.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import types
 import typing
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from mlir import ir
 
-from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, source_loc
 
 
 class OptionError(ValueError):
@@ -104,6 +117,96 @@ def _format(value: Any) -> str:
     if isinstance(value, str) and (" " in value or value == ""):
         return f'"{value}"'
     return str(value)
+
+
+# -- rewrite budget ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RewriteRecord:
+    """One rewrite a budget allowed: the n-th (from 1) counted rewrite of the budget."""
+
+    index: int
+    pass_name: str
+    pattern: str
+    #: file:line:col of the op the rewrite started from (the pattern's root), or None when it has no location
+    location: SourceLoc | None
+    #: the op's name (e.g. graph.rms_norm): names the instance when there is no location
+    op_name: str = ""
+
+    def describe(self) -> str:
+        where = str(self.location) if self.location else f"an op without location ({self.op_name})"
+        return f"{self.pass_name}: pattern {self.pattern} at {where}"
+
+
+class RewriteBudget:
+    """At most ``limit`` rewrites (None: unlimited) by the passes in ``passes`` (None: every pass).
+
+    Rewrites of passes outside ``passes`` are neither limited nor recorded.
+    """
+
+    def __init__(self, limit: int | None = None, passes: Iterable[str] | None = None):
+        if limit is not None and limit < 0:
+            raise ValueError(f"a rewrite budget cannot be negative, got {limit}")
+        self.limit = limit
+        self.passes = None if passes is None else frozenset(_budget_key(name) for name in passes)
+        self.records: list[RewriteRecord] = []
+
+    def applies_to(self, pass_name: str) -> bool:
+        return self.passes is None or _budget_key(pass_name) in self.passes
+
+    @property
+    def spent(self) -> int:
+        return len(self.records)
+
+    def has_fuel(self, pass_name: str) -> bool:
+        """Whether ``pass_name`` may rewrite once more (always, for a pass the budget does not cover)."""
+        return not self.applies_to(pass_name) or self.limit is None or self.spent < self.limit
+
+    def consume(self, pass_name: str, pattern: str, location: ir.Location | None = None, op_name: str = "") -> None:
+        """Record a rewrite that happened (call after :meth:`has_fuel` said yes)."""
+        if self.applies_to(pass_name):
+            where = source_loc(location) if location is not None else None
+            self.records.append(RewriteRecord(self.spent + 1, pass_name, pattern, where, op_name))
+
+    def try_consume(self, pass_name: str, pattern: str, location: ir.Location | None = None,
+                    op_name: str = "") -> bool:
+        """For a pass about to rewrite: False when the budget is spent (do not rewrite), else records it."""
+        if not self.has_fuel(pass_name):
+            return False
+        self.consume(pass_name, pattern, location, op_name)
+        return True
+
+
+def _budget_key(pass_name: str) -> str:
+    return pass_name.replace("_", "-").lower()
+
+
+_ACTIVE_BUDGET: contextvars.ContextVar[RewriteBudget | None] = contextvars.ContextVar(
+    "graphfuse_rewrite_budget", default=None
+)
+
+
+def active_rewrite_budget() -> RewriteBudget | None:
+    """The budget installed by :func:`limit_rewrites`, or None (no limit: the default)."""
+    return _ACTIVE_BUDGET.get()
+
+
+@contextlib.contextmanager
+def limit_rewrites(budget: RewriteBudget) -> Iterator[RewriteBudget]:
+    """Install ``budget`` for the passes run inside the ``with`` block."""
+    token = _ACTIVE_BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _ACTIVE_BUDGET.reset(token)
+
+
+def try_consume_rewrite(pass_name: str, pattern: str, location: ir.Location | None = None,
+                        op_name: str = "") -> bool:
+    """The public check for a pass about to rewrite: True (go ahead, recorded) unless a budget is spent."""
+    budget = _ACTIVE_BUDGET.get()
+    return budget is None or budget.try_consume(pass_name, pattern, location, op_name)
 
 
 class PassFailure(GraphfuseError):

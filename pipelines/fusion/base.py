@@ -13,6 +13,18 @@ Its function returns
 matched_times counts matches (fused or rejected, each op once), effected_times
 the rewrites, per pattern, as CANN's ``GraphFusionPass[Name]: pattern=P,
 matched_times=N, effected_times=M`` log lines report them.
+
+Rewrite budget (fuel, for graphfuse-bisect): when a
+:class:`~graphfuse.pipelines.pass_base.RewriteBudget` is installed with
+``limit_rewrites`` and covers this pass, a pattern is not even tried once the
+budget is spent (the op reports "no match", so the greedy driver sees no
+change), and each rewrite it allowed is recorded with the pass, the pattern
+and the root op's location.  A subclass that overrides :meth:`FusionPass.apply`
+and rewrites by itself (outlining groups of ops, say) must do the same: call
+``try_consume_rewrite(self.name, pattern_name, root_op.location, root_op.name)``
+(from ``graphfuse.pipelines.pass_base``, re-exported here) right before each
+rewrite and skip the rewrite when it returns False.  Without a budget it
+returns True and records nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +40,25 @@ from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.pipelines import log
 from graphfuse.pipelines.matching import VerifyError, as_operation, op_id
-from graphfuse.pipelines.pass_base import GraphPass, PassContext
+from graphfuse.pipelines.pass_base import (
+    GraphPass,
+    PassContext,
+    RewriteBudget,
+    active_rewrite_budget,
+    limit_rewrites,
+    try_consume_rewrite,
+)
+
+__all__ = [
+    "GRAPH_FUSION",
+    "UB_FUSION",
+    "FusionPass",
+    "Pattern",
+    "PatternCounts",
+    "RewriteBudget",
+    "limit_rewrites",
+    "try_consume_rewrite",
+]
 
 RewriteFn = Callable[[ir.Operation, Any], "bool | str"]
 
@@ -117,9 +147,18 @@ class FusionPass(GraphPass):
         return counts
 
     def _callback(self, rooted: list[Pattern], counts: dict[str, PatternCounts]) -> Callable:
+        budget = active_rewrite_budget()
+        if budget is not None and not budget.applies_to(self.name):
+            budget = None
+
         def callback(op: ir.OpView, rw: Any) -> bool:
             # The driver reads a falsy return as "rewrote", a truthy one as "no match".
             op = as_operation(op)
+            if budget is not None and not budget.has_fuel(self.name):
+                return True
+            # Read before the rewrite: the root op may be erased by it.
+            location = op.location if budget is not None else None
+            op_name = op.name if budget is not None else ""
             for pattern in rooted:
                 try:
                     outcome = pattern.rewrite(op, rw)
@@ -129,6 +168,8 @@ class FusionPass(GraphPass):
                 if outcome is True:
                     counts[pattern.name].matched += 1
                     counts[pattern.name].effected += 1
+                    if budget is not None:
+                        budget.consume(self.name, pattern.name, location, op_name)
                     return False
                 if isinstance(outcome, str):
                     counts[pattern.name].reject(op, outcome, pattern, self.name)

@@ -27,7 +27,7 @@ at debug level.
 
 from __future__ import annotations
 
-import heapq
+import functools
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -42,7 +42,7 @@ from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.op_names import resolve_ops
 from graphfuse.pipelines.matching import as_operation, op_id
-from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
+from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, active_rewrite_budget, option
 from graphfuse.pipelines.registry import register_pass
 
 #: Seed Appendix 2, CPU and Ascend columns, for the ops the dialect has.
@@ -254,11 +254,10 @@ class _Clustering:
             if home is None:
                 self.owner[i] = Cluster([i], matmul=kind == "matmul", reductions=int(kind == "reduction"),
                                         depth_after_reduce=0 if kind == "reduction" else -1)
-        clusters: list[Cluster] = []
-        for cluster in self.owner.values():
-            if cluster not in clusters:
-                clusters.append(cluster)
-        return clusters
+        # Distinct clusters by identity, in order of first member (``in`` on the list compared every
+        # cluster field by field: quadratic in the number of ops).
+        unique = {id(cluster): cluster for cluster in self.owner.values()}
+        return list(unique.values())
 
     def _merge_reason(self, home: Cluster, other: Cluster, i: int) -> str | None:
         if len(home.members) + len(other.members) > self.limit:
@@ -304,7 +303,8 @@ class _Clustering:
                 break
             else:
                 merged.append(cluster)
-        rest = [c for c in clusters if c not in small]
+        small_ids = {id(c) for c in small}
+        rest = [c for c in clusters if id(c) not in small_ids]
         return rest + merged
 
     def _depends(self, a: Cluster, b: Cluster) -> bool:
@@ -326,40 +326,46 @@ class _Clustering:
 # -- outlining -------------------------------------------------------------------------
 
 
-def _toposort(block: ir.Block, preferred: dict[int, float]) -> None:
-    """Reorder ``block`` (terminator kept last) so every op follows its in-block producers.
+def _in_block(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+    """``op`` or its ancestor that lies directly in ``block`` (None when it is not inside ``block``)."""
+    while op.block != block:
+        parent = op.parent
+        if parent is None or parent.name == "builtin.module":
+            return None
+        op = as_operation(parent)
+    return op
 
-    Ties are broken by ``preferred`` position (default: current position), so
-    the order changes only where it must.
+
+def _move_dependents_after(call: ir.Operation, outputs: list[ir.Value]) -> None:
+    """Move the ops before ``call`` that depend on its results (through any chain) to right after it.
+
+    The call takes the place of the kernel's last member, so an op between
+    the members that reads a kernel output is now before the value it reads.
+    Those ops, and the ops that depend on them, move after the call in their
+    order: what a topological sort of the block preferring the current order
+    would do, but touching only the ops that must move (outlining one kernel
+    stays proportional to its size, not to the caller's).  Nothing they need
+    is defined by the call's inputs' producers after them: that would be a
+    cycle through the kernel, which clustering never forms.
     """
-    ops = [as_operation(op) for op in block.operations]
-    terminator, body = ops[-1], ops[:-1]
-    index = {op_id(op): i for i, op in enumerate(body)}
-    deps = [0] * len(body)
-    users: list[list[int]] = [[] for _ in body]
-    for i, op in enumerate(body):
-        for operand in op.operands:
-            owner = operand.owner
-            if isinstance(owner, ir.Block):
+    block = call.block
+    seen = {op_id(call)}
+    frontier = list(outputs)
+    moving: list[ir.Operation] = []
+    while frontier:
+        value = frontier.pop()
+        for use in value.uses:
+            user = _in_block(as_operation(use.owner), block)
+            if user is None or op_id(user) in seen or not user.is_before_in_block(call):
                 continue
-            j = index.get(op_id(owner))
-            if j is not None and j != i:
-                deps[i] += 1
-                users[j].append(i)
-    key = [preferred.get(op_id(op), float(i)) for i, op in enumerate(body)]
-    ready = [(key[i], i) for i in range(len(body)) if deps[i] == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        _, i = heapq.heappop(ready)
-        order.append(i)
-        for u in users[i]:
-            deps[u] -= 1
-            if deps[u] == 0:
-                heapq.heappush(ready, (key[u], u))
-    assert len(order) == len(body), "outlining produced a cycle"
-    for i in order:
-        body[i].move_before(terminator)
+            seen.add(op_id(user))
+            moving.append(user)
+            frontier.extend(user.results)
+    moving.sort(key=functools.cmp_to_key(lambda a, b: -1 if a.is_before_in_block(b) else 1))
+    anchor = call
+    for op in moving:
+        op.move_after(anchor)
+        anchor = op
 
 
 def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name: str,
@@ -389,9 +395,10 @@ def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name:
                 inputs.append(operand)
     outputs = [r for op in members for r in op.results
                if any(op_id(u.owner) not in member_set for u in r.uses)]
-    caller = func_op.regions[0].blocks[0]
-    position = {op_id(op): i for i, op in enumerate(caller.operations)}
-    last = max(position[op_id(op)] for op in members)
+    last = members[0]
+    for op in members[1:]:
+        if last.is_before_in_block(op):
+            last = op
     with func_op.context, members[-1].location:
         ftype = ir.FunctionType.get([v.type for v in inputs], [v.type for v in outputs])
         with ir.InsertionPoint(func_op.parent.regions[0].blocks[0]):
@@ -402,9 +409,9 @@ def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name:
         kernel.attributes["graph.kernel"] = ir.UnitAttr.get()
         kernel.attributes["graph.kernel_ops"] = ir.ArrayAttr.get([ir.StringAttr.get(op.name) for op in members])
         kernel.attributes["graph.fusion_kind"] = ir.StringAttr.get(kind)
-        terminator = as_operation(list(caller.operations)[-1])
+        # The call takes the last member's place: every input is defined before it.
         call = func.CallOp([v.type for v in outputs], ir.FlatSymbolRefAttr.get(name), inputs,
-                           ip=ir.InsertionPoint(terminator))
+                           ip=ir.InsertionPoint(last))
         # Uses outside the kernel now read the call's results (the kernel's own return keeps the values).
         for value, new in zip(outputs, call.results, strict=True):
             # Snapshot the uses first: rewiring one changes the value's use list.
@@ -427,8 +434,7 @@ def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name:
         for constant in constants:
             if not any(True for _ in constant.results[0].uses):
                 constant.erase()
-    # The call was put before the terminator: move it to where the last member was, as far as deps allow.
-    _toposort(caller, {op_id(call): last + 0.5})
+    _move_dependents_after(call.operation, list(call.results))
     return kernel.operation
 
 
@@ -465,6 +471,7 @@ class GraphKernelCluster(GraphPass):
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         allowed = cluster_set(self.backend, self.enable_ops, self.disable_ops, self.only_ops)
+        budget = active_rewrite_budget()
         dump: list[str] = []
         kernels = 0
         functions = [as_operation(op) for op in module.body.operations if as_operation(op).name == "func.func"]
@@ -484,6 +491,10 @@ class GraphKernelCluster(GraphPass):
                 f"{fn_name}_kernel_{k}", c, graph)) for k, c in enumerate(fused)]
             anchor = func_op
             for kernel_name, kind, members, description in plans:
+                # graphfuse-bisect's fuel: each kernel outlined spends one rewrite, named by its first op.
+                if budget is not None and not budget.try_consume(self.name, kind, members[0].location,
+                                                                 members[0].name):
+                    continue
                 dump.append(description)
                 context.count("num-fused-ops", len(members))
                 ops = Counter(op.name for op in members)

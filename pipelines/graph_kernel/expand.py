@@ -59,7 +59,7 @@ from graphfuse.dialect.types import TensorSig, numpy_dtype
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.op_names import resolve_ops
 from graphfuse.pipelines.matching import attributes, create_constant, create_op, graph_op_names, sig
-from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
+from graphfuse.pipelines.pass_base import GraphPass, PassContext, active_rewrite_budget, option
 from graphfuse.pipelines.registry import register_pass
 
 EXPANDED = "num-expanded"
@@ -589,13 +589,23 @@ def expand_set(
 def expand_patterns(ops: frozenset[str], count: Callable[[str], None]) -> RewritePatternSet:
     """One rewrite pattern per op of ``ops`` running its expander."""
     patterns = RewritePatternSet()
+    # graphfuse-bisect's fuel: with a budget covering this pass, each expansion spends one rewrite.
+    budget = active_rewrite_budget()
+    if budget is not None and not budget.applies_to(GraphKernelExpand.name):
+        budget = None
     for name in sorted(ops):
         expander = EXPANDERS[name]
 
         def apply(op: ir.OpView, rw: Any, expander: Callable[[ir.Operation, Any], bool] = expander) -> bool:
             # The driver reads a falsy return as success, a truthy one as "no match".
-            if expander(op.operation, rw):
+            op = op.operation
+            if budget is not None and not budget.has_fuel(GraphKernelExpand.name):
+                return True
+            location, op_name = op.location, op.name  # read before the expander erases the op
+            if expander(op, rw):
                 count(EXPANDED)
+                if budget is not None:
+                    budget.consume(GraphKernelExpand.name, op_name.removeprefix("graph."), location, op_name)
                 return False
             return True
 

@@ -55,7 +55,7 @@ from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op
 from graphfuse.dialect.types import FLOAT_DTYPES, numpy_dtype, sig_from_type, tensor_type
 from graphfuse.pipelines.matching import constant_array, create_constant, create_op, erase_dead, producer
-from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
+from graphfuse.pipelines.pass_base import GraphPass, PassContext, active_rewrite_budget, option
 from graphfuse.pipelines.registry import register_pass
 
 SIMPLIFIED = "num-simplified"
@@ -403,6 +403,10 @@ def rules(unsafe_math: bool) -> dict[str, tuple[Rule, ...]]:
 
 def build_patterns(unsafe_math: bool, count: Callable[[str], None]) -> RewritePatternSet:
     patterns = RewritePatternSet()
+    # graphfuse-bisect's fuel: with a budget covering this pass, each simplification spends one rewrite.
+    budget = active_rewrite_budget()
+    if budget is not None and not budget.applies_to(GraphKernelSimplify.name):
+        budget = None
     for name, chain in rules(unsafe_math).items():
         if not chain:
             continue
@@ -412,9 +416,14 @@ def build_patterns(unsafe_math: bool, count: Callable[[str], None]) -> RewritePa
             op = op.operation
             if len(op.results) != 1:
                 return True
+            if budget is not None and not budget.has_fuel(GraphKernelSimplify.name):
+                return True
+            location, op_name = op.location, op.name  # read before a rule erases the op
             for rule in chain:
                 if rule(op, rw):
                     count(SIMPLIFIED)
+                    if budget is not None:
+                        budget.consume(GraphKernelSimplify.name, getattr(rule, "__name__", "rule"), location, op_name)
                     return False
             return True
 
