@@ -1,4 +1,4 @@
-"""Pattern fusion passes under the seeds' names, and the graph-fusion pass that runs them by switch.
+"""Fusion passes under the seeds' names, and the graph-fusion / ub-fusion passes that run them by switch.
 
 Importing this package registers every fusion pass.
 """
@@ -11,4 +11,6 @@ from graphfuse.pipelines.fusion import (  # noqa: F401
     norm,
     reshape,
     torchair,
+    ub,
+    virtual_op,
 )

@@ -1,9 +1,13 @@
-"""graph-fusion: run every enabled pattern fusion pass in one fixed order.
+"""graph-fusion and ub-fusion: run every enabled fusion pass of their groups in one fixed order.
 
-``graph-fusion{opt-level=2 enable-pass=a,b disable-pass=c,d backend=cpu}``.
-The switches of the other front ends (MindSpore flags, the CANN switch file)
-reach it through the pipeline; its own options override them (see
-pipelines/fusion/switches.py for the layers).
+``graph-fusion{opt-level=2 enable-pass=a,b disable-pass=c,d backend=cpu}``
+runs the GraphFusion group, then the UBFusion group (CANN's two phases, in
+CANN's order: UB fusion works on the graph graph fusion produced);
+``ub-fusion{...}`` (default backend npu) runs the UBFusion group alone, for
+pipelines that place UB fusion elsewhere.  The switches of the other front
+ends (MindSpore flags, the CANN switch file) reach them through the
+pipeline; their own options override them (see pipelines/fusion/switches.py
+for the layers).  Both decide with :func:`fusion_pass_enabled`.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import ClassVar, Literal
 from mlir import ir
 
 from graphfuse.pipelines import log
-from graphfuse.pipelines.fusion.base import FusionPass
+from graphfuse.pipelines.fusion.base import GRAPH_FUSION, UB_FUSION, FusionPass
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 from graphfuse.pipelines.registry import PASSES, all_passes, canonical_pass_name, register_pass
@@ -54,6 +58,12 @@ ORDER = (
     "matmul_elem_add_fusion",
     "matmul_elem_relu_fusion",
     "matmul_elem_gelu_fusion",
+    # UBFusion: the pattern-specific passes before the automatic one, which takes what they leave.
+    "ATbeMatMulElemwiseFusionPass",
+    "TbeReduceElemwiseFusionPass",
+    "TbeEltwiseFusionPass",
+    "AutomaticUbFusion",
+    "FusionVirtualOpSetSwitch",
 )
 
 
@@ -66,11 +76,31 @@ def fusion_passes() -> list[type[FusionPass]]:
     return sorted(registered, key=lambda c: (rank.get(canonical_pass_name(c.name), len(ORDER)), order[c]))
 
 
+def _names(values: tuple[str, ...]) -> set[str]:
+    """Canonical pass names of option or flag values (``stage.name`` reads as ``name``)."""
+    return {canonical_pass_name(v.rsplit(".", 1)[-1]) for v in values}
+
+
+def fusion_pass_enabled(cls: type[FusionPass], switches: FusionSwitches, *, opt_level: int, backend: str,
+                        enable_pass: tuple[str, ...] = (), disable_pass: tuple[str, ...] = ()) -> bool:
+    """Whether a fusion driver runs ``cls``: its default, then the front ends, then the driver's own options."""
+    default = opt_level >= cls.opt_level > 0 and backend in cls.default_backends
+    enabled = switches.decide(cls, default)
+    key = canonical_pass_name(cls.name)
+    if key in _names(enable_pass):
+        enabled = True
+    if key in _names(disable_pass):
+        enabled = False
+    return enabled
+
+
 @register_pass
 @dataclass(frozen=True)
 class GraphFusion(GraphPass):
     name: ClassVar[str] = "graph-fusion"
-    summary: ClassVar[str] = "Run the enabled pattern fusion passes in their fixed order"
+    summary: ClassVar[str] = "Run the enabled fusion passes in their fixed order: GraphFusion, then UBFusion"
+    #: the switch groups run, in this order
+    groups: ClassVar[tuple[str, ...]] = (GRAPH_FUSION, UB_FUSION)
 
     opt_level: int = option(2, "0 runs no fusion; a pass runs when its opt level is at most this")
     enable_pass: tuple[str, ...] = option((), "passes to run even if off by default or switched off")
@@ -80,25 +110,29 @@ class GraphFusion(GraphPass):
     def __post_init__(self) -> None:
         if not 0 <= self.opt_level <= 3:
             raise OptionError(f"option 'opt-level' of pass '{self.name}' must be in [0, 3], got {self.opt_level}")
-        known = {canonical_pass_name(c.name) for c in fusion_passes()}
+        groups = {canonical_pass_name(c.name): c.group for c in fusion_passes()}
         for name in (*self.enable_pass, *self.disable_pass):
-            if canonical_pass_name(name.rsplit(".", 1)[-1]) not in known:
+            group = groups.get(canonical_pass_name(name.rsplit(".", 1)[-1]))
+            if group is None:
                 raise OptionError(f"pass '{self.name}' does not know fusion pass '{name}'")
+            if group not in self.groups:
+                raise OptionError(f"fusion pass '{name}' is in the {group} group, which pass '{self.name}' "
+                                  f"does not run ({', '.join(self.groups)})")
+
+    def passes(self) -> list[type[FusionPass]]:
+        """The fusion passes of this driver's groups, in execution order."""
+        everything = fusion_passes()
+        return [cls for group in self.groups for cls in everything if cls.group == group]
 
     def enabled(self, cls: type[FusionPass], switches: FusionSwitches) -> bool:
-        default = self.opt_level >= cls.opt_level > 0 and self.backend in cls.default_backends
-        enabled = switches.decide(cls, default)
-        names = lambda values: {canonical_pass_name(v.rsplit(".", 1)[-1]) for v in values}  # noqa: E731
-        key = canonical_pass_name(cls.name)
-        if key in names(self.enable_pass):
-            enabled = True
-        if key in names(self.disable_pass):
-            enabled = False
-        return enabled
+        if cls.group not in self.groups:
+            return False
+        return fusion_pass_enabled(cls, switches, opt_level=self.opt_level, backend=self.backend,
+                                   enable_pass=self.enable_pass, disable_pass=self.disable_pass)
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         switches = context.switches or FusionSwitches()
-        passes = fusion_passes()
+        passes = self.passes()
         log.info("graph kernel passes: " + ",".join(cls.name for cls in passes))
         for cls in passes:
             if not self.enabled(cls, switches):
@@ -107,3 +141,13 @@ class GraphFusion(GraphPass):
             cls().execute(module, context)
             if context.dump is not None:
                 context.dump(cls.name, module)
+
+
+@register_pass
+@dataclass(frozen=True)
+class UbFusion(GraphFusion):
+    name: ClassVar[str] = "ub-fusion"
+    summary: ClassVar[str] = "Run the enabled UBFusion passes (CANN's UB fusion phase) in their fixed order"
+    groups: ClassVar[tuple[str, ...]] = (UB_FUSION,)
+
+    backend: Literal["cpu", "npu"] = option("npu", "target whose default pass set applies")
