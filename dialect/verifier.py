@@ -8,8 +8,6 @@ catalog's ``infer`` functions.  It runs after parsing and after every pass.
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import Any
 
 from mlir import ir
@@ -17,26 +15,6 @@ from mlir import ir
 from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op, read_attributes
 from graphfuse.dialect.diagnostics import Diagnostic, source_loc
 from graphfuse.dialect.types import ALL_DTYPES, TensorSig, shape_matches, sig_from_type
-
-#: The IRDL-defined dialects (dialect/*.irdl.mlir): they have no Python op classes.
-IRDL_DIALECTS = ("graph", "npu")
-
-
-def register_dialect_modules() -> None:
-    """Give each IRDL dialect an empty ``mlir.dialects.<name>`` module.
-
-    Each time the bindings wrap an op (iterating a block, a walk, an operand's
-    owner) they import the Python module of its dialect, and they do not
-    remember a failed import: every graph op wrapped cost a search of
-    sys.path (about 50 us; 90% of the graph pipeline's time on large graphs).
-    An empty module is found once and remembered; it registers no op class,
-    so ops are wrapped exactly as before.
-    """
-    for name in IRDL_DIALECTS:
-        sys.modules.setdefault(f"mlir.dialects.{name}", types.ModuleType(f"mlir.dialects.{name}"))
-
-
-register_dialect_modules()
 
 
 def _value_sigs(values, what: str, cache: dict[ir.Type, TensorSig | None] | None = None) -> list[TensorSig]:

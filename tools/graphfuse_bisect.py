@@ -65,7 +65,7 @@ from graphfuse.pipelines.pass_base import RewriteBudget, RewriteRecord, limit_re
 from graphfuse.pipelines.registry import canonical_pass_name
 from graphfuse.pipelines.runner import build_steps, run_pipeline
 from graphfuse.tools.graphfuse_opt import load_pass_plugin
-from graphfuse.tools.graphfuse_run import _errors, _load_inputs
+from graphfuse.tools.graphfuse_run import load_inputs, result_errors
 from graphfuse.tools.reporting import UsageError, run_tool
 
 __all__ = ["EXIT_CULPRIT", "BisectResult", "Bisector", "main"]
@@ -150,7 +150,7 @@ def compare(reference: Sequence[np.ndarray], results: Sequence[np.ndarray], rtol
     for k, (want, got) in enumerate(zip(reference, results, strict=True)):
         if np.shape(want) != np.shape(got):
             return Deviation(k, float("inf"), float("inf"), False)
-        max_abs, max_rel, specials_agree = _errors(want, got)
+        max_abs, max_rel, specials_agree = result_errors(want, got)
         close = np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=rtol, atol=atol,
                             equal_nan=True)
         if not (close and specials_agree):
@@ -531,7 +531,7 @@ def _body(argv: list[str]) -> int:
     with _buffer_name(str(path)):
         module = parse_module(text, str(path))
         entry_function(module, args.entry)
-        inputs = _load_inputs(args.inputs, len(entry_function(module, args.entry).regions[0].blocks[0].arguments)) \
+        inputs = load_inputs(args.inputs, len(entry_function(module, args.entry).regions[0].blocks[0].arguments)) \
             if args.inputs else random_inputs(module, args.entry, args.seed)
         progress = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
         bisector = Bisector(text, str(path), inputs, entry=args.entry, mode=args.mode, rtol=args.rtol,

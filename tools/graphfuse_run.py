@@ -35,7 +35,7 @@ from graphfuse.lowering.compiler import Executable, compile
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
 from graphfuse.tools.reporting import UsageError, run_tool
 
-__all__ = ["main"]
+__all__ = ["load_inputs", "main", "result_errors"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,7 +84,7 @@ def _random_inputs(executable: Executable | NpuExecutable, seed: int) -> list[np
     return arrays
 
 
-def _load_inputs(path: str, count: int) -> list[np.ndarray]:
+def load_inputs(path: str, count: int) -> list[np.ndarray]:
     if Path(path).is_file() and not zipfile.is_zipfile(path):
         raise UsageError(f"'{path}' is not a readable .npz file: it is not a zip archive")
     try:
@@ -102,7 +102,7 @@ def _load_inputs(path: str, count: int) -> list[np.ndarray]:
     return list(named.values())
 
 
-def _errors(want: np.ndarray, got: np.ndarray) -> tuple[float, float, bool]:
+def result_errors(want: np.ndarray, got: np.ndarray) -> tuple[float, float, bool]:
     """Max abs error, max relative error, and whether every element is within tolerance (NaNs must agree)."""
     w, g = np.asarray(want, np.float64), np.asarray(got, np.float64)
     same_nan = np.array_equal(np.isnan(w), np.isnan(g))
@@ -130,7 +130,7 @@ def _body(argv: list[str]) -> int:
                              graph_kernel_flags=args.graph_kernel_flags, fusion_switch_file=args.fusion_switch_file)
     compile_seconds = time.perf_counter() - start
     n_inputs = len(executable.inputs)
-    inputs = _load_inputs(args.inputs, n_inputs) if args.inputs else _random_inputs(executable, args.seed)
+    inputs = load_inputs(args.inputs, n_inputs) if args.inputs else _random_inputs(executable, args.seed)
     if isinstance(executable, NpuExecutable):
         print(f"@{executable.entry}: compiled for the emulated NPU '{executable.target.name}' in "
               f"{compile_seconds:.2f} s; {len(executable.kernels)} kernel(s); pipeline {executable.pipeline}")
@@ -161,7 +161,7 @@ def _body(argv: list[str]) -> int:
         ref_seconds = time.perf_counter() - start
         print(f"  reference interpreter: {ref_seconds * 1e3:.1f} ms")
         for k, (want, got) in enumerate(zip(reference, results, strict=True)):
-            max_abs, max_rel, specials_agree = _errors(want, got)
+            max_abs, max_rel, specials_agree = result_errors(want, got)
             close = np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=args.rtol,
                                 atol=args.atol, equal_nan=True)
             verdict = "ok" if close and specials_agree else "MISMATCH"

@@ -122,9 +122,12 @@ def parse_graph_kernel_flags(text: str, strict: bool = False, source: str = "gra
             flags.given.add(key)
         else:
             _flag_problem(flags, f"unknown flag '--{key}' (valid flags: {', '.join(known)})", strict, source)
+    from graphfuse.pipelines.graph_kernel.fusion import is_step_name
+
     for key in ("enable_pass", "disable_pass"):
         for name in flags.lists[key]:
-            if _lookup_switchable(name) is None:
+            # A fusion pass, or a graph-kernel-fusion step (graph-kernel-fusion honours those names too).
+            if _lookup_switchable(name) is None and not is_step_name(name):
                 _flag_problem(flags, f"flag '--{key}' names unknown pass '{name}'", strict, source)
     return flags
 

@@ -54,6 +54,11 @@ def _step_name(text: str) -> str:
     return text.rsplit(".", 1)[-1].replace("_", "-")
 
 
+def is_step_name(text: str) -> bool:
+    """Whether ``text`` names a graph-kernel-fusion step (enable_pass/disable_pass may name one)."""
+    return _step_name(text) in _STEP_NAMES
+
+
 @register_pass
 @dataclass(frozen=True)
 class GraphKernelFusion(GraphPass):
