@@ -8,9 +8,15 @@ blocks of (j, k) so a block of B stays in L2, generalized, and interchanged
 to (i, k, j) order: the innermost loop is C[i, j:j+256] += A[i, k] * B[k,
 j:j+256], contiguous and without a loop-carried reduction, which LLVM's loop
 vectorizer turns into FMA vector code.
+
+Other statically shaped contractions (``linalg.contract``, generic
+multiply-accumulate loops) are first rewritten as one of those two named ops
+on collapsed, transposed where needed, operands (``_as_named_matmul``).
 """
 
 from __future__ import annotations
+
+import math
 
 from mlir import ir
 from mlir.dialects import linalg, tensor
@@ -97,8 +103,132 @@ def _materialize_transposes(op: ir.Operation) -> bool:
     return True
 
 
+# --------------------------------------------------------------------------- contractions as 2-D / 3-D matmuls
+
+
+#: Casts a contraction body may hold that the named ops' (signed) operand extension would get wrong.
+_UNSIGNED_CASTS = frozenset({"arith.extui", "arith.uitofp"})
+
+
+def _static_tensor(value: ir.Value) -> ir.RankedTensorType | None:
+    t = value.type
+    if isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).has_static_shape:
+        return ir.RankedTensorType(t)
+    return None
+
+
+def _layout(
+    axes_dims: tuple[int, ...], groups: list[list[int]], unit: set[int]
+) -> tuple[list[int], list[list[int]]]:
+    """The axis order putting a tensor's axes in group order, and the reassociation collapsing each group.
+
+    Axis ``i`` of the tensor is indexed by loop dim ``axes_dims[i]``; the axes
+    of size-1 loop dims (``unit``) go first and join the first group.
+    """
+    order = [axes_dims.index(d) for d in axes_dims if d in unit]
+    for group in groups:
+        order += [axes_dims.index(d) for d in group]
+    lengths = [len(g) for g in groups]
+    lengths[0] += len(axes_dims) - sum(lengths)
+    reassociation, start = [], 0
+    for length in lengths:
+        reassociation.append(list(range(start, start + length)))
+        start += length
+    return order, reassociation
+
+
+def _pack(value: ir.Value, axes_dims: tuple[int, ...], groups: list[list[int]], unit: set[int]) -> ir.Value:
+    """``value`` transposed (an explicit copy, only when needed) and collapsed to one axis per group."""
+    order, reassociation = _layout(axes_dims, groups, unit)
+    t = ir.RankedTensorType(value.type)
+    if order != list(range(t.rank)):
+        init = tensor.empty([t.shape[p] for p in order], t.element_type)
+        value = linalg.transpose(value, outs=[init], permutation=order).results[0]
+    if len(reassociation) == t.rank:
+        return value
+    shape = ir.RankedTensorType(value.type).shape
+    sizes = [math.prod(shape[a] for a in group) for group in reassociation]
+    return tensor.collapse_shape(ir.RankedTensorType.get(sizes, t.element_type), value, reassociation)
+
+
+def _unpack(
+    value: ir.Value, like: ir.RankedTensorType, axes_dims: tuple[int, ...], groups: list[list[int]], unit: set[int]
+) -> ir.Value:
+    """The inverse of :func:`_pack` for the product: expanded to the ordered axes, transposed back to ``like``."""
+    order, reassociation = _layout(axes_dims, groups, unit)
+    ordered_shape = [like.shape[p] for p in order]
+    if len(reassociation) != like.rank:
+        value = tensor.expand_shape(
+            ir.RankedTensorType.get(ordered_shape, like.element_type), value, reassociation, [], ordered_shape
+        )
+    if order != list(range(like.rank)):
+        inverse = [order.index(a) for a in range(like.rank)]
+        init = tensor.empty(list(like.shape), like.element_type)
+        value = linalg.transpose(value, outs=[init], permutation=inverse).results[0]
+    return value
+
+
+def _as_named_matmul(op: ir.Operation) -> bool:
+    """Rewrite a contraction that is not a plain named matmul as collapse/transpose + matmul or batch_matmul.
+
+    ``linalg.contract`` (what graph-to-linalg emits for batched matmuls and
+    convolutions) and generic contractions (what reshape propagation makes
+    of a named matmul in a fused kernel: ``(d0, d1, d3) x (d3, d2) -> (d0, d1,
+    d2)``) are not blocked; as loops their innermost loop is the reduction,
+    which neither vectorizes nor reuses cache lines.  Grouping the loop dims
+    into batch, rows (M), columns (N) and reduction (K), collapsing each group
+    into one dim (size-1 dims dropped) and transposing an operand whose dims
+    are out of that order gives a ``linalg.matmul`` ([M, K] x [K, N]) or
+    ``linalg.batch_matmul`` that the blocking below makes fast.
+    """
+    if len(op.results) != 1 or len(op.operands) != 3 or not linalg.isa_contraction_op(op):
+        return False
+    if any(o.operation.name in _UNSIGNED_CASTS for o in op.regions[0].blocks[0].operations):
+        return False  # the named ops extend their operands as signed
+    types = [_static_tensor(v) for v in op.operands]
+    if None in types:
+        return False
+    maps = [_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if None in maps or any(len(set(m)) != len(m) for m in maps):
+        return False  # a broadcast (constant index) or diagonal read
+    sizes: dict[int, int] = {}
+    for t, dims in zip(types, maps, strict=True):
+        for axis, d in enumerate(dims):
+            sizes[d] = t.shape[axis]
+    a_dims, b_dims, c_dims = (set(m) for m in maps)
+    unit = {d for d, size in sizes.items() if size == 1}
+    batch = [d for d in maps[2] if d in a_dims and d in b_dims and d not in unit]
+    rows = [d for d in maps[2] if d in a_dims and d not in b_dims and d not in unit]
+    cols = [d for d in maps[2] if d in b_dims and d not in a_dims and d not in unit]
+    reduced = [d for d in maps[0] if d in b_dims and d not in c_dims and d not in unit]
+    classified = set(batch) | set(rows) | set(cols) | set(reduced) | unit
+    if not rows or not cols or not reduced or classified != set(sizes):
+        return False  # a dim of one operand only, a matvec, an outer product: left as it is
+    lead = [batch] if batch else []
+    with op.location, ir.InsertionPoint(op):
+        a = _pack(op.operands[0], maps[0], [*lead, rows, reduced], unit)
+        b = _pack(op.operands[1], maps[1], [*lead, reduced, cols], unit)
+        c = _pack(op.operands[2], maps[2], [*lead, rows, cols], unit)
+        build = linalg.batch_matmul if batch else linalg.matmul
+        product = build(a, b, outs=[c])
+        result = _unpack(product, types[2], maps[2], [*lead, rows, cols], unit)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    return True
+
+
 def block_contractions(module: ir.Module) -> None:
-    """Tile and reorder every statically shaped ``linalg.matmul`` / ``linalg.batch_matmul`` of ``module``."""
+    """Tile and reorder every statically shaped matmul of ``module``, other contractions made matmuls first."""
+    general: list[ir.Operation] = []
+
+    def collect_general(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("linalg.contract", "linalg.generic"):
+            general.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect_general)
+    for op in general:
+        _as_named_matmul(op)
     found: list[ir.Operation] = []
 
     def collect(op: ir.Operation) -> ir.WalkResult:

@@ -13,8 +13,13 @@ the loop have static row shapes and are then vectorized
 
 Only kernels with a row reduction (one input, reduced over the innermost
 dim) and static shapes are tiled; purely elementwise kernels are left to
-LLVM's loop vectorizer, and kernels holding a matmul or convolution (named
-or as a generic contraction) are left alone.  Rows longer than ``max-row`` are
+LLVM's loop vectorizer, and kernels holding a convolution or a generic
+contraction are left alone.  A named contraction (``linalg.matmul``,
+``batch_matmul``, ``contract``: flash attention's two products) stays whole,
+outside the row loops: the rows it reads are tiled as roots of their own
+(attention's softmax, one pass per row between the two products), and a
+same-type ``tensor.cast`` between it and its users stops the producer
+fusion from pulling it into a row loop.  Rows longer than ``max-row`` are
 tiled but not vectorized (the vectors would not fit the register file).
 """
 
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from mlir import ir
+from mlir.dialects import tensor
 from mlir.dialects.transform import interpreter
 
 from graphfuse.dialect.interpreter import functions
@@ -38,6 +44,9 @@ __all__ = ["TileKernelRows"]
 _ROOT = "graph.row_root"
 _TILES = "graph.row_tiles"
 _ALLOWED = frozenset({"linalg.generic", "linalg.fill"})
+#: Named contractions a row-tiled kernel may hold: they stay whole, outside the row loops (see _fence_contractions).
+_CONTRACTIONS = frozenset({"linalg.contract", "linalg.matmul", "linalg.batch_matmul"})
+_FENCE = "graph.row_fence"
 
 _SCRIPT = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -103,8 +112,12 @@ def _candidate_roots(func_op: ir.Operation) -> tuple[list[ir.Operation], str | N
     """The linalg ops producing the kernel's results, or a reason the kernel is not row-tiled."""
     block = func_op.regions[0].blocks[0]
     has_reduction = False
+    contractions: list[ir.Operation] = []
     for op in block.operations:
         op = as_operation(op)
+        if op.name in _CONTRACTIONS:
+            contractions.append(op)
+            continue
         if op.name.startswith("linalg.") and op.name not in _ALLOWED:
             return [], f"it holds {op.name}"
         for value in (*op.operands, *op.results):
@@ -133,9 +146,67 @@ def _candidate_roots(func_op: ir.Operation) -> tuple[list[ir.Operation], str | N
             continue
         if all(r is not owner and r != owner for r in roots):
             roots.append(owner)
+    for contraction in contractions:  # the rows a contraction reads (attention's softmax before its second product)
+        n_inputs = len(contraction.operands) - len(contraction.results)
+        for value in list(contraction.operands)[:n_inputs]:
+            owner = value.owner
+            if isinstance(owner, ir.Block) or as_operation(owner).name != "linalg.generic":
+                continue
+            owner = as_operation(owner)
+            if not any(_row_tiles(owner)) or any(r == owner for r in roots):
+                continue
+            roots.append(owner)
+    if contractions:
+        # around contractions only the roots whose rows hold a reduction (the softmax, not a cast of the product)
+        roots = [r for r in roots if _reads_a_row_reduction(r)]
     if not roots:
         return [], "no result is a linalg op with rows to tile"
     return roots, None
+
+
+def _reads_a_row_reduction(root: ir.Operation) -> bool:
+    """Whether ``root`` or a generic/fill it reads from (transitively, within the kernel) is a reduction."""
+    pending, seen = [root], []
+    while pending:
+        op = pending.pop()
+        if any(op == s for s in seen):
+            continue
+        seen.append(op)
+        if op.name == "linalg.generic" and "reduction" in _iterators(op):
+            return True
+        for value in op.operands:
+            owner = value.owner
+            if not isinstance(owner, ir.Block) and as_operation(owner).name in _ALLOWED:
+                pending.append(as_operation(owner))
+    return False
+
+
+def _fence_contractions(func_op: ir.Operation) -> None:
+    """Put a same-type ``tensor.cast`` between each named contraction and its users.
+
+    ``transform.structured.fuse`` pulls every producer of a row into the row
+    loop, a contraction included: per row it would be a matrix-vector
+    product the runtime cannot block.  The cast is not a tiling interface
+    op, so fusion stops there and the contraction stays whole before the
+    loop; :func:`_drop_fences` removes the casts after tiling.
+    """
+    block = func_op.regions[0].blocks[0]
+    for op in list(block.operations):
+        op = as_operation(op)
+        if op.name not in _CONTRACTIONS:
+            continue
+        result = op.results[0]
+        with op.location, ir.InsertionPoint.after(op):
+            fence = tensor.CastOp(result.type, result)
+        fence.attributes[_FENCE] = ir.UnitAttr.get()
+        result.replace_all_uses_except(fence.result, fence.operation)
+
+
+def _drop_fences(func_op: ir.Operation) -> None:
+    for op in nested_ops(func_op):
+        if op.name == "tensor.cast" and _FENCE in op.attributes:
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.erase()
 
 
 @register_pass
@@ -165,7 +236,9 @@ class TileKernelRows(GraphPass):
                     continue
                 row = _innermost_extent(func_op)
                 vectorize = self.vectorize and row <= self.max_row
+                _fence_contractions(func_op)
                 self._tile(func_op, name, roots, vectorize, context)
+                _drop_fences(func_op)
                 context.count("num-kernels")
                 if vectorize:
                     context.count("num-vectorized")

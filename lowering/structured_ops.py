@@ -29,14 +29,17 @@ accumulator back to f16/bf16 (``arith.truncf``).
   1-D operands, ``linalg.batch_matmul`` for equal batch dims (several batch
   dims are collapsed into one and expanded back), and ``linalg.matmul`` on
   ``a`` with its batch dims collapsed into the rows when ``b`` has no batch dims
-  and ``a`` is not transposed.  Broadcast batch dims (a static size-1 dim
+  and ``a`` is not transposed.  With static shapes those last two forms are one
+  ``linalg.contract`` instead, with no reshape around it (``_contract``
+  explains why).  Broadcast batch dims (a static size-1 dim
   against a larger or dynamic one, or a batch on ``b`` only) use a
   ``linalg.generic`` with parallel/reduction iterators and the broadcast read
   through the indexing maps.  Floats multiply and accumulate in f32; integers
   wrap in their type (the reference's int64 sum narrowed is the same value).
   Two dynamic batch dims are taken to be equal (no runtime broadcasting).
 - ``conv2d``: ``tensor.pad`` with zeros ([top, left, bottom, right] on H and
-  W), then ``linalg.conv_2d_nchw_fchw`` (groups == 1),
+  W), then, for groups == 1 with static shapes, im2col + ``linalg.contract``
+  (``_conv_as_matmul``), else ``linalg.conv_2d_nchw_fchw`` (groups == 1),
   ``linalg.depthwise_conv_2d_nchw_chw`` (groups == C == O, one filter per
   channel), or ``linalg.conv_2d_ngchw_gfchw`` on the input and weights expanded
   to a group dim (other groups), strides and dilations as op attributes.
@@ -372,6 +375,32 @@ def _batch_matmul(a: ir.Value, b: ir.Value, ta: bool, tb: bool, acc: ir.Type) ->
     return linalg.batch_matmul(a, b, outs=[init], indexing_maps=maps)
 
 
+def _contract(a: ir.Value, b: ir.Value, ta: bool, tb: bool, acc: ir.Type) -> ir.Value:
+    """``linalg.contract`` of ``a`` (batch dims, rows, k) with ``b`` (the same batch dims or none, k, columns).
+
+    Static shapes only.  Unlike collapse_shape + a named 2-D/3-D op +
+    expand_shape, it has no reshape for fuse-kernel-loops' reshape
+    propagation to push through (which turns the named op into a generic
+    contraction and then fuses elementwise producers into its innermost
+    loop); the runtime collapses it into a blocked ``linalg.matmul`` /
+    ``batch_matmul`` after fusion (``contraction.block_contractions``).
+    """
+    ra, rb = ir.RankedTensorType(a.type).rank, ir.RankedTensorType(b.type).rank
+    nb = ra - 2
+    loops = nb + 3
+    batch = [ir.AffineDimExpr.get(d) for d in range(nb)]
+    i, j, k = (ir.AffineDimExpr.get(d) for d in range(nb, nb + 3))
+    b_batch = batch if rb == ra else []
+    maps = [
+        ir.AffineMap.get(loops, 0, [*batch, *([k, i] if ta else [i, k])]),
+        ir.AffineMap.get(loops, 0, [*b_batch, *([j, k] if tb else [k, j])]),
+        ir.AffineMap.get(loops, 0, [*batch, i, j]),
+    ]
+    sizes = [*(_dim(a, d) for d in range(nb)), _dim(a, ra - 1 if ta else ra - 2), _dim(b, rb - 2 if tb else rb - 1)]
+    init = _filled(sizes, acc, 0)
+    return linalg.contract(a, b, outs=[init], indexing_maps=maps)
+
+
 def _broadcasts(size: int | None, out: int | None) -> bool:
     """A batch dim of ``size`` read broadcast into a result batch dim of ``out`` (numpy, static size 1)."""
     return size == 1 and out != 1
@@ -449,11 +478,15 @@ def lower_matmul(op: ir.Operation) -> bool:
             nb = ra - 2
             if nb == 1:
                 value = _round_to(_batch_matmul(a, b, ta, tb, acc), et)
+            elif at.has_static_shape and bt.has_static_shape:
+                value = _round_to(_contract(a, b, ta, tb, acc), et)
             else:
                 groups = [list(range(nb)), [nb], [nb + 1]]
                 r = _batch_matmul(_collapse(a, groups), _collapse(b, groups), ta, tb, acc)
                 sizes = [_dim(a, i) for i in range(nb)] + [_dim(r, 1), _dim(r, 2)]
                 value = _expand(_round_to(r, et), groups, sizes)
+        elif ra >= 3 and rb == 2 and not ta and at.has_static_shape and bt.has_static_shape:
+            value = _round_to(_contract(a, b, False, tb, acc), et)
         elif ra >= 3 and rb <= 2 and not ta:
             # b has no batch dims: the batch dims of a are more rows of one 2-D product.
             r = _matmul_2d(_collapse(a, [list(range(ra - 1)), [ra - 1]]), b, False, tb, acc)
@@ -489,9 +522,72 @@ def _hw_pads(pads: list[int]) -> tuple[list[int], list[int]]:
     return [0, 0, top, left], [0, 0, bottom, right]
 
 
+#: Largest im2col buffer (bytes) a conv2d is lowered through; beyond it the named convolution is kept.
+IM2COL_MAX_BYTES = 64 * 2**20
+
+
+def _im2col_fits(xp: ir.Value, w: ir.Value, rt: ir.RankedTensorType) -> bool:
+    """Static shapes and an im2col buffer (C*KH*KW x N*OH*OW, 4 bytes each) of at most ``IM2COL_MAX_BYTES``."""
+    xt, wt = ir.RankedTensorType(xp.type), ir.RankedTensorType(w.type)
+    if not (xt.has_static_shape and wt.has_static_shape and rt.has_static_shape):
+        return False
+    n, _, oh, ow = rt.shape
+    _, c, kh, kw = wt.shape
+    return c * kh * kw * n * oh * ow * 4 <= IM2COL_MAX_BYTES
+
+
+def _conv_as_matmul(
+    xp: ir.Value,
+    w: ir.Value,
+    rt: ir.RankedTensorType,
+    kernel: list[int],
+    strides: list[int],
+    dilations: list[int],
+    acc: ir.Type,
+) -> ir.Value:
+    """A plain convolution of the padded input as im2col + one contraction (static shapes).
+
+    ``linalg.conv_2d_nchw_fchw`` as loops has the reduction innermost (7
+    loops, strided reads), which LLVM does not vectorize.  Here a parallel
+    generic gathers the windows into ``cols[c, kh, kw, n, oh, ow] = xp[n, c,
+    oh * sh + kh * dh, ow * sw + kw * dw]`` (contiguous rows for stride 1),
+    and ``linalg.contract`` multiplies the weights as a ``[F, C*KH*KW]``
+    matrix with it, writing ``[N, F, OH, OW]`` directly; the runtime turns
+    that into a blocked matmul.  A 1x1 kernel with stride 1 reads the input
+    itself as the matrix (no gather).
+    """
+    n, f, oh, ow = rt.shape
+    c = ir.RankedTensorType(w.type).shape[1]
+    et = element_type(xp)
+    d = [ir.AffineDimExpr.get(i) for i in range(5)]
+    if kernel == [1, 1] and strides == [1, 1] and ir.RankedTensorType(xp.type).shape[2:] == [oh, ow]:
+        cols = xp  # [N, C, OH, OW]: reduction dim C
+        cols_map = ir.AffineMap.get(5, 0, [d[1], d[4], d[2], d[3]])
+    else:
+        kh, kw = kernel
+        loops = [ir.AffineDimExpr.get(i) for i in range(6)]  # c, kh, kw, n, oh, ow
+        row = loops[4] * strides[0] + loops[1] * dilations[0]
+        col = loops[5] * strides[1] + loops[2] * dilations[1]
+        gather = build_generic(
+            [ir.RankedTensorType.get([c, kh, kw, n, oh, ow], et)],
+            [xp],
+            [tensor.empty([c, kh, kw, n, oh, ow], et)],
+            [ir.AffineMap.get(6, 0, [loops[3], loops[0], row, col]), ir.AffineMap.get_identity(6)],
+            [PARALLEL] * 6,
+            lambda args: [args[0]],
+        )
+        cols = _collapse(gather.results[0], [[0, 1, 2], [3], [4], [5]])  # [C*KH*KW, N, OH, OW]
+        cols_map = ir.AffineMap.get(5, 0, [d[4], d[1], d[2], d[3]])
+    # loops: f, n, oh, ow, then the reduction k over C*KH*KW
+    weights = _collapse(w, [[0], [1, 2, 3]])
+    maps = [ir.AffineMap.get(5, 0, [d[0], d[4]]), cols_map, ir.AffineMap.get(5, 0, [d[1], d[0], d[2], d[3]])]
+    init = _filled([n, f, oh, ow], acc, 0)
+    return linalg.contract(weights, cols, outs=[init], indexing_maps=maps)
+
+
 @register_lowering("conv2d")
 def lower_conv2d(op: ir.Operation) -> bool:
-    """Zero padding and a named convolution (plain, depthwise or grouped), accumulating in f32."""
+    """Zero padding, then im2col + a contraction or a named convolution (depthwise, grouped), accumulating in f32."""
     x, w = op.operands
     xt, wt, rt = _ranked(x), _ranked(w), _ranked(op.results[0])
     if xt is None or wt is None or rt is None or not is_float(xt.element_type):
@@ -511,7 +607,9 @@ def lower_conv2d(op: ir.Operation) -> bool:
         oh, ow = _spatial_out(xp, rt, kernel, strides, dilations)
         n = _dim(x, 0)
         named = {"strides": strides, "dilations": dilations}
-        if groups == 1:
+        if groups == 1 and _im2col_fits(xp, w, rt):
+            r = _conv_as_matmul(xp, w, rt, kernel, strides, dilations, acc)
+        elif groups == 1:
             init = _filled([n, _dim(w, 0), oh, ow], acc, 0)
             r = linalg.conv_2d_nchw_fchw(xp, w, outs=[init], **named)
         elif i_static == 1 and o_static == groups:

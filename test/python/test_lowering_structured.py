@@ -191,8 +191,8 @@ MATMULS = [
     ((4, 3), (5, 4), True, True, "linalg.matmul"),
     ((2, 3, 4), (2, 4, 5), False, False, "linalg.batch_matmul"),
     ((2, 4, 3), (2, 5, 4), True, True, "linalg.batch_matmul"),
-    ((2, 2, 3, 4), (2, 2, 5, 4), False, True, "linalg.batch_matmul"),
-    ((2, 3, 4), (5, 4), False, True, "linalg.matmul"),  # batch dims of a become rows
+    ((2, 2, 3, 4), (2, 2, 5, 4), False, True, "linalg.contract"),  # static, several batch dims
+    ((2, 3, 4), (5, 4), False, True, "linalg.contract"),  # static, b without batch dims
     ((2, 4, 3), (4, 5), True, False, "linalg.generic"),
     ((2, 1, 3, 4), (3, 4, 5), False, False, "linalg.generic"),  # broadcast batch
     ((3, 4), (2, 4, 5), False, False, "linalg.generic"),
@@ -244,8 +244,8 @@ def test_matmul_dynamic(a: Shape, b: Shape, named: str, run: bool) -> None:
 
 CONVS = [
     # (x shape, w shape, strides, pads, dilations, groups, named op expected)
-    ((1, 3, 6, 6), (4, 3, 3, 3), [1, 1], [0, 0, 0, 0], [1, 1], 1, "linalg.conv_2d_nchw_fchw"),
-    ((2, 3, 7, 6), (4, 3, 3, 2), [2, 1], [1, 0, 2, 1], [1, 2], 1, "linalg.conv_2d_nchw_fchw"),
+    ((1, 3, 6, 6), (4, 3, 3, 3), [1, 1], [0, 0, 0, 0], [1, 1], 1, "linalg.contract"),  # static: im2col + matmul
+    ((2, 3, 7, 6), (4, 3, 3, 2), [2, 1], [1, 0, 2, 1], [1, 2], 1, "linalg.contract"),
     ((1, 4, 8, 8), (6, 2, 3, 3), [2, 1], [1, 1, 1, 1], [1, 2], 2, "linalg.conv_2d_ngchw_gfchw"),
     ((1, 4, 6, 6), (4, 1, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1], 4, "linalg.depthwise_conv_2d_nchw_chw"),
     ((1, 3, 6, 6), (6, 1, 3, 3), [2, 2], [1, 1, 0, 0], [1, 1], 3, "linalg.conv_2d_ngchw_gfchw"),  # multiplier 2

@@ -6,9 +6,9 @@
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops)' --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // RUN: not graphfuse-opt --split-input-file --fuse-kernel-loops %s 2>&1 | FileCheck %s --check-prefix=GRAPH
 // STATS: fuse-kernel-loops
-// STATS-NEXT: (S) 3 num-kernels
-// STATS-NEXT: (S) 14 num-loop-nests-before
-// STATS-NEXT: (S) 10 num-loop-nests-after
+// STATS-NEXT: (S) 6 num-kernels
+// STATS-NEXT: (S) 32 num-loop-nests-before
+// STATS-NEXT: (S) 27 num-loop-nests-after
 // GRAPH: error: fuse-kernel-loops: @chain_kernel still has graph ops; run graph-to-linalg first
 
 // An elementwise chain in a kernel: one linalg.generic.
@@ -75,4 +75,52 @@ func.func private @linear_kernel(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: 
   %1 = "graph.add"(%0, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
   %2 = "graph.relu"(%1) : (tensor<4x16xf32>) -> tensor<4x16xf32>
   return %2 : tensor<4x16xf32>
+}
+
+// -----
+
+// A rank-3 x rank-2 matmul with its bias, static shapes: the product is one linalg.contract with no reshape
+// around it, so nothing is pushed through it and it stays a contraction the runtime blocks as a 2-D matmul.
+// CHECK-LABEL: func.func private @linear_rank3_kernel
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         %[[P:.*]] = linalg.contract {{.*}} ins(%arg0, %arg1 : tensor<2x4x8xf32>, tensor<8x16xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[P]], %arg2 : tensor<2x4x16xf32>, tensor<16xf32>)
+// CHECK:           arith.addf
+// CHECK-NOT:     linalg.generic
+func.func private @linear_rank3_kernel(%x: tensor<2x4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<2x4x16xf32> attributes {graph.kernel} {
+  %0 = "graph.matmul_bias_add"(%x, %w, %b) : (tensor<2x4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+  return %0 : tensor<2x4x16xf32>
+}
+
+// -----
+
+// flash_attention in a kernel: the softmax's division stays its own loop nest before the second product
+// (elementwise fusion does not fuse producers into a named contraction, so nothing is recomputed per column).
+// CHECK-LABEL: func.func private @attention_kernel
+// CHECK:         linalg.contract {{.*}} ins(%arg0, %arg1 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>)
+// CHECK:           arith.subf
+// CHECK:         linalg.generic {{.*}} iterator_types = [{{.*}}"reduction"]
+// CHECK:         %[[P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4x8x8xf32>, tensor<2x4x8xf32>) outs(%{{.*}} : tensor<2x4x8x8xf32>) {
+// CHECK-NEXT:    ^bb0({{.*}}):
+// CHECK-NEXT:      arith.divf
+// CHECK-NEXT:      linalg.yield
+// CHECK-NOT:     linalg.generic
+// CHECK:         linalg.contract {{.*}} ins(%[[P]], %arg2 : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>)
+func.func private @attention_kernel(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32> attributes {graph.kernel} {
+  %0 = "graph.flash_attention"(%q, %k, %v) {scale = 0.25 : f64} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %0 : tensor<2x4x8x16xf32>
+}
+
+// -----
+
+// Why the product becomes a generic here: with dynamic rows the matmul is 2-D between a collapse_shape and an
+// expand_shape, and elementwise fusion pushes the expand_shape up through it (a generic contraction over
+// [?, 4, 16]); the runtime does not block dynamically shaped contractions.
+// CHECK-LABEL: func.func private @linear_dynamic_kernel
+// CHECK-NOT:     linalg.matmul
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%arg0, %arg1 : tensor<?x4x8xf32>, tensor<8x16xf32>)
+func.func private @linear_dynamic_kernel(%x: tensor<?x4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<?x4x16xf32> attributes {graph.kernel} {
+  %0 = "graph.matmul"(%x, %w) : (tensor<?x4x8xf32>, tensor<8x16xf32>) -> tensor<?x4x16xf32>
+  %1 = "graph.add"(%0, %b) : (tensor<?x4x16xf32>, tensor<16xf32>) -> tensor<?x4x16xf32>
+  return %1 : tensor<?x4x16xf32>
 }

@@ -1,26 +1,69 @@
-// graph-to-linalg lowers conv2d and the 2-D poolings to tensor.pad and named linalg ops
-// (conv_2d_nchw_fchw, depthwise_conv_2d_nchw_chw, conv_2d_ngchw_gfchw, pooling_nchw_max/sum) into
-// linalg.fill-initialised destinations; avg_pool2d then divides by the reference's window count.
+// graph-to-linalg lowers conv2d and the 2-D poolings to tensor.pad and linalg ops into
+// linalg.fill-initialised destinations: a plain conv2d with static shapes as im2col (a gathering
+// linalg.generic) + linalg.contract, which the runtime turns into a blocked matmul; other convolutions as
+// named ops (conv_2d_nchw_fchw, depthwise_conv_2d_nchw_chw, conv_2d_ngchw_gfchw); pooling_nchw_max/sum;
+// avg_pool2d then divides by the reference's window count.
 // RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | FileCheck %s
 // The result is plain upstream IR: mlir-opt parses and verifies it.
 // RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | mlir-opt --split-input-file | FileCheck %s --check-prefix=UPSTREAM
 
-// pads = [top, left, bottom, right] become low [0, 0, top, left] and high [0, 0, bottom, right].
+// pads = [top, left, bottom, right] become low [0, 0, top, left] and high [0, 0, bottom, right]. The windows
+// are gathered into cols[c, kh, kw, n, oh, ow] = padded[n, c, oh * 2 + kh, ow + kw] (strides [2, 1]), then
+// weights [F, C*KH*KW] x cols [C*KH*KW, N, OH, OW] -> [N, F, OH, OW].
+// CHECK-DAG: #[[GATHER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d4 * 2 + d1, d2 + d5)>
+// CHECK-DAG: #[[ID6:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4)>
+// CHECK-DAG: #[[COLS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d4, d1, d2, d3)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2, d3)>
 // CHECK-LABEL: func.func @conv
 // CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:    %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 0, 1] {
 // CHECK-NEXT:    ^bb0({{.*}}):
 // CHECK-NEXT:      tensor.yield %[[ZERO]] : f32
 // CHECK-NEXT:    } : tensor<1x3x8x8xf32> to tensor<1x3x9x10xf32>
+// CHECK-NEXT:    %[[E:.*]] = tensor.empty() : tensor<3x3x3x1x4x8xf32>
+// CHECK-NEXT:    %[[G:.*]] = linalg.generic {indexing_maps = [#[[GATHER]], #[[ID6]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<1x3x9x10xf32>) outs(%[[E]] : tensor<3x3x3x1x4x8xf32>)
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1, 2], [3], [4], [5]] : tensor<3x3x3x1x4x8xf32> into tensor<27x1x4x8xf32>
+// CHECK-NEXT:    %[[WM:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
 // CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x4x8xf32>)
-// CHECK-NEXT:    %[[R:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[P]], %arg1 : tensor<1x3x9x10xf32>, tensor<4x3x3x3xf32>) outs(%[[INIT]] : tensor<1x4x4x8xf32>)
+// CHECK-NEXT:    %[[R:.*]] = linalg.contract indexing_maps = [#[[W]], #[[COLS]], #[[OUT]]] ins(%[[WM]], %[[C]] : tensor<4x27xf32>, tensor<27x1x4x8xf32>) outs(%[[INIT]] : tensor<1x4x4x8xf32>)
 // CHECK-NEXT:    return %[[R]]
 // CHECK-NOT:     graph.
 // UPSTREAM-LABEL: func.func @conv
-// UPSTREAM:         linalg.conv_2d_nchw_fchw
+// UPSTREAM:         linalg.contract
 func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x8xf32> {
   %0 = "graph.conv2d"(%x, %w) {dilations = array<i64: 1, 1>, groups = 1 : i64, pads = array<i64: 1, 1, 0, 1>, strides = array<i64: 2, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x8xf32>
   return %0 : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// 1x1, stride 1, no padding: the input itself is the [C, N, H*W] operand, nothing is gathered.
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4)>
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d2, d3)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2, d3)>
+// CHECK-LABEL: func.func @conv_1x1
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[WM:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<4x3x1x1xf32> into tensor<4x3xf32>
+// CHECK:         %[[INIT:.*]] = linalg.fill
+// CHECK-NEXT:    linalg.contract indexing_maps = [#[[W]], #[[X]], #[[OUT]]] ins(%[[WM]], %arg0 : tensor<4x3xf32>, tensor<2x3x8x8xf32>) outs(%[[INIT]] : tensor<2x4x8x8xf32>)
+// UPSTREAM-LABEL: func.func @conv_1x1
+func.func @conv_1x1(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x1x1xf32>) -> tensor<2x4x8x8xf32> {
+  %0 = "graph.conv2d"(%x, %w) : (tensor<2x3x8x8xf32>, tensor<4x3x1x1xf32>) -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// Why no im2col: a dynamic batch (the gathered buffer would have a dynamic size): the named convolution.
+// CHECK-LABEL: func.func @conv_dynamic
+// CHECK-NOT:     linalg.contract
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}} ins(%arg0, %arg1 : tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) outs(%{{.*}} : tensor<?x4x6x6xf32>)
+// UPSTREAM-LABEL: func.func @conv_dynamic
+// UPSTREAM:         linalg.conv_2d_nchw_fchw
+func.func @conv_dynamic(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x6x6xf32> {
+  %0 = "graph.conv2d"(%x, %w) : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x6x6xf32>
+  return %0 : tensor<?x4x6x6xf32>
 }
 
 // -----

@@ -56,16 +56,49 @@ func.func @bmm_f16_transpose_a(%a: tensor<2x8x4xf16>, %b: tensor<2x8x16xf16>) ->
 
 // -----
 
-// b without batch dims: the batch dims of a are more rows of one linalg.matmul.
+// b without batch dims, static shapes: one linalg.contract, no reshape around it (fuse-kernel-loops would
+// push one through the product and make it a generic contraction); the runtime collapses a's batch dims
+// into the rows of one blocked matmul.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[BT:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @linear
-// CHECK:         %[[A:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<2x8x4xf32> into tensor<16x4xf32>
-// CHECK:         %[[R:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[A]], %arg1 : tensor<16x4xf32>, tensor<16x4xf32>) outs(%{{.*}} : tensor<16x16xf32>)
-// CHECK-NEXT:    %[[X:.*]] = tensor.expand_shape %[[R]] {{\[}}[0, 1], [2]] output_shape [2, 8, 16] : tensor<16x16xf32> into tensor<2x8x16xf32>
-// CHECK-NEXT:    return %[[X]]
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x8x16xf32>)
+// CHECK-NEXT:    %[[R:.*]] = linalg.contract indexing_maps = [#[[A]], #[[BT]], #[[C]]] ins(%arg0, %arg1 : tensor<2x8x4xf32>, tensor<16x4xf32>) outs(%[[INIT]] : tensor<2x8x16xf32>)
+// CHECK-NEXT:    return %[[R]]
 // UPSTREAM-LABEL: func.func @linear
+// UPSTREAM:         linalg.contract
 func.func @linear(%a: tensor<2x8x4xf32>, %b: tensor<16x4xf32>) -> tensor<2x8x16xf32> {
   %0 = "graph.matmul"(%a, %b) {transpose_b = true} : (tensor<2x8x4xf32>, tensor<16x4xf32>) -> tensor<2x8x16xf32>
   return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// Dynamic rows: the batch dims of a are collapsed into the rows of one linalg.matmul and expanded back.
+// CHECK-LABEL: func.func @linear_dynamic
+// CHECK:         %[[A:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<?x8x4xf32> into tensor<?x4xf32>
+// CHECK:         %[[R:.*]] = linalg.matmul ins(%[[A]], %arg1 : tensor<?x4xf32>, tensor<4x16xf32>) outs(%{{.*}} : tensor<?x16xf32>)
+// CHECK:         tensor.expand_shape %[[R]] {{\[}}[0, 1], [2]] output_shape [%{{.*}}, 8, 16] : tensor<?x16xf32> into tensor<?x8x16xf32>
+// UPSTREAM-LABEL: func.func @linear_dynamic
+func.func @linear_dynamic(%a: tensor<?x8x4xf32>, %b: tensor<4x16xf32>) -> tensor<?x8x16xf32> {
+  %0 = "graph.matmul"(%a, %b) : (tensor<?x8x4xf32>, tensor<4x16xf32>) -> tensor<?x8x16xf32>
+  return %0 : tensor<?x8x16xf32>
+}
+
+// -----
+
+// Two batch dims, static: one linalg.contract over both (transpose_b in its map).
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[BT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @attention_scores
+// CHECK:         linalg.contract indexing_maps = [#[[A]], #[[BT]], #[[C]]] ins(%arg0, %arg1 : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) outs(%{{.*}} : tensor<2x4x8x8xf32>)
+// UPSTREAM-LABEL: func.func @attention_scores
+func.func @attention_scores(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>) -> tensor<2x4x8x8xf32> {
+  %0 = "graph.matmul"(%q, %k) {transpose_b = true} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
 }
 
 // -----

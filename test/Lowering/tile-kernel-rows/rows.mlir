@@ -42,15 +42,27 @@ func.func private @add_rms_norm_kernel(%x: tensor<8x32xf32>, %r: tensor<8x32xf32
 
 // -----
 
-// Negative cases: an elementwise kernel, a kernel with a matmul, and a function that is not a kernel.
+// Negative cases: an elementwise kernel, a kernel with a convolution the rows would have to cut (a named
+// op other than a matmul or contraction), and a function that is not a kernel. A kernel with a matmul is
+// tiled, the matmul left whole before the row loop (it is not fused into it: per row it would be a
+// matrix-vector product the runtime cannot block).
 // LOG: tile-kernel-rows: @elementwise_kernel is not tiled: it has no reduction (LLVM vectorizes elementwise loops)
-// LOG: tile-kernel-rows: @matmul_kernel is not tiled: it holds linalg.matmul
+// LOG: tile-kernel-rows: @matmul_kernel: 1 result loop(s) by rows of 16, vectorized
+// LOG: tile-kernel-rows: @depthwise_kernel is not tiled: it holds linalg.depthwise_conv_2d_nchw_chw
 // CHECK-LABEL: func.func private @elementwise_kernel
 // CHECK-NOT:     scf.for
 // CHECK:         linalg.generic
 // CHECK-LABEL: func.func private @matmul_kernel
 // CHECK-NOT:     scf.for
-// CHECK:         linalg.matmul
+// CHECK:         %[[MM:.*]] = linalg.matmul ins(%arg0, %arg1 : tensor<8x32xf32>, tensor<32x16xf32>)
+// CHECK-NEXT:    scf.for
+// CHECK:           tensor.extract_slice %[[MM]][%{{.*}}, 0] [1, 16] [1, 1]
+// CHECK:           vector.reduction <maximumf>
+// CHECK-NOT:       linalg.matmul
+// CHECK:           scf.yield
+// CHECK-LABEL: func.func private @depthwise_kernel
+// CHECK-NOT:     scf.for
+// CHECK:         linalg.depthwise_conv_2d_nchw_chw
 // CHECK-LABEL: func.func @not_a_kernel
 // CHECK-NOT:     scf.for
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
@@ -62,6 +74,11 @@ func.func private @matmul_kernel(%x: tensor<8x32xf32>, %w: tensor<32x16xf32>) ->
   %0 = "graph.matmul"(%x, %w) {transpose_a = false, transpose_b = false} : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>
   %1 = "graph.softmax"(%0) {axis = -1 : i64} : (tensor<8x16xf32>) -> tensor<8x16xf32>
   return %1 : tensor<8x16xf32>
+}
+func.func private @depthwise_kernel(%x: tensor<1x4x6x6xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> attributes {graph.kernel} {
+  %0 = "graph.conv2d"(%x, %w) {groups = 4 : i64} : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %1 = "graph.softmax"(%0) {axis = -1 : i64} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %1 : tensor<1x4x4x4xf32>
 }
 func.func @not_a_kernel(%x: tensor<8x32xf32>) -> tensor<8x32xf32> {
   %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32>

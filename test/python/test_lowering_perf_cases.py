@@ -1,0 +1,226 @@
+"""The lowering forms behind bench/lowering_cases.py: numerics against the reference interpreter (not timing).
+
+- batched matmuls with static shapes are ``linalg.contract`` ops (no reshape for kernel loop fusion to push
+  through), turned by the runtime into collapsed, transposed where needed, blocked ``linalg.matmul`` /
+  ``batch_matmul`` ops, generic contractions included;
+- conv2d (groups 1, static shapes) is im2col + one contraction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mlir import ir
+
+import graphfuse
+from graphfuse.dialect.builder import GraphBuilder
+from graphfuse.lowering import structured_ops
+from graphfuse.lowering.contraction import block_contractions
+from graphfuse.lowering.runtime import compile_linalg
+
+TOLERANCE = {"f32": (1e-5, 1e-4), "f16": (2e-3, 2e-2)}  # rtol, atol (relative to the largest magnitude)
+
+
+def assert_close(want: np.ndarray, got: np.ndarray, dtype: str) -> None:
+    assert got.shape == want.shape and got.dtype == want.dtype
+    w, g = want.astype(np.float64), got.astype(np.float64)
+    rtol, atol = TOLERANCE[dtype]
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol * max(1.0, float(np.abs(w).max())))
+
+
+def compile_and_compare(module_builder, shapes: list[tuple[int, ...]], dtype: str = "f32") -> list[str]:
+    """Compile at opt levels 0 and 2, compare both with the reference interpreter; returns the linalg texts."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float16 if dtype == "f16" else np.float32) for s in shapes]
+    texts = []
+    for level in (0, 2):
+        exe = graphfuse.compile(module_builder(), opt_level=level)
+        (want,) = exe.reference(*arrays)
+        (got,) = exe(*arrays)
+        assert_close(want, got, dtype)
+        texts.append(str(exe.linalg))
+    return texts
+
+
+# --------------------------------------------------------------------------
+# matmul: rank-3 x rank-2 with an epilogue, 4-D batches, flash attention.
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_linear_bias(dtype: str, transpose_b: bool) -> None:
+    def build():
+        b = GraphBuilder("f")
+        x = b.arg((2, 8, 16), dtype)
+        w = b.arg((24, 16) if transpose_b else (16, 24), dtype)
+        bias = b.arg((24,), dtype)
+        b.ret(b.add(b.matmul(x, w, transpose_b=transpose_b), bias))
+        return b.module
+
+    shapes = [(2, 8, 16), (24, 16) if transpose_b else (16, 24), (24,)]
+    _, fused = compile_and_compare(build, shapes, dtype)
+    # no reshape around the product: kernel loop fusion has nothing to push through it
+    assert "linalg.contract" in fused and "tensor.expand_shape" not in fused
+
+
+@pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True), (True, True)])
+def test_batched_4d_matmul(ta: bool, tb: bool) -> None:
+    a_shape = (2, 3, 5, 4) if ta else (2, 3, 4, 5)
+    b_shape = (2, 3, 6, 5) if tb else (2, 3, 5, 6)
+
+    def build():
+        b = GraphBuilder("f")
+        x, y = b.arg(a_shape), b.arg(b_shape)
+        b.ret(b.relu(b.matmul(x, y, transpose_a=ta, transpose_b=tb)))
+        return b.module
+
+    compile_and_compare(build, [a_shape, b_shape])
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+@pytest.mark.parametrize("with_mask", [True, False])
+def test_flash_attention(dtype: str, with_mask: bool) -> None:
+    q_shape, mask_shape = (2, 3, 8, 4), (2, 1, 1, 8)
+
+    def build():
+        b = GraphBuilder("f")
+        q, k, v = (b.arg(q_shape, dtype) for _ in range(3))
+        mask = [b.arg(mask_shape, dtype)] if with_mask else []
+        b.ret(b.flash_attention(q, k, v, *mask, scale=0.5))
+        return b.module
+
+    _, fused = compile_and_compare(build, [q_shape] * 3 + ([mask_shape] if with_mask else []), dtype)
+    # the softmax stays out of the second product's loop nest: both products are named contractions,
+    # and the softmax between them is tiled by rows and vectorized
+    assert fused.count("linalg.contract") == 2
+    assert "scf.for" in fused and "vector.reduction <maximumf>" in fused
+
+
+# --------------------------------------------------------------------------
+# The runtime's contraction rewrite, on IR directly.
+
+CONTRACTIONS = [
+    # (A shape, B shape, C shape, A map, B map, C map) over loop dims d0..
+    ((2, 8, 16), (16, 24), (2, 8, 24), "(d0, d1, d3)", "(d3, d2)", "(d0, d1, d2)"),  # rows from a batch dim
+    ((2, 3, 8, 4), (2, 3, 4, 6), (2, 3, 8, 6), "(d0, d1, d2, d4)", "(d0, d1, d4, d3)", "(d0, d1, d2, d3)"),
+    ((2, 3, 8, 4), (2, 3, 6, 4), (2, 3, 8, 6), "(d0, d1, d2, d4)", "(d0, d1, d3, d4)", "(d0, d1, d2, d3)"),  # B^T
+    ((5, 12), (12, 2, 3, 4), (2, 5, 3, 4), "(d0, d4)", "(d4, d1, d2, d3)", "(d1, d0, d2, d3)"),  # conv: C transposed
+    ((5, 12), (12, 1, 3, 4), (1, 5, 3, 4), "(d0, d4)", "(d4, d1, d2, d3)", "(d1, d0, d2, d3)"),  # a unit dim
+]
+
+
+def _contraction_module(a, b, c, a_map, b_map, c_map, op: str) -> str:
+    loops = max(int(ch) for m in (a_map, b_map, c_map) for ch in m if ch.isdigit()) + 1
+    dims = ", ".join(f"d{i}" for i in range(loops))
+    types = ["tensor<" + "x".join(map(str, s)) + "xf32>" for s in (a, b, c)]
+    maps = ", ".join(f"affine_map<({dims}) -> {m}>" for m in (a_map, b_map, c_map))
+    if op == "contract":
+        body = f"linalg.contract indexing_maps = [{maps}] ins(%a, %b : {types[0]}, {types[1]}) outs(%z : {types[2]})"
+        body += f" -> {types[2]}"
+    else:
+        iterators = ", ".join('"parallel"' if f"d{i}" in c_map else '"reduction"' for i in range(loops))
+        body = (
+            f"linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iterators}]}} "
+            f"ins(%a, %b : {types[0]}, {types[1]}) outs(%z : {types[2]}) {{\n"
+            "    ^bb0(%x: f32, %y: f32, %acc: f32):\n"
+            + (
+                "      %q = arith.divf %x, %y : f32\n      %p = arith.mulf %q, %y : f32\n"
+                if op == "prologue"
+                else "      %p = arith.mulf %x, %y : f32\n"
+            )
+            + "      %s = arith.addf %acc, %p : f32\n      linalg.yield %s : f32\n"
+            f"    }} -> {types[2]}"
+        )
+    return (
+        f"func.func @f(%a: {types[0]}, %b: {types[1]}) -> {types[2]} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {types[2]}\n"
+        f"  %z = linalg.fill ins(%zero : f32) outs(%e : {types[2]}) -> {types[2]}\n"
+        f"  %r = {body}\n"
+        f"  return %r : {types[2]}\n}}"
+    )
+
+
+def _einsum(a_map: str, b_map: str, c_map: str) -> str:
+    letters = {f"d{i}": "abcdefgh"[i] for i in range(8)}
+    return ",".join("".join(letters[d.strip()] for d in m.strip("()").split(",")) for m in (a_map, b_map)) + (
+        "->" + "".join(letters[d.strip()] for d in c_map.strip("()").split(","))
+    )
+
+
+@pytest.mark.parametrize("op", ["contract", "generic"])
+@pytest.mark.parametrize(("a", "b", "c", "a_map", "b_map", "c_map"), CONTRACTIONS)
+def test_contractions_become_blocked_matmuls(op: str, a, b, c, a_map: str, b_map: str, c_map: str) -> None:
+    text = _contraction_module(a, b, c, a_map, b_map, c_map, op)
+    with ir.Context():
+        module = ir.Module.parse(text)
+        block_contractions(module)
+        rewritten = str(module)
+    assert "linalg.contract" not in rewritten
+    assert "scf.for" in rewritten, rewritten  # only named matmuls are blocked: the contraction became one
+    with ir.Context():
+        compiled = compile_linalg(ir.Module.parse(text), "f")
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal(a).astype(np.float32), rng.standard_normal(b).astype(np.float32)
+    (got,) = compiled(x, y)
+    np.testing.assert_allclose(got, np.einsum(_einsum(a_map, b_map, c_map), x, y), rtol=1e-5, atol=1e-4)
+
+
+def test_contraction_with_a_prologue_is_left_alone() -> None:
+    """A generic whose body is more than multiply-add (an elementwise producer fused in) is not a matmul."""
+    a, b, c, a_map, b_map, c_map = CONTRACTIONS[0]
+    text = _contraction_module(a, b, c, a_map, b_map, c_map, "prologue")
+    with ir.Context():
+        module = ir.Module.parse(text)
+        block_contractions(module)
+        rewritten = str(module)
+    assert "arith.divf" in rewritten and "linalg.matmul" not in rewritten and "scf.for" not in rewritten
+
+
+# --------------------------------------------------------------------------
+# conv2d as im2col + matmul.
+
+CONVS = [
+    # (x shape, w shape, strides, pads, dilations)
+    ((1, 8, 10, 10), (6, 8, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1]),
+    ((2, 4, 9, 7), (5, 4, 3, 3), [2, 2], [1, 1, 1, 1], [1, 1]),
+    ((1, 6, 8, 8), (4, 6, 1, 1), [1, 1], [0, 0, 0, 0], [1, 1]),  # 1x1: the input is the matrix
+    ((2, 6, 8, 8), (4, 6, 1, 1), [2, 2], [0, 0, 0, 0], [1, 1]),  # 1x1 stride 2: gathered
+    ((1, 3, 9, 8), (4, 3, 3, 2), [2, 1], [1, 0, 2, 1], [2, 1]),  # asymmetric pads, dilation
+]
+
+
+@pytest.mark.parametrize(("x", "w", "strides", "pads", "dilations"), CONVS)
+def test_conv2d_im2col(x, w, strides: list[int], pads: list[int], dilations: list[int]) -> None:
+    def build():
+        b = GraphBuilder("f")
+        xs, ws = b.arg(x), b.arg(w)
+        b.ret(b.relu(b.conv2d(xs, ws, strides=strides, pads=pads, dilations=dilations)))
+        return b.module
+
+    unfused, fused = compile_and_compare(build, [x, w])
+    for text in (unfused, fused):
+        assert "linalg.contract" in text and "conv_2d" not in text
+
+
+def test_conv2d_f16_im2col() -> None:
+    def build():
+        b = GraphBuilder("f")
+        xs, ws = b.arg((1, 4, 6, 6), "f16"), b.arg((4, 4, 3, 3), "f16")
+        b.ret(b.conv2d(xs, ws, pads=[1, 1, 1, 1]))
+        return b.module
+
+    compile_and_compare(build, [(1, 4, 6, 6), (4, 4, 3, 3)], "f16")
+
+
+def test_conv2d_over_the_im2col_limit_keeps_the_named_op(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(structured_ops, "IM2COL_MAX_BYTES", 0)
+
+    def build():
+        b = GraphBuilder("f")
+        xs, ws = b.arg((1, 4, 6, 6)), b.arg((4, 4, 3, 3))
+        b.ret(b.conv2d(xs, ws, pads=[1, 1, 1, 1]))
+        return b.module
+
+    unfused, _ = compile_and_compare(build, [(1, 4, 6, 6), (4, 4, 3, 3)])
+    assert "linalg.conv_2d_nchw_fchw" in unfused and "linalg.contract" not in unfused
