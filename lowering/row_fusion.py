@@ -123,6 +123,8 @@ def _candidate_roots(func_op: ir.Operation) -> tuple[list[ir.Operation], str | N
         for value in (*op.operands, *op.results):
             if isinstance(value.type, ir.RankedTensorType) and not ir.RankedTensorType(value.type).has_static_shape:
                 return [], "it has dynamic shapes"
+            if isinstance(value.type, ir.RankedTensorType) and 0 in ir.RankedTensorType(value.type).shape:
+                return [], "it has a zero-size dimension"  # linalg tiling asserts on empty loops
         if op.name == "linalg.generic" and "reduction" in _iterators(op):
             iterators = _iterators(op)
             if len(op.operands) - len(op.results) != 1:

@@ -1,6 +1,5 @@
 // The lowering passes run directly on a zero-size graph: tile-kernel-rows must leave the kernel untiled (with a
 // reason in its log), not abort.
-// XFAIL: tile-kernel-rows (lowering/row_fusion.py) asserts in linalg tiling on a zero-size dimension: SIGABRT
 // COMMAND: graphfuse-opt %s --pass-pipeline=builtin.module(graph-kernel-fusion,outline-fused-ops,graph-to-linalg,fuse-kernel-loops,tile-kernel-rows)
 // EXIT: 0
 func.func @f(%a: tensor<4x0xf32>, %g: tensor<0xf32>, %b: tensor<0xf32>) -> tensor<4x0xf32> {
