@@ -495,7 +495,7 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         else:
             func.attributes["sym_visibility"] = visibility
         _erase_self_copies(func)
-        _drop_results_in_outputs(func, len(inputs))
+        _drop_results_in_outputs(func, len(inputs), len(outputs))
         workspace = _hoist_allocations(func)
         check_fits_in_memory(
             [*((f"result {k} {s.type_str}", spec_bytes(s)) for k, s in enumerate(outputs)),
@@ -529,11 +529,15 @@ def store_booleans_as_bytes(module: ir.Module) -> None:
     """Retype every boolean tensor (``tensor<...xi1>``) in the module as ``tensor<...xi8>`` holding 0 or 1.
 
     LLVM 22's memref lowering aborts on ``memref<...xi1>`` stores, and numpy
-    keeps booleans in bytes anyway.  Values stay i1 inside linalg bodies: a
-    body reading a byte truncates it (``arith.trunci``), a body producing a
-    boolean result zero-extends it (``arith.extui``).  Boolean constants are
-    rebuilt as byte constants.  Ops with regions other than linalg ops are
-    refused when they touch a boolean tensor.
+    keeps booleans in bytes anyway.  Values stay i1 inside linalg bodies and
+    in vectors and scalars: a body reading a byte truncates it
+    (``arith.trunci``), a body producing a boolean result zero-extends it
+    (``arith.extui``); so do the ops moving elements between a tensor and a
+    vector or scalar (``vector.transfer_read``/``transfer_write``,
+    ``tensor.extract``/``insert``...), as row tiling and vectorization leave
+    them.  Boolean constants are rebuilt as byte constants.  Loops (``scf``)
+    carry the byte tensors; other ops with regions are refused when they
+    touch a boolean tensor.
     """
     from graphfuse.dialect.constants import array_to_attr, attr_to_array
 
@@ -560,13 +564,17 @@ def store_booleans_as_bytes(module: ir.Module) -> None:
                 if wide is not None:
                     result.set_type(wide)
                     changed = True
+            element_access = _BOOLEAN_ELEMENT_ACCESS.get(op.name)
+            if element_access is not None:
+                element_access(op, i1, i8)
             if not len(op.regions):
                 continue
-            if not op.name.startswith("linalg."):
-                if changed:
-                    raise GraphfuseError(f"boolean tensors through '{op.name}' are not supported by the CPU runtime")
-                continue
-            _retype_linalg_body(op, i1, i8)
+            if op.name.startswith("linalg."):
+                _retype_linalg_body(op, i1, i8)
+            elif op.name.startswith("scf."):
+                _retype_region_tensors(op)
+            elif changed or _retype_region_tensors(op, dry_run=True):
+                raise GraphfuseError(f"boolean tensors through '{op.name}' are not supported by the CPU runtime")
         ret = entry_block.operations[len(entry_block.operations) - 1]
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         inputs = [a.type for a in entry_block.arguments]
@@ -576,6 +584,110 @@ def store_booleans_as_bytes(module: ir.Module) -> None:
         module.operation.verify()
     except ir.MLIRError as e:
         raise GraphfuseError(f"storing booleans as bytes failed: {e}") from None
+
+
+def _retype_region_tensors(op: ir.Operation, dry_run: bool = False) -> bool:
+    """Retype the boolean tensor block arguments of ``op``'s regions (a loop's iter_args) as byte tensors.
+
+    Returns whether there were any; ``dry_run`` only looks.
+    """
+    found = False
+    for region in op.regions:
+        for block in region.blocks:
+            for arg in block.arguments:
+                wide = _bytes_type(arg.type)
+                if wide is not None:
+                    found = True
+                    if not dry_run:
+                        arg.set_type(wide)
+    return found
+
+
+def _is_boolean(value: ir.Value, i1: ir.Type) -> bool:
+    """An i1 scalar or a vector of i1."""
+    t = value.type
+    if isinstance(t, ir.VectorType):
+        return ir.VectorType(t).element_type == i1
+    return t == i1
+
+
+def _byte_version(t: ir.Type, i8: ir.Type) -> ir.Type:
+    """i8 for i1, vector<...xi8> for vector<...xi1>."""
+    if isinstance(t, ir.VectorType):
+        vt = ir.VectorType(t)
+        return ir.VectorType.get(vt.shape, i8, scalable=vt.scalable_dims)
+    return i8
+
+
+def _widen_operand(op: ir.Operation, number: int, i1: ir.Type, i8: ir.Type) -> None:
+    """Zero-extend operand ``number`` (an i1 scalar or vector) to bytes where ``op`` stores it into a byte tensor."""
+    from mlir.dialects import arith
+
+    value = op.operands[number]
+    if not _is_boolean(value, i1):
+        return
+    with ir.InsertionPoint(op), op.location:
+        op.operands[number] = arith.extui(_byte_version(value.type, i8), value)
+
+
+def _narrow_result(op: ir.Operation, i1: ir.Type, i8: ir.Type) -> None:
+    """Make ``op``'s i1 (scalar or vector) result, loaded from a byte tensor, a byte one truncated after ``op``."""
+    from mlir.dialects import arith
+
+    result = op.results[0]
+    if not _is_boolean(result, i1):
+        return
+    boolean_type = result.type
+    result.set_type(_byte_version(boolean_type, i8))
+    with ir.InsertionPoint.after(op), op.location:
+        narrow = arith.trunci(boolean_type, result)
+    result.replace_all_uses_except(narrow, narrow.owner.operation)
+
+
+def _reads_bytes(op: ir.Operation, i8: ir.Type) -> bool:
+    source = op.operands[0].type
+    return isinstance(source, ir.ShapedType) and ir.ShapedType(source).element_type == i8
+
+
+def _transfer_read(op: ir.Operation, i1: ir.Type, i8: ir.Type) -> None:
+    """``vector.transfer_read`` of a byte tensor into an i1 vector: read bytes (padding too), then truncate."""
+    if not _reads_bytes(op, i8) or not _is_boolean(op.results[0], i1):
+        return
+    padding = next(k for k, operand in enumerate(op.operands) if operand.type == i1)  # the mask is a vector
+    _widen_operand(op, padding, i1, i8)
+    _narrow_result(op, i1, i8)
+
+
+def _extract(op: ir.Operation, i1: ir.Type, i8: ir.Type) -> None:
+    """``tensor.extract`` of a byte tensor: extract the byte, then truncate."""
+    if _reads_bytes(op, i8):
+        _narrow_result(op, i1, i8)
+
+
+def _store_first_operand(op: ir.Operation, i1: ir.Type, i8: ir.Type) -> None:
+    """``vector.transfer_write`` / ``tensor.insert`` of an i1 value into a byte tensor: extend it first."""
+    dest = op.operands[1].type
+    if isinstance(dest, ir.ShapedType) and ir.ShapedType(dest).element_type == i8:
+        _widen_operand(op, 0, i1, i8)
+
+
+def _build_from_scalars(op: ir.Operation, i1: ir.Type, i8: ir.Type) -> None:
+    """``tensor.from_elements`` / ``tensor.splat`` of i1 scalars into a (now) byte tensor: extend each."""
+    if ir.ShapedType(op.results[0].type).element_type != i8:
+        return
+    for number in range(len(op.operands)):
+        _widen_operand(op, number, i1, i8)
+
+
+#: Ops that move boolean elements between a byte tensor and i1 scalars or vectors, and how each is rewritten.
+_BOOLEAN_ELEMENT_ACCESS = {
+    "vector.transfer_read": _transfer_read,
+    "vector.transfer_write": _store_first_operand,
+    "tensor.extract": _extract,
+    "tensor.insert": _store_first_operand,
+    "tensor.from_elements": _build_from_scalars,
+    "tensor.splat": _build_from_scalars,
+}
 
 
 def _retype_linalg_body(op: ir.Operation, i1: ir.Type, i8: ir.Type) -> None:
@@ -714,23 +826,28 @@ def _hoist_allocations(func) -> list[_ArgSpec]:
     return specs
 
 
-def _drop_results_in_outputs(func, n_inputs: int) -> None:
-    """Drop returned buffers that are the matching output argument (through ``scf.for`` results).
+def _drop_results_in_outputs(func, n_inputs: int, n_outputs: int) -> None:
+    """Drop returned buffers that are output arguments (through ``scf.for`` results).
 
     ``drop-equivalent-buffer-results`` does not see through a tiled loop whose
     iter_args start from the output buffer; the loop result is that buffer.
+    It may already have dropped other results (an argument copied into its
+    output buffer), so a returned value's position says nothing about its
+    output: what counts is that it is one of the output arguments, each of
+    which holds its result after the ``materialize_in_destination`` into it.
     """
     block = func.regions[0].blocks[0]
     ret = block.operations[len(block.operations) - 1]
     if ret.operation.name != "func.return" or not len(ret.operands):
         return
     keep = []
-    for k, value in enumerate(ret.operands):
-        while not isinstance(value.owner, ir.Block) and value.owner.name == "scf.for":
-            value = _destination_of(value)
-        in_place = isinstance(value.owner, ir.Block) and ir.BlockArgument(value).arg_number == n_inputs + k
+    for value in ret.operands:
+        buffer = _loop_result_buffer(value)
+        in_place = isinstance(buffer.owner, ir.Block) and buffer.owner == block and (
+            n_inputs <= ir.BlockArgument(buffer).arg_number < n_inputs + n_outputs
+        )
         if not in_place:
-            keep.append(ret.operands[k])
+            keep.append(value)
     if len(keep) == len(ret.operands):
         return
     with ret.location, ir.InsertionPoint(ret):
@@ -738,6 +855,22 @@ def _drop_results_in_outputs(func, n_inputs: int) -> None:
     ret.operation.erase()
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(ftype.inputs), [v.type for v in keep]))
+
+
+def _loop_result_buffer(value: ir.Value) -> ir.Value:
+    """The buffer a bufferized ``scf.for`` result is: its iter_args init, where the body yields that buffer back.
+
+    Followed through nested loops (a loop nest yields its inner loop's result); any other value is returned as it is.
+    """
+    while not isinstance(value.owner, ir.Block) and value.owner.name == "scf.for":
+        loop = value.owner.operation
+        index = ir.OpResult(value).result_number
+        body = loop.regions[0].blocks[0]
+        yielded = body.operations[len(body.operations) - 1].operands[index]
+        if _loop_result_buffer(yielded) != body.arguments[1 + index]:  # induction variable, then the iter_args
+            break
+        value = loop.operands[3 + index]
+    return value
 
 
 def _erase_self_copies(func) -> None:

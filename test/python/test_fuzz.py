@@ -68,10 +68,7 @@ def test_fused_graph_matches_the_reference(case, switch_set: SwitchSet) -> None:
 
 #: Known, open compile bugs the compiled property filters, each by its exact message; the regression tests at the
 #: end of this file and in test/Fuzz/ pin them (remove an entry when its fix lands).
-KNOWN_COMPILE_BUGS = (
-    "could not be written in place into the output buffers",  # test_compile_returns_*
-    "storing booleans as bytes failed",  # test/Fuzz/boolean-result-of-unit-shapes.mlir
-)
+KNOWN_COMPILE_BUGS: tuple[str, ...] = ()
 
 
 @fuzz_settings(25)
@@ -194,8 +191,6 @@ def _compile_and_compare(module, inputs: list[np.ndarray], opt_level: int) -> No
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="lowering/runtime: a returned argument next to a kernel's result cannot be "
-                                       "written in place into the output buffers")
 def test_compile_returns_an_argument_next_to_a_kernel_result() -> None:
     b = graphfuse.GraphBuilder("f")
     x, y = b.arg((3,)), b.arg((6, 4))
@@ -205,8 +200,6 @@ def test_compile_returns_an_argument_next_to_a_kernel_result() -> None:
                                     rng.normal(size=(6, 4)).astype(np.float32)], opt_level=1)
 
 
-@pytest.mark.xfail(strict=True, reason="lowering/runtime: an add CSE'd with add_rms_norm's sum is returned twice "
-                                       "and cannot be written in place into the output buffers")
 def test_compile_returns_an_add_equal_to_a_fused_sum() -> None:
     b = graphfuse.GraphBuilder("f")
     a, c, gamma = b.arg((2, 4)), b.arg((2, 4)), b.arg((4,))
@@ -219,8 +212,6 @@ def test_compile_returns_an_add_equal_to_a_fused_sum() -> None:
     _compile_and_compare(b.module, inputs, opt_level=1)
 
 
-@pytest.mark.xfail(strict=True, reason="lowering/runtime: a stitched row-reduction kernel with an i1 result carries "
-                                       "a boolean tensor through scf.for, which the CPU runtime refuses")
 def test_compile_row_reduction_with_a_boolean_result_at_opt_level_3() -> None:
     b = graphfuse.GraphBuilder("f")
     x = b.arg((3, 8))
