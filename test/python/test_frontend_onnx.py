@@ -236,8 +236,6 @@ EXCLUDED: dict[str, Gap] = {
 
 #: Cases the reference interpreter passes but the compiled CPU path cannot run, with the runtime's error.
 _EMPTY_TENSORS = Gap("zero-size tensors: the CPU code generator does not compile them", "has a zero-size dimension")
-_BOOLEAN_ROWS = Gap("the CPU runtime cannot tile a row reduction with a boolean result",
-                    "boolean tensors through 'scf.for' are not supported")
 COMPILED_EXCLUDED: dict[str, Gap] = {
     **dict.fromkeys([
         "test_castlike_BFLOAT16_to_FLOAT", "test_castlike_FLOAT16_to_FLOAT", "test_castlike_FLOAT_to_BFLOAT16",
@@ -253,10 +251,6 @@ COMPILED_EXCLUDED: dict[str, Gap] = {
         "test_reduce_log_sum_empty_set_expanded", "test_reduce_sum_square_empty_set_expanded",
     ], _EMPTY_TENSORS),
 }
-#: Compiled-path gaps that do not reproduce run to run: whether the runtime tiles these boolean reductions by rows
-#: (and fails) varies between processes.  Each must pass or fail with exactly this error.
-COMPILED_UNSTABLE: dict[str, Gap] = dict.fromkeys(["test_reduce_max_bool_inputs", "test_reduce_min_bool_inputs"],
-                                                  _BOOLEAN_ROWS)
 
 
 # --------------------------------------------------------------------------
@@ -324,7 +318,7 @@ def _op_type(name: str) -> str:
 def _compiled_subset_ci() -> list[str]:
     first: dict[str, str] = {}
     for name in CASES:
-        if name not in EXCLUDED and name not in COMPILED_EXCLUDED and name not in COMPILED_UNSTABLE:
+        if name not in EXCLUDED and name not in COMPILED_EXCLUDED:
             first.setdefault(_op_type(name), name)
     return sorted(first.values())
 
@@ -401,14 +395,8 @@ def test_backend_model_case_reference(name: str) -> None:
 @pytest.mark.parametrize("name", _compiled_subset())
 def test_backend_case_compiled(name: str) -> None:
     gap = COMPILED_EXCLUDED.get(name)
-    unstable = COMPILED_UNSTABLE.get(name)
     if gap is not None:
         _expect_gap(name, gap, compiled=True)
-    elif unstable is not None:
-        try:
-            _run_case(name, compiled=True)
-        except GraphfuseError as error:
-            assert unstable.error in str(error), f"{name} fails for another reason than '{unstable.reason}': {error}"
     else:
         _run_case(name, compiled=True)
 
@@ -416,9 +404,7 @@ def test_backend_case_compiled(name: str) -> None:
 def test_exclusions_name_existing_cases_and_every_claimed_op_has_cases() -> None:
     assert sorted(set(EXCLUDED) - set(ALL_CASES)) == []
     assert sorted(set(COMPILED_EXCLUDED) - set(ALL_CASES)) == []
-    assert sorted(set(COMPILED_UNSTABLE) - set(ALL_CASES)) == []
-    assert not set(EXCLUDED) & (set(COMPILED_EXCLUDED) | set(COMPILED_UNSTABLE))
-    assert not set(COMPILED_EXCLUDED) & set(COMPILED_UNSTABLE)
+    assert not set(EXCLUDED) & set(COMPILED_EXCLUDED)
     covered = {_op_type(n) for n in CASES}
     assert sorted(set(onnx_frontend.CONVERTERS) - covered) == []
     # an op is claimed only when most of its cases pass
@@ -563,7 +549,7 @@ def _backend_section() -> str:
     expanded_passing = [n for n in EXPANDED_CASES if n not in EXCLUDED]
     model_passing = [n for n in MODEL_CASES if n not in EXCLUDED]
     runnable = passing + expanded_passing + model_passing
-    compiled_passing = [n for n in runnable if n not in COMPILED_EXCLUDED and n not in COMPILED_UNSTABLE]
+    compiled_passing = [n for n in runnable if n not in COMPILED_EXCLUDED]
     lines = [
         f"With onnx {onnx.__version__}, the {len(onnx_frontend.CONVERTERS)} claimed ops have **{len(CASES)}** "
         f"backend node cases. **{len(passing)}** pass with the reference interpreter; the other "
@@ -581,7 +567,7 @@ def _backend_section() -> str:
         "",
         f"Through the compiled CPU path (`graphfuse.compile`, opt level 2), **{len(compiled_passing)}** of those "
         f"{len(runnable)} cases (single-node, expanded and models) pass, {len(COMPILED_EXCLUDED)} are known runtime "
-        f"gaps (below), each checked to fail with its error, and {len(COMPILED_UNSTABLE)} vary by process. CI compiles "
+        f"gaps (below), each checked to fail with its error. CI compiles "
         f"one single-node case per op ({len(_compiled_subset_ci())} cases); `GRAPHFUSE_ONNX_COMPILE_ALL=1` compiles "
         "them all.",
         "",
@@ -599,9 +585,6 @@ def _backend_section() -> str:
         by_reason.setdefault(gap.reason, []).append(name)
     for reason, names in by_reason.items():
         lines.append(f"| {reason} | {len(names)} | {', '.join(f'`{n}`' for n in sorted(names))} |")
-    unstable = ", ".join(f"`{n}`" for n in sorted(COMPILED_UNSTABLE))
-    lines += ["", f"Not reproducible run to run (pass, or fail with the same runtime error, by process): {unstable}: "
-              f"{next(iter(COMPILED_UNSTABLE.values())).reason}."]
     return "\n".join(lines) + "\n"
 
 
