@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from mlir import ir
@@ -32,6 +33,7 @@ from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
 from graphfuse.pipelines.matching import nested_ops
+from graphfuse.pipelines.pass_base import active_rewrite_budget
 from graphfuse.pipelines.runner import Pipeline, PipelineFailure, run_pipeline
 
 __all__ = ["LOWERING_PIPELINE", "Executable", "clear_cache", "compile", "default_pipeline"]
@@ -65,8 +67,32 @@ def default_pipeline(opt_level: int) -> str:
     )
 
 
+class CompiledGraph:
+    """What every compiled graph function offers besides the call (CPU :class:`Executable`, the emulated NPU's).
+
+    Subclasses have ``entry``, ``source`` (the graph module as given) and ``function`` (whose ``inputs`` and
+    ``outputs`` describe the arguments and results).
+    """
+
+    entry: str
+    source: ir.Module
+    function: Any
+
+    def reference(self, *arrays: np.ndarray) -> list[np.ndarray]:
+        """The reference interpreter's results on the unfused graph."""
+        return run_function(self.source, list(arrays), self.entry)
+
+    @property
+    def inputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
+        return [(s.shape, s.dtype) for s in self.function.inputs]
+
+    @property
+    def outputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
+        return [(s.shape, s.dtype) for s in self.function.outputs]
+
+
 @dataclass
-class Executable:
+class Executable(CompiledGraph):
     """A compiled graph function: call it with numpy arrays, get a list of numpy arrays."""
 
     entry: str
@@ -157,17 +183,6 @@ class Executable:
             "them in the reference interpreter: the compiled code differs from the graph"
         )
 
-    def reference(self, *arrays: np.ndarray) -> list[np.ndarray]:
-        """The reference interpreter's results on the unfused graph."""
-        return run_function(self.source, list(arrays), self.entry)
-
-    @property
-    def inputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
-        return [(s.shape, s.dtype) for s in self.function.inputs]
-
-    @property
-    def outputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
-        return [(s.shape, s.dtype) for s in self.function.outputs]
 
 
 def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[int, ...]]) -> list[tuple]:
@@ -258,7 +273,10 @@ def clear_cache() -> None:
         _CACHE.clear()
 
 
-def _switches(graph_kernel_flags: str | None, fusion_switch_file: str | Path | None, strict: bool) -> FusionSwitches:
+def build_switches(
+    graph_kernel_flags: str | None, fusion_switch_file: str | Path | None, strict: bool
+) -> FusionSwitches:
+    """The fusion switches of ``compile``'s flags string and switch file."""
     flags = parse_graph_kernel_flags(graph_kernel_flags or "", strict, "graph kernel flags")
     switch_file = parse_switch_file(fusion_switch_file) if fusion_switch_file else None
     return FusionSwitches(flags, switch_file)
@@ -284,13 +302,15 @@ def compile(
     ``fusion_switch_file`` (CANN ``fusion_switch.cfg``) switch fusion passes as
     they do in graphfuse-opt.  The caller's module is not modified.
     """
-    text, filename = _source_text(source)
+    text, filename = source_text(source)
     key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level)
+    # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
+    cacheable = active_rewrite_budget() is None
     with _LOCK:
-        hit = _CACHE.get(key)
+        hit = _CACHE.get(key) if cacheable else None
     if hit is not None:
         return hit
-    switches = _switches(graph_kernel_flags, fusion_switch_file, strict_flags)
+    switches = build_switches(graph_kernel_flags, fusion_switch_file, strict_flags)
     if pipeline is None:
         level = opt_level
         if level is None:
@@ -329,6 +349,8 @@ def compile(
         debug=switches.flags.enable_debug_mode,
         filename=filename,
     )
+    if not cacheable:
+        return executable
     with _LOCK:
         return _CACHE.setdefault(key, executable)
 
@@ -383,7 +405,7 @@ def _looks_like_path(source: str) -> bool:
     return source.endswith(".mlir") or Path(source).exists() or "{" not in source
 
 
-def _source_text(source: ir.Module | str | Path) -> tuple[str, str]:
+def source_text(source: ir.Module | str | Path) -> tuple[str, str]:
     if isinstance(source, ir.Module):
         # Keep the module's own locations (file:line:col of the ops it was parsed or built from).
         return source.operation.get_asm(enable_debug_info=True), "<module>"

@@ -50,7 +50,7 @@ from graphfuse.dialect.diagnostics import GraphfuseError, set_parsed_buffer_name
 from graphfuse.dialect.interpreter import entry_function, run_function
 from graphfuse.dialect.parsing import load_module, parse_module
 from graphfuse.dialect.types import numpy_dtype, sig_from_type
-from graphfuse.lowering.compiler import clear_cache, compile, default_pipeline
+from graphfuse.lowering.compiler import compile, default_pipeline
 from graphfuse.pipelines.fusion.base import FusionPass
 from graphfuse.pipelines.fusion.graph_fusion import GraphFusion, fusion_passes
 from graphfuse.pipelines.fusion.switches import (
@@ -275,8 +275,6 @@ class Bisector:
                                           parse_switch_file(switch_file) if switch_file else None)
                 run_pipeline(module, pipeline, switches=switches)
                 return run_function(module, self.inputs, self.entry)
-            if budget is not None:
-                clear_cache()  # the budget is not part of compile()'s cache key: the pipeline must run again
             executable = compile(self.text, entry=self.entry, pipeline=pipeline, graph_kernel_flags=flags,
                                  fusion_switch_file=switch_file)
             return executable(*self.inputs)

@@ -22,9 +22,9 @@ from mlir import ir
 
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.interpreter import entry_function, run_function
+from graphfuse.dialect.interpreter import entry_function
 from graphfuse.dialect.parsing import parse_module, relocate
-from graphfuse.lowering.compiler import CLEANUP, _source_text, _switches
+from graphfuse.lowering.compiler import CLEANUP, CompiledGraph, build_switches, source_text
 from graphfuse.lowering.npu.dialect import load_npu_dialect
 from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
 from graphfuse.lowering.npu.target import NpuTarget, load_target
@@ -118,7 +118,7 @@ class NpuReport:
 
 
 @dataclass
-class NpuExecutable:
+class NpuExecutable(CompiledGraph):
     """A graph compiled for the emulated NPU: call it with numpy arrays; ``report()`` after a call."""
 
     entry: str
@@ -133,17 +133,6 @@ class NpuExecutable:
 
     def __call__(self, *arrays: np.ndarray, out: list[np.ndarray] | None = None) -> list[np.ndarray]:
         return self.function(*arrays, out=out)
-
-    def reference(self, *arrays: np.ndarray) -> list[np.ndarray]:
-        return run_function(self.source, list(arrays), self.entry)
-
-    @property
-    def inputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
-        return [(s.shape, s.dtype) for s in self.function.inputs]
-
-    @property
-    def outputs(self) -> list[tuple[tuple[int | None, ...], np.dtype]]:
-        return [(s.shape, s.dtype) for s in self.function.outputs]
 
     def report(self) -> NpuReport:
         """Per kernel: buffer peaks, GM bytes counted by the last call, the cost model's time."""
@@ -181,8 +170,8 @@ def compile_npu(
     count bytes and check numerics, and LLVM's optimizer costs seconds on a fully inlined model.
     """
     npu_target = load_target(target)
-    text, filename = _source_text(source)
-    switches = _switches(graph_kernel_flags, fusion_switch_file, False)
+    text, filename = source_text(source)
+    switches = build_switches(graph_kernel_flags, fusion_switch_file, False)
     if pipeline is None:
         level = opt_level
         if level is None:
