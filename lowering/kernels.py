@@ -99,7 +99,11 @@ def _fold_unit_expansions(func_op: ir.Operation) -> int:
             if [dst_type.shape[i] for i in kept] != [d for d in src_type.shape if d != 1] or src_type.rank != len(kept):
                 continue
             old = ir.AffineMapAttr(maps[k]).value
-            maps[k] = ir.AffineMapAttr.get(ir.AffineMap.get(old.n_dims, old.n_symbols, [old.results[i] for i in kept]))
+            folded = ir.AffineMapAttr.get(ir.AffineMap.get(old.n_dims, old.n_symbols, [old.results[i] for i in kept]))
+            # A unit dim read only by this operand (a reduction over it) would vanish from every map: keep it.
+            if not _covers_every_dim([*maps[:k], folded, *maps[k + 1:]], old.n_dims):
+                continue
+            maps[k] = folded
             op.operands[k] = expand.operands[0]
             changed = True
             rewritten += 1
@@ -110,6 +114,18 @@ def _fold_unit_expansions(func_op: ir.Operation) -> int:
         if op.name == "tensor.expand_shape" and not any(True for _ in op.results[0].uses):
             op.erase()
     return rewritten
+
+
+def _covers_every_dim(maps: list[ir.Attribute], n_dims: int) -> bool:
+    """Whether every loop dim is read by some indexing map's result (else linalg rejects the maps)."""
+    used: set[int] = set()
+    for attr in maps:
+        for expr in ir.AffineMapAttr(attr).value.results:
+            if isinstance(expr, ir.AffineDimExpr):  # map results come back downcast to their kind
+                used.add(expr.position)
+            elif not isinstance(expr, ir.AffineConstantExpr):
+                return False  # a compound expression: do not reason about it, keep the expansion
+    return len(used) == n_dims
 
 
 #: Upstream passes run on each kernel function, in order.
