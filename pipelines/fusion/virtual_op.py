@@ -42,17 +42,14 @@ as the attribute appearing between IR dumps (``--dump-dir``).
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 from typing import ClassVar
 
 from mlir import ir
 
 from graphfuse.dialect.shape_utils import normalize_axis
-from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.base import UB_FUSION, FusionPass, Pattern, PatternCounts, try_consume_rewrite
 from graphfuse.pipelines.matching import as_operation, nested_ops, op_id, sig, users
-from graphfuse.pipelines.pass_base import PassContext
 from graphfuse.pipelines.registry import register_pass
 
 __all__ = ["NO_TASK", "FusionVirtualOpSetSwitch", "is_no_task"]
@@ -186,17 +183,7 @@ func.func @split_rows(%x: tensor<4x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
 }
 """
     patterns: ClassVar[tuple[Pattern, ...]] = (_SPLIT_N, _SPLIT_C_TO_N)
-
-    def execute(self, module: ir.Module, context: PassContext) -> None:
-        """As the base class, without recording counts for fusion_result.json (seed 004)."""
-        start = time.perf_counter()
-        counts = self.apply(module)
-        elapsed_us = (time.perf_counter() - start) * 1e6
-        log.info(f"Run graph kernel pass {self.name} in {elapsed_us:.2f} us")
-        for pattern in self.patterns:
-            c = counts[pattern.name]
-            log.info(f"{self.group}Pass[{self.name}]: pattern={pattern.name}, "
-                     f"matched_times={c.matched}, effected_times={c.effected}")
+    in_fusion_result: ClassVar[bool] = False  # seed 004: its effect shows between IR dumps, not in fusion_result.json
 
     def apply(self, module: ir.Module) -> dict[str, PatternCounts]:
         """Visit every split once, in program order (marking an attribute needs no rewrite driver)."""
