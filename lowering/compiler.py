@@ -16,6 +16,7 @@ Compiled executables are cached in-process per (module text, options).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -282,6 +283,19 @@ def build_switches(
     return FusionSwitches(flags, switch_file)
 
 
+def resolve_pipeline(
+    pipeline: str | None, opt_level: int | None, switches: FusionSwitches, pipeline_of_level: Callable[[int], str]
+) -> str:
+    """The graph pipeline: ``pipeline`` as given, else that of ``opt_level`` (default: the flags', else 2)."""
+    if pipeline is not None:
+        if opt_level is not None:
+            raise GraphfuseError("pass either pipeline= or opt_level=, not both")
+        return pipeline
+    if opt_level is None:
+        opt_level = switches.flags.opt_level if switches.flags.opt_level is not None else 2
+    return pipeline_of_level(opt_level)
+
+
 def compile(
     source: ir.Module | str | Path,
     *,
@@ -311,20 +325,14 @@ def compile(
     if hit is not None:
         return hit
     switches = build_switches(graph_kernel_flags, fusion_switch_file, strict_flags)
-    if pipeline is None:
-        level = opt_level
-        if level is None:
-            level = switches.flags.opt_level if switches.flags.opt_level is not None else 2
-        pipeline = default_pipeline(level)
-    elif opt_level is not None:
-        raise GraphfuseError("pass either pipeline= or opt_level=, not both")
+    pipeline = resolve_pipeline(pipeline, opt_level, switches, default_pipeline)
     context = make_context()
     source_module = parse_module(text, filename, context)
     entry_op = entry_function(source_module, entry)
     name = ir.StringAttr(entry_op.attributes["sym_name"]).value
     _check_compilable(source_module, entry_op, name, filename)
     module = parse_module(text, filename, context)
-    runner = _run_located(module, pipeline, filename, switches)
+    runner = run_located(module, pipeline, filename, switches)
     fusions = {}
     for record in runner.records:
         for statistic, value in record.statistics.items():
@@ -333,7 +341,7 @@ def compile(
                 fusions[key_name] = fusions.get(key_name, 0) + value
     fused_graph = str(module)
     kernels = sum(1 for func_op in functions(module).values() if is_kernel(func_op))
-    _run_located(module, LOWERING_PIPELINE, filename)
+    run_located(module, LOWERING_PIPELINE, filename)
     linalg_text = str(module)
     function = compile_linalg(module, name, opt_level=jit_opt_level)
     executable = Executable(
@@ -389,7 +397,7 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
     check_fits_in_memory(buffers, f"@{name}: its arguments and results")
 
 
-def _run_located(module: ir.Module, pipeline: str, filename: str, switches: FusionSwitches | None = None) -> Pipeline:
+def run_located(module: ir.Module, pipeline: str, filename: str, switches: FusionSwitches | None = None) -> Pipeline:
     """run_pipeline, with failures located in ``filename`` rather than in the parser's buffer "-"."""
     try:
         return run_pipeline(module, pipeline, switches=switches)

@@ -23,12 +23,17 @@ from mlir import ir
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import entry_function
-from graphfuse.dialect.parsing import parse_module, relocate
-from graphfuse.lowering.compiler import CLEANUP, CompiledGraph, build_switches, source_text
-from graphfuse.lowering.npu.dialect import load_npu_dialect
+from graphfuse.dialect.parsing import parse_module
+from graphfuse.lowering.compiler import (
+    CLEANUP,
+    CompiledGraph,
+    build_switches,
+    resolve_pipeline,
+    run_located,
+    source_text,
+)
 from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
 from graphfuse.lowering.npu.target import NpuTarget, load_target
-from graphfuse.pipelines.runner import run_pipeline
 
 __all__ = ["KernelRow", "NpuExecutable", "NpuReport", "compile_npu", "npu_graph_pipeline", "npu_lowering_pipeline"]
 
@@ -172,26 +177,16 @@ def compile_npu(
     npu_target = load_target(target)
     text, filename = source_text(source)
     switches = build_switches(graph_kernel_flags, fusion_switch_file, False)
-    if pipeline is None:
-        level = opt_level
-        if level is None:
-            level = switches.flags.opt_level if switches.flags.opt_level is not None else 2
-        pipeline = npu_graph_pipeline(level)
-    elif opt_level is not None:
-        raise GraphfuseError("pass either pipeline= or opt_level=, not both")
+    pipeline = resolve_pipeline(pipeline, opt_level, switches, npu_graph_pipeline)
     context = make_context()
-    load_npu_dialect(context)
     source_module = parse_module(text, filename, context)
     entry_op = entry_function(source_module, entry)
     name = ir.StringAttr(entry_op.attributes["sym_name"]).value
     n_outputs = len(ir.FunctionType(ir.TypeAttr(entry_op.attributes["function_type"]).value).results)
     module = parse_module(text, filename, context)
-    try:
-        runner = run_pipeline(module, pipeline, switches=switches)
-        fused_graph = str(module)
-        run_pipeline(module, npu_lowering_pipeline(str(target), double_buffer))
-    except GraphfuseError as error:  # located in the parser's buffer: name the source instead
-        raise GraphfuseError([relocate(d, filename) for d in error.diagnostics]) from None
+    runner = run_located(module, pipeline, filename, switches)
+    fused_graph = str(module)
+    run_located(module, npu_lowering_pipeline(str(target), double_buffer), filename)
     npu_ir = str(module)
     function = emulate(npu_ir, name, n_outputs, jit_opt_level)
     order = {row: k for k, row in enumerate(function.rows)}

@@ -33,7 +33,7 @@ from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.dialect.interpreter import entry_function, functions
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.buffer_assign import PLACED_SPACES, is_cube_op, loop_access
-from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect, with_space
+from graphfuse.lowering.npu.dialect import is_gm, with_space
 from graphfuse.lowering.runtime import (
     C_RUNNER_UTILS,
     LOOPS,
@@ -178,7 +178,6 @@ def _count(counters: ir.Value, row: int, column: int, amount: int) -> None:
 def emulate(text: str, entry: str | None, n_outputs: int, opt_level: int = 0) -> EmulatedFunction:
     """JIT-compile the NPU module ``text`` (``n_outputs`` trailing output arguments) with GM-byte counters."""
     context = make_context()
-    load_npu_dialect(context)
     with context, ir.Location.unknown():
         try:
             module = ir.Module.parse(text)

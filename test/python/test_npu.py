@@ -19,7 +19,7 @@ from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
-from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect
+from graphfuse.lowering.npu.dialect import is_gm
 from graphfuse.lowering.npu.target import load_target
 from graphfuse.pipelines.matching import nested_ops
 from graphfuse.tools.models import MODELS
@@ -67,7 +67,6 @@ def _assert_matches_reference(exe: NpuExecutable, inputs: list[np.ndarray]) -> N
 def _static_gm_bytes(npu_ir: str) -> dict[str, tuple[int, int]]:
     """An independent count: each npu.dma's bytes, times the tile count when it sits in the tile loop."""
     context = make_context()
-    load_npu_dialect(context)
     with context:
         module = ir.Module.parse(npu_ir)
     counts = {}
