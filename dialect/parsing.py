@@ -71,6 +71,15 @@ def _too_big(t: ir.Type) -> str | None:
     return f"{t} has {count} elements ({count * itemsize} bytes), more than a 64-bit size can count"
 
 
+def values_defined_by(op: ir.Operation) -> list[tuple[ir.Value, ir.Location]]:
+    """The op's results and its regions' block arguments, each with the location to report it at."""
+    values = [(v, op.location) for v in op.results]
+    for region in op.regions:
+        for block in region.blocks:
+            values.extend((arg, arg.location) for arg in block.arguments)
+    return values
+
+
 def unsupported_input(root: ir.Operation) -> list[Diagnostic]:
     """What the MLIR verifier accepts but graphfuse cannot process safely, located at the op.
 
@@ -87,11 +96,7 @@ def unsupported_input(root: ir.Operation) -> list[Diagnostic]:
         found.append(Diagnostic("error", message, source_loc(location)))
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        values = [(v, op.location) for v in op.results]
-        for region in op.regions:
-            for block in region.blocks:
-                values.extend((arg, arg.location) for arg in block.arguments)
-        for value, location in values:
+        for value, location in values_defined_by(op):
             why = _too_big(value.type)
             if why is not None and str(value.type) not in reported:
                 reported.add(str(value.type))

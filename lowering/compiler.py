@@ -28,7 +28,7 @@ from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op, rea
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import Interpreter, entry_function, functions, run_function
-from graphfuse.dialect.parsing import load_module, parse_module, relocate
+from graphfuse.dialect.parsing import load_module, parse_module, relocate, values_defined_by
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
@@ -375,11 +375,7 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
       allocation failure or an out-of-memory kill at the first call.
     """
     for op in nested_ops(module):
-        values = [(v, op.location) for v in op.results]
-        for region in op.regions:
-            for block in region.blocks:
-                values.extend((arg, arg.location) for arg in block.arguments)
-        for value, location in values:
+        for value, location in values_defined_by(op):
             sig = sig_from_type(value.type)
             if sig is not None and 0 in sig.shape:
                 raise GraphfuseError([relocate(Diagnostic(
