@@ -190,6 +190,18 @@ def _buffer_name(name: str) -> Iterator[None]:
         set_parsed_buffer_name(previous)
 
 
+
+def _first_deviating(probe: Callable[[int], Deviation], high: int) -> int:
+    """The least n in [1, high] whose probe deviates, by bisection: probe(0) is ok and probe(high) deviates."""
+    low = 0
+    while high - low > 1:
+        middle = (low + high) // 2
+        if probe(middle).ok:
+            low = middle
+        else:
+            high = middle
+    return high
+
 class Bisector:
     """Runs configurations of the fusing pipeline and bisects the one whose rewrite deviates."""
 
@@ -368,14 +380,7 @@ class Bisector:
         if self.linear:
             first = next(n for n in range(1, len(units) + 1) if not probe(n).ok)
         else:
-            low, high = 0, len(units)  # probe(low) is ok, probe(high) deviates
-            while high - low > 1:
-                middle = (low + high) // 2
-                if probe(middle).ok:
-                    low = middle
-                else:
-                    high = middle
-            first = high
+            first = _first_deviating(probe, len(units))
         return Culprit(units[first - 1], first, probe(first))
 
     def _bisect_instances(self, culprit: Culprit, units: list[Unit], all_units: list[Unit],
@@ -399,13 +404,7 @@ class Bisector:
                 self.progress(f"  {culprit.unit.name} limited to {k} rewrite(s): {verdict}")
             return cache[k][0]
 
-        low, high = 0, len(culprit.rewrites)
-        while high - low > 1:
-            middle = (low + high) // 2
-            if probe(middle).ok:
-                low = middle
-            else:
-                high = middle
+        high = _first_deviating(probe, len(culprit.rewrites))
         culprit.instance = culprit.rewrites[high - 1]
         culprit.instance_deviation = probe(high)
         limited = cache[high][1]
