@@ -190,7 +190,6 @@ def _buffer_name(name: str) -> Iterator[None]:
         set_parsed_buffer_name(previous)
 
 
-
 def _first_deviating(probe: Callable[[int], Deviation], high: int) -> int:
     """The least n in [1, high] whose probe deviates, by bisection: probe(0) is ok and probe(high) deviates."""
     low = 0
