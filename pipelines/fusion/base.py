@@ -82,6 +82,14 @@ class PatternCounts:
         self.effected = 0
         self._rejected: set[int] = set()
 
+    def record(self, outcome: bool | str, op: ir.Operation, pattern: Pattern, pass_name: str) -> None:
+        """Count one outcome of a pattern's rewrite function: True fused, a string a rejected match, False none."""
+        if outcome is True:
+            self.matched += 1
+            self.effected += 1
+        elif isinstance(outcome, str):
+            self.reject(op, outcome, pattern, pass_name)
+
     def reject(self, op: ir.Operation, reason: str, pattern: Pattern, pass_name: str) -> None:
         # The greedy driver may revisit an op: count and log each rejected op once.
         key = op_id(op)
@@ -168,14 +176,11 @@ class FusionPass(GraphPass):
                 except VerifyError as error:
                     # The fused op would not verify (types the pattern did not foresee): no fusion.
                     outcome = f"the fused op would be invalid: {error.message}"
+                counts[pattern.name].record(outcome, op, pattern, self.name)
                 if outcome is True:
-                    counts[pattern.name].matched += 1
-                    counts[pattern.name].effected += 1
                     if budget is not None:
                         budget.consume(self.name, pattern.name, location, op_name)
                     return False
-                if isinstance(outcome, str):
-                    counts[pattern.name].reject(op, outcome, pattern, self.name)
             return True
 
         return callback

@@ -309,12 +309,7 @@ class UbFusionPass(FusionPass):
                     for i, op in enumerate(planner.ops):
                         if not planner.free(i):
                             continue
-                        outcome = pattern.rewrite(planner, i)
-                        if outcome is True:
-                            counts[pattern.name].matched += 1
-                            counts[pattern.name].effected += 1
-                        elif isinstance(outcome, str):
-                            counts[pattern.name].reject(op, outcome, pattern, self.name)
+                        counts[pattern.name].record(pattern.rewrite(planner, i), op, pattern, self.name)
                 planner.outline_kernels(taken)
         return counts
 

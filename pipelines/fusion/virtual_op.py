@@ -195,10 +195,5 @@ func.func @split_rows(%x: tensor<4x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
                     continue
                 seen.add(op_id(op))
                 for pattern in self.patterns:
-                    outcome = pattern.rewrite(op, None)
-                    if outcome is True:
-                        counts[pattern.name].matched += 1
-                        counts[pattern.name].effected += 1
-                    elif isinstance(outcome, str):
-                        counts[pattern.name].reject(op, outcome, pattern, self.name)
+                    counts[pattern.name].record(pattern.rewrite(op, None), op, pattern, self.name)
         return counts
