@@ -1071,20 +1071,20 @@ def _var(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     notes="at most one dynamic dim in the result",
 )
 def _reshape(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-    x = imp.tensor(a["self"])
-    shape = imp.out_shape(node)
-    if shape == x.shape and x.sig.is_static:
-        return x
-    return imp.emit("reshape", x, shape)
+    return _to_node_shape(imp, node, imp.tensor(a["self"]), "reshape")
 
 
 @_converts("aten.expand.default", graph="`broadcast_to` (none when the shape stays)")
 def _expand(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-    x = imp.tensor(a["self"])
+    return _to_node_shape(imp, node, imp.tensor(a["self"]), "broadcast_to")
+
+
+def _to_node_shape(imp: _Importer, node: fx.Node, x: Tensor, graph_op: str) -> Tensor:
+    """``graph_op`` (reshape or broadcast_to) of ``x`` to the node's shape; ``x`` itself when it has it."""
     shape = imp.out_shape(node)
     if shape == x.shape and x.sig.is_static:
         return x
-    return imp.emit("broadcast_to", x, shape)
+    return imp.emit(graph_op, x, shape)
 
 
 @_converts("aten.permute.default", graph="`transpose`")
