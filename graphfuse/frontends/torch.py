@@ -1635,7 +1635,6 @@ def fired_fusions(fusion_result: dict[str, dict[str, dict[str, str]]]) -> dict[s
     }
 
 
-
 def compile_module(
     module: torch.nn.Module,
     example_args: tuple[Any, ...],
