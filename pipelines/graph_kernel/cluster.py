@@ -13,8 +13,9 @@ greedily along producer -> consumer edges, in program order:
 - a kernel holds at most one matmul, as its head: the matmul's elementwise
   consumers (its epilogue) join it, its producers never do;
 - reshape and transpose join like elementwise ops when they are cluster ops;
-- a merge never creates a cycle: if an op outside two clusters lies on a
-  path between them, they stay apart;
+- a merge never creates a cycle: two clusters merge only when no path
+  between them leaves them, through single ops or through other clusters
+  (:class:`ClusterDag` keeps the graph of clusters and checks it);
 - no kernel exceeds ``limit`` ops (``composite_op_limit_size``).
 
 With ``parallel`` (opt-level 3) independent small kernels are then merged
@@ -40,6 +41,7 @@ from mlir.dialects import func
 from graphfuse.dialect.catalog import lookup_op
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.pipelines import log
+from graphfuse.pipelines.graph_kernel.cluster_dag import ClusterDag
 from graphfuse.pipelines.graph_kernel.op_names import resolve_ops
 from graphfuse.pipelines.matching import as_operation, op_id
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, active_rewrite_budget, option
@@ -146,6 +148,8 @@ class _Clustering:
         self.stitch = stitch
         self.owner: dict[int, Cluster] = {}
         self.reasons: list[str] = []
+        #: the graph of clusters; a cluster is the DAG node of any of its members
+        self.dag = ClusterDag(graph.consumers)
 
     def _why_not(self, i: int, target: Cluster) -> str | None:
         """None when op ``i`` may join ``target``, else the reason (logged at debug level)."""
@@ -162,8 +166,8 @@ class _Clustering:
                 return "it broadcasts a reduced value back to the full shape (stitching fusion, opt-level 3)"
             if target.depth_after_reduce >= self.reduce_depth:
                 return f"it is more than {self.reduce_depth} ops after the kernel's reduction"
-        if self._creates_cycle(i, target):
-            return "an op outside the kernel lies on a path between them (the kernel would form a cycle)"
+        if not self.dag.can_merge(target.members[0], i):
+            return "a path between them runs outside the kernel (the kernel would form a cycle)"
         return None
 
     def _broadcasts_reduced_value(self, i: int, target: Cluster) -> bool:
@@ -176,28 +180,13 @@ class _Clustering:
                     return True
         return False
 
-    def _creates_cycle(self, i: int, target: Cluster) -> bool:
-        """True when some op outside ``target`` and ``i`` is reachable from the kernel and reaches ``i``."""
-        members = set(target.members)
-        start = min(members)
-        frontier = [c for m in members for c in self.graph.consumers[m] if c not in members and c != i]
-        seen: set[int] = set()
-        while frontier:
-            node = frontier.pop()
-            if node in seen or node > i or node < start:
-                continue
-            seen.add(node)
-            if i in self.graph.consumers[node]:
-                return True
-            frontier.extend(c for c in self.graph.consumers[node] if c not in members)
-        return False
-
     def _join(self, i: int, target: Cluster) -> None:
         kind = op_kind(self.graph.ops[i].name)
         if target.reductions and self._broadcasts_reduced_value(i, target):
             target.stitched = True
         target.members.append(i)
         self.owner[i] = target
+        self.dag.merge(target.members[0], i)
         if kind == "reduction":
             target.reductions += 1
             target.depth_after_reduce = 0
@@ -205,6 +194,7 @@ class _Clustering:
             target.depth_after_reduce += 1
 
     def _merge(self, a: Cluster, b: Cluster) -> None:
+        self.dag.merge(a.members[0], b.members[0])
         for m in b.members:
             self.owner[m] = a
         a.members = sorted(a.members + b.members)
@@ -266,26 +256,9 @@ class _Clustering:
             return "a kernel holds at most one matmul"
         if home.reductions and other.reductions and not self.stitch:
             return "two reductions in one kernel need stitching fusion (opt-level 3)"
-        lo, hi = (home, other) if min(home.members) < min(other.members) else (other, home)
-        if self._path_outside(lo, hi):
-            return "an op outside both kernels lies on a path between them"
+        if not self.dag.can_merge(home.members[0], other.members[0]):
+            return "a path between them runs outside both kernels (the kernel would form a cycle)"
         return None
-
-    def _path_outside(self, first: Cluster, second: Cluster) -> bool:
-        inside = set(first.members) | set(second.members)
-        targets = set(second.members)
-        frontier = [c for m in first.members for c in self.graph.consumers[m] if c not in inside]
-        seen: set[int] = set()
-        last = max(targets)
-        while frontier:
-            node = frontier.pop()
-            if node in seen or node > last:
-                continue
-            seen.add(node)
-            if any(c in targets for c in self.graph.consumers[node]):
-                return True
-            frontier.extend(c for c in self.graph.consumers[node] if c not in inside)
-        return False
 
     def merge_parallel(self, clusters: list[Cluster], max_ops: int) -> list[Cluster]:
         """Merge independent small kernels (no path either way) into multi-output kernels."""
@@ -295,8 +268,7 @@ class _Clustering:
             for group in merged:
                 if len(group.members) + len(cluster.members) > self.limit:
                     continue
-                if self._path_outside(group, cluster) or self._path_outside(cluster, group) or \
-                        self._depends(group, cluster) or self._depends(cluster, group):
+                if not self.dag.independent(group.members[0], cluster.members[0]):
                     continue
                 self._merge(group, cluster)
                 group.parallel = True
@@ -306,22 +278,6 @@ class _Clustering:
         small_ids = {id(c) for c in small}
         rest = [c for c in clusters if id(c) not in small_ids]
         return rest + merged
-
-    def _depends(self, a: Cluster, b: Cluster) -> bool:
-        """True when a value of ``a`` reaches ``b`` (directly or through other ops)."""
-        targets = set(b.members)
-        frontier = [c for m in a.members for c in self.graph.consumers[m]]
-        seen: set[int] = set()
-        while frontier:
-            node = frontier.pop()
-            if node in targets:
-                return True
-            if node in seen:
-                continue
-            seen.add(node)
-            frontier.extend(self.graph.consumers[node])
-        return False
-
 
 # -- outlining -------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@
 // CHECK-NEXT:    %[[K:.*]] = call @cycle_kernel_0(%arg0)
 // CHECK-NEXT:    %[[S:.*]] = "graph.softmax"(%[[K]])
 // CHECK-NEXT:    "graph.mul"(%[[S]], %[[K]])
-// WHY: graph-kernel-cluster: graph.mul at {{.*}}decisions.mlir:[[@LINE+6]]:8 did not join the kernel of graph.exp: an op outside the kernel lies on a path between them (the kernel would form a cycle)
+// WHY: graph-kernel-cluster: graph.mul at {{.*}}decisions.mlir:[[@LINE+6]]:8 did not join the kernel of graph.exp: a path between them runs outside the kernel (the kernel would form a cycle)
 func.func @cycle(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %c = arith.constant dense<1.0> : tensor<4x8xf32>
   %0 = "graph.add"(%x, %c) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
