@@ -122,6 +122,8 @@ class Culprit:
     fused_ops: list[tuple[str, int, list[str]]] = field(default_factory=list)
     #: ops whose expansion alone is the culprit (graph-kernel-expand): a narrower fix
     expand_ops: tuple[str, ...] = ()
+    #: the culprit rewrite leaves IR that does not verify: the verifier's first error
+    invalid_ir: str | None = None
 
 
 @dataclass
@@ -409,7 +411,12 @@ class Bisector:
         limited = cache[high][1]
         if limited and [r.describe() for r in limited] != [r.describe() for r in culprit.rewrites[:high]]:
             self.progress("  note: the limited run rewrote in another order than the unlimited one")
-        culprit.fused_ops = self._created_ops(pipeline, culprit.unit.name, high)
+        try:
+            culprit.fused_ops = self._created_ops(pipeline, culprit.unit.name, high)
+        except GraphfuseError as error:
+            # The rewrite broke the IR (a use before its definition, a type mismatch): nothing to list, the
+            # verifier's message says what is wrong.
+            culprit.invalid_ir = str(error.diagnostics[0])
         if culprit.unit.name == "graph-kernel-expand":
             culprit.expand_ops = (culprit.instance.pattern,)
 
@@ -575,6 +582,8 @@ def report(result: BisectResult, bisector: Bisector, fix_switch_file: str | None
             assert culprit.instance_deviation is not None
             print(f"  deviation: {culprit.instance_deviation.describe()} (rtol {bisector.rtol:g}, "
                   f"atol {bisector.atol:g})")
+            if culprit.invalid_ir is not None:
+                print(f"  it leaves invalid IR: {culprit.invalid_ir}")
             shown = culprit.fused_ops[:_MAX_CREATED_SHOWN]
             for name, count, locations in shown:
                 times = f"{count} x " if count > 1 else ""
