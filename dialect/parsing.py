@@ -10,6 +10,7 @@ from mlir import ir
 
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, from_mlir_error, source_loc
+from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.dialect.verifier import verify_operation
 
@@ -140,6 +141,10 @@ def parse_module(
     if is_blank(text):
         where = SourceLoc(filename, first_line + 1, 1)
         raise GraphfuseError([Diagnostic("error", "empty input: expected a module or a list of operations", where)])
+    deep = too_deep(text, "mlir")
+    if deep is not None:  # MLIR's recursive parser would overflow the stack (a segfault, not an error)
+        line, col = line_col(text, deep)
+        raise GraphfuseError([Diagnostic("error", nesting_message(), SourceLoc(filename, first_line + line, col))])
     try:
         with context:
             # Pad with newlines so the parser's line numbers are those of the whole file.

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from graphfuse.dialect.nesting import nesting_message, too_deep
+
 __all__ = [
     "NestedPipeline",
     "PassElement",
@@ -175,6 +177,9 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.cur = _Cursor(text)
         self.text = text
+        deep = too_deep(text, "pipeline")
+        if deep is not None:  # the parser recurses per nesting level (and so do MLIR's for upstream elements)
+            raise self.cur.error(nesting_message(), deep)
 
     # element-list -------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
 
 __all__ = ["BUFFER_SPACES", "BufferSpec", "NpuTarget", "bundled_targets", "load_target"]
 
@@ -82,6 +83,9 @@ def _load(resolved: str, shown: str) -> NpuTarget:
         raise GraphfuseError(f"could not open NPU target file '{shown}': no such file or directory") from None
     except (OSError, UnicodeDecodeError) as error:
         raise GraphfuseError(f"could not read NPU target file '{shown}': {error}") from None
+    deep = too_deep(text, "json")
+    if deep is not None:  # json would raise RecursionError past ~1000 levels
+        raise GraphfuseError([Diagnostic("error", nesting_message(), SourceLoc(shown, *line_col(text, deep)))])
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
