@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
 from graphfuse.pipelines.registry import canonical_pass_name, lookup_pass
 
 GROUPS = ("GraphFusion", "UBFusion")
@@ -151,94 +153,163 @@ class SwitchFile:
     warnings: list[Diagnostic] = field(default_factory=list)
 
 
-def _locate(text: str, needle: str, path: str, start: int = 0) -> SourceLoc:
-    """Where ``needle`` first appears in ``text`` after ``start`` (JSON keeps no positions for keys)."""
-    index = text.find(needle, start)
-    if index < 0:
-        return SourceLoc(path, 1, 1)
-    line = text.count("\n", 0, index) + 1
-    col = index - (text.rfind("\n", 0, index) + 1) + 1
-    return SourceLoc(path, line, col)
+#: Switch files are a few hundred bytes.  Reading stops one byte past this cap, so a wrong path (a log, a
+#: device such as /dev/zero) is an error at once rather than memory growing without bound.
+MAX_SWITCH_FILE_BYTES = 16 * 1024 * 1024
 
 
-def _switch_value(value: Any, where: SourceLoc, name: str) -> bool:
+class _Pairs(list):
+    """A JSON object as its (key, value) pairs in written order, duplicates kept (json keeps only the last)."""
+
+    locations: list[tuple[int, int]]  # (line, column) of each key
+
+
+def _switch_value(value: Any, name: str, path: str, line: int, col: int) -> bool:
     if isinstance(value, str) and value.lower() in ("on", "off"):
         return value.lower() == "on"
     raise GraphfuseError([Diagnostic("error", f"switch '{name}' must be \"on\" or \"off\", got {json.dumps(value)}",
-                                     where)])
+                                     SourceLoc(path, line, col))])
+
+
+def _read_switch_text(path: str) -> str:
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_SWITCH_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise GraphfuseError(f"could not open fusion switch file '{path}': no such file or directory") from None
+    except IsADirectoryError:
+        raise GraphfuseError(f"could not read fusion switch file '{path}': it is a directory") from None
+    except OSError as error:
+        raise GraphfuseError(f"could not read fusion switch file '{path}': {error.strerror or error}") from None
+    if len(data) > MAX_SWITCH_FILE_BYTES:
+        raise GraphfuseError(f"fusion switch file '{path}' is larger than {MAX_SWITCH_FILE_BYTES >> 20} MiB "
+                             "(a switch file is a few lines of JSON)")
+    try:
+        text = data.decode("utf-8-sig")  # editors on Windows start UTF-8 files with a byte order mark
+    except UnicodeDecodeError as error:
+        raise GraphfuseError(f"could not read fusion switch file '{path}': {error}") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as text mode reads
 
 
 def parse_switch_file(path: str | Path) -> SwitchFile:
+    """Read a fusion_switch.cfg (JSON or the legacy line format) in time linear in its size."""
     path = str(path)
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise GraphfuseError(f"could not open fusion switch file '{path}': no such file or directory") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise GraphfuseError(f"could not read fusion switch file '{path}': {error}") from None
+    text = _read_switch_text(path)
     if text.lstrip().startswith("{"):
         return _parse_json_switches(text, path)
     return _parse_legacy_switches(text, path)
 
 
+def _key_locations(text: str) -> list[tuple[int, int]]:
+    """The (line, column) of every object key of valid JSON ``text``, in written order, in one pass."""
+    found = []
+    line, line_start, last = 1, 0, 0
+    for match in re.finditer(r'"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?', text):
+        if match.group(1) is None:
+            continue  # a string value, not a key
+        offset = match.start()
+        newlines = text.count("\n", last, offset)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", last, offset) + 1
+        last = offset
+        found.append((line, offset - line_start + 1))
+    return found
+
+
+def _attach_locations(value: Any, locations: Iterator[tuple[int, int]]) -> None:
+    """Give every _Pairs in ``value`` the locations of its keys (keys are written in pre-order)."""
+    if isinstance(value, _Pairs):
+        value.locations = []
+        for _, item in value:
+            value.locations.append(next(locations))
+            _attach_locations(item, locations)  # depth is bounded by too_deep's check
+    elif isinstance(value, list):
+        for item in value:
+            _attach_locations(item, locations)
+
+
+def _unique(pairs: _Pairs, result: SwitchFile) -> dict[str, tuple[Any, tuple[int, int]]]:
+    """The pairs as a dict (the last of duplicate keys wins, as in json), warning about each duplicate."""
+    out: dict[str, tuple[Any, tuple[int, int]]] = {}
+    for (key, value), where in zip(pairs, pairs.locations, strict=True):
+        if key in out:
+            first = out[key][1][0]
+            result.warnings.append(Diagnostic("warning", f"duplicate key '{key}' (lines {first} and {where[0]}): the "
+                                                         "last one is used", SourceLoc(result.path, *where)))
+        out[key] = (value, where)
+    return out
+
+
 def _parse_json_switches(text: str, path: str) -> SwitchFile:
+    deep = too_deep(text, "json")
+    if deep is not None:  # json recurses per level: RecursionError, not a message, past ~1000
+        line, col = line_col(text, deep)
+        raise GraphfuseError([Diagnostic("error", nesting_message(), SourceLoc(path, line, col))])
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_Pairs)
     except json.JSONDecodeError as error:
         where = SourceLoc(path, error.lineno, error.colno)
         raise GraphfuseError([Diagnostic("error", f"malformed JSON: {error.msg}", where)]) from None
-    except RecursionError:  # json's recursive descent gives up on deep nesting before any structure check
-        too_deep = Diagnostic("error", "malformed JSON: nested too deeply", SourceLoc(path, 1, 1))
-        raise GraphfuseError([too_deep]) from None
+    _attach_locations(data, iter(_key_locations(text)))
     result = SwitchFile(path)
-    if not isinstance(data, dict) or set(data) != {"Switch"} or not isinstance(data["Switch"], dict):
-        raise GraphfuseError([Diagnostic("error", 'expected {"Switch": {"GraphFusion": {...}, "UBFusion": {...}}}',
-                                         SourceLoc(path, 1, 1))])
-    for group, switches in data["Switch"].items():
-        where = _locate(text, f'"{group}"', path)
-        section_start = max(text.find(f'"{group}"'), 0)
+    structure = Diagnostic("error", 'expected {"Switch": {"GraphFusion": {...}, "UBFusion": {...}}}',
+                           SourceLoc(path, 1, 1))
+    if not isinstance(data, _Pairs):
+        raise GraphfuseError([structure])
+    top = _unique(data, result)
+    if set(top) != {"Switch"} or not isinstance(top["Switch"][0], _Pairs):
+        raise GraphfuseError([structure])
+    for group, (switches, (line, col)) in _unique(top["Switch"][0], result).items():
+        where = SourceLoc(path, line, col)
         if group not in GROUPS:
             raise GraphfuseError([Diagnostic("error", f"unknown section '{group}' (expected GraphFusion or UBFusion)",
                                              where)])
-        if not isinstance(switches, dict):
+        if not isinstance(switches, _Pairs):
             raise GraphfuseError([Diagnostic("error", f"section '{group}' must be an object of pass switches", where)])
-        for name, value in switches.items():
-            _apply_switch(result, group, name, value, _locate(text, f'"{name}"', path, section_start))
+        for name, (value, (line, col)) in _unique(switches, result).items():
+            _apply_switch(result, group, name, value, line, col)
     return result
 
 
 def _parse_legacy_switches(text: str, path: str) -> SwitchFile:
     """One ``PassName:on|off`` per line; the name decides the group."""
     result = SwitchFile(path)
+    seen: dict[str, int] = {}  # name -> line it was last given on
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         name, colon, value = line.partition(":")
-        where = SourceLoc(path, number, 1)
+        name = name.strip()
         if not colon:
             raise GraphfuseError([Diagnostic("error", f"expected 'PassName:on' or 'PassName:off', got '{line}'",
-                                             where)])
-        cls = _lookup_switchable(name.strip())
-        groups = GROUPS if name.strip() == "ALL" else ((cls.group,) if cls is not None else ("GraphFusion",))
+                                             SourceLoc(path, number, 1))])
+        if name in seen:
+            message = f"duplicate switch '{name}' (lines {seen[name]} and {number}): the last one is used"
+            result.warnings.append(Diagnostic("warning", message, SourceLoc(path, number, 1)))
+        seen[name] = number
+        cls = _lookup_switchable(name)
+        groups = GROUPS if name == "ALL" else ((cls.group,) if cls is not None else ("GraphFusion",))
         for group in groups:
-            _apply_switch(result, group, name.strip(), value.strip(), where)
+            _apply_switch(result, group, name, value.strip(), number, 1)
     return result
 
 
-def _apply_switch(result: SwitchFile, group: str, name: str, value: Any, where: SourceLoc) -> None:
-    enabled = _switch_value(value, where, name)
+def _apply_switch(result: SwitchFile, group: str, name: str, value: Any, line: int, col: int) -> None:
+    """Record one switch; ``line`` and ``col`` locate it (a SourceLoc is made only for a diagnostic)."""
+    enabled = _switch_value(value, name, result.path, line, col)
     if name == "ALL":
         result.all[group] = enabled
         return
     cls = _lookup_switchable(name)
     if cls is None:
         result.warnings.append(Diagnostic("warning", f"unknown fusion pass '{name}' in section {group} is ignored",
-                                          where))
+                                          SourceLoc(result.path, line, col)))
         return
     if cls.group != group:
         result.warnings.append(Diagnostic("warning", f"pass '{name}' belongs to section {cls.group}, not {group}",
-                                          where))
+                                          SourceLoc(result.path, line, col)))
     result.exact[cls.group][canonical_pass_name(cls.name)] = enabled
 
 

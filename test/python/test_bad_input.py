@@ -147,6 +147,12 @@ def test_corpus_file(case: Case, tmp_path: Path):
 
 MODEL = "{inputs}/model.mlir"
 OPT = "graphfuse-opt"
+#: Inputs nested deep enough to overflow MLIR's recursive parser (a segfault) or Python's recursion limit.
+DEEP_ATTRIBUTE = ("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> attributes {a = " + "[" * 10000 + "]" * 10000
+                  + "} {\n  return %x : tensor<4xf32>\n}\n").encode()
+DEEP_REGIONS = ("func.func @f() {\n" + '"test.op"() ({\n' * 4000 + "}) : () -> ()\n" * 4000 + "return\n}\n").encode()
+DEEP_PIPELINE = "builtin.module(" + "func.func(" * 5000 + "cse" + ")" * 5000 + ")"
+DEEP_JSON = ('{"a": ' * 5000 + "1" + "}" * 5000).encode()
 RUN = "graphfuse-run"
 PIPELINE_PREFIX = "graphfuse-opt: error: invalid pass pipeline"
 
@@ -207,6 +213,10 @@ COMMAND_CASES = [
          expect=(f"{PIPELINE_PREFIX}: 1:1: empty pass pipeline",)),
     Case("pipeline-blank", (OPT, MODEL, "--pass-pipeline=  "),
          expect=(f"{PIPELINE_PREFIX}: 1:1: empty pass pipeline",)),
+    Case("pipeline-deep-nesting", (OPT, MODEL, f"--pass-pipeline={DEEP_PIPELINE}"),
+         expect=(f"{PIPELINE_PREFIX}: 1:2575: nesting deeper than 256",)),
+    Case("run-pipeline-deep-nesting", (RUN, MODEL, f"--pass-pipeline={DEEP_PIPELINE}"),
+         expect=("graphfuse-run: error: invalid pass pipeline: 1:2575: nesting deeper than 256",)),
     Case("pipeline-wrong-anchor", (OPT, MODEL, "--pass-pipeline=func.func(cse)"),
          expect=(f"{PIPELINE_PREFIX} 'func.func(cse)': the pipeline must be anchored on 'builtin.module', "
                  "not 'func.func'",)),
@@ -244,7 +254,31 @@ COMMAND_CASES = [
          expect_re=(r"graphfuse-opt: error: could not open fusion switch file '.*none\.cfg': no such file or "
                     r"directory",)),
     Case("switch-deep-nesting", (OPT, MODEL, "--graph-fusion", "--fusion-switch-file={inputs}/switch-deep-nesting.cfg"),
-         expect_re=(r".*switch-deep-nesting\.cfg:\d+:\d+: error: malformed JSON: .*",)),
+         expect_re=(r".*switch-deep-nesting\.cfg:1:267: error: nesting deeper than 256",)),
+    Case("switch-dev-zero", (OPT, MODEL, "--graph-fusion", "--fusion-switch-file=/dev/zero"),
+         expect=("graphfuse-opt: error: fusion switch file '/dev/zero' is larger than 16 MiB (a switch file is a few "
+                 "lines of JSON)",)),
+    Case("switch-directory", (OPT, MODEL, "--graph-fusion", "--fusion-switch-file={tmp}"),
+         expect_re=(r"graphfuse-opt: error: could not read fusion switch file '.*': it is a directory",)),
+    Case("switch-bom", (OPT, MODEL, "--graph-fusion", "--fusion-switch-file={tmp}/bom.cfg"), exit_code=0,
+         files=(("bom.cfg", b'\xef\xbb\xbf{"Switch": {"GraphFusion": {"NoSuchFusionPass": "on"}}}\n'),),
+         expect_re=(r".*bom\.cfg:1:29: warning: unknown fusion pass 'NoSuchFusionPass' in section GraphFusion is "
+                    r"ignored",)),
+    Case("switch-duplicate-key", (OPT, MODEL, "--graph-fusion", "--fusion-switch-file={tmp}/dup.cfg"), exit_code=0,
+         files=(("dup.cfg", b'{"Switch": {"GraphFusion": {\n  "ALL": "off",\n  "ALL": "on"}}}\n'),),
+         expect_re=(r".*dup\.cfg:3:3: warning: duplicate key 'ALL' \(lines 2 and 3\): the last one is used",)),
+    Case("switch-legacy-duplicate", (OPT, MODEL, "--graph-fusion", "--fusion-switch-file={tmp}/dup.cfg"), exit_code=0,
+         files=(("dup.cfg", b"ALL:off\nadd_layer_norm_fusion:on\nALL:on\n"),),
+         expect_re=(r".*dup\.cfg:3:1: warning: duplicate switch 'ALL' \(lines 1 and 3\): the last one is used",)),
+    # Nesting deep enough to crash a recursive parser: an error before any parser runs.
+    Case("deep-attribute", (OPT, "{tmp}/deep.mlir"), files=(("deep.mlir", DEEP_ATTRIBUTE),),
+         expect_re=(r".*deep\.mlir:1:321: error: nesting deeper than 256",)),
+    Case("deep-regions", (OPT, "--allow-unregistered-dialect", "{tmp}/deep.mlir"), files=(("deep.mlir", DEEP_REGIONS),),
+         expect_re=(r".*deep\.mlir:129:14: error: nesting deeper than 256",)),
+    Case("run-deep-regions", (RUN, "{tmp}/deep.mlir"), files=(("deep.mlir", DEEP_REGIONS),),
+         expect_re=(r".*deep\.mlir:129:14: error: nesting deeper than 256",)),
+    Case("npu-target-deep-nesting", (RUN, MODEL, "--target=npu", "--npu-target={tmp}/deep.json"),
+         files=(("deep.json", DEEP_JSON),), expect_re=(r".*deep\.json:1:1537: error: nesting deeper than 256",)),
     # MS_DEV_GRAPH_KERNEL_FLAGS and --graph-kernel-flags: warnings, errors with --strict-flags.
     Case("flags-bad-opt-level-warns", (OPT, MODEL, "--graph-kernel-fusion"), exit_code=0,
          env=(("MS_DEV_GRAPH_KERNEL_FLAGS", "--opt_level=9"),),
@@ -458,6 +492,13 @@ exe(np.ones((3, 8), np.float32), np.ones((3, 8), np.float32), out=[np.empty((5, 
             "graphfuse.parse_module('func.func @f(%a: tensor<4xf32>) {\\n  return %a : tensor<4\\n}')",
             message=r"^<string>:2:23: error: expected 'x' in dimension list$"),
     ApiCase("parse-bytes-not-utf8", "graphfuse.parse_module(b'\\xff\\xfe')", message=r"MLIR text must be UTF-8"),
+    ApiCase("parse-deep-nesting",
+            "graphfuse.parse_module('func.func @f() attributes {a = ' + '[' * 10000 + ']' * 10000 "
+            "+ '} {\\n  return\\n}')",
+            message=r"^<string>:1:287: error: nesting deeper than 256$"),
+    ApiCase("pipeline-deep-nesting", "graphfuse.run_pipeline(graphfuse.parse_module(MODEL), "
+            "'builtin.module(' + 'func.func(' * 5000 + 'cse' + ')' * 5000 + ')')",
+            error="PipelineError", message=r"1:2575: nesting deeper than 256"),
     ApiCase("parse-not-text", "graphfuse.parse_module(None)",
             message=r"parse_module takes MLIR text \(str\), not NoneType"),
     ApiCase("load-missing", "graphfuse.load_module(INPUTS + '/none.mlir')",

@@ -208,6 +208,36 @@ def test_unknown_pass_in_switch_file_warns(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("separator", ["\n", " "], ids=["one-per-line", "one-line"])
+def test_a_200k_entry_switch_file_parses(tmp_path: Path, separator: str) -> None:
+    """Keys are located in one pass over the text (searching from the start for each key took minutes)."""
+    count = 200_000
+    entries = f",{separator}".join(f'"NoSuchPass{k}": "{"on" if k % 2 else "off"}"' for k in range(count))
+    path = tmp_path / "fusion_switch.cfg"
+    path.write_text('{"Switch": {"GraphFusion": {' + separator + entries + "}}}\n")
+    warnings = parse_switch_file(path).warnings
+    assert len(warnings) == count
+    last = warnings[-1].location
+    text = path.read_text()
+    assert (last.line, last.col) == ((count + 1, 1) if separator == "\n" else (1, text.rindex('"NoSuchPass') + 1))
+
+
+def test_duplicate_keys_warn_and_the_last_wins(tmp_path: Path) -> None:
+    switches = _switch_file(tmp_path, '{"Switch": {"GraphFusion": {\n"test_neg_fusion": "on",\n'
+                                      '"test_neg_fusion": "off"}}}')
+    assert [(w.location.line, w.message) for w in switches.switch_file.warnings] == [
+        (3, "duplicate key 'test_neg_fusion' (lines 2 and 3): the last one is used")
+    ]
+    assert "test_neg_fusion" not in _fired(switches=switches)
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "fusion_switch.cfg"
+    path.write_bytes(b'\xef\xbb\xbf{"Switch": {"GraphFusion": {"ALL": "yes"}}}')
+    with pytest.raises(GraphfuseError, match=r'cfg:1:29: error: switch \'ALL\' must be "on" or "off"'):
+        parse_switch_file(path)
+
+
 # -- precedence -------------------------------------------------------------------------
 
 
