@@ -7,7 +7,7 @@ LIT_OPTS ?= -sv
 
 .PHONY: setup demo test lit pytest lint irdl docs bench fuzz onnx-conformance clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,torch,onnx]'
