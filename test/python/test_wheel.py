@@ -11,6 +11,7 @@ passes, compiles a graph through the Python API and runs graphfuse-run
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -55,7 +56,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dic
     """(the new environment's bin folder, a work folder outside the checkout, a clean environment)."""
     root = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root / "dist"), str(REPO)],
+    # Built from a copy: setuptools writes build/ and *.egg-info next to the sources.
+    source = root / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "Output", "__pycache__", ".pytest_cache", ".ruff_cache"))
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root / "dist"), str(source)],
          root, env)
     wheels = list((root / "dist").glob("graphfuse-*.whl"))
     assert len(wheels) == 1, wheels
