@@ -399,7 +399,7 @@ def run_located(module: ir.Module, pipeline: str, filename: str, switches: Fusio
         return run_pipeline(module, pipeline, switches=switches)
     except PipelineFailure as failure:
         diagnostics = [relocate(d, filename) for d in failure.diagnostics]
-        raise PipelineFailure(diagnostics, failure.step, failure.pipeline) from None
+        raise PipelineFailure(diagnostics, failure.step, failure.pipeline, failure.reproducer) from None
 
 
 def _looks_like_path(source: str) -> bool:

@@ -11,20 +11,24 @@ work function by function.
 Around every step the runner does what mlir-opt's instrumentation does: IR
 printing before/after, timing, statistics, and verification (MLIR's verifier
 plus graph-verify).  A failing step raises :class:`PipelineFailure`, which
-knows the pipeline text needed to reproduce it.
+knows the pipeline text needed to reproduce it; :func:`run_pipeline` adds a
+:class:`Reproducer` (the module before the pipeline) without writing a file:
+the command-line tools write it (``--repro-dir``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -51,13 +55,66 @@ class PipelineError(GraphfuseError):
     """The pipeline text itself is wrong: syntax, unknown pass, bad option."""
 
 
-class PipelineFailure(GraphfuseError):
-    """A step failed while running; ``pipeline`` is the text that reproduces it."""
+#: Where the command-line tools write reproducers by default: this directory under the temp dir.
+REPRO_DIR_NAME = "graphfuse-repro"
 
-    def __init__(self, diagnostics: list[Diagnostic], step: str, pipeline: str):
+
+@dataclass(frozen=True)
+class Reproducer:
+    """What reproduces a failed pipeline run: the module as it was before the pipeline, and the pipeline."""
+
+    module: str
+    pipeline: str
+    step: str  # the pass that failed
+
+    def command(self, path: str, options: Sequence[str] = ()) -> str:
+        """The graphfuse-opt command that reruns the pipeline on the module saved at ``path``."""
+        return " ".join(["graphfuse-opt", *(shlex.quote(o) for o in options),
+                         f"--pass-pipeline={shlex.quote(self.pipeline)}", shlex.quote(str(path))])
+
+    def file_name(self, stem: str = "module") -> str:
+        """``<stem>-<pass>-<hash>.mlir``: the same failure rewrites its file rather than adding one."""
+        digest = hashlib.sha256(f"{self.pipeline}\n{self.module}".encode()).hexdigest()[:10]
+        return f"{_safe_name(stem)}-{_safe_name(self.step)}-{digest}.mlir"
+
+    def write(self, directory: str | Path, stem: str = "module", options: Sequence[str] = ()) -> Path:
+        """Save the module (with the command as a comment on top) in ``directory``, created if missing."""
+        path = Path(directory) / self.file_name(stem)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = f"// graphfuse reproducer: pass '{self.step}' failed; reproduce with:\n"
+        path.write_text(f"{header}// {self.command(path, options)}\n{self.module}")
+        return path
+
+
+def default_repro_dir() -> Path:
+    """``graphfuse-repro/`` under the temp dir (``$TMPDIR``), where the tools write reproducers by default."""
+    return Path(tempfile.gettempdir()) / REPRO_DIR_NAME
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("._") or "module"
+
+
+class PipelineFailure(GraphfuseError):
+    """A step failed while running; ``pipeline`` is the text that reproduces it.
+
+    ``reproducer`` (set by :func:`run_pipeline`) holds the module as it was
+    before the pipeline; ``reproducer.write(directory)`` saves it.  Nothing is
+    written unless asked.
+    """
+
+    def __init__(self, diagnostics: list[Diagnostic], step: str, pipeline: str,
+                 reproducer: Reproducer | None = None):
         super().__init__(diagnostics)
         self.step = step
         self.pipeline = pipeline
+        self.reproducer = reproducer
+
+    def with_note(self, message: str) -> PipelineFailure:
+        """The same failure with ``note: message`` added to its first diagnostic."""
+        first = self.diagnostics[0]
+        first = dataclasses.replace(first, notes=[*first.notes, Diagnostic("note", message)])
+        return PipelineFailure([first, *self.diagnostics[1:]], self.step, self.pipeline, self.reproducer)
 
 
 @dataclass
@@ -458,21 +515,20 @@ def run_pipeline(
 ) -> Pipeline:
     """Parse ``pipeline`` and run it on ``module`` in place; returns the Pipeline (for its reports).
 
-    On failure the module as it was before the pipeline is written to a file
-    (in ``repro_dir``, default the temp dir) and the raised PipelineFailure
-    carries a note with the graphfuse-opt command that reproduces it.
+    On failure the raised PipelineFailure's ``reproducer`` holds the module as
+    it was before the pipeline and the pipeline that ran.  No file is written,
+    unless ``repro_dir`` is given: then the module is saved there and a note
+    gives the graphfuse-opt command that reproduces the failure.
     """
     runner = Pipeline(pipeline, module.context, instrumentation, switches=switches, dump_dir=dump_dir)
     snapshot = str(module)
     try:
         runner.run(module)
     except PipelineFailure as failure:
-        with tempfile.NamedTemporaryFile(
-            "w", suffix=".mlir", prefix="graphfuse-repro-", dir=repro_dir, delete=False
-        ) as file:
-            file.write(snapshot)
-        command = f"graphfuse-opt --pass-pipeline='{runner.text}' {file.name}"
-        first = failure.diagnostics[0]
-        first = dataclasses.replace(first, notes=[*first.notes, Diagnostic("note", f"reproduce with: {command}")])
-        raise PipelineFailure([first, *failure.diagnostics[1:]], failure.step, failure.pipeline) from None
+        reproducer = Reproducer(snapshot, runner.text, failure.step)
+        failure = PipelineFailure(failure.diagnostics, failure.step, failure.pipeline, reproducer)
+        if repro_dir is not None:
+            path = reproducer.write(repro_dir)
+            failure = failure.with_note(f"reproduce with: {reproducer.command(path)}")
+        raise failure from None
     return runner

@@ -30,8 +30,8 @@ from graphfuse.dialect.parsing import parse_module, relocate
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
 from graphfuse.pipelines.registry import all_passes, lookup_pass
-from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineFailure
-from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, run_tool
+from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineFailure, Reproducer
+from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, run_tool, save_reproducer
 
 TOOL = "graphfuse-opt"
 SPLIT_MARKER = "// -----"
@@ -61,6 +61,7 @@ class Options:
     fusion_result: str | None = None
     dump_dir: str | None = None
     pass_plugins: list[str] = field(default_factory=list)
+    repro_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ FLAGS = [
          "<file>"),
     Flag("dump-dir", "Write the IR after every pass to NNNN_<pass>.mlir files in this directory", "required",
          "<dir>"),
+    Flag("repro-dir", "When a pass fails on input read from stdin, save it here as the reproducer (default: "
+         "graphfuse-repro/ under the temp dir); a file input is its own reproducer", "required", "<dir>"),
     Flag("load-pass-plugin", "Run a Python file that registers passes (e.g. user fusion patterns) before the "
          "pipeline is read; may be repeated", "required", "<file.py>"),
     Flag("allow-unregistered-dialect", "Accept ops of dialects that are not loaded"),
@@ -256,6 +259,8 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         opts.dump_dir = text
     elif name == "load-pass-plugin":
         opts.pass_plugins.append(text or "")
+    elif name == "repro-dir":
+        opts.repro_dir = text
 
 
 # -- text output --------------------------------------------------------------
@@ -345,11 +350,21 @@ class Driver:
         self.parse_seconds = 0.0
         self.output_seconds = 0.0
 
+    def rerun_options(self) -> list[str]:
+        """The flags besides the pipeline that a rerun needs: pass plugins and fusion switches."""
+        options = [f"--load-pass-plugin={path}" for path in self.opts.pass_plugins]
+        if self.opts.graph_kernel_flags is not None:
+            options.append(f"--graph-kernel-flags={self.opts.graph_kernel_flags}")
+        if self.opts.fusion_switch_file is not None:
+            options.append(f"--fusion-switch-file={self.opts.fusion_switch_file}")
+        return options
+
     def reproducer(self) -> str:
-        parts = [TOOL, f"--pass-pipeline={shlex.quote(self.pipeline.text)}"]
+        parts = [TOOL, *(shlex.quote(o) for o in self.rerun_options()),
+                 f"--pass-pipeline={shlex.quote(self.pipeline.text)}"]
         if self.opts.split_input_file:
             parts.append("--split-input-file")
-        parts.append(shlex.quote(self.opts.input) if self.opts.input != "-" else "<input.mlir>")
+        parts.append(shlex.quote(self.opts.input))
         return " ".join(parts)
 
     def process(self, chunk: Chunk) -> ChunkResult:
@@ -370,10 +385,11 @@ class Driver:
             try:
                 self.pipeline.run(module)
             except PipelineFailure as failure:
-                first = failure.diagnostics[0]
-                note = Diagnostic("note", f"reproduce with: {self.reproducer()}")
-                first = Diagnostic(first.severity, first.message, first.location, [*first.notes, note])
-                return None, [first, *failure.diagnostics[1:]]
+                if self.opts.input == "-":  # no file to name: save this chunk as the reproducer
+                    failure.reproducer = Reproducer(chunk.text, self.pipeline.text, failure.step)
+                    saved = save_reproducer(failure, self.opts.repro_dir, "stdin", self.rerun_options())
+                    return None, saved.diagnostics
+                return None, failure.with_note(f"reproduce with: {self.reproducer()}").diagnostics
         start = time.perf_counter()
         with self.context:
             text = module.operation.get_asm(

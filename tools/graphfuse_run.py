@@ -3,7 +3,7 @@
     graphfuse-run model.mlir [--entry NAME] [--inputs x.npz | --random] [--check] [--repeat N]
                   [--output y.npz] [--opt-level N | --pass-pipeline=...] [--graph-kernel-flags=...]
                   [--fusion-switch-file=...] [--rtol R] [--atol A] [--seed S]
-                  [--target=cpu|npu] [--npu-target=NAME|PATH] [--no-double-buffer]
+                  [--target=cpu|npu] [--npu-target=NAME|PATH] [--no-double-buffer] [--repro-dir DIR]
 
 The graph pipeline is the fusing default of ``graphfuse.compile`` (opt level
 2) unless ``--opt-level`` or ``--pass-pipeline`` says otherwise.  Inputs come
@@ -33,7 +33,7 @@ import numpy as np
 
 from graphfuse.lowering.compiler import Executable, compile
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
-from graphfuse.tools.reporting import UsageError, run_tool
+from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducers_saved, run_tool
 
 __all__ = ["load_inputs", "main", "result_errors"]
 
@@ -64,6 +64,7 @@ def _parser() -> _Parser:
     p.add_argument("--target", choices=("cpu", "npu"), default="cpu", help="run on the CPU or the emulated NPU")
     p.add_argument("--npu-target", default="910b", help="NPU target description: a bundled name or a .json path")
     p.add_argument("--no-double-buffer", action="store_true", help="NPU: one slot per transferred tile")
+    p.add_argument("--repro-dir", metavar="DIR", help=REPRO_DIR_HELP)
     return p
 
 
@@ -121,13 +122,19 @@ def _body(argv: list[str]) -> int:
         raise UsageError("--repeat must be at least 1")
     start = time.perf_counter()
     source = Path(args.input)  # never read as MLIR text
-    if args.target == "npu":
-        executable = compile_npu(source, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
-                                 graph_kernel_flags=args.graph_kernel_flags, fusion_switch_file=args.fusion_switch_file,
-                                 target=args.npu_target, double_buffer=not args.no_double_buffer)
-    else:
-        executable = compile(source, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
-                             graph_kernel_flags=args.graph_kernel_flags, fusion_switch_file=args.fusion_switch_file)
+    # The graph pipeline's rerun needs the same switches.
+    rerun = [f"--{flag}={value}" for flag, value in (("graph-kernel-flags", args.graph_kernel_flags),
+                                                     ("fusion-switch-file", args.fusion_switch_file)) if value]
+    with reproducers_saved(args.repro_dir, source.stem, rerun):
+        if args.target == "npu":
+            executable = compile_npu(source, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
+                                     graph_kernel_flags=args.graph_kernel_flags,
+                                     fusion_switch_file=args.fusion_switch_file, target=args.npu_target,
+                                     double_buffer=not args.no_double_buffer)
+        else:
+            executable = compile(source, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
+                                 graph_kernel_flags=args.graph_kernel_flags,
+                                 fusion_switch_file=args.fusion_switch_file)
     compile_seconds = time.perf_counter() - start
     n_inputs = len(executable.inputs)
     inputs = load_inputs(args.inputs, n_inputs) if args.inputs else _random_inputs(executable, args.seed)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TextIO
 
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
+from graphfuse.pipelines.runner import PipelineFailure, Reproducer, default_repro_dir
+
+#: --repro-dir's help, the same in every tool
+REPRO_DIR_HELP = ("write the reproducer of a failing pipeline (the module before it) into this directory "
+                  "(default: graphfuse-repro/ under the temp dir)")
 
 
 class UsageError(Exception):
@@ -70,3 +77,34 @@ def run_tool(tool: str, body: Callable[[list[str]], int], argv: list[str] | None
         detail = "".join(traceback.format_exception_only(error)).strip()
         printer.error(f"internal error: {detail} (set GRAPHFUSE_DEBUG=1 for a traceback)")
     return 1
+
+
+def save_reproducer(failure: PipelineFailure, directory: str | Path | None, stem: str,
+                    options: Sequence[str] = ()) -> PipelineFailure:
+    """Write ``failure``'s reproducer into ``directory`` (default :func:`default_repro_dir`); note its command.
+
+    ``options`` are graphfuse-opt flags the rerun needs besides the pipeline (switches, plugins).
+    """
+    if failure.reproducer is None:
+        return failure
+    return failure.with_note(write_reproducer(failure.reproducer, directory, stem, options))
+
+
+def write_reproducer(reproducer: Reproducer, directory: str | Path | None, stem: str,
+                     options: Sequence[str] = ()) -> str:
+    """Write ``reproducer`` into ``directory`` (default :func:`default_repro_dir`); the note to print."""
+    where = Path(directory) if directory else default_repro_dir()
+    try:
+        path = reproducer.write(where, stem, options)
+    except OSError as error:
+        return f"could not write the reproducer into '{where}': {error.strerror or error}"
+    return f"reproduce with: {reproducer.command(str(path), options)}"
+
+
+@contextlib.contextmanager
+def reproducers_saved(directory: str | Path | None, stem: str, options: Sequence[str] = ()) -> Iterator[None]:
+    """A PipelineFailure raised inside is re-raised with its reproducer written (see :func:`save_reproducer`)."""
+    try:
+        yield
+    except PipelineFailure as failure:
+        raise save_reproducer(failure, directory, stem, options) from None

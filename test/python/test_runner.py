@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -181,6 +182,49 @@ def test_run_pipeline_writes_a_reproducer(tmp_path: Path) -> None:
     repro = Path(command.rsplit(" ", 1)[1])
     assert repro.parent == tmp_path
     assert repro.read_text().count('"graph.add"') == 2  # the IR before the pipeline, not after graph-cse
+
+
+@pytest.fixture
+def empty_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh temp dir for tempfile (and $TMPDIR for child processes): what a failing run leaves shows up there."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    return tmp
+
+
+#: one-shot-bufferize cannot bufferize graph ops: a failing upstream step, no registration needed
+FAILING = "builtin.module(graph-cse,one-shot-bufferize)"
+
+
+def test_a_failing_pipeline_writes_nothing_and_carries_its_reproducer(empty_tmpdir: Path) -> None:
+    module = parse_module(TEXT)
+    with pytest.raises(PipelineFailure) as info:
+        run_pipeline(module, FAILING)
+    assert list(empty_tmpdir.iterdir()) == []
+    failure = info.value
+    assert [n.message for n in failure.diagnostics[0].notes][-1] == "in pass 'one-shot-bufferize'"
+    reproducer = failure.reproducer
+    assert reproducer is not None and reproducer.pipeline == FAILING and reproducer.step == "one-shot-bufferize"
+    assert reproducer.module.count('"graph.add"') == 2  # the IR before the pipeline, not after graph-cse
+    # Written on request only; the file says how to rerun it, and rerunning it fails the same way.
+    path = reproducer.write(empty_tmpdir / "repro", stem="model")
+    assert path.parent == empty_tmpdir / "repro" and path.name.startswith("model-one-shot-bufferize-")
+    assert path.read_text().splitlines()[1] == f"// {reproducer.command(str(path))}"
+    assert reproducer.command(str(path)) == f"graphfuse-opt --pass-pipeline='{FAILING}' {path}"
+    assert reproducer.write(empty_tmpdir / "repro", stem="model") == path  # the same failure, the same file
+    with pytest.raises(PipelineFailure, match="not bufferized"):
+        run_pipeline(parse_module(path.read_text()), reproducer.pipeline)
+
+
+def test_a_failing_compile_writes_nothing_and_carries_its_reproducer(empty_tmpdir: Path) -> None:
+    import graphfuse
+
+    with pytest.raises(PipelineFailure) as info:
+        graphfuse.compile(TEXT, pipeline=FAILING)
+    assert list(empty_tmpdir.iterdir()) == []
+    assert info.value.reproducer is not None and info.value.reproducer.pipeline == FAILING
 
 
 def test_print_ir_after_change_skips_passes_that_change_nothing() -> None:
