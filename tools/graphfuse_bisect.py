@@ -64,8 +64,9 @@ from graphfuse.pipelines.graph_kernel.fusion import GraphKernelFusion
 from graphfuse.pipelines.pass_base import RewriteBudget, RewriteRecord, limit_rewrites
 from graphfuse.pipelines.registry import canonical_pass_name
 from graphfuse.pipelines.runner import build_steps, run_pipeline
+from graphfuse.tools.accuracy import OutputCheck, compare_output
 from graphfuse.tools.graphfuse_opt import load_pass_plugin
-from graphfuse.tools.graphfuse_run import load_inputs, result_errors
+from graphfuse.tools.graphfuse_run import load_inputs
 from graphfuse.tools.reporting import UsageError, run_tool
 
 __all__ = ["EXIT_CULPRIT", "BisectResult", "Bisector", "main"]
@@ -93,19 +94,26 @@ class Unit:
 
 @dataclass(frozen=True)
 class Deviation:
-    """The worst output beyond tolerance (or, with ``ok``, the largest errors of a run within it)."""
+    """The first output beyond tolerance (or, with ``ok``, the output of largest relative error within it)."""
 
     output: int
     max_abs: float
+    #: max_abs / max|reference| of the output (graphfuse.tools.accuracy's measure)
     max_rel: float
     ok: bool
     #: the run failed (a pass or the compile raised an error): a deviation too, bisected like one
     error: str | None = None
+    #: the output's comparison (None for a failed run)
+    check: OutputCheck | None = None
 
-    def describe(self) -> str:
+    def describe(self, detail: bool = False) -> str:
+        """The error in one line; ``detail`` adds the tolerance and, beyond it, where it fails."""
         if self.error is not None:
             return f"the run fails: {self.error}"
-        return f"result {self.output}: max abs error {self.max_abs:.3g}, max rel error {self.max_rel:.3g}"
+        if self.check is None:
+            return f"result {self.output}: max abs error {self.max_abs:.3g}"
+        text = f"result {self.output}: {self.check.summary(with_tolerance=detail)}"
+        return f"{text}; {self.check.mismatch()}" if detail and not self.check.ok else text
 
 
 @dataclass
@@ -145,20 +153,19 @@ class BisectResult:
 
 
 def compare(reference: Sequence[np.ndarray], results: Sequence[np.ndarray], rtol: float, atol: float) -> Deviation:
-    """Every output against the reference: the first one beyond tolerance, else the largest errors (ok)."""
+    """Every output against the reference (:func:`compare_output`, graphfuse-run --check's rule): the first one
+    beyond tolerance, else the one of largest relative error (ok)."""
     if len(reference) != len(results):
         raise GraphfuseError(f"the run returned {len(results)} results, the reference {len(reference)}")
     worst = Deviation(0, 0.0, 0.0, True)
     for k, (want, got) in enumerate(zip(reference, results, strict=True)):
-        if np.shape(want) != np.shape(got):
-            return Deviation(k, float("inf"), float("inf"), False)
-        max_abs, max_rel, specials_agree = result_errors(want, got)
-        close = np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=rtol, atol=atol,
-                            equal_nan=True)
-        if not (close and specials_agree):
-            return Deviation(k, max_abs, max_rel, False)
-        if max_abs > worst.max_abs:
-            worst = Deviation(k, max_abs, max_rel, True)
+        check = compare_output(want, got, rtol, atol)
+        if check.problem is not None:
+            return Deviation(k, float("inf"), float("inf"), False, check=check)
+        if not check.ok:
+            return Deviation(k, check.max_abs, check.relative, False, check=check)
+        if worst.check is None or check.relative > worst.max_rel:
+            worst = Deviation(k, check.max_abs, check.relative, True, check=check)
     return worst
 
 
@@ -509,8 +516,11 @@ def _parser() -> _Parser:
     p.add_argument("--entry", help="function to run (default: the first public one)")
     p.add_argument("--inputs", help=".npz file with the input arrays (arg0, arg1, ...); default: random")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    p.add_argument("--rtol", type=float, default=1e-4)
-    p.add_argument("--atol", type=float, default=1e-5)
+    p.add_argument("--rtol", type=float, default=1e-4,
+                   help="allowed error relative to the output's largest reference magnitude, as graphfuse-run "
+                        "--check: |got - reference| <= atol + rtol * max|reference| (default 1e-4)")
+    p.add_argument("--atol", type=float, default=1e-5,
+                   help="allowed absolute error on top, for outputs that are all near zero (default 1e-5)")
     p.add_argument("--mode", default="compiled", choices=("compiled", "interpreter"),
                    help="run the CPU code (default) or the reference interpreter")
     p.add_argument("--opt-level", type=int, choices=range(1, 4), help="the fusing level bisected (default 2)")
@@ -558,16 +568,14 @@ def _print_start(result: BisectResult, bisector: Bisector) -> None:
     if result.reference_vs_interpreter is not None:
         info = result.reference_vs_interpreter
         verdict = "within tolerance" if info.ok else "BEYOND tolerance"
-        print(f"  unfused compiled vs the reference interpreter: max abs error {info.max_abs:.3g}, "
-              f"max rel error {info.max_rel:.3g} ({verdict})")
+        print(f"  unfused compiled vs the reference interpreter: {info.describe()} ({verdict})")
     print(f"fusion units in execution order ({len(result.units)}): "
           f"{', '.join(u.name for u in result.units) or 'none'}")
     if not result.deviates:
         print(f"no deviation: every result of the fused run matches the reference "
-              f"(largest: max abs error {result.full.max_abs:.3g}, max rel error {result.full.max_rel:.3g}); "
-              f"{result.trials} run(s)")
+              f"(largest: {result.full.describe()}); {result.trials} run(s)")
     else:
-        print(f"fused run: {result.full.describe()}; bisecting")
+        print(f"fused run: {result.full.describe(detail=True)}; bisecting")
 
 
 def report(result: BisectResult, bisector: Bisector, fix_switch_file: str | None) -> int:
@@ -580,8 +588,7 @@ def report(result: BisectResult, bisector: Bisector, fix_switch_file: str | None
             k, n = culprit.instance.index, len(culprit.rewrites)
             print(f"culprit: {culprit.instance.describe()} (rewrite {k} of {n})")
             assert culprit.instance_deviation is not None
-            print(f"  deviation: {culprit.instance_deviation.describe()} (rtol {bisector.rtol:g}, "
-                  f"atol {bisector.atol:g})")
+            print(f"  deviation: {culprit.instance_deviation.describe(detail=True)}")
             if culprit.invalid_ir is not None:
                 print(f"  it leaves invalid IR: {culprit.invalid_ir}")
             shown = culprit.fused_ops[:_MAX_CREATED_SHOWN]
@@ -629,8 +636,7 @@ def _print_verified(what: str, deviation: Deviation | None) -> None:
     if deviation is None:
         return
     if deviation.ok:
-        print(f"  verified: with the {what} every result matches the reference (largest: max abs error "
-              f"{deviation.max_abs:.3g}, max rel error {deviation.max_rel:.3g})")
+        print(f"  verified: with the {what} every result matches the reference (largest: {deviation.describe()})")
     else:
         print(f"  NOT verified: with the {what}, {deviation.describe()}")
 

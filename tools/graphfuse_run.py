@@ -10,8 +10,10 @@ The graph pipeline is the fusing default of ``graphfuse.compile`` (opt level
 from an ``.npz`` file (arrays named ``arg0``, ``arg1``... or taken in file
 order) or are random (``--random``, the default when no file is given).
 ``--check`` compares every result with the reference interpreter on the
-unfused graph: max abs and max relative error, exit 1 beyond
-``--atol + --rtol * |reference|``.
+unfused graph, output by output: exit 1 when an element's error exceeds
+``--atol + --rtol * max|reference|`` (the largest magnitude of that output;
+see :mod:`graphfuse.tools.accuracy`), printing the failing elements' count,
+the worst one's index and both values.
 
 ``--target=npu`` compiles for the emulated NPU instead (``--npu-target``
 picks the target description, default ``910b``) and prints a per-kernel
@@ -33,9 +35,10 @@ import numpy as np
 
 from graphfuse.lowering.compiler import Executable, compile
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
+from graphfuse.tools.accuracy import compare_output
 from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducers_saved, run_tool
 
-__all__ = ["load_inputs", "main", "result_errors"]
+__all__ = ["load_inputs", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,8 +55,11 @@ def _parser() -> _Parser:
     source.add_argument("--random", action="store_true", help="random inputs (the default without --inputs)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--check", action="store_true", help="compare with the reference interpreter")
-    p.add_argument("--rtol", type=float, default=1e-4)
-    p.add_argument("--atol", type=float, default=1e-5)
+    p.add_argument("--rtol", type=float, default=1e-4,
+                   help="--check: allowed error relative to the output's largest reference magnitude, max|reference| "
+                        "(default 1e-4); an element passes when |got - reference| <= atol + rtol * max|reference|")
+    p.add_argument("--atol", type=float, default=1e-5,
+                   help="--check: allowed absolute error on top, for outputs that are all near zero (default 1e-5)")
     p.add_argument("--repeat", type=int, default=1, help="timed calls (median printed)")
     p.add_argument("--output", help="save the results to this .npz file (out0, out1, ...)")
     level = p.add_mutually_exclusive_group()
@@ -101,19 +107,6 @@ def load_inputs(path: str, count: int) -> list[np.ndarray]:
         raise UsageError(f"'{path}' holds {len(named)} array(s) ({', '.join(named) or 'none'}); the function takes "
                          f"{count}")
     return list(named.values())
-
-
-def result_errors(want: np.ndarray, got: np.ndarray) -> tuple[float, float, bool]:
-    """Max abs error, max relative error, and whether every element is within tolerance (NaNs must agree)."""
-    w, g = np.asarray(want, np.float64), np.asarray(got, np.float64)
-    same_nan = np.array_equal(np.isnan(w), np.isnan(g))
-    ok = ~np.isnan(w) & ~np.isnan(g)
-    both_inf = np.isinf(w) & (w == g)
-    ok &= ~both_inf
-    diff = np.abs(w[ok] - g[ok])
-    max_abs = float(diff.max()) if diff.size else 0.0
-    max_rel = float((diff / np.maximum(np.abs(w[ok]), 1e-30)).max()) if diff.size else 0.0
-    return max_abs, max_rel, same_nan and np.array_equal(np.isinf(w), np.isinf(g))
 
 
 def _body(argv: list[str]) -> int:
@@ -168,13 +161,10 @@ def _body(argv: list[str]) -> int:
         ref_seconds = time.perf_counter() - start
         print(f"  reference interpreter: {ref_seconds * 1e3:.1f} ms")
         for k, (want, got) in enumerate(zip(reference, results, strict=True)):
-            max_abs, max_rel, specials_agree = result_errors(want, got)
-            close = np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=args.rtol,
-                                atol=args.atol, equal_nan=True)
-            verdict = "ok" if close and specials_agree else "MISMATCH"
-            print(f"  check result {k}: max abs error {max_abs:.3g}, max rel error {max_rel:.3g} "
-                  f"(rtol {args.rtol:g}, atol {args.atol:g}): {verdict}")
-            if verdict != "ok":
+            check = compare_output(want, got, args.rtol, args.atol)
+            print(f"  check result {k}: {check.summary()}: {'ok' if check.ok else 'MISMATCH'}")
+            if not check.ok:
+                print(f"    {check.mismatch()}")
                 status = 1
     if args.output:
         try:
