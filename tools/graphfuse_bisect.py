@@ -3,7 +3,7 @@
     graphfuse-bisect model.mlir [--inputs x.npz | --seed S] [--entry NAME] [--rtol R] [--atol A]
                      [--mode compiled|interpreter] [--opt-level N] [--graph-kernel-flags=...]
                      [--fusion-switch-file=...] [--fix-switch-file=PATH] [--load-pass-plugin=file.py]
-                     [--linear]
+                     [--linear] [--repro-dir=DIR]
 
 Automates seed 000's manual hunt (turn every fusion off, turn passes back on
 one by one until the result goes wrong):
@@ -63,11 +63,11 @@ from graphfuse.pipelines.fusion.switches import (
 from graphfuse.pipelines.graph_kernel.fusion import GraphKernelFusion
 from graphfuse.pipelines.pass_base import RewriteBudget, RewriteRecord, limit_rewrites
 from graphfuse.pipelines.registry import canonical_pass_name
-from graphfuse.pipelines.runner import build_steps, run_pipeline
+from graphfuse.pipelines.runner import PipelineFailure, Reproducer, build_steps, run_pipeline
 from graphfuse.tools.accuracy import OutputCheck, compare_output
 from graphfuse.tools.graphfuse_opt import load_pass_plugin
 from graphfuse.tools.graphfuse_run import load_inputs
-from graphfuse.tools.reporting import UsageError, run_tool
+from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducers_saved, run_tool, write_reproducer
 
 __all__ = ["EXIT_CULPRIT", "BisectResult", "Bisector", "main"]
 
@@ -105,6 +105,8 @@ class Deviation:
     error: str | None = None
     #: the output's comparison (None for a failed run)
     check: OutputCheck | None = None
+    #: a failed pipeline's reproducer, for the tool to write
+    reproducer: Reproducer | None = None
 
     def describe(self, detail: bool = False) -> str:
         """The error in one line; ``detail`` adds the tolerance and, beyond it, where it fails."""
@@ -370,7 +372,8 @@ class Bisector:
         try:
             results = self.run(pipeline, budget, flags, switch_file)
         except GraphfuseError as error:
-            return Deviation(-1, float("inf"), float("inf"), False, str(error.diagnostics[0]))
+            reproducer = error.reproducer if isinstance(error, PipelineFailure) else None
+            return Deviation(-1, float("inf"), float("inf"), False, str(error.diagnostics[0]), reproducer=reproducer)
         return compare(self._reference, results, self.rtol, self.atol)
 
     def _first_deviating_unit(self, units: list[Unit], all_units: list[Unit], excluded: list[Unit],
@@ -531,6 +534,7 @@ def _parser() -> _Parser:
                    help="run a Python file that registers passes first (as graphfuse-opt does); may be repeated")
     p.add_argument("--linear", action="store_true", help="scan pass prefixes one by one instead of bisecting")
     p.add_argument("--quiet", action="store_true", help="print only the outcome, not every probe")
+    p.add_argument("--repro-dir", metavar="DIR", help=REPRO_DIR_HELP)
     return p
 
 
@@ -541,7 +545,11 @@ def _body(argv: list[str]) -> int:
     path = Path(args.input)
     load_module(path)  # located errors for a missing or malformed file
     text = path.read_text()
-    with _buffer_name(str(path)):
+    # What a graphfuse-opt rerun of a failing pipeline needs besides the pipeline.
+    rerun = [f"--load-pass-plugin={plugin}" for plugin in args.load_pass_plugin]
+    rerun += [f"--{flag}={value}" for flag, value in (("graph-kernel-flags", args.graph_kernel_flags),
+                                                      ("fusion-switch-file", args.fusion_switch_file)) if value]
+    with _buffer_name(str(path)), reproducers_saved(args.repro_dir, path.stem, rerun):
         module = parse_module(text, str(path))
         entry_function(module, args.entry)
         inputs = load_inputs(args.inputs, len(entry_function(module, args.entry).regions[0].blocks[0].arguments)) \
@@ -556,6 +564,8 @@ def _body(argv: list[str]) -> int:
               f"atol {args.atol:g}")
         result = bisector.start()
         _print_start(result, bisector)
+        if result.full.reproducer is not None:  # the fused run fails: one reproducer, of the run the user asked for
+            print(f"  {write_reproducer(result.full.reproducer, args.repro_dir, path.stem, rerun)}")
         if not result.deviates:
             return 0
         bisector.search(result)
