@@ -92,6 +92,8 @@ def _show(value: object) -> str:
 
 def compare_output(want: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> OutputCheck:
     """Compare one output ``got`` with its reference ``want`` (see the module docstring for the rule)."""
+    if not (rtol >= 0 and atol >= 0):  # a NaN tolerance would pass everything
+        raise ValueError(f"tolerances must be non-negative numbers, got rtol={rtol}, atol={atol}")
     want, got = np.asarray(want), np.asarray(got)
     if want.shape != got.shape:
         return OutputCheck(False, rtol, atol, problem=f"shape {list(got.shape)}, reference {list(want.shape)}",

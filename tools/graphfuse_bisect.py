@@ -233,6 +233,8 @@ class Bisector:
     ):
         if mode not in ("compiled", "interpreter"):
             raise UsageError(f"--mode must be compiled or interpreter, got '{mode}'")
+        if not (rtol >= 0 and atol >= 0):  # NaN too: it would make every run match
+            raise UsageError(f"--rtol and --atol must be non-negative numbers, got {rtol:g} and {atol:g}")
         self.text, self.filename, self.entry = text, filename, entry
         self.inputs = list(inputs)
         self.mode, self.rtol, self.atol, self.linear = mode, rtol, atol, linear

@@ -85,6 +85,12 @@ def test_shapes_must_match() -> None:
     assert not check.ok and check.summary() == "shape [3, 2], reference [2, 3]"
 
 
+def test_tolerances_must_be_numbers_not_below_zero() -> None:
+    for rtol, atol in ((float("nan"), ATOL), (RTOL, -1.0)):
+        with pytest.raises(ValueError, match="non-negative"):
+            compare_output(np.ones(2), np.ones(2), rtol, atol)
+
+
 def test_bisect_uses_the_same_rule() -> None:
     got, exact = _cancelling()
     small = np.ones(3, np.float32)
