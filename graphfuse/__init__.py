@@ -16,6 +16,8 @@ Every user-facing failure raises :class:`GraphfuseError`, whose
 
 from importlib import metadata as _metadata
 
+# The built-in pass table first: any pass lookup below, at import or later, finds every pass.
+from graphfuse import builtin_passes  # noqa: F401
 from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder, ModuleBuilder, Tensor
 from graphfuse.dialect.catalog import all_ops
 from graphfuse.dialect.context import make_context

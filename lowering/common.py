@@ -28,7 +28,7 @@ from mlir.rewrite import (
     apply_patterns_and_fold_greedily,
 )
 
-from graphfuse.pipelines.matching import graph_op_names
+from graphfuse.dialect.matching import graph_op_names
 
 __all__ = [
     "DECOMPOSITIONS",

@@ -28,12 +28,13 @@ from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op, rea
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import Interpreter, entry_function, functions, run_function
+from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.parsing import load_module, parse_module, relocate, values_defined_by
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
-from graphfuse.pipelines.matching import nested_ops
+from graphfuse.pipelines import registry
 from graphfuse.pipelines.pass_base import active_rewrite_budget
 from graphfuse.pipelines.runner import Pipeline, PipelineFailure, run_pipeline
 
@@ -317,7 +318,9 @@ def compile(
     they do in graphfuse-opt.  The caller's module is not modified.
     """
     text, filename = source_text(source)
-    key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level)
+    # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
+    key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level,
+           registry.generation())
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
     cacheable = active_rewrite_budget() is None
     with _LOCK:

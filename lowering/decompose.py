@@ -62,18 +62,15 @@ from mlir import ir
 
 from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op
 from graphfuse.dialect.diagnostics import source_loc
+from graphfuse.dialect.expansions import EXPANDERS, ExpansionBuilder, Value
+from graphfuse.dialect.matching import attributes, create_op, sig
 from graphfuse.dialect.shape_utils import normalize_axis
 from graphfuse.dialect.types import TensorSig, numpy_dtype
 from graphfuse.lowering.common import decompose_graph_ops, register_decomposition
 from graphfuse.pipelines import log
-from graphfuse.pipelines.graph_kernel.expand import EXPANDERS, _Builder
-from graphfuse.pipelines.matching import attributes, create_op, sig
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
-from graphfuse.pipelines.registry import register_pass
 
 __all__ = ["DECOMPOSED_OPS", "REUSED_EXPANDERS", "GraphDecompose"]
-
-Value = Any  # a TensorSig while planning, an ir.Value while emitting
 
 #: Ops decomposed by graph-kernel-expand's expanders, registered as they are.
 REUSED_EXPANDERS = (
@@ -124,7 +121,7 @@ _NESTED_REFUSALS: dict[str, Callable[[Sequence[TensorSig], dict[str, Any]], str 
 }
 
 
-class _Graph(_Builder):
+class _Graph(ExpansionBuilder):
     """expand.py's builder (``b.add(x, y)``; signatures only when ``rw`` is None) with multi-result ops.
 
     While planning, emitting a composite whose expander would refuse raises
@@ -403,7 +400,6 @@ DECOMPOSED_OPS = frozenset(
 )
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphDecompose(GraphPass):
     name: ClassVar[str] = "graph-decompose"

@@ -28,8 +28,8 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as mmath
 
+from graphfuse.dialect.expansions import ERF_P, ERF_SMALL, ERFC_Q, TANH_P, TANH_SMALL
 from graphfuse.lowering.common import const
-from graphfuse.pipelines.graph_kernel.expand import _ERF_P, _ERF_SMALL, _ERFC_Q, _TANH_P, _TANH_SMALL
 
 __all__ = ["fast_erf", "fast_exp", "fast_tanh", "is_f32"]
 
@@ -81,13 +81,13 @@ def fast_tanh(x: ir.Value) -> ir.Value:
     f32 = x.type
     a = mmath.absf(x)
     x2 = arith.mulf(x, x)
-    small = arith.addf(x, arith.mulf(x, arith.mulf(x2, _horner_ascending(x2, _TANH_P))))
+    small = arith.addf(x, arith.mulf(x, arith.mulf(x2, _horner_ascending(x2, TANH_P))))
     e = fast_exp(arith.mulf(a, const(f32, -2.0)))
     one = const(f32, 1.0)
     t = arith.divf(arith.subf(one, e), arith.addf(one, e))
     large = mmath.copysign(t, x)
     # |x| < 0.625 is false for NaN: the large branch gives NaN too (e = NaN)
-    return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, _TANH_SMALL)), small, large)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, TANH_SMALL)), small, large)
 
 
 def fast_erf(x: ir.Value) -> ir.Value:
@@ -95,8 +95,8 @@ def fast_erf(x: ir.Value) -> ir.Value:
     one = const(f32, 1.0)
     a = mmath.absf(x)
     x2 = arith.mulf(x, x)
-    small = arith.mulf(x, _horner_ascending(x2, _ERF_P))
+    small = arith.mulf(x, _horner_ascending(x2, ERF_P))
     t = arith.divf(one, arith.addf(one, arith.mulf(a, const(f32, 0.5))))
-    erfc = arith.mulf(t, fast_exp(arith.subf(_horner_ascending(t, _ERFC_Q), x2)))
+    erfc = arith.mulf(t, fast_exp(arith.subf(_horner_ascending(t, ERFC_Q), x2)))
     large = mmath.copysign(arith.subf(one, erfc), x)
-    return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, _ERF_SMALL)), small, large)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, ERF_SMALL)), small, large)

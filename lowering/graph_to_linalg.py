@@ -49,6 +49,7 @@ from mlir import ir
 from mlir.dialects import arith, tensor
 from mlir.dialects import math as mmath
 
+from graphfuse.dialect.matching import nested_ops
 from graphfuse.lowering.common import (
     LOWERINGS,
     PARALLEL,
@@ -67,9 +68,7 @@ from graphfuse.lowering.common import (
     widen,
 )
 from graphfuse.lowering.fast_math import fast_erf, fast_exp, fast_tanh, is_f32
-from graphfuse.pipelines.matching import nested_ops
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
-from graphfuse.pipelines.registry import register_pass
 
 __all__ = ["LOWERED_OPS", "GraphToLinalg", "lower_elementwise", "lower_op"]
 
@@ -365,7 +364,6 @@ def lower_op(op: ir.Operation) -> bool:
     return lower_elementwise(op)
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphToLinalg(GraphPass):
     name: ClassVar[str] = "graph-to-linalg"

@@ -21,12 +21,12 @@ from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.dialect.interpreter import functions
+from graphfuse.dialect.matching import as_operation
+from graphfuse.lowering import decompose  # noqa: F401  (registers the decompositions this pass outlines)
 from graphfuse.lowering.common import DECOMPOSITIONS
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.cluster import outline
-from graphfuse.pipelines.matching import as_operation
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
-from graphfuse.pipelines.registry import register_pass
 
 __all__ = ["FuseKernelLoops", "OutlineFusedOps", "is_kernel", "loop_nest_count"]
 
@@ -35,7 +35,6 @@ def is_kernel(func_op: ir.Operation) -> bool:
     return func_op.name == "func.func" and "graph.kernel" in func_op.attributes
 
 
-@register_pass
 @dataclass(frozen=True)
 class OutlineFusedOps(GraphPass):
     name: ClassVar[str] = "outline-fused-ops"
@@ -138,7 +137,6 @@ def loop_nest_count(func_op: ir.Operation) -> int:
     return sum(1 for op in block.operations if as_operation(op).name.startswith("linalg."))
 
 
-@register_pass
 @dataclass(frozen=True)
 class FuseKernelLoops(GraphPass):
     name: ClassVar[str] = "fuse-kernel-loops"

@@ -33,11 +33,10 @@ from mlir.dialects import tensor
 from mlir.dialects.transform import interpreter
 
 from graphfuse.dialect.interpreter import functions
+from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.pipelines import log
-from graphfuse.pipelines.matching import as_operation, nested_ops
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
-from graphfuse.pipelines.registry import register_pass
 
 __all__ = ["TileKernelRows"]
 
@@ -211,7 +210,6 @@ def _drop_fences(func_op: ir.Operation) -> None:
             op.erase()
 
 
-@register_pass
 @dataclass(frozen=True)
 class TileKernelRows(GraphPass):
     name: ClassVar[str] = "tile-kernel-rows"

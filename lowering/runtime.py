@@ -44,8 +44,8 @@ from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
+from graphfuse.dialect.matching import nested_ops
 from graphfuse.lowering.contraction import block_contractions
-from graphfuse.pipelines.matching import nested_ops
 
 __all__ = ["BUFFERIZE", "TO_LLVM", "CompiledFunction", "clear_cache", "compile_linalg", "pipeline_text"]
 

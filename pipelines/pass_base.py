@@ -3,7 +3,6 @@
 A pass is a frozen dataclass whose fields are its pipeline options (xDSL
 style).  ``graph-cse`` has none; a pass with options looks like
 
-    @register_pass
     @dataclass(frozen=True)
     class GraphFusion(GraphPass):
         name: ClassVar[str] = "graph-fusion"
@@ -149,11 +148,11 @@ class RewriteBudget:
         if limit is not None and limit < 0:
             raise ValueError(f"a rewrite budget cannot be negative, got {limit}")
         self.limit = limit
-        self.passes = None if passes is None else frozenset(_budget_key(name) for name in passes)
+        self.passes = None if passes is None else frozenset(canonical_pass_name(name) for name in passes)
         self.records: list[RewriteRecord] = []
 
     def applies_to(self, pass_name: str) -> bool:
-        return self.passes is None or _budget_key(pass_name) in self.passes
+        return self.passes is None or canonical_pass_name(pass_name) in self.passes
 
     @property
     def spent(self) -> int:
@@ -178,8 +177,10 @@ class RewriteBudget:
         return True
 
 
-def _budget_key(pass_name: str) -> str:
-    return pass_name.replace("_", "-").lower()
+def canonical_pass_name(name: str) -> str:
+    """The key every pass name is compared by: underscores read as dashes (the seeds spell names both
+    ways), and a ``stage.`` prefix (MindSpore's ``stage.pass`` in flags) dropped."""
+    return name.rsplit(".", 1)[-1].replace("_", "-")
 
 
 _ACTIVE_BUDGET: contextvars.ContextVar[RewriteBudget | None] = contextvars.ContextVar(

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from graphfuse.dialect.catalog import AttrSpec, OpSpec, ValueSpec, all_ops
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.parsing import parse_module
 from graphfuse.pipelines.fusion.base import FusionPass
 from graphfuse.pipelines.fusion.graph_fusion import fusion_passes
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.registry import all_passes
 from graphfuse.pipelines.runner import run_pipeline
 

@@ -47,10 +47,10 @@ from mlir import ir
 from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder, Tensor
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, tensor_type
 from graphfuse.lowering.compiler import Executable
 from graphfuse.lowering.compiler import compile as graphfuse_compile
-from graphfuse.pipelines.matching import graph_op_names
 
 try:
     import torch

@@ -45,13 +45,12 @@ from mlir.dialects import arith, scf
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
+from graphfuse.dialect.matching import as_operation, op_id
+from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect, with_space
-from graphfuse.lowering.npu.target import NpuTarget, load_target
 from graphfuse.pipelines import log
-from graphfuse.pipelines.matching import as_operation, op_id
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
-from graphfuse.pipelines.registry import register_pass
 
 __all__ = ["CUBE_OPS", "VIEW_OPS", "NpuBufferAssign", "is_cube_op", "loop_access"]
 
@@ -715,7 +714,6 @@ def forward_result_copies(func_op: ir.Operation) -> int:
     return removed
 
 
-@register_pass
 @dataclass(frozen=True)
 class NpuBufferAssign(GraphPass):
     name: ClassVar[str] = "npu-buffer-assign"

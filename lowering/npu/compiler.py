@@ -23,6 +23,7 @@ from mlir import ir
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import entry_function
+from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.dialect.parsing import parse_module
 from graphfuse.lowering.compiler import (
     CLEANUP,
@@ -33,7 +34,6 @@ from graphfuse.lowering.compiler import (
     source_text,
 )
 from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
-from graphfuse.lowering.npu.target import NpuTarget, load_target
 
 __all__ = ["KernelRow", "NpuExecutable", "NpuReport", "compile_npu", "npu_graph_pipeline", "npu_lowering_pipeline"]
 

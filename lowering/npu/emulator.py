@@ -31,6 +31,7 @@ from mlir.execution_engine import ExecutionEngine
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.dialect.interpreter import entry_function, functions
+from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.buffer_assign import PLACED_SPACES, is_cube_op, loop_access
 from graphfuse.lowering.npu.dialect import is_gm, with_space
@@ -44,7 +45,6 @@ from graphfuse.lowering.runtime import (
     _hoist_allocations,
     _numpy_dtype,
 )
-from graphfuse.pipelines.matching import as_operation, nested_ops
 
 __all__ = ["OUTSIDE_KERNELS", "EmulatedFunction", "KernelInfo", "emulate", "kernel_infos"]
 

@@ -25,12 +25,11 @@ from mlir import ir
 from mlir.dialects import func
 
 from graphfuse.dialect.interpreter import functions
+from graphfuse.dialect.matching import as_operation, op_id
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.cluster import outline
-from graphfuse.pipelines.matching import as_operation, op_id
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
-from graphfuse.pipelines.registry import register_pass
 
 __all__ = ["NO_TASK_NAMES", "NpuOutlineOps", "is_view_split"]
 
@@ -90,7 +89,6 @@ def _mark_read_only(func_op: ir.Operation) -> None:
     func_op.attributes["arg_attrs"] = ir.ArrayAttr.get([read_only] * count)
 
 
-@register_pass
 @dataclass(frozen=True)
 class NpuOutlineOps(GraphPass):
     name: ClassVar[str] = "npu-outline-ops"

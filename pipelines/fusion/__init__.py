@@ -1,16 +1,4 @@
 """Fusion passes under the seeds' names, and the graph-fusion / ub-fusion passes that run them by switch.
 
-Importing this package registers every fusion pass.
+Each pass is named in the table of built-in passes (``graphfuse.builtin_passes``) and loaded on first use.
 """
-
-from graphfuse.pipelines.fusion import (  # noqa: F401
-    attention,
-    cann,
-    graph_fusion,
-    matmul,
-    norm,
-    reshape,
-    torchair,
-    ub,
-    virtual_op,
-)

@@ -23,9 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 from mlir import ir
 
-from graphfuse.pipelines.fusion.base import FusionPass, Pattern
-from graphfuse.pipelines.fusion.matmul import is_last_axis
-from graphfuse.pipelines.matching import (
+from graphfuse.dialect.matching import (
     VerifyError,
     attributes,
     constant_scalar,
@@ -36,7 +34,8 @@ from graphfuse.pipelines.matching import (
     sig,
     sole_use_reason,
 )
-from graphfuse.pipelines.registry import register_pass
+from graphfuse.pipelines.fusion.base import FusionPass, Pattern
+from graphfuse.pipelines.fusion.matmul import is_last_axis
 
 
 @dataclass
@@ -231,7 +230,6 @@ def flash_attention_v2(op: ir.Operation, rw: Any) -> bool | str:
 # Passes.
 
 
-@register_pass
 @dataclass(frozen=True)
 class FlashAttentionFusionV1(FusionPass):
     """softmax(q k^T * c [+ mask]) @ v => flash_attention(q, k, v[, mask], scale = c).
@@ -245,6 +243,7 @@ class FlashAttentionFusionV1(FusionPass):
     """
 
     name: ClassVar[str] = "FlashAttentionFusionV1"
+    priority: ClassVar[int] = 100
     summary: ClassVar[str] = "softmax(q k^T * const [+ mask]) @ v => flash_attention (exact)"
     origin: ClassVar[str] = "mindspore"
     example: ClassVar[str] = """\
@@ -262,7 +261,6 @@ func.func @attention(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<
     patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("FlashAttentionV1", "graph.matmul", flash_attention_v1),)
 
 
-@register_pass
 @dataclass(frozen=True)
 class FlashAttentionFusionV2(FusionPass):
     """softmax(q k^T / c [+ mask]) @ v, or the scale applied to q first => flash_attention.
@@ -277,6 +275,7 @@ class FlashAttentionFusionV2(FusionPass):
     """
 
     name: ClassVar[str] = "FlashAttentionFusionV2"
+    priority: ClassVar[int] = 110
     summary: ClassVar[str] = (
         "softmax(q k^T / const [+ mask]) @ v or q scaled first => flash_attention (equal up to rounding)"
     )

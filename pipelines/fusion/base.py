@@ -38,8 +38,8 @@ from mlir import ir
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from graphfuse.dialect.diagnostics import source_loc
+from graphfuse.dialect.matching import VerifyError, as_operation, op_id
 from graphfuse.pipelines import log
-from graphfuse.pipelines.matching import VerifyError, as_operation, op_id
 from graphfuse.pipelines.pass_base import (
     GraphPass,
     PassContext,
@@ -113,6 +113,13 @@ class FusionPass(GraphPass):
     default_backends: ClassVar[frozenset[str]] = frozenset({"cpu", "npu"})
     #: lowest graph-fusion opt-level that runs it
     opt_level: ClassVar[int] = 1
+    #: where graph-fusion runs it: lower first.  Structural clean-ups first (they expose patterns), then the
+    #: rewrites that recompose or fold ops (split convs merge into one conv before batch_norm folds into it, and
+    #: that before the conv may turn into a matmul), then attention, normalization and matmul epilogues; a pass
+    #: that absorbs more ops runs before one that would take a piece of its pattern (add_rms_norm_quant before
+    #: add_rms_norm).  In UBFusion the pattern-specific passes run before the automatic one, which takes what
+    #: they leave.  User patterns (the default) run after the built-ins, in registration order.
+    priority: ClassVar[int] = 1000
     #: needed for correctness: stays on under "ALL": "off" (only an exact name turns it off)
     protected: ClassVar[bool] = False
     #: IR before the pass, for the generated pass catalog (the "after" is computed)

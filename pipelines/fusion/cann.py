@@ -60,7 +60,6 @@ from graphfuse.pipelines.fusion.cann_conv import (
     split_conv_concat,
 )
 from graphfuse.pipelines.fusion.cann_graph import merge_concats, small_op_softmax
-from graphfuse.pipelines.registry import register_pass
 
 #: Passes whose names appear in the seeds but need Ascend-only kernels or collectives: name -> reason.
 UNSUPPORTED_PASSES: dict[str, str] = {
@@ -70,7 +69,6 @@ UNSUPPORTED_PASSES: dict[str, str] = {
 }
 
 
-@register_pass
 @dataclass(frozen=True)
 class ConvBatchnormFusionPass(FusionPass):
     """batch_norm(conv2d(x, w) [+ b]) -> bias_add(conv2d(x, w * s), (b - mean) * s + offset).
@@ -83,6 +81,7 @@ class ConvBatchnormFusionPass(FusionPass):
     """
 
     name: ClassVar[str] = "ConvBatchnormFusionPass"
+    priority: ClassVar[int] = 80
     summary: ClassVar[str] = "Fold an inference batch_norm (and a conv bias) into the conv2d weights and a bias_add"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "cann"
@@ -105,7 +104,6 @@ func.func @conv_bn(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
     )
 
 
-@register_pass
 @dataclass(frozen=True)
 class BatchNormSplitFusionPass(FusionPass):
     """Split fusion: bias_add(batch_norm(conv2d(x, w)), c) -> bias_add(conv2d(x, w * s), c + offset - mean * s).
@@ -133,6 +131,7 @@ class BatchNormSplitFusionPass(FusionPass):
     """
 
     name: ClassVar[str] = "BatchNormSplitFusionPass"
+    priority: ClassVar[int] = 70
     summary: ClassVar[str] = (
         "Split an inference batch_norm between a conv2d and a bias: scale into the weights, shift into the bias"
     )
@@ -159,7 +158,6 @@ func.func @conv_bn_bias(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
     )
 
 
-@register_pass
 @dataclass(frozen=True)
 class ConvToFullyConnectionFusionPass(FusionPass):
     """conv2d(x, w) with kh = H, kw = W, no pads, groups 1 -> reshape(matmul(x', w', transpose_b = true)).
@@ -172,6 +170,7 @@ class ConvToFullyConnectionFusionPass(FusionPass):
     """
 
     name: ClassVar[str] = "ConvToFullyConnectionFusionPass"
+    priority: ClassVar[int] = 90
     summary: ClassVar[str] = "Turn a conv2d whose kernel covers the whole input into a matmul"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "cann"
@@ -186,7 +185,6 @@ func.func @conv_fc(%x: tensor<2x3x4x4xf32>, %w: tensor<8x3x4x4xf32>) -> tensor<2
     )
 
 
-@register_pass
 @dataclass(frozen=True)
 class ZConcatv2dFusionPass(FusionPass):
     """Merge nested concats on one axis: concat(a, concat(b, c), d) -> concat(a, b, c, d).
@@ -198,6 +196,7 @@ class ZConcatv2dFusionPass(FusionPass):
     """
 
     name: ClassVar[str] = "ZConcatv2dFusionPass"
+    priority: ClassVar[int] = 40
     summary: ClassVar[str] = "Merge nested concats along the same axis into one concat"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "cann"
@@ -211,7 +210,6 @@ func.func @nested(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %c: tensor<2x3xf32>)
     patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("ZConcatv2dFusion", "graph.concat", merge_concats),)
 
 
-@register_pass
 @dataclass(frozen=True)
 class SplitConvConcatFusionPass(FusionPass):
     """split(x, axis 1) -> conv2d per piece -> concat(axis 1) => conv2d(x, concat(w), groups = n).
@@ -225,6 +223,7 @@ class SplitConvConcatFusionPass(FusionPass):
     """
 
     name: ClassVar[str] = "SplitConvConcatFusionPass"
+    priority: ClassVar[int] = 60
     summary: ClassVar[str] = "Turn split -> per-piece conv2d -> concat on channels into one grouped conv2d"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "cann"
@@ -243,7 +242,6 @@ func.func @split_conv_concat(%x: tensor<1x4x5x5xf32>) -> tensor<1x6x3x3xf32> {
     patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("SplitConvConcatFusion", "graph.concat", split_conv_concat),)
 
 
-@register_pass
 @dataclass(frozen=True)
 class SoftmaxSmallOpFusionPass(FusionPass):
     """div(e, reduce_sum(e)) with e = exp(x - reduce_max(x)) -> softmax(x), one axis, keep_dims = true.
@@ -253,6 +251,7 @@ class SoftmaxSmallOpFusionPass(FusionPass):
     """
 
     name: ClassVar[str] = "SoftmaxSmallOpFusionPass"
+    priority: ClassVar[int] = 50
     summary: ClassVar[str] = "Fuse the small-op softmax chain (reduce_max, sub, exp, reduce_sum, div) into softmax"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "cann"

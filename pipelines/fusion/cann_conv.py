@@ -24,9 +24,7 @@ import numpy as np
 from mlir import ir
 
 from graphfuse.dialect.catalog import infer_results, lookup_op
-from graphfuse.dialect.shape_utils import normalize_axis
-from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig
-from graphfuse.pipelines.matching import (
+from graphfuse.dialect.matching import (
     attributes,
     constant_array,
     create_constant,
@@ -37,6 +35,8 @@ from graphfuse.pipelines.matching import (
     producer,
     sig,
 )
+from graphfuse.dialect.shape_utils import normalize_axis
+from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig
 
 _BN_PARAMS = ("scale", "offset", "mean", "var")
 

@@ -10,8 +10,7 @@ from typing import Any
 
 from mlir import ir
 
-from graphfuse.dialect.shape_utils import normalize_axis
-from graphfuse.pipelines.matching import (
+from graphfuse.dialect.matching import (
     attributes,
     create_op,
     erase_dead,
@@ -20,6 +19,7 @@ from graphfuse.pipelines.matching import (
     producer,
     sig,
 )
+from graphfuse.dialect.shape_utils import normalize_axis
 
 # graph.concat declares its operands as two single values and a variadic rest:
 # IRDL gives every value of the rest one type.

@@ -21,64 +21,18 @@ from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION, UB_FUSION, FusionPass
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
-from graphfuse.pipelines.registry import PASSES, all_passes, canonical_pass_name, register_pass
-
-#: The execution order.  Structural clean-ups first (they expose patterns), then
-#: the rewrites that recompose or fold ops (split convs merge into one conv
-#: before batch_norm folds into it, and that before the conv may turn into a
-#: matmul), then attention, normalization and matmul
-#: epilogues; a pass that absorbs more ops runs before one that would
-#: take a piece of its pattern (add_rms_norm_quant before add_rms_norm,
-#: add_cast_rms_norm_cast before add_rms_norm).  Passes registered later (user
-#: patterns) run after these, in registration order.
-ORDER = (
-    "shape_reshape",
-    "shape_reshape_2",
-    "split_concat_fusion",
-    "ZConcatv2dFusionPass",
-    "SoftmaxSmallOpFusionPass",
-    "SplitConvConcatFusionPass",
-    "BatchNormSplitFusionPass",
-    "ConvBatchnormFusionPass",
-    "ConvToFullyConnectionFusionPass",
-    "FlashAttentionFusionV1",
-    "FlashAttentionFusionV2",
-    "add_layer_norm_fusion",
-    "add_layer_norm_v3_fusion",
-    "add_layer_norm_ext_fusion",
-    "add_rms_norm_quant_fusion",
-    "rms_norm_quant_fusion",
-    "add_cast_rms_norm_cast_fusion",
-    "add_rms_norm_fusion",
-    "pattern_fusion_pass",
-    "inference_swiglu_fusion",
-    "inference_matmul_split_fusion",
-    "matmul_elem_biasadd_fusion",
-    "MatMulBiasAddFusionPass",
-    "matmul_elem_add_fusion",
-    "matmul_elem_relu_fusion",
-    "matmul_elem_gelu_fusion",
-    # UBFusion: the pattern-specific passes before the automatic one, which takes what they leave.
-    "ATbeMatMulElemwiseFusionPass",
-    "TbeReduceElemwiseFusionPass",
-    "TbeEltwiseFusionPass",
-    "AutomaticUbFusion",
-    "FusionVirtualOpSetSwitch",
-)
+from graphfuse.pipelines.registry import all_passes, canonical_pass_name, registration_order
 
 
 def fusion_passes() -> list[type[FusionPass]]:
-    """Every registered fusion pass, in execution order."""
-    rank = {canonical_pass_name(name): i for i, name in enumerate(ORDER)}
-    all_passes()  # make sure the built-in passes are registered
-    registered = [cls for cls in PASSES.values() if isinstance(cls, type) and issubclass(cls, FusionPass)]
-    order = {cls: i for i, cls in enumerate(registered)}
-    return sorted(registered, key=lambda c: (rank.get(canonical_pass_name(c.name), len(ORDER)), order[c]))
+    """Every fusion pass, in execution order: by ``priority``, then by registration."""
+    fusion = [cls for cls in all_passes() if issubclass(cls, FusionPass)]
+    return sorted(fusion, key=lambda cls: (cls.priority, registration_order(cls)))
 
 
 def _names(values: tuple[str, ...]) -> set[str]:
     """Canonical pass names of option or flag values (``stage.name`` reads as ``name``)."""
-    return {canonical_pass_name(v.rsplit(".", 1)[-1]) for v in values}
+    return {canonical_pass_name(v) for v in values}
 
 
 def fusion_pass_enabled(cls: type[FusionPass], switches: FusionSwitches, *, opt_level: int, backend: str,
@@ -94,7 +48,6 @@ def fusion_pass_enabled(cls: type[FusionPass], switches: FusionSwitches, *, opt_
     return enabled
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphFusion(GraphPass):
     name: ClassVar[str] = "graph-fusion"
@@ -112,7 +65,7 @@ class GraphFusion(GraphPass):
             raise OptionError(f"option 'opt-level' of pass '{self.name}' must be in [0, 3], got {self.opt_level}")
         groups = {canonical_pass_name(c.name): c.group for c in fusion_passes()}
         for name in (*self.enable_pass, *self.disable_pass):
-            group = groups.get(canonical_pass_name(name.rsplit(".", 1)[-1]))
+            group = groups.get(canonical_pass_name(name))
             if group is None:
                 raise OptionError(f"pass '{self.name}' does not know fusion pass '{name}'")
             if group not in self.groups:
@@ -143,7 +96,6 @@ class GraphFusion(GraphPass):
                 context.dump(cls.name, module)
 
 
-@register_pass
 @dataclass(frozen=True)
 class UbFusion(GraphFusion):
     name: ClassVar[str] = "ub-fusion"

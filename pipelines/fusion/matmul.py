@@ -27,9 +27,7 @@ from typing import Any, ClassVar
 
 from mlir import ir
 
-from graphfuse.dialect.shape_utils import normalize_axis
-from graphfuse.pipelines.fusion.base import FusionPass, Pattern
-from graphfuse.pipelines.matching import (
+from graphfuse.dialect.matching import (
     attributes,
     erase_dead,
     producer,
@@ -37,7 +35,8 @@ from graphfuse.pipelines.matching import (
     sig,
     sole_use_reason,
 )
-from graphfuse.pipelines.registry import register_pass
+from graphfuse.dialect.shape_utils import normalize_axis
+from graphfuse.pipelines.fusion.base import FusionPass, Pattern
 
 # --------------------------------------------------------------------------
 # Helpers shared by the matmul, attention and reshape passes.
@@ -117,7 +116,6 @@ func.func @dense(%x: tensor<4x16xf32>, %w: tensor<32x16xf32>, %b: tensor<32xf32>
 """
 
 
-@register_pass
 @dataclass(frozen=True)
 class MatmulElemBiasaddFusion(FusionPass):
     """matmul -> bias_add (last axis) or -> add of a 1-D bias of the last dim => matmul_bias_add.
@@ -127,6 +125,7 @@ class MatmulElemBiasaddFusion(FusionPass):
     """
 
     name: ClassVar[str] = "matmul_elem_biasadd_fusion"
+    priority: ClassVar[int] = 220
     summary: ClassVar[str] = (
         "matmul -> bias_add (last axis) or add of a 1-D bias => matmul_bias_add (as MatMulBiasAddFusionPass)"
     )
@@ -135,7 +134,6 @@ class MatmulElemBiasaddFusion(FusionPass):
     patterns: ClassVar[tuple[Pattern, ...]] = BIAS_ADD_PATTERNS
 
 
-@register_pass
 @dataclass(frozen=True)
 class MatMulBiasAddFusionPass(FusionPass):
     """CANN's MatMulBiasAddFusionPass: the rewrite of matmul_elem_biasadd_fusion under CANN's switch name.
@@ -146,6 +144,7 @@ class MatMulBiasAddFusionPass(FusionPass):
     """
 
     name: ClassVar[str] = "MatMulBiasAddFusionPass"
+    priority: ClassVar[int] = 230
     summary: ClassVar[str] = (
         "matmul -> bias_add (last axis) or add of a 1-D bias => matmul_bias_add (as matmul_elem_biasadd_fusion)"
     )
@@ -181,12 +180,12 @@ def matmul_add(op: ir.Operation, rw: Any) -> bool | str:
     return reasons[0] if reasons else False
 
 
-@register_pass
 @dataclass(frozen=True)
 class MatmulElemAddFusion(FusionPass):
     """matmul -> add (either operand order) => matmul_add, when the addend does not enlarge the result."""
 
     name: ClassVar[str] = "matmul_elem_add_fusion"
+    priority: ClassVar[int] = 240
     summary: ClassVar[str] = "matmul -> add of a tensor broadcast to the matmul result => matmul_add"
     origin: ClassVar[str] = "mindspore"
     example: ClassVar[str] = """\
@@ -229,12 +228,12 @@ def matmul_gelu(op: ir.Operation, rw: Any) -> bool | str:
     return _fuse_activation(op, rw, "matmul_gelu", approximate=None if approximate == "none" else approximate)
 
 
-@register_pass
 @dataclass(frozen=True)
 class MatmulElemReluFusion(FusionPass):
     """matmul -> relu => matmul_relu."""
 
     name: ClassVar[str] = "matmul_elem_relu_fusion"
+    priority: ClassVar[int] = 250
     summary: ClassVar[str] = "matmul -> relu => matmul_relu"
     origin: ClassVar[str] = "mindspore"
     example: ClassVar[str] = """\
@@ -247,12 +246,12 @@ func.func @ffn(%x: tensor<4x16xf16>, %w: tensor<16x64xf16>) -> tensor<4x64xf16> 
     patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("MatMulRelu", "graph.relu", matmul_relu),)
 
 
-@register_pass
 @dataclass(frozen=True)
 class MatmulElemGeluFusion(FusionPass):
     """matmul -> gelu (either approximation, kept) => matmul_gelu."""
 
     name: ClassVar[str] = "matmul_elem_gelu_fusion"
+    priority: ClassVar[int] = 260
     summary: ClassVar[str] = "matmul -> gelu => matmul_gelu (approximate kept)"
     origin: ClassVar[str] = "mindspore"
     example: ClassVar[str] = """\
@@ -341,7 +340,6 @@ def swiglu(op: ir.Operation, rw: Any) -> bool | str:
     return False
 
 
-@register_pass
 @dataclass(frozen=True)
 class InferenceSwigluFusion(FusionPass):
     """silu(first half) * second half of x's last axis => swiglu(x).
@@ -353,6 +351,7 @@ class InferenceSwigluFusion(FusionPass):
     """
 
     name: ClassVar[str] = "inference_swiglu_fusion"
+    priority: ClassVar[int] = 200
     summary: ClassVar[str] = "silu(first half) * second half of the last axis (split or two slices) => swiglu"
     origin: ClassVar[str] = "mindspore"
     example: ClassVar[str] = """\
@@ -392,12 +391,12 @@ def matmul_split(op: ir.Operation, rw: Any) -> bool | str:
     return True
 
 
-@register_pass
 @dataclass(frozen=True)
 class InferenceMatmulSplitFusion(FusionPass):
     """matmul whose only user is a split along the last axis => matmul_split (e.g. a fused QKV projection)."""
 
     name: ClassVar[str] = "inference_matmul_split_fusion"
+    priority: ClassVar[int] = 210
     summary: ClassVar[str] = "matmul -> split along the last axis => matmul_split"
     origin: ClassVar[str] = "mindspore"
     example: ClassVar[str] = """\

@@ -13,7 +13,7 @@ fusing never changes a result bit:
   => add_rms_norm in its mixed-precision form (computing in f32);
 - add_rms_norm_fusion: add -> rms_norm => add_rms_norm.
 
-Run order matters where chains overlap (:data:`graphfuse.pipelines.fusion.graph_fusion.ORDER`, graph-fusion's
+Run order matters where chains overlap (``FusionPass.priority``, graph-fusion's
 order): add_rms_norm_quant_fusion runs before rms_norm_quant_fusion and
 add_rms_norm_fusion, or they would take the rms_norm -> quantize or add ->
 rms_norm part of an add -> rms_norm -> quantize chain and leave a graph the
@@ -38,9 +38,8 @@ from typing import Any, ClassVar
 
 from mlir import ir
 
+from graphfuse.dialect.matching import attributes, create_op, fused_location, producer, sig, users
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION, FusionPass, Pattern
-from graphfuse.pipelines.matching import attributes, create_op, fused_location, producer, sig, users
-from graphfuse.pipelines.registry import register_pass
 
 _LOW_PRECISION = ("f16", "bf16")
 
@@ -193,7 +192,6 @@ def fuse_residual_add_layer_norm(ln: ir.Operation, rw: Any) -> bool | str:
     return _fuse_into_add_layer_norm(ln, rw, add, *operands)
 
 
-@register_pass
 @dataclass(frozen=True)
 class AddLayerNormFusion(FusionPass):
     """add(x1, x2) -> layer_norm, the add used by nothing else => add_layer_norm(x1, x2, gamma, beta).
@@ -204,6 +202,7 @@ class AddLayerNormFusion(FusionPass):
     """
 
     name: ClassVar[str] = "add_layer_norm_fusion"
+    priority: ClassVar[int] = 120
     summary: ClassVar[str] = "add (single use) -> layer_norm => add_layer_norm"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "mindspore"
@@ -219,7 +218,6 @@ func.func @add_layer_norm(%x1: tensor<2x4x8xf16>, %x2: tensor<2x4x8xf16>, %gamma
     patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("AddLayerNormFusion", "graph.layer_norm", fuse_add_layer_norm),)
 
 
-@register_pass
 @dataclass(frozen=True)
 class AddLayerNormV3Fusion(FusionPass):
     """bias_add(x, bias) along the last axis -> layer_norm => add_layer_norm(x, bias, gamma, beta).
@@ -232,6 +230,7 @@ class AddLayerNormV3Fusion(FusionPass):
     """
 
     name: ClassVar[str] = "add_layer_norm_v3_fusion"
+    priority: ClassVar[int] = 130
     summary: ClassVar[str] = "bias_add (last axis) -> layer_norm => add_layer_norm (sum reused by other users)"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "mindspore"
@@ -249,7 +248,6 @@ func.func @bias_add_layer_norm(%x: tensor<2x4x8xf32>, %bias: tensor<8xf32>, %gam
     )
 
 
-@register_pass
 @dataclass(frozen=True)
 class AddLayerNormExtFusion(FusionPass):
     """add(x1, x2) -> layer_norm where the sum also feeds later ops => add_layer_norm, its sum result reused.
@@ -262,6 +260,7 @@ class AddLayerNormExtFusion(FusionPass):
     """
 
     name: ClassVar[str] = "add_layer_norm_ext_fusion"
+    priority: ClassVar[int] = 140
     summary: ClassVar[str] = "add (also used elsewhere) -> layer_norm => add_layer_norm, its sum reused"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "mindspore"
@@ -379,17 +378,17 @@ def fuse_add_rms_norm_quant(quant: ir.Operation, rw: Any) -> bool | str:
     return commit(rw, [(quant, {0: fused.results[0]}), (rn, {}), (add, {0: fused.results[1]})], [fused])
 
 
-@register_pass
 @dataclass(frozen=True)
 class AddRmsNormFusion(FusionPass):
     """add(x1, x2) -> rms_norm => add_rms_norm(x1, x2, gamma); other users of the add read its ``sum``.
 
     Runs after add_rms_norm_quant_fusion and add_cast_rms_norm_cast_fusion (see
-    :data:`graphfuse.pipelines.fusion.graph_fusion.ORDER`): it would take the add -> rms_norm part of their chains
+    ``FusionPass.priority``): it would take the add -> rms_norm part of their chains
     (leaving add_rms_norm -> quantize, or an f32 add_rms_norm of the casts).
     """
 
     name: ClassVar[str] = "add_rms_norm_fusion"
+    priority: ClassVar[int] = 180
     summary: ClassVar[str] = "add -> rms_norm => add_rms_norm (other users of the sum read its sum result)"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "mindspore"
@@ -405,7 +404,6 @@ func.func @add_rms_norm(%x1: tensor<2x4x8xbf16>, %x2: tensor<2x4x8xbf16>, %gamma
     patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("AddRmsNormFusion", "graph.rms_norm", fuse_add_rms_norm),)
 
 
-@register_pass
 @dataclass(frozen=True)
 class AddCastRmsNormCastFusion(FusionPass):
     """cast(x1), cast(x2) f16/bf16 -> f32, add, rms_norm in f32, cast back => add_rms_norm(x1, x2, gamma).
@@ -419,6 +417,7 @@ class AddCastRmsNormCastFusion(FusionPass):
     """
 
     name: ClassVar[str] = "add_cast_rms_norm_cast_fusion"
+    priority: ClassVar[int] = 170
     summary: ClassVar[str] = "cast up x2 -> add -> rms_norm (f32) -> cast down => add_rms_norm computing in f32"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "mindspore"
@@ -452,18 +451,18 @@ func.func @{name}(%x1: tensor<4x16xf16>, %x2: tensor<4x16xf16>, %gamma: tensor<1
 """
 
 
-@register_pass
 @dataclass(frozen=True)
 class AddRmsNormQuantFusion(FusionPass):
     """add -> rms_norm -> quantize => add_rms_norm_quant(x1, x2, gamma, scale, offset).
 
     Must run before add_rms_norm_fusion and rms_norm_quant_fusion (see
-    :data:`graphfuse.pipelines.fusion.graph_fusion.ORDER`), which would each take a part of the chain. Other users
+    ``FusionPass.priority``), which would each take a part of the chain. Other users
     of the add read the fused ``sum``; the rms_norm result must have no user but
     the quantize.
     """
 
     name: ClassVar[str] = "add_rms_norm_quant_fusion"
+    priority: ClassVar[int] = 150
     summary: ClassVar[str] = "add -> rms_norm -> quantize => add_rms_norm_quant (runs before add_rms_norm_fusion)"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "mindspore"
@@ -473,12 +472,12 @@ class AddRmsNormQuantFusion(FusionPass):
     )
 
 
-@register_pass
 @dataclass(frozen=True)
 class RmsNormQuantFusion(FusionPass):
     """rms_norm -> quantize => rms_norm_quant(x, gamma, scale, offset); the rms_norm must have no other user."""
 
     name: ClassVar[str] = "rms_norm_quant_fusion"
+    priority: ClassVar[int] = 160
     summary: ClassVar[str] = "rms_norm -> quantize => rms_norm_quant"
     group: ClassVar[str] = GRAPH_FUSION
     origin: ClassVar[str] = "mindspore"

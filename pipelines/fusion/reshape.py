@@ -22,11 +22,10 @@ from typing import Any, ClassVar
 
 from mlir import ir
 
+from graphfuse.dialect.matching import attributes, erase_dead, producer, replace_with_new, sig
 from graphfuse.dialect.shape_utils import normalize_axis
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern
 from graphfuse.pipelines.fusion.matmul import result_index
-from graphfuse.pipelines.matching import attributes, erase_dead, producer, replace_with_new, sig
-from graphfuse.pipelines.registry import register_pass
 
 
 def _reshape_from(op: ir.Operation, source: ir.Value, absorbed: list[ir.Operation], rw: Any) -> str | None:
@@ -56,12 +55,12 @@ def reshape_reshape(op: ir.Operation, rw: Any) -> bool | str:
     return True
 
 
-@register_pass
 @dataclass(frozen=True)
 class ShapeReshape(FusionPass):
     """reshape(reshape(x)) => one reshape of x (x itself when the types match); same-type reshape => operand."""
 
     name: ClassVar[str] = "shape_reshape"
+    priority: ClassVar[int] = 10
     summary: ClassVar[str] = "reshape(reshape(x)) => reshape(x); a reshape to the operand's own type is removed"
     origin: ClassVar[str] = "mindspore"
     example: ClassVar[str] = """\
@@ -109,7 +108,6 @@ def reshape_transpose_reshape(op: ir.Operation, rw: Any) -> bool | str:
     return True
 
 
-@register_pass
 @dataclass(frozen=True)
 class ShapeReshape2(FusionPass):
     """reshape -> transpose -> reshape (or transpose -> reshape) that is an identity on the data => one reshape.
@@ -125,6 +123,7 @@ class ShapeReshape2(FusionPass):
     """
 
     name: ClassVar[str] = "shape_reshape_2"
+    priority: ClassVar[int] = 20
     summary: ClassVar[str] = "[reshape ->] transpose moving only size-1 dims -> reshape => one reshape"
     origin: ClassVar[str] = "mindspore"
     example: ClassVar[str] = """\
@@ -181,12 +180,12 @@ def split_concat(op: ir.Operation, rw: Any) -> bool | str:
     return True
 
 
-@register_pass
 @dataclass(frozen=True)
 class SplitConcatFusion(FusionPass):
     """concat of a contiguous in-order run of one split's results along its axis => the operand or a slice of it."""
 
     name: ClassVar[str] = "split_concat_fusion"
+    priority: ClassVar[int] = 30
     summary: ClassVar[str] = "concat of a split's pieces in order along its axis => x, or slice(x) for a run"
     origin: ClassVar[str] = "mindspore"
     example: ClassVar[str] = """\

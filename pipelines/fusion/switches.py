@@ -138,7 +138,7 @@ def _lookup_switchable(name: str) -> Any:
     """The fusion pass class for a name (also ``stage.name``), or None."""
     from graphfuse.pipelines.fusion.base import FusionPass
 
-    cls = lookup_pass(name.rsplit(".", 1)[-1])
+    cls = lookup_pass(name)
     return cls if cls is not None and issubclass(cls, FusionPass) else None
 
 
@@ -329,9 +329,9 @@ class FusionSwitches:
         """Whether fusion pass ``cls`` runs, given its default (layers 2 and 3 of the module doc)."""
         key = canonical_pass_name(cls.name)
         enabled = default
-        if key in {canonical_pass_name(n.rsplit(".", 1)[-1]) for n in self.flags.enable_pass}:
+        if key in {canonical_pass_name(n) for n in self.flags.enable_pass}:
             enabled = True
-        if key in {canonical_pass_name(n.rsplit(".", 1)[-1]) for n in self.flags.disable_pass}:
+        if key in {canonical_pass_name(n) for n in self.flags.disable_pass}:
             enabled = False
         if self.switch_file is not None:
             group_all = self.switch_file.all.get(cls.group)

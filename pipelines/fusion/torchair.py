@@ -29,10 +29,9 @@ from typing import Any, ClassVar
 
 from mlir import ir
 
+from graphfuse.dialect.matching import attributes, create_op, fused_location, producer, sig, users
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION, FusionPass, Pattern
 from graphfuse.pipelines.fusion.norm import InsertBefore, Plan, anchor_for, commit, other_users
-from graphfuse.pipelines.matching import attributes, create_op, fused_location, producer, sig, users
-from graphfuse.pipelines.registry import register_pass
 
 
 def _add_rms_norm_y(value: ir.Value) -> ir.Operation | None:
@@ -153,7 +152,6 @@ def fuse_cast(cast: ir.Operation, rw: Any) -> bool | str:
     return commit(rw, plan, created)
 
 
-@register_pass
 @dataclass(frozen=True)
 class PatternFusionPass(FusionPass):
     """TorchAir's default FX pattern fusions around add_rms_norm (see the module docstring).
@@ -163,6 +161,7 @@ class PatternFusionPass(FusionPass):
     """
 
     name: ClassVar[str] = "pattern_fusion_pass"
+    priority: ClassVar[int] = 190
     summary: ClassVar[str] = (
         "TorchAir: add_rms_norm -> dynamic_quant / flatten+dynamic_quant+view / view+cast => "
         "add_rms_norm_dynamic_quant, add_rms_norm_cast"

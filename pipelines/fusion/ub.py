@@ -43,13 +43,13 @@ from typing import Any, ClassVar
 from mlir import ir
 
 from graphfuse.dialect.diagnostics import source_loc
+from graphfuse.dialect.matching import as_operation, op_id, sig
+from graphfuse.dialect.npu_target import load_target
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.base import UB_FUSION, FusionPass, Pattern, PatternCounts, try_consume_rewrite
 from graphfuse.pipelines.graph_kernel.cluster import op_kind, outline
-from graphfuse.pipelines.matching import as_operation, op_id, sig
 from graphfuse.pipelines.pass_base import OptionError, option
-from graphfuse.pipelines.registry import register_pass
 
 __all__ = [
     "DEFAULT_TARGET",
@@ -343,7 +343,6 @@ def _matmul_epilogue(planner: UbPlanner, seed: int) -> bool | str:
 _MATMUL_PATTERN = Pattern("TbeMatMulElemwiseFusion", "*", _matmul_epilogue)
 
 
-@register_pass
 @dataclass(frozen=True)
 class ATbeMatMulElemwiseFusionPass(UbFusionPass):
     """matmul (or matmul_bias_add / matmul_add / matmul_relu / matmul_gelu) + elementwise epilogue -> one kernel.
@@ -358,6 +357,7 @@ class ATbeMatMulElemwiseFusionPass(UbFusionPass):
     """
 
     name: ClassVar[str] = "ATbeMatMulElemwiseFusionPass"
+    priority: ClassVar[int] = 270
     summary: ClassVar[str] = "UB fusion: a matmul and its elementwise epilogue become one kernel"
     fusion_kind: ClassVar[str] = "ub_matmul_elemwise"
     max_epilogue: int = option(2, "most elementwise ops fused after the matmul")
@@ -409,7 +409,6 @@ def _reduce_elemwise(planner: UbPlanner, seed: int) -> bool | str:
 _REDUCE_PATTERN = Pattern("TbeReduceElemwiseFusion", "*", _reduce_elemwise)
 
 
-@register_pass
 @dataclass(frozen=True)
 class TbeReduceElemwiseFusionPass(UbFusionPass):
     """Elementwise producers + one reduction (+ elementwise consumers of the reduced value) -> one kernel.
@@ -422,6 +421,7 @@ class TbeReduceElemwiseFusionPass(UbFusionPass):
     """
 
     name: ClassVar[str] = "TbeReduceElemwiseFusionPass"
+    priority: ClassVar[int] = 280
     summary: ClassVar[str] = "UB fusion: a reduction with its elementwise producers and reduced-shape consumers"
     fusion_kind: ClassVar[str] = "ub_reduce_elemwise"
     max_ops: int = option(6, "most ops in one kernel")
@@ -465,7 +465,6 @@ def _eltwise_chain(planner: UbPlanner, seed: int) -> bool | str:
 _ELTWISE_PATTERN = Pattern("TbeEltwiseFusion", "*", _eltwise_chain)
 
 
-@register_pass
 @dataclass(frozen=True)
 class TbeEltwiseFusionPass(UbFusionPass):
     """Up to ``max-ops`` connected elementwise ops -> one kernel (chains and DAGs).
@@ -477,6 +476,7 @@ class TbeEltwiseFusionPass(UbFusionPass):
     """
 
     name: ClassVar[str] = "TbeEltwiseFusionPass"
+    priority: ClassVar[int] = 290
     summary: ClassVar[str] = "UB fusion: up to max-ops connected elementwise ops become one kernel"
     fusion_kind: ClassVar[str] = "ub_eltwise"
     max_ops: int = option(6, "most elementwise ops in one kernel")
@@ -536,7 +536,6 @@ def _automatic(planner: UbPlanner, seed: int) -> bool | str:
 _AUTO_PATTERN = Pattern("AutomaticUbFusion", "*", _automatic)
 
 
-@register_pass
 @dataclass(frozen=True)
 class AutomaticUbFusion(UbFusionPass):
     """Any connected group of UB-fusable ops whose live values fit the Unified Buffer -> one kernel.
@@ -553,6 +552,7 @@ class AutomaticUbFusion(UbFusionPass):
     """
 
     name: ClassVar[str] = "AutomaticUbFusion"
+    priority: ClassVar[int] = 300
     summary: ClassVar[str] = "UB fusion: connected fusable ops whose live values fit the Unified Buffer"
     fusion_kind: ClassVar[str] = "ub_auto"
     target: str = option(DEFAULT_TARGET, "NPU target (bundled name or .json path) whose UB capacity is the budget")
@@ -576,7 +576,5 @@ func.func @row_scale(%x: tensor<8x16xf32>, %g: tensor<16xf32>) -> tensor<8x16xf3
         """(UB bytes, allocation alignment): ``ub-size`` when given, else the target description's UB."""
         if self.ub_size:
             return self.ub_size, DEFAULT_UB_ALIGNMENT
-        from graphfuse.lowering.npu.target import load_target  # the lowering side owns target descriptions
-
         ub = load_target(self.target).ub
         return ub.bytes, ub.alignment

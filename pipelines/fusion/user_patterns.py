@@ -46,11 +46,11 @@ from graphfuse.dialect.constants import attr_to_array
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.matching import as_operation, constant_array, fused_location, op_id, users
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, dtype_of_array, sig_from_type
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION, UB_FUSION, FusionPass, Pattern
 from graphfuse.pipelines.fusion.norm import anchor_for, commit
-from graphfuse.pipelines.matching import as_operation, constant_array, fused_location, op_id, users
-from graphfuse.pipelines.registry import PASSES, canonical_pass_name, lookup_pass, register_pass, unregister_pass
+from graphfuse.pipelines.registry import canonical_pass_name, lookup_pass, register_pass, unregister_pass
 
 __all__ = ["Match", "register_replacement", "registered_replacements", "unregister_replacement"]
 
@@ -738,17 +738,10 @@ def register_replacement(
     )
     if key in _USER_PASSES:
         unregister_pass(name)
+    # The registry's generation changes with it: graphfuse.compile's cache stops serving code built before.
     register_pass(cls)
     _USER_PASSES[key] = cls
-    _forget_compiled()
     return cls
-
-
-def _forget_compiled() -> None:
-    """graphfuse.compile caches executables by module text and options: drop the ones built without this change."""
-    from graphfuse.lowering.compiler import clear_cache  # lowering sits above pipelines: import when needed
-
-    clear_cache()
 
 
 def unregister_replacement(name: str) -> None:
@@ -757,10 +750,9 @@ def unregister_replacement(name: str) -> None:
     if key not in _USER_PASSES:
         known = ", ".join(cls.name for cls in _USER_PASSES.values()) or "none"
         raise _error(f"no user pattern named {name!r} is registered (user patterns: {known})")
-    if PASSES.get(key) is _USER_PASSES[key]:
+    if lookup_pass(name) is _USER_PASSES[key]:
         unregister_pass(name)
     del _USER_PASSES[key]
-    _forget_compiled()
 
 
 def registered_replacements() -> list[str]:

@@ -47,10 +47,9 @@ from typing import ClassVar
 
 from mlir import ir
 
+from graphfuse.dialect.matching import as_operation, nested_ops, op_id, sig, users
 from graphfuse.dialect.shape_utils import normalize_axis
 from graphfuse.pipelines.fusion.base import UB_FUSION, FusionPass, Pattern, PatternCounts, try_consume_rewrite
-from graphfuse.pipelines.matching import as_operation, nested_ops, op_id, sig, users
-from graphfuse.pipelines.registry import register_pass
 
 __all__ = ["NO_TASK", "FusionVirtualOpSetSwitch", "is_no_task"]
 
@@ -155,7 +154,6 @@ _SPLIT_N = Pattern("split_n", "graph.split", _split_n)
 _SPLIT_C_TO_N = Pattern("split_c_to_n", "graph.split", _split_c_to_n)
 
 
-@register_pass
 @dataclass(frozen=True)
 class FusionVirtualOpSetSwitch(FusionPass):
     """Mark splits along axis 0 (or along axis 1 when dimension 0 is 1) ``_no_task``: their pieces are views.
@@ -169,6 +167,7 @@ class FusionVirtualOpSetSwitch(FusionPass):
     """
 
     name: ClassVar[str] = "FusionVirtualOpSetSwitch"
+    priority: ClassVar[int] = 310
     summary: ClassVar[str] = "Mark splits whose pieces are contiguous views of their input no_task (no kernel)"
     group: ClassVar[str] = UB_FUSION
     origin: ClassVar[str] = "cann"

@@ -40,12 +40,11 @@ from mlir.dialects import func
 
 from graphfuse.dialect.catalog import lookup_op
 from graphfuse.dialect.diagnostics import source_loc
+from graphfuse.dialect.matching import as_operation, op_id
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.cluster_dag import ClusterDag
 from graphfuse.pipelines.graph_kernel.op_names import resolve_ops
-from graphfuse.pipelines.matching import as_operation, op_id
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, active_rewrite_budget, option
-from graphfuse.pipelines.registry import register_pass
 
 #: Seed Appendix 2, CPU and Ascend columns, for the ops the dialect has.
 DEFAULT_CLUSTER_OPS: dict[str, frozenset[str]] = {
@@ -397,7 +396,6 @@ def outline(func_op: ir.Operation, members: list[ir.Operation], kind: str, name:
 # -- the pass -------------------------------------------------------------------------
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphKernelCluster(GraphPass):
     name: ClassVar[str] = "graph-kernel-cluster"

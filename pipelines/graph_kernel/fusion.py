@@ -32,8 +32,13 @@ from typing import Any, ClassVar, Literal
 from mlir import ir
 
 from graphfuse.pipelines import log
-from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
-from graphfuse.pipelines.registry import lookup_pass, register_pass
+from graphfuse.pipelines.graph_kernel.cluster import GraphKernelCluster
+from graphfuse.pipelines.graph_kernel.expand import GraphKernelExpand
+from graphfuse.pipelines.graph_kernel.simplify import GraphKernelSimplify
+from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, canonical_pass_name, option
+from graphfuse.pipelines.passes.canonicalize import GraphCanonicalize
+from graphfuse.pipelines.passes.cse import GraphCSE
+from graphfuse.pipelines.passes.dce import GraphDCE
 
 #: The steps, in order, with the level that turns each on.
 STEPS: tuple[tuple[str, int], ...] = (
@@ -49,17 +54,11 @@ STEPS: tuple[tuple[str, int], ...] = (
 _STEP_NAMES = {name for name, _ in STEPS}
 
 
-def _step_name(text: str) -> str:
-    """``stage.graph-kernel-expand`` and ``graph_kernel_expand`` both mean graph-kernel-expand."""
-    return text.rsplit(".", 1)[-1].replace("_", "-")
-
-
 def is_step_name(text: str) -> bool:
     """Whether ``text`` names a graph-kernel-fusion step (enable_pass/disable_pass may name one)."""
-    return _step_name(text) in _STEP_NAMES
+    return canonical_pass_name(text) in _STEP_NAMES
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphKernelFusion(GraphPass):
     name: ClassVar[str] = "graph-kernel-fusion"
@@ -87,7 +86,7 @@ class GraphKernelFusion(GraphPass):
         if not -1 <= self.opt_level <= 3:
             raise OptionError(f"option 'opt-level' of pass '{self.name}' must be in [0, 3], got {self.opt_level}")
         for name in (*self.enable_pass, *self.disable_pass):
-            if _step_name(name) not in _STEP_NAMES:
+            if canonical_pass_name(name) not in _STEP_NAMES:
                 known = ", ".join(n for n, _ in STEPS)
                 raise OptionError(f"pass '{self.name}' has no step '{name}' (steps: {known})")
 
@@ -113,8 +112,8 @@ class GraphKernelFusion(GraphPass):
             "cluster": (pick(self.enable_cluster_ops, "enable_cluster_ops"),
                         pick(self.disable_cluster_ops, "disable_cluster_ops"),
                         pick(self.enable_cluster_ops_only, "enable_cluster_ops_only")),
-            "enable_pass": {_step_name(n) for n in (*self.enable_pass, *lists.get("enable_pass", ()))},
-            "disable_pass": {_step_name(n) for n in (*self.disable_pass, *lists.get("disable_pass", ()))},
+            "enable_pass": {canonical_pass_name(n) for n in (*self.enable_pass, *lists.get("enable_pass", ()))},
+            "disable_pass": {canonical_pass_name(n) for n in (*self.disable_pass, *lists.get("disable_pass", ()))},
             "dump_as_text": self.dump_as_text or (flags is not None and flags.dump_as_text),
         }
 
@@ -128,13 +127,13 @@ class GraphKernelFusion(GraphPass):
         enable, disable, only = settings["expand"]
         c_enable, c_disable, c_only = settings["cluster"]
         instances: dict[str, GraphPass] = {
-            "graph-kernel-expand": lookup_pass("graph-kernel-expand")(
+            "graph-kernel-expand": GraphKernelExpand(
                 backend=self.backend, enable_ops=enable, disable_ops=disable, only_ops=only),
-            "graph-kernel-cse": lookup_pass("graph-cse")(),
-            "graph-kernel-simplify": lookup_pass("graph-kernel-simplify")(),
-            "graph-kernel-canonicalize": lookup_pass("graph-canonicalize")(),
-            "graph-kernel-dce": lookup_pass("graph-dce")(),
-            "graph-kernel-cluster": lookup_pass("graph-kernel-cluster")(
+            "graph-kernel-cse": GraphCSE(),
+            "graph-kernel-simplify": GraphKernelSimplify(),
+            "graph-kernel-canonicalize": GraphCanonicalize(),
+            "graph-kernel-dce": GraphDCE(),
+            "graph-kernel-cluster": GraphKernelCluster(
                 backend=self.backend, enable_ops=c_enable, disable_ops=c_disable, only_ops=c_only,
                 limit=settings["limit"], stitch="graph-kernel-stitch" in on,
                 parallel="graph-kernel-parallel" in on, dump_as_text=settings["dump_as_text"]),

@@ -53,10 +53,9 @@ from mlir import ir
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op
+from graphfuse.dialect.matching import constant_array, create_constant, create_op, erase_dead, producer
 from graphfuse.dialect.types import FLOAT_DTYPES, numpy_dtype, sig_from_type, tensor_type
-from graphfuse.pipelines.matching import constant_array, create_constant, create_op, erase_dead, producer
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, active_rewrite_budget, option
-from graphfuse.pipelines.registry import register_pass
 
 SIMPLIFIED = "num-simplified"
 
@@ -431,7 +430,6 @@ def build_patterns(unsafe_math: bool, count: Callable[[str], None]) -> RewritePa
     return patterns
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphKernelSimplify(GraphPass):
     name: ClassVar[str] = "graph-kernel-simplify"

@@ -56,7 +56,6 @@ from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.types import TensorSig, sig_from_type
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
-from graphfuse.pipelines.registry import register_pass
 
 FOLDED = "num-folded"
 SIMPLIFIED = "num-simplified"
@@ -400,7 +399,6 @@ def build_patterns(fold_limit: int, count: Callable[[str], None]) -> RewritePatt
     return patterns
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphCanonicalize(GraphPass):
     name: ClassVar[str] = "graph-canonicalize"

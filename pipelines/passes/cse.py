@@ -16,7 +16,6 @@ from mlir import ir
 
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 from graphfuse.pipelines.passes.dce import is_pure
-from graphfuse.pipelines.registry import register_pass
 
 Key = tuple
 
@@ -62,7 +61,6 @@ def cse_block(block: ir.Block, known: dict[Key, ir.Operation]) -> int:
     return removed
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphCSE(GraphPass):
     name: ClassVar[str] = "graph-cse"

@@ -13,7 +13,6 @@ from typing import ClassVar
 from mlir import ir
 
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
-from graphfuse.pipelines.registry import register_pass
 
 _PURE_OTHER_OPS = frozenset({"arith.constant", "tensor.empty"})
 
@@ -38,7 +37,6 @@ def erase_dead_ops(block: ir.Block) -> int:
     return erased
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphDCE(GraphPass):
     name: ClassVar[str] = "graph-dce"

@@ -7,13 +7,11 @@ from typing import ClassVar
 
 from mlir import ir
 
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.verifier import verify_operation
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, PassFailure
-from graphfuse.pipelines.registry import register_pass
 
 
-@register_pass
 @dataclass(frozen=True)
 class GraphVerify(GraphPass):
     name: ClassVar[str] = "graph-verify"

@@ -15,9 +15,9 @@ import pytest
 import graphfuse
 from graphfuse import parse_module
 from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.matching import sig
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern, RewriteBudget, limit_rewrites, try_consume_rewrite
-from graphfuse.pipelines.matching import sig
-from graphfuse.pipelines.registry import PASSES, canonical_pass_name
+from graphfuse.pipelines.registry import lookup_pass, register_pass, unregister_pass
 from graphfuse.pipelines.runner import run_pipeline
 from graphfuse.tools import graphfuse_bisect
 from graphfuse.tools.graphfuse_bisect import EXIT_CULPRIT, Bisector, random_inputs
@@ -34,12 +34,11 @@ SILU_ONLY = f"builtin.module(graph-fusion{{enable-pass={PLANTED}}})"
 @pytest.fixture
 def planted_pass() -> Iterator[None]:
     """Register the wrong pass for one test only: other tests iterate the registry."""
-    key = canonical_pass_name(PLANTED)
     runpy.run_path(str(PLUGIN), run_name="graphfuse_pass_plugin")
     try:
         yield
     finally:
-        PASSES.pop(key, None)
+        unregister_pass(PLANTED)
 
 
 def _bisector(**options) -> Bisector:
@@ -182,12 +181,11 @@ class CrashingFusion(FusionPass):
 
 
 def test_a_failing_pass_is_bisected_like_a_deviation() -> None:
-    key = canonical_pass_name(CrashingFusion.name)
-    PASSES[key] = CrashingFusion
+    register_pass(CrashingFusion)
     try:
         result = _bisector(mode="interpreter").bisect()
     finally:
-        del PASSES[key]
+        unregister_pass(CrashingFusion.name)
     assert "planted crash" in result.full.describe()
     assert [c.unit.name for c in result.culprits] == [CrashingFusion.name]
     assert result.fix_flags_verified.ok and result.fix_switch_verified.ok
@@ -199,7 +197,8 @@ def test_cli_compiled_mode_writes_the_fix(tmp_path: Path, capsys: pytest.Capture
         with pytest.raises(SystemExit) as exit_info:
             graphfuse_bisect.main([str(MODEL), f"--load-pass-plugin={PLUGIN}", f"--fix-switch-file={cfg}", "--quiet"])
     finally:
-        PASSES.pop(canonical_pass_name(PLANTED), None)
+        if lookup_pass(PLANTED) is not None:
+            unregister_pass(PLANTED)
     out = capsys.readouterr().out
     assert exit_info.value.code == EXIT_CULPRIT
     assert f"culprit: {PLANTED}: pattern MulSigmoidToSilu at {WRONG_INSTANCE} (rewrite" in out

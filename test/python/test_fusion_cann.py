@@ -28,10 +28,10 @@ from mlir import ir
 from graphfuse import parse_module, run_function, run_pipeline
 from graphfuse.dialect.builder import FunctionBuilder, GraphBuilder
 from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.pipelines.fusion import cann
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.registry import lookup_pass
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

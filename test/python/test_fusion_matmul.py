@@ -20,6 +20,7 @@ from graphfuse.dialect.catalog import VerifyError, lookup_op
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.interpreter import entry_function, run_function
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.parsing import parse_module
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, sig_from_type
 from graphfuse.dialect.verifier import verify_operation
@@ -34,7 +35,6 @@ from graphfuse.pipelines.fusion.matmul import (
     MatmulElemReluFusion,
 )
 from graphfuse.pipelines.fusion.reshape import ShapeReshape, ShapeReshape2, SplitConcatFusion, moves_only_unit_dims
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.registry import lookup_pass
 from graphfuse.pipelines.runner import run_pipeline
 

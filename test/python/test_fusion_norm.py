@@ -18,10 +18,9 @@ from mlir import ir
 from graphfuse import GraphBuilder, parse_module, run_function
 from graphfuse.dialect.catalog import VerifyError
 from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, sig_from_type
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION
-from graphfuse.pipelines.fusion.graph_fusion import ORDER
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.registry import lookup_pass
 from graphfuse.pipelines.runner import run_pipeline
 
@@ -36,7 +35,7 @@ MINDSPORE_PASSES = [
 ]
 ALL_PASSES = [*MINDSPORE_PASSES, "pattern_fusion_pass"]
 #: graph-fusion's order restricted to these passes (a pass that absorbs more ops first)
-RUN_ORDER = [name for name in ORDER if name in MINDSPORE_PASSES]
+RUN_ORDER = sorted(MINDSPORE_PASSES, key=lambda name: lookup_pass(name).priority)
 FLOATS = ["f32", "f16", "bf16"]
 
 # --------------------------------------------------------------------------

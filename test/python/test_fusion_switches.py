@@ -12,11 +12,11 @@ from typing import ClassVar
 import pytest
 
 from graphfuse import GraphfuseError, parse_module
+from graphfuse.dialect.matching import producer
 from graphfuse.pipelines.fusion.base import UB_FUSION, FusionPass, Pattern
 from graphfuse.pipelines.fusion.graph_fusion import GraphFusion, fusion_passes
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
-from graphfuse.pipelines.matching import producer
-from graphfuse.pipelines.registry import PASSES, canonical_pass_name
+from graphfuse.pipelines.registry import register_pass, unregister_pass
 from graphfuse.pipelines.runner import run_pipeline
 
 
@@ -73,10 +73,10 @@ TEST_PASSES = (NegFusion, NotFusion, OffByDefault)
 @pytest.fixture(autouse=True)
 def test_passes() -> Iterator[None]:
     for cls in TEST_PASSES:
-        PASSES[canonical_pass_name(cls.name)] = cls
+        register_pass(cls)
     yield
     for cls in TEST_PASSES:
-        del PASSES[canonical_pass_name(cls.name)]
+        unregister_pass(cls.name)
 
 
 MODULE = """

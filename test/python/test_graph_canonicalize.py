@@ -15,8 +15,8 @@ from graphfuse.dialect.catalog import lookup_op
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.passes.canonicalize import GraphCanonicalize
 from graphfuse.pipelines.runner import Pipeline, PipelineError
 

@@ -20,9 +20,10 @@ from mlir import ir
 from graphfuse import GraphBuilder, parse_module, run_function
 from graphfuse.dialect.catalog import VerifyError, lookup_op
 from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.expansions import EXPANDERS
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig
-from graphfuse.pipelines.graph_kernel.expand import DEFAULT_EXPAND_OPS, EXPANDERS, expand_set
-from graphfuse.pipelines.matching import graph_op_names
+from graphfuse.pipelines.graph_kernel.expand import DEFAULT_EXPAND_OPS, expand_set
 from graphfuse.pipelines.runner import Pipeline, PipelineError
 
 FLOATS = ["f32", "f16", "bf16"]

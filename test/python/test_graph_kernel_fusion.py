@@ -9,10 +9,10 @@ import pytest
 from mlir import ir
 
 from graphfuse import run_function
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags
 from graphfuse.pipelines.graph_kernel.cluster import cluster_set, op_kind
 from graphfuse.pipelines.graph_kernel.fusion import GraphKernelFusion
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.runner import PipelineError, run_pipeline
 from graphfuse.tools.models import MODELS, model_inputs
 

@@ -17,9 +17,9 @@ from mlir import ir
 
 import graphfuse
 from graphfuse.dialect.builder import GraphBuilder
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.pipelines.graph_kernel.simplify import GraphKernelSimplify, uniform_constant
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.registry import lookup_pass
 from graphfuse.pipelines.runner import Pipeline
 

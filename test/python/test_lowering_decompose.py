@@ -19,11 +19,11 @@ from mlir import ir
 
 from graphfuse.dialect.builder import GraphBuilder
 from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig
 from graphfuse.lowering import common
 from graphfuse.lowering.decompose import _NESTED_REFUSALS, DECOMPOSED_OPS
 from graphfuse.lowering.graph_to_linalg import LOWERED_OPS
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.runner import Pipeline
 
 FLOATS = ("f32", "f16", "bf16")

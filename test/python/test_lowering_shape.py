@@ -14,11 +14,11 @@ from mlir import ir
 
 from graphfuse.dialect.builder import FunctionBuilder, GraphBuilder
 from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.matching import graph_op_names, nested_ops
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.lowering import graph_to_linalg  # noqa: F401  (registers the pass)
 from graphfuse.lowering.common import LOWERINGS
 from graphfuse.lowering.runtime import compile_linalg
-from graphfuse.pipelines.matching import graph_op_names, nested_ops
 from graphfuse.pipelines.runner import Pipeline, PipelineFailure
 
 STRICT = "builtin.module(graph-to-linalg{strict})"

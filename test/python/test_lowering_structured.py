@@ -11,10 +11,10 @@ from mlir import ir
 
 from graphfuse.dialect.builder import GraphBuilder
 from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.lowering import graph_to_linalg  # noqa: F401  (registers the pass and the lowerings)
 from graphfuse.lowering.runtime import compile_linalg
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.runner import Pipeline
 
 PIPELINE = "builtin.module(graph-to-linalg{strict})"

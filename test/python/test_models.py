@@ -26,9 +26,9 @@ from mlir import ir
 from graphfuse import run_function, run_pipeline
 from graphfuse.dialect.constants import attr_to_array
 from graphfuse.dialect.interpreter import entry_function
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES, sig_from_type
 from graphfuse.dialect.verifier import verify_operation
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.tools.models import (
     MODELS,
     BertConfig,

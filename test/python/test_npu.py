@@ -17,11 +17,11 @@ from bench.workloads import WORKLOADS
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
+from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.npu_target import load_target
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
 from graphfuse.lowering.npu.dialect import is_gm
-from graphfuse.lowering.npu.target import load_target
-from graphfuse.pipelines.matching import nested_ops
 from graphfuse.tools.models import MODELS
 
 ADD_NORM = """

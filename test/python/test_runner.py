@@ -169,12 +169,12 @@ def test_run_pipeline_writes_a_reproducer(tmp_path: Path) -> None:
 
     from graphfuse.pipelines import registry
 
-    registry.PASSES["test-explode"] = type("TestExplode", (Exploding,), {"name": "test-explode"})
+    registry.register_pass(type("TestExplode", (Exploding,), {"name": "test-explode"}))
     try:
         with pytest.raises(PipelineFailure) as failure:
             run_pipeline(module, "builtin.module(graph-cse,test-explode)", repro_dir=str(tmp_path))
     finally:
-        del registry.PASSES["test-explode"]
+        registry.unregister_pass("test-explode")
     notes = [n.message for n in failure.value.diagnostics[0].notes]
     assert notes[0] == "in pass 'test-explode'"
     command = notes[1]

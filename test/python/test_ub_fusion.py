@@ -20,9 +20,9 @@ import pytest
 
 import graphfuse
 from graphfuse import GraphBuilder, PipelineError, parse_module, run_function
+from graphfuse.dialect.npu_target import load_target
 from graphfuse.dialect.types import NUMPY_DTYPES, sig_from_type
 from graphfuse.lowering.npu.compiler import compile_npu
-from graphfuse.lowering.npu.target import load_target
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION, UB_FUSION
 from graphfuse.pipelines.fusion.graph_fusion import GraphFusion, UbFusion, fusion_passes
 from graphfuse.pipelines.fusion.switches import FusionSwitches

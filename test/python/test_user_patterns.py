@@ -11,11 +11,11 @@ import pytest
 
 import graphfuse
 from graphfuse import GraphBuilder, GraphfuseError, ModuleBuilder, parse_module, register_replacement, run_function
+from graphfuse.dialect.matching import graph_op_names
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.graph_fusion import fusion_passes
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
 from graphfuse.pipelines.fusion.user_patterns import registered_replacements
-from graphfuse.pipelines.matching import graph_op_names
 from graphfuse.pipelines.registry import lookup_pass
 from graphfuse.pipelines.runner import run_pipeline
 

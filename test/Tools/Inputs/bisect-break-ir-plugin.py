@@ -9,8 +9,8 @@ as the culprit, as it does for a pass that computes a wrong result.
 from dataclasses import dataclass
 from typing import ClassVar
 
+from graphfuse.dialect.matching import producer, sig
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern
-from graphfuse.pipelines.matching import producer, sig
 from graphfuse.pipelines.registry import register_pass
 
 

@@ -8,8 +8,8 @@ on tensors whose last axis has an odd size: there it builds x * sigmoid(-x)
 from dataclasses import dataclass
 from typing import ClassVar
 
+from graphfuse.dialect.matching import create_op, fused_location, producer, sig, users
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern
-from graphfuse.pipelines.matching import create_op, fused_location, producer, sig, users
 from graphfuse.pipelines.registry import register_pass
 
 

@@ -6,8 +6,8 @@ It rewrites graph.neg(graph.neg(x)) to x, so its effect is visible in the IR.
 from dataclasses import dataclass
 from typing import ClassVar
 
+from graphfuse.dialect.matching import producer
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern
-from graphfuse.pipelines.matching import producer
 from graphfuse.pipelines.registry import register_pass
 
 
