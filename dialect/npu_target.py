@@ -1,7 +1,7 @@
 """NPU target descriptions: on-chip buffer capacities and alignments, GM bandwidth, vector and cube throughput.
 
 A target is a small JSON file.  ``load_target("910b")`` reads the bundled
-``targets/910b.json``; any other argument containing a path separator or
+``npu_targets/910b.json``; any other argument containing a path separator or
 ending in ``.json`` is read as a file.  A malformed file is a located error
 (``file:line:col: error: ...``), a missing or mistyped key names the key.
 The figures are an emulation model (docs/npu.md says where each comes from),
@@ -21,7 +21,7 @@ from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
 
 __all__ = ["BUFFER_SPACES", "BufferSpec", "NpuTarget", "bundled_targets", "load_target"]
 
-TARGET_DIR = Path(__file__).resolve().parent / "targets"
+TARGET_DIR = Path(__file__).resolve().parent / "npu_targets"
 #: The on-chip memory spaces a target describes (GM is off-chip and unbounded).
 BUFFER_SPACES = ("ub", "l1", "l0a", "l0b", "l0c")
 _RATES = ("gm_bandwidth_bytes_per_s", "vector_ops_per_s", "cube_flops_per_s")
