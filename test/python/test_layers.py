@@ -1,0 +1,114 @@
+"""The layers import downwards only: dialect <- pipelines <- lowering <- the graphfuse API <- tools.
+
+The check reads every ``import`` of the source tree, those inside functions
+too (a lazy import is still a dependency), and fails on any that reaches a
+higher layer. It also checks the pass table: built-in passes are found by
+name without importing them, and none registers itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphfuse.builtin_passes import BUILTIN_PASSES
+from graphfuse.pipelines.fusion.base import FusionPass
+from graphfuse.pipelines.fusion.graph_fusion import fusion_passes
+from graphfuse.pipelines.pass_base import canonical_pass_name
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Package folder -> its layer (higher may import lower).  ``graphfuse/`` holds the public API and front ends.
+LAYERS = {"dialect": 0, "pipelines": 1, "lowering": 2, "graphfuse": 3, "tools": 4}
+#: graphfuse.<name> -> the folder that holds it
+FOLDER_OF_PACKAGE = {"dialect": "dialect", "pipelines": "pipelines", "lowering": "lowering", "tools": "tools"}
+
+
+def _layer_of_module(module: str) -> tuple[str, int] | None:
+    """(folder, layer) of a ``graphfuse...`` module name; None for other packages."""
+    parts = module.split(".")
+    if parts[0] != "graphfuse":
+        return None
+    folder = FOLDER_OF_PACKAGE.get(parts[1], "graphfuse") if len(parts) > 1 else "graphfuse"
+    return folder, LAYERS[folder]
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every absolute import in a file, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+            if node.module == "graphfuse":  # from graphfuse import x: x is graphfuse.x
+                found += [(node.lineno, f"graphfuse.{alias.name}") for alias in node.names]
+    return found
+
+
+def upward_imports(root: Path) -> list[str]:
+    """Every import from a lower layer into a higher one under ``root``, as ``file:line: a -> b``."""
+    problems = []
+    for folder, layer in LAYERS.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            for line, module in _imports(path):
+                target = _layer_of_module(module)
+                if target is not None and target[1] > layer:
+                    problems.append(f"{path.relative_to(root)}:{line}: {folder} imports {module} ({target[0]})")
+    return problems
+
+
+def test_no_layer_imports_a_higher_one() -> None:
+    assert upward_imports(REPO) == []
+
+
+def test_the_check_sees_a_reverse_import(tmp_path: Path) -> None:
+    for folder in LAYERS:
+        (tmp_path / folder).mkdir()
+    (tmp_path / "dialect" / "ok.py").write_text("from graphfuse.dialect import types\n")
+    (tmp_path / "pipelines" / "lazy.py").write_text("def f():\n    from graphfuse.lowering import compiler\n")
+    (tmp_path / "lowering" / "api.py").write_text("import graphfuse.tools.fuzz\nfrom graphfuse import compile\n")
+    assert upward_imports(tmp_path) == [
+        "pipelines/lazy.py:2: pipelines imports graphfuse.lowering (lowering)",
+        "lowering/api.py:1: lowering imports graphfuse.tools.fuzz (tools)",
+        "lowering/api.py:2: lowering imports graphfuse (graphfuse)",
+        "lowering/api.py:2: lowering imports graphfuse.compile (graphfuse)",
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_PASSES))
+def test_every_table_entry_loads_its_pass(name: str) -> None:
+    cls = BUILTIN_PASSES[name]()
+    assert canonical_pass_name(cls.name) == canonical_pass_name(name)
+
+
+def test_listing_pass_names_imports_no_pass() -> None:
+    script = (
+        "import sys, graphfuse\n"
+        "from graphfuse.pipelines.registry import pass_names\n"
+        "before = set(sys.modules)\n"
+        "names = pass_names()\n"
+        "assert set(sys.modules) == before, sorted(set(sys.modules) - before)\n"
+        "assert 'graph-kernel-cluster' in names and 'npu-buffer-assign' in names, names\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+
+
+def test_no_builtin_pass_registers_itself() -> None:
+    for folder in ("pipelines", "lowering"):
+        for path in (REPO / folder).rglob("*.py"):
+            if path.name == "registry.py":
+                continue
+            assert "@register_pass" not in path.read_text(), f"{path}: built-in passes belong in the pass table"
+
+
+def test_fusion_priorities_are_distinct() -> None:
+    builtin = [cls for cls in fusion_passes() if issubclass(cls, FusionPass) and cls.priority < 1000]
+    priorities = [cls.priority for cls in builtin]
+    assert len(set(priorities)) == len(priorities)
+    assert [cls.name for cls in builtin][:3] == ["shape_reshape", "shape_reshape_2", "split_concat_fusion"]
