@@ -37,8 +37,9 @@ from mlir import ir
 
 from bench.workloads import WORKLOADS
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.lowering.compiler import CLEANUP, default_pipeline
+from graphfuse.lowering.compiler import default_pipeline
 from graphfuse.lowering.npu.compiler import compile_npu, npu_graph_pipeline
+from graphfuse.pipelines.opt_levels import CLEANUP
 from graphfuse.tools.models import MODELS, model_inputs
 
 __all__ = ["ROWS", "VARIANTS", "Measurement", "Row", "Variant", "measure", "table"]

@@ -15,8 +15,8 @@ Compiled executables are cached in-process per (module text, options).
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +33,9 @@ from graphfuse.dialect.parsing import load_module, parse_module, relocate, value
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
-from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
 from graphfuse.pipelines import registry
+from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, FusionSwitches
+from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, Backend, graph_pipeline, opt_level_error
 from graphfuse.pipelines.pass_base import active_rewrite_budget
 from graphfuse.pipelines.runner import Pipeline, PipelineFailure, run_pipeline
 
@@ -44,29 +45,12 @@ __all__ = ["LOWERING_PIPELINE", "Executable", "clear_cache", "compile", "default
 LOWERING_PIPELINE = (
     "builtin.module(graph-to-linalg{strict},fuse-kernel-loops,tile-kernel-rows,inline,symbol-dce,canonicalize,cse)"
 )
-CLEANUP = "graph-canonicalize,graph-cse,graph-dce"
-#: Basic ops the CPU code generator fuses well that the seed's CPU cluster list leaves out: the comparisons and
-#: logical ops of expanded gelu/erf and of masks (left out, they cut one elementwise chain into several kernels).
-CPU_EXTRA_CLUSTER_OPS = "greater,greater_equal,not_equal,logical_and,logical_or,isfinite,broadcast_to,reduce_min"
-
-
 def default_pipeline(opt_level: int) -> str:
-    """The graph pipeline of ``opt_level``.
-
-    0 cleans up only: every op, a fused op's parts included, becomes its own
-    loop nest (the unfused baseline).  1-3 also run pattern fusion,
-    graph-kernel fusion at that level, and outline each remaining fused op as
-    a kernel, so that its parts are fused into few loop nests too.
-    """
-    if not 0 <= opt_level <= 3:
-        raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
-    if opt_level == 0:
-        return f"builtin.module({CLEANUP})"
-    return (
-        f"builtin.module({CLEANUP},graph-fusion{{opt-level={min(opt_level, 2)}}},"
-        f"graph-kernel-fusion{{opt-level={opt_level} enable-cluster-ops={CPU_EXTRA_CLUSTER_OPS}}},graph-dce,"
-        "outline-fused-ops)"
-    )
+    """The CPU graph pipeline of ``opt_level`` (the table in :mod:`graphfuse.pipelines.opt_levels`)."""
+    try:
+        return graph_pipeline(opt_level, "cpu")
+    except ValueError as error:
+        raise GraphfuseError(str(error)) from None
 
 
 class CompiledGraph:
@@ -275,26 +259,18 @@ def clear_cache() -> None:
         _CACHE.clear()
 
 
-def build_switches(
-    graph_kernel_flags: str | None, fusion_switch_file: str | Path | None, strict: bool
-) -> FusionSwitches:
-    """The fusion switches of ``compile``'s flags string and switch file."""
-    flags = parse_graph_kernel_flags(graph_kernel_flags or "", strict, "graph kernel flags")
-    switch_file = parse_switch_file(fusion_switch_file) if fusion_switch_file else None
-    return FusionSwitches(flags, switch_file)
-
-
-def resolve_pipeline(
-    pipeline: str | None, opt_level: int | None, switches: FusionSwitches, pipeline_of_level: Callable[[int], str]
-) -> str:
+def resolve_pipeline(pipeline: str | None, opt_level: int | None, switches: FusionSwitches, backend: Backend) -> str:
     """The graph pipeline: ``pipeline`` as given, else that of ``opt_level`` (default: the flags', else 2)."""
     if pipeline is not None:
         if opt_level is not None:
             raise GraphfuseError("pass either pipeline= or opt_level=, not both")
         return pipeline
     if opt_level is None:
-        opt_level = switches.flags.opt_level if switches.flags.opt_level is not None else 2
-    return pipeline_of_level(opt_level)
+        opt_level = switches.flags.opt_level if switches.flags.opt_level is not None else DEFAULT_OPT_LEVEL
+    problem = opt_level_error(opt_level)
+    if problem is not None:
+        raise GraphfuseError(problem)
+    return graph_pipeline(opt_level, backend)
 
 
 def compile(
@@ -312,23 +288,29 @@ def compile(
 
     ``source`` is a module, a path to a ``.mlir`` file, or MLIR text.  The graph
     pipeline is ``pipeline`` when given, else :func:`default_pipeline` of
-    ``opt_level`` (default: the flags' ``--opt_level``, else 2).
-    ``graph_kernel_flags`` (``MS_DEV_GRAPH_KERNEL_FLAGS`` syntax) and
-    ``fusion_switch_file`` (CANN ``fusion_switch.cfg``) switch fusion passes as
-    they do in graphfuse-opt.  The caller's module is not modified.
+    ``opt_level`` (default: the flags' ``--opt_level``, else 2; docs/fusion-switches.md).
+    ``graph_kernel_flags`` (``MS_DEV_GRAPH_KERNEL_FLAGS`` syntax, read from the
+    environment too; the argument's keys win) and ``fusion_switch_file`` (CANN
+    ``fusion_switch.cfg``) switch fusion passes as they do in graphfuse-opt.
+    The caller's module is not modified.
     """
+    # Before the cache: 2.0 and True would find the entries of 2 and 1 (equal keys).
+    problem = opt_level_error(opt_level) if opt_level is not None else None
+    if problem is not None:
+        raise GraphfuseError(problem)
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
     key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level,
-           registry.generation())
+           registry.generation(), os.environ.get(FLAGS_VARIABLE))
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
     cacheable = active_rewrite_budget() is None
     with _LOCK:
         hit = _CACHE.get(key) if cacheable else None
     if hit is not None:
         return hit
-    switches = build_switches(graph_kernel_flags, fusion_switch_file, strict_flags)
-    pipeline = resolve_pipeline(pipeline, opt_level, switches, default_pipeline)
+    switches = FusionSwitches.from_sources(graph_kernel_flags, fusion_switch_file, strict=strict_flags,
+                                           flags_source="graph kernel flags")
+    pipeline = resolve_pipeline(pipeline, opt_level, switches, "cpu")
     context = make_context()
     source_module = parse_module(text, filename, context)
     entry_op = entry_function(source_module, entry)

@@ -44,7 +44,7 @@ import numpy as np
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import run_function
-from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
+from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.runner import PipelineFailure, run_pipeline, verify_module
 from graphfuse.tools.random_graphs import (
     GraphCase,
@@ -75,12 +75,12 @@ class Outcome:
 
 
 def _switches(switch_set: SwitchSet, workdir: Path) -> tuple[FusionSwitches, Path | None]:
-    flags = parse_graph_kernel_flags(switch_set.flags)
     path = None
     if switch_set.switch_file:
         path = workdir / "fusion_switch.cfg"
         path.write_text(switch_set.switch_file)
-    return FusionSwitches(flags, parse_switch_file(path) if path else None), path
+    # The switch set alone: the fuzzer's own environment must not change what a case runs.
+    return FusionSwitches.from_sources(switch_set.flags, path, environ={}), path
 
 
 #: Errors that are documented limitations, not bugs: the run is counted as "unsupported".

@@ -14,6 +14,7 @@ from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.parsing import parse_module
 from graphfuse.pipelines.fusion.base import FusionPass
 from graphfuse.pipelines.fusion.graph_fusion import fusion_passes
+from graphfuse.pipelines.opt_levels import OPT_LEVELS
 from graphfuse.pipelines.registry import all_passes
 from graphfuse.pipelines.runner import run_pipeline
 
@@ -124,7 +125,7 @@ def kernel_counts_page() -> str:
     for name in sorted(MODELS):
         cells = []
         total = None
-        for level in range(4):
+        for level in OPT_LEVELS:
             module = MODELS[name]().module
             if total is None:
                 total = len(graph_op_names(module))

@@ -57,10 +57,9 @@ from graphfuse.pipelines.fusion.switches import (
     GROUPS,
     FusionSwitches,
     SwitchFile,
-    parse_graph_kernel_flags,
-    parse_switch_file,
 )
 from graphfuse.pipelines.graph_kernel.fusion import GraphKernelFusion
+from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, OPT_LEVELS, opt_level_error
 from graphfuse.pipelines.pass_base import RewriteBudget, RewriteRecord, limit_rewrites
 from graphfuse.pipelines.registry import canonical_pass_name
 from graphfuse.pipelines.runner import PipelineFailure, Reproducer, build_steps, run_pipeline
@@ -241,13 +240,17 @@ class Bisector:
         self.flags_text = graph_kernel_flags
         self.switch_path = fusion_switch_file
         # Not strict: the flags' disable_pass may name graph-kernel steps, which the flags parser warns about.
-        flags = parse_graph_kernel_flags(graph_kernel_flags, source="--graph-kernel-flags")
+        self.switches = FusionSwitches.from_sources(graph_kernel_flags, fusion_switch_file)
+        flags = self.switches.flags
         #: what the flags and the switch file warned about
         self.warnings = list(flags.warnings)
-        self.switches = FusionSwitches(flags, parse_switch_file(fusion_switch_file) if fusion_switch_file else None)
         if self.switches.switch_file is not None:
             self.warnings += self.switches.switch_file.warnings
-        level = opt_level if opt_level is not None else (flags.opt_level if flags.opt_level is not None else 2)
+        level = opt_level if opt_level is not None else (
+            flags.opt_level if flags.opt_level is not None else DEFAULT_OPT_LEVEL)
+        problem = opt_level_error(level)
+        if problem is not None:
+            raise UsageError(problem)
         if level == 0:
             raise UsageError("opt level 0 runs no fusion: nothing to bisect")
         self.opt_level = level
@@ -295,8 +298,7 @@ class Bisector:
         with scope:
             if self.mode == "interpreter":
                 module = parse_module(self.text, self.filename, self._context)
-                switches = FusionSwitches(parse_graph_kernel_flags(flags),
-                                          parse_switch_file(switch_file) if switch_file else None)
+                switches = FusionSwitches.from_sources(flags, switch_file)
                 run_pipeline(module, pipeline, switches=switches)
                 return run_function(module, self.inputs, self.entry)
             executable = compile(self.text, entry=self.entry, pipeline=pipeline, graph_kernel_flags=flags,
@@ -528,7 +530,8 @@ def _parser() -> _Parser:
                    help="allowed absolute error on top, for outputs that are all near zero (default 1e-5)")
     p.add_argument("--mode", default="compiled", choices=("compiled", "interpreter"),
                    help="run the CPU code (default) or the reference interpreter")
-    p.add_argument("--opt-level", type=int, choices=range(1, 4), help="the fusing level bisected (default 2)")
+    p.add_argument("--opt-level", type=int, choices=OPT_LEVELS[1:],
+                   help="the fusing level bisected (default: the flags' --opt_level, else 2)")
     p.add_argument("--graph-kernel-flags", default="", help="MS_DEV_GRAPH_KERNEL_FLAGS-style flags of the fused run")
     p.add_argument("--fusion-switch-file", help="CANN fusion_switch.cfg of the fused run")
     p.add_argument("--fix-switch-file", help="write the fix as a fusion_switch.cfg here")

@@ -10,7 +10,6 @@ upstream's, in command-line order), ``--split-input-file``,
 from __future__ import annotations
 
 import json
-import os
 import re
 import runpy
 import shlex
@@ -28,7 +27,7 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, set_parsed_buffer_name
 from graphfuse.dialect.parsing import parse_module, relocate
 from graphfuse.pipelines import log
-from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
+from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.registry import all_passes, lookup_pass
 from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineFailure, Reproducer
 from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, run_tool, save_reproducer
@@ -457,13 +456,7 @@ def check_expectations(result: ChunkResult, expected: list[Expectation]) -> list
 
 def fusion_switches(opts: Options) -> FusionSwitches:
     """The switches of MS_DEV_GRAPH_KERNEL_FLAGS, --graph-kernel-flags and --fusion-switch-file."""
-    env = os.environ.get("MS_DEV_GRAPH_KERNEL_FLAGS", "")
-    flags = parse_graph_kernel_flags(env, opts.strict_flags, "MS_DEV_GRAPH_KERNEL_FLAGS")
-    if opts.graph_kernel_flags is not None:
-        flags = flags.merged_with(parse_graph_kernel_flags(opts.graph_kernel_flags, opts.strict_flags,
-                                                           "--graph-kernel-flags"))
-    switch_file = parse_switch_file(opts.fusion_switch_file) if opts.fusion_switch_file else None
-    return FusionSwitches(flags, switch_file)
+    return FusionSwitches.from_sources(opts.graph_kernel_flags, opts.fusion_switch_file, strict=opts.strict_flags)
 
 
 def _read_input(path: str) -> tuple[str, str]:

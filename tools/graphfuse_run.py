@@ -35,6 +35,7 @@ import numpy as np
 
 from graphfuse.lowering.compiler import Executable, compile
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
+from graphfuse.pipelines.opt_levels import OPT_LEVELS
 from graphfuse.tools.accuracy import compare_output
 from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducers_saved, run_tool
 
@@ -63,7 +64,7 @@ def _parser() -> _Parser:
     p.add_argument("--repeat", type=int, default=1, help="timed calls (median printed)")
     p.add_argument("--output", help="save the results to this .npz file (out0, out1, ...)")
     level = p.add_mutually_exclusive_group()
-    level.add_argument("--opt-level", type=int, choices=range(4), help="0 unfused ... 3 (default 2)")
+    level.add_argument("--opt-level", type=int, choices=OPT_LEVELS, help="0 unfused ... 3 (default 2)")
     level.add_argument("--pass-pipeline", help="graph pipeline instead of the default")
     p.add_argument("--graph-kernel-flags", help="MS_DEV_GRAPH_KERNEL_FLAGS-style flags")
     p.add_argument("--fusion-switch-file", help="CANN fusion_switch.cfg")

@@ -26,14 +26,14 @@ from graphfuse.dialect.interpreter import entry_function
 from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.dialect.parsing import parse_module
 from graphfuse.lowering.compiler import (
-    CLEANUP,
     CompiledGraph,
-    build_switches,
     resolve_pipeline,
     run_located,
     source_text,
 )
 from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
+from graphfuse.pipelines.fusion.switches import FusionSwitches
+from graphfuse.pipelines.opt_levels import graph_pipeline
 
 __all__ = ["KernelRow", "NpuExecutable", "NpuReport", "compile_npu", "npu_graph_pipeline", "npu_lowering_pipeline"]
 
@@ -44,15 +44,11 @@ BUFFERIZE = (
 
 
 def npu_graph_pipeline(opt_level: int) -> str:
-    """The graph pipeline of ``opt_level`` for the NPU: 0 cleans up only (every op its own kernel)."""
-    if not 0 <= opt_level <= 3:
-        raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
-    if opt_level == 0:
-        return f"builtin.module({CLEANUP})"
-    return (
-        f"builtin.module({CLEANUP},graph-fusion{{opt-level={min(opt_level, 2)} backend=npu}},"
-        f"graph-kernel-fusion{{opt-level={opt_level} backend=npu}},graph-dce,outline-fused-ops)"
-    )
+    """The NPU graph pipeline of ``opt_level`` (the table in :mod:`graphfuse.pipelines.opt_levels`)."""
+    try:
+        return graph_pipeline(opt_level, "npu")
+    except ValueError as error:
+        raise GraphfuseError(str(error)) from None
 
 
 def npu_lowering_pipeline(target: str = "910b", double_buffer: bool = True) -> str:
@@ -176,8 +172,8 @@ def compile_npu(
     """
     npu_target = load_target(target)
     text, filename = source_text(source)
-    switches = build_switches(graph_kernel_flags, fusion_switch_file, False)
-    pipeline = resolve_pipeline(pipeline, opt_level, switches, npu_graph_pipeline)
+    switches = FusionSwitches.from_sources(graph_kernel_flags, fusion_switch_file, flags_source="graph kernel flags")
+    pipeline = resolve_pipeline(pipeline, opt_level, switches, "npu")
     context = make_context()
     source_module = parse_module(text, filename, context)
     entry_op = entry_function(source_module, entry)

@@ -20,6 +20,7 @@ from mlir import ir
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION, UB_FUSION, FusionPass
 from graphfuse.pipelines.fusion.switches import FusionSwitches
+from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, opt_level_error
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 from graphfuse.pipelines.registry import all_passes, canonical_pass_name, registration_order
 
@@ -55,14 +56,16 @@ class GraphFusion(GraphPass):
     #: the switch groups run, in this order
     groups: ClassVar[tuple[str, ...]] = (GRAPH_FUSION, UB_FUSION)
 
-    opt_level: int = option(2, "0 runs no fusion; a pass runs when its opt level is at most this")
+    opt_level: int = option(-1, "0 runs no fusion; a pass runs when its opt level is at most this "
+                                "(-1: the flags' opt_level, or 2 when the flags have none)")
     enable_pass: tuple[str, ...] = option((), "passes to run even if off by default or switched off")
     disable_pass: tuple[str, ...] = option((), "passes not to run")
     backend: Literal["cpu", "npu"] = option("cpu", "target whose default pass set applies")
 
     def __post_init__(self) -> None:
-        if not 0 <= self.opt_level <= 3:
-            raise OptionError(f"option 'opt-level' of pass '{self.name}' must be in [0, 3], got {self.opt_level}")
+        problem = opt_level_error(self.opt_level) if self.opt_level != -1 else None
+        if problem is not None:
+            raise OptionError(f"option 'opt-level' of pass '{self.name}': {problem}")
         groups = {canonical_pass_name(c.name): c.group for c in fusion_passes()}
         for name in (*self.enable_pass, *self.disable_pass):
             group = groups.get(canonical_pass_name(name))
@@ -80,8 +83,15 @@ class GraphFusion(GraphPass):
     def enabled(self, cls: type[FusionPass], switches: FusionSwitches) -> bool:
         if cls.group not in self.groups:
             return False
-        return fusion_pass_enabled(cls, switches, opt_level=self.opt_level, backend=self.backend,
+        return fusion_pass_enabled(cls, switches, opt_level=self.level(switches), backend=self.backend,
                                    enable_pass=self.enable_pass, disable_pass=self.disable_pass)
+
+    def level(self, switches: FusionSwitches) -> int:
+        """The opt level in force: the option when written, else the flags' ``--opt_level``, else 2."""
+        if self.opt_level >= 0:
+            return self.opt_level
+        flags_level = switches.flags.opt_level
+        return flags_level if flags_level is not None else DEFAULT_OPT_LEVEL
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         switches = context.switches or FusionSwitches()

@@ -8,30 +8,42 @@
   ``{"Switch": {"GraphFusion": {"PassName": "on"|"off", "ALL": ...}, "UBFusion": {...}}}``,
   or the legacy format of one ``PassName:on`` line per pass.
 
-Whether a fusion pass runs is decided in layers, each overriding the ones
-before it (docs/fusion-switches.md):
+Every entry point builds its switches with one constructor,
+:meth:`FusionSwitches.from_sources`, from every source.  Whether a fusion
+pass runs is decided in layers, each overriding the ones before it
+(docs/fusion-switches.md):
 
-1. the pass's default (its backends, and graph-fusion's opt-level);
-2. the flags' ``enable_pass`` / ``disable_pass``;
+1. the pass's default (its backends, and its driver's opt level);
+2. the flags' ``enable_pass`` / ``disable_pass``: ``MS_DEV_GRAPH_KERNEL_FLAGS``
+   first, then ``--graph-kernel-flags`` (``graph_kernel_flags=``), whose keys win;
 3. the switch file's ``ALL`` for the pass's group, then its exact pass name
    (protected passes stay on under ``"ALL": "off"``, with a warning);
 4. ``graph-fusion{enable-pass=... disable-pass=...}`` in the pipeline itself.
+
+The same order holds for the other settings: an option written in the
+pipeline (``opt-level``, ``enable-pass`` of ``graph-kernel-fusion``, ...)
+wins over the flags, whose ``--graph-kernel-flags`` wins over the
+environment.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
+from graphfuse.pipelines.opt_levels import OPT_LEVELS
 from graphfuse.pipelines.registry import canonical_pass_name, lookup_pass
 
 GROUPS = ("GraphFusion", "UBFusion")
+#: The environment variable MindSpore reads its graph-kernel flags from.
+FLAGS_VARIABLE = "MS_DEV_GRAPH_KERNEL_FLAGS"
 
 _LIST_KEYS = (
     "enable_expand_ops", "disable_expand_ops", "enable_expand_ops_only",
@@ -39,7 +51,7 @@ _LIST_KEYS = (
     "enable_packet_ops_only", "disable_packet_ops", "enable_pass", "disable_pass",
 )
 _BOOL_KEYS = ("dump_as_text", "enable_debug_mode")
-_INT_KEYS = {"opt_level": (0, 3), "composite_op_limit_size": (1, 1 << 20)}
+_INT_KEYS = {"opt_level": (OPT_LEVELS[0], OPT_LEVELS[-1]), "composite_op_limit_size": (1, 1 << 20)}
 
 
 @dataclass
@@ -324,6 +336,24 @@ class FusionSwitches:
     switch_file: SwitchFile | None = None
     warnings: list[Diagnostic] = field(default_factory=list)
     _warned_protected: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_sources(
+        cls,
+        graph_kernel_flags: str | None = None,
+        fusion_switch_file: str | Path | None = None,
+        *,
+        strict: bool = False,
+        environ: Mapping[str, str] = os.environ,
+        flags_source: str = "--graph-kernel-flags",
+    ) -> FusionSwitches:
+        """The switches of every source: ``MS_DEV_GRAPH_KERNEL_FLAGS`` in ``environ``, then the flags text
+        (its keys win), and the switch file.  ``strict`` makes bad flags errors instead of warnings."""
+        flags = parse_graph_kernel_flags(environ.get(FLAGS_VARIABLE, ""), strict, FLAGS_VARIABLE)
+        if graph_kernel_flags:
+            flags = flags.merged_with(parse_graph_kernel_flags(graph_kernel_flags, strict, flags_source))
+        switch_file = parse_switch_file(fusion_switch_file) if fusion_switch_file else None
+        return cls(flags, switch_file)
 
     def decide(self, cls: Any, default: bool) -> bool:
         """Whether fusion pass ``cls`` runs, given its default (layers 2 and 3 of the module doc)."""

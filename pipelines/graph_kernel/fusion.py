@@ -20,7 +20,9 @@ opt-level   steps
 An option left empty takes its value from the flags (``--graph-kernel-flags``
 or ``MS_DEV_GRAPH_KERNEL_FLAGS``); a value written in the pipeline wins.
 ``enable-pass`` / ``disable-pass`` name the steps above (also as
-``stage.name``) and override the level.
+``stage.name``) and override the level: the level's steps, then the flags'
+``enable_pass`` / ``disable_pass``, then the pipeline's own, each overriding
+the one before (graph-fusion decides in the same order).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.cluster import GraphKernelCluster
 from graphfuse.pipelines.graph_kernel.expand import GraphKernelExpand
 from graphfuse.pipelines.graph_kernel.simplify import GraphKernelSimplify
+from graphfuse.pipelines.opt_levels import opt_level_error
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, canonical_pass_name, option
 from graphfuse.pipelines.passes.canonicalize import GraphCanonicalize
 from graphfuse.pipelines.passes.cse import GraphCSE
@@ -83,8 +86,9 @@ class GraphKernelFusion(GraphPass):
     dump_as_text: bool = option(False, "write graph_kernel_dump/ with each kernel's source ops and decisions")
 
     def __post_init__(self) -> None:
-        if not -1 <= self.opt_level <= 3:
-            raise OptionError(f"option 'opt-level' of pass '{self.name}' must be in [0, 3], got {self.opt_level}")
+        problem = opt_level_error(self.opt_level) if self.opt_level != -1 else None
+        if problem is not None:
+            raise OptionError(f"option 'opt-level' of pass '{self.name}': {problem}")
         for name in (*self.enable_pass, *self.disable_pass):
             if canonical_pass_name(name) not in _STEP_NAMES:
                 known = ", ".join(n for n, _ in STEPS)
@@ -112,18 +116,20 @@ class GraphKernelFusion(GraphPass):
             "cluster": (pick(self.enable_cluster_ops, "enable_cluster_ops"),
                         pick(self.disable_cluster_ops, "disable_cluster_ops"),
                         pick(self.enable_cluster_ops_only, "enable_cluster_ops_only")),
-            "enable_pass": {canonical_pass_name(n) for n in (*self.enable_pass, *lists.get("enable_pass", ()))},
-            "disable_pass": {canonical_pass_name(n) for n in (*self.disable_pass, *lists.get("disable_pass", ()))},
+            # Steps switched by the flags, then by the pipeline's own options (which win, as in graph-fusion).
+            "flags_enable_pass": {canonical_pass_name(n) for n in lists.get("enable_pass", ())} & _STEP_NAMES,
+            "flags_disable_pass": {canonical_pass_name(n) for n in lists.get("disable_pass", ())} & _STEP_NAMES,
+            "enable_pass": {canonical_pass_name(n) for n in self.enable_pass},
+            "disable_pass": {canonical_pass_name(n) for n in self.disable_pass},
             "dump_as_text": self.dump_as_text or (flags is not None and flags.dump_as_text),
         }
 
     def steps(self, settings: dict[str, Any]) -> list[tuple[str, GraphPass | None]]:
         """(step name, pass instance) in order; None for a step that does not run."""
         level = settings["opt_level"]
-        on = {name for name, min_level in STEPS
-              if (level >= min_level > 0 or name in settings["enable_pass"]) and name not in settings["disable_pass"]}
-        if level == 0:
-            on &= settings["enable_pass"]
+        on = {name for name, min_level in STEPS if level >= min_level > 0}
+        on = (on | settings["flags_enable_pass"]) - settings["flags_disable_pass"]
+        on = (on | settings["enable_pass"]) - settings["disable_pass"]
         enable, disable, only = settings["expand"]
         c_enable, c_disable, c_only = settings["cluster"]
         instances: dict[str, GraphPass] = {
