@@ -8,9 +8,19 @@ that detects bad input raises :class:`GraphfuseError` carrying
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from mlir import ir
+
+# C0 controls but tab and newline, DEL and the C1 controls: echoed raw, ESC and CSI sequences drive the terminal
+# (colours, cursor moves, a cleared screen) and NUL truncates what some tools show.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written as ``\\xNN`` escapes, safe to echo to a terminal."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 @dataclass(frozen=True)
@@ -20,7 +30,7 @@ class SourceLoc:
     col: int
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        return f"{printable(self.file)}:{self.line}:{self.col}"
 
 
 @dataclass
@@ -32,7 +42,7 @@ class Diagnostic:
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location else ""
-        return f"{where}{self.severity}: {self.message}"
+        return f"{where}{self.severity}: {printable(self.message)}"
 
 
 class GraphfuseError(Exception):

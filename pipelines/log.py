@@ -11,6 +11,8 @@ import logging
 import os
 import sys
 
+from graphfuse.dialect.diagnostics import printable
+
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 _GLOG_V = {"0": "debug", "1": "info", "2": "warning", "3": "error"}
 
@@ -31,8 +33,13 @@ class _Handler(logging.StreamHandler):
         pass
 
 
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))  # log lines echo op and pass names: escape control characters
+
+
 _handler = _Handler()
-_handler.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
+_handler.setFormatter(_Formatter("[%(levelname)s] %(message)s"))
 _logger.addHandler(_handler)
 
 

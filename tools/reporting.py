@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, printable
 from graphfuse.pipelines.runner import PipelineFailure, Reproducer, default_repro_dir
 
 #: --repro-dir's help, the same in every tool
@@ -34,15 +34,16 @@ class DiagnosticPrinter:
         self.sources[name] = text.splitlines()
 
     def format(self, diag: Diagnostic) -> str:
+        # Messages and source lines echo user text: control characters are escaped (see printable).
         if diag.location is None:
-            out = f"{self.tool}: {diag.severity}: {diag.message}\n"
+            out = f"{self.tool}: {diag.severity}: {printable(diag.message)}\n"
         else:
-            out = f"{diag.location}: {diag.severity}: {diag.message}\n"
+            out = f"{diag.location}: {diag.severity}: {printable(diag.message)}\n"
             lines = self.sources.get(diag.location.file)
             if lines is not None and 1 <= diag.location.line <= len(lines):
                 line = lines[diag.location.line - 1]
-                caret = " " * max(diag.location.col - 1, 0) + "^"
-                out += f"{line}\n{caret}\n"
+                caret = " " * len(printable(line[: max(diag.location.col - 1, 0)])) + "^"
+                out += f"{printable(line)}\n{caret}\n"
         return out + "".join(self.format(note) for note in diag.notes)
 
     def print(self, diag: Diagnostic) -> None:
