@@ -65,12 +65,20 @@ class Interpreter:
     def __init__(self, module: ir.Module):
         self.module = module
         self.funcs = functions(module)
+        self._running: set[str] = set()  # functions being called: a second call is recursion (graph-verify's error)
 
     def run(self, inputs: Sequence[np.ndarray], entry: str | None = None) -> list[np.ndarray]:
         return self.call(entry_function(self.module, entry), [np.asarray(a) for a in inputs])
 
     def call(self, func: ir.Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
         name = ir.StringAttr(func.attributes["sym_name"]).value
+        self._running.add(name)
+        try:
+            return self._call(name, func, inputs)
+        finally:
+            self._running.discard(name)
+
+    def _call(self, name: str, func: ir.Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
         if len(func.regions[0].blocks) == 0:
             raise _error(f"function '{name}' has no body", func.location)
         block = func.regions[0].blocks[0]
@@ -97,6 +105,9 @@ class Interpreter:
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             if callee not in self.funcs:
                 raise _error(f"call to unknown function '{callee}'", op.location)
+            if callee in self._running:  # a module that skipped verification: fail here, not at the recursion limit
+                raise _error(f"recursive call: @{callee} is called while it runs; graphfuse does not support "
+                             "recursion", op.location)
             return self.call(self.funcs[callee], args)
         spec = lookup_op(name)
         if spec is None:

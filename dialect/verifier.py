@@ -59,9 +59,61 @@ def check_graph_op(op: ir.Operation, type_cache: dict[ir.Type, TensorSig | None]
             raise VerifyError(f"result #{i} has type {got}, but its operands and attributes give {want}")
 
 
-def verify_operation(root: ir.Operation) -> list[Diagnostic]:
-    """Diagnostics for every invalid graph op nested in ``root`` (empty when all are valid)."""
+def _enclosing_function(op: ir.Operation) -> str | None:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent
+    return None if parent is None else ir.StringAttr(parent.attributes["sym_name"]).value
+
+
+def call_cycles(calls: list[tuple[str, str, ir.Location]]) -> list[Diagnostic]:
+    """One error per cycle of the call graph whose edges are ``(caller, callee, location of the call)``.
+
+    The reference interpreter would recurse until Python's limit and the lowering inlines calls, so a
+    recursive function can neither run nor compile.  The search is iterative (a call chain may be long).
+    """
+    edges: dict[str, list[tuple[str, ir.Location]]] = {}
+    for caller, callee, location in calls:
+        edges.setdefault(caller, []).append((callee, location))
     diagnostics: list[Diagnostic] = []
+    reported: set[frozenset[str]] = set()
+    done: set[str] = set()
+    for start in edges:
+        if start in done:
+            continue
+        path: list[str] = [start]  # the current chain of calls; on_path gives each function's index in it
+        on_path = {start: 0}
+        pending = [iter(edges.get(start, ()))]
+        while pending:
+            step = next(pending[-1], None)
+            if step is None:
+                finished = path.pop()
+                del on_path[finished]
+                done.add(finished)
+                pending.pop()
+                continue
+            callee, location = step
+            if callee in on_path:
+                cycle = path[on_path[callee]:]
+                if frozenset(cycle) not in reported:
+                    reported.add(frozenset(cycle))
+                    if len(cycle) == 1:
+                        message = f"recursive call: @{callee} calls itself"
+                    else:
+                        message = "recursive calls: " + " -> ".join(f"@{name}" for name in [*cycle, callee])
+                    diagnostics.append(Diagnostic("error", f"{message}; graphfuse does not support recursion "
+                                                  "(a cycle in the call graph)", source_loc(location)))
+            elif callee not in done and callee in edges:
+                on_path[callee] = len(path)
+                path.append(callee)
+                pending.append(iter(edges[callee]))
+    return diagnostics
+
+
+def verify_operation(root: ir.Operation) -> list[Diagnostic]:
+    """Diagnostics for every invalid graph op nested in ``root`` and every recursive call (empty when none)."""
+    diagnostics: list[Diagnostic] = []
+    calls: list[tuple[str, str, ir.Location]] = []  # (caller, callee, location) of every func.call
     type_cache: dict[ir.Type, TensorSig | None] = {}
     # Ops found valid in this walk, by name, operand/result types and attributes (MLIR types and attributes
     # are uniqued, so they compare and hash by identity): a graph repeats the same ops layer after layer.
@@ -69,6 +121,10 @@ def verify_operation(root: ir.Operation) -> list[Diagnostic]:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         name = op.name
+        if name == "func.call":
+            caller = _enclosing_function(op)
+            if caller is not None:
+                calls.append((caller, ir.FlatSymbolRefAttr(op.attributes["callee"]).value, op.location))
         if name.startswith("graph."):
             attributes = op.attributes
             key = (
@@ -87,4 +143,4 @@ def verify_operation(root: ir.Operation) -> list[Diagnostic]:
         return ir.WalkResult.ADVANCE
 
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return diagnostics
+    return diagnostics + call_cycles(calls)
