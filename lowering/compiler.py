@@ -105,13 +105,15 @@ class Executable(CompiledGraph):
 
     def __call__(self, *arrays: np.ndarray, out: list[np.ndarray] | None = None) -> list[np.ndarray]:
         if any(None in shape for shape, _ in self.inputs) and len(arrays) == len(self.inputs):
-            self._check_dynamic_shapes(arrays, out)
+            expected = self._check_dynamic_shapes(arrays, out)
+            if out is None and any(None in shape for shape, _ in self.outputs):
+                out = self._result_buffers(expected)
         results = self.function(*arrays, out=out)
         if self.debug:
             self._check_finite(arrays, results)
         return results
 
-    def _check_dynamic_shapes(self, arrays: tuple[np.ndarray, ...], out: list[np.ndarray] | None) -> None:
+    def _check_dynamic_shapes(self, arrays: tuple[np.ndarray, ...], out: list[np.ndarray] | None) -> list:
         """Dynamic dimensions must agree with each other and with the out= buffers before the code runs.
 
         The compiled code trusts the sizes it is given: two operands of an
@@ -130,7 +132,7 @@ class Executable(CompiledGraph):
                 self._shapes.clear()
             self._shapes[key] = expected
         if out is None:
-            return
+            return expected
         buffers = [out] if isinstance(out, np.ndarray) else list(out)
         for k, (want, buffer) in enumerate(zip(expected, buffers, strict=False)):
             got = tuple(np.shape(buffer))
@@ -142,6 +144,19 @@ class Executable(CompiledGraph):
                     f"@{self.entry}: out[{k}] has shape {got}, but for inputs of shapes "
                     f"{', '.join(str(s) for s in key)} result {k} has shape {shape}"
                 )
+        return expected
+
+    def _result_buffers(self, expected: list) -> list[np.ndarray]:
+        """Buffers for results with dynamic dimensions, sized by the shape inference of this call's inputs."""
+        buffers = []
+        for k, (spec, shape) in enumerate(zip(self.function.outputs, expected, strict=True)):
+            if shape is None or None in shape:
+                ret = functions(self.source)[self.entry].regions[0].blocks[0].operations[-1]
+                raise GraphfuseError([relocate(Diagnostic(
+                    "error", f"@{self.entry}: the inputs' shapes do not tell the size of result {k} "
+                    f"({spec.type_str}); pass out= buffers", source_loc(ret.location)), self.filename)])
+            buffers.append(np.empty(shape, spec.dtype))
+        return buffers
 
     def _check_finite(self, arrays: tuple[np.ndarray, ...], results: list[np.ndarray]) -> None:
         """MindSpore's enable_debug_mode: NaN/Inf in a result is an error naming the kernels behind it.
@@ -348,6 +363,27 @@ def compile(
         return _CACHE.setdefault(key, executable)
 
 
+#: The ops a graph module may hold to be compiled: graph ops are lowered, the rest is kept as it is.
+COMPILED_OPS = frozenset({"builtin.module", "func.func", "func.call", "func.return", "arith.constant"})
+
+
+def check_lowerable(module: ir.Module, filename: str) -> None:
+    """Refuse ops the lowering neither lowers nor keeps, e.g. ``arith.addf`` on tensors.
+
+    They pass the verifiers (they are valid MLIR) but reach bufferization untouched, which fails with a bare
+    "op was not bufferized"; one located error per op name says which op it is instead.
+    """
+    found: dict[str, Diagnostic] = {}
+    for op in nested_ops(module):
+        if not op.name.startswith("graph.") and op.name not in COMPILED_OPS and op.name not in found:
+            found[op.name] = relocate(Diagnostic(
+                "error", f"'{op.name}' is not supported by the lowering: compiled functions hold graph ops, "
+                "arith.constant and func.call (the graph dialect has an op for most arith and math ops)",
+                source_loc(op.location)), filename)
+    if found:
+        raise GraphfuseError(list(found.values()))
+
+
 def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filename: str) -> None:
     """Refuse, before any pass runs, graphs the CPU code generator cannot compile safely.
 
@@ -359,6 +395,7 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
       (``tensor<1000000x1000000xf32>`` is 4 TB): an error now, not an
       allocation failure or an out-of-memory kill at the first call.
     """
+    check_lowerable(module, filename)
     for op in nested_ops(module):
         for value, location in values_defined_by(op):
             sig = sig_from_type(value.type)

@@ -27,6 +27,7 @@ from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.dialect.parsing import parse_module
 from graphfuse.lowering.compiler import (
     CompiledGraph,
+    check_lowerable,
     resolve_pipeline,
     run_located,
     source_text,
@@ -176,6 +177,7 @@ def compile_npu(
     pipeline = resolve_pipeline(pipeline, opt_level, switches, "npu")
     context = make_context()
     source_module = parse_module(text, filename, context)
+    check_lowerable(source_module, filename)
     entry_op = entry_function(source_module, entry)
     name = ir.StringAttr(entry_op.attributes["sym_name"]).value
     n_outputs = len(ir.FunctionType(ir.TypeAttr(entry_op.attributes["function_type"]).value).results)
