@@ -543,6 +543,10 @@ def _parser() -> _Parser:
     return p
 
 
+def _warn(message: str) -> None:
+    print(f"{TOOL}: warning: {diagnostics.printable(message)}", file=sys.stderr)
+
+
 def _body(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     for plugin in args.load_pass_plugin:
@@ -557,8 +561,9 @@ def _body(argv: list[str]) -> int:
     with _buffer_name(str(path)), reproducers_saved(args.repro_dir, path.stem, rerun):
         module = parse_module(text, str(path))
         entry_function(module, args.entry)
-        inputs = load_inputs(args.inputs, len(entry_function(module, args.entry).regions[0].blocks[0].arguments)) \
-            if args.inputs else random_inputs(module, args.entry, args.seed)
+        count = len(entry_function(module, args.entry).regions[0].blocks[0].arguments)
+        inputs = load_inputs(args.inputs, count, warn=_warn) if args.inputs else random_inputs(module, args.entry,
+                                                                                               args.seed)
         progress = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
         bisector = Bisector(text, str(path), inputs, entry=args.entry, mode=args.mode, rtol=args.rtol,
                             atol=args.atol, opt_level=args.opt_level, graph_kernel_flags=args.graph_kernel_flags,

@@ -7,8 +7,12 @@
 
 The graph pipeline is the fusing default of ``graphfuse.compile`` (opt level
 2) unless ``--opt-level`` or ``--pass-pipeline`` says otherwise.  Inputs come
-from an ``.npz`` file (arrays named ``arg0``, ``arg1``... or taken in file
-order) or are random (``--random``, the default when no file is given).
+from an ``.npz`` file or are random (``--random``, the default when no file
+is given; ``--seed`` >= 0).  Argument k is the array named ``argK``, ``arr_K``
+(np.savez's name for an unnamed array) or the argument's own name when the
+module keeps it (``graphfuse-import --mlir-print-debuginfo``); a missing one
+is an error, an array no argument takes is a warning.  ``--output`` writes
+exactly the file named (np.savez alone would append ``.npz``).
 ``--check`` compares every result with the reference interpreter on the
 unfused graph, output by output: exit 1 when an element's error exceeds
 ``--atol + --rtol * max|reference|`` (the largest magnitude of that output;
@@ -24,15 +28,20 @@ emulation runs) and the cost model's estimated time.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
 import zipfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, printable, source_loc
+from graphfuse.dialect.interpreter import functions
+from graphfuse.dialect.parsing import relocate
 from graphfuse.lowering.compiler import Executable, compile
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
 from graphfuse.pipelines.opt_levels import OPT_LEVELS
@@ -80,7 +89,10 @@ def _random_inputs(executable: Executable | NpuExecutable, seed: int) -> list[np
     arrays = []
     for k, (shape, dtype) in enumerate(executable.inputs):
         if None in shape:
-            raise UsageError(f"argument {k} has a dynamic shape; pass --inputs")
+            arg = functions(executable.source)[executable.entry].regions[0].blocks[0].arguments[k]
+            raise GraphfuseError([relocate(Diagnostic(
+                "error", f"argument {k} of @{executable.entry} ({arg.type}) has a dynamic shape: random inputs need "
+                "static ones; pass --inputs", source_loc(arg.location)), getattr(executable, "filename", "<module>"))])
         if dtype == np.bool_:
             arrays.append(rng.random(shape) < 0.5)
         elif dtype.kind in "iu":
@@ -92,7 +104,18 @@ def _random_inputs(executable: Executable | NpuExecutable, seed: int) -> list[np
     return arrays
 
 
-def load_inputs(path: str, count: int) -> list[np.ndarray]:
+def _warn(message: str) -> None:
+    print(f"warning: {printable(message)}", file=sys.stderr)
+
+
+def load_inputs(path: str, count: int, names: Sequence[str | None] = (),
+                warn: Callable[[str], None] = _warn) -> list[np.ndarray]:
+    """The ``count`` arguments of a function from the .npz file ``path``, matched by name, never by file order.
+
+    Argument k is the array named ``argK``, ``arr_K`` (what np.savez calls its K-th unnamed array) or
+    ``names[k]`` (the argument's own name, when known).  A missing or ambiguous argument is an error; arrays
+    no argument takes are passed to ``warn``.
+    """
     if Path(path).is_file() and not zipfile.is_zipfile(path):
         raise UsageError(f"'{path}' is not a readable .npz file: it is not a zip archive")
     try:
@@ -102,18 +125,65 @@ def load_inputs(path: str, count: int) -> list[np.ndarray]:
         raise UsageError(f"could not open input file '{path}'") from None
     except (ValueError, OSError) as error:
         raise UsageError(f"'{path}' is not a readable .npz file: {error}") from None
-    if all(f"arg{k}" in named for k in range(count)):
-        return [named[f"arg{k}"] for k in range(count)]
-    if len(named) != count:
-        raise UsageError(f"'{path}' holds {len(named)} array(s) ({', '.join(named) or 'none'}); the function takes "
-                         f"{count}")
-    return list(named.values())
+    held = ", ".join(named) or "no arrays"
+    inputs = []
+    for k in range(count):
+        own = names[k] if k < len(names) else None
+        accepted = list(dict.fromkeys(n for n in (f"arg{k}", f"arr_{k}", own) if n))
+        found = [n for n in accepted if n in named]
+        if not found:
+            wanted = " or ".join(f"'{n}'" for n in accepted)
+            raise UsageError(f"'{path}' has no array for argument {k} (named {wanted}); it holds {held}")
+        if len(found) > 1:
+            raise UsageError(f"'{path}' has {len(found)} arrays for argument {k} ({', '.join(found)}); keep one")
+        inputs.append(named.pop(found[0]))
+    if named:
+        warn(f"'{path}': array(s) {', '.join(named)} match no argument of the function and are ignored (argument k "
+             "is read from the array argK, arr_K or the argument's own name)")
+    return inputs
+
+
+def _argument_names(executable: Executable | NpuExecutable) -> list[str | None]:
+    """The entry's argument names where the module keeps them (a name location, as graphfuse-import writes)."""
+    block = functions(executable.source)[executable.entry].regions[0].blocks[0]
+    return [arg.location.name_str if arg.location.is_a_name() else None for arg in block.arguments]
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Values argparse's types let through that would fail late or silently mislead."""
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    if args.seed < 0:  # numpy's generators take no negative seed (a ValueError after compiling)
+        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+    for flag, value in (("--rtol", args.rtol), ("--atol", args.atol)):
+        # NaN fails every comparison and a negative tolerance every element: the check would be meaningless.
+        if not math.isfinite(value) or value < 0:
+            raise UsageError(f"{flag} must be a non-negative finite number, got {value:g}")
+    if args.output is not None and Path(args.output).is_dir():
+        raise UsageError(f"could not write output file '{args.output}': it is a directory")
+
+
+def save_outputs(path: str, results: Sequence[np.ndarray]) -> None:
+    """Write the results to exactly ``path`` as out0, out1, ..., or a UsageError saying why not.
+
+    np.savez given a name appends '.npz' when it is missing (``--output /tmp`` wrote ``/tmp.npz``); given an
+    open file it writes there, and a failed write or flush (a full disk, /dev/full) raises here.
+    """
+    target = Path(path)
+    try:
+        with open(target, "wb") as stream:
+            np.savez(stream, **{f"out{k}": r for k, r in enumerate(results)})
+    except IsADirectoryError:
+        raise UsageError(f"could not write output file '{path}': it is a directory") from None
+    except OSError as error:
+        if target.is_file():
+            target.unlink(missing_ok=True)  # no truncated archive left behind
+        raise UsageError(f"could not write output file '{path}': {error.strerror or error}") from None
 
 
 def _body(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    if args.repeat < 1:
-        raise UsageError("--repeat must be at least 1")
+    _check_arguments(args)
     start = time.perf_counter()
     source = Path(args.input)  # never read as MLIR text
     # The graph pipeline's rerun needs the same switches.
@@ -131,19 +201,26 @@ def _body(argv: list[str]) -> int:
                                  fusion_switch_file=args.fusion_switch_file)
     compile_seconds = time.perf_counter() - start
     n_inputs = len(executable.inputs)
-    inputs = load_inputs(args.inputs, n_inputs) if args.inputs else _random_inputs(executable, args.seed)
+    if args.inputs:
+        inputs = load_inputs(args.inputs, n_inputs, _argument_names(executable),
+                             lambda message: print(f"graphfuse-run: warning: {printable(message)}", file=sys.stderr))
+    else:
+        inputs = _random_inputs(executable, args.seed)
     if isinstance(executable, NpuExecutable):
-        print(f"@{executable.entry}: compiled for the emulated NPU '{executable.target.name}' in "
+        print(f"@{printable(executable.entry)}: compiled for the emulated NPU '{executable.target.name}' in "
               f"{compile_seconds:.2f} s; {len(executable.kernels)} kernel(s); pipeline {executable.pipeline}")
         fired = {}
     else:
         fired = {k: v for k, v in executable.fusions.items() if v}
-        print(f"@{executable.entry}: compiled in {compile_seconds:.2f} s; {executable.kernels} kernel(s); pipeline "
-              f"{executable.pipeline}")
+        print(f"@{printable(executable.entry)}: compiled in {compile_seconds:.2f} s; {executable.kernels} "
+              f"kernel(s); pipeline {executable.pipeline}")
     if fired:
         print("  fusion statistics: " + ", ".join(f"{k}={v}" for k, v in sorted(fired.items())))
-    outs = [np.empty(shape, dtype) for shape, dtype in executable.outputs]
+    # Results with dynamic dimensions are sized by the call (from the inputs' shapes); the timed calls reuse them.
+    static = all(None not in shape for shape, _ in executable.outputs)
+    outs = [np.empty(shape, dtype) for shape, dtype in executable.outputs] if static else None
     results = executable(*inputs, out=outs)
+    outs = results
     times = []
     for _ in range(args.repeat):
         begin = time.perf_counter()
@@ -168,11 +245,8 @@ def _body(argv: list[str]) -> int:
                 print(f"    {check.mismatch()}")
                 status = 1
     if args.output:
-        try:
-            np.savez(args.output, **{f"out{k}": r for k, r in enumerate(results)})
-        except OSError as error:
-            raise UsageError(f"could not write output file '{args.output}': {error.strerror or error}") from None
-        print(f"  wrote {args.output}")
+        save_outputs(args.output, results)
+        print(f"  wrote {printable(args.output)}")
     if status:
         print("graphfuse-run: error: results differ from the reference interpreter beyond tolerance",
               file=sys.stderr)
