@@ -116,6 +116,8 @@ def _checked_sig(shape: Any, dtype: Any, what: str = "") -> TensorSig:
     for d in shape:
         if d is not None and (isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0):
             raise VerifyError(f"{prefix}shape {tuple(shape)!r} must hold non-negative ints or None (dynamic)")
+        if d is not None and d > 2**63 - 1:  # MLIR's sizes are int64: the bindings would raise a TypeError
+            raise VerifyError(f"{prefix}shape {tuple(shape)!r} has a size larger than 2^63 - 1")
     if dtype not in ALL_DTYPES:
         raise VerifyError(f"{prefix}element type {dtype!r} is not one of {', '.join(sorted(ALL_DTYPES))}")
     return TensorSig(tuple(None if d is None else int(d) for d in shape), dtype)

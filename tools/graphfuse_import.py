@@ -22,6 +22,8 @@ import numpy as np
 
 from graphfuse.tools.reporting import UsageError, run_tool
 
+MAX_DIMENSION = 2**63 - 1
+
 __all__ = ["main"]
 
 
@@ -60,6 +62,8 @@ def _input_shapes(items: list[str]) -> dict[str, list[int]]:
             raise UsageError(f"--input-shape {name}: '{value}' is not a comma-separated list of sizes") from None
         if any(d < 0 for d in dims):
             raise UsageError(f"--input-shape {name}: sizes must be non-negative, got '{value}'")
+        if any(d > MAX_DIMENSION for d in dims):  # MLIR's dimensions are signed 64-bit integers
+            raise UsageError(f"--input-shape {name}: sizes must be at most 2^63 - 1, got '{value}'")
         shapes[name] = dims
     return shapes
 

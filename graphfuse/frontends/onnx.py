@@ -48,11 +48,12 @@ from graphfuse.dialect.catalog import VerifyError, lookup_op, read_attributes
 from graphfuse.dialect.constants import attr_to_array
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.parsing import MAX_TENSOR_BYTES
 from graphfuse.dialect.types import NUMPY_DTYPES, dtype_of_array, sig_from_type
 
 try:
     import onnx
-    from onnx import numpy_helper
+    from onnx import helper, numpy_helper
 except ImportError as _error:  # pragma: no cover - exercised only without the extra
     raise ImportError("the ONNX front end needs the onnx package: pip install 'graphfuse[onnx]'") from _error
 
@@ -251,8 +252,24 @@ def tensor_to_array(proto: onnx.TensorProto, what: str = "tensor") -> np.ndarray
         raise GraphfuseError(str(error)) from None
 
 
+def _stored_values(proto: onnx.TensorProto) -> int | None:
+    """How many values a TensorProto holds in its own fields (None when not countable here, e.g. external data)."""
+    if proto.HasField("raw_data"):
+        itemsize = helper.tensor_dtype_to_np_dtype(proto.data_type).itemsize
+        return len(proto.raw_data) // itemsize if itemsize else None
+    if proto.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    return len(getattr(proto, helper.tensor_dtype_to_field(proto.data_type)))
+
+
 def _proto_array(proto: onnx.TensorProto, what: str) -> np.ndarray:
     _element_type(proto.data_type, what)
+    dims = list(proto.dims)
+    if any(d < 0 for d in dims):  # numpy would read -1 as "infer this size" and give a wrong shape silently
+        raise _NodeError(f"{what} has a negative dimension: dims {dims}")
+    stored = _stored_values(proto)
+    if stored is not None and stored != math.prod(dims):
+        raise _NodeError(f"{what} has dims {dims} ({math.prod(dims)} values) but holds {stored} value(s)")
     if proto.data_type == onnx.TensorProto.BFLOAT16:
         # numpy_helper returns bf16 as raw uint16 bit patterns in some versions; reinterpret explicitly.
         raw = numpy_helper.to_array(proto)
@@ -369,6 +386,10 @@ class _Importer:
                     raise self._graph_error(f"graph input '{name}' has a dynamic dimension {k} ({symbol}); "
                                             "only static shapes are supported (fix it with input_shapes)")
             shape = tuple(dims)
+        size = math.prod(shape) * NUMPY_DTYPES[dtype].itemsize
+        if size > MAX_TENSOR_BYTES:  # the builder's types, and every size computed on them, are 64-bit
+            raise self._graph_error(f"graph input '{name}' of shape {list(shape)} would hold {size} bytes, more "
+                                    "than a 64-bit size can count")
         tensor = self.builder.arg(shape, dtype)
         position = len(self.builder.block.arguments)
         with self.context:
