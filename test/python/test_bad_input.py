@@ -153,6 +153,32 @@ DEEP_ATTRIBUTE = ("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> attributes {
 DEEP_REGIONS = ("func.func @f() {\n" + '"test.op"() ({\n' * 4000 + "}) : () -> ()\n" * 4000 + "return\n}\n").encode()
 DEEP_PIPELINE = "builtin.module(" + "func.func(" * 5000 + "cse" + ")" * 5000 + ")"
 DEEP_JSON = ('{"a": ' * 5000 + "1" + "}" * 5000).encode()
+#: A function whose argument carries its name in a name location (as graphfuse-import --mlir-print-debuginfo writes).
+NAMED_ARGUMENT = b'''func.func @f(%a: tensor<4x8xf32> loc("x"("m.onnx":0:1))) -> tensor<4x8xf32> {
+  %0 = "graph.exp"(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+'''
+
+
+def _onnx_model(initializer_dims: tuple[int, ...] | None = None) -> bytes:
+    """A one-node ONNX model: Relu of a symbolic-shape input, or Add of a 4x4 input and an initializer of 6
+    values declared with ``initializer_dims`` (b"" without onnx: the cases that use it are skipped)."""
+    if importlib.util.find_spec("onnx") is None:
+        return b""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    if initializer_dims is None:
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    else:
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])
+        w = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
+        w.dims[:] = initializer_dims
+        graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [x], [y], initializer=[w])
+    return onnx.helper.make_model(graph).SerializeToString()
 RUN = "graphfuse-run"
 PIPELINE_PREFIX = "graphfuse-opt: error: invalid pass pipeline"
 
@@ -185,6 +211,18 @@ COMMAND_CASES = [
     Case("run-bad-seed", (RUN, MODEL, "--seed=abc"),
          expect=("graphfuse-run: error: argument --seed: invalid int value: 'abc'",)),
     Case("run-bad-repeat", (RUN, MODEL, "--repeat=0"), expect=("graphfuse-run: error: --repeat must be at least 1",)),
+    Case("run-negative-seed", (RUN, MODEL, "--seed=-1"),
+         expect=("graphfuse-run: error: --seed must be a non-negative integer, got -1",)),
+    Case("run-rtol-nan", (RUN, MODEL, "--check", "--rtol=nan"),
+         expect=("graphfuse-run: error: --rtol must be a non-negative finite number, got nan",)),
+    Case("run-rtol-negative", (RUN, MODEL, "--check", "--rtol=-1"),
+         expect=("graphfuse-run: error: --rtol must be a non-negative finite number, got -1",)),
+    Case("run-atol-inf", (RUN, MODEL, "--check", "--atol=inf"),
+         expect=("graphfuse-run: error: --atol must be a non-negative finite number, got inf",)),
+    Case("run-entry-control-characters", (RUN, MODEL, "--entry=a\x1b[2Jb\x07"),
+         expect=("graphfuse-run: error: no function named 'a\\x1b[2Jb\\x07' in the module (functions: forward)",)),
+    Case("opt-control-characters", (OPT, "-"), stdin=b"func.func @f\x1b[2J() {\n  return\n}\n",
+         expect=("<stdin>:1:13: error: unexpected character", "func.func @f\\x1b[2J() {")),
     # Pass pipelines: unknown passes, bad option values, malformed text.
     Case("unknown-pass-did-you-mean", (OPT, MODEL, "--pass-pipeline=builtin.module(graph-cses)"),
          expect=(f"{PIPELINE_PREFIX} 'builtin.module(graph-cses)': 'graph-cses' does not refer to a registered pass "
@@ -301,7 +339,36 @@ COMMAND_CASES = [
     Case("npz-missing", (RUN, MODEL, "--inputs={tmp}/none.npz"),
          expect_re=(r"graphfuse-run: error: could not open input file '.*none\.npz'",)),
     Case("npz-missing-keys", (RUN, MODEL, "--inputs={tmp}/one.npz"), npz=("one.npz",),
-         expect_re=(r"graphfuse-run: error: '.*one\.npz' holds 1 array\(s\) \(x\); the function takes 2",)),
+         expect_re=(r"graphfuse-run: error: '.*one\.npz' has no array for argument 0 \(named 'arg0' or 'arr_0'\); it "
+                    r"holds x",)),
+    Case("npz-file-order", (RUN, MODEL, "--inputs={tmp}/order.npz"), npz=("order.npz",),
+         expect_re=(r"graphfuse-run: error: '.*order\.npz' has no array for argument 0 \(named 'arg0' or 'arr_0'\); it "
+                    r"holds b, x",)),
+    Case("npz-extra-array", (RUN, MODEL, "--inputs={tmp}/extra.npz"), npz=("extra.npz",), exit_code=0,
+         expect_re=(r"graphfuse-run: warning: '.*extra\.npz': array\(s\) arg2, out0 match no argument of the function "
+                    r"and are ignored .*",)),
+    Case("npz-ambiguous", (RUN, MODEL, "--inputs={tmp}/ambiguous.npz"), npz=("ambiguous.npz",),
+         expect_re=(r"graphfuse-run: error: '.*ambiguous\.npz' has 2 arrays for argument 0 \(arg0, arr_0\); keep "
+                    r"one",)),
+    Case("npz-positional", (RUN, MODEL, "--inputs={tmp}/positional.npz"), npz=("positional.npz",), exit_code=0),
+    Case("npz-argument-names", (RUN, "{tmp}/named.mlir", "--inputs={tmp}/one.npz", "--check"), npz=("one.npz",),
+         files=(("named.mlir", NAMED_ARGUMENT),), exit_code=0),
+    Case("run-dynamic-random", (RUN, "{inputs}/dynamic.mlir"),
+         expect_re=(r".*dynamic\.mlir:1:20: error: argument 0 of @forward \(tensor<\?x8xf32>\) has a dynamic shape: "
+                    r"random inputs need static ones; pass --inputs",)),
+    Case("run-dynamic-results", (RUN, "{inputs}/dynamic.mlir", "--inputs={tmp}/dynamic.npz", "--check", "--repeat=2"),
+         npz=("dynamic.npz",), exit_code=0),
+    Case("run-output-directory", (RUN, MODEL, "--output={tmp}"),
+         expect_re=(r"graphfuse-run: error: could not write output file '.*': it is a directory",)),
+    Case("run-output-device-full", (RUN, MODEL, "--output=/dev/full"),
+         expect=("graphfuse-run: error: could not write output file '/dev/full': No space left on device",)),
+    Case("npu-unsupported-lowering-op", (RUN, "test/BadInput/unsupported-lowering-op.mlir", "--target=npu"),
+         expect_re=(r".*unsupported-lowering-op\.mlir:7:8: error: 'arith\.addf' is not supported by the lowering: "
+                    r".*",)),
+    Case("switch-control-characters", (OPT, MODEL, "--graph-fusion", "--fusion-switch-file={tmp}/esc.cfg"), exit_code=0,
+         files=(("esc.cfg", b'{"Switch": {"GraphFusion": {"A\\u001b[31mB\\u0000": "on"}}}'),),
+         expect_re=(r".*esc\.cfg:1:29: warning: unknown fusion pass 'A\\x1b\[31mB\\x00' in section GraphFusion is "
+                    r"ignored",)),
     Case("npz-wrong-shape", (RUN, MODEL, "--inputs={tmp}/shape.npz"), npz=("shape.npz",),
          expect=("graphfuse-run: error: @forward: argument 0: expected shape (4, 8) (tensor<4x8xf32>), got (8, 4)",)),
     Case("npz-wrong-dtype", (RUN, MODEL, "--inputs={tmp}/dtype.npz"), npz=("dtype.npz",),
@@ -323,11 +390,34 @@ COMMAND_CASES = [
     Case("import-bad-input-shape", ("graphfuse-import", "{tmp}/empty.onnx", "--input-shape=x"),
          files=(("empty.onnx", b""),), requires="onnx",
          expect=("graphfuse-import: error: --input-shape expects NAME=VALUE, got 'x'",)),
+    Case("import-input-shape-too-large", ("graphfuse-import", "{tmp}/m.onnx", "--input-shape=x=99999999999999999999"),
+         files=(("m.onnx", _onnx_model()),), requires="onnx",
+         expect=("graphfuse-import: error: --input-shape x: sizes must be at most 2^63 - 1, got "
+                 "'99999999999999999999'",)),
+    Case("import-input-shape-overflow",
+         ("graphfuse-import", "{tmp}/m.onnx", "--input-shape=x=9999999999999,99999999999"),
+         files=(("m.onnx", _onnx_model()),), requires="onnx",
+         expect_re=(r"graphfuse-import: error: .*m\.onnx: graph input 'x' of shape \[9999999999999, 99999999999\] "
+                    r"would hold 3999999999959600000000004 bytes, more than a 64-bit size can count",)),
+    Case("import-initializer-dims", ("graphfuse-import", "{tmp}/m.onnx"), files=(("m.onnx", _onnx_model((4, 4))),),
+         requires="onnx",
+         expect_re=(r"graphfuse-import: error: .*m\.onnx: initializer 'w' has dims \[4, 4\] \(16 values\) but holds 6 "
+                    r"value\(s\)",)),
+    Case("import-initializer-negative-dim", ("graphfuse-import", "{tmp}/m.onnx"),
+         files=(("m.onnx", _onnx_model((-1, 6))),), requires="onnx",
+         expect_re=(r"graphfuse-import: error: .*m\.onnx: initializer 'w' has a negative dimension: dims \[-1, 6\]",)),
 ]
 
 #: .npz files the npz cases read, written at test time (numpy's format is not stable text).
 NPZ_INPUTS = {
     "one.npz": {"x": np.zeros((4, 8), np.float32)},
+    "order.npz": {"b": np.zeros(8, np.float32), "x": np.zeros((4, 8), np.float32)},
+    "extra.npz": {"arg0": np.zeros((4, 8), np.float32), "arg1": np.zeros(8, np.float32),
+                  "arg2": np.zeros(8, np.float32), "out0": np.zeros((4, 8), np.float32)},
+    "ambiguous.npz": {"arg0": np.zeros((4, 8), np.float32), "arr_0": np.zeros((4, 8), np.float32),
+                      "arg1": np.zeros(8, np.float32)},
+    "positional.npz": {"arr_0": np.zeros((4, 8), np.float32), "arr_1": np.zeros(8, np.float32)},
+    "dynamic.npz": {"arg0": np.ones((3, 8), np.float32), "arg1": np.ones((3, 8), np.float32)},
     "shape.npz": {"arg0": np.zeros((8, 4), np.float32), "arg1": np.zeros(8, np.float32)},
     "dtype.npz": {"arg0": np.zeros((4, 8), np.float64), "arg1": np.zeros(8, np.float32)},
 }
@@ -482,6 +572,12 @@ exe(np.ones((3, 8), np.float32), np.ones((5, 8), np.float32), out=[np.empty((5, 
 exe = graphfuse.compile(INPUTS + '/dynamic.mlir')
 exe(np.ones((3, 8), np.float32), np.ones((1, 8), np.float32), out=[np.empty((3, 8), np.float32)])
 """, message=r"operand #1 of 'graph\.add' \(tensor<\?x8xf32>\) has size 1 in its dynamic dimension 0, broadcast to 3"),
+    ApiCase("dynamic-results-sized-by-the-call", """
+exe = graphfuse.compile(INPUTS + '/dynamic.mlir')
+x = np.ones((3, 8), np.float32)
+(got,) = exe(x, x)
+np.testing.assert_array_equal(got, x + x)
+""", error=None),
     ApiCase("dynamic-out-too-big", """
 exe = graphfuse.compile(INPUTS + '/dynamic.mlir')
 exe(np.ones((3, 8), np.float32), np.ones((3, 8), np.float32), out=[np.empty((5, 8), np.float32)])
@@ -499,6 +595,24 @@ exe(np.ones((3, 8), np.float32), np.ones((3, 8), np.float32), out=[np.empty((5, 
     ApiCase("pipeline-deep-nesting", "graphfuse.run_pipeline(graphfuse.parse_module(MODEL), "
             "'builtin.module(' + 'func.func(' * 5000 + 'cse' + ')' * 5000 + ')')",
             error="PipelineError", message=r"1:2575: nesting deeper than 256"),
+    ApiCase("recursion-unverified", """
+from mlir import ir
+with graphfuse.make_context():
+    module = ir.Module.parse('''
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}''')
+graphfuse.run_function(module, [np.ones(4, np.float32)])
+""", message=r"^-:3:8: error: recursive call: @f is called while it runs; graphfuse does not support recursion$"),
+    ApiCase("recursion-parse", "graphfuse.parse_module('func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\\n'"
+            "'  %0 = call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>\\n  return %0 : tensor<4xf32>\\n}')",
+            message=r"^<string>:2:8: error: recursive call: @f calls itself; graphfuse does not support recursion"),
+    ApiCase("compile-unsupported-op", "graphfuse.compile('func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\\n'"
+            "'  %0 = arith.addf %x, %x : tensor<4xf32>\\n  return %0 : tensor<4xf32>\\n}')",
+            message=r"^<string>:2:8: error: 'arith\.addf' is not supported by the lowering"),
+    ApiCase("builder-huge-dimension", "graphfuse.GraphBuilder('f').arg((10**20, 4), 'f32')", error="BuildError",
+            message=r"argument shape \(100000000000000000000, 4\) has a size larger than 2\^63 - 1"),
     ApiCase("parse-not-text", "graphfuse.parse_module(None)",
             message=r"parse_module takes MLIR text \(str\), not NoneType"),
     ApiCase("load-missing", "graphfuse.load_module(INPUTS + '/none.mlir')",
