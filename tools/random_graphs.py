@@ -21,15 +21,21 @@ What the graphs hold:
   chains, swiglu by split or slices, conv -> batch_norm [-> bias], split ->
   conv -> concat, whole-input convs, reshape/transpose chains, split ->
   concat, nested concats, the small-op softmax), sometimes with an
-  intermediate also used elsewhere so the passes' negative branches run.
+  intermediate also used elsewhere so the passes' negative branches run;
+- in a quarter of the graphs (the *structure family*, :data:`STRUCTURE_STEPS`),
+  the data flow of real models over 40 to 2000 ops: values read by many ops
+  (hubs), diamonds and residual blocks, wide fan-out and fan-in, long chains,
+  around the ops and motifs above.
 
 Every op is built only when it is well defined and well conditioned on the
 case's inputs: the generator evaluates each new op with the reference
 semantics as it goes and rejects it when the result is not finite, too large,
 or too close to a discontinuity (see :data:`TOLERANCES` and
-:func:`check_value`).  Input ranges: floats uniform in +-[0.25, 2] (strictly
-positive where an op needs it), integers in [-8, 8], booleans fair.  The
-comparison a differential test makes is :func:`compare_results`.
+:func:`check_value`); in structure graphs also when its f16/bf16 rounding
+strays too far from the same computation in f32 (:data:`ROUNDING_SHARE`).
+Input ranges: floats uniform in +-[0.25, 2] (strictly positive where an op
+needs it), integers in [-8, 8], booleans fair.  The comparison a differential
+test makes is :func:`compare_results`.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -46,7 +53,7 @@ from mlir import ir
 
 from graphfuse.dialect.builder import GraphBuilder, Tensor
 from graphfuse.dialect.catalog import VerifyError, lookup_op
-from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.evaluate import evaluate_op, widen
 from graphfuse.dialect.types import FLOAT_DTYPES, NUMPY_DTYPES, TensorSig
 
 T = TypeVar("T")
@@ -64,6 +71,10 @@ TOLERANCES: dict[str, tuple[float, float]] = {"f32": (1e-4, 1e-4), "f16": (1.5e-
 DISCONTINUITY_MARGIN = 4.0
 #: Largest magnitude an intermediate may reach (keeps f16 far from overflow and sums well conditioned).
 MAX_MAGNITUDE = 200.0
+#: In structure graphs (long chains), how much of its tolerance a value's own f16/bf16 rounding may use up: the
+#: value computed in its dtype must stay this close to the same value computed in f32 throughout, so that another
+#: correct rounding order (a fused kernel, compiled code) stays within the tolerance.
+ROUNDING_SHARE = 0.25
 
 
 def tolerance(dtype: str) -> tuple[float, float]:
@@ -152,6 +163,8 @@ class Value:
     #: the coarsest float type on any path from the inputs: its tolerance applies (an f32 value that went
     #: through bf16 carries bf16's rounding)
     precision: str = "f32"
+    #: in structure graphs, the value computed without f16/bf16 rounding (f32 throughout); None: ``array`` itself
+    exact: np.ndarray | None = None
 
 
 @dataclass
@@ -176,6 +189,8 @@ class GraphCase:
     outputs: list[int] = field(default_factory=list)
     #: the motifs planted, for statistics and reports
     motifs: list[str] = field(default_factory=list)
+    #: for the structure family: how often each structure step (chain, hub, diamond...) was built
+    structure: dict[str, int] = field(default_factory=dict)
 
     @property
     def inputs(self) -> list[np.ndarray]:
@@ -211,7 +226,7 @@ class GraphCase:
             else:
                 nodes.append(node)
         return GraphCase(self.seed, nodes, self.values, list(self.outputs if outputs is None else outputs),
-                         self.motifs)
+                         self.motifs, self.structure)
 
     def build(self) -> ir.Module:
         """The graph as a verified graph-dialect module (function ``@fuzz``)."""
@@ -244,7 +259,14 @@ class GraphCase:
 
     def describe(self) -> str:
         ops = [n.op for n in self.nodes if n.kind == "op"]
-        return f"seed {self.seed}: {len(ops)} ops ({', '.join(ops)}); motifs: {', '.join(self.motifs) or 'none'}"
+        if len(ops) > 30:  # a structure graph: the op histogram reads better than the list
+            listed = ", ".join(f"{name} x{count}" for name, count in Counter(ops).most_common())
+        else:
+            listed = ", ".join(ops)
+        text = f"seed {self.seed}: {len(ops)} ops ({listed}); motifs: {', '.join(self.motifs) or 'none'}"
+        if self.structure:
+            text += "; structure: " + ", ".join(f"{name} x{count}" for name, count in self.structure.items())
+        return text
 
 
 class Reject(Exception):
@@ -302,6 +324,14 @@ class Generator:
     def __init__(self, chooser: Chooser, max_ops: int = 14, motif_rate: float = 0.35):
         self.c = chooser
         self.max_ops = max_ops
+        #: ops beyond which every op is rejected (motifs may overshoot max_ops a little)
+        self.op_limit = max_ops + 6
+        #: check each value's f16/bf16 rounding against its f32 computation (structure graphs: long chains)
+        self.track_rounding = False
+        #: every operand read so far, repeats included: drawing from it favours values already read often
+        self.reads: list[int] = []
+        #: op results no op reads yet (the structure family's closing fan-in has to fold them)
+        self.unread: set[int] = set()
         self.motif_rate = motif_rate
         seed = chooser.integer(0, 2**31 - 1)
         self.rng = np.random.default_rng(seed)
@@ -346,7 +376,7 @@ class Generator:
 
     def op(self, name: str, operands: Sequence[int], result: Any = None, **attrs: Any) -> tuple[int, ...]:
         """Add op ``name``; raises Reject (adding nothing) when it is invalid or ill-conditioned here."""
-        if self.case.op_count >= self.max_ops + 6:  # motifs may overshoot max_ops a little
+        if self.case.op_count >= self.op_limit:
             raise Reject("graph is full")
         spec = lookup_op(f"graph.{name}")
         assert spec is not None, name
@@ -371,12 +401,51 @@ class Generator:
                              quantized=dtype == "i8", precision=own))
         for value in new:
             check_value(value)
+        if self.track_rounding:
+            self._check_rounding(name, values, attrs, result, spec.result_param, new)
         first = len(self.case.values)
         self.case.values.extend(new)
         indices = tuple(range(first, first + len(new)))
         self.case.nodes.append(Node("op", name, tuple(operands), dict(attrs), result, indices))
         self.usable.extend(i for i in indices if not self.case.values[i].quantized)
+        self.reads.extend(operands)
+        self.unread.difference_update(operands)
+        self.unread.update(i for i in indices if not self.case.values[i].quantized)
         return indices
+
+    def _check_rounding(self, name: str, values: list[Value], attrs: dict[str, Any], result: Any,
+                        result_param: str | None, new: list[Value]) -> None:
+        """Reject an op whose result depends on f16/bf16 rounding more than :data:`ROUNDING_SHARE` allows; record
+        each result's f32 computation (:attr:`Value.exact`) for the ops after it."""
+        low = ("f16", "bf16")
+        if not any(v.exact is not None or v.sig.dtype in low for v in values) and not (
+                result_param == "dtype" and result in low):
+            return
+        inputs = [v.exact if v.exact is not None else widen(v.array) for v in values]
+        declared = None
+        if result_param == "shape":
+            declared = [TensorSig(tuple(result), "f32" if values[0].sig.dtype in low else values[0].sig.dtype)]
+        elif result_param == "dtype":
+            declared = [TensorSig(values[0].sig.shape, "f32" if result in low else result)]
+        try:
+            exact = evaluate_op(name, inputs, attrs, declared)
+        except VerifyError:  # an op that wants its low-precision types: nothing to compare it with
+            return
+        for value, array in zip(new, exact, strict=True):
+            if value.quantized:
+                continue  # compared within one step anyway
+            if value.sig.dtype not in FLOAT_DTYPES:
+                if not np.array_equal(value.array, array):
+                    raise Reject("an integer or boolean result that f16/bf16 rounding changes")
+                continue
+            kind = coarsest([value.sig.dtype, value.precision])
+            if kind not in low:
+                continue
+            rtol, atol = tolerance(kind)
+            got, want = _as_f64(value.array), _as_f64(array)
+            if np.any(np.abs(got - want) > ROUNDING_SHARE * (atol * value.scale + rtol * np.abs(want))):
+                raise Reject("f16/bf16 rounding uses up too much of the tolerance")
+            value.exact = np.asarray(array, np.float32)
 
     def op1(self, name: str, operands: Sequence[int], result: Any = None, **attrs: Any) -> int:
         return self.op(name, operands, result, **attrs)[0]
@@ -431,10 +500,13 @@ class Generator:
         x = self.pick(lambda v: v.sig.dtype != "i1")
         if x is None:
             x = self.leaf(self.shape(), self.float_dtype())
+        self.unary_on(x)
+
+    def unary_on(self, x: int) -> int:
+        """A unary op of ``x``'s dtype applied to ``x`` (not i1), where it is well conditioned."""
         v = self.value(x)
         if v.sig.dtype not in FLOAT_DTYPES:
-            self.op1(self.c.choice(UNARY_INT), [x])
-            return
+            return self.op1(self.c.choice(UNARY_INT), [x])
         name = self.c.choice(UNARY_FLOAT)
         if name in ("log", "sqrt", "rsqrt") and _as_f64(v.array).min(initial=1) <= 0.1 * v.scale:
             x = self.leaf(v.sig.shape, v.sig.dtype, positive=True)  # a value in the op's domain
@@ -457,12 +529,16 @@ class Generator:
         if not guards.get(name, lambda: True)():
             raise Reject(f"{name} is ill-conditioned here")
         attrs = {"approximate": self.c.choice(("none", "tanh"))} if name == "gelu" else {}
-        self.op1(name, [x], **attrs)
+        return self.op1(name, [x], **attrs)
 
     def step_binary(self) -> None:
         x = self.pick(lambda v: v.sig.dtype not in ("i1",))
         if x is None:
             x = self.leaf(self.shape(), self.float_dtype())
+        self.binary_on(x)
+
+    def binary_on(self, x: int, partner: int | None = None) -> int:
+        """A binary op of ``x`` (not i1) and ``partner`` (broadcasting to it; None: one drawn as usual)."""
         v = self.value(x)
         is_float = v.sig.dtype in FLOAT_DTYPES
         name = self.c.choice(BINARY_FLOAT if is_float else BINARY_INT)
@@ -473,6 +549,8 @@ class Generator:
                 v = self.value(x)
             shape = self.broadcast_partner(v.sig.shape)
             y = self.leaf(shape, v.sig.dtype, array=self.rng.uniform(-2.0, 2.0, shape))
+        elif partner is not None:
+            y = partner
         else:
             y = self.operand_like(x, positive=name == "div")
         if name == "div":
@@ -486,7 +564,7 @@ class Generator:
                 initial=0)
             if bound > MAX_MAGNITUDE:
                 raise Reject("product too large")
-        self.op1(name, [x, y])
+        return self.op1(name, [x, y])
 
     def step_compare(self) -> None:
         x = self.pick(lambda v: v.sig.dtype != "i1")
@@ -667,6 +745,124 @@ class Generator:
         if spread.size and spread.min() < 0.2 * v.scale:
             raise Reject("rows too flat to normalize")
 
+    # -- real-graph structure -------------------------------------------------
+
+    def read_often(self, accept: Callable[[Value], bool] = lambda v: True) -> int | None:
+        """A usable value drawn in proportion to how often it was read already, so that a few values become hubs
+        that many ops read (as a model's input, its residual stream or a mask is); None if none fits."""
+        usable = set(self.usable)
+        for _ in range(4):
+            if not self.reads:
+                return None
+            index = self.c.choice(self.reads)
+            if index in usable and accept(self.value(index)):
+                return index
+        return None
+
+    def partner_for(self, x: int) -> int:
+        """A second operand for an elementwise op on ``x``: a hub, a recent value or a new weight, of ``x``'s dtype
+        and broadcasting to it."""
+        v = self.value(x)
+
+        def fits(w: Value) -> bool:
+            return w.sig.dtype == v.sig.dtype and _broadcasts(w.sig.shape, v.sig.shape)
+
+        source = self.c.integer(0, 9)
+        found = self.read_often(fits) if source < 4 else self.pick(fits) if source < 8 else None
+        if found is not None:
+            return found
+        shape = self.broadcast_partner(v.sig.shape) if self.c.boolean(0.3) else v.sig.shape
+        return self.leaf(shape, v.sig.dtype)
+
+    def elementwise(self, x: int, partner: int | None = None) -> int:
+        """A new value from ``x`` by an elementwise op (with ``partner`` as its other operand when given): the ops
+        most of a real graph is made of and the ones graph-kernel-fusion clusters."""
+        v = self.value(x)
+        if v.sig.dtype == "i1":
+            if partner is None and self.c.boolean(0.4):
+                return self.op1("logical_not", [x])
+            if partner is None and self.c.boolean(0.5):  # a mask choosing between two values of one type
+                a = self.pick(lambda w: w.sig.dtype != "i1" and _broadcasts(v.sig.shape, w.sig.shape))
+                a = a if a is not None else self.leaf(v.sig.shape, self.float_dtype())
+                return self.op1("select", [x, a, self.partner_for(a)])
+            y = partner if partner is not None else self.partner_for(x)
+            return self.op1(self.c.choice(("logical_and", "logical_or")), [x, y])
+        if partner is None and self.c.boolean(0.4):
+            return self.unary_on(x)
+        return self.binary_on(x, partner if partner is not None else self.partner_for(x))
+
+    def generate_structured(self, size: int) -> GraphCase:
+        """A graph of about ``size`` ops shaped like a real one (see :data:`STRUCTURE_STEPS`): long chains, hubs,
+        diamonds, wide fan-out and fan-in, around the op families and motifs of :meth:`generate`."""
+        self.max_ops = size
+        self.op_limit = 2 * size + 64  # room for the closing fan-in
+        self.track_rounding = True
+        # Each graph has its own character: its own mix of steps, its own main dtype and shape.
+        weights = [self.c.integer(0, 3) for _ in STRUCTURE_STEPS]
+        steps = [step for step, weight in zip(STRUCTURE_STEPS, weights, strict=True) for _ in range(weight)]
+        steps = steps or list(STRUCTURE_STEPS)
+        dtype = self.c.choice(STRUCTURE_DTYPES)
+        shape = self.shape(low_rank=1, high_rank=3)
+        for _ in range(self.c.integer(1, 4)):
+            self.leaf(shape, dtype, const=False)
+        attempts = 0
+        # Stop early enough that folding the unread values into results keeps the graph at about ``size`` ops.
+        while self.case.op_count + len(self.unread) < size and attempts < 3 * size + 32:
+            attempts += 1
+            step = self.c.choice(steps)
+            before = self.case.op_count
+            try:
+                step(self)
+            except Reject:
+                pass
+            if self.case.op_count > before:
+                name = step.__name__.removeprefix("structure_")
+                self.case.structure[name] = self.case.structure.get(name, 0) + 1
+        folds = self._close_structure()
+        # The folds first (each holds a dtype's part of the graph), then what could not be folded, the motifs'
+        # intermediates and an intermediate or two (so that a kernel meets a user outside it).
+        op_results = [i for n in self.case.nodes if n.kind == "op" for i in n.results]
+        extra = [self.c.choice(op_results) for _ in range(self.c.integer(0, 2))]
+        outputs = list(dict.fromkeys(folds + sorted(self.unread) + self.forced_outputs + extra))
+        self.case.outputs = outputs[:STRUCTURE_OUTPUTS]
+        return self.case
+
+    def _close_structure(self) -> list[int]:
+        """Fold the values nothing reads into one result per dtype, as a model ends in a few outputs (otherwise
+        the output limit would leave most of the graph dead); the folds are long fan-ins too.  Returns the folds."""
+        by_dtype: dict[str, list[int]] = {}
+        for index in sorted(self.unread):
+            by_dtype.setdefault(self.value(index).sig.dtype, []).append(index)
+        folds = []
+        for group in by_dtype.values():
+            total = group[0]
+            for other in group[1:]:
+                try:
+                    total = self._fold(total, other)
+                except Reject:
+                    continue  # stays unread: a result of its own, or dead when the outputs are full
+            folds.append(total)
+        return folds
+
+    def _fold(self, total: int, other: int) -> int:
+        """One op reading both ``total`` and ``other`` (same dtype): a logical op, or add / sub / mul / maximum /
+        minimum, falling back to maximum (never ill-conditioned) and reducing a value of an unrelated shape."""
+        a, b = self.value(total), self.value(other)
+        if not _broadcasts(b.sig.shape, a.sig.shape):
+            if _broadcasts(a.sig.shape, b.sig.shape):
+                total, other, a, b = other, total, b, a
+            elif b.sig.dtype == "i1":
+                raise Reject("booleans of unrelated shapes")
+            else:
+                other = self.op1("reduce_max", [other], axes=list(range(b.sig.rank)), keep_dims=False)
+        if a.sig.dtype == "i1":
+            return self.op1(self.c.choice(("logical_and", "logical_or")), [total, other])
+        name = self.c.choice(("add", "sub", "mul", "maximum", "minimum"))
+        try:
+            return self.op1(name, [total, other])
+        except Reject:
+            return self.op1("maximum", [total, other])
+
     # -- the whole graph ------------------------------------------------------
 
     def generate(self) -> GraphCase:
@@ -676,15 +872,7 @@ class Generator:
             attempts += 1
             try:
                 if self.c.boolean(self.motif_rate):
-                    motif = self.c.choice(MOTIFS)
-                    first = len(self.case.values)
-                    motif(self)
-                    self.case.motifs.append(motif.__name__.removeprefix("motif_"))
-                    # Later steps build on the pattern's result, not its intermediates (maybe_reuse gives those
-                    # other users on purpose); otherwise most planted patterns would not be fusable.
-                    inner = {i for n in self.case.nodes if n.kind == "op" for i in n.results if i >= first}
-                    inner.discard(len(self.case.values) - 1)
-                    self.usable = [i for i in self.usable if i not in inner]
+                    self.plant_motif()
                 else:
                     self.generic_step()
             except Reject:
@@ -693,6 +881,18 @@ class Generator:
             self.op1("abs", [self.leaf((2, 3), "f32")])
         self._choose_outputs()
         return self.case
+
+    def plant_motif(self) -> None:
+        """One planted pattern (:data:`MOTIFS`), drawn at random."""
+        motif = self.c.choice(MOTIFS)
+        first = len(self.case.values)
+        motif(self)
+        self.case.motifs.append(motif.__name__.removeprefix("motif_"))
+        # Later steps build on the pattern's result, not its intermediates (maybe_reuse gives those
+        # other users on purpose); otherwise most planted patterns would not be fusable.
+        inner = {i for n in self.case.nodes if n.kind == "op" for i in n.results if i >= first}
+        inner.discard(len(self.case.values) - 1)
+        self.usable = [i for i in self.usable if i not in inner]
 
     def _choose_outputs(self) -> None:
         """Every value nothing uses (sinks), plus a few intermediates (so fusions meet other users)."""
@@ -1052,6 +1252,150 @@ MOTIF_PASSES: dict[str, tuple[str, ...]] = {
 }
 
 
+# --------------------------------------------------------------------------
+# Real-graph structure: how values flow in models, which graphs of a dozen random ops never show: one value read
+# by many ops, diamonds and residual blocks, wide fan-out and fan-in, long chains, over tens to thousands of ops.
+# The graph-kernel clustering builds invalid IR (a kernel called before an operand's definition) on such graphs.
+
+
+def structure_chain(g: Generator) -> None:
+    """A long chain: each op reads the one before (its other operand a hub, a recent value or a weight)."""
+    x = g.pick()
+    if x is None:
+        return
+    for _ in range(g.c.integer(3, 24)):
+        try:
+            x = g.elementwise(x)
+        except Reject:
+            continue
+
+
+def structure_hub(g: Generator) -> None:
+    """A value already read often read again, by several ops next to recent values."""
+    hub = g.read_often()
+    hub = hub if hub is not None else g.pick()
+    if hub is None:
+        return
+    h = g.value(hub)
+    for _ in range(g.c.integer(2, 6)):
+        recent = g.pick(lambda v: v.sig.dtype == h.sig.dtype and _broadcasts(h.sig.shape, v.sig.shape))
+        try:
+            if recent is not None and recent != hub and g.c.boolean(0.7):
+                g.elementwise(recent, hub)
+            else:
+                g.elementwise(hub)
+        except Reject:
+            continue
+
+
+def structure_diamond(g: Generator) -> None:
+    """x -> two short branches -> one op joining them; a residual block (x + f(x)) when one branch is x itself."""
+    x = g.pick()
+    if x is None:
+        return
+    branches = []
+    for _ in range(2):
+        tip = x
+        for _ in range(0 if branches and g.c.boolean(0.35) else g.c.integer(1, 3)):
+            tip = g.elementwise(tip)
+        branches.append(tip)
+    left, right = branches
+    a, b = g.value(left), g.value(right)
+    if a.sig.dtype != b.sig.dtype or left == right:
+        return  # a select turned one branch into another type: the two stay a fan-out
+    if not _broadcasts(b.sig.shape, a.sig.shape):
+        left, right = right, left
+    if _broadcasts(g.value(right).sig.shape, g.value(left).sig.shape):
+        g.elementwise(left, right)
+
+
+def structure_fan_out(g: Generator) -> None:
+    """One value read by many ops at once, as by the heads of a layer."""
+    x = g.pick()
+    if x is None:
+        return
+    for _ in range(g.c.integer(3, 12)):
+        try:
+            g.elementwise(x)
+        except Reject:
+            continue
+
+
+def structure_fan_in(g: Generator) -> None:
+    """Many values combined into one: a left-deep chain or a balanced tree of binary ops, add_n or concat."""
+    first = g.pick()
+    if first is None:
+        return
+    v = g.value(first)
+    wanted = g.c.integer(2, 15)
+    group = [first]
+    for index in reversed(g.usable):  # the newest values that combine with the first
+        w = g.value(index)
+        if index != first and w.sig.dtype == v.sig.dtype and _broadcasts(w.sig.shape, v.sig.shape):
+            group.append(index)
+            if len(group) > wanted:
+                break
+    if len(group) < 3:
+        return
+    kind = g.c.choice(("chain", "tree", "add_n", "concat"))
+    same_shape = [i for i in group if g.value(i).sig.shape == v.sig.shape]
+    if kind == "add_n" and v.sig.dtype in FLOAT_DTYPES and len(same_shape) >= 3:
+        g.op1("add_n", same_shape)
+    elif kind == "concat" and v.sig.rank >= 1 and len(same_shape) >= 3:
+        g.op1("concat", same_shape, axis=g.c.integer(0, v.sig.rank - 1))
+    elif kind == "tree":  # pairs, then pairs of pairs: the shape of a reduction written out
+        level = group
+        while len(level) > 1:
+            level = [g.elementwise(level[k], level[k + 1]) if k + 1 < len(level) else level[k]
+                     for k in range(0, len(level), 2)]
+    else:
+        total = first
+        for other in group[1:]:
+            try:
+                total = g.elementwise(total, other)
+            except Reject:
+                continue
+
+
+def structure_mixed(g: Generator) -> None:
+    """The op families of :meth:`Generator.generate` (reductions, layout ops, matmuls, norms, casts, compares) and
+    planted patterns, reading the structure's recent values."""
+    if g.c.boolean(0.2):
+        g.plant_motif()
+    else:
+        g.generic_step()
+
+
+#: The steps of the structure family; each graph weighs them differently (a chain-heavy graph, a hub-heavy one...).
+STRUCTURE_STEPS: tuple[Callable[[Generator], None], ...] = (
+    structure_chain,
+    structure_hub,
+    structure_diamond,
+    structure_fan_out,
+    structure_fan_in,
+    structure_mixed,
+)
+#: The main dtype of a structure graph's values; the others come in through casts, compares and the mixed steps.
+STRUCTURE_DTYPES = ("f32", "f32", "f16", "bf16", "i32", "i64", "i1")
+#: Op counts of the structure family as (low, high, weight): mostly small, so that a long run stays affordable.
+STRUCTURE_SIZES: tuple[tuple[int, int, int], ...] = ((40, 80, 60), (80, 200, 25), (200, 600, 11), (600, 2000, 4))
+#: Most results of a structure graph (the folds of :meth:`Generator._close_structure` come first).
+STRUCTURE_OUTPUTS = 8
+#: The share of structure graphs among the graphs of :func:`generate_graph`.
+STRUCTURE_RATE = 0.25
+
+
+def structure_size(chooser: Chooser, most: int = 2000) -> int:
+    """An op count for a structure graph: from :data:`STRUCTURE_SIZES`, at most ``most`` (and at least 40)."""
+    tiers = [(low, min(high, most), weight) for low, high, weight in STRUCTURE_SIZES if low <= most] or [(40, 40, 1)]
+    draw = chooser.integer(0, sum(weight for _, _, weight in tiers) - 1)
+    for low, high, weight in tiers:
+        if draw < weight:
+            return chooser.integer(low, high)
+        draw -= weight
+    raise AssertionError("unreachable")
+
+
 def plant(chooser: Chooser, motif: Callable[[Generator], None]) -> GraphCase:
     """A graph holding one instance of ``motif`` (raises Reject when this draw does not fit it)."""
     g = Generator(chooser)
@@ -1061,10 +1405,15 @@ def plant(chooser: Chooser, motif: Callable[[Generator], None]) -> GraphCase:
     return g.case
 
 
-def generate_graph(chooser: Chooser, max_ops: int = 14, motif_rate: float = 0.35) -> GraphCase:
-    """A random graph (see the module docstring) drawn from ``chooser``; ``motif_rate``: how many steps plant
-    a fusion pattern rather than a single op."""
-    return Generator(chooser, max_ops, motif_rate).generate()
+def generate_graph(chooser: Chooser, max_ops: int = 14, motif_rate: float = 0.35,
+                   structure_rate: float = STRUCTURE_RATE, max_structure_ops: int = 2000) -> GraphCase:
+    """A random graph (see the module docstring) drawn from ``chooser``: with probability ``structure_rate`` one of
+    the structure family (40 to ``max_structure_ops`` ops, :func:`structure_size`), else one of at most about
+    ``max_ops`` ops; ``motif_rate``: how many steps plant a fusion pattern rather than a single op."""
+    g = Generator(chooser, max_ops, motif_rate)
+    if structure_rate > 0 and chooser.boolean(structure_rate):
+        return g.generate_structured(structure_size(chooser, max_structure_ops))
+    return g.generate()
 
 
 # --------------------------------------------------------------------------
@@ -1194,13 +1543,15 @@ def random_switch_set(c: Chooser) -> SwitchSet:
 # Hypothesis strategies.
 
 
-def graph_cases(max_ops: int = 14):
-    """A hypothesis strategy of :class:`GraphCase` (shrinks through its choices)."""
+def graph_cases(max_ops: int = 14, structure_rate: float = STRUCTURE_RATE, max_structure_ops: int = 120):
+    """A hypothesis strategy of :class:`GraphCase` (shrinks through its choices, toward the small-graph family).
+    Structure graphs stop at ``max_structure_ops`` ops: hypothesis records every choice, and its buffer is small."""
     from hypothesis import strategies as st
 
     @st.composite
     def strategy(draw: Callable[[Any], Any]) -> GraphCase:
-        return generate_graph(HypothesisChooser(draw), max_ops)
+        return generate_graph(HypothesisChooser(draw), max_ops, structure_rate=structure_rate,
+                              max_structure_ops=max_structure_ops)
 
     return strategy()
 
