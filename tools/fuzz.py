@@ -1,18 +1,24 @@
 """Differential fuzzing of the whole compiler: random graphs x random switch sets, against the reference interpreter.
 
     python -m graphfuse.tools.fuzz --count 10000 [--seed 0] [--switch-sets 2] [--compile-every 25]
-                                   [--npu-every 100] [--workers 1] [--failures-dir DIR]
+                                   [--npu-every 100] [--compile-max-ops 300] [--structure-rate 0.25]
+                                   [--max-structure-ops 2000] [--workers 1] [--failures-dir DIR]
     python -m graphfuse.tools.fuzz --seed 0 --case 1234          # re-run one case here, verbosely
 
 Graph ``i`` of seed ``S`` is ``generate_graph(RandomChooser("S:i"))`` and its
 switch set ``j`` is ``random_switch_set(RandomChooser("S:i:j"))``
 (:mod:`graphfuse.tools.random_graphs`), so every case is reproducible from
-``(S, i)`` alone.  For each pair the graph pipeline runs with the switch set's
-flags and switch file (every pass verified after it runs), the fused graph is
+``(S, i)`` alone (and the size options).  A quarter of the graphs
+(``--structure-rate``) are of the structure family: 40 to 2000 ops with the
+value reuse, diamonds, fan-in, fan-out and long chains of real graphs.  For
+each pair the graph pipeline runs with the switch set's flags and switch file
+(every pass verified after it runs: invalid IR is an outcome of its own), the
+fused graph is
 run by the reference interpreter and compared with the unfused graph's results
-within the documented tolerances; every ``--compile-every``-th graph is also
-compiled to CPU code (``graphfuse.compile``, by the switch set's opt level or
-its pipeline) and run, and every ``--npu-every``-th for the emulated NPU
+within the documented tolerances; every ``--compile-every``-th graph of at
+most ``--compile-max-ops`` ops is also compiled to CPU code
+(``graphfuse.compile``, by the switch set's opt level or its pipeline) and
+run, and every ``--npu-every``-th for the emulated NPU
 (``graphfuse.lowering.npu.compile_npu``).
 
 Cases run in worker subprocesses that report each case before and after it
@@ -47,6 +53,7 @@ from graphfuse.dialect.interpreter import run_function
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.runner import PipelineFailure, run_pipeline, verify_module
 from graphfuse.tools.random_graphs import (
+    STRUCTURE_RATE,
     GraphCase,
     RandomChooser,
     SwitchSet,
@@ -56,7 +63,7 @@ from graphfuse.tools.random_graphs import (
 )
 from graphfuse.tools.reporting import UsageError, run_tool
 
-#: Outcome kinds, in the order of the final table.
+#: Outcome kinds, in the order of the final table; "verifier" is invalid IR: the verifier rejected what a pass left.
 OUTCOMES = ("ok", "mismatch", "verifier", "error", "abort", "timeout")
 
 
@@ -87,6 +94,16 @@ def _switches(switch_set: SwitchSet, workdir: Path) -> tuple[FusionSwitches, Pat
 UNSUPPORTED = ("NPU emulator: boolean (i1) buffers are not supported",)
 
 
+def invalid_ir(error: GraphfuseError) -> bool:
+    """Whether ``error`` is the verifier rejecting the IR a pass left (the pipeline runner verifies after every
+    pass, graph and lowering passes alike, and notes "after pass '<name>'"), rather than a pass failing."""
+    return any(note.message.startswith("after pass '") for d in error.diagnostics for note in d.notes)
+
+
+def failure_kind(error: GraphfuseError) -> str:
+    return "verifier" if invalid_ir(error) else "error"
+
+
 def check_case(case: GraphCase, switch_set: SwitchSet, compile_it: bool = False, npu: bool = False,
                workdir: Path | None = None) -> Outcome:
     """Run the differential properties for one graph and one switch set (see the module docstring).
@@ -109,8 +126,9 @@ def check_case(case: GraphCase, switch_set: SwitchSet, compile_it: bool = False,
         try:
             runner = run_pipeline(module, switch_set.pipeline, switches=switches, repro_dir=str(workdir))
         except PipelineFailure as failure:
-            kind = "verifier" if any("after pass" in str(n) for d in failure.diagnostics for n in d.notes) else "error"
-            return Outcome(kind, f"pipeline failed in {failure.step}: {failure.diagnostics[0]}", 1)
+            if invalid_ir(failure):
+                return Outcome("verifier", f"invalid IR after {failure.step}: {failure.diagnostics[0]}", 1)
+            return Outcome("error", f"pipeline failed in {failure.step}: {failure.diagnostics[0]}", 1)
         outcome.pipelines = 1
         outcome.fired = sorted(
             {pass_name for record in runner.records for (_, pass_name, _), (_, effected) in record.fusion.items()
@@ -162,6 +180,8 @@ def _compiled_outcome(case: GraphCase, switch_set: SwitchSet, switch_path: Path 
     except GraphfuseError as error:
         if any(text in str(error) for text in UNSUPPORTED):
             return Outcome("unsupported", f"{what}: {error}")
+        if invalid_ir(error):
+            return Outcome("verifier", f"{what}: invalid IR after {_failed_step(error)}: {error}")
         return Outcome("error", f"{what}: {error}")
     finally:
         clear_cache()  # one executable per case: keep a long run's memory flat
@@ -169,12 +189,28 @@ def _compiled_outcome(case: GraphCase, switch_set: SwitchSet, switch_path: Path 
     return Outcome("mismatch", "; ".join(problems)) if problems else Outcome("ok")
 
 
+def _failed_step(error: GraphfuseError) -> str:
+    return error.step if isinstance(error, PipelineFailure) else "a pass"
+
+
 def case_seed(seed: int, index: int) -> str:
     return f"{seed}:{index}"
 
 
-def make_case(seed: int, index: int, max_ops: int) -> GraphCase:
-    return generate_graph(RandomChooser(case_seed(seed, index)), max_ops)
+def make_case(seed: int, index: int, max_ops: int = 14, structure_rate: float = STRUCTURE_RATE,
+              max_structure_ops: int = 2000) -> GraphCase:
+    return generate_graph(RandomChooser(case_seed(seed, index)), max_ops, structure_rate=structure_rate,
+                          max_structure_ops=max_structure_ops)
+
+
+def _case_of(args: argparse.Namespace, index: int) -> GraphCase:
+    return make_case(args.seed, index, args.max_ops, args.structure_rate, args.max_structure_ops)
+
+
+def _compiles(args: argparse.Namespace, case: GraphCase, index: int, every: int) -> bool:
+    """Whether graph ``index`` is compiled too: every ``every``-th graph, up to --compile-max-ops ops (the CPU
+    compile of a graph of thousands of ops takes minutes: such graphs run through the pipelines only)."""
+    return every > 0 and index % every == 0 and case.op_count_needed <= args.compile_max_ops
 
 
 def make_switch_set(seed: int, index: int, which: int) -> SwitchSet:
@@ -188,21 +224,25 @@ def make_switch_set(seed: int, index: int, which: int) -> SwitchSet:
 def _worker(args: argparse.Namespace) -> int:
     out = sys.stdout
     for index in range(args.start, args.stop):
+        case: GraphCase | None = None  # generated once for all its switch sets (a big one takes a second)
         for which in range(args.switch_sets):
             print(json.dumps({"event": "start", "index": index, "which": which}), file=out, flush=True)
-            compile_it = which == 0 and args.compile_every > 0 and index % args.compile_every == 0
-            npu = which == 0 and args.npu_every > 0 and index % args.npu_every == 0
             if index == args.abort_at:  # tests of the driver: die as an assertion in the bindings would
                 os.abort()
             try:
-                case = make_case(args.seed, index, args.max_ops)
+                if case is None:
+                    case = _case_of(args, index)
+                compile_it = which == 0 and _compiles(args, case, index, args.compile_every)
+                npu = which == 0 and _compiles(args, case, index, args.npu_every)
                 outcome = check_case(case, make_switch_set(args.seed, index, which), compile_it, npu)
             except GraphfuseError as error:
-                outcome = Outcome("error", str(error))
+                outcome = Outcome(failure_kind(error), str(error))
             except Exception as error:  # a bug in graphfuse (or the generator): report it, keep going
                 detail = "".join(traceback.format_exception_only(error)).strip()
                 outcome = Outcome("error", f"internal error: {detail}")
             record = {"event": "done", "index": index, "which": which, **outcome.__dict__}
+            if case is not None:
+                record.update(ops=case.op_count_needed, structure=bool(case.structure))
             print(json.dumps(record), file=out, flush=True)
     return 0
 
@@ -214,6 +254,9 @@ def _worker(args: argparse.Namespace) -> int:
 @dataclass
 class Tally:
     graphs: set[int] = field(default_factory=set)
+    #: graphs of the structure family, and the most ops any graph had
+    structure_graphs: set[int] = field(default_factory=set)
+    most_ops: int = 0
     switch_sets: int = 0
     pipelines: int = 0
     compiled: int = 0
@@ -224,6 +267,9 @@ class Tally:
 
     def add(self, record: dict) -> None:
         self.graphs.add(record["index"])
+        if record.get("structure"):
+            self.structure_graphs.add(record["index"])
+        self.most_ops = max(self.most_ops, record.get("ops", 0))
         self.switch_sets += 1
         self.pipelines += record.get("pipelines", 0)
         self.compiled += record.get("compiled", 0)
@@ -249,7 +295,7 @@ class _Worker:
         command = [sys.executable, "-m", "graphfuse.tools.fuzz", "--worker", "--seed", str(self.args.seed),
                    "--start", str(self.next), "--stop", str(stop), "--switch-sets", str(self.args.switch_sets),
                    "--compile-every", str(self.args.compile_every), "--npu-every", str(self.args.npu_every),
-                   "--max-ops", str(self.args.max_ops)]
+                   "--compile-max-ops", str(self.args.compile_max_ops), *_size_options(self.args)]
         if self.args.abort_at is not None:
             command += ["--abort-at", str(self.args.abort_at)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -317,12 +363,18 @@ class _Worker:
             self.spawn()
 
 
+def _size_options(args: argparse.Namespace) -> list[str]:
+    """The options that decide what graph a (seed, index) is: a case re-runs with them."""
+    return ["--max-ops", str(args.max_ops), "--structure-rate", str(args.structure_rate),
+            "--max-structure-ops", str(args.max_structure_ops)]
+
+
 def write_failure(directory: Path, args: argparse.Namespace, record: dict) -> None:
     """The failing case as files: graph, inputs, switch set, message and the command that re-runs it."""
     directory.mkdir(parents=True, exist_ok=True)
     stem = directory / f"case_{args.seed}_{record['index']}_{record['which']}"
     try:
-        case = make_case(args.seed, record["index"], args.max_ops)
+        case = _case_of(args, record["index"])
         stem.with_suffix(".mlir").write_text(str(case.build()))
         np.savez(stem.with_suffix(".npz"), **{f"arg{k}": a for k, a in enumerate(case.inputs)})
         stem.with_suffix(".switches.json").write_text(make_switch_set(args.seed, record["index"],
@@ -330,19 +382,21 @@ def write_failure(directory: Path, args: argparse.Namespace, record: dict) -> No
     except Exception as error:  # the generator itself failed: the message still says what happened
         record = {**record, "message": f"{record['message']} (could not write the case: {error})"}
     command = (f"python -m graphfuse.tools.fuzz --seed {args.seed} --case {record['index']} --which "
-               f"{record['which']} --max-ops {args.max_ops}")
+               f"{record['which']} {' '.join(_size_options(args))}")
     stem.with_suffix(".txt").write_text(f"{record['kind']}: {record['message']}\nreproduce: {command}\n")
 
 
 def _table(tally: Tally, seconds: float, args: argparse.Namespace) -> str:
     rows = [
         ("graphs", len(tally.graphs)),
+        ("structure graphs", len(tally.structure_graphs)),
+        ("most ops in a graph", tally.most_ops),
         ("switch sets", tally.switch_sets),
         ("pipelines run", tally.pipelines),
         ("compiled runs", tally.compiled),
         ("unsupported", tally.unsupported),
         ("mismatches", tally.outcomes["mismatch"]),
-        ("verifier failures", tally.outcomes["verifier"]),
+        ("invalid IR", tally.outcomes["verifier"]),
         ("errors", tally.outcomes["error"]),
         ("aborts", tally.outcomes["abort"]),
         ("timeouts", tally.outcomes["timeout"]),
@@ -350,7 +404,9 @@ def _table(tally: Tally, seconds: float, args: argparse.Namespace) -> str:
     ]
     width = max(len(name) for name, _ in rows)
     lines = [f"graphfuse fuzz: seed {args.seed}, {args.count} graphs x {args.switch_sets} switch sets, "
-             f"compiled every {args.compile_every} (CPU), every {args.npu_every} (emulated NPU)"]
+             f"compiled every {args.compile_every} (CPU), every {args.npu_every} (emulated NPU) up to "
+             f"{args.compile_max_ops} ops; structure graphs {args.structure_rate:g} of them, up to "
+             f"{args.max_structure_ops} ops"]
     lines += [f"  {name:<{width}}  {value}" for name, value in rows]
     return "\n".join(lines)
 
@@ -422,15 +478,15 @@ def reduce_case(case: GraphCase, still_fails: Callable[[GraphCase], bool]) -> Gr
 
 def _one_case(args: argparse.Namespace) -> int:
     """Re-run one case in this process and print everything about it."""
-    case = make_case(args.seed, args.case, args.max_ops)
+    case = _case_of(args, args.case)
     print(f"// {case.describe()}")
     print(case.build())
     which = range(args.switch_sets) if args.which is None else [args.which]
     status = 0
     for j in which:
         switch_set = make_switch_set(args.seed, args.case, j)
-        compile_it = j == 0 and args.compile_every > 0 and args.case % args.compile_every == 0
-        npu = j == 0 and args.npu_every > 0 and args.case % args.npu_every == 0
+        compile_it = j == 0 and _compiles(args, case, args.case, args.compile_every)
+        npu = j == 0 and _compiles(args, case, args.case, args.npu_every)
         print(f"// switch set {j}: {switch_set.to_json()}")
         outcome = check_case(case, switch_set, compile_it or args.compile, npu or args.compile)
         print(f"// {outcome.kind}: {outcome.message}  (fired: {', '.join(outcome.fired) or 'nothing'})")
@@ -468,6 +524,12 @@ def _body(argv: list[str]) -> int:
     parser.add_argument("--npu-every", type=int, default=100,
                         help="compile every K-th graph for the emulated NPU too (0: never; default 100)")
     parser.add_argument("--max-ops", type=int, default=14, help="most generic steps per graph (default 14)")
+    parser.add_argument("--structure-rate", type=float, default=STRUCTURE_RATE,
+                        help=f"share of structure-family graphs (default {STRUCTURE_RATE:g})")
+    parser.add_argument("--max-structure-ops", type=int, default=2000,
+                        help="most ops of a structure-family graph (40 to this; default 2000)")
+    parser.add_argument("--compile-max-ops", type=int, default=300,
+                        help="compile only graphs of at most this many ops (default 300)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--batch", type=int, default=500, help="graphs per worker process (default 500)")
     parser.add_argument("--case-timeout", type=float, default=300.0, help="seconds before a case counts as hung")
@@ -490,6 +552,8 @@ def _body(argv: list[str]) -> int:
         parser.error("--which, --reduce and --compile go with --case")
     if min(args.count, args.compile_every, args.npu_every) < 0 or min(args.switch_sets, args.workers, args.batch) < 1:
         parser.error("--count, --compile-every and --npu-every must be >= 0; --switch-sets, --workers, --batch >= 1")
+    if not 0 <= args.structure_rate <= 1 or args.max_structure_ops < 40:
+        parser.error("--structure-rate must be in [0, 1] and --max-structure-ops >= 40")
     if args.worker:
         return _worker(args)
     if args.case is not None:
