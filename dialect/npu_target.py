@@ -22,6 +22,9 @@ from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
 __all__ = ["BUFFER_SPACES", "BufferSpec", "NpuTarget", "bundled_targets", "load_target"]
 
 TARGET_DIR = Path(__file__).resolve().parent / "npu_targets"
+#: Target files are a few hundred bytes: reading stops one byte past this, so a wrong path (a device such as
+#: /dev/zero, a large log) is an error at once rather than memory growing without bound.
+MAX_TARGET_FILE_BYTES = 1 << 20
 #: The on-chip memory spaces a target describes (GM is off-chip and unbounded).
 BUFFER_SPACES = ("ub", "l1", "l0a", "l0b", "l0c")
 _RATES = ("gm_bandwidth_bytes_per_s", "vector_ops_per_s", "cube_flops_per_s")
@@ -66,7 +69,7 @@ def load_target(name_or_path: str | Path) -> NpuTarget:
     if isinstance(name_or_path, Path) or "/" in text or text.endswith(".json"):
         path, shown = Path(text), text
     else:
-        path, shown = TARGET_DIR / f"{text}.json", f"targets/{text}.json"
+        path, shown = TARGET_DIR / f"{text}.json", f"npu_targets/{text}.json"
         if not path.is_file():
             raise GraphfuseError(
                 f"unknown NPU target '{text}' (bundled targets: {', '.join(bundled_targets())}; or give a .json path)"
@@ -78,10 +81,20 @@ def load_target(name_or_path: str | Path) -> NpuTarget:
 def _load(resolved: str, shown: str) -> NpuTarget:
     """The target in file ``resolved``; diagnostics name it ``shown`` (the path as given)."""
     try:
-        text = Path(resolved).read_text()
+        with open(resolved, "rb") as stream:
+            data = stream.read(MAX_TARGET_FILE_BYTES + 1)
     except FileNotFoundError:
         raise GraphfuseError(f"could not open NPU target file '{shown}': no such file or directory") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except IsADirectoryError:
+        raise GraphfuseError(f"could not read NPU target file '{shown}': it is a directory") from None
+    except OSError as error:
+        raise GraphfuseError(f"could not read NPU target file '{shown}': {error.strerror or error}") from None
+    if len(data) > MAX_TARGET_FILE_BYTES:
+        raise GraphfuseError(f"NPU target file '{shown}' is larger than {MAX_TARGET_FILE_BYTES >> 20} MiB "
+                             "(a target description is a few lines of JSON)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
         raise GraphfuseError(f"could not read NPU target file '{shown}': {error}") from None
     deep = too_deep(text, "json")
     if deep is not None:  # json would raise RecursionError past ~1000 levels

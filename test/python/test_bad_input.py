@@ -317,6 +317,11 @@ COMMAND_CASES = [
          expect_re=(r".*deep\.mlir:129:14: error: nesting deeper than 256",)),
     Case("npu-target-deep-nesting", (RUN, MODEL, "--target=npu", "--npu-target={tmp}/deep.json"),
          files=(("deep.json", DEEP_JSON),), expect_re=(r".*deep\.json:1:1537: error: nesting deeper than 256",)),
+    Case("npu-target-dev-zero", (RUN, MODEL, "--target=npu", "--npu-target=/dev/zero"),
+         expect=("graphfuse-run: error: NPU target file '/dev/zero' is larger than 1 MiB (a target description is a "
+                 "few lines of JSON)",)),
+    Case("npu-target-directory", (RUN, MODEL, "--target=npu", "--npu-target={tmp}/"),
+         expect_re=(r"graphfuse-run: error: could not read NPU target file '.*/': it is a directory",)),
     # MS_DEV_GRAPH_KERNEL_FLAGS and --graph-kernel-flags: warnings, errors with --strict-flags.
     Case("flags-bad-opt-level-warns", (OPT, MODEL, "--graph-kernel-fusion"), exit_code=0,
          env=(("MS_DEV_GRAPH_KERNEL_FLAGS", "--opt_level=9"),),
