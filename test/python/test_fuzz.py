@@ -134,7 +134,7 @@ KNOWN_COMPILE_BUGS: tuple[str, ...] = ()
 
 
 @fuzz_settings(25)
-@given(case=graph_cases(max_ops=8), switch_set=switch_sets())
+@given(case=graph_cases(max_ops=8, max_structure_ops=60), switch_set=switch_sets())
 def test_compiled_graph_matches_the_reference(case, switch_set: SwitchSet) -> None:
     outcome = check_case(case, switch_set, compile_it=True, npu=NPU_AVAILABLE)
     assume(not (outcome.kind == "error" and any(bug in outcome.message for bug in KNOWN_COMPILE_BUGS)))
@@ -379,4 +379,19 @@ def test_compile_row_reduction_with_a_boolean_result_at_opt_level_3() -> None:
     b.ret(b.greater_equal(centered, b.const(np.float32(-0.5))))
     executable = graphfuse.compile(b.module, opt_level=3)
     inputs = [np.random.default_rng(0).normal(size=(3, 8)).astype(np.float32)]
+    np.testing.assert_array_equal(executable(*inputs)[0], executable.reference(*inputs)[0])
+
+
+@pytest.mark.xfail(strict=True, raises=GraphfuseError, reason="open: CPU lowering leaves math.absi unlegalized")
+@pytest.mark.parametrize("opt_level", [1, 3])
+def test_compile_integer_abs_through_a_reshape_next_to_a_reduction(opt_level: int) -> None:
+    """Found by the structure family (make fuzz, compiled): abs of i32, reshaped, times a reduce_max; at opt level
+    >= 1 the compile fails with "failed to legalize operation 'math.absi' that was explicitly marked illegal"."""
+    b = graphfuse.GraphBuilder("f")
+    x, y = b.arg((4, 1), "i32"), b.arg((4, 1), "i32")
+    flat = b.reshape(b.abs(x), (4,))
+    b.ret(b.mul(flat, b.reduce_max(y, axes=[0, 1], keep_dims=False)))
+    rng = np.random.default_rng(0)
+    inputs = [rng.integers(-8, 9, (4, 1)).astype(np.int32) for _ in range(2)]
+    executable = graphfuse.compile(b.module, opt_level=opt_level)
     np.testing.assert_array_equal(executable(*inputs)[0], executable.reference(*inputs)[0])
