@@ -47,7 +47,7 @@
 // WARN-DAG: [WARNING] flag '--enable_packet_ops_only' is accepted and ignored: graphfuse has no kernel packet feature
 // WARN-DAG: [WARNING] enable_expand_ops: unknown operator 'NoSuchOp' is ignored
 
-// BAD: graphfuse-opt: error: invalid pass pipeline 'builtin.module(graph-kernel-fusion{opt-level=7})': option 'opt-level' of pass 'graph-kernel-fusion' must be in [0, 3], got 7
+// BAD: graphfuse-opt: error: invalid pass pipeline 'builtin.module(graph-kernel-fusion{opt-level=7})': option 'opt-level' of pass 'graph-kernel-fusion': opt level must be an integer in [0, 3], got 7
 
 func.func @block(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %0 = "graph.add"(%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
