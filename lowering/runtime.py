@@ -35,6 +35,7 @@ import ctypes
 import math
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -44,7 +45,7 @@ from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import nested_ops, op_id
 from graphfuse.lowering.contraction import block_contractions
 
 __all__ = ["BUFFERIZE", "TO_LLVM", "CompiledFunction", "clear_cache", "compile_linalg", "pipeline_text"]
@@ -245,6 +246,8 @@ class CompiledFunction:
         self._desc_classes = [_descriptor_class(s.rank) for s in specs]
         self._nargs = len(specs)
         self._lock = threading.Lock()
+        #: seconds per compile stage (set by compile_linalg): bufferize (to the LLVM dialect), llvm (JIT)
+        self.timings: dict[str, float] = {}
 
     def __repr__(self) -> str:
         ins = ", ".join(s.type_str for s in self.inputs)
@@ -316,15 +319,12 @@ class CompiledFunction:
                         raise GraphfuseError(f"@{self.name}: out[{k}] overlaps out[{j}]")
         all_arrays = ins + outs + self.workspace
         descs = [cls() for cls in self._desc_classes]
-        ptrs = (ctypes.c_void_p * self._nargs)()  # the Desc* values the C interface takes
-        packed = (ctypes.c_void_p * self._nargs)()  # pointers to those values (packed calling convention)
+        table = (ctypes.c_void_p * self._nargs)()  # the entry's one argument: the descriptors' addresses
         for i, (d, a) in enumerate(zip(descs, all_arrays, strict=True)):
             _fill_descriptor(d, a)
-            ptrs[i] = ctypes.addressof(d)
-        base = ctypes.addressof(ptrs)
-        size = ctypes.sizeof(ctypes.c_void_p)
-        for i in range(self._nargs):
-            packed[i] = base + i * size
+            table[i] = ctypes.addressof(d)
+        table_address = ctypes.c_void_p(ctypes.addressof(table))
+        packed = (ctypes.c_void_p * 1)(ctypes.addressof(table_address))  # packed calling convention
         self._fn(packed)
         del descs, all_arrays  # the arrays stay referenced by the caller / ins until here
         return outs
@@ -470,6 +470,7 @@ def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = 3) -> Comp
 def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
     if not 0 <= opt_level <= 3:
         raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
+    start = time.perf_counter()
     context = ir.Context()
     with context, ir.Location.unknown():
         try:
@@ -509,13 +510,21 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
                 f"@{entry}: result(s) could not be written in place into the output buffers "
                 f"(bufferized signature {ftype}); compute each result into a tensor.empty destination"
             )
+        forward_loop_results(func)
+        pack_arguments(func)
+        outline_chunks(module, func, entry)
         _run(f"builtin.module({LOOPS},{TO_LLVM})", module, "lowering to LLVM")
         llvm_ir = str(module)
+        timings = {"bufferize": time.perf_counter() - start}
+        start = time.perf_counter()
         try:
             engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[C_RUNNER_UTILS])
         except Exception as e:
             raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
-    return CompiledFunction(entry, inputs, outputs, context, module, engine, llvm_ir, workspace)
+    function = CompiledFunction(entry, inputs, outputs, context, module, engine, llvm_ir, workspace)
+    timings["llvm"] = time.perf_counter() - start  # the symbol lookup in CompiledFunction generates the code
+    function.timings = timings
+    return function
 
 
 def _bytes_type(t: ir.Type) -> ir.Type | None:
@@ -826,6 +835,236 @@ def _hoist_allocations(func) -> list[_ArgSpec]:
     return specs
 
 
+#: Marks the entry's chunks for the outlining transform script.
+_OUTLINE = "graph.outline"
+_OUTLINE_SCRIPT = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %ops = transform.structured.match attributes{MARK} in %root : (!transform.any_op) -> !transform.any_op
+    %funcs, %calls = transform.loop.outline %ops {func_name = "NAME"}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+}"""
+_CONSTANTS = frozenset({"arith.constant", "ub.poison"})
+#: Ops that only describe a buffer (no memory access): rebuilt where used rather than kept live across the entry.
+_VIEWS = frozenset({
+    "memref.cast", "memref.collapse_shape", "memref.expand_shape", "memref.reinterpret_cast", "memref.subview",
+    "memref.view",
+})
+#: Loop nests per outlined function of the entry (see outline_chunks).
+CHUNK_LOOP_NESTS = 8
+
+
+def pack_arguments(func: ir.Operation) -> None:
+    """Make the entry take one pointer to a table of memref descriptor addresses instead of its memref arguments.
+
+    Lowered to LLVM, each memref argument is 3 + 2 * rank scalars, and the
+    C-interface wrapper passes them all to the entry on the stack: with
+    thousands of arguments (inputs, outputs, intermediates) instruction
+    selection of that one call is quadratic (the DAG combiner's store
+    merging compares every stack store with every other).  The entry
+    instead loads each descriptor from the table the runtime fills
+    (:meth:`CompiledFunction.__call__`) right before each top-level op that
+    uses it, and views of the arguments (``memref.expand_shape``,
+    ``subview``...) are rebuilt there too: loaded once at the top, thousands
+    of descriptors would stay live across the whole entry (register
+    allocation spilling them grew faster than the graph), and each top-level
+    op now depends on the table alone (:func:`outline_chunks` relies on it).
+    """
+    from mlir.dialects import builtin, llvm
+
+    block = func.regions[0].blocks[0]
+    count = len(block.arguments)
+    ptr = ir.Type.parse("!llvm.ptr")
+    location = ir.Location.unknown()
+    table = block.add_argument(ptr, location)
+    cache: dict[tuple[int, int, int], ir.Value] = {}  # (kind, id, user) -> the value rebuilt before that user
+
+    def rebuild(value: ir.Value, user: ir.Operation) -> ir.Value:
+        """``value`` (an argument or a view of one) loaded or recomputed right before top-level op ``user``."""
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            if owner != block or ir.BlockArgument(value).arg_number >= count:
+                return value
+            number = ir.BlockArgument(value).arg_number
+            key = (0, number, op_id(user))
+            if key not in cache:
+                with ir.InsertionPoint(user), location:
+                    slot = llvm.getelementptr(ptr, table, [], [number], ptr, llvm.GEPNoWrapFlags.inbounds)
+                    descriptor = llvm.load(_descriptor_type(value.type), llvm.load(ptr, slot))
+                    cache[key] = builtin.unrealized_conversion_cast([value.type], [descriptor])
+            return cache[key]
+        view = owner.operation
+        if view.name not in _VIEWS or view.block != block:
+            return value
+        key = (1, op_id(view), op_id(user))
+        if key not in cache:
+            operands = [rebuild(v, user) for v in view.operands]
+            copy = view.clone(ir.InsertionPoint(user))
+            for k, operand in enumerate(operands):
+                copy.operands[k] = operand
+            cache[key] = copy
+        return cache[key].results[ir.OpResult(value).result_number]
+
+    views = [op.operation for op in block.operations if op.operation.name in _VIEWS]
+    for value in [*list(block.arguments)[:count], *(r for view in views for r in view.results)]:
+        for use in list(value.uses):
+            owner = use.owner.operation
+            if owner.name in _VIEWS and owner.block == block:
+                continue  # rebuilt with its users
+            owner.operands[use.operand_number] = rebuild(value, _top_level_op(owner, block))
+    for view in reversed(views):
+        if not any(True for r in view.results for _ in r.uses):
+            view.erase()
+    for k in reversed(range(count)):
+        block.erase_argument(k)
+    func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([ptr], []))
+    if "arg_attrs" in func.attributes:
+        del func.attributes["arg_attrs"]
+
+
+def forward_loop_results(func: ir.Operation) -> None:
+    """Read a bufferized row loop's result from the buffer the loop writes in place (its iter_args init).
+
+    The loop result is that buffer; reading the buffer itself leaves no value
+    live from the loop to its readers, which may be far down the entry.
+    """
+    block = func.regions[0].blocks[0]
+    for op in block.operations:
+        op = op.operation
+        if op.name != "scf.for":
+            continue
+        for result in op.results:
+            buffer = _loop_result_buffer(result)
+            if buffer != result:
+                result.replace_all_uses_with(buffer)
+
+
+def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests: int = CHUNK_LOOP_NESTS) -> int:
+    """Split the packed entry into private functions of ``loop_nests`` loop nests each; returns how many.
+
+    With the kernels inlined, the entry holds every loop nest of the graph,
+    and LLVM's work on one function grows faster than its size (the
+    assertion-enabled LLVM of the wheels verifies the whole function after
+    each loop it vectorizes): a 5,000-op chain took minutes.  Consecutive
+    top-level ops holding ``loop_nests`` loop nests (ops with regions) are
+    wrapped in an ``scf.execute_region`` each (values used after it become
+    its results) and outlined by MLIR's ``transform.loop.outline`` into a
+    ``noinline`` internal function; after :func:`pack_arguments` such a
+    function needs only the table pointer.  The constants the transform
+    passes as arguments are cloned into the function instead (LLVM folds
+    them; a vector constant would go through memory), unused arguments are
+    dropped, and each call is taken out of the wrapper the transform adds.
+    """
+    from mlir.dialects.transform import interpreter
+
+    block = func.regions[0].blocks[0]
+    # Constants stay in the entry, first (they have no operands): the functions clone those they use.
+    first = block.operations[0]
+    for op in list(block.operations):
+        if op.operation.name in _CONSTANTS:
+            op.operation.move_before(first)
+    ops = [op.operation for op in block.operations if op.operation.name not in _CONSTANTS][:-1]  # not the return
+    position = {op_id(op): k for k, op in enumerate(ops)}
+    chunks: list[tuple[int, int]] = []
+    begin, nests = 0, 0
+    for k, op in enumerate(ops):
+        nests += 1 if len(op.regions) else 0
+        if nests == loop_nests or (k == len(ops) - 1 and nests):
+            chunks.append((begin, k + 1))
+            begin, nests = k + 1, 0
+    if not chunks:
+        return 0
+    for begin, end in chunks:
+        _wrap_chunk(ops[begin:end], end, position, block)
+    script = ir.Module.parse(_OUTLINE_SCRIPT.replace("MARK", _OUTLINE).replace("NAME", f"{entry}_part"))
+    try:
+        interpreter.apply_named_sequence(module.operation, script.body.operations[0], script)
+    except ir.MLIRError as e:
+        raise GraphfuseError([*from_mlir_error(e)]) from None
+    callees = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+               for op in module.body.operations if op.operation.name == "func.func"}
+    noinline = ir.ArrayAttr.get([ir.StringAttr.get("noinline")])
+    internal = ir.Attribute.parse("#llvm.linkage<internal>")
+    for region_op in list(block.operations):
+        region_op = region_op.operation
+        if region_op.name != "scf.execute_region":
+            continue
+        body = region_op.regions[0].blocks[0]
+        call = body.operations[0].operation
+        terminator = body.operations[len(body.operations) - 1].operation
+        if call.name != "func.call" or list(terminator.operands) != list(call.results):
+            continue
+        callee = callees[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+        _call_outlined(callee, call, region_op)
+        callee.attributes["passthrough"] = noinline
+        callee.attributes["llvm.linkage"] = internal
+    return len(chunks)
+
+
+def _wrap_chunk(chunk: list[ir.Operation], end: int, position: dict[int, int], block: ir.Block) -> None:
+    """Move ``chunk`` (top-level ops ending before position ``end``) into a marked ``scf.execute_region``."""
+    escaping = []
+    for op in chunk:
+        for result in op.results:  # the terminator, not in ``position``, is after every chunk
+            if any(position.get(op_id(_top_level_op(use.owner, block)), end) >= end for use in result.uses):
+                escaping.append(result)
+    with ir.InsertionPoint(chunk[0]), chunk[0].location:
+        wrapper = ir.Operation.create("scf.execute_region", results=[v.type for v in escaping], regions=1)
+    body = wrapper.regions[0].blocks.append()
+    with ir.InsertionPoint(body), chunk[0].location:
+        terminator = ir.Operation.create("scf.yield", operands=escaping)
+    for op in chunk:
+        op.move_before(terminator)
+    for value, result in zip(escaping, wrapper.results, strict=True):
+        for use in list(value.uses):
+            if _top_level_op(use.owner, block) != wrapper:  # the uses after the chunk
+                use.owner.operation.operands[use.operand_number] = result
+    wrapper.attributes[_OUTLINE] = ir.UnitAttr.get()
+
+
+def _call_outlined(callee: ir.Operation, call: ir.Operation, region_op: ir.Operation) -> None:
+    """Clone the constant arguments of an outlined function into it, drop unused ones, call it directly."""
+    entry_block = callee.regions[0].blocks[0]
+    first = entry_block.operations[0]
+    kept = []
+    for k, (operand, arg) in enumerate(zip(call.operands, entry_block.arguments, strict=True)):
+        owner = operand.owner
+        if not isinstance(owner, ir.Block) and owner.name in _CONSTANTS and any(True for _ in arg.uses):
+            arg.replace_all_uses_with(owner.clone(ir.InsertionPoint(first)).results[0])
+        if any(True for _ in arg.uses):
+            kept.append(k)
+    operands = list(call.operands)
+    keep = set(kept)
+    for k in reversed(range(len(operands))):
+        if k not in keep:
+            entry_block.erase_argument(k)
+    results = [r.type for r in call.results]
+    callee.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([a.type for a in entry_block.arguments], results))
+    with ir.InsertionPoint(region_op), call.location:
+        direct = ir.Operation.create("func.call", results=results, operands=[operands[k] for k in kept],
+                                     attributes={"callee": call.attributes["callee"]})
+    for old, new in zip(region_op.results, direct.results, strict=True):
+        old.replace_all_uses_with(new)
+    region_op.erase()
+
+
+def _descriptor_type(t: ir.Type) -> ir.Type:
+    """The LLVM struct finalize-memref-to-llvm gives a ranked memref (the layout of :func:`_descriptor_class`)."""
+    rank = ir.MemRefType(t).rank
+    arrays = f", array<{rank} x i64>, array<{rank} x i64>" if rank else ""
+    return ir.Type.parse(f"!llvm.struct<(ptr, ptr, i64{arrays})>")
+
+
+def _top_level_op(op: ir.Operation, block: ir.Block) -> ir.Operation:
+    """The op of ``block`` that is or holds ``op``."""
+    op = op.operation
+    while op.block != block:
+        op = op.parent.operation
+    return op
+
+
 def _drop_results_in_outputs(func, n_inputs: int, n_outputs: int) -> None:
     """Drop returned buffers that are output arguments (through ``scf.for`` results).
 
@@ -877,7 +1116,24 @@ def _erase_self_copies(func) -> None:
     """Erase ``memref.copy %a, %a`` (a result, or a tiled loop's row, already computed in place).
 
     Each would be a call into the runtime library's copy routine, once per row inside a tiled loop.
+    Bufferization writes a row loop's result back through a second, identical ``memref.subview`` of
+    the same buffer; that copy is a self copy too.
     """
     for op in nested_ops(func):
-        if op.name == "memref.copy" and op.operands[0] == op.operands[1]:
+        if op.name == "memref.copy" and _same_view(op.operands[0], op.operands[1]):
             op.erase()
+
+
+def _same_view(a: ir.Value, b: ir.Value) -> bool:
+    """Whether ``a`` and ``b`` are one buffer: the same value, or identical subviews of one buffer."""
+    if a == b:
+        return True
+    if isinstance(a.owner, ir.Block) or isinstance(b.owner, ir.Block):
+        return False
+    x, y = a.owner.operation, b.owner.operation
+    if x.name != "memref.subview" or y.name != "memref.subview" or a.type != b.type:
+        return False
+    if list(x.operands) != list(y.operands):
+        return False
+    return all(x.attributes[name] == y.attributes[name]
+               for name in ("static_offsets", "static_sizes", "static_strides"))

@@ -44,6 +44,7 @@ from graphfuse.lowering.runtime import (
     _ArgSpec,
     _hoist_allocations,
     _numpy_dtype,
+    pack_arguments,
 )
 
 __all__ = ["OUTSIDE_KERNELS", "EmulatedFunction", "KernelInfo", "emulate", "kernel_infos"]
@@ -238,6 +239,7 @@ def emulate(text: str, entry: str | None, n_outputs: int, opt_level: int = 0) ->
                     raise GraphfuseError(f"NPU emulator: boolean (i1) buffers are not supported ({result.type})")
         workspace = _hoist_allocations(entry_op)
         entry_op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        pack_arguments(entry_op)
         _run(f"builtin.module({LOOPS},{TO_LLVM})", module)
         llvm_ir = str(module)
         try:
