@@ -181,7 +181,9 @@ _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "cos": mmath.cos,
 }
 _UNARY_INT: dict[str, Callable[[ir.Value], ir.Value]] = {
-    "abs": mmath.absi,
+    # max(x, -x), not math.absi: LLVM's lowering of math.absi takes 1-D vectors only, and row tiles vectorize
+    # to vector<1xNxi32>.  The minimum integer stays itself, as numpy's abs gives it.
+    "abs": lambda x: arith.maxsi(x, arith.subi(const(x.type, 0), x)),
     "neg": lambda x: arith.subi(const(x.type, 0), x),
     "relu": lambda x: arith.maxsi(x, const(x.type, 0)),
     "square": lambda x: arith.muli(x, x),
