@@ -68,7 +68,8 @@ LOOPS = (
 #: where the context allows); the dialects left after the memref, vector and math conversions go to LLVM in one
 #: convert-to-llvm walk instead of one walk of the whole module per dialect (same output, a quarter less time).
 TO_LLVM = (
-    "func.func(convert-vector-to-scf,expand-strided-metadata,lower-affine,convert-scf-to-cf),finalize-memref-to-llvm,"
+    "func.func(convert-vector-to-scf{full-unroll},expand-strided-metadata,lower-affine,convert-scf-to-cf),"
+    "finalize-memref-to-llvm,"
     "convert-vector-to-llvm{reassociate-fp-reductions=1},convert-math-to-llvm,convert-math-to-funcs,"
     "convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts"
 )
