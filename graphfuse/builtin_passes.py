@@ -72,6 +72,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "fuse-kernel-loops": _load("lowering.kernels", "FuseKernelLoops"),
     "graph-to-linalg": _load("lowering.graph_to_linalg", "GraphToLinalg"),
     "tile-kernel-rows": _load("lowering.row_fusion", "TileKernelRows"),
+    "parallelize-kernels": _load("lowering.parallel", "ParallelizeKernels"),
     # the emulated NPU
     "npu-outline-ops": _load("lowering.npu.outline", "NpuOutlineOps"),
     "npu-buffer-assign": _load("lowering.npu.buffer_assign", "NpuBufferAssign"),

@@ -32,6 +32,7 @@ from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.parsing import load_module, parse_module, relocate, values_defined_by
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
+from graphfuse.lowering.parallel import default_threads
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines import registry
 from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, FusionSwitches
@@ -43,7 +44,8 @@ __all__ = ["LOWERING_PIPELINE", "Executable", "clear_cache", "compile", "default
 
 #: Graph ops -> linalg with each kernel's loops fused, kernels inlined into their callers.
 LOWERING_PIPELINE = (
-    "builtin.module(graph-to-linalg{strict},fuse-kernel-loops,tile-kernel-rows,inline,symbol-dce,canonicalize,cse)"
+    "builtin.module(graph-to-linalg{strict},fuse-kernel-loops,tile-kernel-rows,parallelize-kernels,inline,symbol-dce,"
+    "canonicalize,cse)"
 )
 def default_pipeline(opt_level: int) -> str:
     """The CPU graph pipeline of ``opt_level`` (the table in :mod:`graphfuse.pipelines.opt_levels`)."""
@@ -298,6 +300,7 @@ def compile(
     fusion_switch_file: str | Path | None = None,
     strict_flags: bool = False,
     jit_opt_level: int = 3,
+    num_threads: int | None = None,
 ) -> Executable:
     """Fuse, lower and JIT-compile function ``entry`` (default: the first public one) of ``source``.
 
@@ -307,16 +310,21 @@ def compile(
     ``graph_kernel_flags`` (``MS_DEV_GRAPH_KERNEL_FLAGS`` syntax, read from the
     environment too; the argument's keys win) and ``fusion_switch_file`` (CANN
     ``fusion_switch.cfg``) switch fusion passes as they do in graphfuse-opt.
+    ``num_threads`` runs the parallel loops of large kernels on that many
+    threads (default: ``GRAPHFUSE_NUM_THREADS``, else the cores available).
     The caller's module is not modified.
     """
     # Before the cache: 2.0 and True would find the entries of 2 and 1 (equal keys).
     problem = opt_level_error(opt_level) if opt_level is not None else None
     if problem is not None:
         raise GraphfuseError(problem)
+    threads = default_threads() if num_threads is None else num_threads
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise GraphfuseError(f"num_threads must be a positive integer, got {threads!r}")
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
     key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level,
-           registry.generation(), os.environ.get(FLAGS_VARIABLE))
+           threads, registry.generation(), os.environ.get(FLAGS_VARIABLE))
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
     cacheable = active_rewrite_budget() is None
     with _LOCK:
@@ -343,7 +351,7 @@ def compile(
     kernels = sum(1 for func_op in functions(module).values() if is_kernel(func_op))
     run_located(module, LOWERING_PIPELINE, filename)
     linalg_text = str(module)
-    function = compile_linalg(module, name, opt_level=jit_opt_level)
+    function = compile_linalg(module, name, opt_level=jit_opt_level, threads=threads)
     executable = Executable(
         name,
         source_module,

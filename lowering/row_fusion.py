@@ -35,6 +35,7 @@ from mlir.dialects.transform import interpreter
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.kernels import is_kernel
+from graphfuse.lowering.parallel import DEFAULT_MIN_ELEMENTS, static_elements
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
@@ -52,7 +53,7 @@ _SCRIPT = """module attributes {transform.with_named_sequence} {
     %roots = transform.structured.match attributes{ROOT} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %roots : !transform.any_op {
     ^bb0(%r: !transform.any_op):
-      %t, %l:LOOPS = transform.structured.fuse %r tile_sizes TILES
+      %t, %l:LOOPS = transform.structured.fuse %r tile_sizes TILES USE_FORALL
         : (!transform.any_op) -> (!transform.any_op, LOOP_TYPES)
     }
     transform.apply_patterns to %root {
@@ -63,7 +64,8 @@ _SCRIPT = """module attributes {transform.with_named_sequence} {
   }
 }"""
 
-_VECTORIZE = """%loops = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
+_VECTORIZE = """%loops = transform.structured.match ops{["scf.for", "scf.forall"]} in %root
+      : (!transform.any_op) -> !transform.any_op
     transform.foreach %loops : !transform.any_op {
     ^bb0(%loop: !transform.any_op):
       %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop
@@ -220,6 +222,8 @@ class TileKernelRows(GraphPass):
     }
     vectorize: bool = option(True, "vectorize the ops inside the row loop")
     max_row: int = option(4096, "longest row (elements) that is vectorized")
+    parallel_min_elements: int = option(
+        DEFAULT_MIN_ELEMENTS, "kernels with at least this many result elements get a parallel row loop (scf.forall)")
 
     def __post_init__(self) -> None:
         if self.max_row < 1:
@@ -237,7 +241,8 @@ class TileKernelRows(GraphPass):
                 row = _innermost_extent(func_op)
                 vectorize = self.vectorize and row <= self.max_row
                 _fence_contractions(func_op)
-                self._tile(func_op, name, roots, vectorize, context)
+                parallel = all((static_elements(r.results[0]) or 0) >= self.parallel_min_elements for r in roots)
+                self._tile(func_op, name, roots, vectorize, parallel, context)
                 _drop_fences(func_op)
                 context.count("num-kernels")
                 if vectorize:
@@ -249,7 +254,8 @@ class TileKernelRows(GraphPass):
 
     @staticmethod
     def _tile(
-        func_op: ir.Operation, name: str, roots: list[ir.Operation], vectorize: bool, context: PassContext
+        func_op: ir.Operation, name: str, roots: list[ir.Operation], vectorize: bool, parallel: bool,
+        context: PassContext,
     ) -> None:
         # One transform script per distinct tile-size list (the script's tile sizes are static).
         by_tiles: dict[tuple[int, ...], list[ir.Operation]] = {}
@@ -259,9 +265,11 @@ class TileKernelRows(GraphPass):
             for root in group:
                 root.attributes[_ROOT] = ir.UnitAttr.get()
             last = index == len(by_tiles) - 1
-            loops = sum(1 for t in tiles if t)
+            # A forall is one loop however many dims it tiles; its rows are independent (parallelize-kernels).
+            loops = 1 if parallel else sum(1 for t in tiles if t)
             script = (
-                _SCRIPT.replace("ROOT", _ROOT)
+                _SCRIPT.replace("USE_FORALL", "{use_forall}" if parallel else "")
+                .replace("ROOT", _ROOT)
                 .replace("TILES", str(list(tiles)))
                 .replace("LOOP_TYPES", ", ".join(["!transform.any_op"] * loops))
                 .replace("LOOPS", str(loops))

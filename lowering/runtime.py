@@ -47,6 +47,7 @@ from mlir.passmanager import PassManager
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.dialect.matching import nested_ops, op_id
 from graphfuse.lowering.contraction import block_contractions
+from graphfuse.lowering.parallel import default_threads, openmp_library
 
 __all__ = ["BUFFERIZE", "TO_LLVM", "CompiledFunction", "clear_cache", "compile_linalg", "pipeline_text"]
 
@@ -453,24 +454,52 @@ def _run(pipeline: str, module: ir.Module, what: str) -> None:
         raise GraphfuseError(f"{what} failed: {e}") from None
 
 
-def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = 3) -> CompiledFunction:
-    """JIT-compile ``@entry`` of a tensor-level linalg module; cached per (module text, entry, opt_level).
+def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = 3, threads: int | None = None
+                   ) -> CompiledFunction:
+    """JIT-compile ``@entry`` of a tensor-level linalg module; cached per (module text, entry, opt_level, threads).
 
-    The caller's module is not modified (it is printed and re-parsed into a
-    private context).
+    ``threads`` (default :func:`~graphfuse.lowering.parallel.default_threads`) is how many threads run each
+    ``scf.forall`` (parallelize-kernels); 1 runs them as plain loops.  The caller's module is not modified (it
+    is printed and re-parsed into a private context).
     """
     text = str(module)
-    key = (text, entry, int(opt_level))
+    threads = default_threads() if threads is None else int(threads)
+    if threads < 1:
+        raise GraphfuseError(f"the thread count must be at least 1, got {threads}")
+    key = (text, entry, int(opt_level), threads)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    compiled = _compile(text, entry, int(opt_level))
+    compiled = _compile(text, entry, int(opt_level), threads)
     with _CACHE_LOCK:
         return _CACHE.setdefault(key, compiled)
 
 
-def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
+def openmp_to_llvm() -> str:
+    """TO_LLVM for code with OpenMP loops.
+
+    convert-scf-to-openmp wraps each loop body in a ``memref.alloca_scope``, a
+    single-block region: the memrefs are lowered first (which inlines the
+    scope between a stack save and restore), then the scf loops inside become
+    blocks; the omp ops go to LLVM before the rest.
+    """
+    pipeline = TO_LLVM.replace(
+        ",convert-scf-to-cf),finalize-memref-to-llvm,", "),finalize-memref-to-llvm,func.func(convert-scf-to-cf),")
+    pipeline = pipeline.replace("convert-to-llvm,", "convert-openmp-to-llvm,convert-to-llvm,")
+    assert pipeline.count("convert-openmp-to-llvm") == 1 and "finalize-memref-to-llvm,func.func(" in pipeline, pipeline
+    return pipeline
+
+
+def parallel_loops(threads: int) -> tuple[str, list[str]]:
+    """(the passes lowering scf.forall for ``threads`` threads, the runtime library they need)."""
+    library = openmp_library()
+    if threads == 1 or library is None:
+        return "scf-forall-to-for", []
+    return f"scf-forall-to-parallel,convert-scf-to-openmp{{num-threads={threads}}}", [library]
+
+
+def _compile(text: str, entry: str, opt_level: int, threads: int = 1) -> CompiledFunction:
     if not 0 <= opt_level <= 3:
         raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
     start = time.perf_counter()
@@ -516,12 +545,14 @@ def _compile(text: str, entry: str, opt_level: int) -> CompiledFunction:
         forward_loop_results(func)
         pack_arguments(func)
         outline_chunks(module, func, entry)
-        _run(f"builtin.module({LOOPS},{TO_LLVM})", module, "lowering to LLVM")
+        parallel, libraries = parallel_loops(threads)
+        to_llvm = openmp_to_llvm() if libraries else TO_LLVM
+        _run(f"builtin.module({LOOPS},{parallel},{to_llvm})", module, "lowering to LLVM")
         llvm_ir = str(module)
         timings = {"bufferize": time.perf_counter() - start}
         start = time.perf_counter()
         try:
-            engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[C_RUNNER_UTILS])
+            engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[*libraries, C_RUNNER_UTILS])
         except Exception as e:
             raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
     function = CompiledFunction(entry, inputs, outputs, context, module, engine, llvm_ir, workspace)

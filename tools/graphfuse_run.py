@@ -80,6 +80,8 @@ def _parser() -> _Parser:
     p.add_argument("--target", choices=("cpu", "npu"), default="cpu", help="run on the CPU or the emulated NPU")
     p.add_argument("--npu-target", default="910b", help="NPU target description: a bundled name or a .json path")
     p.add_argument("--no-double-buffer", action="store_true", help="NPU: one slot per transferred tile")
+    p.add_argument("--num-threads", type=int, metavar="N",
+                   help="CPU: threads of the parallel loops (default: GRAPHFUSE_NUM_THREADS, else the cores available)")
     p.add_argument("--repro-dir", metavar="DIR", help=REPRO_DIR_HELP)
     return p
 
@@ -153,6 +155,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
     """Values argparse's types let through that would fail late or silently mislead."""
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
+    if args.num_threads is not None and args.num_threads < 1:
+        raise UsageError(f"--num-threads must be a positive integer, got {args.num_threads}")
     if args.seed < 0:  # numpy's generators take no negative seed (a ValueError after compiling)
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
     for flag, value in (("--rtol", args.rtol), ("--atol", args.atol)):
@@ -198,7 +202,7 @@ def _body(argv: list[str]) -> int:
         else:
             executable = compile(source, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
                                  graph_kernel_flags=args.graph_kernel_flags,
-                                 fusion_switch_file=args.fusion_switch_file)
+                                 fusion_switch_file=args.fusion_switch_file, num_threads=args.num_threads)
     compile_seconds = time.perf_counter() - start
     n_inputs = len(executable.inputs)
     if args.inputs:

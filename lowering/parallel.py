@@ -1,0 +1,209 @@
+"""parallelize-kernels: spread each large kernel's outermost loop over the cores, through upstream MLIR.
+
+The threading model (docs/lowering.md):
+
+- At the tensor level a large kernel's loop over its outermost parallel
+  dimension becomes an ``scf.forall``: row kernels get it from
+  tile-kernel-rows (the row loop itself), the other kernels from this pass,
+  which tiles the ops producing the kernel's results into at most
+  ``max-tasks`` chunks with ``transform.structured.fuse {use_forall}`` and
+  fuses their producers into the chunk.  The loops inside a chunk keep their
+  full length, so LLVM still vectorizes them.
+- After bufferization the runtime lowers every ``scf.forall`` with
+  ``scf-forall-to-parallel`` and ``convert-scf-to-openmp{num-threads=N}`` to
+  an OpenMP parallel loop with a static schedule (each thread one contiguous
+  block of chunks), run by the Intel OpenMP runtime (``libiomp5.so``, from the
+  ``intel-openmp`` package: it exports the ``__kmpc_*`` entry points the MLIR
+  OpenMP lowering calls).  With one thread, or without that library, the
+  foralls become plain loops (``scf-forall-to-for``).
+- Kernels smaller than ``min-elements`` stay serial: starting the threads
+  costs a few microseconds, which only pays off on larger outputs.
+
+The thread count is :func:`default_threads`: ``GRAPHFUSE_NUM_THREADS`` when
+set, else the cores this process may run on.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import math
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import ClassVar
+
+from mlir import ir
+from mlir.dialects.transform import interpreter
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.interpreter import functions
+from graphfuse.dialect.matching import as_operation, nested_ops
+from graphfuse.lowering.kernels import is_kernel
+from graphfuse.pipelines import log
+from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
+
+__all__ = ["THREADS_VARIABLE", "ParallelizeKernels", "default_threads", "openmp_library"]
+
+#: The environment variable that sets the number of threads compiled code uses.
+THREADS_VARIABLE = "GRAPHFUSE_NUM_THREADS"
+#: Result elements below which a kernel stays serial (measured: see docs/lowering.md).
+DEFAULT_MIN_ELEMENTS = 1 << 16
+
+_ROOT = "graph.parallel_root"
+#: Ops that tile and fuse as elementwise or row work; kernels holding others (contractions, convolutions,
+#: pooling) are left to their own schedules.
+_TILEABLE = frozenset({"linalg.generic", "linalg.fill", "linalg.transpose", "linalg.broadcast", "linalg.copy"})
+
+_SCRIPT = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %roots = transform.structured.match attributes{ROOT} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %roots : !transform.any_op {
+    ^bb0(%r: !transform.any_op):
+      %t, %l = transform.structured.fuse %r tile_sizes TILES {use_forall}
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.yield
+  }
+}"""
+
+
+def default_threads() -> int:
+    """``GRAPHFUSE_NUM_THREADS`` when set (a positive integer), else the cores this process may use."""
+    text = os.environ.get(THREADS_VARIABLE, "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise GraphfuseError(f"{THREADS_VARIABLE} must be a positive integer, got '{text}'")
+        return int(text)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@cache
+def openmp_library() -> str | None:
+    """The path of the Intel OpenMP runtime installed with graphfuse, or None where there is none."""
+    try:
+        distribution = importlib.metadata.distribution("intel-openmp")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in distribution.files or ():
+        if file.name == "libiomp5.so":
+            path = Path(distribution.locate_file(file)).resolve()
+            if path.is_file():
+                return str(path)
+    return None
+
+
+def static_elements(value: ir.Value) -> int | None:
+    """How many elements a statically shaped tensor value holds (None otherwise)."""
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType) or not ir.RankedTensorType(t).has_static_shape:
+        return None
+    return math.prod(ir.RankedTensorType(t).shape)
+
+
+def _iterators(op: ir.Operation) -> list[str]:
+    if "iterator_types" not in op.attributes:  # named ops other than generic: every loop of a result dim is parallel
+        return ["parallel"] * ir.RankedTensorType(op.results[0].type).rank
+    return [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def _loop_bounds(op: ir.Operation) -> list[int] | None:
+    """The static loop extents of a linalg op (from its result for named ops, its operands for generics)."""
+    if "indexing_maps" not in op.attributes:
+        t = op.results[0].type
+        return list(ir.RankedTensorType(t).shape) if ir.RankedTensorType(t).has_static_shape else None
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    bounds: list[int | None] = [None] * maps[0].n_dims
+    for value, amap in zip(op.operands, maps, strict=False):
+        if not isinstance(value.type, ir.RankedTensorType):
+            continue
+        shape = ir.RankedTensorType(value.type).shape
+        for position, expr in enumerate(amap.results):
+            if isinstance(expr, ir.AffineDimExpr) and position < len(shape):  # map results come back downcast
+                bounds[expr.position] = shape[position]
+    return None if None in bounds or any(b < 0 for b in bounds) else bounds  # type: ignore[operator]
+
+
+def chunk_tiles(op: ir.Operation, max_tasks: int) -> list[int] | None:
+    """Tile sizes splitting ``op``'s outermost loop into at most ``max_tasks`` chunks; None when it cannot be."""
+    bounds = _loop_bounds(op)
+    iterators = _iterators(op)
+    if bounds is None or not bounds or iterators[0] != "parallel" or bounds[0] < 2:
+        return None
+    chunk = -(-bounds[0] // min(bounds[0], max_tasks))
+    return [chunk] + [0] * (len(bounds) - 1)
+
+
+@dataclass(frozen=True)
+class ParallelizeKernels(GraphPass):
+    name: ClassVar[str] = "parallelize-kernels"
+    summary: ClassVar[str] = "Tile each large kernel's outermost parallel loop into scf.forall chunks for the cores"
+    statistics: ClassVar[dict[str, str]] = {"num-parallel": "Number of kernels given a parallel loop"}
+
+    min_elements: int = option(DEFAULT_MIN_ELEMENTS, "kernels with fewer result elements stay serial")
+    max_tasks: int = option(64, "most chunks a kernel's loop is split into")
+
+    def __post_init__(self) -> None:
+        if self.min_elements < 0 or self.max_tasks < 1:
+            raise OptionError(f"options 'min-elements' (>= 0) and 'max-tasks' (>= 1) of pass '{self.name}' are "
+                              f"out of range: {self.min_elements}, {self.max_tasks}")
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        with module.context, ir.Location.unknown():
+            for name, func_op in functions(module).items():
+                if not is_kernel(func_op) or not func_op.regions[0].blocks:
+                    continue
+                reason = self._parallelize(func_op)
+                if reason is None:
+                    context.count("num-parallel")
+                    log.debug(f"parallelize-kernels: @{name}: outermost loop split over the cores")
+                else:
+                    log.debug(f"parallelize-kernels: @{name} stays serial: {reason}")
+
+    def _parallelize(self, func_op: ir.Operation) -> str | None:
+        block = func_op.regions[0].blocks[0]
+        ops = [as_operation(op) for op in block.operations]
+        if any(op.name == "scf.forall" for op in ops):
+            return None  # tile-kernel-rows made its row loop parallel already
+        for op in ops:
+            if op.name.startswith("linalg.") and op.name not in _TILEABLE:
+                return f"it holds {op.name}"
+            if op.name == "scf.for":
+                return "its loops are serial ones (rows too small to split)"
+        ret = ops[-1]
+        roots: list[tuple[ir.Operation, list[int]]] = []
+        for value in ret.operands:
+            owner = value.owner
+            if isinstance(owner, ir.Block) or as_operation(owner).name not in _TILEABLE:
+                continue
+            owner = as_operation(owner)
+            if any(owner == r for r, _ in roots):
+                continue
+            count = static_elements(owner.results[0])
+            if count is None:
+                return "it has dynamic shapes"
+            if count < self.min_elements:
+                return f"its results hold fewer than {self.min_elements} elements"
+            tiles = chunk_tiles(owner, self.max_tasks)
+            if tiles is None:
+                return "its outermost loop is not a parallel loop of 2 or more iterations"
+            roots.append((owner, tiles))
+        if not roots:
+            return "no result is computed by a linalg op"
+        for root, tiles in roots:
+            for op in nested_ops(func_op):
+                if _ROOT in op.attributes:
+                    del op.attributes[_ROOT]
+            root.attributes[_ROOT] = ir.UnitAttr.get()
+            script = ir.Module.parse(_SCRIPT.replace("ROOT", _ROOT).replace("TILES", str(tiles)))
+            try:
+                interpreter.apply_named_sequence(func_op, script.body.operations[0], script)
+            except ir.MLIRError as error:
+                return f"tiling failed: {error}"
+        for op in nested_ops(func_op):
+            if _ROOT in op.attributes:
+                del op.attributes[_ROOT]
+        return None

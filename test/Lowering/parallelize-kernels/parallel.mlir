@@ -1,0 +1,69 @@
+// parallelize-kernels splits the outermost parallel loop of each large kernel into scf.forall chunks (the
+// cores share them at run time); small kernels, and kernels holding contractions, stay serial with the reason
+// logged. Row kernels get their parallel loop from tile-kernel-rows: the row loop is itself an scf.forall.
+// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows,parallelize-kernels)' %s | FileCheck %s
+// RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows,parallelize-kernels)' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
+// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows,parallelize-kernels{min-elements=0 max-tasks=4})' %s | FileCheck %s --check-prefix=SMALL
+// RUN: not graphfuse-opt --pass-pipeline='builtin.module(parallelize-kernels{max-tasks=0})' %s 2>&1 | FileCheck %s --check-prefix=OPTION
+// OPTION: options 'min-elements' (>= 0) and 'max-tasks' (>= 1) of pass 'parallelize-kernels' are out of range: 65536, 0
+
+// An elementwise kernel of 1024 x 256: 64 chunks of 16 rows, each chunk's loops whole inside the forall.
+// LOG: parallelize-kernels: @gelu_kernel: outermost loop split over the cores
+// CHECK-LABEL: func.func private @gelu_kernel
+// CHECK:         scf.forall (%[[I:.*]]) = (0) to (1024) step (16) shared_outs
+// CHECK:           tensor.extract_slice %{{.*}}[%[[I]], 0] [16, 256] [1, 1]
+// CHECK:           linalg.generic
+// CHECK:           tensor.parallel_insert_slice
+// CHECK:         return
+func.func private @gelu_kernel(%x: tensor<1024x256xf32>) -> tensor<1024x256xf32> attributes {graph.kernel} {
+  %0 = "graph.gelu"(%x) {approximate = "tanh"} : (tensor<1024x256xf32>) -> tensor<1024x256xf32>
+  return %0 : tensor<1024x256xf32>
+}
+
+// -----
+
+// A softmax over 512 rows of 256: tile-kernel-rows makes the row loop an scf.forall, one row per iteration.
+// CHECK-LABEL: func.func private @softmax_kernel
+// CHECK:         scf.forall (%[[R:.*]]) in (512) shared_outs
+// CHECK:           vector.reduction <maximumf>
+// CHECK:           vector.reduction <add>
+// CHECK:           tensor.parallel_insert_slice
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+func.func private @softmax_kernel(%x: tensor<512x256xf32>) -> tensor<512x256xf32> attributes {graph.kernel} {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<512x256xf32>) -> tensor<512x256xf32>
+  return %0 : tensor<512x256xf32>
+}
+
+// -----
+
+// Small kernels stay serial (fewer than min-elements result elements); with min-elements=0 they are split too.
+// LOG: parallelize-kernels: @small_kernel stays serial: its results hold fewer than 65536 elements
+// CHECK-LABEL: func.func private @small_kernel
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+// SMALL-LABEL: func.func private @small_kernel
+// SMALL:         scf.forall (%{{.*}}) = (0) to (8) step (2) shared_outs
+func.func private @small_kernel(%x: tensor<8x32xf32>) -> tensor<8x32xf32> attributes {graph.kernel} {
+  %0 = "graph.exp"(%x) : (tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// A matmul kernel keeps its own schedule (blocked later by the runtime); a 1-row kernel has nothing to split.
+// LOG: parallelize-kernels: @matmul_kernel stays serial: it holds linalg.matmul
+// LOG: parallelize-kernels: @one_row_kernel stays serial: its outermost loop is not a parallel loop of 2 or more iterations
+// CHECK-LABEL: func.func private @matmul_kernel
+// CHECK-NOT:     scf.forall
+// CHECK-LABEL: func.func private @one_row_kernel
+// CHECK-NOT:     scf.forall
+func.func private @matmul_kernel(%a: tensor<512x256xf32>, %b: tensor<256x256xf32>) -> tensor<512x256xf32> attributes {graph.kernel} {
+  %0 = "graph.matmul"(%a, %b) : (tensor<512x256xf32>, tensor<256x256xf32>) -> tensor<512x256xf32>
+  %1 = "graph.relu"(%0) : (tensor<512x256xf32>) -> tensor<512x256xf32>
+  return %1 : tensor<512x256xf32>
+}
+func.func private @one_row_kernel(%x: tensor<1x131072xf32>) -> tensor<1x131072xf32> attributes {graph.kernel} {
+  %0 = "graph.exp"(%x) : (tensor<1x131072xf32>) -> tensor<1x131072xf32>
+  return %0 : tensor<1x131072xf32>
+}
