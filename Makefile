@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test lit pytest lint irdl docs bench fuzz onnx-conformance clean
+.PHONY: setup demo test lit pytest lint irdl docs bench bench-peers-setup fuzz onnx-conformance clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -40,11 +40,21 @@ irdl: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m graphfuse.tools.gen_docs docs
 
-# Speed: every workload as graphfuse unfused / fused, numpy and (when installed) torch; prints the table and
-# writes it to bench/latest.md (copy it into docs/performance.md with the date and commit).  ARGS=... passes
-# options, e.g. make bench ARGS="--workloads softmax,gelu --calls 20".
+# Speed: every workload as graphfuse unfused / fused beside numpy, torch eager, torch.compile and (after
+# `make bench-peers-setup`) IREE, with the machine's bandwidth and matmul limits measured in the same run; prints
+# the table and writes it to bench/latest.md.  ARGS=... passes options, e.g.
+# make bench ARGS="--workloads softmax,gelu --calls 20", ARGS="--peers numpy,iree --shapes odd".
 bench: $(STAMP)
 	$(BIN)/python -m bench.run --markdown bench/latest.md $(ARGS)
+
+# The IREE peer of `make bench` lives in its own venv (IREE is no dependency of graphfuse); torch is pinned
+# first so that pip never swaps in another torch build.
+PEERS_VENV := .venv-peers
+bench-peers-setup:
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet torch==2.13.0
+	$(PEERS_VENV)/bin/python -m pip install --quiet torch==2.13.0 numpy==2.4.6 \
+		iree-base-compiler==3.13.0 iree-base-runtime==3.13.0
 
 # Differential fuzzing: N random graphs x random switch sets through every pipeline, compared with the reference
 # interpreter (the pytest run covers a bounded number); prints the counts.  make fuzz N=10000

@@ -1,123 +1,174 @@
-"""`make bench`: time every workload as graphfuse unfused (opt-level 0), graphfuse fused, numpy and torch.
+"""`make bench`: graphfuse fused and unfused beside numpy, torch eager, torch.compile and IREE, in one run.
 
-    python -m bench.run [--size full|small] [--workloads a,b] [--calls N] [--rounds R] [--no-evict]
-                        [--markdown FILE]
+    python -m bench.run [--size full|small|odd] [--shapes full|small|odd|FILE.json] [--workloads a,b]
+                        [--peers numpy,o0,1t,torch,compile,iree] [--calls N] [--rounds R] [--no-evict]
+                        [--default-malloc] [--stream-mib M] [--markdown FILE]
 
-Method (see docs/performance.md): fp32; a cold cache before every timed call
-(a 256 MiB buffer is read first) unless ``--no-evict``; per variant the median
-of ``--calls`` calls, best of ``--rounds`` rounds, variants interleaved within
-each round so machine drift hits them alike.  graphfuse writes into output
-buffers allocated once (``out=``); numpy and torch allocate their results as
-they normally do.  Effective GB/s = minimal bytes (inputs read once, outputs
-written once) / time; the machine's copy bandwidth is measured the same way on
-a 256 MiB ``numpy.copyto``.  Every variant's results are compared with numpy's
-(max relative error, printed) before timing.
+Method (see docs/performance.md): fp32, the same inputs (fixed seed) for every
+variant; interleaved rounds (each round times every variant in turn); a cold
+cache before every timed call (2 threads read a buffer twice the LLC, at least
+256 MiB) unless ``--no-evict``; per variant the median of ``--calls`` calls,
+best of ``--rounds`` rounds.  graphfuse writes into output buffers allocated
+once (``out=``); the peers allocate their outputs as they normally do.  The
+machine's limits are measured in the same run: a streaming-store triad on 1 and
+2 threads (bench/stream.c, built with gcc) and numpy's 2048^3 fp32 matmul.
+IREE runs in a child process under the peers venv (``make bench-peers-setup``).
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
+import gc
+import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import graphfuse
+from bench import machine
 from bench.workloads import WORKLOADS, Workload
 from graphfuse.dialect.interpreter import run_function
 
-EVICT_BYTES = 256 << 20
+REPO = Path(__file__).resolve().parent.parent
+PEERS_VENV = REPO / ".venv-peers"
+IREE_HINT = "not installed (make bench-peers-setup)"
+FUSED, O0, ONE_THREAD = "graphfuse fused", "graphfuse O0", "graphfuse fused 1t"
+TORCH, COMPILE, IREE = "torch eager", "torch.compile", "IREE"
+#: --peers name -> variant label (graphfuse fused always runs)
+PEER_LABELS = {"numpy": "numpy", "o0": O0, "1t": ONE_THREAD, "torch": TORCH, "compile": COMPILE, "iree": IREE}
+RIVALS = (TORCH, COMPILE, IREE)
 
 
-class Evictor:
-    def __init__(self, enabled: bool):
-        self.buffer = np.ones(EVICT_BYTES // 4, np.float32) if enabled else None
+class Variant:
+    """One way of running a workload: timed calls (evicting first) and its outputs for the error check."""
 
-    def __call__(self) -> None:
-        if self.buffer is not None:
-            self.buffer.sum()
+    def __init__(self, call: Callable[[], Any], to_numpy: Callable[[Any], list[np.ndarray]]):
+        self.call = call
+        self.to_numpy = to_numpy
+
+    def outputs(self) -> list[np.ndarray]:
+        return self.to_numpy(self.call())
+
+    def times(self, calls: int, evict: machine.Evictor) -> list[float]:
+        out = []
+        for _ in range(calls):
+            evict()
+            start = time.perf_counter()
+            result = self.call()
+            out.append(time.perf_counter() - start)
+            del result  # freed before the next call, so an allocating peer can reuse the memory
+        return out
 
 
-def copy_bandwidth() -> float:
-    """Effective GB/s of a 256 MiB numpy.copyto (read once + write once), best of 5."""
-    src = np.ones(EVICT_BYTES // 4, np.float32)
-    dst = np.empty_like(src)
-    np.copyto(dst, src)
-    best = min(_time(lambda: np.copyto(dst, src)) for _ in range(5))
-    return 2 * src.nbytes / best / 1e9
+class IreeChild:
+    """The bench/iree_peer.py process under the peers venv, kept for the whole run."""
+
+    def __init__(self, python: Path, lib_path: str | None, evict: bool, reuse_memory: bool, workdir: str):
+        env = dict(os.environ, PYTHONPATH=str(REPO), BENCH_EVICT="1" if evict else "0")
+        env["BENCH_REUSE_MEMORY"] = "1" if reuse_memory else "0"
+        env["OPENBLAS_NUM_THREADS"] = "1"  # numpy is only a loader there
+        if lib_path:
+            env["BENCH_STREAM_LIB"] = lib_path
+        self.workdir = workdir
+        self.log = open(os.path.join(workdir, "iree.log"), "w")  # closed in close()
+        self.proc = subprocess.Popen(
+            [str(python), "-m", "bench.iree_peer"],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+        )
+
+    def ask(self, **request: Any) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"IREE peer exited (log: {self.log.name})")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply
+
+    def variant(self, workload: Workload, params: dict[str, int], inputs: list[np.ndarray]) -> Variant:
+        """Export the workload's torch function, hand it and the inputs to the child, compile there."""
+        import torch
+
+        torch_fn = workload.torch
+        assert torch_fn is not None
+
+        class Program(torch.nn.Module):
+            def forward(self, *xs: Any) -> tuple[Any, ...]:
+                return tuple(torch_fn(torch, list(xs), **params))
+
+        exported = torch.export.export(Program(), tuple(torch.from_numpy(a) for a in inputs))
+        program = os.path.join(self.workdir, "program.pt2")
+        torch.export.save(exported, program)
+        paths = []
+        for i, a in enumerate(inputs):
+            paths.append(os.path.join(self.workdir, f"in{i}.npy"))
+            np.save(paths[-1], a)
+        self.ask(cmd="load", program=program, inputs=paths)
+
+        def outputs() -> list[np.ndarray]:
+            count = self.ask(cmd="output", directory=self.workdir)["outputs"]
+            return [np.load(os.path.join(self.workdir, f"out{i}.npy")) for i in range(count)]
+
+        variant = Variant(lambda: None, lambda _: [])
+        variant.outputs = outputs  # type: ignore[method-assign]
+        variant.times = lambda calls, evict: self.ask(cmd="time", calls=calls)["times"]  # type: ignore[method-assign]
+        return variant
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.ask(cmd="quit")
+            except (RuntimeError, BrokenPipeError, ValueError):
+                pass
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
 
 
-def _time(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+def iree_status(python: Path) -> str | None:
+    """None when the peers venv can import IREE's compiler and runtime, else what to do about it."""
+    if not python.exists():
+        return IREE_HINT
+    probe = subprocess.run(
+        [str(python), "-c", "import iree.compiler.extras.fx_importer, iree.runtime, torch"],
+        capture_output=True,
+        text=True,
+    )
+    return None if probe.returncode == 0 else IREE_HINT
 
 
 def max_rel_error(want: list[np.ndarray], got: list[np.ndarray]) -> float:
+    """Largest |got - want| relative to the largest |want|, over all outputs."""
+    if len(want) != len(got):
+        raise ValueError(f"{len(got)} outputs, numpy has {len(want)}")
     worst = 0.0
     for w, g in zip(want, got, strict=True):
         w64, g64 = np.asarray(w, np.float64), np.asarray(g, np.float64)
+        if w64.shape != g64.shape:
+            raise ValueError(f"shape {g64.shape}, numpy has {w64.shape}")
         scale = max(float(np.abs(w64).max()), 1e-30)
         worst = max(worst, float(np.abs(w64 - g64).max()) / scale)
     return worst
-
-
-def variants(
-    workload: Workload, params: dict[str, int], inputs: list[np.ndarray], use_torch: bool
-) -> tuple[dict[str, Callable[[], Any]], dict[str, float], list[np.ndarray]]:
-    """name -> zero-argument call, compile seconds per graphfuse variant, and numpy's results."""
-    module = workload.build(**params)
-    calls: dict[str, Callable[[], Any]] = {}
-    compile_seconds: dict[str, float] = {}
-    if workload.numpy is not None:
-        numpy_fn = workload.numpy
-
-        def run_numpy() -> list[np.ndarray]:
-            return numpy_fn(inputs, **params)
-    else:
-
-        def run_numpy() -> list[np.ndarray]:
-            return run_function(module, inputs)
-
-    calls["numpy"] = run_numpy
-    want = run_numpy()
-    for label, level in (("graphfuse O0", 0), ("graphfuse fused", 2)):
-        start = time.perf_counter()
-        executable = graphfuse.compile(module, opt_level=level)
-        compile_seconds[label] = time.perf_counter() - start
-        outs = [np.empty(s, d) for s, d in executable.outputs]
-
-        def run(executable: graphfuse.Executable = executable, outs: list[np.ndarray] = outs) -> list[np.ndarray]:
-            return executable(*inputs, out=outs)
-
-        calls[label] = run
-    if use_torch and workload.torch is not None:
-        import torch
-
-        tensors = [torch.from_numpy(a) for a in inputs]
-        torch_fn = workload.torch
-        calls["torch eager"] = lambda: torch_fn(torch, tensors, **params)
-        compiled = torch.compile(lambda *ts: torch_fn(torch, list(ts), **params))
-        calls["torch.compile"] = lambda: compiled(*tensors)
-    return calls, compile_seconds, want
-
-
-def measure(calls: dict[str, Callable[[], Any]], n_calls: int, rounds: int, evict: Evictor) -> dict[str, float]:
-    """Median seconds per variant, best of ``rounds``; variants interleaved within a round."""
-    best: dict[str, float] = {}
-    for _ in range(rounds):
-        for name, call in calls.items():
-            times = []
-            for _ in range(n_calls):
-                evict()
-                times.append(_time(call))
-            median = statistics.median(times)
-            best[name] = min(best.get(name, median), median)
-    return best
 
 
 def _torch_available() -> bool:
@@ -128,72 +179,307 @@ def _torch_available() -> bool:
     return True
 
 
+def _as_list(result: Any) -> list[np.ndarray]:
+    items = result if isinstance(result, (list, tuple)) else [result]
+    return [i.detach().numpy() if hasattr(i, "detach") else np.asarray(i) for i in items]
+
+
+@dataclass
+class Result:
+    workload: Workload
+    params: dict[str, int]
+    seconds: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, float] = field(default_factory=dict)
+    #: variant -> why it has no time ("n/a", "not installed ...", "failed: ...")
+    notes: dict[str, str] = field(default_factory=dict)
+    compile_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def build_variants(
+    workload: Workload,
+    params: dict[str, int],
+    inputs: list[np.ndarray],
+    labels: list[str],
+    iree: IreeChild | str | None,
+    result: Result,
+) -> dict[str, Variant]:
+    """label -> Variant, in table order; what cannot run is noted in ``result.notes``."""
+    module = workload.build(**params)
+    found: dict[str, Variant] = {}
+    if workload.numpy is not None:
+        numpy_fn = workload.numpy
+        found["numpy"] = Variant(lambda: numpy_fn(inputs, **params), _as_list)
+    else:  # the reference interpreter evaluates each graph op with numpy
+        found["numpy"] = Variant(lambda: run_function(module, inputs), _as_list)
+    gf = {O0: (0, machine.THREADS), FUSED: (2, machine.THREADS), ONE_THREAD: (2, 1)}
+    for label in labels:
+        try:
+            if label in gf:
+                level, threads = gf[label]
+                start = time.perf_counter()
+                executable = graphfuse.compile(module, opt_level=level, num_threads=threads)
+                result.compile_seconds[label] = time.perf_counter() - start
+                outs = [np.empty(s, d) for s, d in executable.outputs]
+
+                def run(executable: graphfuse.Executable = executable, outs: list[np.ndarray] = outs) -> Any:
+                    return executable(*inputs, out=outs)
+
+                found[label] = Variant(run, _as_list)
+            elif label in (TORCH, COMPILE):
+                if workload.torch is None:
+                    result.notes[label] = "n/a"
+                    continue
+                import torch
+
+                torch.set_num_threads(machine.THREADS)
+                tensors = [torch.from_numpy(a) for a in inputs]
+                torch_fn = workload.torch
+
+                def eager(*ts: Any, torch_fn: Callable[..., Any] = torch_fn) -> Any:
+                    return torch_fn(torch, list(ts), **params)
+
+                fn = eager if label == TORCH else torch.compile(eager)
+
+                def call(fn: Callable[..., Any] = fn, tensors: list[Any] = tensors) -> Any:
+                    with torch.inference_mode():
+                        return fn(*tensors)
+
+                start = time.perf_counter()
+                call()  # torch.compile compiles on the first call
+                result.compile_seconds[label] = time.perf_counter() - start
+                found[label] = Variant(call, _as_list)
+            elif label == IREE:
+                if workload.torch is None:
+                    result.notes[label] = "n/a"
+                elif not isinstance(iree, IreeChild):
+                    result.notes[label] = iree or IREE_HINT
+                else:
+                    start = time.perf_counter()
+                    found[label] = iree.variant(workload, params, inputs)
+                    result.compile_seconds[label] = time.perf_counter() - start
+        except Exception as e:  # one failing peer must not stop the table
+            result.notes[label] = f"failed: {type(e).__name__}: {e}"[:160]
+    return found
+
+
+def measure(variants: dict[str, Variant], calls: int, rounds: int, evict: machine.Evictor, result: Result) -> None:
+    """Median seconds per variant, best of ``rounds``; every round runs every variant in turn."""
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for label, variant in list(variants.items()):
+                try:
+                    median = statistics.median(variant.times(calls, evict))
+                except Exception as e:
+                    result.notes[label] = f"failed: {type(e).__name__}: {e}"[:160]
+                    del variants[label]
+                    continue
+                result.seconds[label] = min(result.seconds.get(label, median), median)
+    finally:
+        gc.enable()
+
+
+def run_workload(
+    workload: Workload,
+    params: dict[str, int],
+    labels: list[str],
+    iree: IreeChild | str | None,
+    calls: int,
+    rounds: int,
+    evict: machine.Evictor,
+) -> Result:
+    result = Result(workload, params)
+    inputs = workload.inputs(np.random.default_rng(0), **params)
+    variants = build_variants(workload, params, inputs, labels, iree, result)
+    want = variants["numpy"].outputs()
+    for label, variant in list(variants.items()):
+        try:
+            result.errors[label] = max_rel_error(want, variant.outputs())
+            variant.outputs()  # one more warm-up call
+        except Exception as e:
+            result.notes[label] = f"failed: {type(e).__name__}: {e}"[:160]
+            del variants[label]
+    measure(variants, calls, rounds, evict, result)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ report
+
+
+def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
+    return "" if value is None else f"{value:{spec}}{suffix}"
+
+
+def variant_rows(r: Result, labels: list[str], limits: machine.Limits) -> list[list[str]]:
+    traffic, flops = r.workload.traffic(**r.params), r.workload.flops(**r.params)
+    rows = []
+    for label in ["numpy", *labels]:
+        if label in r.seconds:
+            t = r.seconds[label]
+            gbs = traffic / t / 1e9
+            gflops = flops / t / 1e9 if flops else None
+            rows.append(
+                [
+                    label,
+                    f"{t * 1e3:.2f}",
+                    f"{gbs:.1f}",
+                    f"{100 * gbs / limits.bandwidth[2]:.0f}%",
+                    _fmt(gflops, ".0f"),
+                    _fmt(100 * gflops / limits.matmul_gflops if gflops else None, ".0f", "%"),
+                    f"{r.errors[label]:.1e}",
+                ]
+            )
+        elif label in r.notes:
+            rows.append([label, r.notes[label], "", "", "", "", ""])
+    return rows
+
+
+def summary_row(r: Result, limits: machine.Limits) -> list[str]:
+    s = r.seconds
+    fused = s.get(FUSED)
+    rivals = {k: s[k] for k in RIVALS if k in s}
+    best = min(rivals, key=rivals.__getitem__) if rivals else None
+    ratio = f"{fused / rivals[best]:.2f} ({best})" if fused and best else "-"
+    vs_o0 = f"{s[O0] / fused:.2f}x" if fused and O0 in s else "-"
+    threads = f"{s[ONE_THREAD] / fused:.2f}x" if fused and ONE_THREAD in s else "-"
+    return [
+        r.workload.title,
+        _fmt(fused and fused * 1e3, ".2f") or "-",
+        ratio,
+        vs_o0,
+        threads,
+        f"{limits.bw_ratio:.2f}x",
+    ]
+
+
+def shape_text(params: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def markdown_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+VARIANT_HEAD = ["variant", "ms", "GB/s", "% stream bw", "GFLOP/s", "% matmul peak", "max rel err"]
+SUMMARY_HEAD = ["workload", "fused ms", "fused / best peer", "fused vs O0", "1t -> 2t graphfuse", "1 -> 2 core bw"]
+
+
+def header_lines(args: argparse.Namespace, limits: machine.Limits, torch_version: str) -> list[str]:
+    model, flags = machine.cpu_info()
+    return [
+        f"date {machine.today()}, commit {machine.commit()}",
+        f"CPU: {model} ({os.cpu_count()} logical CPUs; flags: {', '.join(flags) or 'none of avx512f/avx2/fma'}), "
+        f"{machine.THREADS} threads for every multi-threaded variant",
+        f"numpy {np.__version__}, torch {torch_version}, graphfuse {graphfuse.__version__}",
+        f"bandwidth ({limits.bandwidth_method}, {args.stream_mib} MiB arrays): 1 thread "
+        f"{limits.bandwidth[1]:.1f} GB/s, 2 threads {limits.bandwidth[2]:.1f} GB/s (ratio {limits.bw_ratio:.2f}); "
+        f"fp32 matmul 2048^3 (numpy) {limits.matmul_gflops:.0f} GFLOP/s",
+        f"{'cold cache' if not args.no_evict else 'warm cache'}; median of {args.calls} calls, best of "
+        f"{args.rounds} interleaved rounds; shapes: {args.shapes}; "
+        f"{'glibc keeps freed memory' if not args.default_malloc else 'default malloc'}",
+    ]
+
+
+def load_shapes(spec: str, names: list[str]) -> dict[str, dict[str, int]]:
+    """Per workload its parameters: a size name of bench/workloads.py or a JSON file
+    ``{"workload": {"param": value}}`` (workloads it leaves out keep their full size)."""
+    if spec in ("full", "small", "odd"):
+        return {n: WORKLOADS[n].sizes[spec] for n in names}
+    with open(spec) as f:
+        overrides = json.load(f)
+    return {n: {**WORKLOADS[n].sizes["full"], **overrides.get(n, {})} for n in names}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", choices=["full", "small"], default="full")
+    parser.add_argument("--size", choices=["full", "small", "odd"], default=None, help="same as --shapes")
+    parser.add_argument("--shapes", default="full", help="full, small, odd (non-power-of-two) or a JSON file")
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--peers", default=",".join(PEER_LABELS), help=f"subset of {','.join(PEER_LABELS)}")
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-evict", action="store_true")
-    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--no-torch", action="store_true", help="leave out torch eager and torch.compile")
+    parser.add_argument("--default-malloc", action="store_true", help="leave glibc's freed-memory policy alone")
+    parser.add_argument("--stream-mib", type=int, default=256, help="MiB per array of the bandwidth triad")
+    parser.add_argument("--peers-python", default=str(PEERS_VENV / "bin" / "python"), help="python with IREE")
     parser.add_argument("--markdown", help="also write the table as markdown to this file")
     args = parser.parse_args(argv)
+    if args.size:
+        args.shapes = args.size
     names = [n.strip() for n in args.workloads.split(",") if n.strip()]
-    unknown = [n for n in names if n not in WORKLOADS]
+    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    unknown = [n for n in names if n not in WORKLOADS] + [p for p in peers if p not in PEER_LABELS]
     if unknown:
         print(
-            f"bench: error: unknown workload(s) {', '.join(unknown)} (known: {', '.join(WORKLOADS)})", file=sys.stderr
+            f"bench: error: unknown workload(s)/peer(s) {', '.join(unknown)} (workloads: {', '.join(WORKLOADS)}; "
+            f"peers: {', '.join(PEER_LABELS)})",
+            file=sys.stderr,
         )
         return 1
-    use_torch = not args.no_torch and _torch_available()
-    bandwidth = copy_bandwidth()
-    evict = Evictor(not args.no_evict)
-    header = (
-        f"machine: {platform.processor() or platform.machine()}, numpy {np.__version__}, graphfuse "
-        f"{graphfuse.__version__}; copy bandwidth {bandwidth:.1f} GB/s; "
-        f"{'cold' if not args.no_evict else 'warm'} cache; median of {args.calls} calls, "
-        f"best of {args.rounds} rounds"
+    shapes = load_shapes(args.shapes, names)
+    have_torch = _torch_available()
+    if args.no_torch or not have_torch:
+        peers = [p for p in peers if p not in ("torch", "compile", "iree")]
+    labels = [FUSED] + [PEER_LABELS[p] for p in PEER_LABELS if p in peers and p != "numpy"]
+    if not args.default_malloc:
+        machine.reuse_freed_memory()
+    torch_version = "not installed"
+    if have_torch:
+        import torch
+
+        torch_version = torch.__version__
+    with tempfile.TemporaryDirectory(prefix="bench_") as workdir:
+        lib, how = machine.build_stream_lib(workdir)
+        limits = machine.measure_limits(lib, how, args.stream_mib)
+        evict = machine.Evictor(not args.no_evict, lib)
+        iree: IreeChild | str | None = None
+        if IREE in labels:
+            python = Path(args.peers_python)
+            iree = iree_status(python)
+            if iree is None:
+                lib_path = os.path.join(workdir, "libbenchstream.so") if lib is not None else None
+                iree = IreeChild(python, lib_path, not args.no_evict, not args.default_malloc, workdir)
+        header = header_lines(args, limits, torch_version)
+        print("\n".join(header), flush=True)
+        out = ["# graphfuse vs peers\n", *(line + "  " for line in header), ""]
+        results = []
+        try:
+            for name in names:
+                r = run_workload(WORKLOADS[name], shapes[name], labels, iree, args.calls, args.rounds, evict)
+                results.append(r)
+                traffic, flops = r.workload.traffic(**r.params), r.workload.flops(**r.params)
+                title = (
+                    f"{r.workload.title} ({shape_text(r.params)}; {traffic / 1e6:.0f} MB minimal"
+                    + (f", {flops / 1e9:.1f} GFLOP" if flops else "")
+                    + "; compile "
+                    + ", ".join(f"{k} {v:.2f} s" for k, v in r.compile_seconds.items())
+                    + ")"
+                )
+                rows = variant_rows(r, labels, limits)
+                print(f"\n{title}")
+                for row in rows:
+                    print(f"  {row[0]:<20} " + "  ".join(f"{c:>9}" for c in row[1:]))
+                out += [f"\n## {title}\n", *markdown_table(VARIANT_HEAD, rows)]
+        finally:
+            if isinstance(iree, IreeChild):
+                iree.close()
+    summary = [summary_row(r, limits) for r in results]
+    print("\n" + "  ".join(SUMMARY_HEAD))
+    for row in summary:
+        print("  " + "  ".join(row))
+    print(
+        "fused / best peer: graphfuse fused time over the fastest of torch eager, torch.compile and IREE "
+        "(<= 1.00: graphfuse at least as fast)"
     )
-    print(header)
-    rows = [
-        "| workload | variant | ms | GB/s | % copy bw | GFLOP/s | vs O0 | vs numpy | max rel err |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    rng = np.random.default_rng(0)
-    for name in names:
-        workload = WORKLOADS[name]
-        params = workload.sizes[args.size]
-        inputs = workload.inputs(rng, **params)
-        calls, compile_seconds, want = variants(workload, params, inputs, use_torch)
-        errors = {label: max_rel_error(want, [np.asarray(o) for o in call()]) for label, call in calls.items()}
-        seconds = measure(calls, args.calls, args.rounds, evict)
-        traffic = workload.traffic(**params)
-        flops = workload.flops(**params)
-        shape = ", ".join(f"{k}={v}" for k, v in params.items())
-        print(
-            f"\n{workload.title} ({shape}; {traffic / 1e6:.0f} MB moved"
-            + (f", {flops / 1e9:.1f} GFLOP" if flops else "")
-            + "; compile "
-            + ", ".join(f"{k} {v:.2f} s" for k, v in compile_seconds.items())
-            + ")"
-        )
-        for label, t in seconds.items():
-            gbs = traffic / t / 1e9
-            gflops = f"{flops / t / 1e9:.0f}" if flops else ""
-            vs_o0 = seconds["graphfuse O0"] / t
-            vs_numpy = seconds["numpy"] / t
-            print(
-                f"  {label:<16} {t * 1e3:9.2f} ms {gbs:7.1f} GB/s {100 * gbs / bandwidth:5.0f}% "
-                f"{gflops:>6}{' GFLOP/s' if flops else ''}  x{vs_o0:5.2f} vs O0  x{vs_numpy:5.2f} vs numpy  "
-                f"err {errors[label]:.1e}"
-            )
-            rows.append(
-                f"| {workload.title} | {label} | {t * 1e3:.2f} | {gbs:.1f} | {100 * gbs / bandwidth:.0f}% | "
-                f"{gflops} | {vs_o0:.2f}x | {vs_numpy:.2f}x | {errors[label]:.1e} |"
-            )
+    out += ["\n## Summary\n", *markdown_table(SUMMARY_HEAD, summary)]
+    out.append(
+        "\nfused / best peer = graphfuse fused time / the fastest of torch eager, torch.compile and IREE "
+        "(<= 1.00: graphfuse at least as fast). % stream bw = effective GB/s (minimal bytes / time) over the "
+        "2-thread streaming-store triad. max rel err = largest |variant - numpy| / largest |numpy|."
+    )
     if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(header + "\n\n" + "\n".join(rows) + "\n")
+        Path(args.markdown).write_text("\n".join(out) + "\n")
     return 0
 
 

@@ -1,6 +1,7 @@
 """The benchmark workloads: each as a graph (what a framework hands graphfuse), numpy op by op, and torch.
 
-Sizes: ``"full"`` are the sizes of the performance table; ``"small"`` keeps
+Sizes: ``"full"`` are the sizes of the performance table; ``"odd"`` the same
+workloads at non-power-of-two sizes (``make bench ARGS="--shapes odd"``); ``"small"`` keeps
 every shape's structure at a size the test suite can run in milliseconds
 (tests check the numerics of every workload at that size).
 """
@@ -230,7 +231,7 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "gelu",
             "gelu(x*2+1), tanh form",
-            {"full": {"n": 16 * 1024 * 1024}, "small": {"n": 4096}},
+            {"full": {"n": 16 * 1024 * 1024}, "small": {"n": 4096}, "odd": {"n": 10_000_003}},
             _gelu_graph,
             _unary(lambda n: (n,)),
             _gelu_numpy,
@@ -240,7 +241,11 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "add_layer_norm",
             "add + layer_norm",
-            {"full": {"rows": 8192, "cols": 1024}, "small": {"rows": 16, "cols": 64}},
+            {
+                "full": {"rows": 8192, "cols": 1024},
+                "small": {"rows": 16, "cols": 64},
+                "odd": {"rows": 6000, "cols": 1000},
+            },
             _norm_graph("layer_norm"),
             _unary(lambda rows, cols: (rows, cols), 2),
             _layer_norm_numpy,
@@ -250,7 +255,11 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "add_rms_norm",
             "add + rms_norm",
-            {"full": {"rows": 8192, "cols": 1024}, "small": {"rows": 16, "cols": 64}},
+            {
+                "full": {"rows": 8192, "cols": 1024},
+                "small": {"rows": 16, "cols": 64},
+                "odd": {"rows": 6000, "cols": 1000},
+            },
             _norm_graph("rms_norm"),
             _unary(lambda rows, cols: (rows, cols), 2),
             _rms_norm_numpy,
@@ -260,7 +269,11 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "matmul_bias_gelu",
             "matmul + bias + gelu",
-            {"full": {"m": 1024, "k": 1024, "n": 4096}, "small": {"m": 16, "k": 32, "n": 64}},
+            {
+                "full": {"m": 1024, "k": 1024, "n": 4096},
+                "small": {"m": 16, "k": 32, "n": 64},
+                "odd": {"m": 1000, "k": 1000, "n": 3000},
+            },
             _matmul_graph,
             lambda rng, m, k, n: [_normal(rng, m, k), _normal(rng, k, n) * np.float32(k**-0.5)],
             _matmul_numpy,
@@ -271,7 +284,11 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "softmax",
             "softmax",
-            {"full": {"rows": 8192, "cols": 1024}, "small": {"rows": 16, "cols": 64}},
+            {
+                "full": {"rows": 8192, "cols": 1024},
+                "small": {"rows": 16, "cols": 64},
+                "odd": {"rows": 6000, "cols": 1000},
+            },
             _softmax_graph,
             _unary(lambda rows, cols: (rows, cols)),
             _softmax_numpy,
@@ -281,7 +298,11 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "swiglu",
             "swiglu",
-            {"full": {"rows": 4096, "cols": 2816}, "small": {"rows": 16, "cols": 48}},
+            {
+                "full": {"rows": 4096, "cols": 2816},
+                "small": {"rows": 16, "cols": 48},
+                "odd": {"rows": 3000, "cols": 2750},
+            },
             _swiglu_graph,
             _unary(lambda rows, cols: (rows, 2 * cols)),
             _swiglu_numpy,
@@ -291,7 +312,11 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "attention",
             "attention, explicit ops",
-            {"full": {"heads": 8, "seq": 1024, "dim": 64}, "small": {"heads": 2, "seq": 32, "dim": 16}},
+            {
+                "full": {"heads": 8, "seq": 1024, "dim": 64},
+                "small": {"heads": 2, "seq": 32, "dim": 16},
+                "odd": {"heads": 6, "seq": 1000, "dim": 64},
+            },
             _attention_graph,
             _unary(lambda heads, seq, dim: (heads, seq, dim), 3),
             _attention_numpy,
@@ -305,6 +330,7 @@ WORKLOADS: dict[str, Workload] = {
             {
                 "full": {"seq": 512, "d_model": 512, "heads": 8, "ffn": 2048},
                 "small": {"seq": 32, "d_model": 64, "heads": 4, "ffn": 256},
+                "odd": {"seq": 500, "d_model": 512, "heads": 8, "ffn": 2000},
             },
             _block_graph,
             lambda rng, seq, d_model, heads, ffn: [_normal(rng, seq, d_model)],

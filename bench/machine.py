@@ -1,0 +1,214 @@
+"""The machine's side of `make bench`: what CPU it is, its bandwidth and matmul limits, cache eviction.
+
+Imports numpy only (no graphfuse): the IREE peer process (bench/iree_peer.py,
+in the peers venv) evicts the caches with the same code.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime
+import os
+import shutil
+import statistics
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+THREADS = 2
+MIN_EVICT_BYTES = 256 << 20
+FLAGS_OF_INTEREST = ("avx512f", "avx2", "fma")
+_FLOAT_P = ctypes.POINTER(ctypes.c_float)
+
+
+def cpu_info() -> tuple[str, list[str]]:
+    """The CPU model as /proc/cpuinfo reports it and which of avx512f/avx2/fma it lists."""
+    model, flags = "unknown", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model == "unknown":
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    return model, [f for f in FLAGS_OF_INTEREST if f in flags]
+
+
+def commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty"], cwd=HERE, capture_output=True, text=True, check=True
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def today() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def llc_bytes() -> int:
+    """Size of the largest cache sysfs lists for cpu0 (0 when unknown)."""
+    best = 0
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        best = max(best, int(text.rstrip("KMG")) * scale)
+    return best
+
+
+def reuse_freed_memory() -> None:
+    """Let glibc keep freed large blocks (as MALLOC_MMAP_MAX_=0 etc. would): peers that allocate
+    their output per call then reuse it instead of paying page faults and kernel zeroing each call."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    m_trim_threshold, m_top_pad, m_mmap_max = -1, -2, -4
+    libc.mallopt(m_mmap_max, 0)
+    libc.mallopt(m_trim_threshold, 2**31 - 1)
+    libc.mallopt(m_top_pad, 512 << 20)
+
+
+def aligned_empty(n: int, align: int = 64) -> np.ndarray:
+    raw = np.empty(n + align // 4, np.float32)
+    offset = (-raw.ctypes.data % align) // 4
+    return raw[offset : offset + n]
+
+
+def build_stream_lib(directory: str) -> tuple[ctypes.CDLL | None, str]:
+    """Compile bench/stream.c into ``directory``; (None, why) when gcc is missing or fails."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        return None, "gcc not found"
+    target = os.path.join(directory, "libbenchstream.so")
+    cmd = [gcc, "-O3", "-march=native", "-shared", "-fPIC", str(HERE / "stream.c"), "-o", target]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, f"gcc failed: {done.stderr.strip()[:200]}"
+    return load_stream_lib(target), "gcc -O3 -march=native"
+
+
+def load_stream_lib(path: str) -> ctypes.CDLL:
+    lib = ctypes.CDLL(path)
+    lib.triad_stream.argtypes = [_FLOAT_P, _FLOAT_P, _FLOAT_P, ctypes.c_float, ctypes.c_long]
+    lib.read_lines.argtypes = [_FLOAT_P, ctypes.c_long]
+    lib.read_lines.restype = ctypes.c_float
+    return lib
+
+
+def _ptr(a: np.ndarray) -> ctypes._Pointer:
+    return a.ctypes.data_as(_FLOAT_P)
+
+
+def _in_threads(parts: list[Callable[[], object]]) -> None:
+    if len(parts) == 1:
+        parts[0]()
+        return
+    threads = [threading.Thread(target=p) for p in parts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _slices(n: int, threads: int) -> list[tuple[int, int]]:
+    return [(i * n // threads, (i + 1) * n // threads) for i in range(threads)]
+
+
+class Evictor:
+    """Evict the caches before a timed call: ``THREADS`` threads read a buffer twice the LLC
+    (at least 256 MiB), read only so no dirty lines are left to write back."""
+
+    def __init__(self, enabled: bool, lib: ctypes.CDLL | None = None):
+        self.enabled = enabled
+        self.nbytes = max(MIN_EVICT_BYTES, 2 * llc_bytes())
+        self.buffer = aligned_empty(self.nbytes // 4) if enabled else None
+        self.parts: list[Callable[[], object]] = []
+        if self.buffer is None:
+            return
+        self.buffer[:] = 1.0
+        for lo, hi in _slices(self.buffer.size, THREADS):
+            chunk = self.buffer[lo:hi]
+            if lib is not None:
+                self.parts.append(lambda c=chunk: lib.read_lines(_ptr(c), c.size))
+            else:  # numpy's reductions drop the GIL too
+                self.parts.append(lambda c=chunk: c.sum())
+
+    def __call__(self) -> None:
+        if self.enabled:
+            _in_threads(self.parts)
+
+
+@dataclass
+class Limits:
+    #: GB/s of the streaming-store triad (or numpy's fallback figure) by thread count
+    bandwidth: dict[int, float] = field(default_factory=dict)
+    bandwidth_method: str = ""
+    matmul_gflops: float = 0.0
+
+    @property
+    def bw_ratio(self) -> float:
+        return self.bandwidth[2] / self.bandwidth[1] if self.bandwidth.get(1) else 0.0
+
+
+def _best(fn: Callable[[], object], reps: int) -> float:
+    fn()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure_limits(lib: ctypes.CDLL | None, why_no_lib: str, array_mib: int = 256, reps: int = 7) -> Limits:
+    """Triad a = b + 3c on ``array_mib`` MiB arrays (3 arrays' bytes counted once) on 1 and 2 threads,
+    and numpy's fp32 2048^3 matmul (OpenBLAS, its default threads)."""
+    n = array_mib * (1 << 20) // 4
+    a, b, c = aligned_empty(n), aligned_empty(n), aligned_empty(n)
+    a[:], b[:], c[:] = 0.0, 1.0, 2.0
+    limits = Limits()
+    for threads in (1, 2):
+        parts: list[Callable[[], object]] = []
+        for lo, hi in _slices(n, threads):
+            if lib is not None:
+                args = (_ptr(a[lo:]), _ptr(b[lo:]), _ptr(c[lo:]), 3.0, hi - lo)
+                parts.append(lambda args=args: lib.triad_stream(*args))
+            else:
+                tmp = np.empty(hi - lo, np.float32)
+
+                def part(
+                    dst: np.ndarray = a[lo:hi],
+                    x: np.ndarray = b[lo:hi],
+                    y: np.ndarray = c[lo:hi],
+                    tmp: np.ndarray = tmp,
+                ) -> None:
+                    np.multiply(y, np.float32(3.0), out=tmp)
+                    np.add(x, tmp, out=dst)
+
+                parts.append(part)
+        seconds = _best(lambda parts=parts: _in_threads(parts), reps)
+        limits.bandwidth[threads] = 3 * n * 4 / seconds / 1e9
+    limits.bandwidth_method = (
+        "streaming-store triad in C (" + why_no_lib + ")"
+        if lib is not None
+        else f"numpy triad with regular stores ({why_no_lib}; lower than a streaming-store figure)"
+    )
+    del a, b, c
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2048, 2048), dtype=np.float32), rng.standard_normal((2048, 2048), dtype=np.float32)
+    limits.matmul_gflops = 2 * 2048**3 / _best(lambda: x @ y, 3) / 1e9
+    return limits
