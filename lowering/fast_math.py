@@ -18,11 +18,21 @@ and the special values):
   with e = exp(-2|x|) (the coefficients of graph-kernel-expand's tanh).
 - ``erf``: x P(x^2) below |x| = 1, else sign(x) (1 - erfc(|x|)) with Numerical
   Recipes' erfc fit (graph-kernel-expand's coefficients).
+
+Fast-math flags: while :func:`fast_math` is on (graph-to-linalg's
+``fast-math`` option, on by default), the float multiplies, adds and
+subtracts built through :func:`fmul`/:func:`fadd`/:func:`fsub` carry
+``#arith.fastmath<contract>``, so LLVM may fuse a multiply and the add that
+uses it into one FMA (one rounding instead of two: never less accurate per
+step).  The ExecutionEngine forms no FMA without it.  With it off the ops
+carry no flags, as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from mlir import ir
 from mlir.dialects import arith
@@ -31,7 +41,52 @@ from mlir.dialects import math as mmath
 from graphfuse.dialect.expansions import ERF_P, ERF_SMALL, ERFC_Q, TANH_P, TANH_SMALL
 from graphfuse.lowering.common import const
 
-__all__ = ["fast_erf", "fast_exp", "fast_tanh", "is_f32"]
+__all__ = [
+    "contract",
+    "fadd",
+    "fast_erf",
+    "fast_exp",
+    "fast_math",
+    "fast_math_enabled",
+    "fast_tanh",
+    "fmul",
+    "fsub",
+    "is_f32",
+]
+
+_FAST_MATH: ContextVar[bool] = ContextVar("graphfuse_fast_math", default=True)
+
+
+@contextmanager
+def fast_math(enabled: bool) -> Iterator[None]:
+    """Build the ops inside the block with (True) or without (False) the fast-math forms."""
+    token = _FAST_MATH.set(enabled)
+    try:
+        yield
+    finally:
+        _FAST_MATH.reset(token)
+
+
+def fast_math_enabled() -> bool:
+    return _FAST_MATH.get()
+
+
+def contract() -> ir.Attribute | None:
+    """``#arith.fastmath<contract>`` when fast math is on (lets LLVM form FMAs), else no flags."""
+    return ir.Attribute.parse("#arith.fastmath<contract>") if _FAST_MATH.get() else None
+
+
+def fmul(a: ir.Value, b: ir.Value) -> ir.Value:
+    return arith.mulf(a, b, fastmath=contract())
+
+
+def fadd(a: ir.Value, b: ir.Value) -> ir.Value:
+    return arith.addf(a, b, fastmath=contract())
+
+
+def fsub(a: ir.Value, b: ir.Value) -> ir.Value:
+    return arith.subf(a, b, fastmath=contract())
+
 
 _LOG2E = 1.4426950408889634
 _LN2_HI = 0.693359375  # 9 significant bits: n * _LN2_HI is exact for |n| < 2^15
@@ -48,7 +103,7 @@ def is_f32(t: ir.Type) -> bool:
 def _horner_descending(x: ir.Value, coefficients: Sequence[float]) -> ir.Value:
     acc = const(x.type, coefficients[0])
     for c in coefficients[1:]:
-        acc = arith.addf(arith.mulf(acc, x), const(x.type, c))
+        acc = fadd(fmul(acc, x), const(x.type, c))
     return acc
 
 
@@ -68,23 +123,23 @@ def fast_exp(x: ir.Value) -> ir.Value:
     is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
     clamped = arith.minimumf(arith.maximumf(x, const(f32, _EXP_MIN)), const(f32, _EXP_MAX))
     safe = arith.select(is_nan, const(f32, 0.0), clamped)
-    n = mmath.roundeven(arith.mulf(safe, const(f32, _LOG2E)))
-    r = arith.subf(arith.subf(safe, arith.mulf(n, const(f32, _LN2_HI))), arith.mulf(n, const(f32, _LN2_LO)))
+    n = mmath.roundeven(fmul(safe, const(f32, _LOG2E)))
+    r = fsub(fsub(safe, fmul(n, const(f32, _LN2_HI))), fmul(n, const(f32, _LN2_LO)))
     p = _horner_descending(r, _TAYLOR)
     k = arith.fptosi(i32, n)  # in [-150, 129]: split in two halves so both powers are normal
     half = arith.shrsi(k, const(i32, 1))
-    scaled = arith.mulf(arith.mulf(p, _power_of_two(half)), _power_of_two(arith.subi(k, half)))
+    scaled = fmul(fmul(p, _power_of_two(half)), _power_of_two(arith.subi(k, half)))
     return arith.select(is_nan, x, scaled)
 
 
 def fast_tanh(x: ir.Value) -> ir.Value:
     f32 = x.type
     a = mmath.absf(x)
-    x2 = arith.mulf(x, x)
-    small = arith.addf(x, arith.mulf(x, arith.mulf(x2, _horner_ascending(x2, TANH_P))))
-    e = fast_exp(arith.mulf(a, const(f32, -2.0)))
+    x2 = fmul(x, x)
+    small = fadd(x, fmul(x, fmul(x2, _horner_ascending(x2, TANH_P))))
+    e = fast_exp(fmul(a, const(f32, -2.0)))
     one = const(f32, 1.0)
-    t = arith.divf(arith.subf(one, e), arith.addf(one, e))
+    t = arith.divf(fsub(one, e), fadd(one, e))
     large = mmath.copysign(t, x)
     # |x| < 0.625 is false for NaN: the large branch gives NaN too (e = NaN)
     return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, TANH_SMALL)), small, large)
@@ -94,9 +149,9 @@ def fast_erf(x: ir.Value) -> ir.Value:
     f32 = x.type
     one = const(f32, 1.0)
     a = mmath.absf(x)
-    x2 = arith.mulf(x, x)
-    small = arith.mulf(x, _horner_ascending(x2, ERF_P))
-    t = arith.divf(one, arith.addf(one, arith.mulf(a, const(f32, 0.5))))
-    erfc = arith.mulf(t, fast_exp(arith.subf(_horner_ascending(t, ERFC_Q), x2)))
-    large = mmath.copysign(arith.subf(one, erfc), x)
+    x2 = fmul(x, x)
+    small = fmul(x, _horner_ascending(x2, ERF_P))
+    t = arith.divf(one, fadd(one, fmul(a, const(f32, 0.5))))
+    erfc = fmul(t, fast_exp(fsub(_horner_ascending(t, ERFC_Q), x2)))
+    large = mmath.copysign(fsub(one, erfc), x)
     return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, ERF_SMALL)), small, large)

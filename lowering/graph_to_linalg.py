@@ -67,7 +67,17 @@ from graphfuse.lowering.common import (
     string_attr,
     widen,
 )
-from graphfuse.lowering.fast_math import fast_erf, fast_exp, fast_tanh, is_f32
+from graphfuse.lowering.fast_math import (
+    fadd,
+    fast_erf,
+    fast_exp,
+    fast_math,
+    fast_math_enabled,
+    fast_tanh,
+    fmul,
+    fsub,
+    is_f32,
+)
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["LOWERED_OPS", "GraphToLinalg", "lower_elementwise", "lower_op"]
@@ -96,8 +106,12 @@ def _sigmoid(x: ir.Value) -> ir.Value:
     t = x.type
     one = const(t, 1.0)
     e = _exp(arith.negf(mmath.absf(x)))
-    denom = arith.addf(one, e)
+    denom = fadd(one, e)
     positive = arith.cmpf(arith.CmpFPredicate.OGE, x, const(t, 0.0))
+    if fast_math_enabled():
+        # one division, not two: e / d as e * (1 / d) adds one rounding (within 2 ulp, test_fast_math)
+        r = arith.divf(one, denom)
+        return arith.select(positive, r, fmul(e, r))
     return arith.select(positive, arith.divf(one, denom), arith.divf(e, denom))
 
 
@@ -106,12 +120,12 @@ def _gelu(x: ir.Value, approximate: str) -> ir.Value:
     half = const(t, 0.5)
     one = const(t, 1.0)
     if approximate == "tanh":
-        cube = arith.mulf(arith.mulf(x, x), x)
-        inner = arith.addf(x, arith.mulf(const(t, 0.044715), cube))
-        g = _tanh(arith.mulf(const(t, math.sqrt(2.0 / math.pi)), inner))
+        cube = fmul(fmul(x, x), x)
+        inner = fadd(x, fmul(const(t, 0.044715), cube))
+        g = _tanh(fmul(const(t, math.sqrt(2.0 / math.pi)), inner))
     else:
-        g = _erf(arith.mulf(x, const(t, 1.0 / math.sqrt(2.0))))
-    return arith.mulf(arith.mulf(half, x), arith.addf(one, g))
+        g = _erf(fmul(x, const(t, 1.0 / math.sqrt(2.0))))
+    return fmul(fmul(half, x), fadd(one, g))
 
 
 def _float_sign(x: ir.Value) -> ir.Value:
@@ -170,9 +184,9 @@ _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "sigmoid": _sigmoid,
     "erf": _erf,
     "relu": lambda x: arith.maximumf(x, const(x.type, 0.0)),
-    "fast_gelu": lambda x: arith.mulf(x, _sigmoid(arith.mulf(const(x.type, 1.702), x))),
-    "silu": lambda x: arith.mulf(x, _sigmoid(x)),
-    "square": lambda x: arith.mulf(x, x),
+    "fast_gelu": lambda x: fmul(x, _sigmoid(fmul(const(x.type, 1.702), x))),
+    "silu": lambda x: fmul(x, _sigmoid(x)),
+    "square": lambda x: fmul(x, x),
     "floor": mmath.floor,
     "ceil": mmath.ceil,
     "round": mmath.roundeven,
@@ -191,9 +205,9 @@ _UNARY_INT: dict[str, Callable[[ir.Value], ir.Value]] = {
 }
 
 _BINARY_FLOAT: dict[str, Callable[[ir.Value, ir.Value], ir.Value]] = {
-    "add": arith.addf,
-    "sub": arith.subf,
-    "mul": arith.mulf,
+    "add": fadd,
+    "sub": fsub,
+    "mul": fmul,
     "div": arith.divf,
     "pow": mmath.powf,
     "maximum": arith.maximumf,
@@ -325,6 +339,29 @@ LOWERED_OPS = frozenset(
 # Broadcasting and the generic op.
 
 
+def _row_divisor(op: ir.Operation, maps: list[ir.AffineMap], result_type: ir.RankedTensorType) -> bool:
+    """True for a float ``div`` whose divisor is the same along the innermost loop (a keep_dims row sum).
+
+    Such a division is cheaper as one reciprocal per row (LLVM hoists or
+    scalarizes ``1 / d``) and a multiply per element, instead of a vdivps per
+    vector.  x * (1 / d) rounds twice: at most 1.5 ulp against 0.5 for x / d.
+    """
+    if op.name != "graph.div" or not fast_math_enabled() or result_type.rank == 0:
+        return False
+    if not is_float(ir.RankedTensorType(op.operands[1].type).element_type) or result_type.shape[-1] == 1:
+        return False
+    inner = result_type.rank - 1
+    return not any(isinstance(e, ir.AffineDimExpr) and e.position == inner for e in maps[1].results)
+
+
+def _reciprocal_div_body(result_type: ir.Type) -> Callable[[list[ir.Value]], ir.Value]:
+    def body(args: list[ir.Value]) -> ir.Value:
+        x, d = widen(args[0]), widen(args[1])
+        return narrow(fmul(x, arith.divf(const(d.type, 1.0), d)), result_type)
+
+    return body
+
+
 def lower_elementwise(op: ir.Operation) -> bool:
     """Replace elementwise graph ``op`` by a linalg.generic; False (IR untouched) when not lowered."""
     if len(op.results) != 1 or len(op.regions) > 0:
@@ -339,6 +376,8 @@ def lower_elementwise(op: ir.Operation) -> bool:
     maps = [broadcast_map(ir.RankedTensorType(v.type), result_type) for v in operands]
     if any(m is None for m in maps):
         return False
+    if _row_divisor(op, maps, result_type):
+        body = _reciprocal_div_body(result_type.element_type)
     maps.append(ir.AffineMap.get_identity(result_type.rank))
     with op.location, ir.InsertionPoint(op):
         sizes = dynamic_sizes(operands, result_type)
@@ -376,10 +415,15 @@ class GraphToLinalg(GraphPass):
         "num-unlowered": "Number of graph ops left as they were",
     }
     strict: bool = option(False, "fail on a graph op that cannot be lowered")
+    fast_math: bool = option(True, "contract float mul/add into FMAs, divide by row scalars through a reciprocal")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         with module.context:
             decompose_graph_ops(module, context.count)
+        with fast_math(self.fast_math):
+            self._lower(module, context)
+
+    def _lower(self, module: ir.Module, context: PassContext) -> None:
         for func in module.body.operations:
             for op in [op for op in nested_ops(func) if op.name.startswith("graph.")]:
                 if lower_op(op):

@@ -82,6 +82,7 @@ from graphfuse.lowering.common import (
     register_lowering,
     widen,
 )
+from graphfuse.lowering.fast_math import fadd, fast_math_enabled, fmul
 
 __all__ = ["lower_conv2d", "lower_matmul", "lower_pool2d", "lower_reduction"]
 
@@ -284,7 +285,8 @@ def lower_reduction(op: ir.Operation) -> bool:
         elif name == "reduce_min":
             identity, combine = _highest(et), (arith.minimumf if float_acc else arith.minsi)
         else:
-            identity, combine = 0, (arith.addf if float_acc else arith.addi)
+            # contract: a fused producer's multiply (sum(x * x)) and the accumulation may become one FMA
+            identity, combine = 0, (fadd if float_acc else arith.addi)
         # keep_dims, static shapes: reduce into the kept dims (a projected-permutation result map, which
         # tiling needs) and expand_shape the size-1 dims back afterwards.  Dynamic shapes: the reduced dims
         # stay size-1 dims the result map writes at index 0 (no dynamically sized intermediate buffer).
@@ -308,11 +310,15 @@ def lower_reduction(op: ir.Operation) -> bool:
             count: Size = 1
             for a in sorted(axes):
                 count = _mul(count, _dim(x, a))
+            fast = fast_math_enabled()  # one reciprocal, then a multiply per element (at most 1.5 ulp)
             if isinstance(count, int):
-                divisor = const(acc, float(count))
+                divisor = const(acc, 1.0 / count if fast else float(count))
             else:
                 divisor = arith.sitofp(acc, arith.index_cast(ir.IntegerType.get_signless(64), count))
-            value = _elementwise(value, et, lambda s: narrow(arith.divf(s, divisor), et))
+                if fast:
+                    divisor = arith.divf(const(acc, 1.0), divisor)
+            step = fmul if fast else arith.divf
+            value = _elementwise(value, et, lambda s: narrow(step(s, divisor), et))
         else:
             value = _round_to(value, et)
         if expand_after:

@@ -103,6 +103,7 @@ func.func private @linear_rank3_kernel(%x: tensor<2x4x8xf32>, %w: tensor<8x16xf3
 // CHECK:         %[[P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4x8x8xf32>, tensor<2x4x8xf32>) outs(%{{.*}} : tensor<2x4x8x8xf32>) {
 // CHECK-NEXT:    ^bb0({{.*}}):
 // CHECK-NEXT:      arith.divf
+// CHECK-NEXT:      arith.mulf
 // CHECK-NEXT:      linalg.yield
 // CHECK-NOT:     linalg.generic
 // CHECK:         linalg.contract {{.*}} ins(%[[P]], %arg2 : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>)

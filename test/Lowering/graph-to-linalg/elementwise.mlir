@@ -13,7 +13,7 @@
 // CHECK-NEXT:    %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
 // CHECK-NEXT:    %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ROW]], #[[ID2]]], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<8xf32>) outs(%[[E]] : tensor<4x8xf32>)
 // CHECK-NEXT:    ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[A]], %[[B]] fastmath<contract> : f32
 // CHECK-NEXT:      linalg.yield %[[S]] : f32
 // CHECK-NEXT:    } -> tensor<4x8xf32>
 // CHECK-NEXT:    return %[[R]]

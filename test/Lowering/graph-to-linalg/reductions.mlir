@@ -15,7 +15,7 @@
 // CHECK-NEXT:    %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT:    %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROWS]]], iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<4x8xf32>) outs(%[[INIT]] : tensor<4xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[ACC]], %[[IN]] : f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[ACC]], %[[IN]] fastmath<contract> : f32
 // CHECK-NEXT:      linalg.yield %[[S]] : f32
 // CHECK-NEXT:    } -> tensor<4xf32>
 // CHECK-NEXT:    return %[[R]]
@@ -67,18 +67,18 @@ func.func @min_all_i32(%x: tensor<4x8xi32>) -> tensor<i32> {
 
 // -----
 
-// f16: summed in f32, divided by the count (2 * 4) in f32 and rounded once, then the kept dims expanded.
+// f16: summed in f32, multiplied by 1 / count (2 * 4) in f32 and rounded once, then the kept dims expanded.
 // CHECK-DAG: #[[MID:.*]] = affine_map<(d0, d1, d2) -> (d1)>
 // CHECK-LABEL: func.func @mean_f16
 // CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<6xf32>)
 // CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[MID]]], iterator_types = ["reduction", "parallel", "reduction"]} ins(%arg0 : tensor<2x6x4xf16>) outs(%[[INIT]] : tensor<6xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:.*]]: f16, %[[ACC:.*]]: f32):
 // CHECK-NEXT:      %[[W:.*]] = arith.extf %[[IN]] : f16 to f32
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[ACC]], %[[W]] : f32
-// CHECK:         %[[COUNT:.*]] = arith.constant 8.000000e+00 : f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[ACC]], %[[W]] fastmath<contract> : f32
+// CHECK:         %[[INV:.*]] = arith.constant 1.250000e-01 : f32
 // CHECK:         %[[MEAN:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[SUM]] : tensor<6xf32>) outs(%{{.*}} : tensor<6xf16>)
 // CHECK-NEXT:    ^bb0(%[[T:.*]]: f32, %{{.*}}: f16):
-// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[T]], %[[COUNT]] : f32
+// CHECK-NEXT:      %[[Q:.*]] = arith.mulf %[[T]], %[[INV]] fastmath<contract> : f32
 // CHECK-NEXT:      %[[N:.*]] = arith.truncf %[[Q]] : f32 to f16
 // CHECK-NEXT:      linalg.yield %[[N]] : f16
 // CHECK:         tensor.expand_shape %[[MEAN]] {{\[}}[0, 1, 2]] output_shape [1, 6, 1] : tensor<6xf16> into tensor<1x6x1xf16>
@@ -89,14 +89,16 @@ func.func @mean_f16(%x: tensor<2x6x4xf16>) -> tensor<1x6x1xf16> {
 
 // -----
 
-// A dynamic reduced axis: the count comes from tensor.dim.
+// A dynamic reduced axis: the count comes from tensor.dim; one reciprocal of it, a multiply per element.
 // CHECK-LABEL: func.func @mean_dynamic
 // CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%arg0 : tensor<?x8xf32>)
 // CHECK:         %[[DIM:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x8xf32>
 // CHECK-NEXT:    %[[I:.*]] = arith.index_cast %[[DIM]] : index to i64
 // CHECK-NEXT:    %[[COUNT:.*]] = arith.sitofp %[[I]] : i64 to f32
+// CHECK:         %[[INV:.*]] = arith.divf %{{.*}}, %[[COUNT]] : f32
 // CHECK:         linalg.generic {{.*}} ins(%[[SUM]] : tensor<8xf32>)
-// CHECK:           arith.divf %{{.*}}, %[[COUNT]] : f32
+// CHECK-NOT:       arith.divf
+// CHECK:           arith.mulf %{{.*}}, %[[INV]] fastmath<contract> : f32
 // UPSTREAM-LABEL: func.func @mean_dynamic
 func.func @mean_dynamic(%x: tensor<?x8xf32>) -> tensor<8xf32> {
   %0 = "graph.reduce_mean"(%x) {axes = array<i64: 0>, keep_dims = false} : (tensor<?x8xf32>) -> tensor<8xf32>
