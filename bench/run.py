@@ -465,9 +465,10 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(iree, IreeChild):
                 iree.close()
     summary = [summary_row(r, limits) for r in results]
-    print("\n" + "  ".join(SUMMARY_HEAD))
-    for row in summary:
-        print("  " + "  ".join(row))
+    widths = [max(len(row[i]) for row in [SUMMARY_HEAD, *summary]) for i in range(len(SUMMARY_HEAD))]
+    print()
+    for row in [SUMMARY_HEAD, *summary]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     print(
         "fused / best peer: graphfuse fused time over the fastest of torch eager, torch.compile and IREE "
         "(<= 1.00: graphfuse at least as fast)"

@@ -1,0 +1,60 @@
+"""The bench machinery on tiny shapes (not timed): the table is produced and every variant's error is computed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import run
+from bench.workloads import WORKLOADS
+
+
+def test_bench_table_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    markdown = tmp_path / "latest.md"
+    status = run.main(
+        [
+            "--shapes",
+            "small",
+            "--workloads",
+            "gelu",
+            "--peers",
+            "numpy,1t,torch",  # torch eager only when torch is installed; no torch.compile or IREE (slow to build)
+            "--calls",
+            "2",
+            "--rounds",
+            "1",
+            "--no-evict",
+            "--stream-mib",
+            "8",
+            "--markdown",
+            str(markdown),
+        ]
+    )
+    assert status == 0
+    text = markdown.read_text()
+    for needle in ("commit", "CPU:", "2 threads", "GFLOP/s", "## Summary", "numpy", run.FUSED, run.ONE_THREAD):
+        assert needle in text, needle
+    assert WORKLOADS["gelu"].title in capsys.readouterr().out
+
+
+def test_run_workload_errors() -> None:
+    """Errors against numpy are computed for every variant that ran, and are small."""
+    workload = WORKLOADS["softmax"]
+    labels = [run.FUSED, run.O0]
+    result = run.run_workload(
+        workload, workload.sizes["small"], labels, None, calls=1, rounds=1, evict=run.machine.Evictor(False)
+    )
+    assert set(result.seconds) == {"numpy", *labels}
+    assert result.errors["numpy"] == 0.0
+    assert all(result.errors[label] < 1e-5 for label in labels)
+
+
+def test_iree_missing_is_reported(tmp_path: Path) -> None:
+    assert run.iree_status(tmp_path / "no-such-python") == run.IREE_HINT
+
+
+def test_odd_shapes_are_not_powers_of_two() -> None:
+    shapes = run.load_shapes("odd", list(WORKLOADS))
+    assert shapes["gelu"]["n"] == 10_000_003
+    assert all(any(v & (v - 1) for v in params.values()) for params in shapes.values())
