@@ -312,7 +312,8 @@ def lower_reduction(op: ir.Operation) -> bool:
                 count = _mul(count, _dim(x, a))
             fast = fast_math_enabled()  # one reciprocal, then a multiply per element (at most 1.5 ulp)
             if isinstance(count, int):
-                divisor = const(acc, 1.0 / count if fast else float(count))
+                # an empty axis: sum * inf = 0 * inf = NaN, as 0 / 0
+                divisor = const(acc, (1.0 / count if count else float("inf")) if fast else float(count))
             else:
                 divisor = arith.sitofp(acc, arith.index_cast(ir.IntegerType.get_signless(64), count))
                 if fast:
