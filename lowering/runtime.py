@@ -36,6 +36,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -230,7 +231,7 @@ class CompiledFunction:
         context,
         module,
         engine,
-        llvm_ir: str,
+        llvm_ir: str | Callable[[], str],
         workspace: list[_ArgSpec] | None = None,
     ):
         self.name = name
@@ -238,10 +239,10 @@ class CompiledFunction:
         self.outputs = outputs
         #: buffers for intermediates, allocated once and reused by every call (see _hoist_allocations)
         self.workspace = [np.empty(s.shape, s.dtype) for s in workspace or []]
-        self._context = context  # keeps the module and engine alive
+        self._context = context  # the engine needs neither; compile_linalg passes None (see _compile)
         self._module = module
         self._engine = engine
-        self.llvm_dialect_ir = llvm_ir
+        self._llvm_ir = llvm_ir
         func_ptr = engine.raw_lookup("_mlir_ciface_" + name)
         if not func_ptr:
             raise GraphfuseError(f"compiled module has no C interface for @{name}")
@@ -252,6 +253,13 @@ class CompiledFunction:
         self._lock = threading.Lock()
         #: seconds per compile stage (set by compile_linalg): bufferize (to the LLVM dialect), llvm (JIT)
         self.timings: dict[str, float] = {}
+
+    @property
+    def llvm_dialect_ir(self) -> str:
+        """The module as handed to LLVM (printed, or rebuilt, on request)."""
+        if callable(self._llvm_ir):
+            self._llvm_ir = self._llvm_ir()
+        return self._llvm_ir
 
     def __repr__(self) -> str:
         ins = ", ".join(s.type_str for s in self.inputs)
@@ -503,6 +511,30 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1) -> Compile
     if not 0 <= opt_level <= 3:
         raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
     start = time.perf_counter()
+    context, module, inputs, outputs, workspace, libraries = _lower(text, entry, threads)
+    timings = {"bufferize": time.perf_counter() - start}
+    start = time.perf_counter()
+    with context:
+        try:
+            engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[*libraries, C_RUNNER_UTILS])
+        except Exception as e:
+            raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
+    # The LLVM-dialect module (tens of KB per graph op) is not kept: LLVM has its own copy.  Printing it would take
+    # seconds on large graphs, so the text is rebuilt from the linalg text only when someone asks for it.
+    del module, context
+    function = CompiledFunction(entry, inputs, outputs, None, None, engine,
+                                lambda: str(_lower(text, entry, threads)[1]), workspace)
+    timings["llvm"] = time.perf_counter() - start  # the symbol lookup in CompiledFunction generates the code
+    function.timings = timings
+    return function
+
+
+def _lower(text: str, entry: str, threads: int) -> tuple[ir.Context, ir.Module, list[_ArgSpec], list[_ArgSpec],
+                                                          list[_ArgSpec], list[str]]:
+    """Parse the linalg text into a new context and lower it to the LLVM dialect.
+
+    Returns the context, the module, the input, output and workspace specs, and the runtime libraries it needs.
+    """
     context = ir.Context()
     with context, ir.Location.unknown():
         try:
@@ -548,17 +580,7 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1) -> Compile
         parallel, libraries = parallel_loops(threads)
         to_llvm = openmp_to_llvm() if libraries else TO_LLVM
         _run(f"builtin.module({LOOPS},{parallel},{to_llvm})", module, "lowering to LLVM")
-        llvm_ir = str(module)
-        timings = {"bufferize": time.perf_counter() - start}
-        start = time.perf_counter()
-        try:
-            engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[*libraries, C_RUNNER_UTILS])
-        except Exception as e:
-            raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
-    function = CompiledFunction(entry, inputs, outputs, context, module, engine, llvm_ir, workspace)
-    timings["llvm"] = time.perf_counter() - start  # the symbol lookup in CompiledFunction generates the code
-    function.timings = timings
-    return function
+    return context, module, inputs, outputs, workspace, libraries
 
 
 def _bytes_type(t: ir.Type) -> ir.Type | None:
