@@ -301,6 +301,7 @@ def compile(
     strict_flags: bool = False,
     jit_opt_level: int = 3,
     num_threads: int | None = None,
+    fast_math: bool = True,
 ) -> Executable:
     """Fuse, lower and JIT-compile function ``entry`` (default: the first public one) of ``source``.
 
@@ -312,7 +313,9 @@ def compile(
     ``fusion_switch.cfg``) switch fusion passes as they do in graphfuse-opt.
     ``num_threads`` runs the parallel loops of large kernels on that many
     threads (default: ``GRAPHFUSE_NUM_THREADS``, else the cores available).
-    The caller's module is not modified.
+    ``fast_math=False`` lowers without the fast-math forms (FMA contraction,
+    one reciprocal per row; docs/lowering.md).  The caller's module is not
+    modified.
     """
     # Before the cache: 2.0 and True would find the entries of 2 and 1 (equal keys).
     problem = opt_level_error(opt_level) if opt_level is not None else None
@@ -324,7 +327,7 @@ def compile(
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
     key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level,
-           threads, registry.generation(), os.environ.get(FLAGS_VARIABLE))
+           threads, fast_math, registry.generation(), os.environ.get(FLAGS_VARIABLE))
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
     cacheable = active_rewrite_budget() is None
     with _LOCK:
@@ -349,7 +352,9 @@ def compile(
                 fusions[key_name] = fusions.get(key_name, 0) + value
     fused_graph = str(module)
     kernels = sum(1 for func_op in functions(module).values() if is_kernel(func_op))
-    run_located(module, LOWERING_PIPELINE, filename)
+    lowering = LOWERING_PIPELINE if fast_math else LOWERING_PIPELINE.replace(
+        "graph-to-linalg{strict}", "graph-to-linalg{strict fast-math=false}")
+    run_located(module, lowering, filename)
     linalg_text = str(module)
     function = compile_linalg(module, name, opt_level=jit_opt_level, threads=threads)
     executable = Executable(

@@ -82,6 +82,8 @@ def _parser() -> _Parser:
     p.add_argument("--no-double-buffer", action="store_true", help="NPU: one slot per transferred tile")
     p.add_argument("--num-threads", type=int, metavar="N",
                    help="CPU: threads of the parallel loops (default: GRAPHFUSE_NUM_THREADS, else the cores available)")
+    p.add_argument("--no-fast-math", action="store_true",
+                   help="CPU: lower without the fast-math forms (FMA contraction, one reciprocal per row)")
     p.add_argument("--repro-dir", metavar="DIR", help=REPRO_DIR_HELP)
     return p
 
@@ -215,7 +217,8 @@ def _body(argv: list[str]) -> int:
         else:
             executable = compile(source, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
                                  graph_kernel_flags=args.graph_kernel_flags,
-                                 fusion_switch_file=args.fusion_switch_file, num_threads=args.num_threads)
+                                 fusion_switch_file=args.fusion_switch_file, num_threads=args.num_threads,
+                                 fast_math=not args.no_fast_math)
     compile_seconds = time.perf_counter() - start
     n_inputs = len(executable.inputs)
     if args.inputs:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import graphfuse
 from graphfuse.dialect.builder import GraphBuilder
 from graphfuse.lowering import graph_to_linalg  # noqa: F401  (registers the pass)
 from graphfuse.lowering.runtime import compile_linalg
@@ -121,3 +122,15 @@ def test_row_reciprocal_keeps_the_error_bound(op: str, max_change: float) -> Non
     nonzero = plain != 0
     change = np.abs(fast.astype(np.float64) - plain)[nonzero] / np.spacing(np.abs(plain[nonzero])).astype(np.float64)
     assert change.max() <= max_change
+
+
+def test_compile_without_fast_math_lowers_the_plain_forms() -> None:
+    b = GraphBuilder("add_layer_norm")
+    x, r, g, beta = b.arg((70, 257)), b.arg((70, 257)), b.arg((257,)), b.arg((257,))
+    b.ret(b.layer_norm(b.add(x, r), g, beta, begin_norm_axis=-1))
+    rng = np.random.default_rng(0)
+    inputs = [rng.normal(size=s).astype(np.float32) for s in [(70, 257)] * 2 + [(257,)] * 2]
+    fast = graphfuse.compile(b.module)
+    plain = graphfuse.compile(b.module, fast_math=False)
+    assert "fastmath<contract>" in fast.linalg and "fastmath<contract>" not in plain.linalg
+    np.testing.assert_allclose(plain(*inputs)[0], fast(*inputs)[0], rtol=1e-5, atol=1e-5)
