@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+from graphfuse.dialect.files import read_config_text
 from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
 
 __all__ = ["BUFFER_SPACES", "BufferSpec", "NpuTarget", "bundled_targets", "load_target"]
@@ -80,22 +81,8 @@ def load_target(name_or_path: str | Path) -> NpuTarget:
 @cache
 def _load(resolved: str, shown: str) -> NpuTarget:
     """The target in file ``resolved``; diagnostics name it ``shown`` (the path as given)."""
-    try:
-        with open(resolved, "rb") as stream:
-            data = stream.read(MAX_TARGET_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise GraphfuseError(f"could not open NPU target file '{shown}': no such file or directory") from None
-    except IsADirectoryError:
-        raise GraphfuseError(f"could not read NPU target file '{shown}': it is a directory") from None
-    except OSError as error:
-        raise GraphfuseError(f"could not read NPU target file '{shown}': {error.strerror or error}") from None
-    if len(data) > MAX_TARGET_FILE_BYTES:
-        raise GraphfuseError(f"NPU target file '{shown}' is larger than {MAX_TARGET_FILE_BYTES >> 20} MiB "
-                             "(a target description is a few lines of JSON)")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise GraphfuseError(f"could not read NPU target file '{shown}': {error}") from None
+    text = read_config_text(resolved, "NPU target file", MAX_TARGET_FILE_BYTES,
+                            "a target description is a few lines of JSON", shown)
     deep = too_deep(text, "json")
     if deep is not None:  # json would raise RecursionError past ~1000 levels
         raise GraphfuseError([Diagnostic("error", nesting_message(), SourceLoc(shown, *line_col(text, deep)))])

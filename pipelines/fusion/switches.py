@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
+from graphfuse.dialect.files import read_config_text
 from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
 from graphfuse.pipelines.opt_levels import OPT_LEVELS
 from graphfuse.pipelines.registry import canonical_pass_name, lookup_pass
@@ -183,30 +184,11 @@ def _switch_value(value: Any, name: str, path: str, line: int, col: int) -> bool
                                      SourceLoc(path, line, col))])
 
 
-def _read_switch_text(path: str) -> str:
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read(MAX_SWITCH_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise GraphfuseError(f"could not open fusion switch file '{path}': no such file or directory") from None
-    except IsADirectoryError:
-        raise GraphfuseError(f"could not read fusion switch file '{path}': it is a directory") from None
-    except OSError as error:
-        raise GraphfuseError(f"could not read fusion switch file '{path}': {error.strerror or error}") from None
-    if len(data) > MAX_SWITCH_FILE_BYTES:
-        raise GraphfuseError(f"fusion switch file '{path}' is larger than {MAX_SWITCH_FILE_BYTES >> 20} MiB "
-                             "(a switch file is a few lines of JSON)")
-    try:
-        text = data.decode("utf-8-sig")  # editors on Windows start UTF-8 files with a byte order mark
-    except UnicodeDecodeError as error:
-        raise GraphfuseError(f"could not read fusion switch file '{path}': {error}") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as text mode reads
-
-
 def parse_switch_file(path: str | Path) -> SwitchFile:
     """Read a fusion_switch.cfg (JSON or the legacy line format) in time linear in its size."""
     path = str(path)
-    text = _read_switch_text(path)
+    text = read_config_text(path, "fusion switch file", MAX_SWITCH_FILE_BYTES,
+                            "a switch file is a few lines of JSON")
     if text.lstrip().startswith("{"):
         return _parse_json_switches(text, path)
     return _parse_legacy_switches(text, path)
