@@ -32,6 +32,7 @@ dimensions that are dynamic (``?``) accept any size.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import math
 import os
 import threading
@@ -907,8 +908,9 @@ _VIEWS = frozenset({
     "memref.cast", "memref.collapse_shape", "memref.expand_shape", "memref.reinterpret_cast", "memref.subview",
     "memref.view",
 })
-#: Loop nests per outlined function of the entry (see outline_chunks).
-CHUNK_LOOP_NESTS = 8
+#: Loop nests per outlined function of the entry (see outline_chunks).  One: identical loop nests are then identical
+#: functions, compiled once; on 2,000- and 5,000-op graphs LLVM took 40% less time than with 8 nests per function.
+CHUNK_LOOP_NESTS = 1
 
 
 def pack_arguments(func: ir.Operation) -> None:
@@ -997,7 +999,7 @@ def forward_loop_results(func: ir.Operation) -> None:
 
 
 def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests: int = CHUNK_LOOP_NESTS) -> int:
-    """Split the packed entry into private functions of ``loop_nests`` loop nests each; returns how many.
+    """Split the packed entry into private functions of ``loop_nests`` loop nests each; returns how many remain.
 
     With the kernels inlined, the entry holds every loop nest of the graph,
     and LLVM's work on one function grows faster than its size (the
@@ -1007,10 +1009,13 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
     wrapped in an ``scf.execute_region`` each (values used after it become
     its results) and outlined by MLIR's ``transform.loop.outline`` into a
     ``noinline`` internal function; after :func:`pack_arguments` such a
-    function needs only the table pointer.  The constants the transform
-    passes as arguments are cloned into the function instead (LLVM folds
-    them; a vector constant would go through memory), unused arguments are
-    dropped, and each call is taken out of the wrapper the transform adds.
+    function needs only the table pointer, and the slots it reads become
+    arguments (:func:`_parameterize_slots`), so functions that compute the
+    same thing on other buffers are identical: one of each is kept.  The
+    constants the transform passes as arguments are cloned into the
+    function instead (LLVM folds them; a vector constant would go through
+    memory), unused arguments are dropped, and each call is taken out of
+    the wrapper the transform adds.
     """
     from mlir.dialects.transform import interpreter
 
@@ -1042,6 +1047,7 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
                for op in module.body.operations if op.operation.name == "func.func"}
     noinline = ir.ArrayAttr.get([ir.StringAttr.get("noinline")])
     internal = ir.Attribute.parse("#llvm.linkage<internal>")
+    outlined: list[tuple[ir.Operation, ir.Operation]] = []  # (function, its call)
     for region_op in list(block.operations):
         region_op = region_op.operation
         if region_op.name != "scf.execute_region":
@@ -1052,10 +1058,23 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
         if call.name != "func.call" or list(terminator.operands) != list(call.results):
             continue
         callee = callees[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
-        _call_outlined(callee, call, region_op)
+        direct = _call_outlined(callee, call, region_op)
+        table = block.arguments[len(block.arguments) - 1]
+        outlined.append((callee, _parameterize_slots(callee, direct, table)))
         callee.attributes["passthrough"] = noinline
         callee.attributes["llvm.linkage"] = internal
-    return len(chunks)
+    # Identical loop nests (a repeated layer, the same fused kernel again) become one function, compiled once.
+    first: dict[bytes, ir.Attribute] = {}
+    for callee, call in outlined:
+        name = ir.StringAttr(callee.attributes["sym_name"]).value
+        # Printed on its own (local scope): a function printed as part of the module numbers the whole module.
+        text = callee.get_asm(use_local_scope=True).replace(f"@{name}(", "@f(", 1)
+        key = hashlib.blake2b(text.encode(), digest_size=20).digest()
+        symbol = first.setdefault(key, ir.FlatSymbolRefAttr.get(name))
+        if symbol.value != name:
+            call.attributes["callee"] = symbol
+            callee.erase()
+    return len(first)
 
 
 def _wrap_chunk(chunk: list[ir.Operation], end: int, position: dict[int, int], block: ir.Block) -> None:
@@ -1104,6 +1123,54 @@ def _call_outlined(callee: ir.Operation, call: ir.Operation, region_op: ir.Opera
     for old, new in zip(region_op.results, direct.results, strict=True):
         old.replace_all_uses_with(new)
     region_op.erase()
+    return direct
+
+
+#: GEPOp's marker of a dynamic index among its constant ones.
+_DYNAMIC_INDEX = -(2**31)
+
+
+def _parameterize_slots(callee: ir.Operation, call: ir.Operation, table: ir.Value) -> ir.Operation:
+    """Pass the table slots an outlined function reads as arguments; returns the new call.
+
+    Two loop nests computing the same thing on different buffers then are
+    the same function but for its name, and :func:`outline_chunks` keeps one.
+    """
+    from mlir.dialects import arith, llvm
+
+    entry_block = callee.regions[0].blocks[0]
+    positions = [k for k, v in enumerate(call.operands) if v == table]
+    if not positions:
+        return call
+    arg = entry_block.arguments[positions[0]]
+    geps = [use.owner.operation for use in arg.uses]
+    if not geps or any(gep.name != "llvm.getelementptr" or gep.block != geps[0].block for gep in geps):
+        return call
+    ptr = arg.type
+    i64 = ir.IntegerType.get_signless(64)
+    slots: dict[int, ir.Value] = {}  # table slot -> the argument holding it, in order of first use
+    for op in list(geps[0].block.operations):
+        op = op.operation
+        if op.name != "llvm.getelementptr" or op.operands[0] != arg:
+            continue
+        slot = ir.DenseI32ArrayAttr(op.attributes["rawConstantIndices"])[0]
+        if slot not in slots:
+            slots[slot] = entry_block.add_argument(i64, op.location)
+        with ir.InsertionPoint(op), op.location:
+            dynamic = llvm.getelementptr(ptr, arg, [slots[slot]], [_DYNAMIC_INDEX], ptr, llvm.GEPNoWrapFlags.inbounds)
+        op.results[0].replace_all_uses_with(dynamic)
+        op.erase()
+    results = [r.type for r in call.results]
+    callee.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([a.type for a in entry_block.arguments], results))
+    with ir.InsertionPoint(call), call.location:
+        numbers = [arith.constant(i64, slot) for slot in slots]
+        direct = ir.Operation.create("func.call", results=results, operands=[*call.operands, *numbers],
+                                     attributes={"callee": call.attributes["callee"]})
+    for old, new in zip(call.results, direct.results, strict=True):
+        old.replace_all_uses_with(new)
+    call.erase()
+    return direct
 
 
 def _descriptor_type(t: ir.Type) -> ir.Type:
