@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test lit pytest lint irdl docs bench bench-peers-setup fuzz onnx-conformance clean
+.PHONY: setup demo test lit pytest lint irdl docs bench bench-compile bench-peers-setup fuzz onnx-conformance clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,13 @@ docs: $(STAMP)
 # make bench ARGS="--workloads softmax,gelu --calls 20", ARGS="--peers numpy,iree --shapes odd".
 bench: $(STAMP)
 	$(BIN)/python -m bench.run --markdown bench/latest.md $(ARGS)
+
+# Compile time and memory at scale: elementwise chains and random graphs of 1k to 50k ops through graphfuse.compile,
+# each case in a subprocess (seconds, CPU seconds and peak RSS per op), and graphfuse-run's peak RSS on a
+# 200M-element exp + add; prints the table and writes it to bench/compile-latest.md (about an hour on 2 cores).
+# make bench-compile ARGS="--sizes 1000,5000 --memory-elements 0"
+bench-compile: $(STAMP)
+	$(BIN)/python -m bench.compile_scale --markdown bench/compile-latest.md $(ARGS)
 
 # The IREE peer of `make bench` lives in its own venv (IREE is no dependency of graphfuse); torch is pinned
 # first so that pip never swaps in another torch build.

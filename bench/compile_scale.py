@@ -1,28 +1,34 @@
-"""Compile-time scaling: random layered graphs of 1k, 10k and 50k graph ops through the default graph pipeline.
+"""Compile-time and memory scaling: graphs of 1k to 50k ops compiled all the way to CPU code.
 
-    python -m bench.compile_scale [--sizes 1000,10000,50000] [--lower-up-to 1000] [--jit-up-to 0]
-                                  [--seed 0] [--profile N] [--markdown FILE]
+    python -m bench.compile_scale [--families chain,random] [--sizes 1000,5000,10000,50000]
+                                  [--memory-elements 200000000] [--seed 0] [--timeout S]
+                                  [--profile FAMILY:SIZE] [--markdown FILE]
 
-Each graph is a deterministic random stack of transformer/MLP-like layers
-(:func:`generate`), written as MLIR text in time linear in its size: a
-residual add feeding a norm (layer_norm or rms_norm: add_layer_norm /
-add_rms_norm fusions), linears as matmul of a transposed weight plus a bias
-(matmul_elem_biasadd_fusion), activations (gelu, relu, x * sigmoid(x)), an
-elementwise tail and now and then a softmax gate
-(graph-kernel fusion), with random widths.  Weights are function arguments,
-so the clean-up passes cannot fold or merge them away.
+Every case runs in a subprocess of its own, which generates the graph as MLIR
+text (in time linear in its size), compiles it with ``graphfuse.compile``
+(the default pipeline, opt level 2: graph pipeline, lowering to linalg,
+bufferization, LLVM, ExecutionEngine, exactly what ``graphfuse-run`` does)
+and calls it once on random inputs.  The parent reads the case's peak RSS
+from ``wait4`` (the whole process, imports included; the RSS of a process
+that only imports graphfuse is measured too and subtracted for the "per op"
+column).
 
-Reported per size: the ops in the graph, parse + verify time, the graph
-pipeline of ``graphfuse.compile`` at opt level 2 (``default_pipeline(2)``:
-clean-up, graph-fusion, graph-kernel-fusion, outline) with its per-pass
-times, seconds per 1k ops, for sizes up to ``--lower-up-to`` the lowering
-(graph -> linalg, ``LOWERING_PIPELINE``) and for sizes up to ``--jit-up-to``
-the LLVM JIT compile (off by default: LLVM at O3 on the one function the
-kernels are inlined into grows much faster than linearly).  The growth ratio is
-(seconds per 1k ops at the largest size) / (seconds per 1k ops at the
-smallest): 1.0 is linear; it is given for wall time and for the pipeline's
-CPU time, which other processes on a shared machine disturb less.
-``--profile N`` prints a cProfile of the graph pipeline on the N-op graph.
+Graph families (:data:`FAMILIES`):
+
+- ``chain``: one elementwise chain ``x -> op -> op -> ...`` whose binary ops
+  also read a weight argument; a mix of ops graph-kernel fusion clusters and
+  ops it does not (``relu``), so the chain becomes many kernels;
+- ``random``: a random DAG, mostly elementwise with some row reductions:
+  operands are recent values, values not used yet, or any older value (value
+  reuse, diamonds, fan-in and fan-out), reductions broadcast back into rows;
+- ``layers``: stacked transformer/MLP-like layers (norms, matmuls with bias,
+  activations, softmax gates, reshapes; weights are arguments).
+
+The memory case (``--memory-elements N``, 0 to skip) runs ``graphfuse-run``
+without ``--check`` on ``exp(x) + y`` over ``N`` f32 elements with random
+inputs, and reports its peak RSS against the bytes of the inputs and the
+output (target: at most 3.5x).  ``--profile FAMILY:SIZE`` prints a cProfile
+of ``graphfuse.compile`` on one case (in this process) instead.
 """
 
 from __future__ import annotations
@@ -30,32 +36,35 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
+import os
 import platform
 import pstats
+import random
+import subprocess
+import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-import numpy as np
+ROWS = 32
+COLS = 64
+#: seconds per case before it is stopped and reported as a timeout
+DEFAULT_TIMEOUT = 1800.0
 
-from graphfuse.dialect.context import make_context
-from graphfuse.dialect.parsing import parse_module
-from graphfuse.lowering.compiler import LOWERING_PIPELINE, default_pipeline
-from graphfuse.lowering.runtime import compile_linalg
-from graphfuse.pipelines.runner import run_pipeline
 
-SEQ = 8
-MODEL = 64
-WIDTHS = (32, 48, 64, 96, 128)
+# --------------------------------------------------------------------------- graph text
 
 
 class _Writer:
-    """Emits graph ops as generic-form MLIR, one SSA value per result; weights become function arguments."""
+    """Emits graph ops as generic-form MLIR, one SSA value per result; arguments are added as needed."""
 
     def __init__(self) -> None:
         self.args: list[str] = []
         self.lines: list[str] = []
         self.ops = 0
-        self._next = 0
 
     def arg(self, shape: tuple[int, ...]) -> str:
         self.args.append(_type(shape))
@@ -63,8 +72,7 @@ class _Writer:
 
     def op(self, name: str, operands: list[tuple[str, tuple[int, ...]]], result: tuple[int, ...],
            attrs: str = "") -> str:
-        value = f"%v{self._next}"
-        self._next += 1
+        value = f"%v{self.ops}"
         self.ops += 1
         names = ", ".join(v for v, _ in operands)
         types = ", ".join(_type(s) for _, s in operands)
@@ -72,15 +80,110 @@ class _Writer:
         self.lines.append(f'    {value} = "graph.{name}"({names}){attr_text} : ({types}) -> {_type(result)}')
         return value
 
-    def text(self, result: str, shape: tuple[int, ...]) -> str:
+    def text(self, results: list[tuple[str, tuple[int, ...]]]) -> str:
         args = ", ".join(f"%arg{k}: {t}" for k, t in enumerate(self.args))
+        types = ", ".join(_type(s) for _, s in results)
         body = "\n".join(self.lines)
-        return (f"func.func @model({args}) -> {_type(shape)} {{\n{body}\n"
-                f"    return {result} : {_type(shape)}\n}}\n")
+        values = ", ".join(v for v, _ in results)
+        return f"func.func @model({args}) -> ({types}) {{\n{body}\n    return {values} : {types}\n}}\n"
 
 
 def _type(shape: tuple[int, ...]) -> str:
     return "tensor<" + "x".join(str(d) for d in shape) + "xf32>"
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy broadcasting of the shapes the generators use ([R, C], [R, 1], [C])."""
+    a, b = (1,) * (len(b) - len(a)) + a, (1,) * (len(a) - len(b)) + b
+    return tuple(max(x, y) for x, y in zip(a, b, strict=True))
+
+
+#: Unary ops of the chain and the random graphs: clustered by graph-kernel fusion (tanh, exp, neg, abs), expanded
+#: into clustered ops (sigmoid), or left out of clusters (relu: a kernel boundary).
+UNARY = ("tanh", "exp", "neg", "abs", "sigmoid", "relu")
+BINARY = ("add", "mul", "sub", "maximum")
+
+
+def chain(size: int, seed: int) -> tuple[str, int]:
+    """An elementwise chain of ``size`` ops over [ROWS, COLS]; binary ops read a full or a row-vector weight."""
+    rng = random.Random(seed)
+    w = _Writer()
+    full, row = (ROWS, COLS), (COLS,)
+    x = w.arg(full)
+    weights = [(w.arg(full), full), (w.arg(row), row)]
+    for _ in range(size):
+        if rng.random() < 0.5:
+            x = w.op(rng.choice(UNARY), [(x, full)], full)
+        else:
+            x = w.op(rng.choice(BINARY), [(x, full), rng.choice(weights)], full)
+    return w.text([(x, full)]), w.ops
+
+
+def random_dag(size: int, seed: int) -> tuple[str, int]:
+    """A random DAG of about ``size`` ops: mostly elementwise, some row reductions broadcast back.
+
+    The first operand is a value nobody has read yet (most of the time), so
+    few values are dead; the second is a recent value or, now and then, any
+    older one (long edges: fan-out, diamonds).  The values left unread at the
+    end are summed into the result, except for a few returned as they are.
+    """
+    rng = random.Random(seed)
+    w = _Writer()
+    full, col, vec = (ROWS, COLS), (ROWS, 1), (COLS,)
+    values: list[tuple[str, tuple[int, ...]]] = [(w.arg(full), full) for _ in range(4)]
+    values += [(w.arg(vec), vec) for _ in range(2)]
+    unread = list(range(len(values)))
+    is_unread = [True] * len(values)
+
+    def take(index: int) -> tuple[str, tuple[int, ...]]:
+        is_unread[index] = False
+        return values[index]
+
+    def pick_first() -> int:
+        while unread and not is_unread[unread[-1]]:
+            unread.pop()
+        if unread and rng.random() < 0.7:
+            return unread.pop(rng.randrange(max(0, len(unread) - 4), len(unread)))
+        return pick_other()
+
+    def pick_other() -> int:
+        if rng.random() < 0.15:
+            return rng.randrange(len(values))  # any older value
+        return rng.randrange(max(0, len(values) - 12), len(values))
+
+    def add(value: str, shape: tuple[int, ...]) -> None:
+        values.append((value, shape))
+        unread.append(len(values) - 1)
+        is_unread.append(True)
+
+    while w.ops < size - 8:
+        roll = rng.random()
+        first = pick_first()
+        name, shape = values[first]
+        if roll < 0.08 and shape == full:
+            take(first)
+            reduce = rng.choice(("reduce_sum", "reduce_max"))
+            add(w.op(reduce, [(name, shape)], col, "axes = array<i64: 1>, keep_dims = true"), col)
+        elif roll < 0.45:
+            take(first)
+            add(w.op(rng.choice(UNARY), [(name, shape)], shape), shape)
+        else:
+            second = pick_other()
+            a, b = take(first), take(second)
+            add(w.op(rng.choice(BINARY), [a, b], _broadcast(a[1], b[1])), _broadcast(a[1], b[1]))
+    leftover = [k for k in range(len(values)) if is_unread[k] and k >= 6]
+    results = [values[k] for k in leftover[-3:]]
+    total = values[-1]
+    for k in leftover[:-3]:
+        total = (w.op("add", [total, values[k]], _broadcast(total[1], values[k][1])),
+                 _broadcast(total[1], values[k][1]))
+    results.append(total)
+    return w.text(results), w.ops
+
+
+SEQ = 8
+MODEL = 64
+WIDTHS = (32, 48, 64, 96, 128)
 
 
 def _linear(w: _Writer, x: str, d_in: int, d_out: int) -> str:
@@ -102,7 +205,7 @@ def _activation(w: _Writer, x: str, width: int, kind: int) -> str:
     return w.op("mul", [(x, shape), (gate, shape)], shape)
 
 
-def _layer(w: _Writer, rng: np.random.Generator, x: str, branch: str) -> tuple[str, str]:
+def _layer(w: _Writer, rng: random.Random, x: str, branch: str) -> tuple[str, str]:
     """One pre-norm block: residual add, norm, MLP with a random hidden width, elementwise tail, optional gate."""
     shape = (SEQ, MODEL)
     residual = w.op("add", [(x, shape), (branch, shape)], shape)
@@ -113,10 +216,9 @@ def _layer(w: _Writer, rng: np.random.Generator, x: str, branch: str) -> tuple[s
                       "begin_norm_axis = 1 : i64, epsilon = 1.0e-05 : f32")
     else:
         normed = w.op("rms_norm", [(residual, shape), (gamma, (MODEL,))], shape, "epsilon = 1.0e-06 : f32")
-    hidden = int(rng.choice(WIDTHS))
-    h = _activation(w, _linear(w, normed, MODEL, hidden), hidden, int(rng.integers(0, 3)))
+    hidden = rng.choice(WIDTHS)
+    h = _activation(w, _linear(w, normed, MODEL, hidden), hidden, rng.randrange(3))
     hshape = (SEQ, hidden)
-    # An elementwise tail graph-kernel fusion clusters: h * s + h, then tanh or exp of a scaled copy.
     scale = w.arg((hidden,))
     scaled = w.op("mul", [(h, hshape), (scale, (hidden,))], hshape)
     h = w.op("add", [(scaled, hshape), (h, hshape)], hshape)
@@ -127,132 +229,260 @@ def _layer(w: _Writer, rng: np.random.Generator, x: str, branch: str) -> tuple[s
         gate = w.op("softmax", [(out, shape)], shape, "axis = -1 : i64")
         out = w.op("mul", [(out, shape), (gate, shape)], shape)
     if rng.random() < 0.3:
-        # A reshape round trip (shape_reshape collapses it).
         split = w.op("reshape", [(out, shape)], (SEQ, 4, MODEL // 4))
         out = w.op("reshape", [(split, (SEQ, 4, MODEL // 4))], shape)
     return residual, out
 
 
-def generate(target_ops: int, seed: int = 0) -> tuple[str, int]:
-    """A random layered graph of about ``target_ops`` graph ops (text, exact op count); linear time."""
-    rng = np.random.default_rng(seed)
+def layers(size: int, seed: int) -> tuple[str, int]:
+    """Stacked transformer/MLP-like layers, about ``size`` ops."""
+    rng = random.Random(seed)
     w = _Writer()
     shape = (SEQ, MODEL)
     x = w.arg(shape)
     branch = w.op("neg", [(x, shape)], shape)
-    while w.ops < target_ops - 2:
+    while w.ops < size - 2:
         x, branch = _layer(w, rng, x, branch)
     result = w.op("add", [(x, shape), (branch, shape)], shape)
-    return w.text(result, shape), w.ops
+    return w.text([(result, shape)]), w.ops
+
+
+FAMILIES: dict[str, Callable[[int, int], tuple[str, int]]] = {"chain": chain, "random": random_dag, "layers": layers}
+
+
+def exp_add(elements: int) -> str:
+    t = f"tensor<{elements}xf32>"
+    return (f"func.func @exp_add(%x: {t}, %y: {t}) -> {t} {{\n"
+            f'    %e = "graph.exp"(%x) : ({t}) -> {t}\n'
+            f'    %r = "graph.add"(%e, %y) : ({t}, {t}) -> {t}\n'
+            f"    return %r : {t}\n}}\n")
+
+
+# --------------------------------------------------------------------------- one case, in a subprocess
+
+
+def _worker(family: str, size: int, seed: int) -> dict:
+    """Compile one case in this process; the stage times, the op and kernel counts."""
+    import numpy as np
+
+    import graphfuse
+
+    if family == "baseline":
+        return {}
+    text, ops = FAMILIES[family](size, seed)
+    start = time.perf_counter()
+    executable = graphfuse.compile(text)
+    seconds = time.perf_counter() - start
+    rng = np.random.default_rng(seed)
+    inputs = [rng.standard_normal(shape, dtype=np.float32) for shape, _ in executable.inputs]
+    start = time.perf_counter()
+    executable(*inputs)
+    stages = getattr(executable, "timings", {})  # absent before the stage timings existed (measuring old commits)
+    return {"ops": ops, "kernels": executable.kernels, "compile_s": seconds, "stages": stages,
+            "call_s": time.perf_counter() - start}
 
 
 @dataclass
-class Measurement:
-    ops: int
-    parse_s: float
-    graph_s: float
-    #: CPU seconds of the graph pipeline (less disturbed than wall time on a shared machine)
-    graph_cpu_s: float
-    per_pass: dict[str, float] = field(default_factory=dict)
-    lowering_s: float | None = None
-    jit_s: float | None = None
+class Case:
+    family: str
+    size: int
+    ops: int = 0
+    kernels: int = 0
+    compile_s: float = 0.0
+    stages: dict[str, float] = field(default_factory=dict)
+    peak_rss: int = 0  # bytes
+    #: CPU seconds of the whole process (user + system; other jobs on a shared machine disturb it less than wall time)
+    cpu_s: float = 0.0
+    error: str = ""
+
+    def per_op_ms(self) -> float:
+        return 1000 * self.compile_s / self.ops
+
+    def per_op_kb(self, baseline: int) -> float:
+        return (self.peak_rss - baseline) / 1024 / self.ops
+
+
+def _run_measured(command: list[str], timeout: float) -> tuple[int, str, int, float]:
+    """Run ``command``; its exit status, its output, its peak RSS in bytes and its CPU seconds (from wait4)."""
+    with tempfile.TemporaryFile("w+") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                process.kill()
+                pid, status, usage = os.wait4(process.pid, 0)
+                status = -1
+                break
+            time.sleep(0.05)
+        process.returncode = os.waitstatus_to_exitcode(status) if status != -1 else -1
+        out.seek(0)
+        return process.returncode, out.read(), usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
+
+
+def measure(family: str, size: int, seed: int, timeout: float) -> Case:
+    command = [sys.executable, "-m", "bench.compile_scale", "--worker", family, str(size), str(seed)]
+    status, output, peak, cpu = _run_measured(command, timeout)
+    case = Case(family, size, peak_rss=peak, cpu_s=cpu)
+    lines = [line for line in output.splitlines() if line.startswith("RESULT ")]
+    if status != 0 or not lines:
+        case.error = "timeout" if status == -1 else (output.strip().splitlines() or ["failed"])[-1][:200]
+        return case
+    result = json.loads(lines[-1].removeprefix("RESULT "))
+    for key, value in result.items():
+        setattr(case, key, value)
+    return case
+
+
+@dataclass
+class MemoryCase:
+    elements: int
+    data_bytes: int
+    peak_rss: int = 0
+    seconds: float = 0.0
+    error: str = ""
 
     @property
-    def graph_s_per_1k(self) -> float:
-        return self.graph_s / self.ops * 1000
-
-    @property
-    def graph_cpu_s_per_1k(self) -> float:
-        return self.graph_cpu_s / self.ops * 1000
+    def ratio(self) -> float:
+        return self.peak_rss / self.data_bytes
 
 
-def measure(target_ops: int, seed: int, lower: bool, jit: bool) -> Measurement:
-    text, ops = generate(target_ops, seed)
-    context = make_context()
-    start = time.perf_counter()
-    module = parse_module(text, "<compile-scale>", context)
-    parse_s = time.perf_counter() - start
-    start, cpu_start = time.perf_counter(), time.process_time()
-    runner = run_pipeline(module, default_pipeline(2))
-    graph_s, graph_cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
-    per_pass = {record.step.argument: record.seconds for record in runner.records}
-    result = Measurement(ops, parse_s, graph_s, graph_cpu_s, per_pass)
-    if lower or jit:
+def measure_memory(elements: int, timeout: float) -> MemoryCase:
+    """graphfuse-run (random inputs, no --check) on exp(x) + y over ``elements`` f32 values: peak RSS."""
+    case = MemoryCase(elements, 3 * 4 * elements)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "exp_add.mlir"
+        path.write_text(exp_add(elements))
+        command = [sys.executable, "-m", "graphfuse.tools.graphfuse_run", str(path)]
         start = time.perf_counter()
-        run_pipeline(module, LOWERING_PIPELINE)
-        result.lowering_s = time.perf_counter() - start
-    if jit:
-        start = time.perf_counter()
-        compile_linalg(module, "model", opt_level=3)
-        result.jit_s = time.perf_counter() - start
-    return result
+        status, output, case.peak_rss, _ = _run_measured(command, timeout)
+        case.seconds = time.perf_counter() - start
+    if status != 0:
+        case.error = "timeout" if status == -1 else (output.strip().splitlines() or ["failed"])[-1][:200]
+    return case
 
 
-def profile(target_ops: int, seed: int, top: int = 25) -> str:
-    text, _ = generate(target_ops, seed)
-    module = parse_module(text, "<compile-scale>", make_context())
+# --------------------------------------------------------------------------- report
+
+STAGES = ("graph", "lowering", "bufferize", "llvm")
+
+
+def table(cases: list[Case], baseline: Case, memory: MemoryCase | None) -> str:
+    lines = [
+        "| graph | ops | kernels | compile (s) | ms per op | process CPU (s) | graph pipeline (s) | lowering (s) "
+        "| bufferize + to LLVM (s) | LLVM JIT (s) | peak RSS (MB) | KB per op |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in cases:
+        if c.error:
+            lines.append(f"| {c.family} | ~{c.size} | | {c.error} | | | | | | | {c.peak_rss / 2**20:.0f} | |")
+            continue
+        stages = " | ".join(f"{c.stages[s]:.2f}" if s in c.stages else "-" for s in STAGES)
+        lines.append(f"| {c.family} | {c.ops} | {c.kernels} | {c.compile_s:.2f} | {c.per_op_ms():.2f} | "
+                     f"{c.cpu_s - baseline.cpu_s:.1f} | {stages} | {c.peak_rss / 2**20:.0f} | "
+                     f"{c.per_op_kb(baseline.peak_rss):.1f} |")
+    lines.append("")
+    lines.append(f"A process that only imports graphfuse: peak RSS {baseline.peak_rss / 2**20:.0f} MB, "
+                 f"{baseline.cpu_s:.1f} s CPU (subtracted for KB per op and process CPU).")
+    for family in dict.fromkeys(c.family for c in cases):
+        done = [c for c in cases if c.family == family and not c.error]
+        if len(done) > 1:
+            first, last = done[0], done[-1]
+            lines.append(f"Growth, {family}: ms per op at {last.ops} ops / at {first.ops} ops = "
+                         f"{last.per_op_ms() / first.per_op_ms():.2f} (1.0 is linear).")
+    if memory is not None:
+        lines.append("")
+        if memory.error:
+            lines.append(f"Memory case: graphfuse-run exp(x) + y, {memory.elements} f32 elements: {memory.error}")
+        else:
+            net = (memory.peak_rss - baseline.peak_rss) / memory.data_bytes
+            lines.append(f"Memory case: graphfuse-run exp(x) + y over {memory.elements:,} f32 elements (inputs + "
+                         f"output {memory.data_bytes / 1e9:.2f} GB), no --check: peak RSS "
+                         f"{memory.peak_rss / 1e9:.2f} GB = {memory.ratio:.2f}x inputs + output ({net:.2f}x without "
+                         f"the imports' RSS; target <= 3.5x), {memory.seconds:.1f} s.")
+    lines += ["", "Targets: " + "; ".join(_targets(cases, memory))]
+    return "\n".join(lines)
+
+
+def _targets(cases: list[Case], memory: MemoryCase | None) -> list[str]:
+    """The issue's targets, each with the figure measured (where this run has the case)."""
+    out = []
+    for family, size, limit in (("chain", 5000, 10.0), ("random", 50000, 60.0)):
+        case = next((c for c in cases if c.family == family and c.size == size), None)
+        if case is None:
+            continue
+        got = case.error or f"{case.compile_s:.1f} s, {'met' if case.compile_s < limit else 'missed'}"
+        out.append(f"{family} of {size} ops < {limit:.0f} s: {got}")
+    if memory is not None and not memory.error:
+        out.append(f"graphfuse-run peak <= 3.5x inputs + outputs: {memory.ratio:.2f}x, "
+                   f"{'met' if memory.ratio <= 3.5 else 'missed'}")
+    return out or ["none measured in this run"]
+
+
+def profile(family: str, size: int, seed: int, top: int = 30) -> str:
+    import graphfuse
+
+    text, ops = FAMILIES[family](size, seed)
     profiler = cProfile.Profile()
     profiler.enable()
-    run_pipeline(module, default_pipeline(2))
+    executable = graphfuse.compile(text)
     profiler.disable()
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
+    out.write(f"{family}, {ops} ops, {executable.kernels} kernels; stages (s): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in executable.timings.items()) + "\n")
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
     return out.getvalue()
-
-
-def table(results: list[Measurement]) -> str:
-    def fmt(value: float | None) -> str:
-        return "-" if value is None else f"{value:.2f}"
-
-    lines = [
-        "| graph ops | parse + verify (s) | graph pipeline (s) | s per 1k ops | graph pipeline CPU (s) "
-        "| CPU s per 1k ops | lowering (s) | LLVM JIT (s) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in results:
-        lines.append(f"| {r.ops} | {r.parse_s:.2f} | {r.graph_s:.2f} | {r.graph_s_per_1k:.3f} | {r.graph_cpu_s:.2f} | "
-                     f"{r.graph_cpu_s_per_1k:.3f} | {fmt(r.lowering_s)} | {fmt(r.jit_s)} |")
-    if len(results) > 1:
-        first, last = results[0], results[-1]
-        lines.append("")
-        lines.append(f"Growth ratio, s per 1k ops at {last.ops} / at {first.ops} (1.0 is linear): "
-                     f"{last.graph_s_per_1k / first.graph_s_per_1k:.2f} wall, "
-                     f"{last.graph_cpu_s_per_1k / first.graph_cpu_s_per_1k:.2f} CPU")
-    passes = list(results[0].per_pass)
-    lines += ["", "| pass | " + " | ".join(f"{r.ops} ops (s)" for r in results) + " |",
-              "|---|" + "---:|" * len(results)]
-    for name in passes:
-        lines.append(f"| {name} | " + " | ".join(f"{r.per_pass.get(name, 0.0):.2f}" for r in results) + " |")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.compile_scale", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,50000", help="graph sizes in ops, comma-separated")
-    parser.add_argument("--lower-up-to", type=int, default=1000, help="also lower graphs up to this size to linalg")
-    parser.add_argument("--jit-up-to", type=int, default=0, help="also JIT-compile graphs up to this size")
+    parser.add_argument("--families", default="chain,random", help=f"comma-separated, of {', '.join(FAMILIES)}")
+    parser.add_argument("--sizes", default="1000,5000,10000,50000", help="graph sizes in ops, comma-separated")
+    parser.add_argument("--memory-elements", type=int, default=200_000_000,
+                        help="elements of the exp + add memory case (0: skip it)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--profile", type=int, help="print a cProfile of the graph pipeline on a graph this size")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per case")
+    parser.add_argument("--profile", metavar="FAMILY:SIZE", help="print a cProfile of compiling one case")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--worker", nargs=3, metavar=("FAMILY", "SIZE", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.profile:
-        print(profile(args.profile, args.seed))
+    if args.worker:
+        family, size, seed = args.worker
+        print("RESULT " + json.dumps(_worker(family, int(size), int(seed))), flush=True)
         return 0
+    if args.profile:
+        family, _, size = args.profile.partition(":")
+        print(profile(family, int(size), args.seed))
+        return 0
+    families = [f for f in args.families.split(",") if f]
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        parser.error(f"unknown families {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    results = []
-    for size in sizes:
-        result = measure(size, args.seed, lower=size <= args.lower_up_to, jit=size <= args.jit_up_to)
-        extra = "" if result.lowering_s is None else f"; lowering {result.lowering_s:.2f} s"
-        extra += "" if result.jit_s is None else f"; LLVM JIT {result.jit_s:.2f} s"
-        print(f"{result.ops} ops: graph pipeline {result.graph_s:.2f} s ({result.graph_s_per_1k:.3f} s per 1k ops)"
-              f"{extra}", flush=True)
-        results.append(result)
-    text = table(results)
-    print(f"\nmachine: {platform.processor() or platform.machine()}, Python {platform.python_version()}\n")
+    baseline = measure("baseline", 0, 0, args.timeout)
+    cases = []
+    for family in families:
+        for size in sizes:
+            case = measure(family, size, args.seed, args.timeout)
+            cases.append(case)
+            summary = case.error or (f"{case.ops} ops, {case.kernels} kernels: {case.compile_s:.2f} s "
+                                     f"({case.per_op_ms():.2f} ms per op), peak RSS {case.peak_rss / 2**20:.0f} MB")
+            print(f"{family} {size}: {summary}", flush=True)
+    memory = None
+    if args.memory_elements:
+        memory = measure_memory(args.memory_elements, args.timeout)
+        print(f"memory case: {memory.error or f'peak RSS {memory.peak_rss / 1e9:.2f} GB ({memory.ratio:.2f}x)'}",
+              flush=True)
+    text = table(cases, baseline, memory)
+    print(f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"Python {platform.python_version()}\n")
     print(text)
     if args.markdown:
-        with open(args.markdown, "w") as file:
-            file.write(text + "\n")
+        Path(args.markdown).write_text(text + "\n")
     return 0
 
 

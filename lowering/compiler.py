@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,8 @@ class Executable(CompiledGraph):
 
     #: the file the graph came from (its locations name the parser's buffer "-")
     filename: str = "<module>"
+    #: seconds per compile stage: parse, graph (pipeline), lowering (to linalg), bufferize (to the LLVM dialect), llvm
+    timings: dict[str, float] = field(default_factory=dict)
     #: result shapes by the input shapes of a call, for entries with dynamic dimensions
     _shapes: dict[tuple, list[tuple[int | None, ...]]] = field(default_factory=dict, repr=False)
 
@@ -337,12 +340,15 @@ def compile(
     switches = FusionSwitches.from_sources(graph_kernel_flags, fusion_switch_file, strict=strict_flags,
                                            flags_source="graph kernel flags")
     pipeline = resolve_pipeline(pipeline, opt_level, switches, "cpu")
+    start = time.perf_counter()
     context = make_context()
     source_module = parse_module(text, filename, context)
     entry_op = entry_function(source_module, entry)
     name = ir.StringAttr(entry_op.attributes["sym_name"]).value
     _check_compilable(source_module, entry_op, name, filename)
     module = parse_module(text, filename, context)
+    timings = {"parse": time.perf_counter() - start}
+    start = time.perf_counter()
     runner = run_located(module, pipeline, filename, switches)
     fusions = {}
     for record in runner.records:
@@ -352,11 +358,15 @@ def compile(
                 fusions[key_name] = fusions.get(key_name, 0) + value
     fused_graph = str(module)
     kernels = sum(1 for func_op in functions(module).values() if is_kernel(func_op))
+    timings["graph"] = time.perf_counter() - start
+    start = time.perf_counter()
     lowering = LOWERING_PIPELINE if fast_math else LOWERING_PIPELINE.replace(
         "graph-to-linalg{strict}", "graph-to-linalg{strict fast-math=false}")
     run_located(module, lowering, filename)
     linalg_text = str(module)
+    timings["lowering"] = time.perf_counter() - start
     function = compile_linalg(module, name, opt_level=jit_opt_level, threads=threads)
+    timings.update(function.timings)
     executable = Executable(
         name,
         source_module,
@@ -369,6 +379,7 @@ def compile(
         fusion_result=runner.fusion_result(),
         debug=switches.flags.enable_debug_mode,
         filename=filename,
+        timings=timings,
     )
     if not cacheable:
         return executable
