@@ -31,8 +31,10 @@ dimensions that are dynamic (``?``) accept any size.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import hashlib
+import heapq
 import math
 import os
 import threading
@@ -214,6 +216,14 @@ def _fill_descriptor(desc, array: np.ndarray) -> None:
 # --------------------------------------------------------------------------- compiled function
 
 
+def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype, alignment: int = 64) -> np.ndarray:
+    """``np.empty`` starting on an ``alignment``-byte boundary (numpy guarantees 16)."""
+    size = math.prod(shape) * dtype.itemsize
+    raw = np.empty(size + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    return raw[start:start + size].view(dtype).reshape(shape)
+
+
 def _dtype_text(dtype: np.dtype) -> str:
     """A dtype for messages; byte order spelled out, or '>f4' would read as the float32 it is not."""
     if dtype.byteorder in ("=", "|"):  # native, or not applicable (one byte)
@@ -239,7 +249,7 @@ class CompiledFunction:
         self.inputs = inputs
         self.outputs = outputs
         #: buffers for intermediates, allocated once and reused by every call (see _hoist_allocations)
-        self.workspace = [np.empty(s.shape, s.dtype) for s in workspace or []]
+        self.workspace = [_aligned_empty(s.shape, s.dtype) for s in workspace or []]
         self._context = context  # the engine needs neither; compile_linalg passes None (see _compile)
         self._module = module
         self._engine = engine
@@ -562,7 +572,7 @@ def _lower(text: str, entry: str, threads: int) -> tuple[ir.Context, ir.Module, 
             func.attributes["sym_visibility"] = visibility
         _erase_self_copies(func)
         _drop_results_in_outputs(func, len(inputs), len(outputs))
-        workspace = _hoist_allocations(func)
+        workspace = _hoist_allocations(func, arena=True)
         check_fits_in_memory(
             [*((f"result {k} {s.type_str}", spec_bytes(s)) for k, s in enumerate(outputs)),
              *((f"intermediate {s.type_str}", spec_bytes(s)) for s in workspace)],
@@ -851,7 +861,7 @@ def _split_shared_empties(module: ir.Module) -> None:
             owner.operands[number] = copy.results[0]
 
 
-def _hoist_allocations(func) -> list[_ArgSpec]:
+def _hoist_allocations(func, arena: bool = False) -> list[_ArgSpec]:
     """Turn the entry's statically shaped intermediate buffers into arguments the runtime allocates once.
 
     Bufferization gives every intermediate a ``memref.alloc``; allocating them
@@ -859,16 +869,20 @@ def _hoist_allocations(func) -> list[_ArgSpec]:
     the loop that fills it) and they would need deallocation.  Each top-level
     static ``memref.alloc`` becomes a trailing function argument instead: a
     workspace array owned by the CompiledFunction and reused by every call
-    (calls are serialized by its lock).  Allocations with dynamic sizes or
-    nested in loops are refused: nothing may leak.
+    (calls are serialized by its lock).  With ``arena``, the buffers are
+    views of one byte array instead, buffers whose lifetimes do not overlap
+    sharing its bytes (:func:`_pack_buffers`).  Allocations with dynamic
+    sizes or nested in loops are refused: nothing may leak.
     """
     block = func.regions[0].blocks[0]
+    for op in list(block.operations):
+        if op.operation.name == "memref.dealloc":  # the runtime owns the buffers; a dealloc would end no lifetime
+            op.operation.erase()
     specs: list[_ArgSpec] = []
     types: list[ir.Type] = []
+    if arena:
+        specs, types = _pack_buffers(block)
     for op in list(block.operations):
-        if op.operation.name == "memref.dealloc":
-            op.operation.erase()
-            continue
         if op.operation.name != "memref.alloc":
             continue
         t = ir.MemRefType(op.results[0].type)
@@ -1171,6 +1185,74 @@ def _parameterize_slots(callee: ir.Operation, call: ir.Operation, table: ir.Valu
         old.replace_all_uses_with(new)
     call.erase()
     return direct
+
+
+#: Byte alignment of the buffers in the workspace arena (a cache line).
+_ARENA_ALIGNMENT = 64
+
+
+def _pack_buffers(block: ir.Block) -> tuple[list[_ArgSpec], list[ir.Type]]:
+    """Make the identity-layout static ``memref.alloc`` ops of ``block`` views of one byte arena argument.
+
+    A buffer is live from the first to the last top-level op that uses it
+    or a value derived from it (a view, a loop result; bufferization puts
+    the allocations first); a buffer first used after another's last use
+    takes its bytes (best fit among the free blocks).  A graph of thousands of intermediates needs a few of them at a
+    time, and each call passes one descriptor for all of them.  Returns the
+    arena's spec and type (none when there is nothing to pack).
+    """
+    from mlir.dialects import arith, memref
+
+    ops = [op.operation for op in block.operations]
+    position = {op_id(op): k for k, op in enumerate(ops)}
+    buffers = []  # (alloc, first, last, bytes)
+    for k, op in enumerate(ops):
+        if op.name != "memref.alloc" or len(op.operands):
+            continue
+        t = ir.MemRefType(op.results[0].type)
+        identity = isinstance(t.layout, ir.AffineMapAttr) and (
+            ir.AffineMapAttr(t.layout).value == ir.AffineMap.get_identity(t.rank))
+        if not t.has_static_shape or not identity or t.memory_space is not None:
+            continue
+        first, last, pending, seen = len(ops), k, [op.results[0]], set()
+        while pending:
+            for use in pending.pop().uses:
+                owner = use.owner.operation
+                user = position[op_id(_top_level_op(owner, block))]
+                first, last = min(first, user), max(last, user)
+                if op_id(owner) not in seen:
+                    seen.add(op_id(owner))
+                    pending.extend(r for r in owner.results if isinstance(r.type, ir.MemRefType))
+        size = math.prod(t.shape) * _numpy_dtype(t.element_type, "workspace").itemsize
+        buffers.append((op, min(first, last), last, -(-max(size, 1) // _ARENA_ALIGNMENT) * _ARENA_ALIGNMENT))
+    if not buffers:
+        return [], []
+    buffers.sort(key=lambda buffer: buffer[1])
+    free: list[tuple[int, int]] = []  # (bytes, offset), sorted
+    live: list[tuple[int, int, int]] = []  # heap of (last use, offset, bytes)
+    offsets, end = [], 0
+    for _, first, last, size in buffers:
+        while live and live[0][0] < first:
+            _, offset, freed = heapq.heappop(live)
+            bisect.insort(free, (freed, offset))
+        k = bisect.bisect_left(free, (size, -1))
+        if k < len(free):
+            found, offset = free.pop(k)
+            if found > size:
+                bisect.insort(free, (found - size, offset + size))
+        else:
+            offset, end = end, end + size
+        heapq.heappush(live, (last, offset, size))
+        offsets.append(offset)
+    arena_type = ir.MemRefType.get([end], ir.IntegerType.get_signless(8))
+    arena = block.add_argument(arena_type, ir.Location.unknown())
+    index = ir.IndexType.get()
+    for (alloc, *_), offset in zip(buffers, offsets, strict=True):
+        with ir.InsertionPoint(alloc), alloc.location:
+            view = memref.ViewOp(alloc.results[0].type, arena, arith.constant(index, offset), []).result
+        alloc.results[0].replace_all_uses_with(view)
+        alloc.erase()
+    return [_ArgSpec((end,), np.dtype(np.uint8), str(arena_type))], [arena_type]
 
 
 def _descriptor_type(t: ir.Type) -> ir.Type:
