@@ -118,6 +118,7 @@ class UbPlanner:
         #: op position -> index of the planned kernel holding it
         self.kernel_of: dict[int, int] = {}
         self.kernels: list[list[int]] = []
+        self._sizes: dict[tuple[ir.Value, int], int | None] = {}
 
     # -- queries ---------------------------------------------------------------------
 
@@ -194,13 +195,13 @@ class UbPlanner:
                 owner = operand.owner
                 internal = not isinstance(owner, ir.Block) and op_id(owner) in inside
                 if operand not in live:
-                    size = _value_bytes(operand, alignment)
+                    size = self._bytes(operand, alignment)
                     if size is None:
                         return None
                     live[operand] = [0 if not internal else step, step, size]
                 live[operand][1] = max(live[operand][1], step)
             for result in op.results:
-                size = _value_bytes(result, alignment)
+                size = self._bytes(result, alignment)
                 if size is None:
                     return None
                 escapes = any(op_id(use.owner) not in inside for use in result.uses)
@@ -208,8 +209,23 @@ class UbPlanner:
                 entry[0] = step
                 if escapes:
                     entry[1] = last
-        return max(sum(size for first, end, size in live.values() if first <= step <= end)
-                   for step in range(len(order)))
+        # The peak of the live bytes over the steps, from each value's start and end (one pass, not steps x values).
+        change = [0] * (len(order) + 1)
+        for first, end, size in live.values():
+            change[first] += size
+            change[end + 1] -= size
+        peak = current = 0
+        for delta in change[:-1]:
+            current += delta
+            peak = max(peak, current)
+        return peak
+
+    def _bytes(self, value: ir.Value, alignment: int) -> int | None:
+        """_value_bytes, remembered: planning asks for the same values' sizes over and over."""
+        key = (value, alignment)
+        if key not in self._sizes:
+            self._sizes[key] = _value_bytes(value, alignment)
+        return self._sizes[key]
 
     # -- planning --------------------------------------------------------------------
 
@@ -218,18 +234,27 @@ class UbPlanner:
         """Grow a group from ``seed`` along edges until no free neighbour is admitted.
 
         ``admit(op, members)`` returns None to take the op or the reason not
-        to.  Returns the group and, for each neighbour left out, why.
+        to.  Returns the group and, for each neighbour left out, why.  An op
+        ``admit`` refused is not asked again (its kind does not change, and a
+        larger group only needs more UB); one that would close a cycle is,
+        since the group may absorb the op on the path later.
         """
         members = {seed}
         rejected: dict[int, str] = {}
+        refused: set[int] = set()
         changed = True
         while changed:
             changed = False
             for j in self.neighbours(members, upstream, downstream):
+                if j in refused:
+                    continue
                 if not self.free(j):
                     rejected[j] = "it is already in another UB kernel"
+                    refused.add(j)
                     continue
                 reason = admit(j, members)
+                if reason is not None:
+                    refused.add(j)
                 if reason is None:
                     reason = self.cycle_reason(members | {j})
                 if reason is None:
@@ -509,7 +534,11 @@ def _automatic(planner: UbPlanner, seed: int) -> bool | str:
     if alone is None:
         return False  # dynamic shapes: the UB footprint cannot be bounded
 
+    limit = planner.fusion_pass.max_ops
+
     def admit(j: int, members: set[int]) -> str | None:
+        if len(members) >= limit:
+            return f"the kernel has {limit} ops already (max-ops)"
         kind = planner.kind(j)
         if kind not in _AUTO_KINDS:
             return f"it is not UB-fusable ({kind}: a kernel of its own)"
@@ -557,6 +586,7 @@ class AutomaticUbFusion(UbFusionPass):
     fusion_kind: ClassVar[str] = "ub_auto"
     target: str = option(DEFAULT_TARGET, "NPU target (bundled name or .json path) whose UB capacity is the budget")
     ub_size: int = option(0, "UB bytes one kernel's live values may use; 0: the target's UB capacity")
+    max_ops: int = option(128, "most ops in one kernel (bounds the planning time of graphs of tiny tensors)")
     example: ClassVar[str] = """\
 func.func @row_scale(%x: tensor<8x16xf32>, %g: tensor<16xf32>) -> tensor<8x16xf32> {
   %0 = "graph.mul"(%x, %x) : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
@@ -571,6 +601,8 @@ func.func @row_scale(%x: tensor<8x16xf32>, %g: tensor<16xf32>) -> tensor<8x16xf3
     def __post_init__(self) -> None:
         if self.ub_size < 0:
             raise OptionError(f"option 'ub-size' of pass '{self.name}' must not be negative, got {self.ub_size}")
+        if self.max_ops < 2:
+            raise OptionError(f"option 'max-ops' of pass '{self.name}' must be at least 2, got {self.max_ops}")
 
     def ub_budget(self) -> tuple[int, int]:
         """(UB bytes, allocation alignment): ``ub-size`` when given, else the target description's UB."""
