@@ -21,10 +21,11 @@ import numpy as np
 from mlir import ir
 
 from graphfuse.dialect.context import make_context
-from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import entry_function
+from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.npu_target import NpuTarget, load_target
-from graphfuse.dialect.parsing import parse_module
+from graphfuse.dialect.parsing import parse_module, relocate
 from graphfuse.lowering.compiler import (
     CompiledGraph,
     check_lowerable,
@@ -50,6 +51,23 @@ def npu_graph_pipeline(opt_level: int) -> str:
         return graph_pipeline(opt_level, "npu")
     except ValueError as error:
         raise GraphfuseError(str(error)) from None
+
+
+def _refuse_booleans(module: ir.Module, filename: str) -> None:
+    """The emulator keeps no i1 buffers: refuse boolean tensors up front, located at the first one.
+
+    Inside a fused kernel an i1 value would otherwise reach an upstream pass of the NPU lowering that aborts
+    on it (an assertion or a segmentation fault), instead of the emulator's own error.
+    """
+    for op in nested_ops(module):
+        values = [*op.results, *(a for region in op.regions for block in region.blocks for a in block.arguments)]
+        for value in values:
+            t = value.type
+            if isinstance(t, ir.RankedTensorType) and str(ir.RankedTensorType(t).element_type) == "i1":
+                where = value.location if hasattr(value, "location") else op.location
+                raise GraphfuseError([relocate(Diagnostic(
+                    "error", f"NPU emulator: boolean (i1) buffers are not supported ({t})", source_loc(where)),
+                    filename)])
 
 
 def npu_lowering_pipeline(target: str = "910b", double_buffer: bool = True) -> str:
@@ -178,6 +196,7 @@ def compile_npu(
     context = make_context()
     source_module = parse_module(text, filename, context)
     check_lowerable(source_module, filename)
+    _refuse_booleans(source_module, filename)
     entry_op = entry_function(source_module, entry)
     name = ir.StringAttr(entry_op.attributes["sym_name"]).value
     n_outputs = len(ir.FunctionType(ir.TypeAttr(entry_op.attributes["function_type"]).value).results)
