@@ -906,16 +906,6 @@ def _hoist_allocations(func, arena: bool = False) -> list[_ArgSpec]:
     return specs
 
 
-#: Marks the entry's chunks for the outlining transform script.
-_OUTLINE = "graph.outline"
-_OUTLINE_SCRIPT = """module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %ops = transform.structured.match attributes{MARK} in %root : (!transform.any_op) -> !transform.any_op
-    %funcs, %calls = transform.loop.outline %ops {func_name = "NAME"}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.yield
-  }
-}"""
 _CONSTANTS = frozenset({"arith.constant", "ub.poison"})
 #: Ops that only describe a buffer (no memory access): rebuilt where used rather than kept live across the entry.
 _VIEWS = frozenset({
@@ -1021,18 +1011,15 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
     each loop it vectorizes): a 5,000-op chain took minutes.  Consecutive
     top-level ops holding ``loop_nests`` loop nests (ops with regions) are
     wrapped in an ``scf.execute_region`` each (values used after it become
-    its results) and outlined by MLIR's ``transform.loop.outline`` into a
-    ``noinline`` internal function; after :func:`pack_arguments` such a
-    function needs only the table pointer, and the slots it reads become
-    arguments (:func:`_parameterize_slots`), so functions that compute the
-    same thing on other buffers are identical: one of each is kept.  The
-    constants the transform passes as arguments are cloned into the
-    function instead (LLVM folds them; a vector constant would go through
-    memory), unused arguments are dropped, and each call is taken out of
-    the wrapper the transform adds.
+    its results) and moved into a ``noinline`` internal function called in
+    their place; after :func:`pack_arguments` such a function needs only the
+    table pointer, and the slots it reads become arguments
+    (:func:`_parameterize_slots`), so functions that compute the same thing
+    on other buffers are identical: one of each is kept.  Constants are
+    cloned into the functions (LLVM folds them; a vector constant passed as
+    an argument would go through memory).  MLIR's ``transform.loop.outline``
+    does the same one op at a time, in time quadratic in the ops.
     """
-    from mlir.dialects.transform import interpreter
-
     block = func.regions[0].blocks[0]
     # Constants stay in the entry, first (they have no operands): the functions clone those they use.
     first = block.operations[0]
@@ -1050,49 +1037,33 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
             begin, nests = k + 1, 0
     if not chunks:
         return 0
-    for begin, end in chunks:
-        _wrap_chunk(ops[begin:end], end, position, block)
-    script = ir.Module.parse(_OUTLINE_SCRIPT.replace("MARK", _OUTLINE).replace("NAME", f"{entry}_part"))
-    try:
-        interpreter.apply_named_sequence(module.operation, script.body.operations[0], script)
-    except ir.MLIRError as e:
-        raise GraphfuseError([*from_mlir_error(e)]) from None
-    callees = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
-               for op in module.body.operations if op.operation.name == "func.func"}
-    noinline = ir.ArrayAttr.get([ir.StringAttr.get("noinline")])
-    internal = ir.Attribute.parse("#llvm.linkage<internal>")
+    wrappers = [_wrap_chunk(ops[begin:end], end, position, block) for begin, end in chunks]
+    taken = {ir.StringAttr(op.attributes["sym_name"]).value
+             for op in module.body.operations if "sym_name" in op.operation.attributes}
+    table = block.arguments[len(block.arguments) - 1]
     outlined: list[tuple[ir.Operation, ir.Operation]] = []  # (function, its call)
-    for region_op in list(block.operations):
-        region_op = region_op.operation
-        if region_op.name != "scf.execute_region":
-            continue
-        body = region_op.regions[0].blocks[0]
-        call = body.operations[0].operation
-        terminator = body.operations[len(body.operations) - 1].operation
-        if call.name != "func.call" or list(terminator.operands) != list(call.results):
-            continue
-        callee = callees[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
-        direct = _call_outlined(callee, call, region_op)
-        table = block.arguments[len(block.arguments) - 1]
-        outlined.append((callee, _parameterize_slots(callee, direct, table)))
-        callee.attributes["passthrough"] = noinline
-        callee.attributes["llvm.linkage"] = internal
+    for k, (wrapper, captured) in enumerate(zip(wrappers, _captured_values(block, wrappers), strict=True)):
+        name = f"{entry}_part_{k}"
+        while name in taken:
+            name += "_"
+        callee, call = _outline(module, wrapper, captured, name)
+        outlined.append((callee, _parameterize_slots(callee, call, table)))
     # Identical loop nests (a repeated layer, the same fused kernel again) become one function, compiled once.
-    first: dict[bytes, ir.Attribute] = {}
+    kept: dict[bytes, ir.Attribute] = {}
     for callee, call in outlined:
         name = ir.StringAttr(callee.attributes["sym_name"]).value
         # Printed on its own (local scope): a function printed as part of the module numbers the whole module.
         text = callee.get_asm(use_local_scope=True).replace(f"@{name}(", "@f(", 1)
         key = hashlib.blake2b(text.encode(), digest_size=20).digest()
-        symbol = first.setdefault(key, ir.FlatSymbolRefAttr.get(name))
+        symbol = kept.setdefault(key, ir.FlatSymbolRefAttr.get(name))
         if symbol.value != name:
             call.attributes["callee"] = symbol
             callee.erase()
-    return len(first)
+    return len(kept)
 
 
-def _wrap_chunk(chunk: list[ir.Operation], end: int, position: dict[int, int], block: ir.Block) -> None:
-    """Move ``chunk`` (top-level ops ending before position ``end``) into a marked ``scf.execute_region``."""
+def _wrap_chunk(chunk: list[ir.Operation], end: int, position: dict[int, int], block: ir.Block) -> ir.Operation:
+    """Move ``chunk`` (top-level ops ending before position ``end``) into an ``scf.execute_region``; return it."""
     escaping = []
     for op in chunk:
         for result in op.results:  # the terminator, not in ``position``, is after every chunk
@@ -1109,35 +1080,68 @@ def _wrap_chunk(chunk: list[ir.Operation], end: int, position: dict[int, int], b
         for use in list(value.uses):
             if _top_level_op(use.owner, block) != wrapper:  # the uses after the chunk
                 use.owner.operation.operands[use.operand_number] = result
-    wrapper.attributes[_OUTLINE] = ir.UnitAttr.get()
+    return wrapper
 
 
-def _call_outlined(callee: ir.Operation, call: ir.Operation, region_op: ir.Operation) -> None:
-    """Clone the constant arguments of an outlined function into it, drop unused ones, call it directly."""
-    entry_block = callee.regions[0].blocks[0]
-    first = entry_block.operations[0]
-    kept = []
-    for k, (operand, arg) in enumerate(zip(call.operands, entry_block.arguments, strict=True)):
-        owner = operand.owner
-        if not isinstance(owner, ir.Block) and owner.name in _CONSTANTS and any(True for _ in arg.uses):
-            arg.replace_all_uses_with(owner.clone(ir.InsertionPoint(first)).results[0])
-        if any(True for _ in arg.uses):
-            kept.append(k)
-    operands = list(call.operands)
-    keep = set(kept)
-    for k in reversed(range(len(operands))):
-        if k not in keep:
-            entry_block.erase_argument(k)
-    results = [r.type for r in call.results]
-    callee.attributes["function_type"] = ir.TypeAttr.get(
-        ir.FunctionType.get([a.type for a in entry_block.arguments], results))
-    with ir.InsertionPoint(region_op), call.location:
-        direct = ir.Operation.create("func.call", results=results, operands=[operands[k] for k in kept],
-                                     attributes={"callee": call.attributes["callee"]})
-    for old, new in zip(region_op.results, direct.results, strict=True):
+#: A value a wrapper reads from outside it, and where: (value, [(op, operand number)]).
+_Captured = tuple[ir.Value, list[tuple[ir.Operation, int]]]
+
+
+def _captured_values(block: ir.Block, wrappers: list[ir.Operation]) -> list[list[_Captured]]:
+    """For each wrapper, the values of ``block`` it reads (arguments, constants, other wrappers' results).
+
+    Found from the definitions' uses: the values defined outside a wrapper
+    are all in ``block``, so no walk of the wrappers' insides is needed.
+    """
+    index = {op_id(w): k for k, w in enumerate(wrappers)}
+    captured: list[dict[int, _Captured]] = [{} for _ in wrappers]
+    values = list(block.arguments)
+    for op in block.operations:
+        values.extend(op.operation.results)
+    for number, value in enumerate(values):
+        owner = value.owner
+        defined_by = None if isinstance(owner, ir.Block) else index.get(op_id(owner))
+        for use in value.uses:
+            user = index.get(op_id(_top_level_op(use.owner, block)))
+            if user is None or user == defined_by:
+                continue
+            captured[user].setdefault(number, (value, []))[1].append((use.owner.operation, use.operand_number))
+    return [list(c.values()) for c in captured]
+
+
+def _outline(module: ir.Module, wrapper: ir.Operation, captured: list[_Captured],
+             name: str) -> tuple[ir.Operation, ir.Operation]:
+    """Move ``wrapper`` into a new private noinline function ``name`` called in its place; (function, call)."""
+    from mlir.dialects import func as func_dialect
+
+    # The value each use reads now: an earlier wrapper's result has become its call's result meanwhile.
+    captured = [(uses[0][0].operands[uses[0][1]], uses) for _, uses in captured]
+    passed = [value for value, _ in captured if isinstance(value.owner, ir.Block)
+              or value.owner.name not in _CONSTANTS]
+    results = [r.type for r in wrapper.results]
+    with ir.InsertionPoint(module.body), wrapper.location:
+        callee = func_dialect.FuncOp(name, ir.FunctionType.get([v.type for v in passed], results)).operation
+    callee.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    callee.attributes["passthrough"] = ir.ArrayAttr.get([ir.StringAttr.get("noinline")])
+    callee.attributes["llvm.linkage"] = ir.Attribute.parse("#llvm.linkage<internal>")
+    body = callee.regions[0].blocks.append(*[v.type for v in passed])
+    with ir.InsertionPoint(wrapper), wrapper.location:
+        call = ir.Operation.create("func.call", results=results, operands=passed,
+                                   attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
+    for old, new in zip(wrapper.results, call.results, strict=True):
         old.replace_all_uses_with(new)
-    region_op.erase()
-    return direct
+    with ir.InsertionPoint(body), wrapper.location:
+        terminator = ir.Operation.create("func.return", operands=list(wrapper.results))
+    wrapper.move_before(terminator)
+    arguments = iter(body.arguments)
+    for value, uses in captured:
+        if isinstance(value.owner, ir.Block) or value.owner.name not in _CONSTANTS:
+            inside = next(arguments)
+        else:
+            inside = value.owner.clone(ir.InsertionPoint(wrapper)).results[ir.OpResult(value).result_number]
+        for op, number in uses:
+            op.operands[number] = inside
+    return callee, call
 
 
 #: GEPOp's marker of a dynamic index among its constant ones.
