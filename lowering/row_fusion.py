@@ -34,8 +34,10 @@ from mlir.dialects.transform import interpreter
 
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, nested_ops
+from graphfuse.lowering.host import vector_bits
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.parallel import DEFAULT_MIN_ELEMENTS, static_elements
+from graphfuse.lowering.row_chunks import chunk_row_loops
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
@@ -78,7 +80,11 @@ _VECTORIZE = """%loops = transform.structured.match ops{["scf.for", "scf.forall"
       transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
       transform.apply_patterns.vector.lower_shape_cast
       transform.apply_patterns.vector.lower_broadcast
-    } : !transform.any_op"""
+    } : !transform.any_op
+    transform.apply_patterns to %root {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %root : !transform.any_op"""
 
 
 def _iterators(op: ir.Operation) -> list[str]:
@@ -219,15 +225,24 @@ class TileKernelRows(GraphPass):
     statistics: ClassVar[dict[str, str]] = {
         "num-kernels": "Number of kernels tiled by rows",
         "num-vectorized": "Number of tiled kernels whose rows were vectorized",
+        "num-chunked": "Number of row loops whose vectorized rows were cut into register-sized chunks",
     }
     vectorize: bool = option(True, "vectorize the ops inside the row loop")
     max_row: int = option(4096, "longest row (elements) that is vectorized")
     parallel_min_elements: int = option(
         DEFAULT_MIN_ELEMENTS, "kernels with at least this many result elements get a parallel row loop (scf.forall)")
+    vector_bits: int = option(0, "vector register width (bits) the row chunks are sized for; 0: the host's")
+    chunk_vectors: int = option(
+        4, "vector registers per row chunk (independent accumulators); 0 keeps whole-row vectors")
 
     def __post_init__(self) -> None:
         if self.max_row < 1:
             raise OptionError(f"option 'max-row' of pass '{self.name}' must be >= 1, got {self.max_row}")
+        if self.vector_bits not in (0, 128, 256, 512):
+            raise OptionError(f"option 'vector-bits' of pass '{self.name}' must be 0, 128, 256 or 512, "
+                              f"got {self.vector_bits}")
+        if self.chunk_vectors < 0:
+            raise OptionError(f"option 'chunk-vectors' of pass '{self.name}' must be >= 0, got {self.chunk_vectors}")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         with module.context, ir.Location.unknown():
@@ -244,6 +259,12 @@ class TileKernelRows(GraphPass):
                 parallel = all((static_elements(r.results[0]) or 0) >= self.parallel_min_elements for r in roots)
                 self._tile(func_op, name, roots, vectorize, parallel, context)
                 _drop_fences(func_op)
+                if vectorize and self.chunk_vectors:
+                    bits = self.vector_bits or vector_bits()
+                    prefix = f"tile-kernel-rows: @{name}: "
+                    chunked = chunk_row_loops(func_op, bits, self.chunk_vectors,
+                                              lambda message, prefix=prefix: log.debug(prefix + message))
+                    context.count("num-chunked", chunked)
                 context.count("num-kernels")
                 if vectorize:
                     context.count("num-vectorized")

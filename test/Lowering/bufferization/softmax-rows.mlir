@@ -1,28 +1,37 @@
-// After kernel code generation and bufferization, a softmax kernel is one loop over the rows: each row is
-// read once from the input buffer, reduced twice in registers (max, sum of exp) and written once into the
-// result buffer; no intermediate buffer is allocated. (The self-copy of the row that bufferization leaves
-// in the loop is erased by the runtime.)
-// RUN: graphfuse-opt %s --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows,inline,symbol-dce,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse)' | FileCheck %s
+// After kernel code generation and bufferization, a softmax kernel is one loop over the rows. Each row is
+// read from memory by its first pass (the max) and from L1 by the next two (the sum of exp, the normalized
+// write), in register-sized chunks (here 256-bit vectors: chunks of 4 x 8 floats, then a 4-float rest) with
+// vector accumulators; it is written once into the result buffer and no intermediate buffer is allocated.
+// (The self-copy of the row that bufferization leaves in the loop is erased by the runtime.)
+// RUN: graphfuse-opt %s --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{vector-bits=256},inline,symbol-dce,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse)' | FileCheck %s
 
-// CHECK-LABEL: func.func @softmax(%arg0: memref<64x128xf32>) -> memref<64x128xf32>
-// CHECK:         %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x128xf32>
+// CHECK-LABEL: func.func @softmax(%arg0: memref<64x100xf32>) -> memref<64x100xf32>
+// CHECK:         %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x100xf32>
 // CHECK-NOT:     memref.alloc
 // CHECK:         scf.for %[[ROW:.*]] = %c0 to %c64 step %c1 {
-// CHECK-NEXT:      %[[IN:.*]] = memref.subview %arg0[%[[ROW]], 0] [1, 128] [1, 1]
-// CHECK-NEXT:      vector.transfer_read %[[IN]]
-// CHECK-NOT:       vector.transfer_read
-// CHECK:           vector.reduction <maximumf>
-// CHECK-NOT:       vector.reduction <maximumf>
-// CHECK:           vector.reduction <add>
+// CHECK-NEXT:      %[[IN:.*]] = memref.subview %arg0[%[[ROW]], 0] [1, 100] [1, 1]
+// CHECK-NEXT:      vector.transfer_read %[[IN]][%c0, %c0]{{.*}} vector<1x32xf32>
+// CHECK:           scf.for %{{.*}} = %c32 to %c96 step %c32 iter_args(%{{.*}}) -> (vector<32xf32>)
+// CHECK:             arith.maximumf {{.*}} : vector<32xf32>
+// CHECK:           vector.reduction <maximumf>, {{.*}} : vector<32xf32> into f32
+// CHECK:           vector.transfer_read %[[IN]][%c0, %c96]{{.*}} vector<1x4xf32>
+// CHECK:           vector.reduction <maximumf>, {{.*}} : vector<4xf32> into f32
+// CHECK:           %[[DST:.*]] = memref.subview %[[OUT]][%[[ROW]], 0] [1, 100] [1, 1]
+// CHECK:           scf.for %{{.*}} = %c32 to %c96 step %c32 iter_args(%{{.*}}) -> (vector<32xf32>)
+// CHECK:             arith.addf {{.*}} : vector<32xf32>
+// CHECK:           vector.reduction <add>, {{.*}} : vector<32xf32> into f32
+// CHECK:           vector.reduction <add>, {{.*}} : vector<4xf32> into f32
 // CHECK-NOT:       vector.reduction
-// CHECK:           %[[DST:.*]] = memref.subview %[[OUT]][%[[ROW]], 0] [1, 128] [1, 1]
-// CHECK:           vector.transfer_write %{{.*}}, %[[DST]]
+// CHECK:           scf.for %[[J:.*]] = %c0 to %c96 step %c32 {
+// CHECK:             vector.transfer_write %{{.*}}, %[[DST]][%c0, %[[J]]] {{.*}} : vector<1x32xf32>
+// CHECK:           vector.transfer_write %{{.*}}, %[[DST]][%c0, %c96] {{.*}} : vector<1x4xf32>
+// CHECK-NOT:       memref.alloc
 // CHECK:         return %[[OUT]]
-func.func @softmax(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  %0 = call @softmax_kernel(%x) : (tensor<64x128xf32>) -> tensor<64x128xf32>
-  return %0 : tensor<64x128xf32>
+func.func @softmax(%x: tensor<64x100xf32>) -> tensor<64x100xf32> {
+  %0 = call @softmax_kernel(%x) : (tensor<64x100xf32>) -> tensor<64x100xf32>
+  return %0 : tensor<64x100xf32>
 }
-func.func private @softmax_kernel(%x: tensor<64x128xf32>) -> tensor<64x128xf32> attributes {graph.kernel} {
-  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<64x128xf32>) -> tensor<64x128xf32>
-  return %0 : tensor<64x128xf32>
+func.func private @softmax_kernel(%x: tensor<64x100xf32>) -> tensor<64x100xf32> attributes {graph.kernel} {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<64x100xf32>) -> tensor<64x100xf32>
+  return %0 : tensor<64x100xf32>
 }

@@ -1,10 +1,13 @@
 // tile-kernel-rows tiles kernels that hold row reductions by rows, fuses every producer into the row loop
 // (one pass over each row) and vectorizes the row; other kernels are left alone, with the reason logged.
-// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows)' %s | FileCheck %s
+// Here the rows stay whole vectors (chunk-vectors=0); chunks.mlir cuts them into register-sized chunks.
+// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{chunk-vectors=0})' %s | FileCheck %s
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{vectorize=false})' %s | FileCheck %s --check-prefix=SCALAR
 // RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows)' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
 // RUN: not graphfuse-opt --pass-pipeline='builtin.module(tile-kernel-rows{max-row=0})' %s 2>&1 | FileCheck %s --check-prefix=OPTION
 // OPTION: option 'max-row' of pass 'tile-kernel-rows' must be >= 1, got 0
+// RUN: not graphfuse-opt --pass-pipeline='builtin.module(tile-kernel-rows{vector-bits=100})' %s 2>&1 | FileCheck %s --check-prefix=BITS
+// BITS: option 'vector-bits' of pass 'tile-kernel-rows' must be 0, 128, 256 or 512, got 100
 
 // softmax: max, exp and sum, normalize, all inside one loop over the 64 rows; reductions as vector.reduction.
 // LOG: tile-kernel-rows: @softmax_kernel: 1 result loop(s) by rows of 128, vectorized
