@@ -55,10 +55,9 @@ _COMBINE = {
     "or": (None, "arith.ori"),
     "xor": (None, "arith.xori"),
 }
-_ROW_OPS = frozenset({
-    "vector.transfer_read", "vector.transfer_write", "vector.broadcast", "vector.extract", "vector.reduction",
-    "arith.constant",
-})
+#: Row ops (after the row's reads) above which a value a reduction computes and a write needs again is kept in
+#: the write's destination rather than computed again (softmax's exp is about 40 ops; x - mean is 2).
+STASH_MIN_OPS = 12
 
 
 def _vector_shape(t: ir.Type) -> list[int] | None:
@@ -352,68 +351,147 @@ class _Chunker:
             result = _clone(op, operands, [new_type])
         self.hoisted[(value, width)] = result
 
-    def flush_reductions(self) -> None:
-        """One loop per segment over the pending reductions' chunks; their results replace the originals'."""
+    def flush_reductions(self, writes: list[ir.Operation] = ()) -> dict[int, tuple[ir.Value, ir.Value]]:
+        """One loop per segment over the pending reductions' chunks; their results replace the originals'.
+
+        With the pending ``writes``, a costly row value that a reduction reads and a write's value needs too
+        (softmax's exp) is stored into that write's destination as the reduction loop computes it; returns
+        {write index: (row value, destination tensor holding it)} for the write loop to read it back.
+        """
         reductions, self.pending_reductions = self.pending_reductions, []
         if not reductions:
-            return
+            return {}
         self.hoist([r.operands[0] for r in reductions])
+        stashes = self._stash_plan(reductions, writes)
+        tensors = [writes[k].operands[1] for _, k in stashes]
         partial: list[ir.Value | None] = [r.operands[1] if len(r.operands) > 1 else None for r in reductions]
         for segment in self.segments:
             first = self.index(segment.start)
             memo: dict = {}
             accumulators = [self.chunk_of(r.operands[0], first, segment.width, memo) for r in reductions]
+            tensors = [self._write_chunk(writes[k], dest, memo[row], first)
+                       for (row, k), dest in zip(stashes, tensors, strict=True)]
             if segment.count > 1:
                 start, stop, step = segment.start + segment.width, segment.stop, segment.width
-                loop = scf.ForOp(self.index(start), self.index(stop), self.index(step), accumulators)
+                loop = scf.ForOp(self.index(start), self.index(stop), self.index(step), accumulators + tensors)
                 with ir.InsertionPoint(loop.body):
                     memo = {}
-                    chunks = [self.chunk_of(r.operands[0], loop.induction_variable, segment.width, memo)
-                              for r in reductions]
+                    offset = loop.induction_variable
+                    carried = list(loop.inner_iter_args)
+                    chunks = [self.chunk_of(r.operands[0], offset, segment.width, memo) for r in reductions]
                     combined = [_combine(r, acc, c) for r, acc, c in zip(
-                        reductions, loop.inner_iter_args, chunks, strict=True)]
-                    scf.YieldOp(combined)
-                accumulators = list(loop.results)
+                        reductions, carried[:len(reductions)], chunks, strict=True)]
+                    stored = [self._write_chunk(writes[k], dest, memo[row], offset)
+                              for (row, k), dest in zip(stashes, carried[len(reductions):], strict=True)]
+                    scf.YieldOp(combined + stored)
+                accumulators = list(loop.results)[:len(reductions)]
+                tensors = list(loop.results)[len(reductions):]
             for k, (r, acc) in enumerate(zip(reductions, accumulators, strict=True)):
                 partial[k] = _reduce(r, acc, partial[k])
         for r, value in zip(reductions, partial, strict=True):
             r.results[0].replace_all_uses_with(value)
             self.replaced.add(r)
+        return {k: (row, dest) for (row, k), dest in zip(stashes, tensors, strict=True)}
+
+    def _stash_plan(self, reductions: list[ir.Operation], writes: list[ir.Operation]) -> list[tuple[ir.Value, int]]:
+        """(row value, write index): costly values the reductions compute that a write's value needs again."""
+        plan: list[tuple[ir.Value, int]] = []
+        for r in reductions:
+            row = r.operands[0]
+            if not isinstance(row.owner, ir.Block) and as_operation(row.owner).name == "vector.extract":
+                row = as_operation(row.owner).operands[0]
+            if row not in self.row_values or self.is_uniform(row) or self._cone_size(row) < STASH_MIN_OPS:
+                continue
+            for k, w in enumerate(writes):
+                if any(k == used for _, used in plan) or w.operands[0].type != row.type or not w.results:
+                    continue
+                if self._in_cone(row, w.operands[0]):
+                    plan.append((row, k))
+                    break
+        return plan
+
+    def _cone_size(self, value: ir.Value) -> int:
+        """How many row ops compute ``value`` from the row's reads (what each chunk would repeat)."""
+        seen: set = set()
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if v in seen or v not in self.row_values or self.is_uniform(v):
+                continue
+            seen.add(v)
+            stack.extend(as_operation(v.owner).operands)
+        return len(seen)
+
+    def _in_cone(self, value: ir.Value, root: ir.Value) -> bool:
+        seen: set = set()
+        stack = [root]
+        while stack:
+            v = stack.pop()
+            if v == value:
+                return True
+            if v in seen or v not in self.row_values:
+                continue
+            seen.add(v)
+            stack.extend(as_operation(v.owner).operands)
+        return False
 
     def flush_writes(self) -> None:
         """One loop per segment over the pending writes' chunks; their tensors replace the originals'."""
         writes, self.pending_writes = self.pending_writes, []
         if not writes:
             return
-        self.flush_reductions()
+        stashed = self.flush_reductions(writes)
         self.hoist([w.operands[0] for w in writes])
-        tensors = [w.operands[1] for w in writes]
+        tensors = [stashed[k][1] if k in stashed else w.operands[1] for k, w in enumerate(writes)]
         for segment in self.segments:
             if segment.count > 1:
                 start, stop, step = self.index(segment.start), self.index(segment.stop), self.index(segment.width)
                 loop = scf.ForOp(start, stop, step, tensors)
                 with ir.InsertionPoint(loop.body):
                     scf.YieldOp(self._write_chunks(writes, loop.inner_iter_args, loop.induction_variable,
-                                                   segment.width))
+                                                   segment.width, stashed))
                 tensors = list(loop.results)
             else:
-                tensors = self._write_chunks(writes, tensors, self.index(segment.start), segment.width)
+                tensors = self._write_chunks(writes, tensors, self.index(segment.start), segment.width, stashed)
         for w, tensor_value in zip(writes, tensors, strict=True):
             if w.results:
                 w.results[0].replace_all_uses_with(tensor_value)
             self.replaced.add(w)
 
-    def _write_chunks(self, writes: list[ir.Operation], tensors: list, offset: ir.Value, width: int) -> list:
+    def _write_chunks(self, writes: list[ir.Operation], tensors: list, offset: ir.Value, width: int,
+                      stashed: dict[int, tuple[ir.Value, ir.Value]]) -> list:
         memo: dict = {}
+        for k, (row, _) in stashed.items():  # read back before this chunk of the destination is overwritten
+            memo[row] = self._read_chunk(writes[k], tensors[k], row, offset, width)
         written = []
         for w, dest in zip(writes, tensors, strict=True):
             value = self.chunk_of(w.operands[0], offset, width, memo)
-            n = _index_count(w)
-            indices = list(w.operands[2:2 + n])
-            indices[-1] = self.shifted(indices[-1], offset)
-            new = _clone(w, [value, dest, *indices, *w.operands[2 + n:]], [r.type for r in w.results])
-            written.append(new if w.results else dest)
+            written.append(self._write_chunk(w, dest, value, offset) if w.results else dest)
         return written
+
+    def _write_chunk(self, write: ir.Operation, dest: ir.Value, value: ir.Value, offset: ir.Value) -> ir.Value:
+        """``write`` of a chunk ``value`` into ``dest`` at ``offset`` along the row; the new tensor."""
+        n = _index_count(write)
+        indices = list(write.operands[2:2 + n])
+        indices[-1] = self.shifted(indices[-1], offset)
+        return _clone(write, [value, dest, *indices, *write.operands[2 + n:]], [r.type for r in write.results])
+
+    def _read_chunk(self, write: ir.Operation, source: ir.Value, row: ir.Value, offset: ir.Value,
+                    width: int) -> ir.Value:
+        """The chunk of ``row`` that :meth:`_write_chunk` stored into ``source`` (same indices and map)."""
+        n = _index_count(write)
+        indices = list(write.operands[2:2 + n])
+        indices[-1] = self.shifted(indices[-1], offset)
+        element = ir.VectorType(row.type).element_type
+        zero = ir.FloatAttr.get(element, 0.0) if _is_float(element) else ir.IntegerAttr.get(element, 0)
+        padding = arith.ConstantOp(element, zero).result
+        attributes = {
+            "in_bounds": write.attributes["in_bounds"],
+            "permutation_map": write.attributes["permutation_map"],
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, n, 1, 0]),
+        }
+        return ir.Operation.create("vector.transfer_read", results=[_chunk_type(row.type, width)],
+                                   operands=[source, *indices, padding], attributes=attributes).results[0]
 
     def depends_on_pending(self, value: ir.Value, seen: set) -> bool:
         """Whether row value ``value`` reads a result of a pending reduction (so it needs the flush first)."""
@@ -441,9 +519,7 @@ class _Chunker:
                     self.pending_reductions.append(op)
                     continue
                 if op.name == "vector.transfer_write" and _row_length(op.operands[0].type) == self.body.length:
-                    if self.depends_on_pending(op.operands[0], set()):
-                        self.flush_reductions()
-                    self.pending_writes.append(op)
+                    self.pending_writes.append(op)  # flush_writes flushes the reductions it needs first
                     continue
                 if any(v in self.row_values for v in op.results):
                     continue  # built lazily, chunk by chunk
