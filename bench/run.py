@@ -219,7 +219,7 @@ def build_variants(
                 start = time.perf_counter()
                 executable = graphfuse.compile(module, opt_level=level, num_threads=threads)
                 result.compile_seconds[label] = time.perf_counter() - start
-                outs = [np.empty(s, d) for s, d in executable.outputs]
+                outs = executable.empty_outputs()
 
                 def run(executable: graphfuse.Executable = executable, outs: list[np.ndarray] = outs) -> Any:
                     return executable(*inputs, out=outs)

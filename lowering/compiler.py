@@ -121,6 +121,14 @@ class Executable(CompiledGraph):
             self._check_finite(arrays, results)
         return results
 
+    def empty_outputs(self) -> list[np.ndarray]:
+        """Uninitialized ``out=`` arrays aligned as the compiled code prefers (64 bytes: streamed stores).
+
+        Any C-contiguous array of the right shape and dtype works as ``out=``; one the compiled code cannot
+        store into directly costs a copy per call.
+        """
+        return self.function.empty_outputs()
+
     def _check_dynamic_shapes(self, arrays: tuple[np.ndarray, ...], out: list[np.ndarray] | None) -> list:
         """Dynamic dimensions must agree with each other and with the out= buffers before the code runs.
 

@@ -52,6 +52,7 @@ from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.dialect.matching import nested_ops, op_id
 from graphfuse.lowering.contraction import block_contractions
 from graphfuse.lowering.parallel import default_threads, openmp_library
+from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_large_stores, stream_min_bytes
 
 __all__ = ["BUFFERIZE", "TO_LLVM", "CompiledFunction", "clear_cache", "compile_linalg", "pipeline_text"]
 
@@ -250,6 +251,8 @@ class CompiledFunction:
         self.outputs = outputs
         #: buffers for intermediates, allocated once and reused by every call (see _hoist_allocations)
         self.workspace = [_aligned_empty(s.shape, s.dtype) for s in workspace or []]
+        #: stores into the results that assume BUFFER_ALIGNMENT-aligned result buffers (see __call__)
+        self.streamed_stores = 0
         self._context = context  # the engine needs neither; compile_linalg passes None (see _compile)
         self._module = module
         self._engine = engine
@@ -328,7 +331,7 @@ class CompiledFunction:
                     raise GraphfuseError(
                         f"@{self.name}: result {k} has a dynamic shape ({s.type_str}); pass out= buffers"
                     )
-                outs.append(np.empty(s.shape, s.dtype))
+                outs.append(_aligned_empty(s.shape, s.dtype, BUFFER_ALIGNMENT))  # streamed stores need it
         else:
             if isinstance(out, np.ndarray):
                 out = [out]
@@ -340,7 +343,11 @@ class CompiledFunction:
                 for j in range(k):
                     if np.may_share_memory(outs[k], outs[j]):
                         raise GraphfuseError(f"@{self.name}: out[{k}] overlaps out[{j}]")
-        all_arrays = ins + outs + self.workspace
+        # Streamed stores were compiled for 64-byte aligned result buffers: an out= array that is not gets an
+        # aligned stand-in, copied into it after the call (empty_outputs() gives aligned arrays).
+        standins = {k: _aligned_empty(o.shape, o.dtype, BUFFER_ALIGNMENT) for k, o in enumerate(outs)
+                    if self.streamed_stores and o.ctypes.data % BUFFER_ALIGNMENT}
+        all_arrays = ins + [standins.get(k, o) for k, o in enumerate(outs)] + self.workspace
         descs = [cls() for cls in self._desc_classes]
         table = (ctypes.c_void_p * self._nargs)()  # the entry's one argument: the descriptors' addresses
         for i, (d, a) in enumerate(zip(descs, all_arrays, strict=True)):
@@ -350,12 +357,21 @@ class CompiledFunction:
         packed = (ctypes.c_void_p * 1)(ctypes.addressof(table_address))  # packed calling convention
         self._fn(packed)
         del descs, all_arrays  # the arrays stay referenced by the caller / ins until here
+        for k, standin in standins.items():
+            np.copyto(outs[k], standin)
         return outs
+
+    def empty_outputs(self) -> list[np.ndarray]:
+        """Uninitialized, suitably aligned arrays for ``out=`` (statically shaped results only)."""
+        for k, s in enumerate(self.outputs):
+            if None in s.shape:
+                raise GraphfuseError(f"@{self.name}: result {k} has a dynamic shape ({s.type_str}); allocate it")
+        return [_aligned_empty(s.shape, s.dtype, BUFFER_ALIGNMENT) for s in self.outputs]
 
 
 # --------------------------------------------------------------------------- compilation
 
-_CACHE: dict[tuple[str, str, int], CompiledFunction] = {}
+_CACHE: dict[tuple[str, str, int, int, int | None], CompiledFunction] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -485,12 +501,13 @@ def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = 3, threads
     threads = default_threads() if threads is None else int(threads)
     if threads < 1:
         raise GraphfuseError(f"the thread count must be at least 1, got {threads}")
-    key = (text, entry, int(opt_level), threads)
+    streaming = stream_min_bytes()
+    key = (text, entry, int(opt_level), threads, streaming)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    compiled = _compile(text, entry, int(opt_level), threads)
+    compiled = _compile(text, entry, int(opt_level), threads, streaming)
     with _CACHE_LOCK:
         return _CACHE.setdefault(key, compiled)
 
@@ -518,11 +535,12 @@ def parallel_loops(threads: int) -> tuple[str, list[str]]:
     return f"scf-forall-to-parallel,convert-scf-to-openmp{{num-threads={threads}}}", [library]
 
 
-def _compile(text: str, entry: str, opt_level: int, threads: int = 1) -> CompiledFunction:
+def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
+             streaming: int | None = None) -> CompiledFunction:
     if not 0 <= opt_level <= 3:
         raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
     start = time.perf_counter()
-    context, module, inputs, outputs, workspace, libraries = _lower(text, entry, threads)
+    context, module, inputs, outputs, workspace, libraries, streamed = _lower(text, entry, threads, streaming)
     timings = {"bufferize": time.perf_counter() - start}
     start = time.perf_counter()
     with context:
@@ -534,17 +552,19 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1) -> Compile
     # seconds on large graphs, so the text is rebuilt from the linalg text only when someone asks for it.
     del module, context
     function = CompiledFunction(entry, inputs, outputs, None, None, engine,
-                                lambda: str(_lower(text, entry, threads)[1]), workspace)
+                                lambda: str(_lower(text, entry, threads, streaming)[1]), workspace)
     timings["llvm"] = time.perf_counter() - start  # the symbol lookup in CompiledFunction generates the code
     function.timings = timings
+    function.streamed_stores = streamed
     return function
 
 
-def _lower(text: str, entry: str, threads: int) -> tuple[ir.Context, ir.Module, list[_ArgSpec], list[_ArgSpec],
-                                                          list[_ArgSpec], list[str]]:
+def _lower(text: str, entry: str, threads: int, streaming: int | None = None
+           ) -> tuple[ir.Context, ir.Module, list[_ArgSpec], list[_ArgSpec], list[_ArgSpec], list[str], int]:
     """Parse the linalg text into a new context and lower it to the LLVM dialect.
 
-    Returns the context, the module, the input, output and workspace specs, and the runtime libraries it needs.
+    Returns the context, the module, the input, output and workspace specs, the runtime libraries it needs and
+    how many stores into the results were made non-temporal (:mod:`graphfuse.lowering.streaming`).
     """
     context = ir.Context()
     with context, ir.Location.unknown():
@@ -586,12 +606,15 @@ def _lower(text: str, entry: str, threads: int) -> tuple[ir.Context, ir.Module, 
                 f"(bufferized signature {ftype}); compute each result into a tensor.empty destination"
             )
         forward_loop_results(func)
+        arguments = list(func.regions[0].blocks[0].arguments)
+        streamed = 0 if streaming is None else stream_large_stores(
+            func, arguments[len(inputs):len(inputs) + len(outputs)], streaming)
         pack_arguments(func)
         outline_chunks(module, func, entry)
         parallel, libraries = parallel_loops(threads)
         to_llvm = openmp_to_llvm() if libraries else TO_LLVM
         _run(f"builtin.module({LOOPS},{parallel},{to_llvm})", module, "lowering to LLVM")
-    return context, module, inputs, outputs, workspace, libraries
+    return context, module, inputs, outputs, workspace, libraries, streamed
 
 
 def _bytes_type(t: ir.Type) -> ir.Type | None:

@@ -1,0 +1,251 @@
+"""Streaming (non-temporal) stores for loop nests whose data does not fit the last-level cache.
+
+A normal store first reads the cache line it writes (write-allocate): an
+output written once costs two transfers, and it evicts data that is still
+needed.  A loop nest whose buffers exceed the last-level cache gets nothing
+from caching its output, so its vector stores into the graph's result
+buffers become ``vector.store {nontemporal}`` (``vmovntps`` on x86): one
+transfer per line.
+
+Non-temporal vector stores must be aligned to their width, so each store's
+address alignment is proven from the IR: result buffers are 64-byte aligned
+(the runtime allocates them so, and copies through an aligned buffer when a
+caller's ``out=`` array is not), and the offset of every store is a sum of
+indices times static strides whose power-of-two factors are known
+(constants, loop induction variables with known lower bounds and steps).  A
+store whose alignment is proven to be at least 16 bytes is streamed with
+that alignment (LLVM splits a 64-byte vector stored at a 32-byte boundary
+into two 32-byte non-temporal stores); other stores are left alone.
+
+Runs on the bufferized entry function, while its arguments are still the
+inputs, the outputs and the workspace.  ``GRAPHFUSE_STREAM_MIN_BYTES`` sets
+the footprint from which loop nests stream (bytes; default the last-level
+cache's size), ``off`` turns streaming off.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from functools import cache
+from pathlib import Path
+
+from mlir import ir
+from mlir.dialects import vector
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.matching import as_operation, nested_ops
+
+__all__ = ["BUFFER_ALIGNMENT", "STREAM_VARIABLE", "last_level_cache_bytes", "stream_large_stores", "stream_min_bytes"]
+
+#: Environment variable: footprint in bytes from which loop nests use streaming stores, or ``off``.
+STREAM_VARIABLE = "GRAPHFUSE_STREAM_MIN_BYTES"
+
+#: Byte alignment the runtime guarantees for result buffers.
+BUFFER_ALIGNMENT = 64
+#: Cap on the divisibility tracked for index values (a zero offset is divisible by everything).
+_CAP = 1 << 20
+_MIN_ALIGNMENT = 16
+
+
+@cache
+def last_level_cache_bytes() -> int:
+    """The largest cache the OS lists for cpu0 (32 MiB when it lists none)."""
+    best = 0
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            best = max(best, int(digits) * scale)
+    return best or 32 << 20
+
+
+def stream_min_bytes() -> int | None:
+    """The footprint from which loop nests stream their stores (``GRAPHFUSE_STREAM_MIN_BYTES``); None: off."""
+    text = os.environ.get(STREAM_VARIABLE, "").strip()
+    if not text:
+        return last_level_cache_bytes()
+    if text.lower() == "off":
+        return None
+    if not text.isdigit():
+        raise GraphfuseError(f"{STREAM_VARIABLE} must be a number of bytes or 'off', got {text!r}")
+    return int(text)
+
+
+def _divisibility(value: ir.Value) -> int:
+    """A power of two that surely divides the index ``value`` (1 when nothing is known)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        parent = as_operation(owner.owner)
+        if parent.name == "scf.for" and value == owner.arguments[0]:
+            return math.gcd(_divisibility(parent.operands[0]), _divisibility(parent.operands[2]))
+        return 1
+    op = as_operation(owner)
+    if op.name == "arith.constant" and isinstance(value.type, ir.IndexType | ir.IntegerType):
+        n = abs(ir.IntegerAttr(op.attributes["value"]).value)
+        return _CAP if n == 0 else min(_CAP, n & -n)
+    if op.name == "arith.addi":
+        return math.gcd(_divisibility(op.operands[0]), _divisibility(op.operands[1]))
+    if op.name == "arith.muli":
+        return min(_CAP, _divisibility(op.operands[0]) * _divisibility(op.operands[1]))
+    if op.name == "arith.index_cast":
+        return _divisibility(op.operands[0])
+    return 1
+
+
+def _strides(t: ir.Type) -> list[int] | None:
+    """Static strides of a memref type (None when any is dynamic)."""
+    memref = ir.MemRefType(t)
+    strides, _ = memref.get_strides_and_offset()
+    if ir.ShapedType.get_dynamic_stride_or_offset() in strides:
+        return None
+    return list(strides)
+
+
+def _offsets_divisibility(indices: list[ir.Value], strides: list[int]) -> int:
+    result = _CAP
+    for index, stride in zip(indices, strides, strict=True):
+        result = math.gcd(result, min(_CAP, _divisibility(index) * stride) if stride else _CAP)
+    return result
+
+
+def _root(memref: ir.Value) -> tuple[ir.Value | None, int]:
+    """The block argument a memref is a view of, and a power of two dividing its element offset in it."""
+    divisibility = _CAP
+    dynamic_mark = ir.ShapedType.get_dynamic_stride_or_offset()
+    while True:
+        owner = memref.owner
+        if isinstance(owner, ir.Block):
+            loop = as_operation(owner.owner)
+            number = next(k for k, a in enumerate(owner.arguments) if a == memref)
+            if loop.name == "scf.for" and number >= 1:
+                # a buffer carried through a loop (bufferized iter_args yield the buffer they were given)
+                if as_operation(owner.operations[len(owner.operations) - 1]).operands[number - 1] != memref:
+                    return None, 1
+                memref = loop.operands[2 + number]
+                continue
+            return memref, divisibility
+        op = as_operation(owner)
+        if op.name == "scf.for":  # a loop's result is the buffer its iter_arg carried
+            number = next(k for k, r in enumerate(op.results) if r == memref)
+            body = op.regions[0].blocks[0]
+            if as_operation(body.operations[len(body.operations) - 1]).operands[number] != body.arguments[number + 1]:
+                return None, 1
+            memref = op.operands[3 + number]
+        elif op.name == "memref.subview":
+            source = op.operands[0]
+            strides = _strides(source.type)
+            static = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
+            dynamic = iter(list(op.operands)[1:1 + sum(1 for s in static if s == dynamic_mark)])
+            if strides is None:
+                return None, 1
+            for offset, stride in zip(static, strides, strict=True):
+                if offset == dynamic_mark:
+                    d = min(_CAP, _divisibility(next(dynamic)) * stride)
+                else:
+                    d = _CAP if offset * stride == 0 else min(_CAP, (offset * stride) & -(offset * stride))
+                divisibility = math.gcd(divisibility, d)
+            memref = source
+        elif op.name in {"memref.cast", "memref.collapse_shape", "memref.expand_shape"}:
+            memref = op.operands[0]
+        else:
+            return None, 1
+
+
+def _bytes(t: ir.Type) -> int:
+    memref = ir.MemRefType(t)
+    if not memref.has_static_shape:
+        return 0
+    width = memref.element_type.width if hasattr(memref.element_type, "width") else 32
+    return math.prod(memref.shape) * max(1, width // 8)
+
+
+def _footprint(nest: ir.Operation) -> int:
+    """Bytes of the distinct function arguments the loop nest reads or writes."""
+    roots: dict[ir.Value, int] = {}
+    for op in nested_ops(nest):
+        for value in op.operands:
+            if isinstance(value.type, ir.MemRefType):
+                root, _ = _root(value)
+                if root is not None:
+                    roots[root] = _bytes(root.type)
+    return sum(roots.values())
+
+
+def _streamable(write: ir.Operation) -> bool:
+    if "in_bounds" not in write.attributes:
+        return False
+    if not all(ir.BoolAttr(a).value for a in ir.ArrayAttr(write.attributes["in_bounds"])):
+        return False
+    sizes = list(ir.DenseI32ArrayAttr(write.attributes["operandSegmentSizes"]))
+    if sizes[3]:  # a mask
+        return False
+    value_type = ir.VectorType(write.operands[0].type)
+    if any(d != 1 for d in list(value_type.shape)[:-1]) or value_type.scalable:
+        return False
+    amap = ir.AffineMapAttr(write.attributes["permutation_map"]).value
+    rank = value_type.rank
+    return len(amap.results) == rank and amap == ir.AffineMap.get_minor_identity(amap.n_dims, rank)
+
+
+def _roots_read(ops: list[ir.Operation]) -> list[ir.Value]:
+    """The buffers the nest reads (softmax reads back the exp it kept in the output row).
+
+    Streaming evicts the line: a buffer the nest reads again stays cached, with normal stores.
+    """
+    roots = []
+    for op in ops:
+        if op.name in {"vector.transfer_read", "memref.load", "vector.load"}:
+            source = _root(op.operands[0])[0]
+            if source is not None:
+                roots.append(source)
+    return roots
+
+
+def stream_large_stores(func: ir.Operation, aligned: list[ir.Value], min_bytes: int) -> int:
+    """Make the vector stores into ``aligned`` arguments non-temporal in loop nests touching >= ``min_bytes``.
+
+    Returns how many stores were rewritten.
+    """
+    aligned_roots = set(aligned)
+    rewritten = 0
+    for nest in func.regions[0].blocks[0].operations:
+        nest = as_operation(nest)
+        if not nest.regions or _footprint(nest) < min_bytes:
+            continue
+        ops = list(nested_ops(nest))
+        read = _roots_read(ops)
+        for write in ops:
+            if write.name != "vector.transfer_write" or len(write.results) or not _streamable(write):
+                continue
+            memref = write.operands[1]
+            root, divisibility = _root(memref)
+            if root is None or any(root == r for r in read):
+                continue
+            strides = _strides(memref.type)
+            if root not in aligned_roots or strides is None or strides[-1] != 1:
+                continue
+            indices = list(write.operands[2:])
+            divisibility = math.gcd(divisibility, _offsets_divisibility(indices, strides))
+            value_type = ir.VectorType(write.operands[0].type)
+            element_bytes = max(1, value_type.element_type.width // 8) if hasattr(
+                value_type.element_type, "width") else 4
+            alignment = min(BUFFER_ALIGNMENT, min(_CAP, divisibility * element_bytes))
+            vector_bytes = value_type.shape[-1] * element_bytes
+            if alignment < _MIN_ALIGNMENT or vector_bytes % alignment:
+                continue
+            with write.location, ir.InsertionPoint(write):
+                flat = ir.VectorType.get([value_type.shape[-1]], value_type.element_type)
+                value = write.operands[0]
+                if value_type.rank > 1:
+                    value = vector.shape_cast(flat, value)
+                store = vector.StoreOp(value, memref, indices)
+                store.attributes["nontemporal"] = ir.BoolAttr.get(True)
+                store.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), alignment)
+            write.erase()
+            rewritten += 1
+    return rewritten
