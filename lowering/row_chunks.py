@@ -55,6 +55,9 @@ _COMBINE = {
     "or": (None, "arith.ori"),
     "xor": (None, "arith.xori"),
 }
+#: Row ops computing a row's written values above which the write loop works on one register per chunk (layer
+#: norm's normalization is 5 ops, a tanh-gelu about 40).
+WIDE_WRITE_MAX_OPS = 16
 #: Row ops (after the row's reads) above which a value a reduction computes and a write needs again is kept in
 #: the write's destination rather than computed again (softmax's exp is about 40 ops; x - mean is 2).
 STASH_MIN_OPS = 12
@@ -115,6 +118,8 @@ def _analyse(block: ir.Block, vector_bits: int) -> tuple[_RowBody | None, str]:
     rooted = 0  # reductions and writes of rows: what the chunk loops are built for
     for op in block.operations:
         op = as_operation(op)
+        if op.name == "arith.constant":
+            continue  # splats, possibly used by nested rows of another length
         for value in [*op.operands, *op.results]:
             n = _row_length(value.type)
             if n is not None and n > 1:
@@ -251,6 +256,7 @@ class _Chunker:
     def __init__(self, body: _RowBody, chunk: int):
         self.body = body
         self.segments = _segments(body.length, chunk, body.lanes)
+        self.write_segments = _segments(body.length, body.lanes, body.lanes)
         self.row_values = body.row_values
         self.uniform: dict[ir.Value, bool] = {}
         #: (value, width) -> the value's chunk computed once per row (depends on the row's scalars only)
@@ -326,9 +332,9 @@ class _Chunker:
         memo[value] = result
         return result
 
-    def hoist(self, values: list[ir.Value]) -> None:
+    def hoist(self, values: list[ir.Value], segments: list[_Segment]) -> None:
         """Build, at the current insertion point, every uniform row value reachable from ``values`` at each width."""
-        for segment in self.segments:
+        for segment in segments:
             for value in values:
                 self._hoist(value, segment.width)
 
@@ -361,7 +367,7 @@ class _Chunker:
         reductions, self.pending_reductions = self.pending_reductions, []
         if not reductions:
             return {}
-        self.hoist([r.operands[0] for r in reductions])
+        self.hoist([r.operands[0] for r in reductions], self.segments)
         stashes = self._stash_plan(reductions, writes)
         tensors = [writes[k].operands[1] for _, k in stashes]
         partial: list[ir.Value | None] = [r.operands[1] if len(r.operands) > 1 else None for r in reductions]
@@ -410,13 +416,13 @@ class _Chunker:
                     break
         return plan
 
-    def _cone_size(self, value: ir.Value) -> int:
-        """How many row ops compute ``value`` from the row's reads (what each chunk would repeat)."""
+    def _cone_size(self, value: ir.Value, leaves: set | frozenset = frozenset()) -> int:
+        """How many row ops compute ``value`` from the row's reads or ``leaves`` (what each chunk repeats)."""
         seen: set = set()
         stack = [value]
         while stack:
             v = stack.pop()
-            if v in seen or v not in self.row_values or self.is_uniform(v):
+            if v in seen or v in leaves or v not in self.row_values or self.is_uniform(v):
                 continue
             seen.add(v)
             stack.extend(as_operation(v.owner).operands)
@@ -441,9 +447,14 @@ class _Chunker:
         if not writes:
             return
         stashed = self.flush_reductions(writes)
-        self.hoist([w.operands[0] for w in writes])
+        # Without accumulators nothing gains from several registers per chunk; a long computation (an exp per
+        # element) at several registers at once runs out of registers: then one register per chunk.
+        kept = {row for row, _ in stashed.values()}
+        cost = sum(self._cone_size(w.operands[0], kept) for w in writes)
+        segments = self.write_segments if cost > WIDE_WRITE_MAX_OPS else self.segments
+        self.hoist([w.operands[0] for w in writes], segments)
         tensors = [stashed[k][1] if k in stashed else w.operands[1] for k, w in enumerate(writes)]
-        for segment in self.segments:
+        for segment in segments:
             if segment.count > 1:
                 start, stop, step = self.index(segment.start), self.index(segment.stop), self.index(segment.width)
                 loop = scf.ForOp(start, stop, step, tensors)
@@ -582,8 +593,8 @@ def _reduce(reduction: ir.Operation, vector: ir.Value, accumulator: ir.Value | N
 def chunk_row_loops(root: ir.Operation, vector_bits: int, unroll: int,
                     log: Callable[[str], None] = lambda _: None) -> int:
     """Chunk every vectorized row loop body under ``root``; returns how many were rewritten."""
-    bodies = []
-    for op in _walk(root):
+    bodies = [root.regions[0].blocks[0]] if root.name == "func.func" and root.regions[0].blocks else []
+    for op in _walk(root):  # the function's own block holds a row too: a 1-D kernel's rest (tile-kernel-rows)
         if op.name in _LOOPS:
             bodies.append(op.regions[0].blocks[0])
     rewritten = 0

@@ -49,6 +49,9 @@ _ALLOWED = frozenset({"linalg.generic", "linalg.fill"})
 #: Named contractions a row-tiled kernel may hold: they stay whole, outside the row loops (see _fence_contractions).
 _CONTRACTIONS = frozenset({"linalg.contract", "linalg.matmul", "linalg.batch_matmul"})
 _FENCE = "graph.row_fence"
+#: Rows of a 1-D elementwise kernel, in chunks (64 chunks of 64 floats at 512 bits: 16 KiB per row, so the rows
+#: split evenly over the threads and the one shorter rest is small).
+FLAT_ROW_CHUNKS = 64
 
 _SCRIPT = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -65,6 +68,30 @@ _SCRIPT = """module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }"""
+
+#: 1-D elementwise kernels: the result is split at the last multiple of the row length; the first part is
+#: tiled into rows (a forall over them, producers fused), the rest is one shorter row (a one-trip loop).  The
+#: parts' destinations stay slices of the kernel's (no fold_tensor_empty): bufferization then writes both in
+#: place, where a fresh tensor.empty per part cost a whole intermediate buffer and a copy.
+_FLAT_SCRIPT = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %roots = transform.structured.match attributes{ROOT} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %roots : !transform.any_op {
+    ^bb0(%r: !transform.any_op):
+      SPLIT
+      %t, %l = transform.structured.fuse %main tile_sizes [ROW] USE_FORALL
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      REST
+    }
+    VECTORIZE
+    transform.yield
+  }
+}"""
+_FLAT_SPLIT = """%parts = transform.structured.split %r after MAIN {dimension = 0} : !transform.any_op
+      %main, %rest = transform.split_handle %parts : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
+_FLAT_WHOLE = """%main = transform.structured.match attributes{ROOT} in %r : (!transform.any_op) -> !transform.any_op"""
+_FLAT_REST = """%t2, %l2 = transform.structured.fuse %rest tile_sizes [REST_SIZE]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
 
 _VECTORIZE = """%loops = transform.structured.match ops{["scf.for", "scf.forall"]} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -115,8 +142,55 @@ def _innermost_extent(func_op: ir.Operation) -> int:
     return extent
 
 
-def _candidate_roots(func_op: ir.Operation) -> tuple[list[ir.Operation], str | None]:
-    """The linalg ops producing the kernel's results, or a reason the kernel is not row-tiled."""
+def _order_preserving(op: ir.Operation) -> bool:
+    """Every indexing map of ``op`` picks loop dims in increasing order (identity or broadcast, no transpose)."""
+    for attr in ir.ArrayAttr(op.attributes["indexing_maps"]):
+        positions = []
+        for expr in ir.AffineMapAttr(attr).value.results:
+            expr = expr.maybe_downcast()
+            if not isinstance(expr, ir.AffineDimExpr):
+                return False
+            positions.append(expr.position)
+        if positions != sorted(set(positions)):
+            return False
+    return True
+
+
+def _elementwise_rows(func_op: ir.Operation, min_row: int, flat_min: int, max_row: int) -> str | None:
+    """Why an elementwise kernel is not row-tiled (None: it is): no transposes, and rank >= 2 results with rows
+    of at least ``min_row`` or 1-D results of at least ``flat_min`` elements (cut into rows, see _FLAT_SCRIPT)."""
+    if min_row <= 0:
+        return "it has no reduction (LLVM vectorizes elementwise loops)"
+    block = func_op.regions[0].blocks[0]
+    for op in block.operations:
+        op = as_operation(op)
+        if op.name == "linalg.generic" and not _order_preserving(op):
+            return "it has no reduction and transposes (LLVM vectorizes elementwise loops)"
+    ret = block.operations[len(block.operations) - 1]
+    ranks = set()
+    for value in ret.operands:
+        t = value.type
+        if not isinstance(t, ir.RankedTensorType) or ir.RankedTensorType(t).rank < 1:
+            return "it has no reduction and a scalar result (LLVM vectorizes elementwise loops)"
+        ranks.add(ir.RankedTensorType(t).rank)
+        if ir.RankedTensorType(t).rank >= 2 and ir.RankedTensorType(t).shape[-1] < min_row:
+            return f"it has no reduction and rows shorter than {min_row} (LLVM vectorizes elementwise loops)"
+        if ir.RankedTensorType(t).rank >= 2 and ir.RankedTensorType(t).shape[-1] > max_row:
+            return f"it has no reduction and rows longer than {max_row} (LLVM vectorizes elementwise loops)"
+        if ir.RankedTensorType(t).rank == 1 and ir.RankedTensorType(t).shape[0] < flat_min:
+            return f"it has no reduction and a 1-D result below {flat_min} elements (LLVM vectorizes elementwise loops)"
+    if len(ranks) > 1 and 1 in ranks:
+        return "it has no reduction and 1-D results beside others"
+    return None
+
+
+def _candidate_roots(func_op: ir.Operation, min_elementwise_row: int = 0, flat_min: int = 0,
+                     max_row: int = 4096) -> tuple[list[ir.Operation], str | None]:
+    """The linalg ops producing the kernel's results, or a reason the kernel is not row-tiled.
+
+    Kernels without a row reduction are tiled too when :func:`_elementwise_rows` accepts them (their rows are
+    then cut into register-sized chunks and stored with streaming stores where they are large).
+    """
     block = func_op.regions[0].blocks[0]
     has_reduction = False
     contractions: list[ir.Operation] = []
@@ -140,7 +214,9 @@ def _candidate_roots(func_op: ir.Operation) -> tuple[list[ir.Operation], str | N
                 return [], "a reduction is not over the innermost dim"
             has_reduction = True
     if not has_reduction:
-        return [], "it has no reduction (LLVM vectorizes elementwise loops)"
+        reason = _elementwise_rows(func_op, min_elementwise_row, flat_min, max_row)
+        if reason is not None:
+            return [], reason
     ret = block.operations[len(block.operations) - 1]
     roots: list[ir.Operation] = []
     for value in ret.operands:
@@ -151,7 +227,8 @@ def _candidate_roots(func_op: ir.Operation) -> tuple[list[ir.Operation], str | N
         if isinstance(owner, ir.Block) or as_operation(owner).name not in _ALLOWED:
             continue
         owner = as_operation(owner)
-        if ir.RankedTensorType(owner.results[0].type).rank < 1 or not any(_row_tiles(owner)):
+        rank = ir.RankedTensorType(owner.results[0].type).rank
+        if rank < 1 or (not any(_row_tiles(owner)) and not (rank == 1 and not has_reduction)):
             continue
         if all(r is not owner and r != owner for r in roots):
             roots.append(owner)
@@ -218,6 +295,43 @@ def _drop_fences(func_op: ir.Operation) -> None:
             op.erase()
 
 
+def _widen_forall_destinations(func_op: ir.Operation) -> None:
+    """Let a forall over a leading slice of a tensor write into the whole tensor.
+
+    After ``transform.structured.split`` a 1-D kernel's rows are a forall
+    over ``extract_slice %d[0] [M]`` whose result is inserted back into ``%d``.
+    Bufferization gave the slice a buffer of its own and copied it (a whole
+    intermediate); with ``%d`` itself as the forall's destination (its
+    parallel_insert_slices keep their offsets) the rows are written in place.
+    """
+    for insert in [op for op in nested_ops(func_op) if op.name == "tensor.insert_slice"]:
+        source, dest = insert.operands[0], insert.operands[1]
+        if isinstance(source.owner, ir.Block) or as_operation(source.owner).name != "scf.forall":
+            continue
+        forall = as_operation(source.owner)
+        if len(forall.results) != 1 or len(insert.operands) != 2:
+            continue
+        init = forall.operands[len(forall.operands) - 1]
+        if isinstance(init.owner, ir.Block) or as_operation(init.owner).name != "tensor.extract_slice":
+            continue
+        slice_op = as_operation(init.owner)
+        if slice_op.operands[0] != dest or len(slice_op.operands) != 1 or any(
+                o != 0 for o in ir.DenseI64ArrayAttr(insert.attributes["static_offsets"])):
+            continue
+        if list(ir.DenseI64ArrayAttr(slice_op.attributes["static_offsets"])) != \
+                list(ir.DenseI64ArrayAttr(insert.attributes["static_offsets"])):
+            continue
+        body = forall.regions[0].blocks[0]
+        shared = body.arguments[len(body.arguments) - 1]
+        shared.set_type(dest.type)
+        forall.results[0].set_type(dest.type)
+        forall.operands[len(forall.operands) - 1] = dest
+        insert.results[0].replace_all_uses_with(forall.results[0])
+        insert.erase()
+        if not list(slice_op.results[0].uses):
+            slice_op.erase()
+
+
 @dataclass(frozen=True)
 class TileKernelRows(GraphPass):
     name: ClassVar[str] = "tile-kernel-rows"
@@ -234,6 +348,9 @@ class TileKernelRows(GraphPass):
     vector_bits: int = option(0, "vector register width (bits) the row chunks are sized for; 0: the host's")
     chunk_vectors: int = option(
         4, "vector registers per row chunk (independent accumulators); 0 keeps whole-row vectors")
+    elementwise: bool = option(
+        True, "tile elementwise kernels by rows too: rank >= 2 with rows of one chunk to max-row, 1-D from 65536 "
+        "elements (needs chunk-vectors)")
 
     def __post_init__(self) -> None:
         if self.max_row < 1:
@@ -249,9 +366,16 @@ class TileKernelRows(GraphPass):
             for name, func_op in functions(module).items():
                 if not is_kernel(func_op) or not func_op.regions[0].blocks:
                     continue
-                roots, reason = _candidate_roots(func_op)
+                lanes = (self.vector_bits or vector_bits()) // 32
+                min_row = lanes * self.chunk_vectors if self.elementwise and self.vectorize else 0
+                flat_row = min(self.max_row, FLAT_ROW_CHUNKS * min_row)
+                flat_min = max(2 * flat_row, self.parallel_min_elements) if min_row else 0
+                roots, reason = _candidate_roots(func_op, min_row, flat_min, self.max_row)
                 if reason is not None:
                     log.debug(f"tile-kernel-rows: @{name} is not tiled: {reason}")
+                    continue
+                if all(ir.RankedTensorType(r.results[0].type).rank == 1 for r in roots):
+                    self._tile_flat(func_op, name, roots, flat_row, context)
                     continue
                 row = _innermost_extent(func_op)
                 vectorize = self.vectorize and row <= self.max_row
@@ -272,6 +396,45 @@ class TileKernelRows(GraphPass):
                     f"tile-kernel-rows: @{name}: {len(roots)} result loop(s) by rows of {row}"
                     + (", vectorized" if vectorize else "")
                 )
+
+    def _tile_flat(self, func_op: ir.Operation, name: str, roots: list[ir.Operation], row: int,
+                   context: PassContext) -> None:
+        """A 1-D elementwise kernel as rows of ``row`` elements and one shorter rest, vectorized and chunked."""
+        length = ir.RankedTensorType(roots[0].results[0].type).shape[0]
+        if any(ir.RankedTensorType(r.results[0].type).shape[0] != length for r in roots):
+            log.debug(f"tile-kernel-rows: @{name} is not tiled: its 1-D results differ in length")
+            return
+        main = length // row * row
+        parallel = length >= self.parallel_min_elements
+        for root in roots:
+            root.attributes[_ROOT] = ir.UnitAttr.get()
+        script = (
+            _FLAT_SCRIPT.replace("SPLIT", _FLAT_SPLIT if length > main else _FLAT_WHOLE)
+            .replace("REST", _FLAT_REST if length > main else "")
+            .replace("REST_SIZE", str(length - main))
+            .replace("MAIN", str(main))
+            .replace("USE_FORALL", "{use_forall}" if parallel else "")
+            .replace("ROW", str(row))
+            .replace("ROOT", _ROOT)
+            .replace("VECTORIZE", _VECTORIZE)
+        )
+        transform = ir.Module.parse(script)
+        try:
+            interpreter.apply_named_sequence(func_op, transform.body.operations[0], transform)
+        except ir.MLIRError as error:
+            context.fail(f"tile-kernel-rows: tiling @{name} failed: {error}", func_op.location)
+        for op in nested_ops(func_op):
+            if _ROOT in op.attributes:
+                del op.attributes[_ROOT]
+        _widen_forall_destinations(func_op)
+        bits = self.vector_bits or vector_bits()
+        prefix = f"tile-kernel-rows: @{name}: "
+        chunked = chunk_row_loops(func_op, bits, self.chunk_vectors, lambda message: log.debug(prefix + message))
+        context.count("num-chunked", chunked)
+        context.count("num-kernels")
+        context.count("num-vectorized")
+        log.debug(f"tile-kernel-rows: @{name}: 1-D, {main // row} rows of {row} and a rest of {length - main}, "
+                  "vectorized")
 
     @staticmethod
     def _tile(

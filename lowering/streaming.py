@@ -76,6 +76,12 @@ def stream_min_bytes() -> int | None:
     return int(text)
 
 
+def _power_of_two(n: int) -> int:
+    """The largest power of two dividing ``n`` (capped; every power divides 0)."""
+    n = abs(n)
+    return _CAP if n == 0 else min(_CAP, n & -n)
+
+
 def _divisibility(value: ir.Value) -> int:
     """A power of two that surely divides the index ``value`` (1 when nothing is known)."""
     owner = value.owner
@@ -83,11 +89,17 @@ def _divisibility(value: ir.Value) -> int:
         parent = as_operation(owner.owner)
         if parent.name == "scf.for" and value == owner.arguments[0]:
             return math.gcd(_divisibility(parent.operands[0]), _divisibility(parent.operands[2]))
+        if parent.name == "scf.forall":
+            number = next(k for k, a in enumerate(owner.arguments) if a == value)
+            lower = list(ir.DenseI64ArrayAttr(parent.attributes["staticLowerBound"]))
+            steps = list(ir.DenseI64ArrayAttr(parent.attributes["staticStep"]))
+            dynamic = ir.ShapedType.get_dynamic_size()
+            if number < len(steps) and dynamic not in (lower[number], steps[number]):
+                return _power_of_two(math.gcd(lower[number], steps[number]))
         return 1
     op = as_operation(owner)
     if op.name == "arith.constant" and isinstance(value.type, ir.IndexType | ir.IntegerType):
-        n = abs(ir.IntegerAttr(op.attributes["value"]).value)
-        return _CAP if n == 0 else min(_CAP, n & -n)
+        return _power_of_two(ir.IntegerAttr(op.attributes["value"]).value)
     if op.name == "arith.addi":
         return math.gcd(_divisibility(op.operands[0]), _divisibility(op.operands[1]))
     if op.name == "arith.muli":

@@ -1,9 +1,11 @@
 // parallelize-kernels splits the outermost parallel loop of each large kernel into scf.forall chunks (the
 // cores share them at run time); small kernels, and kernels holding contractions, stay serial with the reason
 // logged. Row kernels get their parallel loop from tile-kernel-rows: the row loop is itself an scf.forall.
-// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows,parallelize-kernels)' %s | FileCheck %s
-// RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows,parallelize-kernels)' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
-// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows,parallelize-kernels{min-elements=0 max-tasks=4})' %s | FileCheck %s --check-prefix=SMALL
+// tile-kernel-rows also takes elementwise kernels with rows of one chunk or more (and long 1-D ones) by
+// default (elementwise-rows.mlir); here it leaves them to parallelize-kernels (elementwise=false).
+// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{elementwise=false},parallelize-kernels)' %s | FileCheck %s
+// RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{elementwise=false},parallelize-kernels)' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
+// RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{elementwise=false},parallelize-kernels{min-elements=0 max-tasks=4})' %s | FileCheck %s --check-prefix=SMALL
 // RUN: not graphfuse-opt --pass-pipeline='builtin.module(parallelize-kernels{max-tasks=0})' %s 2>&1 | FileCheck %s --check-prefix=OPTION
 // OPTION: options 'min-elements' (>= 0) and 'max-tasks' (>= 1) of pass 'parallelize-kernels' are out of range: 65536, 0
 

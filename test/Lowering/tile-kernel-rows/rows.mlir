@@ -3,7 +3,7 @@
 // Here the rows stay whole vectors (chunk-vectors=0); chunks.mlir cuts them into register-sized chunks.
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{chunk-vectors=0})' %s | FileCheck %s
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{vectorize=false})' %s | FileCheck %s --check-prefix=SCALAR
-// RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows)' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
+// RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{vector-bits=512})' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
 // RUN: not graphfuse-opt --pass-pipeline='builtin.module(tile-kernel-rows{max-row=0})' %s 2>&1 | FileCheck %s --check-prefix=OPTION
 // OPTION: option 'max-row' of pass 'tile-kernel-rows' must be >= 1, got 0
 // RUN: not graphfuse-opt --pass-pipeline='builtin.module(tile-kernel-rows{vector-bits=100})' %s 2>&1 | FileCheck %s --check-prefix=BITS
@@ -49,7 +49,7 @@ func.func private @add_rms_norm_kernel(%x: tensor<8x32xf32>, %r: tensor<8x32xf32
 // op other than a matmul or contraction), and a function that is not a kernel. A kernel with a matmul is
 // tiled, the matmul left whole before the row loop (it is not fused into it: per row it would be a
 // matrix-vector product the runtime cannot block).
-// LOG: tile-kernel-rows: @elementwise_kernel is not tiled: it has no reduction (LLVM vectorizes elementwise loops)
+// LOG: tile-kernel-rows: @elementwise_kernel is not tiled: it has no reduction and rows shorter than 64 (LLVM vectorizes elementwise loops)
 // LOG: tile-kernel-rows: @matmul_kernel: 1 result loop(s) by rows of 16, vectorized
 // LOG: tile-kernel-rows: @depthwise_kernel is not tiled: it holds linalg.depthwise_conv_2d_nchw_chw
 // CHECK-LABEL: func.func private @elementwise_kernel
