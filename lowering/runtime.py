@@ -52,7 +52,12 @@ from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.dialect.matching import nested_ops, op_id
 from graphfuse.lowering.contraction import block_contractions
 from graphfuse.lowering.parallel import default_threads, openmp_library
-from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_large_stores, stream_min_bytes
+from graphfuse.lowering.streaming import (
+    BUFFER_ALIGNMENT,
+    prefetch_next_rows,
+    stream_large_stores,
+    stream_min_bytes,
+)
 
 __all__ = ["BUFFERIZE", "TO_LLVM", "CompiledFunction", "clear_cache", "compile_linalg", "pipeline_text"]
 
@@ -609,6 +614,8 @@ def _lower(text: str, entry: str, threads: int, streaming: int | None = None
         arguments = list(func.regions[0].blocks[0].arguments)
         streamed = 0 if streaming is None else stream_large_stores(
             func, arguments[len(inputs):len(inputs) + len(outputs)], streaming)
+        if streaming is not None:
+            prefetch_next_rows(func, arguments[:len(inputs)], streaming)
         pack_arguments(func)
         outline_chunks(module, func, entry)
         parallel, libraries = parallel_loops(threads)

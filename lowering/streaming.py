@@ -17,10 +17,13 @@ store whose alignment is proven to be at least 16 bytes is streamed with
 that alignment (LLVM splits a 64-byte vector stored at a 32-byte boundary
 into two 32-byte non-temporal stores); other stores are left alone.
 
+The same large row loops prefetch the next row's inputs during the current
+row's last pass (:func:`prefetch_next_rows`).
+
 Runs on the bufferized entry function, while its arguments are still the
 inputs, the outputs and the workspace.  ``GRAPHFUSE_STREAM_MIN_BYTES`` sets
-the footprint from which loop nests stream (bytes; default the last-level
-cache's size), ``off`` turns streaming off.
+the footprint from which loop nests stream and prefetch (bytes; default the
+last-level cache's size), ``off`` turns both off.
 """
 
 from __future__ import annotations
@@ -31,12 +34,15 @@ from functools import cache
 from pathlib import Path
 
 from mlir import ir
-from mlir.dialects import vector
+from mlir.dialects import arith, memref, vector
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import as_operation, nested_ops
 
-__all__ = ["BUFFER_ALIGNMENT", "STREAM_VARIABLE", "last_level_cache_bytes", "stream_large_stores", "stream_min_bytes"]
+__all__ = [
+    "BUFFER_ALIGNMENT", "STREAM_VARIABLE", "last_level_cache_bytes", "prefetch_next_rows", "stream_large_stores",
+    "stream_min_bytes",
+]
 
 #: Environment variable: footprint in bytes from which loop nests use streaming stores, or ``off``.
 STREAM_VARIABLE = "GRAPHFUSE_STREAM_MIN_BYTES"
@@ -261,3 +267,80 @@ def stream_large_stores(func: ir.Operation, aligned: list[ir.Value], min_bytes: 
             write.erase()
             rewritten += 1
     return rewritten
+
+
+# --------------------------------------------------------------------------- prefetching the next row
+
+#: Bytes a prefetch brings in (one cache line).
+_LINE = 64
+
+
+def _static_bounds(loop: ir.Operation) -> tuple[ir.Value, int, int, int] | None:
+    """(induction variable, lower bound, upper bound, step) of a one-dimensional loop with constant bounds."""
+    body = loop.regions[0].blocks[0]
+    if loop.name == "scf.for":
+        values = []
+        for operand in list(loop.operands)[:3]:
+            owner = operand.owner
+            if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.constant":
+                return None
+            values.append(ir.IntegerAttr(as_operation(owner).attributes["value"]).value)
+        return body.arguments[0], values[0], values[1], values[2]
+    if loop.name == "scf.forall":
+        bounds = [list(ir.DenseI64ArrayAttr(loop.attributes[name]))
+                  for name in ("staticLowerBound", "staticUpperBound", "staticStep")]
+        if any(len(b) != 1 or b[0] == ir.ShapedType.get_dynamic_size() for b in bounds):
+            return None
+        return body.arguments[0], bounds[0][0], bounds[1][0], bounds[2][0]
+    return None
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def prefetch_next_rows(func: ir.Operation, inputs: list[ir.Value], min_bytes: int) -> int:
+    """Prefetch the next row's inputs while a large row loop works on the current row's last pass.
+
+    A row kernel reads its row from memory in its first pass and from L1 in the next ones; during those,
+    no demand miss keeps the hardware prefetcher going, and the memory idles (one thread reached 16 GB/s of
+    the 35 a triad gets).  In the row body's last full chunk loop, each input row's line at the same
+    offset in the next row (the loop's induction variable plus its step, the last row clamped) is
+    prefetched.  Returns how many row loops got prefetches.
+    """
+    input_roots = set(inputs)
+    done = 0
+    for nest in func.regions[0].blocks[0].operations:
+        nest = as_operation(nest)
+        bounds = _static_bounds(nest) if nest.name in {"scf.for", "scf.forall"} else None
+        if bounds is None or _footprint(nest) < min_bytes:
+            continue
+        row, lower, upper, step = bounds
+        body = nest.regions[0].blocks[0]
+        rows = [as_operation(op) for op in body.operations]
+        slices = [op for op in rows if op.name == "memref.subview" and any(v == row for v in op.operands[1:])
+                  and _root(op.operands[0])[0] is not None and any(_root(op.operands[0])[0] == r for r in input_roots)]
+        chunk_loops = [op for op in rows if op.name == "scf.for" and _static_bounds(op) is not None]
+        if not slices or not chunk_loops or upper - lower <= step:
+            continue
+        loop = max(reversed(chunk_loops), key=lambda op: _static_bounds(op)[2] - _static_bounds(op)[1])
+        j, _, _, chunk_step = _static_bounds(loop)
+        with nest.location, ir.InsertionPoint(loop):
+            last = _index(lower + (upper - lower - 1) // step * step)
+            following = arith.minsi(arith.addi(row, _index(step)), last)
+        with nest.location, ir.InsertionPoint.at_block_begin(loop.regions[0].blocks[0]):
+            for view in slices:
+                element = ir.MemRefType(view.results[0].type).element_type
+                element_bytes = max(1, element.width // 8) if hasattr(element, "width") else 4
+                static = list(ir.DenseI64ArrayAttr(view.attributes["static_offsets"]))
+                dynamic = iter(view.operands[1:])
+                offsets = []
+                for offset in static:
+                    value = next(dynamic) if offset == ir.ShapedType.get_dynamic_stride_or_offset() else _index(offset)
+                    offsets.append(following if value == row else value)
+                for line in range(max(1, chunk_step * element_bytes // _LINE)):
+                    shift = arith.addi(j, _index(line * _LINE // element_bytes)) if line else j
+                    indices = [*offsets[:-1], arith.addi(offsets[-1], shift)]
+                    memref.PrefetchOp(view.operands[0], indices, False, 3, True)
+        done += 1
+    return done

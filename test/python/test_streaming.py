@@ -15,9 +15,10 @@ import pytest
 from mlir import ir
 
 import graphfuse
-from graphfuse.lowering.streaming import stream_large_stores
+from graphfuse.lowering.streaming import prefetch_next_rows, stream_large_stores
 
 _NEST = """
+!row = memref<1xCOLSxf32, strided<[COLS, 1], offset: ?>>
 func.func @f(%x: memref<8xCOLSxf32>, %out: memref<8xCOLSxf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -27,11 +28,11 @@ func.func @f(%x: memref<8xCOLSxf32>, %out: memref<8xCOLSxf32>) {
   %step = arith.constant STEP : index
   %p = ub.poison : f32
   scf.for %r = %c0 to %c8 step %c1 {
-    %row = memref.subview %out[%r, 0] [1, COLS] [1, 1] : memref<8xCOLSxf32> to memref<1xCOLSxf32, strided<[COLS, 1], offset: ?>>
-    %in = memref.subview %x[%r, 0] [1, COLS] [1, 1] : memref<8xCOLSxf32> to memref<1xCOLSxf32, strided<[COLS, 1], offset: ?>>
+    %row = memref.subview %out[%r, 0] [1, COLS] [1, 1] : memref<8xCOLSxf32> to !row
+    %in = memref.subview %x[%r, 0] [1, COLS] [1, 1] : memref<8xCOLSxf32> to !row
     scf.for %j = %start to %end step %step {
-      %v = vector.transfer_read %SOURCE[%c0, %j], %p {in_bounds = [true, true]} : memref<1xCOLSxf32, strided<[COLS, 1], offset: ?>>, vector<1x16xf32>
-      vector.transfer_write %v, %row[%c0, %j] {in_bounds = [true, true]} : vector<1x16xf32>, memref<1xCOLSxf32, strided<[COLS, 1], offset: ?>>
+      %v = vector.transfer_read %SOURCE[%c0, %j], %p {in_bounds = [true, true]} : !row, vector<1x16xf32>
+      vector.transfer_write %v, %row[%c0, %j] {in_bounds = [true, true]} : vector<1x16xf32>, !row
     }
   }
   return
@@ -75,6 +76,32 @@ def test_aligned_stores_into_results_are_streamed(cols: int, start: int, alignme
 def test_other_stores_stay_normal(cols: int, start: int, step: int, source: str, min_bytes: int, why: str) -> None:
     text = _stream(cols, start, step, source, min_bytes)
     assert text.startswith("0 ") and "vector.transfer_write" in text, why
+
+
+def _prefetched(min_bytes: int) -> str:
+    text = (_NEST.replace("COLS", "1024").replace("START", "0").replace("END", "1024").replace("STEP", "16")
+            .replace("SOURCE", "in"))
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        func = module.body.operations[0]
+        args = list(func.regions[0].blocks[0].arguments)
+        count = prefetch_next_rows(func, [args[0]], min_bytes)
+        assert module.operation.verify()
+        return f"{count} {module}"
+
+
+def test_large_row_loops_prefetch_the_next_row() -> None:
+    """One prefetch per 64-byte line of the input row, in the next row (the last row clamped)."""
+    text = _prefetched(0)
+    assert text.startswith("1 ")
+    assert text.count("memref.prefetch %arg0[") == 1  # 16 floats per chunk: one line
+    assert "arith.minsi" in text and "arith.constant 7 : index" in text
+    assert "memref.prefetch %arg1" not in text  # the result buffer is not prefetched
+
+
+def test_small_row_loops_do_not_prefetch() -> None:
+    text = _prefetched(1 << 30)
+    assert text.startswith("0 ") and "memref.prefetch" not in text
 
 
 def _layer_norm(rows: int, cols: int) -> tuple[graphfuse.GraphBuilder, list[np.ndarray]]:
