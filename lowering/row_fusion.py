@@ -142,6 +142,12 @@ def _innermost_extent(func_op: ir.Operation) -> int:
     return extent
 
 
+def _has_reduction(func_op: ir.Operation) -> bool:
+    """Whether a kernel holds a generic with a reduction loop (row kernels; the others are elementwise)."""
+    return any(op.name == "linalg.generic" and "reduction" in _iterators(op) for op in
+               (as_operation(o) for o in func_op.regions[0].blocks[0].operations))
+
+
 def _order_preserving(op: ir.Operation) -> bool:
     """Every indexing map of ``op`` picks loop dims in increasing order (identity or broadcast, no transpose)."""
     for attr in ir.ArrayAttr(op.attributes["indexing_maps"]):
@@ -374,7 +380,7 @@ class TileKernelRows(GraphPass):
                 if reason is not None:
                     log.debug(f"tile-kernel-rows: @{name} is not tiled: {reason}")
                     continue
-                if all(ir.RankedTensorType(r.results[0].type).rank == 1 for r in roots):
+                if not _has_reduction(func_op) and all(ir.RankedTensorType(r.results[0].type).rank == 1 for r in roots):
                     self._tile_flat(func_op, name, roots, flat_row, context)
                     continue
                 row = _innermost_extent(func_op)

@@ -57,10 +57,13 @@ func.func private @flat_kernel(%x: tensor<100003xf32>) -> tensor<100003xf32> att
 
 // -----
 
-// Negative cases: a transpose, rows shorter than a chunk, a 1-D kernel below the threshold.
+// Negative cases: a transpose, rows shorter than a chunk, a 1-D kernel below the threshold; and a row
+// reduction with a 1-D result, which is a row kernel, not a 1-D elementwise one (taking it for one
+// aborted in the tiling).
 // LOG: tile-kernel-rows: @transpose_kernel is not tiled: it holds linalg.transpose
 // LOG: tile-kernel-rows: @narrow_kernel is not tiled: it has no reduction and rows shorter than 64
 // LOG: tile-kernel-rows: @short_flat_kernel is not tiled: it has no reduction and a 1-D result below 65536 elements
+// LOG: tile-kernel-rows: @row_sum_kernel: 1 result loop(s) by rows of 2, vectorized
 // CHECK-LABEL: func.func private @transpose_kernel
 // CHECK-NOT:     scf.for
 // CHECK-LABEL: func.func private @narrow_kernel
@@ -68,6 +71,10 @@ func.func private @flat_kernel(%x: tensor<100003xf32>) -> tensor<100003xf32> att
 // CHECK-LABEL: func.func private @short_flat_kernel
 // CHECK-NOT:     scf.for
 // CHECK:         linalg.generic
+// CHECK-LABEL: func.func private @row_sum_kernel
+// CHECK:         scf.for %[[ROW:.*]] = %c0 to %c3 step %c1
+// CHECK:           vector.reduction <add>, %{{.*}} : vector<2xf32> into f32
+// CHECK:           tensor.insert_slice %{{.*}}[%[[ROW]]] [1] [1] : tensor<1xf32> into tensor<3xf32>
 func.func private @transpose_kernel(%x: tensor<256x512xf32>) -> tensor<512x256xf32> attributes {graph.kernel} {
   %0 = "graph.transpose"(%x) {perm = array<i64: 1, 0>} : (tensor<256x512xf32>) -> tensor<512x256xf32>
   %1 = "graph.exp"(%0) : (tensor<512x256xf32>) -> tensor<512x256xf32>
@@ -80,4 +87,8 @@ func.func private @narrow_kernel(%x: tensor<4096x48xf32>) -> tensor<4096x48xf32>
 func.func private @short_flat_kernel(%x: tensor<60000xf32>) -> tensor<60000xf32> attributes {graph.kernel} {
   %0 = "graph.exp"(%x) : (tensor<60000xf32>) -> tensor<60000xf32>
   return %0 : tensor<60000xf32>
+}
+func.func private @row_sum_kernel(%x: tensor<3x2xf32>) -> tensor<3xf32> attributes {graph.kernel} {
+  %0 = "graph.reduce_sum"(%x) {axes = array<i64: 1>, keep_dims = false} : (tensor<3x2xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
 }
