@@ -70,6 +70,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "graph-decompose": _load("lowering.decompose", "GraphDecompose"),
     "outline-fused-ops": _load("lowering.kernels", "OutlineFusedOps"),
     "fuse-kernel-loops": _load("lowering.kernels", "FuseKernelLoops"),
+    "dedupe-kernel-results": _load("lowering.kernels", "DedupeKernelResults"),
     "graph-to-linalg": _load("lowering.graph_to_linalg", "GraphToLinalg"),
     "tile-kernel-rows": _load("lowering.row_fusion", "TileKernelRows"),
     "parallelize-kernels": _load("lowering.parallel", "ParallelizeKernels"),

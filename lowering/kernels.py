@@ -17,18 +17,19 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from mlir import ir
+from mlir.dialects import func
 from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.dialect.interpreter import functions
-from graphfuse.dialect.matching import as_operation, op_id
+from graphfuse.dialect.matching import as_operation, nested_ops, op_id
 from graphfuse.lowering import decompose  # noqa: F401  (registers the decompositions this pass outlines)
 from graphfuse.lowering.common import DECOMPOSITIONS
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.cluster import outline
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
-__all__ = ["FuseKernelLoops", "OutlineFusedOps", "is_kernel", "loop_nest_count"]
+__all__ = ["DedupeKernelResults", "FuseKernelLoops", "OutlineFusedOps", "is_kernel", "loop_nest_count"]
 
 
 def is_kernel(func_op: ir.Operation) -> bool:
@@ -207,3 +208,74 @@ class FuseKernelLoops(GraphPass):
                     + ", ".join(f"{n} x{c}" for n, c in sorted(kinds.items()))
                     + ")"
                 )
+
+
+@dataclass(frozen=True)
+class DedupeKernelResults(GraphPass):
+    """Each kernel returns a value once: CSE inside a kernel can make two results one value.
+
+    ``return %a, %a`` then reaches bufferization and
+    ``buffer-results-to-out-params{hoist-static-allocs}``, which hoists the
+    one allocation into the first out-parameter and then crashes on the
+    second (a use of the erased allocation).  The duplicate result is
+    dropped from the kernel's signature and its callers' uses go to the
+    first one.  Kernels with callers other than ``func.call`` are left alone.
+    """
+
+    name: ClassVar[str] = "dedupe-kernel-results"
+    summary: ClassVar[str] = "Drop the results a kernel returns twice; callers use the first copy"
+    statistics: ClassVar[dict[str, str]] = {"num-dropped": "Number of duplicate kernel results dropped"}
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        with module.context, ir.Location.unknown():
+            kernels = {name: f for name, f in functions(module).items() if is_kernel(f) and f.regions[0].blocks}
+            calls: dict[str, list[ir.Operation]] = {name: [] for name in kernels}
+            others: set[str] = set()
+            for op in nested_ops(module):
+                if op.name == "func.call":
+                    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                    if callee in calls:
+                        calls[callee].append(op)
+                elif op.name != "func.func":
+                    for attr_name in op.attributes:  # a symbol reference elsewhere: the signature must stay
+                        text = str(op.attributes[attr_name])
+                        others.update(name for name in kernels if f"@{name}" in text)
+            for name, func_op in kernels.items():
+                if name in others:
+                    continue
+                dropped = _dedupe_results(func_op, calls[name])
+                if dropped:
+                    context.count("num-dropped", dropped)
+                    log.debug(f"dedupe-kernel-results: @{name}: {dropped} duplicate result(s) dropped")
+
+
+def _dedupe_results(func_op: ir.Operation, calls: list[ir.Operation]) -> int:
+    block = func_op.regions[0].blocks[0]
+    ret = as_operation(block.operations[len(block.operations) - 1])
+    values = list(ret.operands)
+    new_index: dict[ir.Value, int] = {}  # value -> its result index once duplicates are dropped
+    keep: list[int] = []  # the old result indices that stay
+    source: list[int] = []  # old result index -> new result index
+    for old, value in enumerate(values):
+        if value not in new_index:
+            new_index[value] = len(keep)
+            keep.append(old)
+        source.append(new_index[value])
+    if len(keep) == len(values):
+        return 0
+    ftype = ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value)
+    results = [ftype.results[k] for k in keep]
+    func_op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(ftype.inputs), results))
+    if "res_attrs" in func_op.attributes:
+        attrs = list(ir.ArrayAttr(func_op.attributes["res_attrs"]))
+        func_op.attributes["res_attrs"] = ir.ArrayAttr.get([attrs[k] for k in keep])
+    with ret.location, ir.InsertionPoint(ret):
+        func.ReturnOp([values[k] for k in keep])
+    ret.erase()
+    for call in calls:
+        with call.location, ir.InsertionPoint(call):
+            new = func.CallOp(results, ir.FlatSymbolRefAttr(call.attributes["callee"]).value, list(call.operands))
+        for old, index in zip(call.results, source, strict=True):
+            old.replace_all_uses_with(new.results[index])
+        call.erase()
+    return len(values) - len(keep)

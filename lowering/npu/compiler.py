@@ -75,7 +75,7 @@ def npu_lowering_pipeline(target: str = "910b", double_buffer: bool = True) -> s
     assign = f"npu-buffer-assign{{target={target} double-buffer={'true' if double_buffer else 'false'}}}"
     return (
         "builtin.module(npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,"
-        f"{BUFFERIZE},canonicalize,cse,{assign})"
+        f"dedupe-kernel-results,{BUFFERIZE},canonicalize,cse,{assign})"
     )
 
 
