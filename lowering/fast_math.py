@@ -93,6 +93,7 @@ _LN2_HI = 0.693359375  # 9 significant bits: n * _LN2_HI is exact for |n| < 2^15
 _LN2_LO = -2.12194440e-4
 _EXP_MAX = 88.8  # exp(88.8) overflows f32 to inf
 _EXP_MIN = -104.0  # exp(-104) is below half the smallest subnormal: 0
+_EXP_SHIFT = 24  # 2^(n + 24) is normal for n in [-150, 103]: nonpositive arguments scale once (fast_exp)
 _TAYLOR = tuple(1.0 / f for f in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0))  # highest degree first
 
 
@@ -118,17 +119,30 @@ def _power_of_two(k: ir.Value) -> ir.Value:
     return arith.bitcast(ir.F32Type.get(), biased)
 
 
-def fast_exp(x: ir.Value) -> ir.Value:
+def fast_exp(x: ir.Value, nonpositive: bool = False) -> ir.Value:
+    """exp(x) in f32 arith ops (module docstring).
+
+    ``nonpositive``: the caller guarantees x <= 0 or NaN (``-|y|``, ``y - max(y)``).  Then no upper clamp
+    is needed and 2^n is applied as 2^(n + 24) (a normal power of two for n in [-150, 0]) times the
+    constant 2^-24: two exact scalings and one rounding, the same result as the two half powers, in 4
+    instructions instead of 9.  Correct for x up to 71 as well.
+    """
     f32, i32 = x.type, ir.IntegerType.get_signless(32)
     is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
-    clamped = arith.minimumf(arith.maximumf(x, const(f32, _EXP_MIN)), const(f32, _EXP_MAX))
+    clamped = arith.maximumf(x, const(f32, _EXP_MIN))
+    if not nonpositive:
+        clamped = arith.minimumf(clamped, const(f32, _EXP_MAX))
     safe = arith.select(is_nan, const(f32, 0.0), clamped)
     n = mmath.roundeven(fmul(safe, const(f32, _LOG2E)))
     r = fsub(fsub(safe, fmul(n, const(f32, _LN2_HI))), fmul(n, const(f32, _LN2_LO)))
     p = _horner_descending(r, _TAYLOR)
-    k = arith.fptosi(i32, n)  # in [-150, 129]: split in two halves so both powers are normal
-    half = arith.shrsi(k, const(i32, 1))
-    scaled = fmul(fmul(p, _power_of_two(half)), _power_of_two(arith.subi(k, half)))
+    k = arith.fptosi(i32, n)  # in [-150, 129]
+    if nonpositive:
+        shifted = _power_of_two(arith.addi(k, const(i32, _EXP_SHIFT)))
+        scaled = fmul(fmul(p, shifted), const(f32, 2.0 ** -_EXP_SHIFT))
+    else:  # split in two halves so both powers are normal
+        half = arith.shrsi(k, const(i32, 1))
+        scaled = fmul(fmul(p, _power_of_two(half)), _power_of_two(arith.subi(k, half)))
     return arith.select(is_nan, x, scaled)
 
 
@@ -137,7 +151,7 @@ def fast_tanh(x: ir.Value) -> ir.Value:
     a = mmath.absf(x)
     x2 = fmul(x, x)
     small = fadd(x, fmul(x, fmul(x2, _horner_ascending(x2, TANH_P))))
-    e = fast_exp(fmul(a, const(f32, -2.0)))
+    e = fast_exp(fmul(a, const(f32, -2.0)), nonpositive=True)
     one = const(f32, 1.0)
     t = arith.divf(fsub(one, e), fadd(one, e))
     large = mmath.copysign(t, x)

@@ -49,7 +49,7 @@ from mlir import ir
 from mlir.dialects import arith, tensor
 from mlir.dialects import math as mmath
 
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.common import (
     LOWERINGS,
     PARALLEL,
@@ -90,8 +90,36 @@ __all__ = ["LOWERED_OPS", "GraphToLinalg", "lower_elementwise", "lower_op"]
 Body = Callable[[list[ir.Value], ir.Type], "ir.Value | None"]
 
 
-def _exp(x: ir.Value) -> ir.Value:
-    return fast_exp(x) if is_f32(x.type) else mmath.exp(x)
+def _exp(x: ir.Value, nonpositive: bool = False) -> ir.Value:
+    return fast_exp(x, nonpositive) if is_f32(x.type) else mmath.exp(x)
+
+
+#: Marks a graph.exp whose operand is <= 0 by construction (set before lowering: see _mark_nonpositive_exps).
+_NONPOSITIVE = "graph.nonpositive_operand"
+
+
+def _nonpositive(value: ir.Value) -> bool:
+    """Whether a graph value is <= 0 (or NaN) by how it is built: ``-|y|`` or ``y - reduce_max(y)``."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    op = as_operation(owner)
+    if op.name == "graph.neg":
+        inner = op.operands[0].owner
+        return not isinstance(inner, ir.Block) and as_operation(inner).name == "graph.abs"
+    if op.name == "graph.sub":
+        subtrahend = op.operands[1].owner
+        if isinstance(subtrahend, ir.Block) or as_operation(subtrahend).name != "graph.reduce_max":
+            return False
+        return as_operation(subtrahend).operands[0] == op.operands[0]
+    return False
+
+
+def _mark_nonpositive_exps(func: ir.Operation) -> None:
+    """Tag the exps of ``-|y|`` (sigmoid's) and ``y - max(y)`` (softmax's): their lowering scales once."""
+    for op in nested_ops(func):
+        if op.name == "graph.exp" and _nonpositive(op.operands[0]):
+            op.attributes[_NONPOSITIVE] = ir.UnitAttr.get()
 
 
 def _tanh(x: ir.Value) -> ir.Value:
@@ -105,7 +133,7 @@ def _erf(x: ir.Value) -> ir.Value:
 def _sigmoid(x: ir.Value) -> ir.Value:
     t = x.type
     one = const(t, 1.0)
-    e = _exp(arith.negf(mmath.absf(x)))
+    e = _exp(arith.negf(mmath.absf(x)), nonpositive=True)
     denom = fadd(one, e)
     positive = arith.cmpf(arith.CmpFPredicate.OGE, x, const(t, 0.0))
     if fast_math_enabled():
@@ -292,6 +320,8 @@ def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | No
     if name == "gelu" and is_float(et):
         approximate = string_attr(op, "approximate", "none")
         return in_float(lambda x: _gelu(x, approximate))
+    if name == "exp" and is_float(et) and _NONPOSITIVE in op.attributes:
+        return in_float(lambda x: _exp(x, nonpositive=True))
     if name in _UNARY_FLOAT or name in _UNARY_INT:
         if is_float(et) and name in _UNARY_FLOAT:
             return in_float(_UNARY_FLOAT[name])
@@ -425,6 +455,7 @@ class GraphToLinalg(GraphPass):
 
     def _lower(self, module: ir.Module, context: PassContext) -> None:
         for func in module.body.operations:
+            _mark_nonpositive_exps(func)
             for op in [op for op in nested_ops(func) if op.name.startswith("graph.")]:
                 if lower_op(op):
                     context.count("num-lowered")

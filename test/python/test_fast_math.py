@@ -134,3 +134,32 @@ def test_compile_without_fast_math_lowers_the_plain_forms() -> None:
     plain = graphfuse.compile(b.module, fast_math=False)
     assert "fastmath<contract>" in fast.linalg and "fastmath<contract>" not in plain.linalg
     np.testing.assert_allclose(plain(*inputs)[0], fast(*inputs)[0], rtol=1e-5, atol=1e-5)
+
+
+def _exp_of(build) -> np.ndarray:
+    """exp of the graph value ``build(builder, x)`` over the nonpositive half of the sweep and special values."""
+    x = np.concatenate([-np.abs(SWEEP), np.array([-0.0, -np.inf, np.nan, -87.33655, -103.97, -149.0 * math.log(2)],
+                                                 np.float32)]).astype(np.float32)
+    b = GraphBuilder("f")
+    b.ret(b.exp(build(b, b.arg(x.shape))))
+    run_pipeline(b.module, "builtin.module(graph-to-linalg{strict})")
+    return compile_linalg(b.module, "f")(x)[0], x
+
+
+def test_nonpositive_exp_scales_once_with_the_same_results() -> None:
+    """exp(-|x|) (sigmoid's) and exp(x - max(x)) (softmax's) take the one-scaling form; bit-equal to exp(-a)."""
+    (once, x) = _exp_of(lambda b, x: b.neg(b.abs(x)))
+    (twice, _) = _exp_of(lambda b, x: b.mul(b.abs(x), b.const(np.float32(-1.0))))  # same values, not recognized
+    np.testing.assert_array_equal(once.view(np.uint32), twice.view(np.uint32))
+    assert np.count_nonzero((once > 0) & (once < np.finfo(np.float32).tiny)) > 1000  # subnormal results covered
+
+
+def test_nonpositive_exp_is_recognized_in_the_ir() -> None:
+    """The one-scaling form multiplies by 2^-24; a general exp has no such constant."""
+    for build, expected in [(lambda b, x: b.neg(b.abs(x)), True),
+                            (lambda b, x: b.sub(x, b.reduce_max(x, axes=[0], keep_dims=True)), True),
+                            (lambda b, x: b.neg(x), False)]:
+        b = GraphBuilder("f")
+        b.ret(b.exp(build(b, b.arg((16,)))))
+        run_pipeline(b.module, "builtin.module(graph-to-linalg{strict})")
+        assert ("5.96046448E-8" in str(b.module)) == expected
