@@ -1,4 +1,5 @@
-"""tile-kernel-rows: one pass over each row for kernels with reductions (softmax, layer_norm, rms_norm...).
+"""tile-kernel-rows: one pass over each row for kernels with reductions (softmax, layer_norm, rms_norm...), and rows
+of register-sized chunks for them and for large elementwise kernels.
 
 After ``fuse-kernel-loops`` a normalization kernel is still several loop
 nests over the whole tensor (max, sum of exp, normalize for softmax), each
@@ -8,13 +9,17 @@ producers into that loop with the transform dialect
 (``transform.structured.fuse``): each row is read from memory once and the
 reductions and elementwise steps run on it while it is in L1.  The ops inside
 the loop have static row shapes and are then vectorized
-(``transform.structured.vectorize``): reductions become ``vector.reduction``
-(LLVM reassociates them), elementwise bodies become vector code.
+(``transform.structured.vectorize``): reductions become ``vector.reduction``,
+elementwise bodies become vector code, and each row is then cut into
+register-sized chunks (:mod:`graphfuse.lowering.row_chunks`).
 
-Only kernels with a row reduction (one input, reduced over the innermost
-dim) and static shapes are tiled; purely elementwise kernels are left to
-LLVM's loop vectorizer, and kernels holding a convolution or a generic
-contraction are left alone.  A named contraction (``linalg.matmul``,
+Kernels with a row reduction (one input, reduced over the innermost dim)
+and static shapes are tiled.  With ``elementwise`` so are elementwise
+kernels without transposes whose rows hold at least one chunk, and 1-D
+elementwise kernels of at least 65,536 elements, cut into rows of 4096
+(``transform.structured.split`` first, so that every row is static).  The
+other elementwise kernels are left to LLVM's loop vectorizer, and kernels
+holding a convolution or a generic contraction are left alone.  A named contraction (``linalg.matmul``,
 ``batch_matmul``, ``contract``: flash attention's two products) stays whole,
 outside the row loops: the rows it reads are tiled as roots of their own
 (attention's softmax, one pass per row between the two products), and a
@@ -341,7 +346,9 @@ def _widen_forall_destinations(func_op: ir.Operation) -> None:
 @dataclass(frozen=True)
 class TileKernelRows(GraphPass):
     name: ClassVar[str] = "tile-kernel-rows"
-    summary: ClassVar[str] = "Tile kernels with reductions by rows, fuse their producers per row, vectorize the rows"
+    summary: ClassVar[str] = (
+        "Tile kernels with reductions (and large elementwise ones) by rows, fuse their producers per row, vectorize "
+        "the rows in register-sized chunks")
     statistics: ClassVar[dict[str, str]] = {
         "num-kernels": "Number of kernels tiled by rows",
         "num-vectorized": "Number of tiled kernels whose rows were vectorized",
