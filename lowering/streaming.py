@@ -117,8 +117,7 @@ def _divisibility(value: ir.Value) -> int:
 
 def _strides(t: ir.Type) -> list[int] | None:
     """Static strides of a memref type (None when any is dynamic)."""
-    memref = ir.MemRefType(t)
-    strides, _ = memref.get_strides_and_offset()
+    strides, _ = ir.MemRefType(t).get_strides_and_offset()
     if ir.ShapedType.get_dynamic_stride_or_offset() in strides:
         return None
     return list(strides)
@@ -131,29 +130,29 @@ def _offsets_divisibility(indices: list[ir.Value], strides: list[int]) -> int:
     return result
 
 
-def _root(memref: ir.Value) -> tuple[ir.Value | None, int]:
-    """The block argument a memref is a view of, and a power of two dividing its element offset in it."""
+def _root(view: ir.Value) -> tuple[ir.Value | None, int]:
+    """The block argument ``view`` is a view of, and a power of two dividing its element offset in it."""
     divisibility = _CAP
     dynamic_mark = ir.ShapedType.get_dynamic_stride_or_offset()
     while True:
-        owner = memref.owner
+        owner = view.owner
         if isinstance(owner, ir.Block):
             loop = as_operation(owner.owner)
-            number = next(k for k, a in enumerate(owner.arguments) if a == memref)
+            number = next(k for k, a in enumerate(owner.arguments) if a == view)
             if loop.name == "scf.for" and number >= 1:
                 # a buffer carried through a loop (bufferized iter_args yield the buffer they were given)
-                if as_operation(owner.operations[len(owner.operations) - 1]).operands[number - 1] != memref:
+                if as_operation(owner.operations[len(owner.operations) - 1]).operands[number - 1] != view:
                     return None, 1
-                memref = loop.operands[2 + number]
+                view = loop.operands[2 + number]
                 continue
-            return memref, divisibility
+            return view, divisibility
         op = as_operation(owner)
         if op.name == "scf.for":  # a loop's result is the buffer its iter_arg carried
-            number = next(k for k, r in enumerate(op.results) if r == memref)
+            number = next(k for k, r in enumerate(op.results) if r == view)
             body = op.regions[0].blocks[0]
             if as_operation(body.operations[len(body.operations) - 1]).operands[number] != body.arguments[number + 1]:
                 return None, 1
-            memref = op.operands[3 + number]
+            view = op.operands[3 + number]
         elif op.name == "memref.subview":
             source = op.operands[0]
             strides = _strides(source.type)
@@ -167,19 +166,20 @@ def _root(memref: ir.Value) -> tuple[ir.Value | None, int]:
                 else:
                     d = _CAP if offset * stride == 0 else min(_CAP, (offset * stride) & -(offset * stride))
                 divisibility = math.gcd(divisibility, d)
-            memref = source
+            view = source
         elif op.name in {"memref.cast", "memref.collapse_shape", "memref.expand_shape"}:
-            memref = op.operands[0]
+            view = op.operands[0]
         else:
             return None, 1
 
 
 def _bytes(t: ir.Type) -> int:
-    memref = ir.MemRefType(t)
-    if not memref.has_static_shape:
+    buffer_type = ir.MemRefType(t)
+    if not buffer_type.has_static_shape:
         return 0
-    width = memref.element_type.width if hasattr(memref.element_type, "width") else 32
-    return math.prod(memref.shape) * max(1, width // 8)
+    element = buffer_type.element_type
+    width = element.width if hasattr(element, "width") else 32
+    return math.prod(buffer_type.shape) * max(1, width // 8)
 
 
 def _footprint(nest: ir.Operation) -> int:
@@ -240,11 +240,11 @@ def stream_large_stores(func: ir.Operation, aligned: list[ir.Value], min_bytes: 
         for write in ops:
             if write.name != "vector.transfer_write" or len(write.results) or not _streamable(write):
                 continue
-            memref = write.operands[1]
-            root, divisibility = _root(memref)
+            buffer = write.operands[1]
+            root, divisibility = _root(buffer)
             if root is None or any(root == r for r in read):
                 continue
-            strides = _strides(memref.type)
+            strides = _strides(buffer.type)
             if root not in aligned_roots or strides is None or strides[-1] != 1:
                 continue
             indices = list(write.operands[2:])
@@ -261,7 +261,7 @@ def stream_large_stores(func: ir.Operation, aligned: list[ir.Value], min_bytes: 
                 value = write.operands[0]
                 if value_type.rank > 1:
                     value = vector.shape_cast(flat, value)
-                store = vector.StoreOp(value, memref, indices)
+                store = vector.StoreOp(value, buffer, indices)
                 store.attributes["nontemporal"] = ir.BoolAttr.get(True)
                 store.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), alignment)
             write.erase()
