@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from graphfuse.lowering.host import last_level_cache_bytes
+
 HERE = Path(__file__).resolve().parent
 THREADS = 2
 MIN_EVICT_BYTES = 256 << 20
@@ -54,19 +56,6 @@ def commit() -> str:
 
 def today() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def llc_bytes() -> int:
-    """Size of the largest cache sysfs lists for cpu0 (0 when unknown)."""
-    best = 0
-    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
-        try:
-            text = (index / "size").read_text().strip()
-        except OSError:
-            continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        best = max(best, int(text.rstrip("KMG")) * scale)
-    return best
 
 
 def reuse_freed_memory() -> None:
@@ -134,7 +123,7 @@ class Evictor:
 
     def __init__(self, enabled: bool, lib: ctypes.CDLL | None = None):
         self.enabled = enabled
-        self.nbytes = max(MIN_EVICT_BYTES, 2 * llc_bytes())
+        self.nbytes = max(MIN_EVICT_BYTES, 2 * last_level_cache_bytes())
         self.buffer = aligned_empty(self.nbytes // 4) if enabled else None
         self.parts: list[Callable[[], object]] = []
         if self.buffer is None:

@@ -1,4 +1,4 @@
-"""What the compiling machine's CPU offers the code generator: its vector register width.
+"""What the compiling machine's CPU offers the code generator: its vector register width and its last-level cache.
 
 The JIT compiles for the host CPU (LLVM's host detection), so vector code
 sized for the host's registers is what runs.  The width is read from the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from graphfuse.pipelines import log
 
-__all__ = ["VECTOR_BITS_VARIABLE", "vector_bits", "vector_bits_from_flags"]
+__all__ = ["VECTOR_BITS_VARIABLE", "last_level_cache_bytes", "vector_bits", "vector_bits_from_flags"]
 
 #: Environment variable that overrides the detected vector register width (bits: 128, 256 or 512).
 VECTOR_BITS_VARIABLE = "GRAPHFUSE_VECTOR_BITS"
@@ -56,3 +56,19 @@ def vector_bits() -> int:
         # A bad override is ignored (with the reason at debug level) rather than failing every compile.
         log.debug(f"{VECTOR_BITS_VARIABLE}={override!r} is not one of {_WIDTHS}: using the detected width")
     return vector_bits_from_flags(_cpu_flags(), platform.machine().lower())
+
+
+@cache
+def last_level_cache_bytes() -> int:
+    """The largest cache the OS lists for cpu0, in bytes (0 when it lists none)."""
+    best = 0
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            best = max(best, int(digits) * scale)
+    return best

@@ -30,18 +30,16 @@ from __future__ import annotations
 
 import math
 import os
-from functools import cache
-from pathlib import Path
 
 from mlir import ir
 from mlir.dialects import arith, memref, vector
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import as_operation, nested_ops
+from graphfuse.lowering.host import last_level_cache_bytes
 
 __all__ = [
-    "BUFFER_ALIGNMENT", "STREAM_VARIABLE", "last_level_cache_bytes", "prefetch_next_rows", "stream_large_stores",
-    "stream_min_bytes",
+    "BUFFER_ALIGNMENT", "STREAM_VARIABLE", "prefetch_next_rows", "stream_large_stores", "stream_min_bytes",
 ]
 
 #: Environment variable: footprint in bytes from which loop nests use streaming stores, or ``off``.
@@ -52,29 +50,15 @@ BUFFER_ALIGNMENT = 64
 #: Cap on the divisibility tracked for index values (a zero offset is divisible by everything).
 _CAP = 1 << 20
 _MIN_ALIGNMENT = 16
-
-
-@cache
-def last_level_cache_bytes() -> int:
-    """The largest cache the OS lists for cpu0 (32 MiB when it lists none)."""
-    best = 0
-    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
-        try:
-            text = (index / "size").read_text().strip()
-        except OSError:
-            continue
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            best = max(best, int(digits) * scale)
-    return best or 32 << 20
+#: The threshold when the OS lists no cache sizes.
+_UNKNOWN_CACHE_BYTES = 32 << 20
 
 
 def stream_min_bytes() -> int | None:
     """The footprint from which loop nests stream their stores (``GRAPHFUSE_STREAM_MIN_BYTES``); None: off."""
     text = os.environ.get(STREAM_VARIABLE, "").strip()
     if not text:
-        return last_level_cache_bytes()
+        return last_level_cache_bytes() or _UNKNOWN_CACHE_BYTES
     if text.lower() == "off":
         return None
     if not text.isdigit():
@@ -164,7 +148,7 @@ def _root(view: ir.Value) -> tuple[ir.Value | None, int]:
                 if offset == dynamic_mark:
                     d = min(_CAP, _divisibility(next(dynamic)) * stride)
                 else:
-                    d = _CAP if offset * stride == 0 else min(_CAP, (offset * stride) & -(offset * stride))
+                    d = _power_of_two(offset * stride)
                 divisibility = math.gcd(divisibility, d)
             view = source
         elif op.name in {"memref.cast", "memref.collapse_shape", "memref.expand_shape"}:
