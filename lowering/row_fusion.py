@@ -343,6 +343,18 @@ def _widen_forall_destinations(func_op: ir.Operation) -> None:
             slice_op.erase()
 
 
+def _apply(func_op: ir.Operation, name: str, script: str, context: PassContext) -> None:
+    """Run a transform script on a kernel, then drop the root marks it matched."""
+    transform = ir.Module.parse(script)
+    try:
+        interpreter.apply_named_sequence(func_op, transform.body.operations[0], transform)
+    except ir.MLIRError as error:
+        context.fail(f"tile-kernel-rows: tiling @{name} failed: {error}", func_op.location)
+    for op in nested_ops(func_op):
+        if _ROOT in op.attributes:
+            del op.attributes[_ROOT]
+
+
 @dataclass(frozen=True)
 class TileKernelRows(GraphPass):
     name: ClassVar[str] = "tile-kernel-rows"
@@ -397,11 +409,7 @@ class TileKernelRows(GraphPass):
                 self._tile(func_op, name, roots, vectorize, parallel, context)
                 _drop_fences(func_op)
                 if vectorize and self.chunk_vectors:
-                    bits = self.vector_bits or vector_bits()
-                    prefix = f"tile-kernel-rows: @{name}: "
-                    chunked = chunk_row_loops(func_op, bits, self.chunk_vectors,
-                                              lambda message, prefix=prefix: log.debug(prefix + message))
-                    context.count("num-chunked", chunked)
+                    self._chunk(func_op, name, context)
                 context.count("num-kernels")
                 if vectorize:
                     context.count("num-vectorized")
@@ -409,6 +417,13 @@ class TileKernelRows(GraphPass):
                     f"tile-kernel-rows: @{name}: {len(roots)} result loop(s) by rows of {row}"
                     + (", vectorized" if vectorize else "")
                 )
+
+    def _chunk(self, func_op: ir.Operation, name: str, context: PassContext) -> None:
+        """Cut the kernel's vectorized rows into register-sized chunks (lowering/row_chunks.py)."""
+        prefix = f"tile-kernel-rows: @{name}: "
+        chunked = chunk_row_loops(func_op, self.vector_bits or vector_bits(), self.chunk_vectors,
+                                  lambda message: log.debug(prefix + message))
+        context.count("num-chunked", chunked)
 
     def _tile_flat(self, func_op: ir.Operation, name: str, roots: list[ir.Operation], row: int,
                    context: PassContext) -> None:
@@ -431,19 +446,9 @@ class TileKernelRows(GraphPass):
             .replace("ROOT", _ROOT)
             .replace("VECTORIZE", _VECTORIZE)
         )
-        transform = ir.Module.parse(script)
-        try:
-            interpreter.apply_named_sequence(func_op, transform.body.operations[0], transform)
-        except ir.MLIRError as error:
-            context.fail(f"tile-kernel-rows: tiling @{name} failed: {error}", func_op.location)
-        for op in nested_ops(func_op):
-            if _ROOT in op.attributes:
-                del op.attributes[_ROOT]
+        _apply(func_op, name, script, context)
         _widen_forall_destinations(func_op)
-        bits = self.vector_bits or vector_bits()
-        prefix = f"tile-kernel-rows: @{name}: "
-        chunked = chunk_row_loops(func_op, bits, self.chunk_vectors, lambda message: log.debug(prefix + message))
-        context.count("num-chunked", chunked)
+        self._chunk(func_op, name, context)
         context.count("num-kernels")
         context.count("num-vectorized")
         log.debug(f"tile-kernel-rows: @{name}: 1-D, {main // row} rows of {row} and a rest of {length - main}, "
@@ -472,11 +477,4 @@ class TileKernelRows(GraphPass):
                 .replace("LOOPS", str(loops))
                 .replace("VECTORIZE", _VECTORIZE if vectorize and last else "")
             )
-            transform = ir.Module.parse(script)
-            try:
-                interpreter.apply_named_sequence(func_op, transform.body.operations[0], transform)
-            except ir.MLIRError as error:
-                context.fail(f"tile-kernel-rows: tiling @{name} failed: {error}", func_op.location)
-            for root in nested_ops(func_op):
-                if _ROOT in root.attributes:
-                    del root.attributes[_ROOT]
+            _apply(func_op, name, script, context)
