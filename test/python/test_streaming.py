@@ -40,16 +40,20 @@ func.func @f(%x: memref<8xCOLSxf32>, %out: memref<8xCOLSxf32>) {
 """
 
 
-def _stream(cols: int, start: int = 0, step: int = 16, source: str = "in", min_bytes: int = 0) -> str:
+def _rewritten(rewrite, cols: int = 1024, start: int = 0, step: int = 16, source: str = "in") -> str:
+    """``rewrite(func, (input, result))``'s count and the verified module, for the row nest above."""
     text = (_NEST.replace("COLS", str(cols)).replace("START", str(start)).replace("END", str(cols - cols % 16))
             .replace("STEP", str(step)).replace("SOURCE", source))
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parse(text)
         func = module.body.operations[0]
-        args = list(func.regions[0].blocks[0].arguments)
-        count = stream_large_stores(func, [args[1]], min_bytes)
+        count = rewrite(func, list(func.regions[0].blocks[0].arguments))
         assert module.operation.verify()
         return f"{count} {module}"
+
+
+def _stream(cols: int, start: int = 0, step: int = 16, source: str = "in", min_bytes: int = 0) -> str:
+    return _rewritten(lambda func, args: stream_large_stores(func, [args[1]], min_bytes), cols, start, step, source)
 
 
 @pytest.mark.parametrize(("cols", "start", "alignment"), [
@@ -79,15 +83,7 @@ def test_other_stores_stay_normal(cols: int, start: int, step: int, source: str,
 
 
 def _prefetched(min_bytes: int) -> str:
-    text = (_NEST.replace("COLS", "1024").replace("START", "0").replace("END", "1024").replace("STEP", "16")
-            .replace("SOURCE", "in"))
-    with ir.Context(), ir.Location.unknown():
-        module = ir.Module.parse(text)
-        func = module.body.operations[0]
-        args = list(func.regions[0].blocks[0].arguments)
-        count = prefetch_next_rows(func, [args[0]], min_bytes)
-        assert module.operation.verify()
-        return f"{count} {module}"
+    return _rewritten(lambda func, args: prefetch_next_rows(func, [args[0]], min_bytes))
 
 
 def test_large_row_loops_prefetch_the_next_row() -> None:
