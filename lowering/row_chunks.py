@@ -504,9 +504,10 @@ class _Chunker:
         return ir.Operation.create("vector.transfer_read", results=[_chunk_type(row.type, width)],
                                    operands=[source, *indices, padding], attributes=attributes).results[0]
 
-    def depends_on_pending(self, value: ir.Value, seen: set) -> bool:
+    def depends_on_pending(self, value: ir.Value) -> bool:
         """Whether row value ``value`` reads a result of a pending reduction (so it needs the flush first)."""
         pending = {r.results[0] for r in self.pending_reductions}
+        seen: set = set()
         stack = [value]
         while stack:
             v = stack.pop()
@@ -525,7 +526,7 @@ class _Chunker:
         for op in ops:
             with ir.InsertionPoint(op), op.location:
                 if op.name == "vector.reduction" and _row_length(op.operands[0].type) == self.body.length:
-                    if self.depends_on_pending(op.operands[0], set()):
+                    if self.depends_on_pending(op.operands[0]):
                         self.flush_reductions()
                     self.pending_reductions.append(op)
                     continue
