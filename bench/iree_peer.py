@@ -103,7 +103,8 @@ def main() -> int:
     if os.environ.get("BENCH_REUSE_MEMORY") == "1":
         reuse_freed_memory()
     lib_path = os.environ.get("BENCH_STREAM_LIB")
-    evict = Evictor(os.environ.get("BENCH_EVICT", "1") == "1", load_stream_lib(lib_path) if lib_path else None)
+    evict = Evictor(os.environ.get("BENCH_EVICT", "1") == "1", int(os.environ["BENCH_EVICT_BYTES"]),
+                    load_stream_lib(lib_path) if lib_path else None)
     with tempfile.TemporaryDirectory(prefix="bench_iree_") as workdir:
         peer = Peer(workdir, evict)
         for line in sys.stdin:

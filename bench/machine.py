@@ -20,8 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from graphfuse.lowering.host import last_level_cache_bytes
-
 HERE = Path(__file__).resolve().parent
 THREADS = 2
 MIN_EVICT_BYTES = 256 << 20
@@ -117,13 +115,22 @@ def _slices(n: int, threads: int) -> list[tuple[int, int]]:
     return [(i * n // threads, (i + 1) * n // threads) for i in range(threads)]
 
 
-class Evictor:
-    """Evict the caches before a timed call: ``THREADS`` threads read a buffer twice the LLC
-    (at least 256 MiB), read only so no dirty lines are left to write back."""
+def evict_bytes(last_level_cache: int) -> int:
+    """Bytes to read before a timed call so that none of its data is cached: twice the LLC, at least 256 MiB."""
+    return max(MIN_EVICT_BYTES, 2 * last_level_cache)
 
-    def __init__(self, enabled: bool, lib: ctypes.CDLL | None = None):
+
+class Evictor:
+    """Evict the caches before a timed call: ``THREADS`` threads read ``nbytes`` (twice the LLC, at least
+    256 MiB: :func:`evict_bytes`), read only so no dirty lines are left to write back.
+
+    The size is an argument because the IREE child runs in the peers venv, which has no graphfuse to read
+    the cache size from: the parent passes its figure on.
+    """
+
+    def __init__(self, enabled: bool, nbytes: int, lib: ctypes.CDLL | None = None):
         self.enabled = enabled
-        self.nbytes = max(MIN_EVICT_BYTES, 2 * last_level_cache_bytes())
+        self.nbytes = nbytes
         self.buffer = aligned_empty(self.nbytes // 4) if enabled else None
         self.parts: list[Callable[[], object]] = []
         if self.buffer is None:

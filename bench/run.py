@@ -37,6 +37,7 @@ import graphfuse
 from bench import machine
 from bench.workloads import WORKLOADS, Workload
 from graphfuse.dialect.interpreter import run_function
+from graphfuse.lowering.host import last_level_cache_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 PEERS_VENV = REPO / ".venv-peers"
@@ -72,8 +73,10 @@ class Variant:
 class IreeChild:
     """The bench/iree_peer.py process under the peers venv, kept for the whole run."""
 
-    def __init__(self, python: Path, lib_path: str | None, evict: bool, reuse_memory: bool, workdir: str):
-        env = dict(os.environ, PYTHONPATH=str(REPO), BENCH_EVICT="1" if evict else "0")
+    def __init__(self, python: Path, lib_path: str | None, evict: machine.Evictor, reuse_memory: bool, workdir: str):
+        # The child runs without graphfuse (the peers venv), so it evicts as many bytes as this process does.
+        env = dict(os.environ, PYTHONPATH=str(REPO), BENCH_EVICT="1" if evict.enabled else "0")
+        env["BENCH_EVICT_BYTES"] = str(evict.nbytes)
         env["BENCH_REUSE_MEMORY"] = "1" if reuse_memory else "0"
         env["OPENBLAS_NUM_THREADS"] = "1"  # numpy is only a loader there
         if lib_path:
@@ -432,14 +435,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_") as workdir:
         lib, how = machine.build_stream_lib(workdir)
         limits = machine.measure_limits(lib, how, args.stream_mib)
-        evict = machine.Evictor(not args.no_evict, lib)
+        evict = machine.Evictor(not args.no_evict, machine.evict_bytes(last_level_cache_bytes()), lib)
         iree: IreeChild | str | None = None
         if IREE in labels:
             python = Path(args.peers_python)
             iree = iree_status(python)
             if iree is None:
                 lib_path = os.path.join(workdir, "libbenchstream.so") if lib is not None else None
-                iree = IreeChild(python, lib_path, not args.no_evict, not args.default_malloc, workdir)
+                iree = IreeChild(python, lib_path, evict, not args.default_malloc, workdir)
         header = header_lines(args, limits, torch_version)
         print("\n".join(header), flush=True)
         out = ["# graphfuse vs peers\n", *(line + "  " for line in header), ""]

@@ -43,7 +43,7 @@ def test_run_workload_errors() -> None:
     workload = WORKLOADS["softmax"]
     labels = [run.FUSED, run.O0]
     result = run.run_workload(
-        workload, workload.sizes["small"], labels, None, calls=1, rounds=1, evict=run.machine.Evictor(False)
+        workload, workload.sizes["small"], labels, None, calls=1, rounds=1, evict=run.machine.Evictor(False, 0)
     )
     assert set(result.seconds) == {"numpy", *labels}
     assert result.errors["numpy"] == 0.0
@@ -58,3 +58,21 @@ def test_odd_shapes_are_not_powers_of_two() -> None:
     shapes = run.load_shapes("odd", list(WORKLOADS))
     assert shapes["gelu"]["n"] == 10_000_003
     assert all(any(v & (v - 1) for v in params.values()) for params in shapes.values())
+
+
+def test_iree_child_imports_without_graphfuse() -> None:
+    """The IREE child runs in the peers venv, where graphfuse is not installed: nothing it imports may need it.
+
+    A fresh interpreter with graphfuse made unimportable imports the child's module and builds its evictor.
+    """
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.modules['graphfuse'] = None\n"
+        "from bench import iree_peer\n"
+        "iree_peer.Evictor(True, 1 << 20)\n"
+    )
+    env = {"PYTHONPATH": str(Path(run.__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
