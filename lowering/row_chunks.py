@@ -261,6 +261,8 @@ class _Chunker:
         self.uniform: dict[ir.Value, bool] = {}
         #: (value, width) -> the value's chunk computed once per row (depends on the row's scalars only)
         self.hoisted: dict[tuple[ir.Value, int], ir.Value] = {}
+        #: (value, width) pairs _hoist has been through, uniform or not
+        self.visited: set[tuple[ir.Value, int]] = set()
         self.pending_reductions: list[ir.Operation] = []
         self.pending_writes: list[ir.Operation] = []
         self.replaced: set[ir.Operation] = set()
@@ -341,8 +343,11 @@ class _Chunker:
     def _hoist(self, value: ir.Value, width: int) -> None:
         if not isinstance(value.type, ir.VectorType) or _row_length(value.type) != self.body.length:
             return
-        if (value, width) in self.hoisted:
+        # every value once per width: a row computation reuses values (diamonds), and walking it as a tree
+        # took time exponential in its depth (a 100-op chain of sigmoids and products never finished)
+        if (value, width) in self.visited:
             return
+        self.visited.add((value, width))
         op = as_operation(value.owner)
         for operand in op.operands:
             self._hoist(operand, width)

@@ -146,3 +146,38 @@ def test_elementwise_rows_match_the_reference(bits: int, shape: tuple[int, ...])
     want = graphfuse.compile(builder.module).reference(*inputs)
     for k, (a, w) in enumerate(zip(got, want, strict=True)):
         np.testing.assert_allclose(a, w, rtol=2e-6, atol=2e-6 * float(np.abs(w).max()), err_msg=f"result {k}")
+
+
+def test_a_row_computation_with_reuse_is_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each value of a row is visited once per chunk width, however often it is reused.
+
+    A 40-step "Fibonacci" DAG (each value the sum of the two before it) is one elementwise row kernel;
+    walked as a tree, its values would be visited about 2^40 times.  The walk is counted, and stopped
+    (failing the test) long before that.
+    """
+    from graphfuse.lowering import row_chunks
+
+    calls = 0
+    hoist = row_chunks._Chunker._hoist
+
+    def counted(self, value, width):
+        nonlocal calls
+        calls += 1
+        assert calls < 100_000, "the row computation is walked as a tree"
+        return hoist(self, value, width)
+
+    monkeypatch.setattr(row_chunks._Chunker, "_hoist", counted)
+    b = graphfuse.GraphBuilder("fibonacci")
+    x = b.arg((16, 1024))
+    previous, current = x, b.tanh(x)
+    for _ in range(40):
+        previous, current = current, b.add(current, previous)
+    b.ret(current)
+    module = ir.Module.parse(str(b.module), context=b.module.context)
+    run_pipeline(module, default_pipeline(2))
+    run_pipeline(module, LOWERING_PIPELINE)
+    assert 0 < calls < 1000
+    inputs = [np.random.default_rng(0).normal(size=(16, 1024)).astype(np.float32)]
+    (got,) = compile_linalg(module, "fibonacci")(*inputs)
+    (want,) = graphfuse.compile(b.module).reference(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
