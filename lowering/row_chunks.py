@@ -55,9 +55,13 @@ _COMBINE = {
     "or": (None, "arith.ori"),
     "xor": (None, "arith.xori"),
 }
-#: Row ops computing a row's written values above which the write loop works on one register per chunk (layer
-#: norm's normalization is 5 ops, a tanh-gelu about 40).
+#: Row ops computing a row's written values above which the write loop works on LONG_WRITE_VECTORS registers per
+#: chunk instead of a whole chunk (layer norm's normalization is 5 ops, a tanh-gelu about 40).
 WIDE_WRITE_MAX_OPS = 16
+#: Registers per chunk of a long write computation.  Its chain of dependent instructions (an exp per element)
+#: is longer than the core can overlap from one register's work to the next, so two interleaved chains run
+#: faster than one (tanh-gelu, AVX2: 20% fewer cycles per element); four ran out of registers (spills).
+LONG_WRITE_VECTORS = 2
 #: Row ops (after the row's reads) above which a value a reduction computes and a write needs again is kept in
 #: the write's destination rather than computed again (softmax's exp is about 40 ops; x - mean is 2).
 STASH_MIN_OPS = 12
@@ -256,7 +260,7 @@ class _Chunker:
     def __init__(self, body: _RowBody, chunk: int):
         self.body = body
         self.segments = _segments(body.length, chunk, body.lanes)
-        self.write_segments = _segments(body.length, body.lanes, body.lanes)
+        self.write_segments = _segments(body.length, min(chunk, body.lanes * LONG_WRITE_VECTORS), body.lanes)
         self.row_values = body.row_values
         self.uniform: dict[ir.Value, bool] = {}
         #: (value, width) -> the value's chunk computed once per row (depends on the row's scalars only)
@@ -452,8 +456,8 @@ class _Chunker:
         if not writes:
             return
         stashed = self.flush_reductions(writes)
-        # Without accumulators nothing gains from several registers per chunk; a long computation (an exp per
-        # element) at several registers at once runs out of registers: then one register per chunk.
+        # A long computation (an exp per element) at a whole chunk's registers at once runs out of registers:
+        # then LONG_WRITE_VECTORS registers per chunk.
         kept = {row for row, _ in stashed.values()}
         cost = sum(self._cone_size(w.operands[0], kept) for w in writes)
         segments = self.write_segments if cost > WIDE_WRITE_MAX_OPS else self.segments

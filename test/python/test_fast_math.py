@@ -38,7 +38,7 @@ SWEEP = np.concatenate([np.linspace(-110.0, 95.0, 400_001), np.linspace(-3.0, 3.
 @pytest.mark.parametrize(
     ("op", "reference", "max_ulp"),
     [
-        # measured (fast math / without): exp 0.87 / 1.14, tanh 1.49 / 1.49, erf 2.26 / 2.22, sigmoid 2.61 / 2.25
+        # measured (fast math / without): exp 1.13 / 1.30, tanh 1.49 / 1.54, erf 2.26 / 2.22, sigmoid 2.61 / 2.25
         ("exp", lambda x: np.exp(x.astype(np.float64)), 2.0),
         ("tanh", lambda x: np.tanh(x.astype(np.float64)), 3.0),
         ("erf", lambda x: _erf64(x.astype(np.float64)), 4.0),
@@ -98,14 +98,14 @@ def _row_reference(op: str, x: np.ndarray) -> np.ndarray:
     return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6)
 
 
-@pytest.mark.parametrize(("op", "max_change"), [("softmax", 4.0), ("layer_norm", 1.0), ("rms_norm", 1.0)])
+@pytest.mark.parametrize(("op", "max_change"), [("softmax", 5.0), ("layer_norm", 1.0), ("rms_norm", 1.0)])
 def test_row_reciprocal_keeps_the_error_bound(op: str, max_change: float) -> None:
     """x * (1 / s) per row instead of x / s (and FMAs): the error against float64 does not grow.
 
     Measured over these rows: the max error in ulps of the row's largest magnitude is the same with and
     without fast math (softmax 40.7, layer_norm 9.9, rms_norm 14.0: the f32 row sums dominate it); each
-    element moves by at most 4 ulp of itself for softmax (exp's FMAs and the reciprocal) and 1 ulp for
-    the norms.
+    element moves by at most 5 ulp of itself for softmax (the two exps differ by up to 2.4 ulp, FMAs against
+    separate roundings, and the reciprocal adds its own) and 1 ulp for the norms.
     """
     rows, cols = 512, 1000
     rng = np.random.default_rng(0)

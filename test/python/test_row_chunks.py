@@ -119,7 +119,7 @@ def test_vector_width_comes_from_the_cpu_flags(flags: set[str], machine: str, bi
 
 
 def _elementwise_model(shape: tuple[int, ...]) -> tuple[graphfuse.GraphBuilder, list[np.ndarray]]:
-    """gelu(x * 2 + 1) (a long computation per element: one-vector chunks) and relu(x) * y (a short one)."""
+    """gelu(x * 2 + 1) (a long computation per element: two-vector chunks) and relu(x) * y (a short one)."""
     rng = np.random.default_rng(len(shape))
     b = graphfuse.GraphBuilder("elementwise")
     x, y = b.arg(shape), b.arg(shape)
@@ -137,9 +137,9 @@ def test_elementwise_rows_match_the_reference(bits: int, shape: tuple[int, ...])
     run_pipeline(module, LOWERING_PIPELINE.replace("tile-kernel-rows", f"tile-kernel-rows{{vector-bits={bits}}}"))
     text = str(module)
     lanes = bits // 32
-    # tiled by rows, in parallel from 65536 elements (and vectorized in host vectors: the gelu is long)
+    # tiled by rows, in parallel from 65536 elements (and vectorized in two host vectors: the gelu is long)
     assert ("scf.forall" in text) == (int(np.prod(shape)) >= 65536) and "scf.for " in text
-    assert f"vector<{lanes}xf32>" in text or f"vector<1x{lanes}xf32>" in text
+    assert f"vector<{2 * lanes}xf32>" in text or f"vector<1x{2 * lanes}xf32>" in text
     compiled = compile_linalg(module, "elementwise")
     got = compiled(*inputs)
     assert not compiled.workspace  # a 1-D kernel's rows write into the result itself, no intermediate

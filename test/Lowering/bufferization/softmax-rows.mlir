@@ -20,7 +20,7 @@
 // CHECK:           %[[DST:.*]] = memref.subview %[[OUT]][%[[ROW]], 0] [1, 100] [1, 1]
 // CHECK:           vector.transfer_write %{{.*}}, %[[DST]][%c0, %c0] {{.*}} : vector<1x32xf32>
 // CHECK:           scf.for %[[I:.*]] = %c32 to %c96 step %c32 iter_args(%{{.*}}) -> (vector<32xf32>)
-// CHECK:             math.roundeven
+// CHECK:             arith.shli
 // CHECK:             arith.addf {{.*}} : vector<32xf32>
 // CHECK:             vector.transfer_write %{{.*}}, %[[DST]][%c0, %[[I]]] {{.*}} : vector<1x32xf32>
 // CHECK:           vector.reduction <add>, {{.*}} : vector<32xf32> into f32
@@ -28,7 +28,7 @@
 // CHECK-NOT:       vector.reduction
 // CHECK:           scf.for %[[J:.*]] = %c0 to %c96 step %c32 {
 // CHECK-NEXT:        %[[E:.*]] = vector.transfer_read %[[DST]][%c0, %[[J]]]
-// CHECK-NOT:         math.roundeven
+// CHECK-NOT:         arith.shli
 // CHECK:             %[[P:.*]] = arith.mulf %[[E]], %{{.*}} : vector<1x32xf32>
 // CHECK:             vector.transfer_write %[[P]], %[[DST]][%c0, %[[J]]] {{.*}} : vector<1x32xf32>
 // CHECK:           vector.transfer_write %{{.*}}, %[[DST]][%c0, %c96] {{.*}} : vector<1x4xf32>

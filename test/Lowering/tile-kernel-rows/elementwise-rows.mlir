@@ -1,7 +1,7 @@
 // tile-kernel-rows takes elementwise kernels too: rank >= 2 with rows of at least one chunk (4 vectors of
 // vector-bits) and at most max-row, and 1-D kernels of at least 2 rows of 4096 (and parallel-min-elements).
 // Their rows are vectorized and cut into chunks like row reductions; a long computation per element (here
-// a sigmoid: an exp and a division) is written one host vector per chunk, which keeps it in registers.
+// a sigmoid: an exp and a division) is written two host vectors per chunk, which keeps it in registers.
 // A 1-D kernel is split at the last multiple of 4096: those rows are an scf.forall writing into the
 // kernel's whole destination (no intermediate slice), the rest one shorter row. Kernels with transposes
 // are left to LLVM's loop vectorizer, with the reason logged.
@@ -14,12 +14,12 @@
 // CHECK:         %[[EMPTY:.*]] = tensor.empty() : tensor<300x1000xf32>
 // CHECK:         scf.forall (%[[ROW:.*]]) in (300) shared_outs(%[[OUT:.*]] = %[[EMPTY]])
 // CHECK:           %[[X:.*]] = tensor.extract_slice %arg0[%[[ROW]], 0] [1, 1000] [1, 1]
-// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %c992 step %c16 iter_args(%[[DST:.*]] = %{{.*}}) -> (tensor<1x1000xf32>)
-// CHECK:             vector.transfer_read %[[X]][%c0, %[[J]]]{{.*}} vector<1x16xf32>
-// CHECK:             vector.transfer_read %arg1[%[[J]]]{{.*}} vector<16xf32>
-// CHECK:             math.roundeven {{.*}} : vector<1x16xf32>
-// CHECK:             arith.divf {{.*}} : vector<1x16xf32>
-// CHECK:             vector.transfer_write %{{.*}}, %[[DST]][%c0, %[[J]]]{{.*}} vector<1x16xf32>
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %c992 step %c32 iter_args(%[[DST:.*]] = %{{.*}}) -> (tensor<1x1000xf32>)
+// CHECK:             vector.transfer_read %[[X]][%c0, %[[J]]]{{.*}} vector<1x32xf32>
+// CHECK:             vector.transfer_read %arg1[%[[J]]]{{.*}} vector<32xf32>
+// CHECK:             arith.shli {{.*}} : vector<1x32xi32>
+// CHECK:             arith.divf {{.*}} : vector<1x32xf32>
+// CHECK:             vector.transfer_write %{{.*}}, %[[DST]][%c0, %[[J]]]{{.*}} vector<1x32xf32>
 // CHECK:           vector.transfer_write %{{.*}}[%c0, %c992]{{.*}} vector<1x8xf32>, tensor<1x1000xf32>
 // CHECK:           tensor.parallel_insert_slice
 // OFF-LABEL: func.func private @swish_kernel
