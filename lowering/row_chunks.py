@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import arith, scf, tensor
 
 from graphfuse.dialect.matching import as_operation
 
@@ -378,7 +378,7 @@ class _Chunker:
             return {}
         self.hoist([r.operands[0] for r in reductions], self.segments)
         stashes = self._stash_plan(reductions, writes)
-        tensors = [writes[k].operands[1] for _, k in stashes]
+        tensors = [_scratch_like(writes[k].operands[1]) for _, k in stashes]
         partial: list[ir.Value | None] = [r.operands[1] if len(r.operands) > 1 else None for r in reductions]
         for segment in self.segments:
             first = self.index(segment.start)
@@ -462,7 +462,7 @@ class _Chunker:
         cost = sum(self._cone_size(w.operands[0], kept) for w in writes)
         segments = self.write_segments if cost > WIDE_WRITE_MAX_OPS else self.segments
         self.hoist([w.operands[0] for w in writes], segments)
-        tensors = [stashed[k][1] if k in stashed else w.operands[1] for k, w in enumerate(writes)]
+        tensors = [w.operands[1] for w in writes]
         for segment in segments:
             if segment.count > 1:
                 start, stop, step = self.index(segment.start), self.index(segment.stop), self.index(segment.width)
@@ -481,8 +481,8 @@ class _Chunker:
     def _write_chunks(self, writes: list[ir.Operation], tensors: list, offset: ir.Value, width: int,
                       stashed: dict[int, tuple[ir.Value, ir.Value]]) -> list:
         memo: dict = {}
-        for k, (row, _) in stashed.items():  # read back before this chunk of the destination is overwritten
-            memo[row] = self._read_chunk(writes[k], tensors[k], row, offset, width)
+        for k, (row, scratch) in stashed.items():
+            memo[row] = self._read_chunk(writes[k], scratch, row, offset, width)
         written = []
         for w, dest in zip(writes, tensors, strict=True):
             value = self.chunk_of(w.operands[0], offset, width, memo)
@@ -598,6 +598,16 @@ def _reduce(reduction: ir.Operation, vector: ir.Value, accumulator: ir.Value | N
     operands = [vector] if accumulator is None else [vector, accumulator]
     return ir.Operation.create("vector.reduction", results=[reduction.results[0].type], operands=operands,
                                attributes=attributes).results[0]
+
+
+def _scratch_like(destination: ir.Value) -> ir.Value:
+    """A row-sized tensor for a stashed row value (bufferized to a stack buffer of the row loop's body).
+
+    Not the write's destination: the output row would then be read back, so its stores could not bypass the
+    cache (streaming stores), and every output line would first be read from memory to be written.
+    """
+    t = ir.RankedTensorType(destination.type)
+    return tensor.EmptyOp(list(t.shape), t.element_type).result
 
 
 def chunk_row_loops(root: ir.Operation, vector_bits: int, unroll: int,

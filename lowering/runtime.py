@@ -596,6 +596,7 @@ def _lower(text: str, entry: str, threads: int, streaming: int | None = None
         else:
             func.attributes["sym_visibility"] = visibility
         _erase_self_copies(func)
+        stack_loop_buffers(func)
         _drop_results_in_outputs(func, len(inputs), len(outputs))
         workspace = _hoist_allocations(func, arena=True)
         check_fits_in_memory(
@@ -620,7 +621,9 @@ def _lower(text: str, entry: str, threads: int, streaming: int | None = None
         outline_chunks(module, func, entry)
         parallel, libraries = parallel_loops(threads)
         to_llvm = openmp_to_llvm() if libraries else TO_LLVM
-        _run(f"builtin.module({LOOPS},{parallel},{to_llvm})", module, "lowering to LLVM")
+        _run(f"builtin.module({LOOPS},{parallel})", module, "lowering the parallel loops")
+        hoist_stack_buffers(module)
+        _run(f"builtin.module({to_llvm})", module, "lowering to LLVM")
     return context, module, inputs, outputs, workspace, libraries, streamed
 
 
@@ -889,6 +892,53 @@ def _split_shared_empties(module: ir.Module) -> None:
         for owner, number in uses[1:]:
             copy = op.clone(ir.InsertionPoint(op))
             owner.operands[number] = copy.results[0]
+
+
+#: Buffers allocated inside a loop body up to this size go on the stack (see stack_loop_buffers).
+STACK_BUFFER_MAX_BYTES = 64 << 10
+_LOOPS = frozenset({"scf.for", "scf.forall", "scf.parallel", "scf.while"})
+
+
+def stack_loop_buffers(func) -> None:
+    """Small static buffers allocated in a loop body (a row's scratch) become stack buffers.
+
+    Such a ``memref.alloc`` (row_chunks' stash of a row value the row's write reads back) becomes a
+    ``memref.alloca`` where it is; :func:`hoist_stack_buffers` moves it out of the loops once they are
+    lowered to threads or to plain loops.  Larger or dynamic allocations in loops are left for
+    :func:`_hoist_allocations` to refuse.
+    """
+    for op in nested_ops(func):
+        if op.name != "memref.alloc" or len(op.operands) or op.parent is None or op.parent.name not in _LOOPS:
+            continue
+        t = ir.MemRefType(op.results[0].type)
+        bits = getattr(t.element_type, "width", 64)  # index and other widthless types: at most 64 bits
+        if not t.has_static_shape or math.prod(t.shape) * max(1, bits // 8) > STACK_BUFFER_MAX_BYTES:
+            continue
+        with ir.InsertionPoint(op), op.location:
+            stack = ir.Operation.create("memref.alloca", results=[t], operands=[],
+                                        attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])})
+        op.results[0].replace_all_uses_with(stack.results[0])
+        op.erase()
+
+
+def hoist_stack_buffers(module: ir.Module) -> None:
+    """Move each stack buffer out of the loops around it, to the start of the block that owns its lifetime.
+
+    An ``alloca`` inside a loop would take more stack on every iteration (a row's 4 KB, 8192 rows: past the
+    stack's end).  It goes to the start of the nearest enclosing ``memref.alloca_scope`` (convert-scf-to-openmp
+    wraps each parallel loop body in one: one buffer per iteration of each thread), OpenMP region or function
+    (plain loops: one buffer per call).
+    """
+    for op in [o for o in nested_ops(module) if o.name == "memref.alloca"]:
+        owner, crossed_loop = op.parent, False
+        while owner is not None and owner.name not in {"memref.alloca_scope", "func.func", "llvm.func"} \
+                and not owner.name.startswith("omp."):
+            crossed_loop = crossed_loop or owner.name in _LOOPS
+            owner = owner.parent
+        if owner is None or not crossed_loop:
+            continue
+        block = owner.regions[0].blocks[0]
+        op.move_before(block.operations[0])
 
 
 def _hoist_allocations(func, arena: bool = False) -> list[_ArgSpec]:

@@ -142,3 +142,47 @@ def test_a_bad_threshold_is_a_clean_error(monkeypatch) -> None:
     builder, _ = _layer_norm(4, 32)
     with pytest.raises(graphfuse.GraphfuseError, match="GRAPHFUSE_STREAM_MIN_BYTES must be a number of bytes"):
         graphfuse.compile(builder.module)
+
+
+def _entry_block_and_scoped_allocas(llvm_text: str) -> tuple[int, int, int]:
+    """(row-sized f32 allocas in a function's entry block, in a stack save/restore scope, elsewhere)."""
+    entry = scoped = other = 0
+    in_entry, depth = False, 0
+    for line in llvm_text.splitlines():
+        text = line.strip()
+        if text.startswith("llvm.func"):
+            in_entry, depth = True, 0
+        elif text.startswith("^bb"):
+            in_entry = False
+        if "llvm.intr.stacksave" in text:
+            depth += 1
+        elif "llvm.intr.stackrestore" in text:
+            depth -= 1
+        if "llvm.alloca" in text and "x f32" in text:
+            if depth > 0:
+                scoped += 1
+            elif in_entry:
+                entry += 1
+            else:
+                other += 1
+    return entry, scoped, other
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_softmax_stashes_its_exp_in_a_stack_row_and_streams_its_result(threads: int, monkeypatch) -> None:
+    """Softmax's exp, kept from the sum's loop for the write's, goes to a row-sized stack buffer.
+
+    Not into the result row: its stores are then streamed.  The buffer must not grow the stack per row:
+    on one thread it sits in the entry block of the loop nest's function, on two inside the parallel loop
+    body's stack save/restore (one per row of each thread).
+    """
+    rows, cols = 512, 1000
+    b = graphfuse.GraphBuilder("softmax")
+    b.ret(b.softmax(b.arg((rows, cols)), axis=-1))
+    x = np.random.default_rng(0).normal(size=(rows, cols)).astype(np.float32) * 4
+    monkeypatch.setenv("GRAPHFUSE_STREAM_MIN_BYTES", "0")
+    exe = graphfuse.compile(b.module, num_threads=threads)
+    assert exe.function.streamed_stores > 0 and not exe.function.workspace
+    entry, scoped, other = _entry_block_and_scoped_allocas(exe.function.llvm_dialect_ir)
+    assert (entry, scoped, other) == ((1, 0, 0) if threads == 1 else (0, 1, 0))
+    np.testing.assert_allclose(exe(x)[0], exe.reference(x)[0], rtol=2e-5, atol=1e-7)
