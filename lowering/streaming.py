@@ -283,14 +283,21 @@ def _index(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
+def _pass_work(loop: ir.Operation) -> int:
+    """A chunk loop's work on its row: its trip count times the ops of its body (nested ones included)."""
+    lower, upper, step = _static_bounds(loop)[1:]
+    return (upper - lower) // step * sum(1 for _ in nested_ops(loop))
+
+
 def prefetch_next_rows(func: ir.Operation, inputs: list[ir.Value], min_bytes: int) -> int:
     """Prefetch the next row's inputs while a large row loop works on the current row's last pass.
 
     A row kernel reads its row from memory in its first pass and from L1 in the next ones; during those,
     no demand miss keeps the hardware prefetcher going, and the memory idles (one thread reached 16 GB/s of
-    the 35 a triad gets).  In the row body's last full chunk loop, each input row's line at the same
-    offset in the next row (the loop's induction variable plus its step, the last row clamped) is
-    prefetched.  Returns how many row loops got prefetches.
+    the 35 a triad gets).  In the row body's chunk loop with the most work (trip count times body ops: the
+    longest pass, softmax's exp and sum, so the prefetches spread over most of the row's time), each input
+    row's line at the same offset in the next row (the loop's induction variable plus its step, the last
+    row clamped) is prefetched.  Returns how many row loops got prefetches.
     """
     input_roots = set(inputs)
     done = 0
@@ -307,7 +314,7 @@ def prefetch_next_rows(func: ir.Operation, inputs: list[ir.Value], min_bytes: in
         chunk_loops = [op for op in rows if op.name == "scf.for" and _static_bounds(op) is not None]
         if not slices or not chunk_loops or upper - lower <= step:
             continue
-        loop = max(reversed(chunk_loops), key=lambda op: _static_bounds(op)[2] - _static_bounds(op)[1])
+        loop = max(reversed(chunk_loops), key=_pass_work)
         j, _, _, chunk_step = _static_bounds(loop)
         with nest.location, ir.InsertionPoint(loop):
             last = _index(lower + (upper - lower - 1) // step * step)

@@ -186,3 +186,46 @@ def test_softmax_stashes_its_exp_in_a_stack_row_and_streams_its_result(threads: 
     entry, scoped, other = _entry_block_and_scoped_allocas(exe.function.llvm_dialect_ir)
     assert (entry, scoped, other) == ((1, 0, 0) if threads == 1 else (0, 1, 0))
     np.testing.assert_allclose(exe(x)[0], exe.reference(x)[0], rtol=2e-5, atol=1e-7)
+
+
+_TWO_PASSES = """
+!row = memref<1x1024xf32, strided<[1024, 1], offset: ?>>
+func.func @f(%x: memref<8x1024xf32>, %out: memref<8x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c1024 = arith.constant 1024 : index
+  %p = ub.poison : f32
+  scf.for %r = %c0 to %c8 step %c1 {
+    %row = memref.subview %out[%r, 0] [1, 1024] [1, 1] : memref<8x1024xf32> to !row
+    %in = memref.subview %x[%r, 0] [1, 1024] [1, 1] : memref<8x1024xf32> to !row
+    scf.for %j = %c0 to %c1024 step %c16 {
+      %v = vector.transfer_read %in[%c0, %j], %p {in_bounds = [true, true]} : !row, vector<1x16xf32>
+      %a = arith.mulf %v, %v : vector<1x16xf32>
+      %b = arith.mulf %a, %v : vector<1x16xf32>
+      %c = arith.mulf %b, %v : vector<1x16xf32>
+      %d = arith.mulf %c, %v : vector<1x16xf32>
+      vector.transfer_write %d, %row[%c0, %j] {in_bounds = [true, true]} : vector<1x16xf32>, !row
+    }
+    scf.for %k = %c0 to %c1024 step %c16 {
+      %w = vector.transfer_read %row[%c0, %k], %p {in_bounds = [true, true]} : !row, vector<1x16xf32>
+      vector.transfer_write %w, %row[%c0, %k] {in_bounds = [true, true]} : vector<1x16xf32>, !row
+    }
+  }
+  return
+}
+"""
+
+
+def test_prefetches_go_into_the_pass_with_the_most_work() -> None:
+    """Of two chunk loops over the row, the one doing more per element gets the prefetches (even when first)."""
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(_TWO_PASSES)
+        func = module.body.operations[0]
+        assert prefetch_next_rows(func, [func.regions[0].blocks[0].arguments[0]], 0) == 1
+        assert module.operation.verify()
+        text = str(module)
+    first = text.index("arith.mulf")  # in the first loop
+    second = text.index("scf.for", first)
+    assert text.index("scf.for") < text.index("memref.prefetch") < second
