@@ -170,48 +170,59 @@ def _best(fn: Callable[[], object], reps: int) -> float:
     return statistics.median(times)
 
 
-def measure_limits(lib: ctypes.CDLL | None, why_no_lib: str, array_mib: int = 256, reps: int = 5,
-                   rounds: int = 3) -> Limits:
-    """Triad a = b + 3c on ``array_mib`` MiB arrays (3 arrays' bytes counted once) on 1 and 2 threads,
-    and numpy's fp32 2048^3 matmul (OpenBLAS, its default threads).
+class Triad:
+    """The streaming-store triad a = b + 3c over ``array_mib`` MiB arrays, runnable on 1 and 2 threads.
+
+    Kept for the whole run: besides the figure at the start (:func:`measure_limits`), every workload
+    times it in its own interleaved rounds, so its "% stream bw" and thread scaling compare with what the
+    memory gave at that moment (a shared machine's bandwidth drifts by 20% over minutes).
+    """
+
+    def __init__(self, lib: ctypes.CDLL | None, why_no_lib: str, array_mib: int = 256):
+        n = array_mib * (1 << 20) // 4
+        self.bytes = 3 * n * 4  # each array's bytes counted once
+        self.a, self.b, self.c = aligned_empty(n), aligned_empty(n), aligned_empty(n)
+        self.a[:], self.b[:], self.c[:] = 0.0, 1.0, 2.0
+        self.runs: dict[int, Callable[[], object]] = {}
+        for threads in (1, 2):
+            parts: list[Callable[[], object]] = []
+            for lo, hi in _slices(n, threads):
+                if lib is not None:
+                    args = (_ptr(self.a[lo:]), _ptr(self.b[lo:]), _ptr(self.c[lo:]), 3.0, hi - lo)
+                    parts.append(lambda args=args: lib.triad_stream(*args))
+                else:
+                    parts.append(self._numpy_part(lo, hi))
+            self.runs[threads] = lambda parts=parts: _in_threads(parts)
+        self.method = (
+            "streaming-store triad in C (" + why_no_lib + ")"
+            if lib is not None
+            else f"numpy triad with regular stores ({why_no_lib}; lower than a streaming-store figure)"
+        )
+
+    def _numpy_part(self, lo: int, hi: int) -> Callable[[], object]:
+        tmp = np.empty(hi - lo, np.float32)
+        dst, x, y = self.a[lo:hi], self.b[lo:hi], self.c[lo:hi]
+
+        def part() -> None:
+            np.multiply(y, np.float32(3.0), out=tmp)
+            np.add(x, tmp, out=dst)
+
+        return part
+
+    def gbs(self, seconds: float) -> float:
+        return self.bytes / seconds / 1e9
+
+
+def measure_limits(triad: Triad, reps: int = 5, rounds: int = 3) -> Limits:
+    """The triad on 1 and 2 threads and numpy's fp32 2048^3 matmul (OpenBLAS, its default threads).
 
     The triad is timed as the workloads are: the median of ``reps`` calls, the best of ``rounds`` rounds,
     the 1- and 2-thread runs interleaved (a single median moved by 25% between runs on a shared machine)."""
-    n = array_mib * (1 << 20) // 4
-    a, b, c = aligned_empty(n), aligned_empty(n), aligned_empty(n)
-    a[:], b[:], c[:] = 0.0, 1.0, 2.0
     limits = Limits()
-    runs: dict[int, Callable[[], object]] = {}
-    for threads in (1, 2):
-        parts: list[Callable[[], object]] = []
-        for lo, hi in _slices(n, threads):
-            if lib is not None:
-                args = (_ptr(a[lo:]), _ptr(b[lo:]), _ptr(c[lo:]), 3.0, hi - lo)
-                parts.append(lambda args=args: lib.triad_stream(*args))
-            else:
-                tmp = np.empty(hi - lo, np.float32)
-
-                def part(
-                    dst: np.ndarray = a[lo:hi],
-                    x: np.ndarray = b[lo:hi],
-                    y: np.ndarray = c[lo:hi],
-                    tmp: np.ndarray = tmp,
-                ) -> None:
-                    np.multiply(y, np.float32(3.0), out=tmp)
-                    np.add(x, tmp, out=dst)
-
-                parts.append(part)
-        runs[threads] = lambda parts=parts: _in_threads(parts)
     for _ in range(rounds):
-        for threads, run in runs.items():
-            seconds = _best(run, reps)
-            limits.bandwidth[threads] = max(limits.bandwidth.get(threads, 0.0), 3 * n * 4 / seconds / 1e9)
-    limits.bandwidth_method = (
-        "streaming-store triad in C (" + why_no_lib + ")"
-        if lib is not None
-        else f"numpy triad with regular stores ({why_no_lib}; lower than a streaming-store figure)"
-    )
-    del a, b, c
+        for threads, run in triad.runs.items():
+            limits.bandwidth[threads] = max(limits.bandwidth.get(threads, 0.0), triad.gbs(_best(run, reps)))
+    limits.bandwidth_method = triad.method
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((2048, 2048), dtype=np.float32), rng.standard_normal((2048, 2048), dtype=np.float32)
     limits.matmul_gflops = 2 * 2048**3 / _best(lambda: x @ y, 3) / 1e9

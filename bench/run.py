@@ -11,7 +11,8 @@ cache before every timed call (2 threads read a buffer twice the LLC, at least
 best of ``--rounds`` rounds.  graphfuse writes into output buffers allocated
 once (``out=``); the peers allocate their outputs as they normally do.  The
 machine's limits are measured in the same run: a streaming-store triad on 1 and
-2 threads (bench/stream.c, built with gcc) and numpy's 2048^3 fp32 matmul.
+2 threads (bench/stream.c, built with gcc) and numpy's 2048^3 fp32 matmul; the
+triad again in every workload's interleaved rounds.
 IREE runs in a child process under the peers venv (``make bench-peers-setup``).
 """
 
@@ -43,6 +44,8 @@ REPO = Path(__file__).resolve().parent.parent
 PEERS_VENV = REPO / ".venv-peers"
 IREE_HINT = "not installed (make bench-peers-setup)"
 FUSED, O0, ONE_THREAD = "graphfuse fused", "graphfuse O0", "graphfuse fused 1t"
+#: the streaming-store triad timed in each workload's rounds, by thread count
+TRIAD = {1: "stream triad 1t", 2: "stream triad 2t"}
 TORCH, COMPILE, IREE = "torch eager", "torch.compile", "IREE"
 #: --peers name -> variant label (graphfuse fused always runs)
 PEER_LABELS = {"numpy": "numpy", "o0": O0, "1t": ONE_THREAD, "torch": TORCH, "compile": COMPILE, "iree": IREE}
@@ -196,7 +199,19 @@ class Result:
     #: variant -> why it has no time ("n/a", "not installed ...", "failed: ...")
     notes: dict[str, str] = field(default_factory=dict)
     compile_seconds: dict[str, float] = field(default_factory=dict)
+    #: GB/s of the triad timed in this workload's rounds, by thread count
+    bandwidth: dict[int, float] = field(default_factory=dict)
 
+    def stream_limit(self, limits: machine.Limits) -> float:
+        """The 2-thread bandwidth "% stream bw" divides by: the higher of the run's first and this workload's
+        triad (a drop of the machine's bandwidth during the workload does not raise its percentages)."""
+        return max(limits.bandwidth[2], self.bandwidth.get(2, 0.0))
+
+    def bandwidth_ratio(self, limits: machine.Limits) -> float:
+        """The triad's 2-thread / 1-thread bandwidth, from this workload's rounds when they timed it."""
+        if self.bandwidth.get(1) and self.bandwidth.get(2):
+            return self.bandwidth[2] / self.bandwidth[1]
+        return limits.bw_ratio
 
 def build_variants(
     workload: Workload,
@@ -290,6 +305,7 @@ def run_workload(
     calls: int,
     rounds: int,
     evict: machine.Evictor,
+    triad: machine.Triad | None = None,
 ) -> Result:
     result = Result(workload, params)
     inputs = workload.inputs(np.random.default_rng(0), **params)
@@ -302,8 +318,22 @@ def run_workload(
         except Exception as e:
             result.notes[label] = f"failed: {type(e).__name__}: {e}"[:160]
             del variants[label]
+    if triad is not None:  # its arrays exceed the caches: no eviction needed, nor an output to check
+        for threads, label in TRIAD.items():
+            variants[label] = Variant(triad.runs[threads], lambda _: [])
+            variants[label].times = lambda calls, _evict, run=triad.runs[threads]: [  # type: ignore[method-assign]
+                _timed(run) for _ in range(calls)]
     measure(variants, calls, rounds, evict, result)
+    if triad is not None:
+        timed = {t: label for t, label in TRIAD.items() if label in result.seconds}
+        result.bandwidth = {t: triad.gbs(result.seconds[label]) for t, label in timed.items()}
     return result
+
+
+def _timed(call: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
 
 
 # ------------------------------------------------------------------------------------------------ report
@@ -316,17 +346,23 @@ def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
 def variant_rows(r: Result, labels: list[str], limits: machine.Limits) -> list[list[str]]:
     traffic, flops = r.workload.traffic(**r.params), r.workload.flops(**r.params)
     rows = []
-    for label in ["numpy", *labels]:
+    for label in ["numpy", *labels, *TRIAD.values()]:
         if label in r.seconds:
             t = r.seconds[label]
             gbs = traffic / t / 1e9
+            if label in TRIAD.values():
+                threads = next(k for k, v in TRIAD.items() if v == label)
+                gbs = r.bandwidth[threads]
+                rows.append([label, f"{t * 1e3:.2f}", f"{gbs:.1f}", f"{100 * gbs / r.stream_limit(limits):.0f}%",
+                             "", "", ""])
+                continue
             gflops = flops / t / 1e9 if flops else None
             rows.append(
                 [
                     label,
                     f"{t * 1e3:.2f}",
                     f"{gbs:.1f}",
-                    f"{100 * gbs / limits.bandwidth[2]:.0f}%",
+                    f"{100 * gbs / r.stream_limit(limits):.0f}%",
                     _fmt(gflops, ".0f"),
                     _fmt(100 * gflops / limits.matmul_gflops if gflops else None, ".0f", "%"),
                     f"{r.errors[label]:.1e}",
@@ -351,7 +387,7 @@ def summary_row(r: Result, limits: machine.Limits) -> list[str]:
         ratio,
         vs_o0,
         threads,
-        f"{limits.bw_ratio:.2f}x",
+        f"{r.bandwidth_ratio(limits):.2f}x",
     ]
 
 
@@ -434,7 +470,8 @@ def main(argv: list[str] | None = None) -> int:
         torch_version = torch.__version__
     with tempfile.TemporaryDirectory(prefix="bench_") as workdir:
         lib, how = machine.build_stream_lib(workdir)
-        limits = machine.measure_limits(lib, how, args.stream_mib)
+        triad = machine.Triad(lib, how, args.stream_mib)
+        limits = machine.measure_limits(triad)
         evict = machine.Evictor(not args.no_evict, machine.evict_bytes(last_level_cache_bytes()), lib)
         iree: IreeChild | str | None = None
         if IREE in labels:
@@ -449,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         try:
             for name in names:
-                r = run_workload(WORKLOADS[name], shapes[name], labels, iree, args.calls, args.rounds, evict)
+                r = run_workload(WORKLOADS[name], shapes[name], labels, iree, args.calls, args.rounds, evict, triad)
                 results.append(r)
                 traffic, flops = r.workload.traffic(**r.params), r.workload.flops(**r.params)
                 title = (

@@ -33,7 +33,8 @@ def test_bench_table_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     )
     assert status == 0
     text = markdown.read_text()
-    for needle in ("commit", "CPU:", "2 threads", "GFLOP/s", "## Summary", "numpy", run.FUSED, run.ONE_THREAD):
+    needles = ("commit", "CPU:", "2 threads", "GFLOP/s", "## Summary", "numpy", run.FUSED, run.ONE_THREAD)
+    for needle in (*needles, *run.TRIAD.values()):
         assert needle in text, needle
     assert WORKLOADS["gelu"].title in capsys.readouterr().out
 
