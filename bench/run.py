@@ -73,6 +73,22 @@ class Variant:
         return out
 
 
+class TriadVariant(Variant):
+    """The streaming triad timed among a workload's variants: no eviction (its arrays exceed the caches), no
+    outputs to check."""
+
+    def __init__(self, run: Callable[[], object]):
+        super().__init__(run, lambda _: [])
+
+    def times(self, calls: int, evict: machine.Evictor) -> list[float]:
+        out = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            self.call()
+            out.append(time.perf_counter() - start)
+        return out
+
+
 class IreeChild:
     """The bench/iree_peer.py process under the peers venv, kept for the whole run."""
 
@@ -213,6 +229,7 @@ class Result:
             return self.bandwidth[2] / self.bandwidth[1]
         return limits.bw_ratio
 
+
 def build_variants(
     workload: Workload,
     params: dict[str, int],
@@ -318,22 +335,14 @@ def run_workload(
         except Exception as e:
             result.notes[label] = f"failed: {type(e).__name__}: {e}"[:160]
             del variants[label]
-    if triad is not None:  # its arrays exceed the caches: no eviction needed, nor an output to check
+    if triad is not None:
         for threads, label in TRIAD.items():
-            variants[label] = Variant(triad.runs[threads], lambda _: [])
-            variants[label].times = lambda calls, _evict, run=triad.runs[threads]: [  # type: ignore[method-assign]
-                _timed(run) for _ in range(calls)]
+            variants[label] = TriadVariant(triad.runs[threads])
     measure(variants, calls, rounds, evict, result)
     if triad is not None:
         timed = {t: label for t, label in TRIAD.items() if label in result.seconds}
         result.bandwidth = {t: triad.gbs(result.seconds[label]) for t, label in timed.items()}
     return result
-
-
-def _timed(call: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
 
 
 # ------------------------------------------------------------------------------------------------ report

@@ -63,7 +63,7 @@ WIDE_WRITE_MAX_OPS = 16
 #: faster than one (tanh-gelu, AVX2: 20% fewer cycles per element); four ran out of registers (spills).
 LONG_WRITE_VECTORS = 2
 #: Row ops (after the row's reads) above which a value a reduction computes and a write needs again is kept in
-#: the write's destination rather than computed again (softmax's exp is about 40 ops; x - mean is 2).
+#: a row-sized scratch buffer rather than computed again (softmax's exp is about 40 ops; x - mean is 2).
 STASH_MIN_OPS = 12
 
 
@@ -370,8 +370,9 @@ class _Chunker:
         """One loop per segment over the pending reductions' chunks; their results replace the originals'.
 
         With the pending ``writes``, a costly row value that a reduction reads and a write's value needs too
-        (softmax's exp) is stored into that write's destination as the reduction loop computes it; returns
-        {write index: (row value, destination tensor holding it)} for the write loop to read it back.
+        (softmax's exp) is stored into a row-sized scratch tensor (:func:`_scratch_like` the write's
+        destination) as the reduction loop computes it; returns {write index: (row value, scratch tensor
+        holding it)} for the write loop to read it back.
         """
         reductions, self.pending_reductions = self.pending_reductions, []
         if not reductions:
