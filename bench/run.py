@@ -81,12 +81,10 @@ class TriadVariant(Variant):
         super().__init__(run, lambda _: [])
 
     def times(self, calls: int, evict: machine.Evictor) -> list[float]:
-        out = []
-        for _ in range(calls):
-            start = time.perf_counter()
-            self.call()
-            out.append(time.perf_counter() - start)
-        return out
+        return super().times(calls, _NO_EVICTION)
+
+
+_NO_EVICTION = machine.Evictor(False, 0)
 
 
 class IreeChild:
@@ -355,16 +353,10 @@ def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
 def variant_rows(r: Result, labels: list[str], limits: machine.Limits) -> list[list[str]]:
     traffic, flops = r.workload.traffic(**r.params), r.workload.flops(**r.params)
     rows = []
-    for label in ["numpy", *labels, *TRIAD.values()]:
+    for label in ["numpy", *labels]:
         if label in r.seconds:
             t = r.seconds[label]
             gbs = traffic / t / 1e9
-            if label in TRIAD.values():
-                threads = next(k for k, v in TRIAD.items() if v == label)
-                gbs = r.bandwidth[threads]
-                rows.append([label, f"{t * 1e3:.2f}", f"{gbs:.1f}", f"{100 * gbs / r.stream_limit(limits):.0f}%",
-                             "", "", ""])
-                continue
             gflops = flops / t / 1e9 if flops else None
             rows.append(
                 [
@@ -379,6 +371,10 @@ def variant_rows(r: Result, labels: list[str], limits: machine.Limits) -> list[l
             )
         elif label in r.notes:
             rows.append([label, r.notes[label], "", "", "", "", ""])
+    for threads, gbs in sorted(r.bandwidth.items()):
+        label = TRIAD[threads]
+        rows.append([label, f"{r.seconds[label] * 1e3:.2f}", f"{gbs:.1f}",
+                     f"{100 * gbs / r.stream_limit(limits):.0f}%", "", "", ""])
     return rows
 
 

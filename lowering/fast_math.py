@@ -31,6 +31,7 @@ carry no flags, as before.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -96,7 +97,7 @@ _EXP_MAX = 88.8  # exp(88.8) overflows f32 to inf
 _EXP_MIN = -104.0  # exp(-104) is below half the smallest subnormal: 0
 _EXP_SHIFT = 24  # 2^(n + 24) is normal for n in [-150, 103]: nonpositive arguments scale once (fast_exp)
 _SHIFTER = 1.5 * 2.0 ** 23  # 12582912.0: floats in [2^23, 2^24) are integers
-_SHIFTER_BITS = 0x4B400000  # its bit pattern
+_SHIFTER_BITS = struct.unpack("<I", struct.pack("<f", _SHIFTER))[0]  # its bit pattern, 0x4B400000
 _TAYLOR = tuple(1.0 / f for f in (5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0))  # highest degree first
 
 

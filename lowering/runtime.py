@@ -596,7 +596,7 @@ def _lower(text: str, entry: str, threads: int, streaming: int | None = None
         else:
             func.attributes["sym_visibility"] = visibility
         _erase_self_copies(func)
-        stack_loop_buffers(func)
+        stacked = stack_loop_buffers(func)
         _drop_results_in_outputs(func, len(inputs), len(outputs))
         workspace = _hoist_allocations(func, arena=True)
         check_fits_in_memory(
@@ -622,7 +622,8 @@ def _lower(text: str, entry: str, threads: int, streaming: int | None = None
         parallel, libraries = parallel_loops(threads)
         to_llvm = openmp_to_llvm() if libraries else TO_LLVM
         _run(f"builtin.module({LOOPS},{parallel})", module, "lowering the parallel loops")
-        hoist_stack_buffers(module)
+        if stacked:
+            hoist_stack_buffers(module)
         _run(f"builtin.module({to_llvm})", module, "lowering to LLVM")
     return context, module, inputs, outputs, workspace, libraries, streamed
 
@@ -899,14 +900,15 @@ STACK_BUFFER_MAX_BYTES = 64 << 10
 _LOOPS = frozenset({"scf.for", "scf.forall", "scf.parallel", "scf.while"})
 
 
-def stack_loop_buffers(func) -> None:
+def stack_loop_buffers(func) -> int:
     """Small static buffers allocated in a loop body (a row's scratch) become stack buffers.
 
     Such a ``memref.alloc`` (row_chunks' stash of a row value the row's write reads back) becomes a
     ``memref.alloca`` where it is; :func:`hoist_stack_buffers` moves it out of the loops once they are
     lowered to threads or to plain loops.  Larger or dynamic allocations in loops are left for
-    :func:`_hoist_allocations` to refuse.
+    :func:`_hoist_allocations` to refuse.  Returns how many buffers it put on the stack.
     """
+    stacked = 0
     for op in nested_ops(func):
         if op.name != "memref.alloc" or len(op.operands) or op.parent is None or op.parent.name not in _LOOPS:
             continue
@@ -919,6 +921,8 @@ def stack_loop_buffers(func) -> None:
                                         attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])})
         op.results[0].replace_all_uses_with(stack.results[0])
         op.erase()
+        stacked += 1
+    return stacked
 
 
 def hoist_stack_buffers(module: ir.Module) -> None:

@@ -290,7 +290,7 @@ def _pass_work(loop: ir.Operation) -> int:
 
 
 def prefetch_next_rows(func: ir.Operation, inputs: list[ir.Value], min_bytes: int) -> int:
-    """Prefetch the next row's inputs while a large row loop works on the current row's last pass.
+    """Prefetch the next row's inputs while a large row loop works on the current row.
 
     A row kernel reads its row from memory in its first pass and from L1 in the next ones; during those,
     no demand miss keeps the hardware prefetcher going, and the memory idles (one thread reached 16 GB/s of
