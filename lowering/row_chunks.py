@@ -21,9 +21,18 @@ independent accumulator chains).  The rest of the row is done in host-vector
 chunks and then one narrower vector, all static: no masks and no
 shape-specific cases.
 
+Values the same in every chunk are built once per row at each chunk width:
+splat constants, broadcasts of scalars, transfer reads that broadcast one
+element along the row (a [rows, 1] operand) and ``vector.from_elements`` of
+one repeated scalar (how a reduced row value broadcast over a short row can
+arrive).  Left whole, such a row stayed one vector of the whole row (8
+registers for 64 floats, 128 for 1024), and LLVM's code for it grew with
+the row.
+
 Row bodies holding anything else than elementwise arith/math ops, transfer
-reads and writes at minor-identity maps, leading-unit extracts and
-broadcasts, and ``vector.reduction`` are left as they are.
+reads and writes at minor-identity maps or broadcasting along the row,
+leading-unit extracts and broadcasts, splat ``vector.from_elements`` and
+``vector.reduction`` are left as they are.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import arith, scf, tensor
+from mlir.dialects import arith, scf, tensor, vector
 
 from graphfuse.dialect.matching import as_operation
 
@@ -182,9 +191,12 @@ def _row_op_reason(op: ir.Operation, length: int) -> str:
         return f"{name} mixes row vectors with other vectors"
     if name == "vector.transfer_read":
         rank = len(_vector_shape(op.results[0].type))
-        if len(op.operands) != 2 + _index_count(op) or not _minor_identity(op, rank) or not _in_bounds(op):
+        if len(op.operands) != 2 + _index_count(op) or not _in_bounds(op) or not (
+                _minor_identity(op, rank) or _broadcast_read(op)):
             return "a transfer_read with a mask, a permutation or out-of-bounds lanes"
         return ""
+    if name == "vector.from_elements":
+        return "" if _splat_elements(op) else "a vector.from_elements of different elements"
     if name == "vector.transfer_write":
         rank = len(_vector_shape(op.operands[0].type))
         if len(op.operands) != 2 + _index_count(op) or not _minor_identity(op, rank) or not _in_bounds(op):
@@ -213,6 +225,17 @@ def _row_op_reason(op: ir.Operation, length: int) -> str:
     if name == "arith.constant":
         return "" if ir.DenseElementsAttr(op.attributes["value"]).is_splat else "a non-splat row constant"
     return f"{name} works on row vectors"
+
+
+def _broadcast_read(op: ir.Operation) -> bool:
+    """Whether the transfer_read broadcasts one element along the row (a [R, 1] operand read as a whole row)."""
+    results = ir.AffineMapAttr(op.attributes["permutation_map"]).value.results
+    return len(results) > 0 and isinstance(results[-1], ir.AffineConstantExpr) and results[-1].value == 0
+
+
+def _splat_elements(op: ir.Operation) -> bool:
+    """Whether the vector.from_elements repeats one scalar (how a broadcast row scalar can end up)."""
+    return len(op.operands) > 0 and all(v == op.operands[0] for v in op.operands)
 
 
 def _index_count(op: ir.Operation) -> int:
@@ -303,8 +326,10 @@ class _Chunker:
             elif op.name == "vector.broadcast":
                 source = op.operands[0]
                 result = not isinstance(source.type, ir.VectorType) or self.is_uniform(source)
-            elif op.name in {"vector.transfer_read"}:
-                result = False
+            elif op.name == "vector.transfer_read":
+                result = _broadcast_read(op)  # reads with an index: the loop's offset moves them
+            elif op.name == "vector.from_elements":
+                result = True  # a splat (_row_op_reason accepts no other)
             else:
                 rows = [v for v in op.operands if v in self.row_values or _row_length(v.type) == self.body.length]
                 result = all(self.is_uniform(v) for v in rows)
@@ -361,6 +386,8 @@ class _Chunker:
         if op.name == "arith.constant":
             splat = ir.DenseElementsAttr(op.attributes["value"]).get_splat_value()
             result = arith.ConstantOp(new_type, ir.DenseElementsAttr.get_splat(new_type, splat)).result
+        elif op.name == "vector.from_elements":
+            result = vector.broadcast(new_type, op.operands[0])
         else:
             operands = [self.hoisted.get((v, width), v) for v in op.operands]
             result = _clone(op, operands, [new_type])

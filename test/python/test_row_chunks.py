@@ -21,13 +21,16 @@ from graphfuse.pipelines.runner import run_pipeline
 
 
 def _row_model(cols: int) -> tuple[graphfuse.GraphBuilder, list[np.ndarray]]:
-    """Softmax, add + layer_norm, rms_norm, log_softmax, an integer row max and a row sum, in one graph."""
+    """Softmax, add + layer_norm, rms_norm, log_softmax, an integer row max, a row sum and rows scaled by a
+    [rows, 1] operand (a broadcast read: the same in every chunk), in one graph."""
     rng = np.random.default_rng(cols)
     rows = 5
     b = graphfuse.GraphBuilder("rows")
     x, r, g, beta = b.arg((rows, cols)), b.arg((rows, cols)), b.arg((cols,)), b.arg((cols,))
     i = b.arg((2, rows, cols), "i32")
+    scale = b.arg((rows, 1))
     s = b.add(x, r)
+    broadcast = b.add(b.add(scale, g), beta)  # no full row among its operands
     b.ret(
         b.softmax(x, axis=-1),
         b.layer_norm(s, g, beta, begin_norm_axis=-1),
@@ -35,10 +38,13 @@ def _row_model(cols: int) -> tuple[graphfuse.GraphBuilder, list[np.ndarray]]:
         b.log_softmax(r, axis=-1),
         b.sub(i, b.reduce_max(i, axes=[-1], keep_dims=True)),
         b.div(x, b.reduce_sum(b.abs(x), axes=[-1], keep_dims=True)),
+        broadcast,
+        b.div(x, b.reduce_sum(b.exp(broadcast), axes=[-1], keep_dims=True)),
     )
     inputs = [rng.normal(size=(rows, cols)).astype(np.float32) for _ in range(2)]
     inputs += [rng.normal(size=cols).astype(np.float32) for _ in range(2)]
     inputs.append(rng.integers(-1000, 1000, (2, rows, cols)).astype(np.int32))
+    inputs.append(rng.normal(size=(rows, 1)).astype(np.float32))
     return b, inputs
 
 

@@ -80,3 +80,47 @@ func.func private @short_row_kernel(%x: tensor<8x64xf32>, %g: tensor<64xf32>) ->
   %0 = "graph.rms_norm"(%x, %g) {epsilon = 9.99999997E-7 : f32} : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
 }
+
+// -----
+
+// A [rows, 1] operand broadcast along the row (a transfer_read whose map ends in 0) is the same in every
+// chunk: it is read once per row at each chunk width, before the loops, and each chunk adds the row of %g.
+// CHECK-LABEL: func.func private @broadcast_read_kernel
+// CHECK:         scf.for %[[ROW:.*]] = %c0 to %c8 step %c1
+// CHECK:           %[[S:.*]] = tensor.extract_slice %arg0[%[[ROW]], 0] [1, 1] [1, 1]
+// CHECK:           %[[S64:.*]] = vector.transfer_read %[[S]][%c0, %c0]{{.*}}permutation_map = #map{{.*}} vector<1x64xf32>
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %c960 step %c64
+// CHECK-NOT:         permutation_map
+// CHECK:             %[[G:.*]] = vector.broadcast %{{.*}} : vector<64xf32> to vector<1x64xf32>
+// CHECK:             arith.addf %[[S64]], %[[G]]
+// CHECK:             vector.transfer_write
+// CHECK:           scf.for {{.*}} = %c960 to %c992 step %c16
+// CHECK-NOT:     vector<1x1000xf32>
+// WHOLE-LABEL: func.func private @broadcast_read_kernel
+// WHOLE:         vector.transfer_read {{.*}}permutation_map = #map{{.*}} : tensor<1x1xf32>, vector<1x1000xf32>
+func.func private @broadcast_read_kernel(%s: tensor<8x1xf32>, %g: tensor<1000xf32>) -> (tensor<8x1000xf32>, tensor<8x1xf32>) attributes {graph.kernel} {
+  %0 = "graph.add"(%s, %g) : (tensor<8x1xf32>, tensor<1000xf32>) -> tensor<8x1000xf32>
+  %1 = "graph.exp"(%0) : (tensor<8x1000xf32>) -> tensor<8x1000xf32>
+  %2 = "graph.reduce_sum"(%1) {axes = array<i64: -1>, keep_dims = true} : (tensor<8x1000xf32>) -> tensor<8x1xf32>
+  return %0, %2 : tensor<8x1000xf32>, tensor<8x1xf32>
+}
+
+// -----
+
+// A row's reduced value broadcast back over a short row can reach the row loop as a vector.from_elements of
+// one scalar repeated (64 times here): a splat, built once per row at the chunk width (16 floats at 128 bits).
+// SSE-LABEL: func.func private @reduced_row_kernel
+// SSE:         vector.reduction <maximumf>
+// SSE:         scf.for %[[ROW:.*]] = %c0 to %c8 step %c1
+// SSE:           %[[MAX:.*]] = vector.to_elements %{{.*}} : vector<1xf32>
+// SSE:           %[[SPLAT:.*]] = vector.broadcast %[[MAX]] : f32 to vector<1x16xf32>
+// SSE:           scf.for %{{.*}} = %{{.*}} to %c64 step %c16
+// SSE:             arith.addf %{{.*}}, %[[SPLAT]]
+// SSE-NOT:     vector.from_elements
+func.func private @reduced_row_kernel(%x: tensor<8x64xf32>, %s: tensor<8x1xf32>, %a: tensor<8x64xf32>) -> (tensor<8x1xf32>, tensor<8x64xf32>, tensor<8x64xf32>) attributes {graph.kernel} {
+  %0 = "graph.reduce_max"(%x) {axes = array<i64: -1>, keep_dims = true} : (tensor<8x64xf32>) -> tensor<8x1xf32>
+  %1 = "graph.mul"(%s, %a) : (tensor<8x1xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  %2 = "graph.add"(%1, %x) : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  %3 = "graph.add"(%2, %0) : (tensor<8x64xf32>, tensor<8x1xf32>) -> tensor<8x64xf32>
+  return %0, %2, %3 : tensor<8x1xf32>, tensor<8x64xf32>, tensor<8x64xf32>
+}
