@@ -1,13 +1,27 @@
-"""Loop order and cache blocking of matmuls for the CPU, with the transform dialect, before bufferization.
+"""Matmuls for the CPU, scheduled with the transform dialect before bufferization.
 
 ``linalg.matmul`` lowered as it is loops over (i, j, k): the innermost loop
 walks a column of B (stride N) into one accumulator, which neither
-vectorizes nor reuses cache lines (0.25 GFLOP/s on 1024x1024x4096).  Here
-each ``linalg.matmul`` / ``linalg.batch_matmul`` is tiled into 256 x 256
-blocks of (j, k) so a block of B stays in L2, generalized, and interchanged
-to (i, k, j) order: the innermost loop is C[i, j:j+256] += A[i, k] * B[k,
-j:j+256], contiguous and without a loop-carried reduction, which LLVM's loop
-vectorizer turns into FMA vector code.
+vectorizes nor reuses cache lines (0.25 GFLOP/s on 1024x1024x4096).  Each
+statically shaped ``linalg.matmul`` here becomes register tiles:
+
+- blocks of ``ROW_BLOCK_TILES`` register tiles of rows, one per
+  ``scf.forall`` iteration (the cores share them out);
+- in each, blocks of 256 columns of C and 256 steps of the reduction, so that
+  the block of B stays in L2;
+- in each, register tiles of C (:func:`register_tile`: 8 rows of one register
+  at 256 bits) computed one step of K at a time: the tile is read once before
+  the K loop and carried through it in vector registers
+  (``hoist_loop_invariant_subsets``), and each step is 8 broadcasts of A times
+  one row of B as FMAs (``lower_contraction`` to outer products).  The row and
+  column loops of the tiles are peeled: the tiles of a rest narrower than a
+  register tile are static too, and vectorized at their own width; a tile whose
+  size is known only at run time (the last row block's rest when the row blocks
+  do not divide the rows) stays a scalar loop.
+
+Batched matmuls keep the earlier form: blocks of 256 x 256 of (j, k) and the
+loops in (i, k, j) order, C[i, j:j+256] += A[i, k] * B[k, j:j+256], which
+LLVM's loop vectorizer turns into FMA vector code.
 
 Other statically shaped contractions (``linalg.contract``, generic
 multiply-accumulate loops) are first rewritten as one of those two named ops
@@ -17,29 +31,90 @@ on collapsed, transposed where needed, operands (``_as_named_matmul``).
 from __future__ import annotations
 
 import math
+import re
 
 from mlir import ir
 from mlir.dialects import linalg, tensor
 from mlir.dialects.transform import interpreter
 
 from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.lowering.host import vector_bits
 
 __all__ = ["BLOCK", "block_contractions"]
 
 BLOCK = 256
+#: Register tiles of rows per block of C rows that one task (an ``scf.forall`` iteration) computes.
+ROW_BLOCK_TILES = 8
 
-_SCRIPT = """module attributes {transform.with_named_sequence} {
+#: Register-tiled matmuls (see :func:`block_contractions`): each ``linalg.matmul`` is cut into row blocks
+#: across the cores (``scf.forall``), cache blocks of C columns and of the reduction, and register tiles with
+#: the reduction innermost, one step of K at a time; the i and j register loops are peeled so that every
+#: tile but the last of each is static.
+_TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %mm = transform.structured.match ops{["linalg.matmul"]} attributes{graph.block} in %root
+    %mm = transform.structured.match ops{["linalg.matmul"]} attributes{graph.block = true} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
-      %t, %l:2 = transform.structured.tile_using_for %m tile_sizes [0, B, B]
+      %t0, %rows = transform.structured.tile_using_forall %m tile_sizes [MC, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.annotate %rows "graph.matmul_tiles" : !transform.any_op
+      %t1, %cache:2 = transform.structured.tile_using_for %t0 tile_sizes [0, NC, KC]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      %g = transform.structured.generalize %t : (!transform.any_op) -> !transform.any_op
-      %i = transform.structured.interchange %g iterator_interchange = [0, 2, 1]
-        : (!transform.any_op) -> !transform.any_op
+      %t2, %reg:3 = transform.structured.tile_using_for %t1 tile_sizes [MR, NR, 1]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      // a loop whose step divides its trip count has nothing to peel: that failure is not an error
+      transform.sequence %reg#1 : !transform.any_op failures(suppress) {
+      ^bb1(%loop: !transform.any_op):
+        %jl = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
+        %j, %j_rest = transform.loop.peel %jl : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      }
+      transform.sequence %reg#0 : !transform.any_op failures(suppress) {
+      ^bb1(%loop: !transform.any_op):
+        %il = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
+        %i, %i_rest = transform.loop.peel %il : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      }
+      transform.apply_patterns to %rows {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
     }
+    transform.yield
+  }
+}"""
+
+#: The static register tiles marked by :func:`_mark_static_tiles` become vector code: the C tile is read once
+#: before the K loop and kept in registers across it (``hoist_loop_invariant_subsets``), each K step is MR
+#: broadcasts of A times one row of B as FMAs (``lower_contraction`` to outer products).
+_VECTORIZE_SCRIPT = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %tiles = transform.structured.match ops{["linalg.matmul"]} attributes{graph.vectorize} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %tiles : !transform.any_op
+    %blocks = transform.structured.match ops{["scf.forall"]} attributes{graph.matmul_tiles} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %blocks : !transform.any_op {
+    ^bb0(%block: !transform.any_op):
+      transform.apply_patterns to %block {
+        transform.apply_patterns.vector.reduction_to_contract
+        transform.apply_patterns.vector.transfer_permutation_patterns
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      %loops = transform.structured.match ops{["scf.for"]} in %block : (!transform.any_op) -> !transform.any_op
+      transform.apply_licm to %loops : !transform.any_op
+      transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
+      transform.apply_patterns to %block {
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+        transform.apply_patterns.vector.lower_outerproduct
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+    }
+    transform.yield
+  }
+}"""
+
+#: Batched matmuls: blocks of B (256 x 256) kept in L2, the loops in (i, k, j) order for LLVM's vectorizer.
+_BATCH_SCRIPT = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %bmm = transform.structured.match ops{["linalg.batch_matmul"]} attributes{graph.block} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %bmm : !transform.any_op {
@@ -256,13 +331,99 @@ def block_contractions(module: ir.Module) -> None:
         ):
             op.attributes["graph.block"] = ir.UnitAttr.get()
             marked += 1
+            if op.name == "linalg.matmul":
+                matmuls.append(op)
         return ir.WalkResult.ADVANCE
 
+    matmuls: list[ir.Operation] = []
     module.operation.walk(mark)
     if not marked:  # dynamic shapes keep the plain loops: blocking would need dynamically sized buffers
         return
-    script = ir.Module.parse(_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), module.context)
+    mr, nr = register_tile(vector_bits())
+    blocks: dict[int, list[ir.Operation]] = {}
+    for op in matmuls:
+        rows = ir.RankedTensorType(op.operands[2].type).shape[0]
+        blocks.setdefault(row_block(rows, mr), []).append(op)
+    for rows_per_block, ops in blocks.items():  # one schedule per row block size (a static tile size)
+        for op in matmuls:
+            op.attributes["graph.block"] = ir.BoolAttr.get(op in ops)
+        tile_script = _TILE_SCRIPT
+        for name, size in {"MC": rows_per_block, "NC": BLOCK, "KC": BLOCK, "MR": mr, "NR": nr}.items():
+            tile_script = re.sub(rf"\b{name}\b", str(size), tile_script)
+        _apply(module, tile_script, "tiling matmuls")
+    if _mark_static_tiles(module):
+        _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
+    _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
+    _clear_marks(module)
+
+
+def row_block(rows: int, tile_rows: int) -> int:
+    """Rows of C per ``scf.forall`` iteration: ``ROW_BLOCK_TILES`` register tiles, or fewer that divide ``rows``.
+
+    A block size that divides the rows leaves no shorter last block, whose rows the tiles would see only at
+    run time (its rest would stay scalar code); the largest such multiple of the tile down to half the
+    default is taken, else the default.
+    """
+    default = tile_rows * ROW_BLOCK_TILES
+    if rows <= default:
+        return rows
+    for tiles in range(ROW_BLOCK_TILES, ROW_BLOCK_TILES // 2 - 1, -1):
+        if rows % (tile_rows * tiles) == 0:
+            return tile_rows * tiles
+    return default
+
+
+def register_tile(bits: int) -> tuple[int, int]:
+    """(rows, columns) of the C tile a matmul keeps in vector registers, for ``bits``-wide vectors.
+
+    Eight rows, each one register wide at 256 bits (8 accumulators of the 16 ymm registers, 8 broadcasts of
+    A and one row of B per K step) and two at 512 (16 of the 32 zmm registers).
+    """
+    lanes = max(1, bits // 32)
+    return 8, lanes * (2 if bits >= 512 else 1)
+
+
+def _apply(module: ir.Module, text: str, what: str) -> None:
+    script = ir.Module.parse(text, module.context)
     try:
         interpreter.apply_named_sequence(module, script.body.operations[0], script)
-    except ir.MLIRError as error:
-        raise GraphfuseError(f"blocking matmuls failed: {error}") from None
+    except (ir.MLIRError, ValueError) as error:
+        raise GraphfuseError(f"{what} failed: {error}") from None
+
+
+def _mark_static_tiles(module: ir.Module) -> int:
+    """Mark the statically shaped matmul tiles inside the tiled row blocks for vectorization; how many.
+
+    The tiles left dynamic (the rest of a row block or of a column block narrower than the register tile,
+    when the sizes do not divide) stay scalar loops.
+    """
+    marked = 0
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal marked
+        if op.name == "linalg.matmul" and all(
+            isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
+            for v in op.operands
+        ):
+            op.attributes["graph.vectorize"] = ir.UnitAttr.get()
+            marked += 1
+        return ir.WalkResult.ADVANCE
+
+    def blocks(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "scf.forall" and "graph.matmul_tiles" in op.attributes:
+            op.walk(visit)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(blocks)
+    return marked
+
+
+def _clear_marks(module: ir.Module) -> None:
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block"):
+            if name in op.attributes:
+                del op.attributes[name]
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)

@@ -3,10 +3,14 @@
 - batched matmuls with static shapes are ``linalg.contract`` ops (no reshape for kernel loop fusion to push
   through), turned by the runtime into collapsed, transposed where needed, blocked ``linalg.matmul`` /
   ``batch_matmul`` ops, generic contractions included;
+- plain matmuls become register tiles (row blocks across the cores, cache blocks, a C tile carried through
+  the K loop in vector registers), at every vector width and with remainders of every block;
 - conv2d (groups 1, static shapes) is im2col + one contraction.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -14,8 +18,8 @@ from mlir import ir
 
 import graphfuse
 from graphfuse.dialect.builder import GraphBuilder
-from graphfuse.lowering import structured_ops
-from graphfuse.lowering.contraction import block_contractions
+from graphfuse.lowering import contraction, runtime, structured_ops
+from graphfuse.lowering.contraction import block_contractions, register_tile
 from graphfuse.lowering.runtime import compile_linalg
 
 TOLERANCE = {"f32": (1e-5, 1e-4), "f16": (2e-3, 2e-2)}  # rtol, atol (relative to the largest magnitude)
@@ -175,6 +179,83 @@ def test_contraction_with_a_prologue_is_left_alone() -> None:
         block_contractions(module)
         rewritten = str(module)
     assert "arith.divf" in rewritten and "linalg.matmul" not in rewritten and "scf.for" not in rewritten
+
+
+# --------------------------------------------------------------------------
+# Register-tiled matmuls: sizes that are multiples of the register tile and of the cache blocks, and sizes
+# that leave a rest of each (rows and columns of C narrower than a tile, a reduction not a multiple of 256).
+
+MATMULS = [(64, 32, 64), (37, 50, 29), (130, 300, 270)]
+
+
+def _matmul_module(m: int, k: int, n: int) -> str:
+    a, b, c = f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>", f"tensor<{m}x{n}xf32>"
+    return (
+        f"func.func @f(%a: {a}, %b: {b}) -> {c} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {c}\n"
+        f"  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        f"  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
+        f"  return %r : {c}\n}}"
+    )
+
+
+@pytest.mark.parametrize("bits", [128, 256, 512])
+@pytest.mark.parametrize(("m", "k", "n"), MATMULS)
+def test_matmuls_become_register_tiles(bits: int, m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(contraction, "vector_bits", lambda: bits)
+    runtime.clear_cache()  # compiled at another width by another case
+    text = _matmul_module(m, k, n)
+    with ir.Context():
+        module = ir.Module.parse(text)
+        block_contractions(module)
+        tiled = str(module)
+    rows, cols = register_tile(bits)
+    assert "scf.forall" in tiled and "vector.fma" in tiled, tiled
+    # the C tile is read before the K loop and carried through it in registers, not loaded and stored per step:
+    # full tiles, and the narrower static tiles of a rest
+    carried = {tuple(map(int, t)) for t in re.findall(r"\) -> \(vector<(\d+)x(\d+)xf32>\)", tiled)}
+    assert carried and all(r <= rows and c <= cols for r, c in carried), tiled
+    assert ((rows, cols) in carried) == (m >= rows and n >= cols)
+    assert "graph.vectorize" not in tiled and "graph.matmul_tiles" not in tiled  # the schedule's marks are gone
+    with ir.Context():
+        compiled = compile_linalg(ir.Module.parse(text), "f")
+    rng = np.random.default_rng(m)
+    x, y = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    (got,) = compiled(x, y)
+    assert_close(x.astype(np.float64) @ y, got.astype(np.float64), "f32")
+    runtime.clear_cache()
+
+
+def test_several_matmuls_in_one_function() -> None:
+    """Each matmul gets its own row blocks, and each block its own vectorization (x @ w1 @ w2)."""
+    f32 = "xf32>"
+    x, w1, w2, h, y = (f"tensor<{s}{f32}" for s in ("24x40", "40x48", "48x16", "24x48", "24x16"))
+    text = (
+        f"func.func @f(%x: {x}, %w1: {w1}, %w2: {w2}) -> {y} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e1 = tensor.empty() : {h}\n  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : {h}) -> {h}\n"
+        f"  %h = linalg.matmul ins(%x, %w1 : {x}, {w1}) outs(%z1 : {h}) -> {h}\n"
+        f"  %e2 = tensor.empty() : {y}\n  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : {y}) -> {y}\n"
+        f"  %y = linalg.matmul ins(%h, %w2 : {h}, {w2}) outs(%z2 : {y}) -> {y}\n"
+        f"  return %y : {y}\n}}"
+    )
+    with ir.Context():
+        module = ir.Module.parse(text)
+        block_contractions(module)
+        tiled = str(module)
+    assert tiled.count("= scf.forall (") == 2 and "linalg.matmul" not in tiled, tiled
+    with ir.Context():
+        compiled = compile_linalg(ir.Module.parse(text), "f")
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((24, 40), (40, 48), (48, 16)))
+    (got,) = compiled(a, b, c)
+    assert_close(a.astype(np.float64) @ b @ c, got.astype(np.float64), "f32")
+
+
+def test_register_tile_fits_the_register_file() -> None:
+    """Eight rows of C, each one register at 128 and 256 bits and two at 512: at most half the registers."""
+    assert [register_tile(bits) for bits in (128, 256, 512)] == [(8, 4), (8, 8), (8, 32)]
 
 
 # --------------------------------------------------------------------------
