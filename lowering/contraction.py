@@ -14,11 +14,11 @@ statically shaped ``linalg.matmul`` here becomes register tiles:
   the K loop and carried through it in vector registers
   (``hoist_loop_invariant_subsets``), and each step is 8 broadcasts of A times
   one row of B as FMAs (``lower_contraction`` to outer products).  The row and
-  column loops of the tiles are peeled: the tiles of a rest narrower than a
-  register tile are static too, and vectorized at their own width; a tile whose
-  size is known only at run time (the last row block's rest when the row blocks
-  do not divide the rows) stays a scalar loop.
-- B packed into panels of one register tile's columns (:func:`_pack_b`, f32
+  column loops of the tiles and the loop of column blocks are peeled, and rows
+  that the row blocks do not divide are a product of their own
+  (:func:`_register_tile_parts`): the tiles of a rest narrower than a register
+  tile are static too, and vectorized at their own width.
+- B packed into panels of one register tile's columns (f32
   matmuls whose columns are whole panels): each K step of a tile reads the
   next row of its panel instead of a row N floats further on.  The packing copy
   is one pass over B, in vector rows, across the cores.  1024x1024x4096 on 2
@@ -81,6 +81,12 @@ _TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
         %il = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
         %i, %i_rest = transform.loop.peel %il : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       }
+      // the last block of columns, when narrower: a copy of the tile loops with static bounds
+      transform.sequence %cache#0 : !transform.any_op failures(suppress) {
+      ^bb1(%loop: !transform.any_op):
+        %cl = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
+        %c, %c_rest = transform.loop.peel %cl : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      }
       transform.apply_patterns to %rows {
         transform.apply_patterns.canonicalization
       } : !transform.any_op
@@ -89,9 +95,10 @@ _TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
   }
 }"""
 
-#: The same schedule for a matmul whose B is packed (:func:`_pack_b`): a generic over (j0, i, j1, k) reading
-#: A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / NR, NR]; a register tile is one panel j0, MR rows, the
-#: panel's NR columns and one step of K.  Lowering the pack makes it a transpose of B (one copy of B).
+#: The same schedule for a matmul whose B is packed (:func:`_register_tile_parts`): a generic over
+#: (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / NR, NR]; a register tile is one
+#: panel j0, MR rows, the panel's NR columns and one step of K.  Lowering the pack makes it a transpose of B
+#: (one copy of B).
 _PACKED_TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.block = true} in %root
@@ -389,73 +396,110 @@ def block_contractions(module: ir.Module) -> None:
     if not marked:  # dynamic shapes keep the plain loops: blocking would need dynamically sized buffers
         return
     mr, nr = register_tile(vector_bits())
-    blocks: dict[int, list[ir.Operation]] = {}
-    for op in matmuls:
-        rows = ir.RankedTensorType(op.operands[2].type).shape[0]
-        blocks.setdefault(row_block(rows, mr), []).append(op)
-    packed = {id(op): _pack_b(op, nr) for op in matmuls}
-    for rows_per_block, ops in blocks.items():  # one schedule per row block size (a static tile size)
-        for script, kind in ((_TILE_SCRIPT, "plain"), (_PACKED_TILE_SCRIPT, "packed")):
-            chosen = [packed[id(op)] or op for op in ops if (packed[id(op)] is not None) == (kind == "packed")]
-            if not chosen:
-                continue
-            for op in matmuls:
-                target = packed[id(op)] or op
-                target.attributes["graph.block"] = ir.BoolAttr.get(any(target == c for c in chosen))
-            sizes = {"MC": rows_per_block, "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr,
-                     "PACK_PANELS": PACK_PANELS}
-            for name, size in sizes.items():
-                script = re.sub(rf"\b{name}\b", str(size), script)
-            _apply(module, script, "tiling matmuls")
+    parts = [part for op in matmuls for part in _register_tile_parts(op, mr, nr)]
+    groups: dict[tuple[int, bool], list[ir.Operation]] = {}
+    for op, packed in parts:
+        groups.setdefault((row_block(_rows(op), mr), packed), []).append(op)
+    for (rows_per_block, packed), ops in groups.items():  # one schedule per (row block size, form)
+        for op, _ in parts:
+            op.attributes["graph.block"] = ir.BoolAttr.get(any(op == chosen for chosen in ops))
+        script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT
+        sizes = {"MC": rows_per_block, "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr,
+                 "PACK_PANELS": PACK_PANELS}
+        for name, size in sizes.items():
+            script = re.sub(rf"\b{name}\b", str(size), script)
+        _apply(module, script, "tiling matmuls")
     if _mark_static_tiles(module):
         _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
     _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
     _clear_marks(module)
 
 
-def _pack_b(op: ir.Operation, panel: int) -> ir.Operation | None:
-    """Rewrite an f32 ``linalg.matmul`` with B packed into panels of ``panel`` columns; the new generic, or None.
+def _rows(op: ir.Operation) -> int:
+    return ir.RankedTensorType(op.operands[0].type).shape[0]
 
-    A register tile reads one row of B per step of K; in B as it is those rows are N floats apart, so the
-    K rows of a block fall on the same few cache sets and on K pages (a 1024x1024x4096 matmul's B rows
-    are 16 KB apart), and are read from L3 again for every tile.  Packed, a panel Bp[j0] is K rows of
-    ``panel`` floats, one after the other.  C is the same buffer viewed as [M, N / panel, panel] (a reshape).
-    Left alone (None) when N is not a multiple of ``panel`` or an operand is not f32.
+
+def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[tuple[ir.Operation, bool]]:
+    """Replace ``op`` (a static ``linalg.matmul``) by the ops the schedules tile: [(op, whether B is packed)].
+
+    - The rows are cut in two when the row blocks (:func:`row_block`) do not divide them: the blocks'
+      rows, then the rest as one block of its own, so that every block and every register tile of
+      either has a size known when compiling (a block of the rest's size in a loop of full blocks would
+      make every tile's size dynamic, and its last tile scalar code).
+    - B is packed into panels of ``panel`` columns when it is f32 and its columns are whole panels: a
+      register tile reads one row of B per step of K, and in B as it is those rows are N floats apart,
+      so the K rows of a block fall on the same few cache sets and each on its own page (a
+      1024x1024x4096 matmul's rows of B are 16 KB apart) and are read from L3 again for every tile.
+      Packed, a panel ``Bp[j0]`` is K rows of ``panel`` floats one after the other; the product is a
+      generic over (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / panel,
+      panel] (a reshape of the same buffer).
     """
     a, b, c = op.operands
     types = [ir.RankedTensorType(v.type) for v in (a, b, c)]
     (m, k), n = types[0].shape, types[2].shape[1]
-    if n % panel or any(not isinstance(t.element_type, ir.F32Type) for t in types):
-        return None
-    f32 = types[2].element_type
+    packed = n % panel == 0 and all(isinstance(t.element_type, ir.F32Type) for t in types)
+    block = row_block(m, tile_rows)
+    rest = m % block if m > block else 0
+    ranges = [(0, m - rest), (m - rest, rest)] if rest else [(0, m)]
+    parts: list[tuple[ir.Operation, bool]] = []
     with op.location, ir.InsertionPoint(op):
-        empty = tensor.empty([n // panel, k, panel], f32)
-        packed_b = linalg.pack(b, empty, inner_dims_pos=[1], inner_tiles=[panel], outer_dims_perm=[1, 0])
-        packed_b.owner.attributes["graph.block"] = ir.UnitAttr.get()
-        view_type = ir.RankedTensorType.get([m, n // panel, panel], f32)
-        c_view = tensor.expand_shape(view_type, c, [[0], [1, 2]], [], [m, n // panel, panel])
-        maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(d) for d in dims])
-                for dims in ((1, 3), (0, 3, 2), (1, 0, 2))]  # (j0, i, j1, k): A[i, k], Bp[j0, k, j1], C[i, j0, j1]
-        parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
-        generic = linalg.GenericOp([view_type], [a, packed_b], [c_view],
-                                   ir.ArrayAttr.get([ir.AffineMapAttr.get(m_) for m_ in maps]),
-                                   ir.ArrayAttr.get([parallel, parallel, parallel, reduction]))
-        body = generic.regions[0].blocks.append(f32, f32, f32)
-        with ir.InsertionPoint(body):
-            product = arith.mulf(body.arguments[0], body.arguments[1])
-            linalg.YieldOp([arith.addf(body.arguments[2], product)])
-        result = tensor.collapse_shape(types[2], generic.results[0], [[0], [1, 2]])
+        rhs, out = b, c
+        if packed:
+            f32 = types[2].element_type
+            rhs = linalg.pack(b, tensor.empty([n // panel, k, panel], f32), inner_dims_pos=[1],
+                              inner_tiles=[panel], outer_dims_perm=[1, 0])
+            rhs.owner.attributes["graph.block"] = ir.UnitAttr.get()
+            out = tensor.expand_shape(ir.RankedTensorType.get([m, n // panel, panel], f32), c, [[0], [1, 2]], [],
+                                      [m, n // panel, panel])
+        result = out
+        for start, size in ranges:
+            lhs, dest = a, out
+            if size != m:
+                lhs = _rows_slice(a, start, size)
+                dest = _rows_slice(out, start, size)
+            product = _packed_product(lhs, rhs, dest) if packed else linalg.matmul(lhs, rhs, outs=[dest])
+            parts.append((product.owner, packed))
+            result = product if size == m else _insert_rows(product, result, start)
+        if packed:
+            result = tensor.collapse_shape(types[2], result, [[0], [1, 2]])
     op.results[0].replace_all_uses_with(result)
     op.erase()
-    return generic.operation
+    return parts
+
+
+def _rows_slice(value: ir.Value, start: int, size: int) -> ir.Value:
+    shape = ir.RankedTensorType(value.type).shape
+    rank = len(shape)
+    return tensor.extract_slice(
+        ir.RankedTensorType.get([size, *shape[1:]], ir.RankedTensorType(value.type).element_type), value, [], [], [],
+        [start] + [0] * (rank - 1), [size, *shape[1:]], [1] * rank)
+
+
+def _insert_rows(part: ir.Value, into: ir.Value, start: int) -> ir.Value:
+    shape = ir.RankedTensorType(part.type).shape
+    rank = len(shape)
+    return tensor.insert_slice(part, into, [], [], [], [start] + [0] * (rank - 1), list(shape), [1] * rank)
+
+
+def _packed_product(a: ir.Value, packed_b: ir.Value, c_view: ir.Value) -> ir.Value:
+    """C[i, j0, j1] += A[i, k] * Bp[j0, k, j1], a generic over (j0, i, j1, k)."""
+    f32 = ir.RankedTensorType(c_view.type).element_type
+    maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(d) for d in dims]) for dims in ((1, 3), (0, 3, 2), (1, 0, 2))]
+    parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
+    generic = linalg.GenericOp([c_view.type], [a, packed_b], [c_view],
+                               ir.ArrayAttr.get([ir.AffineMapAttr.get(amap) for amap in maps]),
+                               ir.ArrayAttr.get([parallel, parallel, parallel, reduction]))
+    body = generic.regions[0].blocks.append(f32, f32, f32)
+    with ir.InsertionPoint(body):
+        linalg.YieldOp([arith.addf(body.arguments[2], arith.mulf(body.arguments[0], body.arguments[1]))])
+    return generic.results[0]
 
 
 def row_block(rows: int, tile_rows: int) -> int:
     """Rows of C per ``scf.forall`` iteration: ``ROW_BLOCK_TILES`` register tiles, or fewer that divide ``rows``.
 
-    A block size that divides the rows leaves no shorter last block, whose rows the tiles would see only at
-    run time (its rest would stay scalar code); the largest such multiple of the tile down to half the
-    default is taken, else the default.
+    A block size that divides the rows needs no second product for the rest (:func:`_register_tile_parts`):
+    the largest such multiple of the tile down to half the default is taken, else the default.
     """
     default = tile_rows * ROW_BLOCK_TILES
     if rows <= default:
@@ -487,8 +531,7 @@ def _apply(module: ir.Module, text: str, what: str) -> None:
 def _mark_static_tiles(module: ir.Module) -> int:
     """Mark the statically shaped matmul tiles inside the tiled row blocks for vectorization; how many.
 
-    The tiles left dynamic (the rest of a row block or of a column block narrower than the register tile,
-    when the sizes do not divide) stay scalar loops.
+    A tile left dynamic would stay a scalar loop; the row split and the peeled tile loops leave none.
     """
     marked = 0
 
