@@ -59,7 +59,7 @@ PACK_PANELS = 8
 #: tile but the last of each is static.
 _TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %mm = transform.structured.match ops{["linalg.matmul"]} attributes{graph.block = true} in %root
+    %mm = transform.structured.match ops{["linalg.matmul"]} attributes{graph.block = GROUP : i64} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
@@ -101,7 +101,7 @@ _TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
 #: (one copy of B).
 _PACKED_TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.block = true} in %root
+    %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.block = GROUP : i64} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
@@ -400,11 +400,15 @@ def block_contractions(module: ir.Module) -> None:
     groups: dict[tuple[int, bool], list[ir.Operation]] = {}
     for op, packed in parts:
         groups.setdefault((row_block(_rows(op), mr), packed), []).append(op)
-    for (rows_per_block, packed), ops in groups.items():  # one schedule per (row block size, form)
-        for op, _ in parts:
-            op.attributes["graph.block"] = ir.BoolAttr.get(any(op == chosen for chosen in ops))
+    # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
+    # it tiles, and the Python handles of those would then point at erased operations.
+    i64 = ir.IntegerType.get_signless(64)
+    for group, ops in enumerate(groups.values()):
+        for op in ops:
+            op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
+    for group, ((rows_per_block, packed), ops) in enumerate(groups.items()):  # one schedule per group
         script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT
-        sizes = {"MC": rows_per_block, "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr,
+        sizes = {"GROUP": group, "MC": rows_per_block, "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr,
                  "PACK_PANELS": PACK_PANELS}
         for name, size in sizes.items():
             script = re.sub(rf"\b{name}\b", str(size), script)
