@@ -406,10 +406,10 @@ def block_contractions(module: ir.Module) -> None:
     for group, ops in enumerate(groups.values()):
         for op in ops:
             op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
-    for group, ((rows_per_block, packed), ops) in enumerate(groups.items()):  # one schedule per group
+    for group, (rows_per_block, packed) in enumerate(groups):  # one schedule per group
         script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT
-        sizes = {"GROUP": group, "MC": rows_per_block, "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr,
-                 "PACK_PANELS": PACK_PANELS}
+        sizes = {"GROUP": group, "MC": rows_per_block, "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr,
+                 "NR": nr, "PACK_PANELS": PACK_PANELS}
         for name, size in sizes.items():
             script = re.sub(rf"\b{name}\b", str(size), script)
         _apply(module, script, "tiling matmuls")
