@@ -53,11 +53,29 @@ ROW_BLOCK_TILES = 8
 #: Panels of B one task of the packing copy writes.
 PACK_PANELS = 8
 
+def _peel(loop: str) -> str:
+    """Transform IR peeling the last, partial iteration off ``loop`` (an ``scf.for`` handle).
+
+    A loop whose step divides its trip count has nothing to peel: that failure is suppressed, not an error.
+    """
+    return (f"      transform.sequence {loop} : !transform.any_op failures(suppress) {{\n"
+            "      ^bb1(%loop: !transform.any_op):\n"
+            '        %for = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">\n'
+            '        %main, %rest = transform.loop.peel %for : (!transform.op<"scf.for">)\n'
+            "          -> (!transform.any_op, !transform.any_op)\n"
+            "      }")
+
+
+def _with_peels(script: str) -> str:
+    """``script`` with each line ``PEEL <handle>`` written out by :func:`_peel`."""
+    return re.sub(r"^ *PEEL (\S+)$", lambda m: _peel(m.group(1)), script, flags=re.M)
+
+
 #: Register-tiled matmuls (see :func:`block_contractions`): each ``linalg.matmul`` is cut into row blocks
 #: across the cores (``scf.forall``), cache blocks of C columns and of the reduction, and register tiles with
-#: the reduction innermost, one step of K at a time; the i and j register loops are peeled so that every
-#: tile but the last of each is static.
-_TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
+#: the reduction innermost, one step of K at a time; the tile loops and the loop of column blocks are peeled,
+#: so that every tile has a size known when compiling.
+_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.matmul"]} attributes{graph.block = GROUP : i64} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -70,36 +88,23 @@ _TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       %t2, %reg:3 = transform.structured.tile_using_for %t1 tile_sizes [MR, NR, 1]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      // a loop whose step divides its trip count has nothing to peel: that failure is not an error
-      transform.sequence %reg#1 : !transform.any_op failures(suppress) {
-      ^bb1(%loop: !transform.any_op):
-        %jl = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
-        %j, %j_rest = transform.loop.peel %jl : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
-      }
-      transform.sequence %reg#0 : !transform.any_op failures(suppress) {
-      ^bb1(%loop: !transform.any_op):
-        %il = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
-        %i, %i_rest = transform.loop.peel %il : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
-      }
+      PEEL %reg#1
+      PEEL %reg#0
       // the last block of columns, when narrower: a copy of the tile loops with static bounds
-      transform.sequence %cache#0 : !transform.any_op failures(suppress) {
-      ^bb1(%loop: !transform.any_op):
-        %cl = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
-        %c, %c_rest = transform.loop.peel %cl : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
-      }
+      PEEL %cache#0
       transform.apply_patterns to %rows {
         transform.apply_patterns.canonicalization
       } : !transform.any_op
     }
     transform.yield
   }
-}"""
+}""")
 
 #: The same schedule for a matmul whose B is packed (:func:`_register_tile_parts`): a generic over
 #: (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / NR, NR]; a register tile is one
 #: panel j0, MR rows, the panel's NR columns and one step of K.  Lowering the pack makes it a transpose of B
 #: (one copy of B).
-_PACKED_TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
+_PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.block = GROUP : i64} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -112,11 +117,7 @@ _PACKED_TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       %t2, %reg:3 = transform.structured.tile_using_for %t1 tile_sizes [1, MR, 0, 1]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      transform.sequence %reg#1 : !transform.any_op failures(suppress) {
-      ^bb1(%loop: !transform.any_op):
-        %il = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
-        %i, %i_rest = transform.loop.peel %il : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
-      }
+      PEEL %reg#1
       transform.apply_patterns to %rows {
         transform.apply_patterns.canonicalization
       } : !transform.any_op
@@ -136,7 +137,7 @@ _PACKED_TILE_SCRIPT = """module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
-}"""
+}""")
 
 #: The static register tiles marked by :func:`_mark_static_tiles` become vector code: the C tile is read once
 #: before the K loop and kept in registers across it (``hoist_loop_invariant_subsets``), each K step is MR
