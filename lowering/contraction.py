@@ -52,6 +52,8 @@ BLOCK = 256
 ROW_BLOCK_TILES = 8
 #: Panels of B one task of the packing copy writes.
 PACK_PANELS = 8
+#: Batched matmuls of at most this many batches become one matmul per batch (:func:`_unroll_batches`).
+MAX_UNROLLED_BATCHES = 16
 
 def _peel(loop: str) -> str:
     """Transform IR peeling the last, partial iteration off ``loop`` (an ``scf.for`` handle).
@@ -374,6 +376,19 @@ def block_contractions(module: ir.Module) -> None:
     module.operation.walk(collect)
     for op in found:
         _materialize_transposes(op)
+    batched: list[ir.Operation] = []  # collected again: the transposes replaced some of ``found``
+
+    def collect_batched(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.batch_matmul" and "indexing_maps" not in op.attributes and all(
+            isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
+            for v in op.operands
+        ):
+            batched.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect_batched)
+    for op in batched:
+        _unroll_batches(op)
     marked = 0
 
     def mark(op: ir.Operation) -> ir.WalkResult:
@@ -418,6 +433,36 @@ def block_contractions(module: ir.Module) -> None:
         _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
     _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
     _clear_marks(module)
+
+
+def _unroll_batches(op: ir.Operation) -> None:
+    """A ``linalg.batch_matmul`` of at most ``MAX_UNROLLED_BATCHES`` batches as that many plain matmuls.
+
+    Each batch's product then gets a matmul's register tiles, row blocks across the cores and packed B
+    (attention's products: 8 heads of [1024, 64] x [64, 1024]).  More batches keep the blocked batch loops
+    (the code would grow with the batch count).
+    """
+    a, b, c = op.operands
+    batches = ir.RankedTensorType(c.type).shape[0]
+    if batches > MAX_UNROLLED_BATCHES:
+        return
+    with op.location, ir.InsertionPoint(op):
+        result = c
+        for index in range(batches):
+            views = [_batch_slice(v, index) for v in (a, b, c)]
+            product = linalg.matmul(views[0], views[1], outs=[views[2]])
+            shape = ir.RankedTensorType(product.type).shape
+            result = tensor.insert_slice(product, result, [], [], [], [index, 0, 0], [1, *shape], [1, 1, 1])
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+
+
+def _batch_slice(value: ir.Value, index: int) -> ir.Value:
+    """``value[index]`` of a [batch, rows, columns] tensor, as a [rows, columns] tensor."""
+    t = ir.RankedTensorType(value.type)
+    rows, cols = t.shape[1:]
+    return tensor.extract_slice(ir.RankedTensorType.get([rows, cols], t.element_type), value, [], [], [],
+                                [index, 0, 0], [1, rows, cols], [1, 1, 1])
 
 
 def _rows(op: ir.Operation) -> int:

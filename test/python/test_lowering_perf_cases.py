@@ -265,6 +265,33 @@ def test_several_matmuls_in_one_function() -> None:
     assert_close(a.astype(np.float64) @ b @ c, got.astype(np.float64), "f32")
 
 
+@pytest.mark.parametrize("batches", [3, contraction.MAX_UNROLLED_BATCHES + 1])
+def test_batched_matmuls(batches: int) -> None:
+    """Up to MAX_UNROLLED_BATCHES batches: one register-tiled matmul per batch; more: the blocked batch loops."""
+    a, b, c = (f"tensor<{batches}x{s}xf32>" for s in ("20x24", "24x16", "20x16"))
+    text = (
+        f"func.func @f(%a: {a}, %b: {b}) -> {c} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {c}\n  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        f"  %r = linalg.batch_matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
+        f"  return %r : {c}\n}}"
+    )
+    with ir.Context():
+        module = ir.Module.parse(text)
+        block_contractions(module)
+        tiled = str(module)
+    unrolled = batches <= contraction.MAX_UNROLLED_BATCHES
+    carried = len(re.findall(r"\) -> \(vector<", tiled))  # K loops carrying a C tile (a batch's tiles and rest)
+    assert carried >= batches if unrolled else carried == 0, tiled
+    assert ("linalg.generic" in tiled) == (not unrolled)  # the batch loops' generalized product
+    with ir.Context():
+        compiled = compile_linalg(ir.Module.parse(text), "f")
+    rng = np.random.default_rng(batches)
+    x, y = rng.standard_normal((batches, 20, 24)).astype(np.float32), rng.standard_normal((batches, 24, 16))
+    (got,) = compiled(x, y.astype(np.float32))
+    assert_close(np.einsum("bik,bkj->bij", x.astype(np.float64), y.astype(np.float32)), got.astype(np.float64), "f32")
+
+
 def test_register_tile_fits_the_register_file() -> None:
     """Eight rows of C, each one register at 128 and 256 bits and two at 512: at most half the registers."""
     assert [register_tile(bits) for bits in (128, 256, 512)] == [(8, 4), (8, 8), (8, 32)]
