@@ -363,30 +363,9 @@ def block_contractions(module: ir.Module) -> None:
     module.operation.walk(collect_general)
     for op in general:
         _as_named_matmul(op)
-    found: list[ir.Operation] = []
-
-    def collect(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _DEFAULT_MAPS and all(
-            isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
-            for v in op.operands
-        ):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(collect)
-    for op in found:
+    for op in _static_ops(module, tuple(_DEFAULT_MAPS)):
         _materialize_transposes(op)
-    batched: list[ir.Operation] = []  # collected again: the transposes replaced some of ``found``
-
-    def collect_batched(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "linalg.batch_matmul" and "indexing_maps" not in op.attributes and all(
-            isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
-            for v in op.operands
-        ):
-            batched.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(collect_batched)
+    batched = _static_ops(module, ("linalg.batch_matmul",))  # again: the transposes replaced some
     for op in batched:
         _unroll_batches(op)
     marked = 0
@@ -435,6 +414,22 @@ def block_contractions(module: ir.Module) -> None:
     _clear_marks(module)
 
 
+def _static_ops(module: ir.Module, names: tuple[str, ...]) -> list[ir.Operation]:
+    """The ops of ``module`` named one of ``names`` whose operands all have static shapes."""
+    found: list[ir.Operation] = []
+
+    def collect(op: ir.Operation) -> ir.WalkResult:
+        if op.name in names and all(
+            isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
+            for v in op.operands
+        ):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect)
+    return found
+
+
 def _unroll_batches(op: ir.Operation) -> None:
     """A ``linalg.batch_matmul`` of at most ``MAX_UNROLLED_BATCHES`` batches as that many plain matmuls.
 
@@ -444,7 +439,7 @@ def _unroll_batches(op: ir.Operation) -> None:
     """
     a, b, c = op.operands
     batches = ir.RankedTensorType(c.type).shape[0]
-    if batches > MAX_UNROLLED_BATCHES:
+    if batches > MAX_UNROLLED_BATCHES or "indexing_maps" in op.attributes:
         return
     with op.location, ir.InsertionPoint(op):
         result = c

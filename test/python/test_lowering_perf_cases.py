@@ -233,6 +233,16 @@ def test_matmuls_become_register_tiles(bits: int, m: int, k: int, n: int, monkey
     runtime.clear_cache()
 
 
+def _tiled_and_compiled(text: str):
+    """(the module's text after block_contractions, the module compiled)."""
+    with ir.Context():
+        module = ir.Module.parse(text)
+        block_contractions(module)
+        tiled = str(module)
+    with ir.Context():
+        return tiled, compile_linalg(ir.Module.parse(text), "f")
+
+
 def test_several_matmuls_in_one_function() -> None:
     """Each matmul gets its own row blocks and register tiles (x @ w1 @ w2, B packed in one, not the other).
 
@@ -251,14 +261,9 @@ def test_several_matmuls_in_one_function() -> None:
         f"  %y = linalg.matmul ins(%h, %w2 : {h}, {w2}) outs(%z2 : {y}) -> {y}\n"
         f"  return %y : {y}\n}}"
     )
-    with ir.Context():
-        module = ir.Module.parse(text)
-        block_contractions(module)
-        tiled = str(module)
+    tiled, compiled = _tiled_and_compiled(text)
     # a K loop carrying a C tile in registers in each (and no matmul left as loops)
     assert len(re.findall(r"\) -> \(vector<", tiled)) >= 2 and "linalg.matmul" not in tiled, tiled
-    with ir.Context():
-        compiled = compile_linalg(ir.Module.parse(text), "f")
     rng = np.random.default_rng(3)
     a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((24, 40), (40, 48), (48, 7)))
     (got,) = compiled(a, b, c)
@@ -276,16 +281,11 @@ def test_batched_matmuls(batches: int) -> None:
         f"  %r = linalg.batch_matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
         f"  return %r : {c}\n}}"
     )
-    with ir.Context():
-        module = ir.Module.parse(text)
-        block_contractions(module)
-        tiled = str(module)
+    tiled, compiled = _tiled_and_compiled(text)
     unrolled = batches <= contraction.MAX_UNROLLED_BATCHES
     carried = len(re.findall(r"\) -> \(vector<", tiled))  # K loops carrying a C tile (a batch's tiles and rest)
     assert carried >= batches if unrolled else carried == 0, tiled
     assert ("linalg.generic" in tiled) == (not unrolled)  # the batch loops' generalized product
-    with ir.Context():
-        compiled = compile_linalg(ir.Module.parse(text), "f")
     rng = np.random.default_rng(batches)
     x, y = rng.standard_normal((batches, 20, 24)).astype(np.float32), rng.standard_normal((batches, 24, 16))
     (got,) = compiled(x, y.astype(np.float32))
