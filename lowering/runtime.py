@@ -596,6 +596,7 @@ def _lower(text: str, entry: str, threads: int, streaming: int | None = None
         else:
             func.attributes["sym_visibility"] = visibility
         _erase_self_copies(func)
+        _compute_results_in_outputs(func, list(func.regions[0].blocks[0].arguments)[len(inputs):])
         stacked = stack_loop_buffers(func)
         _drop_results_in_outputs(func, len(inputs), len(outputs))
         workspace = _hoist_allocations(func, arena=True)
@@ -1410,15 +1411,64 @@ def _erase_self_copies(func) -> None:
 
     Each would be a call into the runtime library's copy routine, once per row inside a tiled loop.
     Bufferization writes a row loop's result back through a second, identical ``memref.subview`` of
-    the same buffer; that copy is a self copy too.
+    the same buffer; that copy is a self copy too, and so are the copy of a loop's result (the buffer
+    the loop writes in place) into that buffer (a parallel task's block of a tiled matmul) and the copy
+    of a buffer viewed with another shape and back (:func:`_unreshaped`).
     """
     for op in nested_ops(func):
         if op.name == "memref.copy" and _same_view(op.operands[0], op.operands[1]):
             op.erase()
 
 
+def _compute_results_in_outputs(func, outputs: list[ir.Value]) -> None:
+    """Let a result computed in a buffer of its own and then copied whole into its output be computed there.
+
+    Empty-tensor elimination does not see through reshapes: a result viewed with another shape while it
+    is computed (a matmul's C as [M, N / panel, panel]) gets a buffer of its own and one more pass over
+    memory to copy it out.  When the copy is the output's only use and its source is, through reshapes
+    and the loops writing it in place, an allocation of the output's type (an identity layout), that
+    allocation is the output.
+    """
+    block = func.regions[0].blocks[0]
+    for op in list(block.operations):
+        op = op.operation
+        if op.name != "memref.copy" or op.operands[1] not in outputs:
+            continue
+        output = op.operands[1]
+        if sum(1 for _ in output.uses) != 1:
+            continue
+        source = _loop_result_buffer(op.operands[0])
+        while not isinstance(source.owner, ir.Block) and source.owner.name in ("memref.expand_shape",
+                                                                              "memref.collapse_shape"):
+            source = _loop_result_buffer(source.owner.operands[0])
+        if isinstance(source.owner, ir.Block) or source.owner.name != "memref.alloc" or source.type != output.type:
+            continue
+        if source.owner.operation.parent != func.operation:  # an allocation of the entry's body, used once
+            continue
+        op.erase()
+        allocation = source.owner.operation
+        source.replace_all_uses_with(output)
+        allocation.erase()
+
+
+def _unreshaped(value: ir.Value) -> ir.Value:
+    """The buffer ``value`` is, seen through the loops writing it in place and through an expand_shape
+    collapsed back to the type it expanded (a matmul's C viewed as panels while it is computed)."""
+    while True:
+        value = _loop_result_buffer(value)
+        if isinstance(value.owner, ir.Block) or value.owner.name != "memref.collapse_shape":
+            return value
+        expanded = _loop_result_buffer(value.owner.operands[0])
+        if isinstance(expanded.owner, ir.Block) or expanded.owner.name != "memref.expand_shape":
+            return value
+        if expanded.owner.operands[0].type != value.type:
+            return value
+        value = expanded.owner.operands[0]
+
+
 def _same_view(a: ir.Value, b: ir.Value) -> bool:
     """Whether ``a`` and ``b`` are one buffer: the same value, or identical subviews of one buffer."""
+    a, b = _unreshaped(a), _unreshaped(b)
     if a == b:
         return True
     if isinstance(a.owner, ir.Block) or isinstance(b.owner, ir.Block):
