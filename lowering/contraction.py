@@ -5,24 +5,24 @@ walks a column of B (stride N) into one accumulator, which neither
 vectorizes nor reuses cache lines (0.25 GFLOP/s on 1024x1024x4096).  Each
 statically shaped ``linalg.matmul`` here becomes register tiles:
 
-- blocks of ``ROW_BLOCK_TILES`` register tiles of rows, one per
+- f32 B copied into panels of one register tile's columns, ``[N / NR, K, NR]``
+  (:func:`_register_tile_parts`): each K step of a tile reads the next row of
+  its panel instead of a row N floats further on.  The copy is one pass over
+  B, in vector rows, across the cores;
+- outer blocks of panels sized to stay in the last-level cache
+  (:func:`outer_panels`), one after the other;
+- in each, blocks of ``ROW_BLOCK_TILES`` register tiles of rows, one per
   ``scf.forall`` iteration (the cores share them out);
 - in each, blocks of 256 columns of C and 256 steps of the reduction, so that
   the block of B stays in L2;
-- in each, register tiles of C (:func:`register_tile`: 8 rows of one register
-  at 256 bits) computed one step of K at a time: the tile is read once before
-  the K loop and carried through it in vector registers
-  (``hoist_loop_invariant_subsets``), and each step is 8 broadcasts of A times
-  one row of B as FMAs (``lower_contraction`` to outer products).  The row and
-  column loops of the tiles and the loop of column blocks are peeled, and rows
-  that the row blocks do not divide are a product of their own
-  (:func:`_register_tile_parts`): the tiles of a rest narrower than a register
-  tile are static too, and vectorized at their own width.
-- B packed into panels of one register tile's columns (f32
-  matmuls whose columns are whole panels): each K step of a tile reads the
-  next row of its panel instead of a row N floats further on.  The packing copy
-  is one pass over B, in vector rows, across the cores.  1024x1024x4096 on 2
-  threads: 59 GFLOP/s unpacked, 90 packed (one process, interleaved).
+- in each, register tiles of C (:func:`register_tile`: 6 rows of two
+  registers at 256 bits) computed one step of K at a time: the tile is read
+  once before the K loop and carried through it in vector registers
+  (``hoist_loop_invariant_subsets``), and each step is 6 broadcasts of A times
+  one row of the panel as FMAs (``lower_contraction`` to outer products).
+  Rows that the row blocks do not divide are a product of their own, and so
+  are columns short of a last panel (one narrower panel): every tile has a
+  size known when compiling, and becomes vector code.
 
 A batched matmul of at most ``MAX_UNROLLED_BATCHES`` batches is one such
 matmul per batch (:func:`_unroll_batches`).  More batches keep the earlier
@@ -45,7 +45,7 @@ from mlir.dialects import arith, linalg, tensor
 from mlir.dialects.transform import interpreter
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.lowering.host import vector_bits
+from graphfuse.lowering.host import last_level_cache_bytes, vector_bits
 
 __all__ = ["BLOCK", "block_contractions"]
 
@@ -56,6 +56,10 @@ ROW_BLOCK_TILES = 8
 PACK_PANELS = 8
 #: Batched matmuls of at most this many batches become one matmul per batch (:func:`_unroll_batches`).
 MAX_UNROLLED_BATCHES = 16
+#: Share of the last-level cache one block of packed B takes (:func:`outer_panels`).
+OUTER_BLOCK_SHARE = 8
+#: The last-level cache assumed when the OS lists none.
+_UNKNOWN_CACHE_BYTES = 32 << 20
 
 def _peel(loop: str) -> str:
     """Transform IR peeling the last, partial iteration off ``loop`` (an ``scf.for`` handle).
@@ -106,15 +110,17 @@ _TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} 
 
 #: The same schedule for a matmul whose B is packed (:func:`_register_tile_parts`): a generic over
 #: (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / NR, NR]; a register tile is one
-#: panel j0, MR rows, the panel's NR columns and one step of K.  Lowering the pack makes it a transpose of B
-#: (one copy of B).
+#: panel j0, MR rows, the panel's NR columns and one step of K.  The outer blocks of OP panels come first, the
+#: cores' row blocks inside each.  The copy of B into its panels is a transpose (:func:`_packed_panels`).
 _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.block = GROUP : i64} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
-      %t0, %rows = transform.structured.tile_using_forall %m tile_sizes [0, MC, 0, 0]
+      %tb, %bblock = transform.structured.tile_using_for %m tile_sizes [OP, 0, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t0, %rows = transform.structured.tile_using_forall %tb tile_sizes [0, MC, 0, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       transform.annotate %rows "graph.matmul_tiles" : !transform.any_op
       %t1, %cache:2 = transform.structured.tile_using_for %t0 tile_sizes [PC, 0, 0, KC]
@@ -126,15 +132,13 @@ _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_seq
         transform.apply_patterns.canonicalization
       } : !transform.any_op
     }
-    %packs = transform.structured.match ops{["linalg.pack"]} attributes{graph.block} in %root
-      : (!transform.any_op) -> !transform.op<"linalg.pack">
-    transform.foreach %packs : !transform.op<"linalg.pack"> {
-    ^bb0(%p: !transform.op<"linalg.pack">):
-      %pad, %expand, %transpose = transform.structured.lower_pack %p : (!transform.op<"linalg.pack">)
-        -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
+    %packs = transform.structured.match ops{["linalg.transpose"]} attributes{graph.block} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %packs : !transform.any_op {
+    ^bb0(%transpose: !transform.any_op):
       // the copy: panels shared out across the cores, one row of a panel (a vector) at a time
       %tp, %panels = transform.structured.tile_using_forall %transpose tile_sizes [PACK_PANELS, 0, 0]
-        : (!transform.op<"linalg.transpose">) -> (!transform.any_op, !transform.any_op)
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       %tr, %rl:2 = transform.structured.tile_using_for %tp tile_sizes [1, 1, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       transform.structured.vectorize %tr : !transform.any_op
@@ -380,17 +384,17 @@ def block_contractions(module: ir.Module) -> None:
     parts = [part for op in matmuls for part in _register_tile_parts(op, mr, nr)]
     groups: dict[tuple[int, bool], list[ir.Operation]] = {}
     for op, packed in parts:
-        groups.setdefault((row_block(_rows(op), mr), packed), []).append(op)
+        groups.setdefault((row_block(_rows(op), mr), _depth(op), packed), []).append(op)
     # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
     # it tiles, and the Python handles of those would then point at erased operations.
     i64 = ir.IntegerType.get_signless(64)
     for group, ops in enumerate(groups.values()):
         for op in ops:
             op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
-    for group, (rows_per_block, packed) in enumerate(groups):  # one schedule per group
+    for group, (rows_per_block, depth, packed) in enumerate(groups):  # one schedule per group
         script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT
-        sizes = {"GROUP": group, "MC": rows_per_block, "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr,
-                 "NR": nr, "PACK_PANELS": PACK_PANELS}
+        sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "NC": BLOCK, "PC": BLOCK // nr,
+                 "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS}
         for name, size in sizes.items():
             script = re.sub(rf"\b{name}\b", str(size), script)
         _apply(module, script, "tiling matmuls")
@@ -450,66 +454,110 @@ def _rows(op: ir.Operation) -> int:
     return ir.RankedTensorType(op.operands[0].type).shape[0]
 
 
+def _depth(op: ir.Operation) -> int:
+    """K, the length of the reduction."""
+    return ir.RankedTensorType(op.operands[0].type).shape[1]
+
+
+def outer_panels(depth: int, panel: int) -> int:
+    """Panels of packed B in one outer block: the row blocks of all cores work through it before the next.
+
+    The block, ``depth`` rows of that many panels, takes at most 1 / ``OUTER_BLOCK_SHARE`` of the
+    last-level cache, so the cores read it from there and not from memory: without the outer blocks, each
+    row block walks all of B, and two cores at different places of a 16 MB B (1024x1024x4096) read it from
+    memory (1.2x the time, one process, interleaved).  A whole number of cache blocks, at least one.
+    """
+    cache_panels = max(1, BLOCK // panel)
+    budget = (last_level_cache_bytes() or _UNKNOWN_CACHE_BYTES) // OUTER_BLOCK_SHARE
+    return max(1, budget // (depth * panel * 4) // cache_panels) * cache_panels
+
+
 def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[tuple[ir.Operation, bool]]:
     """Replace ``op`` (a static ``linalg.matmul``) by the ops the schedules tile: [(op, whether B is packed)].
 
+    - B is packed into panels of ``panel`` columns when it is f32: a register tile reads one row of B per
+      step of K, and in B as it is those rows are N floats apart, so the K rows of a block fall on the same
+      few cache sets and each on its own page (a 1024x1024x4096 matmul's rows of B are 16 KB apart) and
+      are read from L3 again for every tile.  Packed, a panel ``Bp[j0]`` is K rows of ``panel`` floats one
+      after the other; the product is a generic over (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into
+      C viewed as [M, N / panel, panel] (a reshape of the same buffer).  Columns that do not fill a last
+      panel are a product of their own, packed as one narrower panel.
     - The rows are cut in two when the row blocks (:func:`row_block`) do not divide them: the blocks'
       rows, then the rest as one block of its own, so that every block and every register tile of
       either has a size known when compiling (a block of the rest's size in a loop of full blocks would
       make every tile's size dynamic, and its last tile scalar code).
-    - B is packed into panels of ``panel`` columns when it is f32 and its columns are whole panels: a
-      register tile reads one row of B per step of K, and in B as it is those rows are N floats apart,
-      so the K rows of a block fall on the same few cache sets and each on its own page (a
-      1024x1024x4096 matmul's rows of B are 16 KB apart) and are read from L3 again for every tile.
-      Packed, a panel ``Bp[j0]`` is K rows of ``panel`` floats one after the other; the product is a
-      generic over (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / panel,
-      panel] (a reshape of the same buffer).
     """
     a, b, c = op.operands
     types = [ir.RankedTensorType(v.type) for v in (a, b, c)]
     (m, k), n = types[0].shape, types[2].shape[1]
-    packed = n % panel == 0 and all(isinstance(t.element_type, ir.F32Type) for t in types)
+    packed = all(isinstance(t.element_type, ir.F32Type) for t in types)
+    whole = n - n % panel if packed else n
+    column_ranges = [(start, width) for start, width in ((0, whole), (whole, n - whole)) if width]
     block = row_block(m, tile_rows)
     rest = m % block if m > block else 0
-    ranges = [(0, m - rest), (m - rest, rest)] if rest else [(0, m)]
+    row_ranges = [(0, m - rest), (m - rest, rest)] if rest else [(0, m)]
     parts: list[tuple[ir.Operation, bool]] = []
     with op.location, ir.InsertionPoint(op):
-        rhs, out = b, c
-        if packed:
-            f32 = types[2].element_type
-            rhs = linalg.pack(b, tensor.empty([n // panel, k, panel], f32), inner_dims_pos=[1],
-                              inner_tiles=[panel], outer_dims_perm=[1, 0])
-            rhs.owner.attributes["graph.block"] = ir.UnitAttr.get()
-            out = tensor.expand_shape(ir.RankedTensorType.get([m, n // panel, panel], f32), c, [[0], [1, 2]], [],
-                                      [m, n // panel, panel])
-        result = out
-        for start, size in ranges:
-            lhs, dest = a, out
-            if size != m:
-                lhs = _rows_slice(a, start, size)
-                dest = _rows_slice(out, start, size)
-            product = _packed_product(lhs, rhs, dest) if packed else linalg.matmul(lhs, rhs, outs=[dest])
-            parts.append((product.owner, packed))
-            result = product if size == m else _insert_rows(product, result, start)
-        if packed:
-            result = tensor.collapse_shape(types[2], result, [[0], [1, 2]])
+        result = c
+        for column, width in column_ranges:
+            rhs = b if width == n else _slice(b, [0, column], [k, width])
+            out = result if width == n else _slice(result, [0, column], [m, width])
+            if packed:
+                columns = panel if width % panel == 0 else width
+                rhs = _packed_panels(rhs, columns)
+                out = _split_columns(out, columns)
+            for row, size in row_ranges:
+                lhs = a if size == m else _slice(a, [row, 0], [size, k])
+                dest = out if size == m else _rows_slice(out, row, size)
+                product = _packed_product(lhs, rhs, dest) if packed else linalg.matmul(lhs, rhs, outs=[dest])
+                parts.append((product.owner, packed))
+                out = product if size == m else _insert(product, out, [row] + [0] * (2 if packed else 1))
+            if packed:
+                out = tensor.collapse_shape(ir.RankedTensorType.get([m, width], types[2].element_type), out,
+                                            [[0], [1, 2]])
+            result = out if width == n else _insert(out, result, [0, column])
     op.results[0].replace_all_uses_with(result)
     op.erase()
     return parts
 
 
+def _split_columns(value: ir.Value, columns: int) -> ir.Value:
+    """[rows, N] viewed as [rows, N / columns, columns]."""
+    t = ir.RankedTensorType(value.type)
+    rows, n = t.shape
+    shape = [rows, n // columns, columns]
+    return tensor.expand_shape(ir.RankedTensorType.get(shape, t.element_type), value, [[0], [1, 2]], [], shape)
+
+
+def _packed_panels(b: ir.Value, columns: int) -> ir.Value:
+    """B [K, N] copied into panels [N / columns, K, columns], the copy marked for the schedule.
+
+    This is what lowering ``linalg.pack`` makes, without the copy of B into a padded buffer it adds.
+    """
+    t = ir.RankedTensorType(b.type)
+    k, n = t.shape
+    copy = linalg.transpose(_split_columns(b, columns), outs=[tensor.empty([n // columns, k, columns], t.element_type)],
+                            permutation=[1, 0, 2])
+    copy.attributes["graph.block"] = ir.UnitAttr.get()
+    return copy.results[0]
+
+
+def _slice(value: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:
+    """The static slice of ``value`` at ``offsets`` of ``sizes``, unit strides."""
+    element = ir.RankedTensorType(value.type).element_type
+    return tensor.extract_slice(ir.RankedTensorType.get(sizes, element), value, [], [], [], offsets, sizes,
+                                [1] * len(sizes))
+
+
 def _rows_slice(value: ir.Value, start: int, size: int) -> ir.Value:
+    """Rows ``start`` to ``start + size`` of ``value`` (its first axis), whole in its other axes."""
     shape = ir.RankedTensorType(value.type).shape
-    rank = len(shape)
-    return tensor.extract_slice(
-        ir.RankedTensorType.get([size, *shape[1:]], ir.RankedTensorType(value.type).element_type), value, [], [], [],
-        [start] + [0] * (rank - 1), [size, *shape[1:]], [1] * rank)
+    return _slice(value, [start] + [0] * (len(shape) - 1), [size, *shape[1:]])
 
 
-def _insert_rows(part: ir.Value, into: ir.Value, start: int) -> ir.Value:
+def _insert(part: ir.Value, into: ir.Value, offsets: list[int]) -> ir.Value:
     shape = ir.RankedTensorType(part.type).shape
-    rank = len(shape)
-    return tensor.insert_slice(part, into, [], [], [], [start] + [0] * (rank - 1), list(shape), [1] * rank)
+    return tensor.insert_slice(part, into, [], [], [], offsets, list(shape), [1] * len(shape))
 
 
 def _packed_product(a: ir.Value, packed_b: ir.Value, c_view: ir.Value) -> ir.Value:
@@ -544,11 +592,14 @@ def row_block(rows: int, tile_rows: int) -> int:
 def register_tile(bits: int) -> tuple[int, int]:
     """(rows, columns) of the C tile a matmul keeps in vector registers, for ``bits``-wide vectors.
 
-    Eight rows, each one register wide at 256 bits (8 accumulators of the 16 ymm registers, 8 broadcasts of
-    A and one row of B per K step) and two at 512 (16 of the 32 zmm registers).
+    Each row two registers wide.  With 16 registers (below 512 bits), six rows: 12 accumulators, two
+    registers of B and a broadcast of A; an FMA has a latency of 4 cycles and two issue per cycle, so 8
+    independent accumulators are the least that keeps both units busy and 12 leave slack (288x256x256 in
+    cache on one core: 8 rows of one register ran at 61% of OpenBLAS's speed, 6 rows of two at 85%).
+    With 32 registers (512 bits), eight rows: 16 accumulators.
     """
     lanes = max(1, bits // 32)
-    return 8, lanes * (2 if bits >= 512 else 1)
+    return (8, 2 * lanes) if bits >= 512 else (6, 2 * lanes)
 
 
 def _apply(module: ir.Module, text: str, what: str) -> None:
