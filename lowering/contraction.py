@@ -41,7 +41,7 @@ import math
 import re
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, bufferization, linalg, tensor
 from mlir.dialects.transform import interpreter
 
 from graphfuse.dialect.diagnostics import GraphfuseError
@@ -112,16 +112,27 @@ _TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} 
 #: (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / NR, NR]; a register tile is one
 #: panel j0, MR rows, the panel's NR columns and one step of K.  The outer blocks of OP panels come first, the
 #: cores' row blocks inside each.  The copy of B into its panels is a transpose (:func:`_packed_panels`).
+#: The outer blocks of packed B (:func:`outer_panels`), then the row blocks inside each.
+_OUTER_BLOCKS = """%tb, %bblock = transform.structured.tile_using_for %m tile_sizes [OP, 0, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %t0, %rows = transform.structured.tile_using_forall %tb tile_sizes [0, MC, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
+#: All of packed B in one block: the row blocks, each filling its block of C (in L2) before computing it.
+_FILLED_ROW_BLOCKS = """%fill = transform.get_producer_of_operand %m[2] : (!transform.any_op) -> !transform.any_op
+      %t0, %tasks = transform.structured.tile_using_forall %m tile_sizes [0, MC, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)"""
+_ROW_BLOCKS = """%t0, %rows = transform.structured.tile_using_forall %m tile_sizes [0, MC, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
+
 _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.block = GROUP : i64} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
-      %tb, %bblock = transform.structured.tile_using_for %m tile_sizes [OP, 0, 0, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %t0, %rows = transform.structured.tile_using_forall %tb tile_sizes [0, MC, 0, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      OUTER_OR_FILL
       transform.annotate %rows "graph.matmul_tiles" : !transform.any_op
       %t1, %cache:2 = transform.structured.tile_using_for %t0 tile_sizes [PC, 0, 0, KC]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
@@ -131,6 +142,9 @@ _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_seq
       transform.apply_patterns to %rows {
         transform.apply_patterns.canonicalization
       } : !transform.any_op
+      // one offset per task (the fused fill computes its own): bufferization then sees the task's block
+      // written back onto itself, a copy that is erased
+      transform.apply_cse to %rows : !transform.any_op
     }
     %packs = transform.structured.match ops{["linalg.transpose"]} attributes{graph.block} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -384,20 +398,25 @@ def block_contractions(module: ir.Module) -> None:
     parts = [part for op in matmuls for part in _register_tile_parts(op, mr, nr)]
     groups: dict[tuple[int, bool], list[ir.Operation]] = {}
     for op, packed in parts:
-        groups.setdefault((row_block(_rows(op), mr), _depth(op), packed), []).append(op)
+        outer = packed and _panels(op) > outer_panels(_depth(op), nr)
+        filled = packed and _init_is_fill(op)
+        groups.setdefault((row_block(_rows(op), mr), _depth(op), packed, outer, filled), []).append(op)
     # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
     # it tiles, and the Python handles of those would then point at erased operations.
     i64 = ir.IntegerType.get_signless(64)
     for group, ops in enumerate(groups.values()):
         for op in ops:
             op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
-    for group, (rows_per_block, depth, packed) in enumerate(groups):  # one schedule per group
+    for group, (rows_per_block, depth, packed, outer, filled) in enumerate(groups):  # one schedule per group
         script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT
+        blocks = _OUTER_BLOCKS if outer else _FILLED_ROW_BLOCKS if filled else _ROW_BLOCKS
+        script = script.replace("OUTER_OR_FILL", blocks)
         sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "NC": BLOCK, "PC": BLOCK // nr,
                  "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS}
         for name, size in sizes.items():
             script = re.sub(rf"\b{name}\b", str(size), script)
         _apply(module, script, "tiling matmuls")
+    _erase_unused_fills(module)
     if _mark_static_tiles(module):
         _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
     _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
@@ -432,14 +451,31 @@ def _unroll_batches(op: ir.Operation) -> None:
     if batches > MAX_UNROLLED_BATCHES or "indexing_maps" in op.attributes:
         return
     with op.location, ir.InsertionPoint(op):
-        result = c
+        fill_value, result = _unfilled(c)
         for index in range(batches):
-            views = [_batch_slice(v, index) for v in (a, b, c)]
+            views = [_batch_slice(v, index) for v in (a, b, result)]
+            if fill_value is not None:  # each batch fills its own C, where its product's row blocks can
+                views[2] = linalg.fill(fill_value, outs=[views[2]])
             product = linalg.matmul(views[0], views[1], outs=[views[2]])
             shape = ir.RankedTensorType(product.type).shape
             result = tensor.insert_slice(product, result, [], [], [], [index, 0, 0], [1, *shape], [1, 1, 1])
     op.results[0].replace_all_uses_with(result)
     op.erase()
+
+
+def _unfilled(c: ir.Value) -> tuple[ir.Value | None, ir.Value]:
+    """(the value ``c`` is filled with, the tensor to compute parts of C in) for a filled ``c``, else (None, c).
+
+    The tensor is the fill's destination, or a new allocation where that is an empty tensor: the runtime
+    gives each use of an empty tensor a buffer of its own, and the parts, slices of it inserted back,
+    would be computed apart and copied.
+    """
+    if isinstance(c.owner, ir.Block) or c.owner.name != "linalg.fill":
+        return None, c
+    value, dest = c.owner.operands
+    if not isinstance(dest.owner, ir.Block) and dest.owner.name == "tensor.empty":
+        dest = bufferization.alloc_tensor(c.type, [])
+    return value, dest
 
 
 def _batch_slice(value: ir.Value, index: int) -> ir.Value:
@@ -452,6 +488,16 @@ def _batch_slice(value: ir.Value, index: int) -> ir.Value:
 
 def _rows(op: ir.Operation) -> int:
     return ir.RankedTensorType(op.operands[0].type).shape[0]
+
+
+def _panels(op: ir.Operation) -> int:
+    """Panels of B a packed product reads (its C viewed as [M, panels, NR])."""
+    return ir.RankedTensorType(op.operands[2].type).shape[1]
+
+
+def _init_is_fill(op: ir.Operation) -> bool:
+    init = op.operands[2]
+    return not isinstance(init.owner, ir.Block) and init.owner.name == "linalg.fill"
 
 
 def _depth(op: ir.Operation) -> int:
@@ -497,25 +543,30 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[t
     rest = m % block if m > block else 0
     row_ranges = [(0, m - rest), (m - rest, rest)] if rest else [(0, m)]
     parts: list[tuple[ir.Operation, bool]] = []
+    element = types[2].element_type
     with op.location, ir.InsertionPoint(op):
-        result = c
+        # a filled C: each product fills its own part, in its row blocks where the part is in cache, instead
+        # of one pass over all of C before
+        fill_value, result = _unfilled(c) if packed else (None, c)
+        filled = fill_value is not None
         for column, width in column_ranges:
             rhs = b if width == n else _slice(b, [0, column], [k, width])
-            out = result if width == n else _slice(result, [0, column], [m, width])
+            columns = panel if width % panel == 0 else width
             if packed:
-                columns = panel if width % panel == 0 else width
                 rhs = _packed_panels(rhs, columns)
-                out = _split_columns(out, columns)
             for row, size in row_ranges:
                 lhs = a if size == m else _slice(a, [row, 0], [size, k])
-                dest = out if size == m else _rows_slice(out, row, size)
+                dest = _slice(result, [row, column], [size, width]) if (size, width) != (m, n) else result
+                if packed:
+                    dest = _split_columns(dest, columns)
+                if filled:
+                    dest = linalg.fill(fill_value, outs=[dest])
                 product = _packed_product(lhs, rhs, dest) if packed else linalg.matmul(lhs, rhs, outs=[dest])
                 parts.append((product.owner, packed))
-                out = product if size == m else _insert(product, out, [row] + [0] * (2 if packed else 1))
-            if packed:
-                out = tensor.collapse_shape(ir.RankedTensorType.get([m, width], types[2].element_type), out,
-                                            [[0], [1, 2]])
-            result = out if width == n else _insert(out, result, [0, column])
+                if packed:
+                    product = tensor.collapse_shape(ir.RankedTensorType.get([size, width], element), product,
+                                                    [[0], [1, 2]])
+                result = product if (size, width) == (m, n) else _insert(product, result, [row, column])
     op.results[0].replace_all_uses_with(result)
     op.erase()
     return parts
@@ -635,6 +686,23 @@ def _mark_static_tiles(module: ir.Module) -> int:
 
     module.operation.walk(blocks)
     return marked
+
+
+def _erase_unused_fills(module: ir.Module) -> None:
+    """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks).
+
+    Bufferization would still run them, into a buffer of their own.
+    """
+    unused: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.fill" and len(op.results) == 1 and not any(True for _ in op.results[0].uses):
+            unused.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in unused:
+        op.erase()
 
 
 def _clear_marks(module: ir.Module) -> None:

@@ -222,6 +222,9 @@ def test_matmuls_become_register_tiles(bits: int, m: int, k: int, n: int, monkey
     assert "graph.vectorize" not in tiled and "graph.matmul_tiles" not in tiled  # the schedule's marks are gone
     # every tile has a static size and became vector code: none is left as a loop over a dynamic slice
     assert "linalg.matmul" not in tiled and "linalg.generic" not in tiled, tiled
+    # C's fill runs in the row blocks (each fills its block, in cache, before computing it), not as a pass
+    # over all of C before: no fill is left at the function's top level (4 spaces in)
+    assert not re.search(r"^    %\S+ = linalg.fill", tiled, re.M), tiled
     # B is packed into panels ([N / cols, K, cols]); columns short of a last panel into one narrower panel
     assert (f"tensor<{n // cols}x{k}x{cols}xf32>" in tiled) == (n >= cols), tiled
     assert (f"tensor<1x{k}x{n % cols}xf32>" in tiled) == (n % cols != 0), tiled
@@ -289,6 +292,8 @@ def test_batched_matmuls(batches: int) -> None:
     )
     tiled, compiled = _tiled_and_compiled(text)
     unrolled = batches <= contraction.MAX_UNROLLED_BATCHES
+    if unrolled:  # each batch computed in place in the result: no batch's C copied out and back
+        assert "memcpy" not in compiled.llvm_dialect_ir and "memrefCopy" not in compiled.llvm_dialect_ir
     carried = len(re.findall(r"\) -> \(vector<", tiled))  # K loops carrying a C tile (a batch's tiles and rest)
     assert carried >= batches if unrolled else carried == 0, tiled
     assert ("linalg.generic" in tiled) == (not unrolled)  # the batch loops' generalized product
