@@ -54,6 +54,9 @@ BLOCK = 256
 ROW_BLOCK_TILES = 8
 #: Panels of B one task of the packing copy writes.
 PACK_PANELS = 8
+#: A packed product with fewer row blocks than this is shared out by tasks of ``PANEL_TASK`` panels of B.
+MIN_ROW_TASKS = 4
+PANEL_TASK = 8
 #: Batched matmuls of at most this many batches become one matmul per batch (:func:`_unroll_batches`).
 MAX_UNROLLED_BATCHES = 16
 #: Share of the last-level cache one block of packed B takes (:func:`outer_panels`).
@@ -124,6 +127,14 @@ _FILLED_ROW_BLOCKS = """%fill = transform.get_producer_of_operand %m[2] : (!tran
       %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks
         : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)"""
 _ROW_BLOCKS = """%t0, %rows = transform.structured.tile_using_forall %m tile_sizes [0, MC, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
+#: Too few rows for the cores to share (a convolution's filters, one token's row): tasks of panels instead.
+_FILLED_PANEL_TASKS = """%fill = transform.get_producer_of_operand %m[2] : (!transform.any_op) -> !transform.any_op
+      %t0, %tasks = transform.structured.tile_using_forall %m tile_sizes [PT, 0, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)"""
+_PANEL_TASKS = """%t0, %rows = transform.structured.tile_using_forall %m tile_sizes [PT, 0, 0, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
 
 _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
@@ -398,21 +409,26 @@ def block_contractions(module: ir.Module) -> None:
     parts = [part for op in matmuls for part in _register_tile_parts(op, mr, nr)]
     groups: dict[tuple[int, bool], list[ir.Operation]] = {}
     for op, packed in parts:
-        outer = packed and _panels(op) > outer_panels(_depth(op), nr)
+        rows_per_block = row_block(_rows(op), mr)
+        by_panels = packed and _shared_by_panels(_rows(op), _panels(op), rows_per_block)
+        outer = packed and not by_panels and _panels(op) > outer_panels(_depth(op), nr)
         filled = packed and _init_is_fill(op)
-        groups.setdefault((row_block(_rows(op), mr), _depth(op), packed, outer, filled), []).append(op)
+        groups.setdefault((rows_per_block, _depth(op), packed, by_panels, outer, filled), []).append(op)
     # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
     # it tiles, and the Python handles of those would then point at erased operations.
     i64 = ir.IntegerType.get_signless(64)
     for group, ops in enumerate(groups.values()):
         for op in ops:
             op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
-    for group, (rows_per_block, depth, packed, outer, filled) in enumerate(groups):  # one schedule per group
-        script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT
-        blocks = _OUTER_BLOCKS if outer else _FILLED_ROW_BLOCKS if filled else _ROW_BLOCKS
+    for group, (rows_per_block, depth, packed, by_panels, outer, filled) in enumerate(groups):
+        script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT  # one schedule per group
+        if by_panels:
+            blocks = _FILLED_PANEL_TASKS if filled else _PANEL_TASKS
+        else:
+            blocks = _OUTER_BLOCKS if outer else _FILLED_ROW_BLOCKS if filled else _ROW_BLOCKS
         script = script.replace("OUTER_OR_FILL", blocks)
-        sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "NC": BLOCK, "PC": BLOCK // nr,
-                 "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS}
+        sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "PT": PANEL_TASK,
+                 "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS}
         for name, size in sizes.items():
             script = re.sub(rf"\b{name}\b", str(size), script)
         _apply(module, script, "tiling matmuls")
@@ -490,6 +506,15 @@ def _rows(op: ir.Operation) -> int:
     return ir.RankedTensorType(op.operands[0].type).shape[0]
 
 
+def _shared_by_panels(rows: int, panels: int, rows_per_block: int) -> bool:
+    """Whether a packed product's tasks are panels of B rather than row blocks: too few row blocks to share.
+
+    A convolution's product has as many rows as filters (64 against 3136 columns at 56x56), a token's
+    linear layer one.  The rows of a task are then all the rows, with a peeled rest: no second product.
+    """
+    return rows < MIN_ROW_TASKS * rows_per_block and panels >= 2 * PANEL_TASK
+
+
 def _panels(op: ir.Operation) -> int:
     """Panels of B a packed product reads (its C viewed as [M, panels, NR])."""
     return ir.RankedTensorType(op.operands[2].type).shape[1]
@@ -540,8 +565,6 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[t
     whole = n - n % panel if packed else n
     column_ranges = [(start, width) for start, width in ((0, whole), (whole, n - whole)) if width]
     block = row_block(m, tile_rows)
-    rest = m % block if m > block else 0
-    row_ranges = [(0, m - rest), (m - rest, rest)] if rest else [(0, m)]
     parts: list[tuple[ir.Operation, bool]] = []
     element = types[2].element_type
     with op.location, ir.InsertionPoint(op):
@@ -554,6 +577,8 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[t
             columns = panel if width % panel == 0 else width
             if packed:
                 rhs = _packed_panels(rhs, columns)
+            rest = m % block if m > block and not (packed and _shared_by_panels(m, width // columns, block)) else 0
+            row_ranges = [(0, m - rest), (m - rest, rest)] if rest else [(0, m)]
             for row, size in row_ranges:
                 lhs = a if size == m else _slice(a, [row, 0], [size, k])
                 dest = _slice(result, [row, column], [size, width]) if (size, width) != (m, n) else result

@@ -252,6 +252,23 @@ def _tiled_and_compiled(text: str):
         return tiled, compile_linalg(ir.Module.parse(text), "f")
 
 
+def test_few_rows_share_panels_across_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """13 rows are one row block: the cores share the 20 panels of B instead, 8 per task (3 tasks)."""
+    monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
+    runtime.clear_cache()
+    m, k, n = 13, 40, 20 * 16
+    tiled, compiled = _tiled_and_compiled(_matmul_module(m, k, n))
+    # the product's tasks (the packing copy's come first: 20 panels, 8 per task too)
+    tasks = re.findall(r"scf.forall \(%\w+\) in \((\d+)\) shared_outs\(%\w+ = %\w+\) -> \(tensor<(\w+)>", tiled)
+    assert ("3", f"{m}x20x16xf32") in tasks, tasks
+    assert "linalg.matmul" not in tiled and "linalg.generic" not in tiled, tiled
+    rng = np.random.default_rng(13)
+    x, y = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    (got,) = compiled(x, y)
+    assert_close(x.astype(np.float64) @ y, got.astype(np.float64), "f32")
+    runtime.clear_cache()
+
+
 def test_several_matmuls_in_one_function() -> None:
     """Each matmul gets its own row blocks and register tiles (x @ w1 @ w2, B packed in one, not the other).
 
