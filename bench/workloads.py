@@ -202,6 +202,17 @@ def _attention_torch(torch: Any, inputs: list[Any], heads: int, seq: int, dim: i
     return [torch.softmax((q @ k.transpose(1, 2)) * (1.0 / math.sqrt(dim)), dim=-1) @ v]
 
 
+def _sdpa_graph(heads: int, seq: int, dim: int) -> Any:
+    b = GraphBuilder("sdpa")
+    q, k, v = b.arg((heads, seq, dim)), b.arg((heads, seq, dim)), b.arg((heads, seq, dim))
+    b.ret(b.flash_attention(q, k, v, scale=1.0 / math.sqrt(dim)))
+    return b.module
+
+
+def _sdpa_torch(torch: Any, inputs: list[Any], heads: int, seq: int, dim: int) -> list[Any]:
+    return [torch.nn.functional.scaled_dot_product_attention(*inputs)]
+
+
 # -------------------------------------------------------------------------- transformer block
 
 
@@ -323,6 +334,21 @@ WORKLOADS: dict[str, Workload] = {
             lambda heads, seq, dim: 4 * heads * seq * dim * F32,
             flops=lambda heads, seq, dim: 4 * heads * seq * seq * dim,
             torch=_attention_torch,
+        ),
+        Workload(
+            "attention_sdpa",
+            "attention, SDPA (flash_attention op)",
+            {
+                "full": {"heads": 8, "seq": 1024, "dim": 64},
+                "small": {"heads": 2, "seq": 32, "dim": 16},
+                "odd": {"heads": 6, "seq": 1000, "dim": 64},
+            },
+            _sdpa_graph,
+            _unary(lambda heads, seq, dim: (heads, seq, dim), 3),
+            _attention_numpy,
+            lambda heads, seq, dim: 4 * heads * seq * dim * F32,
+            flops=lambda heads, seq, dim: 4 * heads * seq * seq * dim,
+            torch=_sdpa_torch,
         ),
         Workload(
             "transformer_block",
