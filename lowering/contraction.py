@@ -57,6 +57,8 @@ PACK_PANELS = 8
 #: A packed product with fewer row blocks than this is shared out by tasks of ``PANEL_TASK`` panels of B.
 MIN_ROW_TASKS = 4
 PANEL_TASK = 8
+#: Rows of a matmul's elementwise epilogue one task computes (:data:`_EPILOGUE_SCRIPT`).
+EPILOGUE_ROWS = 16
 #: Batched matmuls of at most this many batches become one matmul per batch (:func:`_unroll_batches`).
 MAX_UNROLLED_BATCHES = 16
 #: Share of the last-level cache one block of packed B takes (:func:`outer_panels`).
@@ -171,6 +173,29 @@ _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_seq
     transform.yield
   }
 }""")
+
+#: Elementwise ops on a matmul's result at the function's top level (a bias add after the product, which
+#: the graph pipeline's row tiling leaves in the matmul's kernel): rows across the cores, each row in
+#: vectors of NR columns (the last, narrower, peeled), vectorized with the register tiles.
+_EPILOGUE_SCRIPT = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %ops = transform.structured.match ops{["linalg.generic"]} attributes{graph.epilogue} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ops : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      %t0, %rows = transform.structured.tile_using_forall %op tile_sizes [ER, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.annotate %rows "graph.matmul_tiles" : !transform.any_op
+      %t1, %loops:2 = transform.structured.tile_using_for %t0 tile_sizes [1, EC]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      PEEL %loops#1
+      transform.apply_patterns to %rows {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+    }
+    transform.yield
+  }
+}"""
 
 #: The static register tiles marked by :func:`_mark_static_tiles` become vector code: the C tile is read once
 #: before the K loop and kept in registers across it (``hoist_loop_invariant_subsets``), each K step is MR
@@ -406,6 +431,9 @@ def block_contractions(module: ir.Module) -> None:
         op.attributes["graph.block"] = ir.UnitAttr.get()
     matmuls = [op for op in named if op.name == "linalg.matmul"]
     mr, nr = register_tile(vector_bits())
+    for op in matmuls:
+        for user in _elementwise_epilogues(op):
+            user.attributes["graph.epilogue"] = ir.UnitAttr.get()
     parts = [part for op in matmuls for part in _register_tile_parts(op, mr, nr)]
     groups: dict[tuple[int, bool], list[ir.Operation]] = {}
     for op, packed in parts:
@@ -433,6 +461,8 @@ def block_contractions(module: ir.Module) -> None:
             script = re.sub(rf"\b{name}\b", str(size), script)
         _apply(module, script, "tiling matmuls")
     _erase_unused_fills(module)
+    _apply(module, _with_peels(_EPILOGUE_SCRIPT.replace("ER", str(EPILOGUE_ROWS)).replace("EC", str(nr))),
+           "tiling matmul epilogues")
     if _mark_static_tiles(module):
         _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
     _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
@@ -713,6 +743,22 @@ def _mark_static_tiles(module: ir.Module) -> int:
     return marked
 
 
+def _elementwise_epilogues(matmul: ir.Operation) -> list[ir.Operation]:
+    """The statically shaped, all-parallel 2-D generics of the function body that read ``matmul``'s result."""
+    found = []
+    for use in matmul.results[0].uses:
+        user = use.owner
+        if user.name != "linalg.generic" or user.parent != matmul.parent or len(user.results) != 1:
+            continue
+        iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
+        types = [v.type for v in [*user.operands, *user.results]]
+        if all("parallel" in t for t in iterators) and len(iterators) == 2 and all(
+            isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).has_static_shape for t in types
+        ):
+            found.append(user)
+    return found
+
+
 def _erase_unused_fills(module: ir.Module) -> None:
     """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks).
 
@@ -732,7 +778,7 @@ def _erase_unused_fills(module: ir.Module) -> None:
 
 def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
-        for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block"):
+        for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue"):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

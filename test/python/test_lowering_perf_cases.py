@@ -269,6 +269,34 @@ def test_few_rows_share_panels_across_the_cores(monkeypatch: pytest.MonkeyPatch)
     runtime.clear_cache()
 
 
+def test_bias_after_a_matmul_runs_across_the_cores_in_vectors() -> None:
+    """A bias add reading a matmul's result (matmul_bias_add's epilogue): row tasks, rows in vectors."""
+    m, k, n = 50, 24, 37
+    a, b, c = f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>", f"tensor<{m}x{n}xf32>"
+    text = (
+        "#id = affine_map<(d0, d1) -> (d0, d1)>\n#row = affine_map<(d0, d1) -> (d1)>\n"
+        f"func.func @f(%a: {a}, %b: {b}, %bias: tensor<{n}xf32>) -> {c} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {c}\n"
+        f"  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        f"  %p = linalg.matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
+        "  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = [\"parallel\", \"parallel\"]}"
+        f" ins(%p, %bias : {c}, tensor<{n}xf32>) outs(%e : {c}) {{\n"
+        "  ^bb0(%x: f32, %y: f32, %o: f32):\n    %s = arith.addf %x, %y : f32\n    linalg.yield %s : f32\n  }"
+        f" -> {c}\n  return %r : {c}\n}}"
+    )
+    tiled, compiled = _tiled_and_compiled(text)
+    rows = contraction.EPILOGUE_ROWS
+    # the add: a task per EPILOGUE_ROWS rows, in vectors (no generic left), the last columns peeled
+    assert re.search(rf"scf.forall \(%\w+\) in \({-(-m // rows)}\) shared_outs\(%\w+ = %\w+\) -> \({c}\)", tiled), tiled
+    assert "linalg.generic" not in tiled and "graph.epilogue" not in tiled, tiled
+    assert re.search(r"arith.addf %\S+, %\S+ : vector<1x\d+xf32>", tiled), tiled
+    rng = np.random.default_rng(5)
+    x, y, z = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,)))
+    (got,) = compiled(x, y, z)
+    assert_close(x.astype(np.float64) @ y + z, got.astype(np.float64), "f32")
+
+
 def test_several_matmuls_in_one_function() -> None:
     """Each matmul gets its own row blocks and register tiles (x @ w1 @ w2, B packed in one, not the other).
 
