@@ -202,6 +202,17 @@ def _attention_torch(torch: Any, inputs: list[Any], heads: int, seq: int, dim: i
     return [torch.softmax((q @ k.transpose(1, 2)) * (1.0 / math.sqrt(dim)), dim=-1) @ v]
 
 
+_ATTENTION_SIZES = {
+    "full": {"heads": 8, "seq": 1024, "dim": 64},
+    "small": {"heads": 2, "seq": 32, "dim": 16},
+    "odd": {"heads": 6, "seq": 1000, "dim": 64},
+}
+
+
+def _attention_flops(heads: int, seq: int, dim: int) -> int:
+    return 4 * heads * seq * seq * dim
+
+
 def _sdpa_graph(heads: int, seq: int, dim: int) -> Any:
     b = GraphBuilder("sdpa")
     q, k, v = b.arg((heads, seq, dim)), b.arg((heads, seq, dim)), b.arg((heads, seq, dim))
@@ -235,6 +246,13 @@ def _unary(shape_of: Callable[..., tuple[int, ...]], count: int = 1) -> Callable
 
     return make
 
+
+#: Both attention workloads' inputs (q, k, v), numpy reference and minimal traffic.
+_ATTENTION_DATA = (
+    _unary(lambda heads, seq, dim: (heads, seq, dim), 3),
+    _attention_numpy,
+    lambda heads, seq, dim: 4 * heads * seq * dim * F32,
+)
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
@@ -323,31 +341,19 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "attention",
             "attention, explicit ops",
-            {
-                "full": {"heads": 8, "seq": 1024, "dim": 64},
-                "small": {"heads": 2, "seq": 32, "dim": 16},
-                "odd": {"heads": 6, "seq": 1000, "dim": 64},
-            },
+            _ATTENTION_SIZES,
             _attention_graph,
-            _unary(lambda heads, seq, dim: (heads, seq, dim), 3),
-            _attention_numpy,
-            lambda heads, seq, dim: 4 * heads * seq * dim * F32,
-            flops=lambda heads, seq, dim: 4 * heads * seq * seq * dim,
+            *_ATTENTION_DATA,
+            flops=_attention_flops,
             torch=_attention_torch,
         ),
         Workload(
             "attention_sdpa",
             "attention, SDPA (flash_attention op)",
-            {
-                "full": {"heads": 8, "seq": 1024, "dim": 64},
-                "small": {"heads": 2, "seq": 32, "dim": 16},
-                "odd": {"heads": 6, "seq": 1000, "dim": 64},
-            },
+            _ATTENTION_SIZES,
             _sdpa_graph,
-            _unary(lambda heads, seq, dim: (heads, seq, dim), 3),
-            _attention_numpy,
-            lambda heads, seq, dim: 4 * heads * seq * dim * F32,
-            flops=lambda heads, seq, dim: 4 * heads * seq * seq * dim,
+            *_ATTENTION_DATA,
+            flops=_attention_flops,
             torch=_sdpa_torch,
         ),
         Workload(
