@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import NamedTuple
 
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, tensor
@@ -113,39 +114,42 @@ _TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} 
   }
 }""")
 
-#: The same schedule for a matmul whose B is packed (:func:`_register_tile_parts`): a generic over
-#: (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / NR, NR]; a register tile is one
-#: panel j0, MR rows, the panel's NR columns and one step of K.  The outer blocks of OP panels come first, the
-#: cores' row blocks inside each.  The copy of B into its panels is a transpose (:func:`_packed_panels`).
-#: The outer blocks of packed B (:func:`outer_panels`), then the row blocks inside each.
+def _tasks(tile_sizes: str, filled: bool) -> str:
+    """Transform IR sharing the product ``%m`` out as ``scf.forall`` tasks of ``tile_sizes``.
+
+    It defines ``%rows`` (the loop) and ``%t0`` (a task's product).  ``filled``: the fill producing C
+    (``%m``'s init) is fused into the loop, so that each task fills its block of C, in cache, just before
+    computing it, instead of a pass over all of C before.
+    """
+    forall = (f"%t0, %tasks = transform.structured.tile_using_forall %m tile_sizes {tile_sizes}\n"
+              "        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)")
+    if not filled:
+        return forall.replace("%tasks", "%rows")
+    return ("%fill = transform.get_producer_of_operand %m[2] : (!transform.any_op) -> !transform.any_op\n"
+            f"      {forall}\n"
+            "      %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks\n"
+            "        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)")
+
+
+#: Outer blocks of OP panels of packed B (:func:`outer_panels`) one after the other, the row blocks inside each.
 _OUTER_BLOCKS = """%tb, %bblock = transform.structured.tile_using_for %m tile_sizes [OP, 0, 0, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       %t0, %rows = transform.structured.tile_using_forall %tb tile_sizes [0, MC, 0, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
-#: All of packed B in one block: the row blocks, each filling its block of C (in L2) before computing it.
-_FILLED_ROW_BLOCKS = """%fill = transform.get_producer_of_operand %m[2] : (!transform.any_op) -> !transform.any_op
-      %t0, %tasks = transform.structured.tile_using_forall %m tile_sizes [0, MC, 0, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks
-        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)"""
-_ROW_BLOCKS = """%t0, %rows = transform.structured.tile_using_forall %m tile_sizes [0, MC, 0, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
-#: Too few rows for the cores to share (a convolution's filters, one token's row): tasks of panels instead.
-_FILLED_PANEL_TASKS = """%fill = transform.get_producer_of_operand %m[2] : (!transform.any_op) -> !transform.any_op
-      %t0, %tasks = transform.structured.tile_using_forall %m tile_sizes [PT, 0, 0, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks
-        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)"""
-_PANEL_TASKS = """%t0, %rows = transform.structured.tile_using_forall %m tile_sizes [PT, 0, 0, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
 
+#: The same schedule for a matmul whose B is packed (:func:`_register_tile_parts`): a generic over
+#: (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / NR, NR]; a register tile is one
+#: panel j0, MR rows, the panel's NR columns and one step of K.  TASKS is how the cores share the product
+#: (:func:`block_contractions`): outer blocks of B with row blocks inside, row blocks (B in one outer
+#: block), or tasks of panels (too few rows).  The copy of B into its panels is a transpose
+#: (:func:`_packed_panels`).
 _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.block = GROUP : i64} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
-      OUTER_OR_FILL
+      TASKS
       transform.annotate %rows "graph.matmul_tiles" : !transform.any_op
       %t1, %cache:2 = transform.structured.tile_using_for %t0 tile_sizes [PC, 0, 0, KC]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
@@ -407,6 +411,17 @@ def _as_named_matmul(op: ir.Operation) -> bool:
     return True
 
 
+class _Schedule(NamedTuple):
+    """What the schedule of a group of products depends on (:func:`block_contractions`)."""
+
+    rows_per_block: int
+    depth: int  # K
+    packed: bool  # B packed into panels (the generic of _packed_product), else a plain linalg.matmul
+    by_panels: bool  # the cores share panels of B (too few row blocks), else row blocks
+    outer: bool  # B takes several outer blocks (outer_panels)
+    filled: bool  # C's init is a fill, fused into the tasks
+
+
 def block_contractions(module: ir.Module) -> None:
     """Tile and reorder every statically shaped matmul of ``module``, other contractions made matmuls first."""
     general: list[ir.Operation] = []
@@ -435,13 +450,13 @@ def block_contractions(module: ir.Module) -> None:
         for user in _elementwise_epilogues(op):
             user.attributes["graph.epilogue"] = ir.UnitAttr.get()
     parts = [part for op in matmuls for part in _register_tile_parts(op, mr, nr)]
-    groups: dict[tuple[int, bool], list[ir.Operation]] = {}
+    groups: dict[_Schedule, list[ir.Operation]] = {}
     for op, packed in parts:
         rows_per_block = row_block(_rows(op), mr)
         by_panels = packed and _shared_by_panels(_rows(op), _panels(op), rows_per_block)
         outer = packed and not by_panels and _panels(op) > outer_panels(_depth(op), nr)
         filled = packed and _init_is_fill(op)
-        groups.setdefault((rows_per_block, _depth(op), packed, by_panels, outer, filled), []).append(op)
+        groups.setdefault(_Schedule(rows_per_block, _depth(op), packed, by_panels, outer, filled), []).append(op)
     # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
     # it tiles, and the Python handles of those would then point at erased operations.
     i64 = ir.IntegerType.get_signless(64)
@@ -451,18 +466,18 @@ def block_contractions(module: ir.Module) -> None:
     for group, (rows_per_block, depth, packed, by_panels, outer, filled) in enumerate(groups):
         script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT  # one schedule per group
         if by_panels:
-            blocks = _FILLED_PANEL_TASKS if filled else _PANEL_TASKS
+            tasks = _tasks("[PT, 0, 0, 0]", filled)
         else:
-            blocks = _OUTER_BLOCKS if outer else _FILLED_ROW_BLOCKS if filled else _ROW_BLOCKS
-        script = script.replace("OUTER_OR_FILL", blocks)
+            tasks = _OUTER_BLOCKS if outer else _tasks("[0, MC, 0, 0]", filled)
+        script = script.replace("TASKS", tasks)
         sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "PT": PANEL_TASK,
                  "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS}
         for name, size in sizes.items():
             script = re.sub(rf"\b{name}\b", str(size), script)
         _apply(module, script, "tiling matmuls")
     _erase_unused_fills(module)
-    _apply(module, _with_peels(_EPILOGUE_SCRIPT.replace("ER", str(EPILOGUE_ROWS)).replace("EC", str(nr))),
-           "tiling matmul epilogues")
+    epilogues = re.sub(r"\bEC\b", str(nr), re.sub(r"\bER\b", str(EPILOGUE_ROWS), _EPILOGUE_SCRIPT))
+    _apply(module, _with_peels(epilogues), "tiling matmul epilogues")
     if _mark_static_tiles(module):
         _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
     _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
