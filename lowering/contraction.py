@@ -455,7 +455,7 @@ def block_contractions(module: ir.Module) -> None:
         rows_per_block = row_block(_rows(op), mr)
         by_panels = packed and _shared_by_panels(_rows(op), _panels(op), rows_per_block)
         outer = packed and not by_panels and _panels(op) > outer_panels(_depth(op), nr)
-        filled = packed and _init_is_fill(op)
+        filled = packed and _fill_of(op.operands[2]) is not None
         groups.setdefault(_Schedule(rows_per_block, _depth(op), packed, by_panels, outer, filled), []).append(op)
     # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
     # it tiles, and the Python handles of those would then point at erased operations.
@@ -489,10 +489,7 @@ def _static_ops(module: ir.Module, names: tuple[str, ...]) -> list[ir.Operation]
     found: list[ir.Operation] = []
 
     def collect(op: ir.Operation) -> ir.WalkResult:
-        if op.name in names and all(
-            isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
-            for v in op.operands
-        ):
+        if op.name in names and all(_static_tensor(v) for v in op.operands):
             found.append(op)
         return ir.WalkResult.ADVANCE
 
@@ -531,9 +528,10 @@ def _unfilled(c: ir.Value) -> tuple[ir.Value | None, ir.Value]:
     gives each use of an empty tensor a buffer of its own, and the parts, slices of it inserted back,
     would be computed apart and copied.
     """
-    if isinstance(c.owner, ir.Block) or c.owner.name != "linalg.fill":
+    fill = _fill_of(c)
+    if fill is None:
         return None, c
-    value, dest = c.owner.operands
+    value, dest = fill.operands
     if not isinstance(dest.owner, ir.Block) and dest.owner.name == "tensor.empty":
         dest = bufferization.alloc_tensor(c.type, [])
     return value, dest
@@ -565,9 +563,11 @@ def _panels(op: ir.Operation) -> int:
     return ir.RankedTensorType(op.operands[2].type).shape[1]
 
 
-def _init_is_fill(op: ir.Operation) -> bool:
-    init = op.operands[2]
-    return not isinstance(init.owner, ir.Block) and init.owner.name == "linalg.fill"
+def _fill_of(value: ir.Value) -> ir.Operation | None:
+    """The ``linalg.fill`` producing ``value``, if one does."""
+    if isinstance(value.owner, ir.Block) or value.owner.name != "linalg.fill":
+        return None
+    return value.owner.operation
 
 
 def _depth(op: ir.Operation) -> int:
@@ -670,12 +670,6 @@ def _slice(value: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:
                                 [1] * len(sizes))
 
 
-def _rows_slice(value: ir.Value, start: int, size: int) -> ir.Value:
-    """Rows ``start`` to ``start + size`` of ``value`` (its first axis), whole in its other axes."""
-    shape = ir.RankedTensorType(value.type).shape
-    return _slice(value, [start] + [0] * (len(shape) - 1), [size, *shape[1:]])
-
-
 def _insert(part: ir.Value, into: ir.Value, offsets: list[int]) -> ir.Value:
     shape = ir.RankedTensorType(part.type).shape
     return tensor.insert_slice(part, into, [], [], [], offsets, list(shape), [1] * len(shape))
@@ -740,10 +734,7 @@ def _mark_static_tiles(module: ir.Module) -> int:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         nonlocal marked
-        if op.name in ("linalg.matmul", "linalg.generic") and all(
-            isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
-            for v in op.operands
-        ):
+        if op.name in ("linalg.matmul", "linalg.generic") and all(_static_tensor(v) for v in op.operands):
             op.attributes["graph.vectorize"] = ir.UnitAttr.get()
             marked += 1
         return ir.WalkResult.ADVANCE
@@ -766,10 +757,8 @@ def _elementwise_epilogues(matmul: ir.Operation) -> list[ir.Operation]:
         if user.name != "linalg.generic" or user.parent != matmul.parent or len(user.results) != 1:
             continue
         iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
-        types = [v.type for v in [*user.operands, *user.results]]
-        if all("parallel" in t for t in iterators) and len(iterators) == 2 and all(
-            isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).has_static_shape for t in types
-        ):
+        values = [*user.operands, *user.results]
+        if all("parallel" in t for t in iterators) and len(iterators) == 2 and all(_static_tensor(v) for v in values):
             found.append(user)
     return found
 
