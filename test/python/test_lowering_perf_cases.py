@@ -269,6 +269,40 @@ def test_few_rows_share_panels_across_the_cores(monkeypatch: pytest.MonkeyPatch)
     runtime.clear_cache()
 
 
+@pytest.mark.parametrize(("m", "k", "n"), [(37, 50, 29), (20, 301, 48), (64, 32, 64)])
+def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """B read transposed (a linear layer's weight [N, K]): the panels are copied from the weight, one copy.
+
+    Steps of K that PACK_DEPTH does not divide (301) and columns short of a panel (29) included.
+    """
+    monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
+    runtime.clear_cache()
+    _, cols = register_tile(256)
+    a, w, c = f"tensor<{m}x{k}xf32>", f"tensor<{n}x{k}xf32>", f"tensor<{m}x{n}xf32>"
+    text = (
+        f"func.func @f(%a: {a}, %w: {w}) -> {c} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {c}\n"
+        f"  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        "  %r = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,"
+        f" affine_map<(i, j, k) -> (i, j)>] ins(%a, %w : {a}, {w}) outs(%z : {c}) -> {c}\n"
+        f"  return %r : {c}\n}}"
+    )
+    tiled, compiled = _tiled_and_compiled(text)
+    # no transposed copy of the whole weight ([K, N]); the panels' copies read it as [panels, cols, K]
+    assert f"tensor<{k}x{n}xf32>" not in tiled, tiled
+    if n >= cols:
+        assert f"tensor<{n // cols}x{cols}x{k}xf32>" in tiled or f"tensor<{n // cols * cols}x{k}xf32>" in tiled, tiled
+    assert "vector.transfer_read" in tiled and "linalg.transpose" not in tiled, tiled
+    # B's panels are the only workspace
+    assert sum(b.nbytes for b in compiled.workspace) <= 4 * k * n + 2 * 64
+    rng = np.random.default_rng(k)
+    x, y = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((n, k)).astype(np.float32)
+    (got,) = compiled(x, y)
+    assert_close(x.astype(np.float64) @ y.T.astype(np.float64), got.astype(np.float64), "f32")
+    runtime.clear_cache()
+
+
 def test_bias_after_a_matmul_runs_across_the_cores_in_vectors() -> None:
     """A bias add reading a matmul's result (matmul_bias_add's epilogue): row tasks, rows in vectors."""
     m, k, n = 50, 24, 37
