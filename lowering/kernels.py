@@ -94,9 +94,8 @@ def _fold_unit_expansions(func_op: ir.Operation) -> int:
             dst_type = ir.RankedTensorType(expand.results[0].type)
             if not (src_type.has_static_shape and dst_type.has_static_shape):
                 continue
-            # the dims kept: drop size-1 dims from the expanded shape until it matches the source
-            kept = [i for i in range(dst_type.rank) if dst_type.shape[i] != 1]
-            if [dst_type.shape[i] for i in kept] != [d for d in src_type.shape if d != 1] or src_type.rank != len(kept):
+            kept = _kept_dims(expand, src_type, dst_type)
+            if kept is None:
                 continue
             old = ir.AffineMapAttr(maps[k]).value
             folded = ir.AffineMapAttr.get(ir.AffineMap.get(old.n_dims, old.n_symbols, [old.results[i] for i in kept]))
@@ -114,6 +113,23 @@ def _fold_unit_expansions(func_op: ir.Operation) -> int:
         if op.name == "tensor.expand_shape" and not any(True for _ in op.results[0].uses):
             op.erase()
     return rewritten
+
+
+def _kept_dims(expand: ir.Operation, source: ir.RankedTensorType, result: ir.RankedTensorType) -> list[int] | None:
+    """For an ``expand_shape`` that only adds size-1 dims: per source dim, the result dim that holds it.
+
+    Each reassociation group holds its source dim's size once and 1 elsewhere (a size-1 source dim: a group
+    of 1s, its first dim taken); None for any other expansion.
+    """
+    kept = []
+    for source_dim, group in enumerate(ir.ArrayAttr(expand.attributes["reassociation"])):
+        dims = [ir.IntegerAttr(d).value for d in ir.ArrayAttr(group)]
+        size = source.shape[source_dim]
+        holding = [d for d in dims if result.shape[d] == size] if size != 1 else dims[:1]
+        if len(holding) != 1 or any(result.shape[d] != 1 for d in dims if d != holding[0]):
+            return None
+        kept.append(holding[0])
+    return kept
 
 
 def _covers_every_dim(maps: list[ir.Attribute], n_dims: int) -> bool:

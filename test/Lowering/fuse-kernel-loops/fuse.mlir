@@ -6,9 +6,9 @@
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops)' --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // RUN: not graphfuse-opt --split-input-file --fuse-kernel-loops %s 2>&1 | FileCheck %s --check-prefix=GRAPH
 // STATS: fuse-kernel-loops
-// STATS-NEXT: (S) 6 num-kernels
-// STATS-NEXT: (S) 32 num-loop-nests-before
-// STATS-NEXT: (S) 27 num-loop-nests-after
+// STATS-NEXT: (S) 7 num-kernels
+// STATS-NEXT: (S) 39 num-loop-nests-before
+// STATS-NEXT: (S) 33 num-loop-nests-after
 // GRAPH: error: fuse-kernel-loops: @chain_kernel still has graph ops; run graph-to-linalg first
 
 // An elementwise chain in a kernel: one linalg.generic.
@@ -59,6 +59,27 @@ func.func @chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
 func.func private @softmax_kernel(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {graph.kernel} {
   %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// softmax over [1, 8, 4, 16] (attention scores with a batch of one): the keep_dims reductions' results
+// [1, 8, 4, 1] are read through their [1, 8, 4] sources, unit batch dim included, so no reduction is
+// reshaped to five dims (a 5-D reduction over an expanded input is not tiled into rows afterwards).
+// CHECK-LABEL: func.func private @softmax_unit_batch_kernel
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME:      outs({{.*}} : tensor<1x8x4xf32>)
+// CHECK:           arith.maximumf
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME:      outs({{.*}} : tensor<1x8x4xf32>)
+// CHECK:           arith.addf
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         return
+func.func private @softmax_unit_batch_kernel(%x: tensor<1x8x4x16xf32>) -> tensor<1x8x4x16xf32> attributes {graph.kernel} {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<1x8x4x16xf32>) -> tensor<1x8x4x16xf32>
+  return %0 : tensor<1x8x4x16xf32>
 }
 
 // -----
