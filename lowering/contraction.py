@@ -41,10 +41,12 @@ import math
 import re
 from typing import NamedTuple
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, tensor
 from mlir.dialects.transform import interpreter
 
+from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering.host import last_level_cache_bytes, vector_bits
 
@@ -663,13 +665,27 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[t
                 result = product if (size, width) == (m, n) else _insert(product, result, [row, column])
     op.results[0].replace_all_uses_with(result)
     op.erase()
-    if packed and _transposed_source(b) is not None and not any(True for _ in b.uses):
-        transpose = b.owner  # the panels were copied from its source: the transpose and its init are dead
-        init = transpose.operands[1].owner
-        transpose.erase()
-        if not any(True for _ in init.results[0].uses):
-            init.erase()
+    if packed:
+        _erase_unused_producers(b)  # the panels were copied from B's source, or are a constant of their own
     return parts
+
+
+def _erase_unused_producers(value: ir.Value) -> None:
+    """Erase ``value``'s producer when nothing reads it, then the producers of its operands left unread.
+
+    Bufferization would still compute them (a transpose of B) or keep them (a weight constant).
+    """
+    producer = value.owner
+    if isinstance(producer, ir.OpView):
+        producer = producer.operation
+    if not isinstance(producer, ir.Operation) or producer.name not in _PURE_PRODUCERS:
+        return
+    if any(True for result in producer.results for _ in result.uses):
+        return
+    operands = list(producer.operands)
+    producer.erase()
+    for operand in operands:
+        _erase_unused_producers(operand)
 
 
 def _split_columns(value: ir.Value, columns: int) -> ir.Value:
@@ -678,6 +694,10 @@ def _split_columns(value: ir.Value, columns: int) -> ir.Value:
     rows, n = t.shape
     shape = [rows, n // columns, columns]
     return tensor.expand_shape(ir.RankedTensorType.get(shape, t.element_type), value, [[0], [1, 2]], [], shape)
+
+
+#: Ops without side effects that :func:`_erase_unused_producers` may erase.
+_PURE_PRODUCERS = frozenset({"linalg.transpose", "tensor.empty", "arith.constant"})
 
 
 def _transposed_source(b: ir.Value) -> ir.Value | None:
@@ -692,6 +712,28 @@ def _transposed_source(b: ir.Value) -> ir.Value | None:
     return producer.operands[0]
 
 
+def _constant_panels(b: ir.Value, transposed: bool, column: int, width: int, columns: int) -> ir.Value | None:
+    """The panels of :func:`_packed_panels` as a constant when B (``transposed``: Bt [N, K]) is one (a
+    model's weight imported as a constant): packed once when compiling, not on every call."""
+    producer = b.owner
+    if isinstance(producer, ir.OpView):
+        producer = producer.operation
+    if not isinstance(producer, ir.Operation) or producer.name != "arith.constant":
+        return None
+    attr = ir.DenseElementsAttr(producer.attributes["value"])
+    element = ir.RankedTensorType(b.type).element_type
+    k = ir.RankedTensorType(b.type).shape[1 if transposed else 0]
+    panels_type = ir.RankedTensorType.get([width // columns, k, columns], element)
+    if attr.is_splat:
+        return arith.constant(panels_type, ir.DenseElementsAttr.get_splat(panels_type, attr.get_splat_value()))
+    array = attr_to_array(attr)
+    if transposed:  # Bt rows [column, column + width): [panels, columns, K] -> [panels, K, columns]
+        panels = array[column:column + width].reshape(width // columns, columns, k).transpose(0, 2, 1)
+    else:  # B columns [column, column + width): [K, panels, columns] -> [panels, K, columns]
+        panels = array[:, column:column + width].reshape(k, width // columns, columns).transpose(1, 0, 2)
+    return arith.constant(panels_type, array_to_attr(np.ascontiguousarray(panels)))
+
+
 def _packed_panels(b: ir.Value, column: int, width: int, columns: int) -> ir.Value:
     """Columns ``column`` to ``column + width`` of B [K, N] copied into panels [width / columns, K, columns],
     the copy marked for the schedule.
@@ -703,8 +745,11 @@ def _packed_panels(b: ir.Value, column: int, width: int, columns: int) -> ir.Val
     """
     t = ir.RankedTensorType(b.type)
     k, n = t.shape
-    panels = tensor.empty([width // columns, k, columns], t.element_type)
     source = _transposed_source(b)
+    constant = _constant_panels(b if source is None else source, source is not None, column, width, columns)
+    if constant is not None:
+        return constant
+    panels = tensor.empty([width // columns, k, columns], t.element_type)
     if source is None:
         part = b if width == n else _slice(b, [0, column], [k, width])
         copy = linalg.transpose(_split_columns(part, columns), outs=[panels], permutation=[1, 0, 2])

@@ -303,6 +303,33 @@ def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypa
     runtime.clear_cache()
 
 
+@pytest.mark.parametrize("transpose_b", [False, True])
+@pytest.mark.parametrize(("m", "k", "n"), [(37, 50, 29), (20, 31, 48)])
+def test_constant_b_is_packed_when_compiling(m: int, k: int, n: int, transpose_b: bool) -> None:
+    """A weight imported as a constant: its panels are a constant too, no copy runs when the matmul is called."""
+    rng = np.random.default_rng(n)
+    weight = rng.standard_normal((n, k) if transpose_b else (k, n)).astype(np.float32)
+    b = GraphBuilder("f")
+    x = b.arg((m, k))
+    b.ret(b.matmul(x, b.const(weight), transpose_b=transpose_b))
+    tiled, compiled = _tiled_and_compiled(graphfuse.compile(b.module, opt_level=2).linalg)
+    _, cols = register_tile(contraction.vector_bits())
+    # the panels ([N / cols, K, cols], and one narrower panel for the last columns) are constants
+    constants = re.findall(r"arith.constant dense<[^>]*> : tensor<(\d+)x(\d+)x(\d+)xf32>", tiled)
+    expected = {(n // cols, k, cols)} if n >= cols else set()
+    if n % cols:
+        expected.add((1, k, n % cols))
+    assert {tuple(map(int, c)) for c in constants} == expected, constants
+    # no copy into panels is left, and the weight as given is gone
+    assert "linalg.transpose" not in tiled and "vector.transfer_read %cst" not in tiled, tiled
+    assert f"tensor<{n}x{k}xf32>" not in tiled and f"tensor<{k}x{n}xf32>" not in tiled, tiled
+    assert not compiled.workspace
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    (got,) = compiled(a)
+    want = a.astype(np.float64) @ (weight.T if transpose_b else weight).astype(np.float64)
+    assert_close(want, got.astype(np.float64), "f32")
+
+
 def test_bias_after_a_matmul_runs_across_the_cores_in_vectors() -> None:
     """A bias add reading a matmul's result (matmul_bias_add's epilogue): row tasks, rows in vectors."""
     m, k, n = 50, 24, 37
