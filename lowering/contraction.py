@@ -61,8 +61,10 @@ PACK_PANELS = 8
 #: transposed in registers (256x512x1360 with B transposed, both cores: 1 step 4.2 ms, 4 steps 4.7, 8 steps 3.9,
 #: 16 steps 5.4; B as it is 3.6).
 PACK_DEPTH = 8
-#: A packed product with fewer row blocks than this is shared out by tasks of ``PANEL_TASK`` panels of B.
-MIN_ROW_TASKS = 4
+#: A packed product with fewer row blocks than this is shared out by tasks of ``PANEL_TASK`` panels of B: a
+#: few row blocks leave cores idle in their last round (256 rows are five blocks of 48 and 16 rows; by
+#: panels 256x512x512, 256x512x1360 and 256x1360x512 ran 8-14% faster on both cores than by row blocks).
+MIN_ROW_TASKS = 6
 PANEL_TASK = 8
 #: Rows of a matmul's elementwise epilogue one task computes (:data:`_EPILOGUE_SCRIPT`).
 EPILOGUE_ROWS = 16

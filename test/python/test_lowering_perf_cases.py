@@ -324,6 +324,9 @@ def test_constant_b_is_packed_when_compiling(m: int, k: int, n: int, transpose_b
     assert "linalg.transpose" not in tiled and "vector.transfer_read %cst" not in tiled, tiled
     assert f"tensor<{n}x{k}xf32>" not in tiled and f"tensor<{k}x{n}xf32>" not in tiled, tiled
     assert not compiled.workspace
+    # the panels' global starts on a cache line, as the workspace's buffers do
+    globals_ = re.findall(r"llvm.mlir.global private constant @\S+\(.*\{(.*)\}", compiled.llvm_dialect_ir)
+    assert globals_ and all("alignment = 64" in g for g in globals_), globals_
     a = rng.standard_normal((m, k)).astype(np.float32)
     (got,) = compiled(a)
     want = a.astype(np.float64) @ (weight.T if transpose_b else weight).astype(np.float64)
