@@ -5,12 +5,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test lit pytest lint irdl docs bench bench-compile bench-peers-setup fuzz onnx-conformance clean
+.PHONY: setup demo test lit pytest lint irdl docs bench bench-models bench-compile bench-peers-setup fuzz onnx-conformance clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,torch,onnx]'
+	$(BIN)/python -m pip install --quiet -e '.[test,torch,onnx,models]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -46,6 +46,12 @@ docs: $(STAMP)
 # make bench ARGS="--workloads softmax,gelu --calls 20", ARGS="--peers numpy,iree --shapes odd".
 bench: $(STAMP)
 	$(BIN)/python -m bench.run --markdown bench/latest.md $(ARGS)
+
+# The real models alone (transformers' LlamaModel, BertModel, GPT2Model and the ResNet block), fused and at opt
+# level 0 beside torch eager and torch.compile: make bench-models ARGS="--shapes odd".
+bench-models: $(STAMP)
+	$(BIN)/python -m bench.run --workloads llama,bert,gpt2,resnet_block --peers o0,torch,compile \
+		--markdown bench/models-latest.md $(ARGS)
 
 # Compile time and memory at scale: elementwise chains and random graphs of 1k to 50k ops through graphfuse.compile,
 # each case in a subprocess (seconds, CPU seconds and peak RSS per op), and graphfuse-run's peak RSS on a

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import graphfuse
-from bench import machine
+from bench import machine, models
 from bench.workloads import WORKLOADS, Workload
 from graphfuse.dialect.interpreter import run_function
 from graphfuse.lowering.host import last_level_cache_bytes
@@ -199,6 +199,15 @@ def _torch_available() -> bool:
     return True
 
 
+def torch_reference(workload: Workload, params: dict[str, int], inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """torch eager's outputs: the reference of a real model (its own framework, fp32)."""
+    import torch
+
+    assert workload.torch is not None
+    with torch.inference_mode():
+        return _as_list(workload.torch(torch, [torch.from_numpy(a) for a in inputs], **params))
+
+
 def _as_list(result: Any) -> list[np.ndarray]:
     items = result if isinstance(result, (list, tuple)) else [result]
     return [i.detach().numpy() if hasattr(i, "detach") else np.asarray(i) for i in items]
@@ -242,8 +251,9 @@ def build_variants(
     if workload.numpy is not None:
         numpy_fn = workload.numpy
         found["numpy"] = Variant(lambda: numpy_fn(inputs, **params), _as_list)
-    else:  # the reference interpreter evaluates each graph op with numpy
+    elif workload.model is None:  # the reference interpreter evaluates each graph op with numpy
         found["numpy"] = Variant(lambda: run_function(module, inputs), _as_list)
+    # a real model's reference is torch eager (reference_outputs)
     gf = {O0: (0, machine.THREADS), FUSED: (2, machine.THREADS), ONE_THREAD: (2, 1)}
     for label in labels:
         try:
@@ -325,7 +335,7 @@ def run_workload(
     result = Result(workload, params)
     inputs = workload.inputs(np.random.default_rng(0), **params)
     variants = build_variants(workload, params, inputs, labels, iree, result)
-    want = variants["numpy"].outputs()
+    want = variants["numpy"].outputs() if "numpy" in variants else torch_reference(workload, params, inputs)
     for label, variant in list(variants.items()):
         try:
             result.errors[label] = max_rel_error(want, variant.outputs())
@@ -491,6 +501,11 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         try:
             for name in names:
+                missing = models.available(WORKLOADS[name].model) if WORKLOADS[name].model else None
+                if missing:
+                    print(f"\n{WORKLOADS[name].title}: not run: {missing}")
+                    out.append(f"\n## {WORKLOADS[name].title}: not run: {missing}")
+                    continue
                 r = run_workload(WORKLOADS[name], shapes[name], labels, iree, args.calls, args.rounds, evict, triad)
                 results.append(r)
                 traffic, flops = r.workload.traffic(**r.params), r.workload.flops(**r.params)
@@ -523,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
         "\nfused / best peer = graphfuse fused time / the fastest of torch eager, torch.compile and IREE "
         "(<= 1.00: graphfuse at least as fast). % stream bw = effective GB/s (minimal bytes / time) over the "
         "2-thread streaming-store triad (the higher of the run's first and the workload's own). "
-        "max rel err = largest |variant - numpy| / largest |numpy|."
+        "max rel err = largest |variant - numpy| / largest |numpy| (for the real models: against torch eager)."
     )
     if args.markdown:
         Path(args.markdown).write_text("\n".join(out) + "\n")

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from bench import models
 from graphfuse.dialect.builder import GraphBuilder
 from graphfuse.tools.models import TransformerConfig, transformer_block
 
-__all__ = ["WORKLOADS", "Workload"]
+__all__ = ["MODEL_WORKLOADS", "WORKLOADS", "Workload"]
 
 F32 = 4
 
@@ -40,6 +41,8 @@ class Workload:
     flops: Callable[..., int] = lambda **_: 0
     #: torch eager: (torch module, inputs, params) -> outputs; None when there is none
     torch: Callable[..., Any] | None = None
+    #: a real model (bench/models.py): imported by the PyTorch front end, torch eager is the reference
+    model: str | None = None
 
     def compute_bound(self, **params: int) -> bool:
         return self.flops(**params) > 0
@@ -247,6 +250,41 @@ def _unary(shape_of: Callable[..., tuple[int, ...]], count: int = 1) -> Callable
     return make
 
 
+# -------------------------------------------------------------------------- real models (bench/models.py)
+
+
+def _model_workload(name: str, title: str, sizes: dict[str, dict[str, int]]) -> Workload:
+    """A model of bench/models.py: graphfuse compiles its import (parameters as constants); torch runs it."""
+
+    def build(**params: int) -> Any:
+        import torch
+
+        from graphfuse.frontends.torch import import_module
+
+        example = torch.zeros(models.MODELS[name].input_shape(**params))
+        return import_module(models.model(name, **params), (example,)).module
+
+    def inputs(rng: np.random.Generator, **params: int) -> list[np.ndarray]:
+        return [_normal(rng, *models.MODELS[name].input_shape(**params))]
+
+    def traffic(**params: int) -> int:
+        # the input and the output (the same shape for each model here), and every weight read once
+        return 2 * math.prod(models.MODELS[name].input_shape(**params)) * F32 + models.weight_bytes(name, **params)
+
+    def eager(torch: Any, tensors: list[Any], **params: int) -> list[Any]:
+        return [models.model(name, **params)(tensors[0])]
+
+    return Workload(name, title, sizes, build, inputs, None, traffic,
+                    flops=lambda **params: models.model_flops(name, **params), torch=eager, model=name)
+
+
+#: The transformers models' sizes: two layers, head size 64 (48 at the odd size).
+_TRANSFORMER_SIZES = {
+    "full": {"seq": 256, "hidden": 512, "layers": 2, "heads": 8, "ffn": 1376},
+    "small": {"seq": 16, "hidden": 64, "layers": 1, "heads": 2, "ffn": 128},
+    "odd": {"seq": 250, "hidden": 480, "layers": 2, "heads": 10, "ffn": 1000},
+}
+
 #: Both attention workloads' inputs (q, k, v), numpy reference and minimal traffic.
 _ATTENTION_DATA = (
     _unary(lambda heads, seq, dim: (heads, seq, dim), 3),
@@ -370,5 +408,20 @@ WORKLOADS: dict[str, Workload] = {
             lambda seq, d_model, heads, ffn: 2 * seq * d_model * F32,
             flops=_block_flops,
         ),
+        _model_workload("llama", "LlamaModel (transformers)", _TRANSFORMER_SIZES),
+        _model_workload("bert", "BertModel (transformers)", _TRANSFORMER_SIZES),
+        _model_workload("gpt2", "GPT2Model (transformers)", _TRANSFORMER_SIZES),
+        _model_workload(
+            "resnet_block",
+            "ResNet basic block",
+            {
+                "full": {"size": 56, "channels": 64},
+                "small": {"size": 8, "channels": 8},
+                "odd": {"size": 50, "channels": 60},
+            },
+        ),
     ]
 }
+
+#: The real models (``make bench-models`` runs only these).
+MODEL_WORKLOADS = tuple(name for name, w in WORKLOADS.items() if w.model)

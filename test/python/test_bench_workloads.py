@@ -1,4 +1,5 @@
-"""Every benchmark workload at its small size: graphfuse unfused and fused agree with the workload's numpy code."""
+"""Every benchmark workload at its small size: graphfuse unfused and fused agree with the workload's numpy code
+(a real model: with torch eager)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import numpy as np
 import pytest
 
 import graphfuse
+from bench import models
+from bench.run import torch_reference
 from bench.workloads import WORKLOADS
 
 
@@ -13,12 +16,19 @@ from bench.workloads import WORKLOADS
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_workload_numerics(name: str, opt_level: int) -> None:
     workload = WORKLOADS[name]
+    if workload.model and (missing := models.available(workload.model)):
+        pytest.skip(missing)
     params = workload.sizes["small"]
     inputs = workload.inputs(np.random.default_rng(3), **params)
     module = workload.build(**params)
     executable = graphfuse.compile(module, opt_level=opt_level)
     got = executable(*inputs)
-    want = workload.numpy(inputs, **params) if workload.numpy is not None else executable.reference(*inputs)
+    if workload.numpy is not None:
+        want = workload.numpy(inputs, **params)
+    elif workload.model:  # a real model: against its own framework
+        want = torch_reference(workload, params, inputs)
+    else:
+        want = executable.reference(*inputs)
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         scale = max(1.0, float(np.abs(w).max()))
@@ -28,5 +38,7 @@ def test_workload_numerics(name: str, opt_level: int) -> None:
 def test_fused_workloads_have_kernels() -> None:
     """At opt level 2 every workload is fused into at least one kernel."""
     for name, workload in WORKLOADS.items():
+        if workload.model and models.available(workload.model):
+            continue
         executable = graphfuse.compile(workload.build(**workload.sizes["small"]), opt_level=2)
         assert executable.kernels >= 1, name

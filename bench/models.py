@@ -1,0 +1,128 @@
+"""Real models for the bench: the transformers library's own model classes and the bundled ResNet block.
+
+Each is built at a small config with random weights (a fixed seed, no downloads), in eval mode, and fed
+an input the front end can import: ``inputs_embeds`` [1, seq, hidden] for the transformers models (token
+ids need ``aten.embedding``), [1, channels, size, size] for the ResNet block.  transformers is an optional
+extra (``pip install -e '.[models]'``); without it the transformers workloads report that they cannot run.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MODELS", "ModelSpec", "model", "model_flops"]
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class ModelSpec:
+    """How to build one model: ``factory(**params) -> torch module`` and the shape of its one input."""
+
+    def __init__(self, factory: Callable[..., Any], input_shape: Callable[..., tuple[int, ...]]):
+        self.factory = factory
+        self.input_shape = input_shape
+
+
+def _last_hidden_state(torch: Any, model: Any, **call: Any) -> Any:
+    """The module returning the HF model's ``last_hidden_state`` for ``inputs_embeds``."""
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, embeds: Any) -> Any:
+            return self.model(inputs_embeds=embeds, **call).last_hidden_state
+
+    return LastHiddenState()
+
+
+def _llama(seq: int, hidden: int, layers: int, heads: int, ffn: int) -> Any:
+    import torch
+    from transformers import LlamaConfig, LlamaModel
+
+    config = LlamaConfig(hidden_size=hidden, intermediate_size=ffn, num_hidden_layers=layers,
+                         num_attention_heads=heads, num_key_value_heads=heads, vocab_size=1000,
+                         max_position_embeddings=max(seq, 2048))
+    return _last_hidden_state(torch, LlamaModel(config), use_cache=False)
+
+
+def _bert(seq: int, hidden: int, layers: int, heads: int, ffn: int) -> Any:
+    import torch
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(hidden_size=hidden, intermediate_size=ffn, num_hidden_layers=layers,
+                        num_attention_heads=heads, vocab_size=1000, max_position_embeddings=max(seq, 512))
+    return _last_hidden_state(torch, BertModel(config, add_pooling_layer=False))
+
+
+def _gpt2(seq: int, hidden: int, layers: int, heads: int, ffn: int) -> Any:
+    import torch
+    from transformers import GPT2Config, GPT2Model
+
+    config = GPT2Config(n_embd=hidden, n_inner=ffn, n_layer=layers, n_head=heads, vocab_size=1000,
+                        n_positions=max(seq, 1024), bos_token_id=0, eos_token_id=0)
+    return _last_hidden_state(torch, GPT2Model(config), use_cache=False)
+
+
+def _resnet_block(size: int, channels: int) -> Any:
+    spec = importlib.util.spec_from_file_location("resnet_basic_block", REPO / "examples" / "resnet_basic_block.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    block, _ = example.build(size=size, channels=channels)
+    return block
+
+
+def _tokens(seq: int, hidden: int, **_: int) -> tuple[int, ...]:
+    return (1, seq, hidden)
+
+
+MODELS: dict[str, ModelSpec] = {
+    "llama": ModelSpec(_llama, _tokens),
+    "bert": ModelSpec(_bert, _tokens),
+    "gpt2": ModelSpec(_gpt2, _tokens),
+    "resnet_block": ModelSpec(_resnet_block, lambda size, channels: (1, channels, size, size)),
+}
+
+
+@functools.cache
+def _cached(name: str, params: tuple[tuple[str, int], ...]) -> Any:
+    import torch
+
+    torch.manual_seed(0)
+    return MODELS[name].factory(**dict(params)).eval()
+
+
+def model(name: str, **params: int) -> Any:
+    """The model ``name`` at ``params`` (built once per process: the same weights for every variant)."""
+    return _cached(name, tuple(sorted(params.items())))
+
+
+def model_flops(name: str, **params: int) -> int:
+    """Multiply-adds x 2 of the model's matmuls (projections, MLP, attention's two products) or convolutions."""
+    if name == "resnet_block":
+        size, channels = params["size"], params["channels"]
+        return 2 * 2 * size * size * channels * channels * 9
+    seq, hidden, layers, ffn = params["seq"], params["hidden"], params["layers"], params["ffn"]
+    mlp = (3 if name == "llama" else 2) * hidden * ffn  # Llama's gate, up and down projections
+    return layers * (2 * seq * (4 * hidden * hidden + mlp) + 2 * 2 * seq * seq * hidden)
+
+
+def weight_bytes(name: str, **params: int) -> int:
+    return sum(int(np.prod(p.shape)) * p.element_size() for p in model(name, **params).parameters())
+
+
+def available(name: str) -> str | None:
+    """None when the model can be built here, else why not."""
+    if name != "resnet_block" and importlib.util.find_spec("transformers") is None:
+        return "transformers not installed (pip install -e '.[models]')"
+    if importlib.util.find_spec("torch") is None:
+        return "torch not installed"
+    return None
