@@ -8,7 +8,6 @@ extra (``pip install -e '.[models]'``); without it the transformers workloads re
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
@@ -92,17 +91,19 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
-@functools.cache
-def _cached(name: str, params: tuple[tuple[str, int], ...]) -> Any:
-    import torch
-
-    torch.manual_seed(0)
-    return MODELS[name].factory(**dict(params)).eval()
+#: (name, params) -> the model built (a plain dict: torch.compile traces the lookup, and warns of lru_cache)
+_BUILT: dict[tuple[str, tuple[tuple[str, int], ...]], Any] = {}
 
 
 def model(name: str, **params: int) -> Any:
     """The model ``name`` at ``params`` (built once per process: the same weights for every variant)."""
-    return _cached(name, tuple(sorted(params.items())))
+    key = (name, tuple(sorted(params.items())))
+    if key not in _BUILT:
+        import torch
+
+        torch.manual_seed(0)
+        _BUILT[key] = MODELS[name].factory(**params).eval()
+    return _BUILT[key]
 
 
 def model_flops(name: str, **params: int) -> int:

@@ -433,3 +433,24 @@ def test_boolean_tensors_through_other_region_ops_are_refused() -> None:
 }"""
     with pytest.raises(GraphfuseError, match=r"boolean tensors through 'tensor\.pad' are not supported"):
         compile_src(src)
+
+
+def test_strided_copies_are_loops_not_runtime_calls() -> None:
+    """A slice of the last dim and a concat along it copy strided views: loops, not ``memrefCopy`` calls
+    (one element at a time); a contiguous copy stays one ``memcpy``."""
+    src = """
+func.func @f(%x: tensor<2x8x6xf32>) -> (tensor<2x8x6xf32>, tensor<2x4x6xf32>) {
+  %lo = tensor.extract_slice %x[0, 0, 0] [2, 8, 3] [1, 1, 1] : tensor<2x8x6xf32> to tensor<2x8x3xf32>
+  %hi = tensor.extract_slice %x[0, 0, 3] [2, 8, 3] [1, 1, 1] : tensor<2x8x6xf32> to tensor<2x8x3xf32>
+  %e = tensor.empty() : tensor<2x8x6xf32>
+  %a = tensor.insert_slice %hi into %e[0, 0, 0] [2, 8, 3] [1, 1, 1] : tensor<2x8x3xf32> into tensor<2x8x6xf32>
+  %r = tensor.insert_slice %lo into %a[0, 0, 3] [2, 8, 3] [1, 1, 1] : tensor<2x8x3xf32> into tensor<2x8x6xf32>
+  %rows = tensor.extract_slice %x[0, 2, 0] [2, 4, 6] [1, 1, 1] : tensor<2x8x6xf32> to tensor<2x4x6xf32>
+  return %r, %rows : tensor<2x8x6xf32>, tensor<2x4x6xf32>
+}"""
+    fn = compile_src(src)
+    assert "memrefCopy" not in fn.llvm_dialect_ir
+    x = RNG.standard_normal((2, 8, 6)).astype(np.float32)
+    swapped, rows = fn(x)
+    np.testing.assert_array_equal(swapped, np.concatenate([x[..., 3:], x[..., :3]], -1))
+    np.testing.assert_array_equal(rows, x[:, 2:6])
