@@ -66,6 +66,12 @@ PACK_DEPTH = 8
 #: panels 256x512x512, 256x512x1360 and 256x1360x512 ran 8-14% faster on both cores than by row blocks).
 MIN_ROW_TASKS = 6
 PANEL_TASK = 8
+#: Marks a convolution computed directly from its input (graphfuse.lowering.structured_ops._direct_conv) for
+#: :func:`schedule_direct_convs`.
+DIRECT_CONV = "graph.direct_conv"
+#: Output rows of a direct convolution one task computes (:data:`_DIRECT_CONV_SCRIPT`; 56x56, 64 channels: 1, 2
+#: and 4 within the noise of each other).
+CONV_TASK_ROWS = 2
 #: Rows of a matmul's elementwise epilogue one task computes (:data:`_EPILOGUE_SCRIPT`).
 EPILOGUE_ROWS = 16
 #: Batched matmuls of at most this many batches become one matmul per batch (:func:`_unroll_batches`).
@@ -256,6 +262,49 @@ _VECTORIZE_SCRIPT = """module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }"""
+
+#: Direct convolutions (graphfuse.lowering.structured_ops._direct_conv, loops n, f, oh, ow, c, kh, kw): tasks
+#: of CR output rows (and one image) across the cores, C's fill fused into them; in a task, tiles of NR output
+#: columns, then of MR filters, one output row and one (c, kh, kw) step; the unit loops folded away, each tile
+#: is MR broadcast weights times NR contiguous input floats, into an MR x NR accumulator held in registers
+#: across the reduction loops.
+_DIRECT_CONV_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %convs = transform.structured.match ops{["linalg.generic"]} attributes{graph.direct_conv} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %convs : !transform.any_op {
+    ^bb0(%conv: !transform.any_op):
+      %fill = transform.get_producer_of_operand %conv[2] : (!transform.any_op) -> !transform.any_op
+      %t0, %tasks = transform.structured.tile_using_forall %conv tile_sizes [1, 0, CR, 0, 0, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %tc, %columns = transform.structured.tile_using_for %t0 tile_sizes [0, 0, 0, NR, 0, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %tr, %reg:5 = transform.structured.tile_using_for %tc tile_sizes [0, MR, 1, 0, 1, 1, 1]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op, !transform.any_op)
+      PEEL %reg#0
+      PEEL %columns
+      transform.apply_patterns to %rows {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      transform.apply_patterns to %rows {
+        transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+      } : !transform.any_op
+      %tiles = transform.structured.match ops{["linalg.generic"]} in %rows : (!transform.any_op) -> !transform.any_op
+      transform.structured.vectorize %tiles : !transform.any_op
+      transform.apply_patterns to %rows {
+        transform.apply_patterns.vector.transfer_permutation_patterns
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      %loops = transform.structured.match ops{["scf.for"]} in %rows : (!transform.any_op) -> !transform.any_op
+      transform.apply_licm to %loops : !transform.any_op
+      transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
+    }
+    transform.yield
+  }
+}""")
 
 #: Batched matmuls: blocks of B (256 x 256) kept in L2, the loops in (i, k, j) order for LLVM's vectorizer.
 _BATCH_SCRIPT = """module attributes {transform.with_named_sequence} {
@@ -450,6 +499,7 @@ class _Schedule(NamedTuple):
 
 def block_contractions(module: ir.Module) -> None:
     """Tile and reorder every statically shaped matmul of ``module``, other contractions made matmuls first."""
+    schedule_direct_convs(module)
     general: list[ir.Operation] = []
 
     def collect_general(op: ir.Operation) -> ir.WalkResult:
@@ -509,6 +559,25 @@ def block_contractions(module: ir.Module) -> None:
         _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
     _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
     _clear_marks(module)
+
+
+def schedule_direct_convs(module: ir.Module) -> None:
+    """Tile and vectorize the direct convolutions of ``module`` (:data:`_DIRECT_CONV_SCRIPT`)."""
+    found = False
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        found = found or DIRECT_CONV in op.attributes
+        return ir.WalkResult.INTERRUPT if found else ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if not found:
+        return
+    mr, nr = register_tile(vector_bits())
+    script = _DIRECT_CONV_SCRIPT
+    for name, size in {"CR": CONV_TASK_ROWS, "MR": mr, "NR": nr}.items():
+        script = re.sub(rf"\b{name}\b", str(size), script)
+    _apply(module, script, "tiling direct convolutions")
 
 
 def _static_ops(module: ir.Module, names: tuple[str, ...]) -> list[ir.Operation]:

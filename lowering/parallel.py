@@ -39,6 +39,7 @@ from mlir.dialects.transform import interpreter
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, nested_ops
+from graphfuse.lowering.contraction import DIRECT_CONV
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
@@ -171,6 +172,8 @@ class ParallelizeKernels(GraphPass):
         for op in ops:
             if op.name.startswith("linalg.") and op.name not in _TILEABLE:
                 return f"it holds {op.name}"
+            if DIRECT_CONV in op.attributes:
+                return "it holds a direct convolution (the runtime shares it out across the cores)"
             if op.name == "scf.for":
                 return "its loops are serial ones (rows too small to split)"
         ret = ops[-1]

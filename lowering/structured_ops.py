@@ -66,6 +66,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import math as mlir_math
 
 from graphfuse.dialect.catalog import lookup_op, read_attributes
 from graphfuse.lowering.common import (
@@ -82,7 +83,9 @@ from graphfuse.lowering.common import (
     register_lowering,
     widen,
 )
+from graphfuse.lowering.contraction import DIRECT_CONV, register_tile
 from graphfuse.lowering.fast_math import fadd, fast_math_enabled, fmul
+from graphfuse.lowering.host import vector_bits
 
 __all__ = ["lower_conv2d", "lower_matmul", "lower_pool2d", "lower_reduction"]
 
@@ -592,6 +595,35 @@ def _conv_as_matmul(
     return linalg.contract(weights, cols, outs=[init], indexing_maps=maps)
 
 
+def _direct_conv_fits(x: ir.Value, rt: ir.RankedTensorType, strides: list[int], dilations: list[int]) -> bool:
+    """f32, static shapes, unit strides and dilations, output rows at least one register tile wide."""
+    xt = ir.RankedTensorType(x.type)
+    if not (xt.has_static_shape and rt.has_static_shape and isinstance(rt.element_type, ir.F32Type)):
+        return False
+    return strides == [1, 1] and dilations == [1, 1] and rt.shape[3] >= register_tile(vector_bits())[1]
+
+
+def _direct_conv(xp: ir.Value, w: ir.Value, rt: ir.RankedTensorType) -> ir.Value:
+    """A unit-stride convolution of the padded input as one generic over (n, f, oh, ow, c, kh, kw).
+
+    ``out[n, f, oh, ow] += w[f, c, kh, kw] * xp[n, c, oh + kh, ow + kw]``: for one (c, kh, kw), a row of
+    output columns reads a contiguous row of the input, so the runtime's schedule keeps a tile of filters
+    x columns in vector registers across the whole reduction, reading the input in place: no im2col
+    matrix and no copy of it into panels.
+    """
+    d = [ir.AffineDimExpr.get(i) for i in range(7)]  # n, f, oh, ow, c, kh, kw
+    maps = [
+        ir.AffineMap.get(7, 0, [d[0], d[4], d[2] + d[5], d[3] + d[6]]),
+        ir.AffineMap.get(7, 0, [d[1], d[4], d[5], d[6]]),
+        ir.AffineMap.get(7, 0, [d[0], d[1], d[2], d[3]]),
+    ]
+    init = _filled(list(rt.shape), rt.element_type, 0)
+    conv = build_generic([rt], [xp, w], [init], maps, [PARALLEL] * 4 + [REDUCTION] * 3,
+                         lambda args: [mlir_math.fma(args[0], args[1], args[2])])
+    conv.attributes[DIRECT_CONV] = ir.UnitAttr.get()
+    return conv.results[0]
+
+
 @register_lowering("conv2d")
 def lower_conv2d(op: ir.Operation) -> bool:
     """Zero padding, then im2col + a contraction or a named convolution (depthwise, grouped), accumulating in f32."""
@@ -614,7 +646,9 @@ def lower_conv2d(op: ir.Operation) -> bool:
         oh, ow = _spatial_out(xp, rt, kernel, strides, dilations)
         n = _dim(x, 0)
         named = {"strides": strides, "dilations": dilations}
-        if groups == 1 and _im2col_fits(xp, w, rt):
+        if groups == 1 and _direct_conv_fits(xp, rt, strides, dilations):
+            r = _direct_conv(xp, w, rt)
+        elif groups == 1 and _im2col_fits(xp, w, rt):
             r = _conv_as_matmul(xp, w, rt, kernel, strides, dilations, acc)
         elif groups == 1:
             init = _filled([n, _dim(w, 0), oh, ow], acc, 0)

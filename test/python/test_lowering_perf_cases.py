@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -441,6 +442,63 @@ def test_conv2d_im2col(x, w, strides: list[int], pads: list[int], dilations: lis
     unfused, fused = compile_and_compare(build, [x, w])
     for text in (unfused, fused):
         assert "linalg.contract" in text and "conv_2d" not in text
+
+
+DIRECT_CONVS = [
+    # (x shape, w shape, pads): output rows of a register tile and more (NR = 16 at 256 bits), filters that
+    # leave a rest of the MR-filter tile, batches, kernels 3x3, 1x3 and 1x1, asymmetric pads
+    ((1, 8, 6, 20), (10, 8, 3, 3), [1, 1, 1, 1]),
+    ((2, 3, 5, 33), (7, 3, 1, 3), [0, 1, 0, 1]),
+    ((1, 4, 3, 16), (6, 4, 1, 1), [0, 0, 0, 0]),
+    ((1, 5, 7, 18), (12, 5, 3, 3), [2, 0, 1, 1]),
+]
+
+
+@pytest.mark.parametrize(("x", "w", "pads"), DIRECT_CONVS)
+def test_unit_stride_conv2d_is_direct(x, w, pads: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit-stride f32 convolution with output rows of a register tile or wider is computed from its input:
+    no im2col matrix, no packed panels, every tile in vector registers."""
+    monkeypatch.setattr(structured_ops, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
+    runtime.clear_cache()
+
+    def build():
+        b = GraphBuilder("f")
+        xs, ws = b.arg(x), b.arg(w)
+        b.ret(b.relu(b.conv2d(xs, ws, pads=pads)))
+        return b.module
+
+    unfused, fused = compile_and_compare(build, [x, w])
+    for text in (unfused, fused):
+        assert "graph.direct_conv" in text and "linalg.contract" not in text and "conv_2d" not in text
+    tiled, compiled = _tiled_and_compiled(fused)
+    # every tile became vector FMAs held across the reduction: no generic left, none scalar
+    assert "math.fma" in tiled and "vector<" in tiled and "graph.direct_conv" not in tiled, tiled
+    assert not re.search(r"linalg.generic[^\n]*graph.direct_conv", tiled)
+    # the intermediate buffers are the padded input and the product before its relu: no im2col matrix
+    # (C*KH*KW x N*OH*OW floats)
+    padded = math.prod(x[:2]) * (x[2] + pads[0] + pads[2]) * (x[3] + pads[1] + pads[3]) * 4
+    (want,) = compiled.outputs
+    assert sum(b.nbytes for b in compiled.workspace) <= padded + math.prod(want.shape) * 4 + 2 * 64
+    runtime.clear_cache()
+
+
+@pytest.mark.parametrize(
+    ("strides", "dilations", "width"), [([2, 2], [1, 1], 40), ([1, 1], [2, 2], 40), ([1, 1], [1, 1], 8)]
+)
+def test_other_convs_keep_im2col(strides: list[int], dilations: list[int], width: int,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Strided or dilated convolutions, and output rows narrower than a register tile, stay im2col + matmul."""
+    monkeypatch.setattr(structured_ops, "vector_bits", lambda: 256)
+
+    def build():
+        b = GraphBuilder("f")
+        xs, ws = b.arg((1, 4, 9, width)), b.arg((5, 4, 3, 3))
+        b.ret(b.conv2d(xs, ws, strides=strides, dilations=dilations, pads=[2, 2, 2, 2]))
+        return b.module
+
+    for text in compile_and_compare(build, [(1, 4, 9, width), (5, 4, 3, 3)]):
+        assert "linalg.contract" in text and "graph.direct_conv" not in text
 
 
 def test_conv2d_f16_im2col() -> None:
