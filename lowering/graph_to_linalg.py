@@ -305,6 +305,34 @@ def _cast_body(x: ir.Value, target: ir.Type) -> ir.Value | None:
     return arith.select(too_low, const(target, -(2 ** (width - 1))), out)
 
 
+#: Float ``pow`` by a constant integer exponent up to this is products (gelu's tanh form cubes its input).
+MAX_PRODUCT_EXPONENT = 4
+
+
+def _small_integer_exponent(op: ir.Operation) -> int | None:
+    """The exponent of a float ``pow`` when it is a splat constant integer in [1, MAX_PRODUCT_EXPONENT]."""
+    producer = op.operands[1].owner
+    if not isinstance(producer, ir.OpView | ir.Operation):
+        return None
+    producer = producer.operation if isinstance(producer, ir.OpView) else producer
+    if producer.name != "arith.constant":
+        return None
+    value = ir.DenseElementsAttr(producer.attributes["value"]) if isinstance(
+        producer.attributes["value"], ir.DenseElementsAttr) else None
+    if value is None or not value.is_splat:
+        return None
+    exponent = ir.FloatAttr(value.get_splat_value()).value
+    return int(exponent) if exponent == int(exponent) and 1 <= exponent <= MAX_PRODUCT_EXPONENT else None
+
+
+def _integer_power(x: ir.Value, exponent: int) -> ir.Value:
+    """x ** exponent as products (a libm ``powf`` call per element otherwise: 256x2048 gelu_new 4.6 ms)."""
+    result = x
+    for _ in range(exponent - 1):
+        result = fmul(result, x)
+    return result
+
+
 def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | None:
     """A callable building the scalar body of ``op`` (given its block arguments), or None if not lowered."""
     name = op.name[len("graph.") :]
@@ -335,6 +363,8 @@ def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | No
         return lambda args: arith.cmpf(
             arith.CmpFPredicate.OLT, mmath.absf(widen(args[0])), const(compute_type(et), inf)
         )
+    if name == "pow" and is_float(et) and (exponent := _small_integer_exponent(op)) is not None:
+        return in_float(lambda x, _: _integer_power(x, exponent))
     if name in _BINARY_FLOAT or name in _BINARY_INT:
         if is_float(et) and name in _BINARY_FLOAT:
             return in_float(_BINARY_FLOAT[name])

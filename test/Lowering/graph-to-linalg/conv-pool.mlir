@@ -1,6 +1,9 @@
 // graph-to-linalg lowers conv2d and the 2-D poolings to tensor.pad and linalg ops into
-// linalg.fill-initialised destinations: a plain conv2d with static shapes as im2col (a gathering
-// linalg.generic) + linalg.contract, which the runtime turns into a blocked matmul; other convolutions as
+// linalg.fill-initialised destinations: an f32 conv2d with unit strides and dilations and output rows of
+// a register tile or wider (at most 32 columns on any host) as one generic reading the padded input
+// directly, marked graph.direct_conv for the runtime's schedule; another plain conv2d with static shapes as
+// im2col (a gathering linalg.generic) + linalg.contract, which the runtime turns into a blocked matmul;
+// other convolutions as
 // named ops (conv_2d_nchw_fchw, depthwise_conv_2d_nchw_chw, conv_2d_ngchw_gfchw); pooling_nchw_max/sum;
 // avg_pool2d then divides by the reference's window count.
 // RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | FileCheck %s
@@ -191,4 +194,25 @@ func.func @avg_pool_exclude_pad(%x: tensor<1x2x4x4xf16>) -> tensor<1x2x2x2xf16> 
 func.func @avg_pool_dynamic(%x: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32> {
   %0 = "graph.avg_pool2d"(%x) {kernel = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>} : (tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
   return %0 : tensor<?x2x?x?xf32>
+}
+
+// -----
+
+// Unit strides, f32, 40 output columns: out[n, f, oh, ow] = fma(padded[n, c, oh + kh, ow + kw], w[f, c, kh, kw],
+// out), loops (n, f, oh, ow) parallel and (c, kh, kw) reductions, no gathered copy of the windows.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+// CHECK-DAG: #[[WD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @direct_conv
+// CHECK:         %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x5x6x40xf32>)
+// CHECK-NEXT:    %[[R:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[WD]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[P]], %arg1 : tensor<2x3x8x42xf32>, tensor<5x3x3x3xf32>) outs(%[[INIT]] : tensor<2x5x6x40xf32>) attrs = {graph.direct_conv}
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT:      %[[F:.*]] = math.fma %[[A]], %[[B]], %[[ACC]] : f32
+// CHECK-NEXT:      linalg.yield %[[F]] : f32
+// CHECK-NOT:     linalg.contract
+// CHECK:         return %[[R]]
+func.func @direct_conv(%x: tensor<2x3x6x40xf32>, %w: tensor<5x3x3x3xf32>) -> tensor<2x5x6x40xf32> {
+  %0 = "graph.conv2d"(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x6x40xf32>, tensor<5x3x3x3xf32>) -> tensor<2x5x6x40xf32>
+  return %0 : tensor<2x5x6x40xf32>
 }

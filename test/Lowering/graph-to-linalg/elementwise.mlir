@@ -169,3 +169,35 @@ func.func @dynamic(%a: tensor<?x8xf32>, %s: tensor<f32>) -> tensor<?x8xf32> {
   %0 = "graph.mul"(%a, %s) : (tensor<?x8xf32>, tensor<f32>) -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+// pow by a constant integer exponent up to 4 is products (gelu's tanh form cubes its input), not a powf call
+// per element; any other exponent stays math.powf.
+// CHECK-LABEL: func.func @cube
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0(%[[X:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[SQ:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK-NEXT:      %[[CUBE:.*]] = arith.mulf %[[SQ]], %[[X]]
+// CHECK-NEXT:      linalg.yield %[[CUBE]] : f32
+// CHECK-NOT:     math.powf
+func.func @cube(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %three = arith.constant dense<3.0> : tensor<f32>
+  %0 = "graph.pow"(%x, %three) : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @fractional_power
+// CHECK:         math.powf
+func.func @fractional_power(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = arith.constant dense<2.5> : tensor<f32>
+  %0 = "graph.pow"(%x, %e) : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @tensor_power
+// CHECK:         math.powf
+func.func @tensor_power(%x: tensor<4x8xf32>, %e: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.pow"(%x, %e) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
