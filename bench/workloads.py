@@ -250,6 +250,20 @@ def _unary(shape_of: Callable[..., tuple[int, ...]], count: int = 1) -> Callable
     return make
 
 
+# -------------------------------------------------------------------------- conv2d 3x3 + relu
+
+
+def _conv_graph(channels: int, size: int) -> Any:
+    b = GraphBuilder("conv3x3_relu")
+    x, w = b.arg((1, channels, size, size)), b.arg((channels, channels, 3, 3))
+    b.ret(b.relu(b.conv2d(x, w, pads=[1, 1, 1, 1])))
+    return b.module
+
+
+def _conv_torch(torch: Any, inputs: list[Any], channels: int, size: int) -> list[Any]:
+    return [torch.relu(torch.nn.functional.conv2d(inputs[0], inputs[1], padding=1))]
+
+
 # -------------------------------------------------------------------------- real models (bench/models.py)
 
 
@@ -407,6 +421,22 @@ WORKLOADS: dict[str, Workload] = {
             None,  # numpy op by op is the reference interpreter here (it evaluates each graph op with numpy)
             lambda seq, d_model, heads, ffn: 2 * seq * d_model * F32,
             flops=_block_flops,
+        ),
+        Workload(
+            "conv3x3",
+            "conv2d 3x3 + relu",
+            {
+                "full": {"channels": 64, "size": 56},
+                "small": {"channels": 4, "size": 18},
+                "odd": {"channels": 60, "size": 50},
+            },
+            _conv_graph,
+            lambda rng, channels, size: [_normal(rng, 1, channels, size, size),
+                                         _normal(rng, channels, channels, 3, 3) * np.float32((9 * channels) ** -0.5)],
+            None,  # numpy op by op is the reference interpreter (im2col with numpy)
+            lambda channels, size: (2 * channels * size * size + 9 * channels * channels) * F32,
+            flops=lambda channels, size: 2 * channels * channels * 9 * size * size,
+            torch=_conv_torch,
         ),
         _model_workload("llama", "LlamaModel (transformers)", _TRANSFORMER_SIZES),
         _model_workload("bert", "BertModel (transformers)", _TRANSFORMER_SIZES),
