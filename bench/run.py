@@ -177,6 +177,11 @@ def iree_status(python: Path) -> str | None:
     return None if probe.returncode == 0 else IREE_HINT
 
 
+def failure_note(error: Exception) -> str:
+    """One line for a variant that failed (a compiler's multi-line diagnostics would break the table)."""
+    return " ".join(f"failed: {type(error).__name__}: {error}".split())[:160]
+
+
 def max_rel_error(want: list[np.ndarray], got: list[np.ndarray]) -> float:
     """Largest |got - want| relative to the largest |want|, over all outputs."""
     if len(want) != len(got):
@@ -301,7 +306,7 @@ def build_variants(
                     found[label] = iree.variant(workload, params, inputs)
                     result.compile_seconds[label] = time.perf_counter() - start
         except Exception as e:  # one failing peer must not stop the table
-            result.notes[label] = f"failed: {type(e).__name__}: {e}"[:160]
+            result.notes[label] = failure_note(e)
     return found
 
 
@@ -314,7 +319,7 @@ def measure(variants: dict[str, Variant], calls: int, rounds: int, evict: machin
                 try:
                     median = statistics.median(variant.times(calls, evict))
                 except Exception as e:
-                    result.notes[label] = f"failed: {type(e).__name__}: {e}"[:160]
+                    result.notes[label] = failure_note(e)
                     del variants[label]
                     continue
                 result.seconds[label] = min(result.seconds.get(label, median), median)
@@ -341,7 +346,7 @@ def run_workload(
             result.errors[label] = max_rel_error(want, variant.outputs())
             variant.outputs()  # one more warm-up call
         except Exception as e:
-            result.notes[label] = f"failed: {type(e).__name__}: {e}"[:160]
+            result.notes[label] = failure_note(e)
             del variants[label]
     if triad is not None:
         for threads, label in TRIAD.items():

@@ -77,3 +77,10 @@ def test_iree_child_imports_without_graphfuse() -> None:
     env = {"PYTHONPATH": str(Path(run.__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_failure_is_one_line_of_the_table() -> None:
+    """A peer's multi-line compiler diagnostics become one short line."""
+    note = run.failure_note(RuntimeError("iree-compile failed:\n  error: op not legal\n    %0 = torch.aten.x"))
+    assert note.startswith("failed: RuntimeError: iree-compile failed: error: op not legal")
+    assert "\n" not in note and len(note) <= 160
