@@ -94,9 +94,20 @@ def _peel(loop: str) -> str:
             "      }")
 
 
+def _hoist_accumulators(scope: str) -> str:
+    """Transform IR keeping each register tile's accumulator in registers across the loops of ``scope``: the
+    tile read before the loops and written after them, carried through as a loop value."""
+    return (f"      %loops = transform.structured.match ops{{[\"scf.for\"]}} in {scope}"
+            " : (!transform.any_op) -> !transform.any_op\n"
+            "      transform.apply_licm to %loops : !transform.any_op\n"
+            "      transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op")
+
+
 def _with_peels(script: str) -> str:
-    """``script`` with each line ``PEEL <handle>`` written out by :func:`_peel`."""
-    return re.sub(r"^ *PEEL (\S+)$", lambda m: _peel(m.group(1)), script, flags=re.M)
+    """``script`` with each line ``PEEL <handle>`` written out by :func:`_peel` and each line ``HOIST <handle>``
+    by :func:`_hoist_accumulators`."""
+    script = re.sub(r"^ *PEEL (\S+)$", lambda m: _peel(m.group(1)), script, flags=re.M)
+    return re.sub(r"^ *HOIST (\S+)$", lambda m: _hoist_accumulators(m.group(1)), script, flags=re.M)
 
 
 #: Register-tiled matmuls (see :func:`block_contractions`): each ``linalg.matmul`` is cut into row blocks
@@ -236,7 +247,7 @@ _EPILOGUE_SCRIPT = """module attributes {transform.with_named_sequence} {
 #: The static register tiles marked by :func:`_mark_static_tiles` become vector code: the C tile is read once
 #: before the K loop and kept in registers across it (``hoist_loop_invariant_subsets``), each K step is MR
 #: broadcasts of A times one row of B as FMAs (``lower_contraction`` to outer products).
-_VECTORIZE_SCRIPT = """module attributes {transform.with_named_sequence} {
+_VECTORIZE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %tiles = transform.structured.match ops{["linalg.matmul", "linalg.generic"]} attributes{graph.vectorize} in %root
       : (!transform.any_op) -> !transform.any_op
@@ -250,9 +261,7 @@ _VECTORIZE_SCRIPT = """module attributes {transform.with_named_sequence} {
         transform.apply_patterns.vector.transfer_permutation_patterns
         transform.apply_patterns.canonicalization
       } : !transform.any_op
-      %loops = transform.structured.match ops{["scf.for"]} in %block : (!transform.any_op) -> !transform.any_op
-      transform.apply_licm to %loops : !transform.any_op
-      transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
+      HOIST %block
       transform.apply_patterns to %block {
         transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
         transform.apply_patterns.vector.lower_outerproduct
@@ -261,7 +270,7 @@ _VECTORIZE_SCRIPT = """module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
-}"""
+}""")
 
 #: Direct convolutions (graphfuse.lowering.structured_ops._direct_conv, loops n, f, oh, ow, c, kh, kw): tasks
 #: of CR output rows (and one image) across the cores, C's fill fused into them; in a task, tiles of NR output
@@ -298,9 +307,7 @@ _DIRECT_CONV_SCRIPT = _with_peels("""module attributes {transform.with_named_seq
         transform.apply_patterns.vector.transfer_permutation_patterns
         transform.apply_patterns.canonicalization
       } : !transform.any_op
-      %loops = transform.structured.match ops{["scf.for"]} in %rows : (!transform.any_op) -> !transform.any_op
-      transform.apply_licm to %loops : !transform.any_op
-      transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
+      HOIST %rows
     }
     transform.yield
   }
