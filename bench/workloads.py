@@ -254,14 +254,15 @@ def _unary(shape_of: Callable[..., tuple[int, ...]], count: int = 1) -> Callable
 
 
 def _conv_graph(channels: int, size: int) -> Any:
-    b = GraphBuilder("conv3x3_relu")
-    x, w = b.arg((1, channels, size, size)), b.arg((channels, channels, 3, 3))
-    b.ret(b.relu(b.conv2d(x, w, pads=[1, 1, 1, 1])))
+    b = GraphBuilder("conv3x3_bias_relu")
+    x, w, bias = b.arg((1, channels, size, size)), b.arg((channels, channels, 3, 3)), b.arg((channels, 1, 1))
+    b.ret(b.relu(b.add(b.conv2d(x, w, pads=[1, 1, 1, 1]), bias)))
     return b.module
 
 
 def _conv_torch(torch: Any, inputs: list[Any], channels: int, size: int) -> list[Any]:
-    return [torch.relu(torch.nn.functional.conv2d(inputs[0], inputs[1], padding=1))]
+    x, w, bias = inputs
+    return [torch.relu(torch.nn.functional.conv2d(x, w, bias.reshape(-1), padding=1))]
 
 
 # -------------------------------------------------------------------------- real models (bench/models.py)
@@ -424,7 +425,7 @@ WORKLOADS: dict[str, Workload] = {
         ),
         Workload(
             "conv3x3",
-            "conv2d 3x3 + relu",
+            "conv2d 3x3 + bias + relu",
             {
                 "full": {"channels": 64, "size": 56},
                 "small": {"channels": 4, "size": 18},
@@ -432,9 +433,10 @@ WORKLOADS: dict[str, Workload] = {
             },
             _conv_graph,
             lambda rng, channels, size: [_normal(rng, 1, channels, size, size),
-                                         _normal(rng, channels, channels, 3, 3) * np.float32((9 * channels) ** -0.5)],
+                                         _normal(rng, channels, channels, 3, 3) * np.float32((9 * channels) ** -0.5),
+                                         _normal(rng, channels, 1, 1)],
             None,  # numpy op by op is the reference interpreter (im2col with numpy)
-            lambda channels, size: (2 * channels * size * size + 9 * channels * channels) * F32,
+            lambda channels, size: (2 * channels * size * size + 9 * channels * channels + channels) * F32,
             flops=lambda channels, size: 2 * channels * channels * 9 * size * size,
             torch=_conv_torch,
         ),

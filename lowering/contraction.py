@@ -48,6 +48,7 @@ from mlir.dialects.transform import interpreter
 
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.matching import as_operation
 from graphfuse.lowering.host import last_level_cache_bytes, vector_bits
 
 __all__ = ["BLOCK", "block_contractions"]
@@ -748,15 +749,19 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[t
     return parts
 
 
+def _producer(value: ir.Value) -> ir.Operation | None:
+    """The op defining ``value``; None for a block argument."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else as_operation(owner)
+
+
 def _erase_unused_producers(value: ir.Value) -> None:
     """Erase ``value``'s producer when nothing reads it, then the producers of its operands left unread.
 
     Bufferization would still compute them (a transpose of B) or keep them (a weight constant).
     """
-    producer = value.owner
-    if isinstance(producer, ir.OpView):
-        producer = producer.operation
-    if not isinstance(producer, ir.Operation) or producer.name not in _PURE_PRODUCERS:
+    producer = _producer(value)
+    if producer is None or producer.name not in _PURE_PRODUCERS:
         return
     if any(True for result in producer.results for _ in result.uses):
         return
@@ -780,10 +785,8 @@ _PURE_PRODUCERS = frozenset({"linalg.transpose", "tensor.empty", "arith.constant
 
 def _transposed_source(b: ir.Value) -> ir.Value | None:
     """Bt [N, K] when ``b`` is ``linalg.transpose(Bt)`` (a linear layer's weight, stored [out, in]), else None."""
-    producer = b.owner
-    if isinstance(producer, ir.OpView):
-        producer = producer.operation
-    if not isinstance(producer, ir.Operation) or producer.name != "linalg.transpose":
+    producer = _producer(b)
+    if producer is None or producer.name != "linalg.transpose":
         return None
     if list(ir.DenseI64ArrayAttr(producer.attributes["permutation"])) != [1, 0]:
         return None
@@ -793,10 +796,8 @@ def _transposed_source(b: ir.Value) -> ir.Value | None:
 def _constant_panels(b: ir.Value, transposed: bool, column: int, width: int, columns: int) -> ir.Value | None:
     """The panels of :func:`_packed_panels` as a constant when B (``transposed``: Bt [N, K]) is one (a
     model's weight imported as a constant): packed once when compiling, not on every call."""
-    producer = b.owner
-    if isinstance(producer, ir.OpView):
-        producer = producer.operation
-    if not isinstance(producer, ir.Operation) or producer.name != "arith.constant":
+    producer = _producer(b)
+    if producer is None or producer.name != "arith.constant":
         return None
     attr = ir.DenseElementsAttr(producer.attributes["value"])
     element = ir.RankedTensorType(b.type).element_type

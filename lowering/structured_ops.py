@@ -38,7 +38,10 @@ accumulator back to f16/bf16 (``arith.truncf``).
   wrap in their type (the reference's int64 sum narrowed is the same value).
   Two dynamic batch dims are taken to be equal (no runtime broadcasting).
 - ``conv2d``: ``tensor.pad`` with zeros ([top, left, bottom, right] on H and
-  W), then, for groups == 1 with static shapes, im2col + ``linalg.contract``
+  W), then, for f32 with groups == 1, unit strides and dilations, static shapes
+  and output rows of a register tile or wider, one generic reading the padded
+  input directly (``_direct_conv``, scheduled by the runtime), for other
+  groups == 1 convolutions with static shapes im2col + ``linalg.contract``
   (``_conv_as_matmul``), else ``linalg.conv_2d_nchw_fchw`` (groups == 1),
   ``linalg.depthwise_conv_2d_nchw_chw`` (groups == C == O, one filter per
   channel), or ``linalg.conv_2d_ngchw_gfchw`` on the input and weights expanded
@@ -595,10 +598,12 @@ def _conv_as_matmul(
     return linalg.contract(weights, cols, outs=[init], indexing_maps=maps)
 
 
-def _direct_conv_fits(x: ir.Value, rt: ir.RankedTensorType, strides: list[int], dilations: list[int]) -> bool:
+def _direct_conv_fits(
+    x: ir.Value, w: ir.Value, rt: ir.RankedTensorType, strides: list[int], dilations: list[int]
+) -> bool:
     """f32, static shapes, unit strides and dilations, output rows at least one register tile wide."""
-    xt = ir.RankedTensorType(x.type)
-    if not (xt.has_static_shape and rt.has_static_shape and isinstance(rt.element_type, ir.F32Type)):
+    static = all(ir.RankedTensorType(v.type).has_static_shape for v in (x, w)) and rt.has_static_shape
+    if not (static and isinstance(rt.element_type, ir.F32Type)):
         return False
     return strides == [1, 1] and dilations == [1, 1] and rt.shape[3] >= register_tile(vector_bits())[1]
 
@@ -646,7 +651,7 @@ def lower_conv2d(op: ir.Operation) -> bool:
         oh, ow = _spatial_out(xp, rt, kernel, strides, dilations)
         n = _dim(x, 0)
         named = {"strides": strides, "dilations": dilations}
-        if groups == 1 and _direct_conv_fits(xp, rt, strides, dilations):
+        if groups == 1 and _direct_conv_fits(xp, w, rt, strides, dilations):
             r = _direct_conv(xp, w, rt)
         elif groups == 1 and _im2col_fits(xp, w, rt):
             r = _conv_as_matmul(xp, w, rt, kernel, strides, dilations, acc)
