@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test lit pytest lint irdl docs bench bench-models bench-compile bench-peers-setup fuzz onnx-conformance clean
+.PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-compile bench-peers-setup fuzz onnx-conformance clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	@status=0; \
 	$(BIN)/lit $(LIT_OPTS) test || status=1; \
-	$(BIN)/python -m pytest -q test/python || status=1; \
+	$(BIN)/python -m pytest -q -m "not slow" test/python || status=1; \
 	exit $$status
+
+# The cases marked slow (real models unfused, each imported and compiled whole).
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow test/python
 
 lit: $(STAMP)
 	$(BIN)/lit $(LIT_OPTS) test

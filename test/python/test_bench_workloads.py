@@ -12,8 +12,16 @@ from bench.run import torch_reference
 from bench.workloads import WORKLOADS
 
 
-@pytest.mark.parametrize("opt_level", [0, 2])
-@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def _cases() -> list:
+    """(name, opt level) of every workload; a real model unfused is slow (10-15 s each) and left to make test-slow."""
+    return [
+        pytest.param(name, level, marks=[pytest.mark.slow] if WORKLOADS[name].model and level == 0 else [])
+        for name in sorted(WORKLOADS)
+        for level in (0, 2)
+    ]
+
+
+@pytest.mark.parametrize(("name", "opt_level"), _cases())
 def test_workload_numerics(name: str, opt_level: int) -> None:
     workload = WORKLOADS[name]
     if workload.model and (missing := models.available(workload.model)):
