@@ -1,8 +1,9 @@
 """Real models for the bench: the transformers library's own model classes and the bundled ResNet block.
 
-Each is built at a small config with random weights (a fixed seed, no downloads), in eval mode, and fed
-an input the front end can import: ``inputs_embeds`` [1, seq, hidden] for the transformers models (token
-ids need ``aten.embedding``), [1, channels, size, size] for the ResNet block.  transformers is an optional
+Each is built as the examples build it (``examples/transformers_models.py``,
+``examples/resnet_basic_block.py``): a small config with random weights (a fixed seed, no downloads), in
+eval mode, fed an input the front end can import: ``inputs_embeds`` [1, seq, hidden] for the transformers
+models (token ids need ``aten.embedding``), [1, channels, size, size] for the ResNet block.  transformers is an optional
 extra (``pip install -e '.[models]'``); without it the transformers workloads report that they cannot run.
 """
 
@@ -28,54 +29,25 @@ class ModelSpec:
         self.input_shape = input_shape
 
 
-def _last_hidden_state(torch: Any, model: Any, **call: Any) -> Any:
-    """The module returning the HF model's ``last_hidden_state`` for ``inputs_embeds``."""
-
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, embeds: Any) -> Any:
-            return self.model(inputs_embeds=embeds, **call).last_hidden_state
-
-    return LastHiddenState()
-
-
-def _llama(seq: int, hidden: int, layers: int, heads: int, ffn: int) -> Any:
-    import torch
-    from transformers import LlamaConfig, LlamaModel
-
-    config = LlamaConfig(hidden_size=hidden, intermediate_size=ffn, num_hidden_layers=layers,
-                         num_attention_heads=heads, num_key_value_heads=heads, vocab_size=1000,
-                         max_position_embeddings=max(seq, 2048))
-    return _last_hidden_state(torch, LlamaModel(config), use_cache=False)
-
-
-def _bert(seq: int, hidden: int, layers: int, heads: int, ffn: int) -> Any:
-    import torch
-    from transformers import BertConfig, BertModel
-
-    config = BertConfig(hidden_size=hidden, intermediate_size=ffn, num_hidden_layers=layers,
-                        num_attention_heads=heads, vocab_size=1000, max_position_embeddings=max(seq, 512))
-    return _last_hidden_state(torch, BertModel(config, add_pooling_layer=False))
-
-
-def _gpt2(seq: int, hidden: int, layers: int, heads: int, ffn: int) -> Any:
-    import torch
-    from transformers import GPT2Config, GPT2Model
-
-    config = GPT2Config(n_embd=hidden, n_inner=ffn, n_layer=layers, n_head=heads, vocab_size=1000,
-                        n_positions=max(seq, 1024), bos_token_id=0, eos_token_id=0)
-    return _last_hidden_state(torch, GPT2Model(config), use_cache=False)
-
-
-def _resnet_block(size: int, channels: int) -> Any:
-    spec = importlib.util.spec_from_file_location("resnet_basic_block", REPO / "examples" / "resnet_basic_block.py")
+def _example(name: str) -> Any:
+    """The example script ``examples/<name>.py`` as a module (the bench builds its models the same way)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "examples" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    block, _ = example.build(size=size, channels=channels)
+    return example
+
+
+def _transformers_model(kind: str) -> Callable[..., Any]:
+    def factory(seq: int, hidden: int, layers: int, heads: int, ffn: int) -> Any:
+        model, _ = _example("transformers_models").build(kind, seq, hidden, layers, heads, ffn)
+        return model
+
+    return factory
+
+
+def _resnet_block(size: int, channels: int) -> Any:
+    block, _ = _example("resnet_basic_block").build(size=size, channels=channels)
     return block
 
 
@@ -84,9 +56,9 @@ def _tokens(seq: int, hidden: int, **_: int) -> tuple[int, ...]:
 
 
 MODELS: dict[str, ModelSpec] = {
-    "llama": ModelSpec(_llama, _tokens),
-    "bert": ModelSpec(_bert, _tokens),
-    "gpt2": ModelSpec(_gpt2, _tokens),
+    "llama": ModelSpec(_transformers_model("llama"), _tokens),
+    "bert": ModelSpec(_transformers_model("bert"), _tokens),
+    "gpt2": ModelSpec(_transformers_model("gpt2"), _tokens),
     "resnet_block": ModelSpec(_resnet_block, lambda size, channels: (1, channels, size, size)),
 }
 
