@@ -14,8 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 __all__ = ["MODELS", "ModelSpec", "model", "model_flops"]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -89,7 +87,7 @@ def model_flops(name: str, **params: int) -> int:
 
 
 def weight_bytes(name: str, **params: int) -> int:
-    return sum(int(np.prod(p.shape)) * p.element_size() for p in model(name, **params).parameters())
+    return sum(p.numel() * p.element_size() for p in model(name, **params).parameters())
 
 
 def available(name: str) -> str | None:

@@ -258,7 +258,7 @@ def build_variants(
         found["numpy"] = Variant(lambda: numpy_fn(inputs, **params), _as_list)
     elif workload.model is None:  # the reference interpreter evaluates each graph op with numpy
         found["numpy"] = Variant(lambda: run_function(module, inputs), _as_list)
-    # a real model's reference is torch eager (reference_outputs)
+    # a real model's reference is torch eager (torch_reference)
     gf = {O0: (0, machine.THREADS), FUSED: (2, machine.THREADS), ONE_THREAD: (2, 1)}
     for label in labels:
         try:

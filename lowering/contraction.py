@@ -48,7 +48,7 @@ from mlir.dialects.transform import interpreter
 
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.matching import as_operation
+from graphfuse.dialect.matching import producer
 from graphfuse.lowering.host import last_level_cache_bytes, vector_bits
 
 __all__ = ["BLOCK", "block_contractions"]
@@ -636,7 +636,7 @@ def _unfilled(c: ir.Value) -> tuple[ir.Value | None, ir.Value]:
     if fill is None:
         return None, c
     value, dest = fill.operands
-    if not isinstance(dest.owner, ir.Block) and dest.owner.name == "tensor.empty":
+    if producer(dest, "tensor.empty") is not None:
         dest = bufferization.alloc_tensor(c.type, [])
     return value, dest
 
@@ -669,9 +669,7 @@ def _panels(op: ir.Operation) -> int:
 
 def _fill_of(value: ir.Value) -> ir.Operation | None:
     """The ``linalg.fill`` producing ``value``, if one does."""
-    if isinstance(value.owner, ir.Block) or value.owner.name != "linalg.fill":
-        return None
-    return value.owner.operation
+    return producer(value, "linalg.fill")
 
 
 def _depth(op: ir.Operation) -> int:
@@ -749,24 +747,18 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[t
     return parts
 
 
-def _producer(value: ir.Value) -> ir.Operation | None:
-    """The op defining ``value``; None for a block argument."""
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else as_operation(owner)
-
-
 def _erase_unused_producers(value: ir.Value) -> None:
     """Erase ``value``'s producer when nothing reads it, then the producers of its operands left unread.
 
     Bufferization would still compute them (a transpose of B) or keep them (a weight constant).
     """
-    producer = _producer(value)
-    if producer is None or producer.name not in _PURE_PRODUCERS:
+    op = producer(value)
+    if op is None or op.name not in _PURE_PRODUCERS:
         return
-    if any(True for result in producer.results for _ in result.uses):
+    if any(True for result in op.results for _ in result.uses):
         return
-    operands = list(producer.operands)
-    producer.erase()
+    operands = list(op.operands)
+    op.erase()
     for operand in operands:
         _erase_unused_producers(operand)
 
@@ -785,21 +777,19 @@ _PURE_PRODUCERS = frozenset({"linalg.transpose", "tensor.empty", "arith.constant
 
 def _transposed_source(b: ir.Value) -> ir.Value | None:
     """Bt [N, K] when ``b`` is ``linalg.transpose(Bt)`` (a linear layer's weight, stored [out, in]), else None."""
-    producer = _producer(b)
-    if producer is None or producer.name != "linalg.transpose":
+    transpose = producer(b, "linalg.transpose")
+    if transpose is None or list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"])) != [1, 0]:
         return None
-    if list(ir.DenseI64ArrayAttr(producer.attributes["permutation"])) != [1, 0]:
-        return None
-    return producer.operands[0]
+    return transpose.operands[0]
 
 
 def _constant_panels(b: ir.Value, transposed: bool, column: int, width: int, columns: int) -> ir.Value | None:
     """The panels of :func:`_packed_panels` as a constant when B (``transposed``: Bt [N, K]) is one (a
     model's weight imported as a constant): packed once when compiling, not on every call."""
-    producer = _producer(b)
-    if producer is None or producer.name != "arith.constant":
+    constant = producer(b, "arith.constant")
+    if constant is None:
         return None
-    attr = ir.DenseElementsAttr(producer.attributes["value"])
+    attr = ir.DenseElementsAttr(constant.attributes["value"])
     element = ir.RankedTensorType(b.type).element_type
     k = ir.RankedTensorType(b.type).shape[1 if transposed else 0]
     panels_type = ir.RankedTensorType.get([width // columns, k, columns], element)

@@ -49,7 +49,7 @@ from mlir import ir
 from mlir.dialects import arith, tensor
 from mlir.dialects import math as mmath
 
-from graphfuse.dialect.matching import as_operation, nested_ops
+from graphfuse.dialect.matching import as_operation, constant_scalar, nested_ops
 from graphfuse.lowering.common import (
     LOWERINGS,
     PARALLEL,
@@ -310,19 +310,11 @@ MAX_PRODUCT_EXPONENT = 4
 
 
 def _small_integer_exponent(op: ir.Operation) -> int | None:
-    """The exponent of a float ``pow`` when it is a splat constant integer in [1, MAX_PRODUCT_EXPONENT]."""
-    producer = op.operands[1].owner
-    if not isinstance(producer, ir.OpView | ir.Operation):
+    """The exponent of a float ``pow`` when it is a constant integer in [1, MAX_PRODUCT_EXPONENT] (every element)."""
+    exponent = constant_scalar(op.operands[1])
+    if exponent is None or exponent != int(exponent) or not 1 <= exponent <= MAX_PRODUCT_EXPONENT:
         return None
-    producer = producer.operation if isinstance(producer, ir.OpView) else producer
-    if producer.name != "arith.constant":
-        return None
-    value = ir.DenseElementsAttr(producer.attributes["value"]) if isinstance(
-        producer.attributes["value"], ir.DenseElementsAttr) else None
-    if value is None or not value.is_splat:
-        return None
-    exponent = ir.FloatAttr(value.get_splat_value()).value
-    return int(exponent) if exponent == int(exponent) and 1 <= exponent <= MAX_PRODUCT_EXPONENT else None
+    return int(exponent)
 
 
 def _integer_power(x: ir.Value, exponent: int) -> ir.Value:
