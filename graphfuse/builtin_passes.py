@@ -50,6 +50,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "add_rms_norm_fusion": _load("pipelines.fusion.norm", "AddRmsNormFusion"),
     "pattern_fusion_pass": _load("pipelines.fusion.torchair", "PatternFusionPass"),
     "inference_swiglu_fusion": _load("pipelines.fusion.matmul", "InferenceSwigluFusion"),
+    "matmul_weight_concat_fusion": _load("pipelines.fusion.horizontal", "MatmulWeightConcatFusion"),
     "inference_matmul_split_fusion": _load("pipelines.fusion.matmul", "InferenceMatmulSplitFusion"),
     "matmul_elem_biasadd_fusion": _load("pipelines.fusion.matmul", "MatmulElemBiasaddFusion"),
     "MatMulBiasAddFusionPass": _load("pipelines.fusion.matmul", "MatMulBiasAddFusionPass"),

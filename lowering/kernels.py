@@ -3,7 +3,11 @@
 A *kernel* is a private ``func.func`` marked ``graph.kernel``: graph-kernel
 fusion outlines clusters of basic ops that way, and ``outline-fused-ops``
 outlines each fused or compound op (``add_layer_norm``, ``softmax``,
-``matmul_gelu``, ...) left in a caller into a kernel of its own.  After
+``matmul_gelu``, ...) left in a caller into a kernel of its own; with
+``absorb`` (the CPU opt levels) a row or elementwise compound op (softmax, the
+norms, swiglu, ...) takes the lone elementwise ops next to it along (a scale
+before a softmax, a cast after a norm), which would otherwise each be an
+unfused loop nest.  After
 ``graph-to-linalg``, ``fuse-kernel-loops`` fuses the linalg ops *inside each
 kernel* into as few loop nests as possible; ops outside kernels stay one loop
 nest each, which is what an unfused graph costs.  The kernels are then inlined
@@ -26,7 +30,7 @@ from graphfuse.dialect.matching import as_operation, nested_ops, op_id
 from graphfuse.lowering import decompose  # noqa: F401  (registers the decompositions this pass outlines)
 from graphfuse.lowering.common import DECOMPOSITIONS
 from graphfuse.pipelines import log
-from graphfuse.pipelines.graph_kernel.cluster import outline
+from graphfuse.pipelines.graph_kernel.cluster import op_kind, outline
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["DedupeKernelResults", "FuseKernelLoops", "OutlineFusedOps", "is_kernel", "loop_nest_count"]
@@ -36,33 +40,174 @@ def is_kernel(func_op: ir.Operation) -> bool:
     return func_op.name == "func.func" and "graph.kernel" in func_op.attributes
 
 
+#: Compound ops lowered as row or elementwise loop nests, which fuse-kernel-loops fuses with elementwise ops on
+#: their inputs and results; contractions (the matmul forms, flash attention) keep their own schedules.
+ABSORBING_OPS = frozenset({
+    "graph.softmax", "graph.log_softmax", "graph.layer_norm", "graph.rms_norm", "graph.add_layer_norm",
+    "graph.add_rms_norm", "graph.add_rms_norm_cast", "graph.batch_norm", "graph.bias_add", "graph.swiglu",
+    "graph.add_n", "graph.squared_difference",
+})
+#: Most elementwise ops one compound op takes into its kernel.
+MAX_ABSORBED = 32
+
+
 @dataclass(frozen=True)
 class OutlineFusedOps(GraphPass):
     name: ClassVar[str] = "outline-fused-ops"
     summary: ClassVar[str] = "Outline each fused or compound graph op outside a kernel into a kernel of its own"
-    statistics: ClassVar[dict[str, str]] = {"num-outlined": "Number of fused ops outlined as kernels"}
+    statistics: ClassVar[dict[str, str]] = {
+        "num-outlined": "Number of fused ops outlined as kernels",
+        "num-absorbed": "Number of lone elementwise ops moved into a compound op's kernel",
+    }
+    #: off by default: on the NPU, UB fusion's switches decide which elementwise ops share a kernel
+    absorb: bool = option(False, "a row or elementwise compound op's kernel takes the lone elementwise ops next to it")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         funcs = functions(module)
         taken = set(funcs)
+        inliner = _KernelInliner(funcs, Counter(ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+                                                for op in nested_ops(module) if op.name == "func.call"))
         for fn_name, func_op in funcs.items():
-            if is_kernel(func_op) or not func_op.regions[0].blocks:
+            if fn_name in inliner.erased or is_kernel(func_op) or not func_op.regions[0].blocks:
                 continue
-            fused = [
-                as_operation(op)
-                for op in func_op.regions[0].blocks[0].operations
-                if as_operation(op).name in DECOMPOSITIONS
-            ]
+            block = func_op.regions[0].blocks[0]
+            fused = [as_operation(op) for op in block.operations if as_operation(op).name in DECOMPOSITIONS]
+            claimed: set[int] = set()  # ops already moved into a kernel of this function
             anchor = func_op
             for k, op in enumerate(fused):
                 kernel_name = f"{fn_name}_fused_{k}"
                 while kernel_name in taken:
                     kernel_name += "_"
                 taken.add(kernel_name)
+                members = [op]
+                if self.absorb and op.name in ABSORBING_OPS:
+                    inliner.inline_producers(op, block)
+                    members = _with_elementwise_neighbours(op, block, claimed)
+                    context.count("num-absorbed", len(members) - 1)
+                claimed.update(op_id(m) for m in members)
                 where = source_loc(op.location)
-                log.debug(f"outline-fused-ops: {op.name}{f' at {where}' if where else ''} -> @{kernel_name}")
-                anchor = outline(func_op, [op], op.name.removeprefix("graph."), kernel_name, after=anchor)
+                log.debug(f"outline-fused-ops: {op.name}{f' at {where}' if where else ''}"
+                          f"{f' with {len(members) - 1} elementwise op(s)' if len(members) > 1 else ''}"
+                          f" -> @{kernel_name}")
+                anchor = outline(func_op, members, op.name.removeprefix("graph."), kernel_name, after=anchor)
                 context.count("num-outlined")
+
+
+class _KernelInliner:
+    """Inlines the calls of elementwise kernels (graph-kernel fusion's) whose results only a compound op reads.
+
+    Their ops then join the compound op's kernel as its prologue (a scale and a mask added before a softmax:
+    one kernel instead of a kernel writing the scores and another reading them back).  A kernel left without
+    callers is erased; ``erased`` names them.
+    """
+
+    def __init__(self, kernels: dict[str, ir.Operation], calls: Counter[str]):
+        self.kernels = kernels
+        self.calls = calls
+        self.erased: set[str] = set()
+
+    def inline_producers(self, op: ir.Operation, block: ir.Block) -> None:
+        while (call := self._next_producer_call(op, block)) is not None:
+            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            callee = self.kernels[name]
+            body = [as_operation(o) for o in callee.regions[0].blocks[0].operations]
+            values: dict[ir.Value, ir.Value] = dict(zip(callee.regions[0].blocks[0].arguments, call.operands,
+                                                        strict=True))
+            for o in body[:-1]:
+                copy = o.clone(ip=ir.InsertionPoint(call))
+                for k, v in enumerate(o.operands):
+                    copy.operands[k] = values[v]
+                values.update(zip(o.results, copy.results, strict=True))
+            for result, value in zip(call.results, body[-1].operands, strict=True):
+                result.replace_all_uses_with(values[value])
+            call.erase()
+            self.calls[name] -= 1
+            if self.calls[name] == 0:
+                callee.erase()
+                self.erased.add(name)
+
+    def _next_producer_call(self, op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+        """A call in ``block`` of an elementwise kernel of at most MAX_ABSORBED ops whose results only ``op``
+        reads, from ``op``'s operands as they are now (an inlined call is gone), or None."""
+        for operand in op.operands:
+            if isinstance(operand.owner, ir.Block):
+                continue
+            call = as_operation(operand.owner)
+            if call.name != "func.call" or call.block != block:
+                continue
+            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            callee = self.kernels.get(name)
+            if name in self.erased or callee is None or not is_kernel(callee) or not callee.regions[0].blocks:
+                continue
+            ops = [as_operation(o) for o in callee.regions[0].blocks[0].operations][:-1]
+            if len(ops) > MAX_ABSORBED or not all(
+                    o.name == "arith.constant" or (o.name.startswith("graph.") and op_kind(o.name) == "elementwise")
+                    for o in ops):
+                continue
+            if all(op_id(use.owner) == op_id(op) for r in call.results for use in r.uses):
+                return call
+        return None
+
+
+def _lone_elementwise(op: ir.Operation | ir.Block, block: ir.Block, claimed: set[int]) -> bool:
+    """Whether ``op`` is an elementwise graph op directly in ``block`` that no kernel holds."""
+    if isinstance(op, ir.Block):
+        return False
+    op = as_operation(op)
+    return (op.name.startswith("graph.") and op_kind(op.name) == "elementwise"
+            and op_id(op) not in claimed and op.block == block and len(op.results) == 1)
+
+
+def _with_elementwise_neighbours(op: ir.Operation, block: ir.Block, claimed: set[int]) -> list[ir.Operation]:
+    """``op`` and the lone elementwise ops around it that can share its kernel, in program order.
+
+    A producer joins when every use of its result is in the kernel (it is then computed in the kernel's
+    loops instead of a pass of its own); a consumer joins when its result has the shape of the kernel value
+    it reads (no broadcast of a row result back) and its other operands are defined before ``op`` (so the
+    kernel takes them as inputs without a cycle through it).
+    """
+    members = {op_id(op): op}
+    grew = True
+    while grew and len(members) <= MAX_ABSORBED:
+        grew = False
+        for member in list(members.values()):
+            for operand in member.operands:
+                p = operand.owner if isinstance(operand.owner, ir.Block) else as_operation(operand.owner)
+                if (_lone_elementwise(p, block, claimed) and op_id(p) not in members
+                        and all(op_id(_in(use.owner, block)) in members for use in p.results[0].uses)):
+                    members[op_id(p)] = p
+                    grew = True
+            for result in member.results:
+                for use in result.uses:
+                    c = as_operation(use.owner)
+                    if (_lone_elementwise(c, block, claimed) and op_id(c) not in members
+                            and _same_shape(c.results[0].type, result.type)
+                            and all(_defined_before(v, op, members) for v in c.operands)):
+                        members[op_id(c)] = c
+                        grew = True
+    ordered = [m for m in (as_operation(o) for o in block.operations) if op_id(m) in members]
+    return ordered
+
+
+def _same_shape(a: ir.Type, b: ir.Type) -> bool:
+    return (isinstance(a, ir.RankedTensorType) and isinstance(b, ir.RankedTensorType)
+            and ir.RankedTensorType(a).shape == ir.RankedTensorType(b).shape)
+
+
+def _in(op: ir.Operation, block: ir.Block) -> ir.Operation:
+    """``op`` or its ancestor directly in ``block`` (``op`` itself when it is in none)."""
+    op = as_operation(op)
+    while op.block != block and op.parent is not None and op.parent.name != "builtin.module":
+        op = as_operation(op.parent)
+    return op
+
+
+def _defined_before(value: ir.Value, op: ir.Operation, members: dict[int, ir.Operation]) -> bool:
+    """Whether ``value`` comes from the kernel's members, a block argument or an op before ``op``."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return True
+    return op_id(owner) in members or as_operation(owner).is_before_in_block(op)
 
 
 def _fold_unit_expansions(func_op: ir.Operation) -> int:

@@ -25,8 +25,13 @@ DEFAULT_OPT_LEVEL = 2
 
 CLEANUP = "graph-canonicalize,graph-cse,graph-dce"
 #: Basic ops the CPU code generator fuses well that the seed's CPU cluster list leaves out: the comparisons and
-#: logical ops of expanded gelu/erf and of masks (left out, they cut one elementwise chain into several kernels).
-CPU_EXTRA_CLUSTER_OPS = "greater,greater_equal,not_equal,logical_and,logical_or,isfinite,broadcast_to,reduce_min"
+#: logical ops of expanded gelu/erf and of masks, and the elementwise activations the generator lowers as they
+#: are (left out, they cut one elementwise chain into several kernels, or stay a lone loop nest: a Llama MLP's
+#: silu before its product with the up projection).
+CPU_EXTRA_CLUSTER_OPS = (
+    "greater,greater_equal,not_equal,logical_and,logical_or,isfinite,broadcast_to,reduce_min,"
+    "silu,sigmoid,erf,sin,cos,floor,ceil,sign"
+)
 
 Backend = Literal["cpu", "npu"]
 
@@ -49,7 +54,10 @@ def graph_pipeline(opt_level: int, backend: Backend = "cpu") -> str:
     if backend == "npu":
         fusion = f"graph-fusion{{opt-level={min(opt_level, 2)} backend=npu}}"
         kernels = f"graph-kernel-fusion{{opt-level={opt_level} backend=npu}}"
+        outline = "outline-fused-ops"
     else:
         fusion = f"graph-fusion{{opt-level={min(opt_level, 2)}}}"
         kernels = f"graph-kernel-fusion{{opt-level={opt_level} enable-cluster-ops={CPU_EXTRA_CLUSTER_OPS}}}"
-    return f"builtin.module({CLEANUP},{fusion},{kernels},graph-dce,outline-fused-ops)"
+        # the CPU generator fuses a compound op's row loops with the elementwise ops around it
+        outline = "outline-fused-ops{absorb=true}"
+    return f"builtin.module({CLEANUP},{fusion},{kernels},graph-dce,{outline})"

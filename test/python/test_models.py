@@ -190,13 +190,18 @@ REFERENCES = {
 #: pass -> effect_times after CLEANUP then FUSION, per model (docs/passes.md, and why):
 EXPECTED_FUSIONS = {
     # pre-norm: the residual sum x1 feeds ln2 and the last add, so the _ext variant fuses add -> layer_norm;
-    # scores are matmul(q, k, transpose_b) * rsqrt(const) (folded to a constant): V1.
-    "transformer_block": {"FlashAttentionFusionV1": 1, "add_layer_norm_ext_fusion": 1, "matmul_elem_biasadd_fusion": 6},
+    # scores are matmul(q, k, transpose_b) * rsqrt(const) (folded to a constant): V1.  The q, k and v
+    # projections (constant weights of one input) become one product and a split, then a matmul_split; their
+    # biases stay adds on the pieces, the other three linear layers take theirs.
+    "transformer_block": {"FlashAttentionFusionV1": 1, "add_layer_norm_ext_fusion": 1, "matmul_weight_concat_fusion": 1,
+                          "inference_matmul_split_fusion": 1, "matmul_elem_biasadd_fusion": 3},
     # every matmul feeds a bias_add, so relu/gelu/add epilogues never see a matmul (see test_mlp_without_bias)
     "mlp": {"matmul_elem_biasadd_fusion": 3},
     # post-norm: both residual adds feed only their layer_norm.  No flash attention: see test_bert_attention_*.
     # scores divided by sqrt(head_dim), k^T as a transpose merged with the head split by cleanup: V2.
-    "bert_layer": {"FlashAttentionFusionV2": 1, "add_layer_norm_fusion": 2, "matmul_elem_biasadd_fusion": 6},
+    # q, k and v merged as in transformer_block.
+    "bert_layer": {"FlashAttentionFusionV2": 1, "add_layer_norm_fusion": 2, "matmul_weight_concat_fusion": 1,
+                   "inference_matmul_split_fusion": 1, "matmul_elem_biasadd_fusion": 3},
     # swiglu takes the gate_up split before matmul_split runs (graph-fusion's order), so matmul_split fuses
     # only the qkv projection; add_rms_norm takes the first residual add, matmul_add the second.
     "llama_layer": {
@@ -212,9 +217,11 @@ EXPECTED_FUSIONS = {
 
 #: fused ops each fused graph holds (and how many)
 EXPECTED_FUSED_OPS = {
-    "transformer_block": {"graph.flash_attention": 1, "graph.add_layer_norm": 1, "graph.matmul_bias_add": 6},
+    "transformer_block": {"graph.flash_attention": 1, "graph.add_layer_norm": 1, "graph.matmul_bias_add": 3,
+                          "graph.matmul_split": 1},
     "mlp": {"graph.matmul_bias_add": 3},
-    "bert_layer": {"graph.add_layer_norm": 2, "graph.matmul_bias_add": 6, "graph.flash_attention": 1},
+    "bert_layer": {"graph.add_layer_norm": 2, "graph.matmul_bias_add": 3, "graph.matmul_split": 1,
+                   "graph.flash_attention": 1},
     "llama_layer": {
         "graph.flash_attention": 1,
         "graph.add_rms_norm": 1,
