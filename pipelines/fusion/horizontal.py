@@ -105,6 +105,9 @@ class MatmulWeightConcatFusion(FusionPass):
     priority: ClassVar[int] = 195
     summary: ClassVar[str] = "matmuls of one input by constant weights => one matmul by the weights concatenated, split"
     origin: ClassVar[str] = "graphfuse"
+    #: the CPU only: on the NPU the projections' bias adds stay matmul epilogues (matmul_bias_add and UB
+    #: fusion's matmul + elementwise), which the split pieces would lose (more GM traffic, not less)
+    default_backends: ClassVar[frozenset[str]] = frozenset({"cpu"})
     example: ClassVar[str] = """\
 func.func @qkv(%x: tensor<4x3xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x1xf32>) {
   %wq = arith.constant dense<0.5> : tensor<2x3xf32>
