@@ -26,11 +26,11 @@ from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.dialect.interpreter import functions
-from graphfuse.dialect.matching import as_operation, nested_ops, op_id
+from graphfuse.dialect.matching import as_operation, nested_ops, op_id, sig
 from graphfuse.lowering import decompose  # noqa: F401  (registers the decompositions this pass outlines)
 from graphfuse.lowering.common import DECOMPOSITIONS
 from graphfuse.pipelines import log
-from graphfuse.pipelines.graph_kernel.cluster import op_kind, outline
+from graphfuse.pipelines.graph_kernel.cluster import in_block, op_kind, outline
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["DedupeKernelResults", "FuseKernelLoops", "OutlineFusedOps", "is_kernel", "loop_nest_count"]
@@ -174,14 +174,15 @@ def _with_elementwise_neighbours(op: ir.Operation, block: ir.Block, claimed: set
             for operand in member.operands:
                 p = operand.owner if isinstance(operand.owner, ir.Block) else as_operation(operand.owner)
                 if (_lone_elementwise(p, block, claimed) and op_id(p) not in members
-                        and all(op_id(_in(use.owner, block)) in members for use in p.results[0].uses)):
+                        and all(_member(in_block(as_operation(use.owner), block), members)
+                                for use in p.results[0].uses)):
                     members[op_id(p)] = p
                     grew = True
             for result in member.results:
                 for use in result.uses:
                     c = as_operation(use.owner)
                     if (_lone_elementwise(c, block, claimed) and op_id(c) not in members
-                            and _same_shape(c.results[0].type, result.type)
+                            and sig(c.results[0]).shape == sig(result).shape
                             and all(_defined_before(v, op, members) for v in c.operands)):
                         members[op_id(c)] = c
                         grew = True
@@ -189,17 +190,8 @@ def _with_elementwise_neighbours(op: ir.Operation, block: ir.Block, claimed: set
     return ordered
 
 
-def _same_shape(a: ir.Type, b: ir.Type) -> bool:
-    return (isinstance(a, ir.RankedTensorType) and isinstance(b, ir.RankedTensorType)
-            and ir.RankedTensorType(a).shape == ir.RankedTensorType(b).shape)
-
-
-def _in(op: ir.Operation, block: ir.Block) -> ir.Operation:
-    """``op`` or its ancestor directly in ``block`` (``op`` itself when it is in none)."""
-    op = as_operation(op)
-    while op.block != block and op.parent is not None and op.parent.name != "builtin.module":
-        op = as_operation(op.parent)
-    return op
+def _member(op: ir.Operation | None, members: dict[int, ir.Operation]) -> bool:
+    return op is not None and op_id(op) in members
 
 
 def _defined_before(value: ir.Value, op: ir.Operation, members: dict[int, ir.Operation]) -> bool:

@@ -45,10 +45,12 @@ from graphfuse.pipelines.fusion.matmul import transpose_flags
 MAX_MERGED = 8
 
 
-def _constant_weight(op: ir.Operation) -> np.ndarray | None:
-    """B of a matmul when it is a 2-D constant, else None."""
-    array = constant_array(op.operands[1])
-    return array if array is not None and array.ndim == 2 else None
+def _has_constant_weight(op: ir.Operation) -> bool:
+    """Whether B of a matmul is a 2-D dense ``arith.constant``: read from the IR, the weight's values only
+    when a group merges (the driver visits every matmul of a group, and a weight may be megabytes)."""
+    constant = producer(op.operands[1], "arith.constant")
+    return (constant is not None and isinstance(constant.attributes["value"], ir.DenseElementsAttr)
+            and ir.RankedTensorType(op.operands[1].type).rank == 2)
 
 
 def _siblings(op: ir.Operation) -> list[ir.Operation]:
@@ -65,7 +67,7 @@ def _siblings(op: ir.Operation) -> list[ir.Operation]:
             continue
         other = ir.RankedTensorType(user.operands[1].type)
         if (other.rank != 2 or other.element_type != weight_type.element_type
-                or other.shape[k_axis] != weight_type.shape[k_axis] or _constant_weight(user) is None):
+                or other.shape[k_axis] != weight_type.shape[k_axis] or not _has_constant_weight(user)):
             continue
         found.append(user)
     found.sort(key=functools.cmp_to_key(lambda a, b: -1 if a.is_before_in_block(b) else 1))
@@ -74,14 +76,16 @@ def _siblings(op: ir.Operation) -> list[ir.Operation]:
 
 def merge_weights(op: ir.Operation, rw: Any) -> bool | str:
     """matmul(a, w1), ..., matmul(a, wn), each w a constant => split(matmul(a, concat(w1..wn)))."""
-    if _constant_weight(op) is None:
+    if not _has_constant_weight(op):
         return False
     group = _siblings(op)
     if len(group) < 2 or op_id(group[0]) != op_id(op):
         return False  # nothing to merge, or the first of the group merges it
+    weights = [constant_array(m.operands[1]) for m in group]
+    if any(w is None for w in weights):
+        return False  # a constant whose values cannot be read as an array
     flags = transpose_flags(op)
     transposed = bool(flags.get("transpose_b"))
-    weights = [_constant_weight(m) for m in group]
     n_axis = 0 if transposed else 1
     merged = np.concatenate(weights, axis=n_axis)
     loc = fused_location(group)

@@ -281,7 +281,7 @@ class _Clustering:
 # -- outlining -------------------------------------------------------------------------
 
 
-def _in_block(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+def in_block(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
     """``op`` or its ancestor that lies directly in ``block`` (None when it is not inside ``block``)."""
     while op.block != block:
         parent = op.parent
@@ -310,7 +310,7 @@ def _move_dependents_after(call: ir.Operation, outputs: list[ir.Value]) -> None:
     while frontier:
         value = frontier.pop()
         for use in value.uses:
-            user = _in_block(as_operation(use.owner), block)
+            user = in_block(as_operation(use.owner), block)
             if user is None or op_id(user) in seen or not user.is_before_in_block(call):
                 continue
             seen.add(op_id(user))
