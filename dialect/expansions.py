@@ -172,14 +172,16 @@ def static_count(x: TensorSig, axes: Sequence[int]) -> int | None:
 
 
 def sigmoid_f32(b: ExpansionBuilder, x: Value) -> Value:
-    """sigmoid(x) = x >= 0 ? 1 / (1 + e) : e / (1 + e) with e = exp(-|x|): the reference's own steps.
+    """sigmoid(x) = (x >= 0 ? 1 : e) / (1 + e) with e = exp(-|x|): the reference's own steps.
 
-    exp(-|x|) never overflows and each branch divides by 1 + e >= 1, so the
-    result is accurate for every x (1 - sigmoid(x) never cancels).
+    exp(-|x|) never overflows and the division is by 1 + e >= 1, so the
+    result is accurate for every x (1 - sigmoid(x) never cancels).  Choosing
+    the numerator before dividing rounds as the reference's two branches do,
+    with one division instead of two.
     """
     e = b.exp(b.neg(b.abs(x)))
     d = b.add(e, scalar(b, 1.0, x))
-    return b.select(b.greater_equal(x, scalar(b, 0.0, x)), b.div(scalar(b, 1.0, x), d), b.div(e, d))
+    return b.div(b.select(b.greater_equal(x, scalar(b, 0.0, x)), scalar(b, 1.0, x), e), d)
 
 
 # tanh(x) = x + x^3 P(x^2) for |x| < 0.625: a least-squares fit of (tanh(x) - x) / x^3 on Chebyshev nodes in x^2
@@ -338,7 +340,7 @@ def expand_reduce_mean(op: ir.Operation, rw: Any) -> bool:
 
 
 def expand_sigmoid(op: ir.Operation, rw: Any) -> bool:
-    """sigmoid(x) -> select(x >= 0, 1 / (1 + e), e / (1 + e)), e = exp(-|x|).
+    """sigmoid(x) -> select(x >= 0, 1, e) / (1 + e), e = exp(-|x|).
 
     The reference's stable form, op for op: bit-exact in f32, and (through f32
     between casts) in f16/bf16.

@@ -7,7 +7,9 @@ outlines each fused or compound op (``add_layer_norm``, ``softmax``,
 ``absorb`` (the CPU opt levels) a row or elementwise compound op (softmax, the
 norms, swiglu, ...) takes the lone elementwise ops next to it along (a scale
 before a softmax, a cast after a norm), which would otherwise each be an
-unfused loop nest.  After
+unfused loop nest, and a 2-D product (``matmul_bias_add``, ...) the
+elementwise ops on its result (an activation, a residual add), which the
+matmul schedule applies to each block of C.  After
 ``graph-to-linalg``, ``fuse-kernel-loops`` fuses the linalg ops *inside each
 kernel* into as few loop nests as possible; ops outside kernels stay one loop
 nest each, which is what an unfused graph costs.  The kernels are then inlined
@@ -47,6 +49,10 @@ ABSORBING_OPS = frozenset({
     "graph.add_rms_norm", "graph.add_rms_norm_cast", "graph.batch_norm", "graph.bias_add", "graph.swiglu",
     "graph.add_n", "graph.squared_difference",
 })
+#: Fused products whose kernel takes the lone elementwise ops on their 2-D result (an activation, a residual
+#: add), which the CPU lowering applies to each block of C while it is in cache
+#: (graphfuse.lowering.contraction); their inputs' producers stay out (a prologue would run once per block).
+EPILOGUE_OPS = frozenset({"graph.matmul_bias_add", "graph.matmul_add", "graph.matmul_relu", "graph.matmul_gelu"})
 #: Most elementwise ops one compound op takes into its kernel.
 MAX_ABSORBED = 32
 
@@ -60,7 +66,8 @@ class OutlineFusedOps(GraphPass):
         "num-absorbed": "Number of lone elementwise ops moved into a compound op's kernel",
     }
     #: off by default: on the NPU, UB fusion's switches decide which elementwise ops share a kernel
-    absorb: bool = option(False, "a row or elementwise compound op's kernel takes the lone elementwise ops next to it")
+    absorb: bool = option(False, "a row or elementwise compound op's kernel takes the lone elementwise ops next to it, "
+                                 "a 2-D product's kernel its elementwise epilogue")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         funcs = functions(module)
@@ -84,6 +91,10 @@ class OutlineFusedOps(GraphPass):
                     inliner.inline_producers(op, block)
                     members = _with_elementwise_neighbours(op, block, claimed)
                     context.count("num-absorbed", len(members) - 1)
+                elif self.absorb and _takes_epilogue(op):
+                    inliner.inline_consumers(op, block)
+                    members = _with_elementwise_neighbours(op, block, claimed, producers=False)
+                    context.count("num-absorbed", len(members) - 1)
                 claimed.update(op_id(m) for m in members)
                 where = source_loc(op.location)
                 log.debug(f"outline-fused-ops: {op.name}{f' at {where}' if where else ''}"
@@ -94,11 +105,13 @@ class OutlineFusedOps(GraphPass):
 
 
 class _KernelInliner:
-    """Inlines the calls of elementwise kernels (graph-kernel fusion's) whose results only a compound op reads.
+    """Inlines the calls of elementwise kernels (graph-kernel fusion's) whose results only a compound op reads,
+    or that are a product's epilogue.
 
     Their ops then join the compound op's kernel as its prologue (a scale and a mask added before a softmax:
-    one kernel instead of a kernel writing the scores and another reading them back).  A kernel left without
-    callers is erased; ``erased`` names them.
+    one kernel instead of a kernel writing the scores and another reading them back) or the product's
+    epilogue (a gelu applied to each block of C while it is in cache).  A kernel left without callers is
+    erased; ``erased`` names them.
     """
 
     def __init__(self, kernels: dict[str, ir.Operation], calls: Counter[str]):
@@ -108,23 +121,56 @@ class _KernelInliner:
 
     def inline_producers(self, op: ir.Operation, block: ir.Block) -> None:
         while (call := self._next_producer_call(op, block)) is not None:
-            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-            callee = self.kernels[name]
-            body = [as_operation(o) for o in callee.regions[0].blocks[0].operations]
-            values: dict[ir.Value, ir.Value] = dict(zip(callee.regions[0].blocks[0].arguments, call.operands,
-                                                        strict=True))
-            for o in body[:-1]:
-                copy = o.clone(ip=ir.InsertionPoint(call))
-                for k, v in enumerate(o.operands):
-                    copy.operands[k] = values[v]
-                values.update(zip(o.results, copy.results, strict=True))
-            for result, value in zip(call.results, body[-1].operands, strict=True):
-                result.replace_all_uses_with(values[value])
-            call.erase()
-            self.calls[name] -= 1
-            if self.calls[name] == 0:
-                callee.erase()
-                self.erased.add(name)
+            self._inline(call, constants_before=call)
+
+    def inline_consumers(self, op: ir.Operation, block: ir.Block) -> None:
+        """Inline the elementwise kernels that read ``op``'s results and otherwise only values defined before
+        it, and whose every value has the shape of ``op``'s result: they become ``op``'s epilogue.  Their
+        constants go before ``op``, so that the kernel ``op`` is outlined into can take every op along."""
+        shape = sig(op.results[0]).shape
+        epilogue = {op_id(op)}
+        while (call := self._next_consumer_call(op, block, epilogue, shape)) is not None:
+            epilogue.update(op_id(o) for o in self._inline(call, constants_before=op))
+
+    def _inline(self, call: ir.Operation, constants_before: ir.Operation) -> list[ir.Operation]:
+        """Replace ``call`` by copies of its callee's ops (constants before ``constants_before``); the copies."""
+        name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        callee = self.kernels[name]
+        body = [as_operation(o) for o in callee.regions[0].blocks[0].operations]
+        values: dict[ir.Value, ir.Value] = dict(zip(callee.regions[0].blocks[0].arguments, call.operands,
+                                                    strict=True))
+        copies = []
+        for o in body[:-1]:
+            where = constants_before if o.name == "arith.constant" else call
+            copy = o.clone(ip=ir.InsertionPoint(where))
+            for k, v in enumerate(o.operands):
+                copy.operands[k] = values[v]
+            values.update(zip(o.results, copy.results, strict=True))
+            copies.append(copy)
+        for result, value in zip(call.results, body[-1].operands, strict=True):
+            result.replace_all_uses_with(values[value])
+        call.erase()
+        self.calls[name] -= 1
+        if self.calls[name] == 0:
+            callee.erase()
+            self.erased.add(name)
+        return copies
+
+    def _elementwise_callee(self, call: ir.Operation, block: ir.Block) -> list[ir.Operation] | None:
+        """The ops of the elementwise kernel of at most MAX_ABSORBED ops that ``call`` (in ``block``) calls,
+        or None for any other call."""
+        if call.name != "func.call" or call.block != block:
+            return None
+        name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        callee = self.kernels.get(name)
+        if name in self.erased or callee is None or not is_kernel(callee) or not callee.regions[0].blocks:
+            return None
+        ops = [as_operation(o) for o in callee.regions[0].blocks[0].operations][:-1]
+        if len(ops) > MAX_ABSORBED or not all(
+                o.name == "arith.constant" or (o.name.startswith("graph.") and op_kind(o.name) == "elementwise")
+                for o in ops):
+            return None
+        return ops
 
     def _next_producer_call(self, op: ir.Operation, block: ir.Block) -> ir.Operation | None:
         """A call in ``block`` of an elementwise kernel of at most MAX_ABSORBED ops whose results only ``op``
@@ -133,20 +179,34 @@ class _KernelInliner:
             if isinstance(operand.owner, ir.Block):
                 continue
             call = as_operation(operand.owner)
-            if call.name != "func.call" or call.block != block:
-                continue
-            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-            callee = self.kernels.get(name)
-            if name in self.erased or callee is None or not is_kernel(callee) or not callee.regions[0].blocks:
-                continue
-            ops = [as_operation(o) for o in callee.regions[0].blocks[0].operations][:-1]
-            if len(ops) > MAX_ABSORBED or not all(
-                    o.name == "arith.constant" or (o.name.startswith("graph.") and op_kind(o.name) == "elementwise")
-                    for o in ops):
+            if self._elementwise_callee(call, block) is None:
                 continue
             if all(op_id(use.owner) == op_id(op) for r in call.results for use in r.uses):
                 return call
         return None
+
+    def _next_consumer_call(self, op: ir.Operation, block: ir.Block, epilogue: set[int],
+                            shape: tuple[int, ...]) -> ir.Operation | None:
+        """A call in ``block`` of an elementwise kernel reading a result of ``epilogue`` (``op`` and the ops
+        inlined after it so far) whose other operands are defined before ``op`` and whose values all have
+        ``shape``, or None."""
+        for member in [o for o in block.operations if op_id(as_operation(o)) in epilogue]:
+            for result in as_operation(member).results:
+                for use in result.uses:
+                    call = as_operation(use.owner)
+                    ops = self._elementwise_callee(call, block)
+                    if ops is None:
+                        continue
+                    values = [*call.results, *(r for o in ops if o.name != "arith.constant" for r in o.results)]
+                    if (all(sig(v).shape == shape for v in values)
+                            and all(_defined_before(v, op, epilogue) for v in call.operands)):
+                        return call
+        return None
+
+
+def _takes_epilogue(op: ir.Operation) -> bool:
+    """Whether ``op`` is a product of EPILOGUE_OPS with one 2-D result."""
+    return op.name in EPILOGUE_OPS and len(op.results) == 1 and len(sig(op.results[0]).shape) == 2
 
 
 def _lone_elementwise(op: ir.Operation | ir.Block, block: ir.Block, claimed: set[int]) -> bool:
@@ -158,20 +218,21 @@ def _lone_elementwise(op: ir.Operation | ir.Block, block: ir.Block, claimed: set
             and op_id(op) not in claimed and op.block == block and len(op.results) == 1)
 
 
-def _with_elementwise_neighbours(op: ir.Operation, block: ir.Block, claimed: set[int]) -> list[ir.Operation]:
+def _with_elementwise_neighbours(op: ir.Operation, block: ir.Block, claimed: set[int],
+                                producers: bool = True) -> list[ir.Operation]:
     """``op`` and the lone elementwise ops around it that can share its kernel, in program order.
 
-    A producer joins when every use of its result is in the kernel (it is then computed in the kernel's
-    loops instead of a pass of its own); a consumer joins when its result has the shape of the kernel value
-    it reads (no broadcast of a row result back) and its other operands are defined before ``op`` (so the
-    kernel takes them as inputs without a cycle through it).
+    A producer joins (unless ``producers`` is false) when every use of its result is in the kernel (it is
+    then computed in the kernel's loops instead of a pass of its own); a consumer joins when its result has
+    the shape of the kernel value it reads (no broadcast of a row result back) and its other operands are
+    defined before ``op`` (so the kernel takes them as inputs without a cycle through it).
     """
     members = {op_id(op): op}
     grew = True
     while grew and len(members) <= MAX_ABSORBED:
         grew = False
         for member in list(members.values()):
-            for operand in member.operands:
+            for operand in member.operands if producers else ():
                 p = operand.owner if isinstance(operand.owner, ir.Block) else as_operation(operand.owner)
                 if (_lone_elementwise(p, block, claimed) and op_id(p) not in members
                         and all(_member(in_block(as_operation(use.owner), block), members)
@@ -194,12 +255,14 @@ def _member(op: ir.Operation | None, members: dict[int, ir.Operation]) -> bool:
     return op is not None and op_id(op) in members
 
 
-def _defined_before(value: ir.Value, op: ir.Operation, members: dict[int, ir.Operation]) -> bool:
-    """Whether ``value`` comes from the kernel's members, a block argument or an op before ``op``."""
+def _defined_before(value: ir.Value, op: ir.Operation, members: dict[int, ir.Operation] | set[int]) -> bool:
+    """Whether ``value`` comes from the kernel's members, a block argument, a constant (the kernel gets a copy)
+    or an op before ``op``."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         return True
-    return op_id(owner) in members or as_operation(owner).is_before_in_block(op)
+    owner = as_operation(owner)
+    return op_id(owner) in members or owner.name == "arith.constant" or owner.is_before_in_block(op)
 
 
 def _fold_unit_expansions(func_op: ir.Operation) -> int:

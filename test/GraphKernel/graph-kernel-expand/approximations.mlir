@@ -11,7 +11,8 @@
 // CHECK-NEXT:    %[[P:.*]] = "graph.add"(%[[C1]], %[[T]])
 // CHECK-NEXT:    %[[W:.*]] = "graph.mul"(%arg0, %[[P]])
 // CHECK-NEXT:    "graph.abs"(%[[W]])
-// CHECK:         %[[S:.*]] = "graph.select"
+// CHECK:         %[[NUM:.*]] = "graph.select"
+// CHECK-NEXT:    %[[S:.*]] = "graph.div"(%[[NUM]],
 // CHECK-NEXT:    %[[R:.*]] = "graph.mul"(%arg0, %[[S]])
 // CHECK-NEXT:    return %[[R]]
 // CHECK-NOT:     "graph.tanh"

@@ -49,7 +49,7 @@ func.func @squared_difference(%a: tensor<2x1x8xbf16>, %b: tensor<3x1xbf16>) -> t
 
 // -----
 
-// The reference's stable form: e = exp(-|x|) never overflows; x >= 0 ? 1 / (1 + e) : e / (1 + e).
+// The reference's stable form: e = exp(-|x|) never overflows; (x >= 0 ? 1 : e) / (1 + e), one division.
 // CHECK-LABEL: func.func @sigmoid
 // CHECK-NEXT:    %[[ABS:.*]] = "graph.abs"(%arg0)
 // CHECK-NEXT:    %[[NEG:.*]] = "graph.neg"(%[[ABS]])
@@ -58,13 +58,12 @@ func.func @squared_difference(%a: tensor<2x1x8xbf16>, %b: tensor<3x1xbf16>) -> t
 // CHECK-NEXT:    %[[D:.*]] = "graph.add"(%[[E]], %[[ONE]])
 // CHECK-NEXT:    %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-NEXT:    %[[POS:.*]] = "graph.greater_equal"(%arg0, %[[ZERO]]) : (tensor<16xf32>, tensor<f32>) -> tensor<16xi1>
-// CHECK-NEXT:    %[[P:.*]] = "graph.div"(%[[ONE]], %[[D]])
-// CHECK-NEXT:    %[[N:.*]] = "graph.div"(%[[E]], %[[D]])
-// CHECK-NEXT:    %[[R:.*]] = "graph.select"(%[[POS]], %[[P]], %[[N]])
+// CHECK-NEXT:    %[[NUM:.*]] = "graph.select"(%[[POS]], %[[ONE]], %[[E]])
+// CHECK-NEXT:    %[[R:.*]] = "graph.div"(%[[NUM]], %[[D]])
 // CHECK-NEXT:    return %[[R]]
 // LOC-LABEL: func.func @sigmoid
 // LOC-NEXT:      "graph.abs"{{.*}} loc([[L:#loc[0-9]+]])
-// LOC-COUNT-9:   loc([[L]])
+// LOC-COUNT-8:   loc([[L]])
 // LOC-NEXT:      return
 // LOC:         [[L]] = loc({{.*}}:[[# @LINE + 2]]:8)
 func.func @sigmoid(%x: tensor<16xf32>) -> tensor<16xf32> {
@@ -75,7 +74,8 @@ func.func @sigmoid(%x: tensor<16xf32>) -> tensor<16xf32> {
 // -----
 
 // CHECK-LABEL: func.func @silu
-// CHECK:         %[[S:.*]] = "graph.select"
+// CHECK:         %[[NUM:.*]] = "graph.select"
+// CHECK-NEXT:    %[[S:.*]] = "graph.div"(%[[NUM]],
 // CHECK-NEXT:    %[[R:.*]] = "graph.mul"(%arg0, %[[S]])
 // CHECK-NEXT:    return %[[R]]
 func.func @silu(%x: tensor<16xf32>) -> tensor<16xf32> {
@@ -89,12 +89,13 @@ func.func @silu(%x: tensor<16xf32>) -> tensor<16xf32> {
 // CHECK-NEXT:    %[[K:.*]] = arith.constant dense<1.702000e+00> : tensor<f32>
 // CHECK-NEXT:    %[[Y:.*]] = "graph.mul"(%arg0, %[[K]])
 // CHECK-NEXT:    "graph.abs"(%[[Y]])
-// CHECK:         %[[S:.*]] = "graph.select"
+// CHECK:         %[[NUM:.*]] = "graph.select"
+// CHECK-NEXT:    %[[S:.*]] = "graph.div"(%[[NUM]],
 // CHECK-NEXT:    %[[R:.*]] = "graph.mul"(%arg0, %[[S]])
 // CHECK-NEXT:    return %[[R]]
 // LOC-LABEL: func.func @fast_gelu
 // LOC-NEXT:      arith.constant{{.*}} loc([[L:#loc[0-9]+]])
-// LOC-COUNT-12:  loc([[L]])
+// LOC-COUNT-11:  loc([[L]])
 // LOC-NEXT:      return
 // LOC:         [[L]] = loc({{.*}}:[[# @LINE + 2]]:8)
 func.func @fast_gelu(%x: tensor<16xf32>) -> tensor<16xf32> {

@@ -32,7 +32,8 @@ func.func @rms_norm_bf16(%x: tensor<2x8xbf16>, %g: tensor<8xbf16>) -> tensor<2x8
 
 // CHECK-LABEL: func.func @sigmoid_f16
 // CHECK-NEXT:    %[[X:.*]] = "graph.cast"(%arg0) : (tensor<8xf16>) -> tensor<8xf32>
-// CHECK:         %[[S:.*]] = "graph.select"
+// CHECK:         %[[NUM:.*]] = "graph.select"
+// CHECK-NEXT:    %[[S:.*]] = "graph.div"(%[[NUM]],
 // CHECK-NEXT:    %[[Y:.*]] = "graph.cast"(%[[S]]) : (tensor<8xf32>) -> tensor<8xf16>
 // CHECK-NEXT:    return %[[Y]]
 func.func @sigmoid_f16(%x: tensor<8xf16>) -> tensor<8xf16> {

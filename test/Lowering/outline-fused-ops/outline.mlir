@@ -1,13 +1,13 @@
 // outline-fused-ops moves each fused or compound op left in a caller into a private kernel function of its
 // own (graph.kernel), so that the kernel's loops are fused after lowering; a row or elementwise compound op
-// takes the lone elementwise ops next to it into its kernel (absorb, the CPU opt levels' setting); basic ops used
-// elsewhere and ops already inside kernels stay where they are.
+// takes the lone elementwise ops next to it into its kernel, and a 2-D product its epilogue (absorb, the CPU
+// opt levels' setting); basic ops used elsewhere and ops already inside kernels stay where they are.
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(outline-fused-ops{absorb=true})' %s | FileCheck %s
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(outline-fused-ops{absorb=true})' --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // RUN: graphfuse-opt --split-input-file --outline-fused-ops %s | FileCheck %s --check-prefix=ALONE
 // STATS: outline-fused-ops
-// STATS-NEXT: (S) 8 num-outlined
-// STATS-NEXT: (S) 8 num-absorbed
+// STATS-NEXT: (S) 11 num-outlined
+// STATS-NEXT: (S) 11 num-absorbed
 
 // The add before the layer norm is computed in its kernel; the softmax after it is a compound op of its own.
 // CHECK-LABEL: func.func @block
@@ -156,4 +156,72 @@ func.func private @pair_kernel(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<
   %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = "graph.neg"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A 2-D product takes its epilogue: the elementwise kernel reading only its result and earlier values is
+// inlined, and with the lone residual add after it joins the product's kernel (its constant moved before the
+// product); its inputs' producers stay outside.
+// CHECK-LABEL: func.func @matmul_epilogue
+// CHECK-NEXT:    %[[R:.*]] = "graph.relu"(%arg0)
+// CHECK-NEXT:    %[[E:.*]] = call @matmul_epilogue_fused_0(%[[R]], %arg1, %arg2, %arg3)
+// CHECK-NEXT:    return %[[E]]
+// CHECK-NOT:   func.func private @act_kernel
+// CHECK:       func.func private @matmul_epilogue_fused_0
+// CHECK-SAME:    graph.kernel_ops = ["graph.matmul_bias_add", "graph.mul", "graph.tanh", "graph.add"]
+// CHECK-NEXT:    arith.constant dense<5.000000e-01>
+// CHECK-NEXT:    %[[P:.*]] = "graph.matmul_bias_add"(%arg0, %arg1, %arg2)
+// CHECK-NEXT:    %[[M:.*]] = "graph.mul"(%[[P]], %{{.*}})
+// CHECK-NEXT:    %[[T:.*]] = "graph.tanh"(%[[M]])
+// CHECK-NEXT:    "graph.add"(%[[T]], %arg3)
+// ALONE-LABEL: func.func @matmul_epilogue
+// ALONE:         call @act_kernel
+func.func @matmul_epilogue(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %bias: tensor<8xf32>, %res: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = "graph.relu"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.matmul_bias_add"(%0, %w, %bias) : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %2 = call @act_kernel(%1) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = "graph.add"(%2, %res) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %3 : tensor<4x8xf32>
+}
+func.func private @act_kernel(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {graph.kernel, graph.fusion_kind = "elementwise"} {
+  %c = arith.constant dense<0.5> : tensor<f32>
+  %0 = "graph.mul"(%x, %c) : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %1 = "graph.tanh"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// Epilogues kept out: a kernel that also reads a value computed after the product, a kernel that broadcasts
+// the product to a larger shape, and any consumer of a batched (3-D) product.
+// CHECK-LABEL: func.func @matmul_epilogue_kept_apart
+// CHECK-NEXT:    %[[P:.*]] = call @matmul_epilogue_kept_apart_fused_0(%arg0, %arg1, %arg2)
+// CHECK-NEXT:    %[[L:.*]] = "graph.exp"(%arg0)
+// CHECK-NEXT:    %[[A:.*]] = call @late_kernel(%[[P]], %[[L]])
+// CHECK-NEXT:    %[[B:.*]] = call @wide_kernel(%[[P]], %arg3)
+// CHECK-NEXT:    %[[Q:.*]] = call @matmul_epilogue_kept_apart_fused_1(%arg3, %arg4)
+// CHECK-NEXT:    %[[N:.*]] = "graph.neg"(%[[Q]])
+// CHECK-NEXT:    return %[[A]], %[[B]], %[[N]]
+// CHECK:       func.func private @matmul_epilogue_kept_apart_fused_0
+// CHECK-SAME:    graph.kernel_ops = ["graph.matmul_bias_add"]
+// CHECK:       func.func private @matmul_epilogue_kept_apart_fused_1
+// CHECK-SAME:    graph.kernel_ops = ["graph.matmul_add"]
+func.func @matmul_epilogue_kept_apart(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %bias: tensor<8xf32>,
+    %y: tensor<2x4x8xf32>, %w3: tensor<2x8x8xf32>) -> (tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %0 = "graph.matmul_bias_add"(%x, %w, %bias) : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = call @late_kernel(%0, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = call @wide_kernel(%0, %y) : (tensor<4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %4 = "graph.matmul_add"(%y, %w3, %y) : (tensor<2x4x8xf32>, tensor<2x8x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %5 = "graph.neg"(%4) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %2, %3, %5 : tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+func.func private @late_kernel(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {graph.kernel, graph.fusion_kind = "elementwise"} {
+  %0 = "graph.add"(%x, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+func.func private @wide_kernel(%x: tensor<4x8xf32>, %y: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> attributes {graph.kernel, graph.fusion_kind = "elementwise"} {
+  %0 = "graph.add"(%x, %y) : (tensor<4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
 }
