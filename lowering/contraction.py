@@ -24,6 +24,14 @@ statically shaped ``linalg.matmul`` here becomes register tiles:
   are columns short of a last panel (one narrower panel): every tile has a
   size known when compiling, and becomes vector code.
 
+An elementwise epilogue that alone reads the product (a bias, an activation,
+a residual add: :func:`_fusable_epilogue`) is applied to each block of 256
+columns of a task's rows right after the block is computed, while it is in
+L2 (:data:`_EPILOGUE_TILE_SCRIPT`): the block of C is a scratch buffer on the
+stack, and the epilogue's result is written once, instead of C written
+whole and read back by a pass of its own.  Shapes whose blocks would have no
+size known when compiling keep that pass (:func:`_static_blocks_of_c`).
+
 A batched matmul of at most ``MAX_UNROLLED_BATCHES`` batches is one such
 matmul per batch (:func:`_unroll_batches`).  More batches keep the earlier
 form: blocks of 256 x 256 of (j, k) and the loops in (i, k, j) order,
@@ -167,8 +175,8 @@ _OUTER_BLOCKS = """%tb, %bblock = transform.structured.tile_using_for %m tile_si
 #: (j0, i, j1, k) reading A[i, k] and Bp[j0, k, j1] into C viewed as [M, N / NR, NR]; a register tile is one
 #: panel j0, MR rows, the panel's NR columns and one step of K.  TASKS is how the cores share the product
 #: (:func:`block_contractions`): outer blocks of B with row blocks inside, row blocks (B in one outer
-#: block), or tasks of panels (too few rows).  The copy of B into its panels is a transpose
-#: (:func:`_packed_panels`).
+#: block), or tasks of panels (too few rows).  The copy of B into its panels, a transpose
+#: (:func:`_packed_panels`), has a script of its own (:data:`_PACK_SCRIPT`).
 _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.block = GROUP : i64} in %root
@@ -189,6 +197,13 @@ _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_seq
       // written back onto itself, a copy that is erased
       transform.apply_cse to %rows : !transform.any_op
     }
+    transform.yield
+  }
+}""")
+
+#: The copies of B into panels (:func:`_packed_panels`), for every packed schedule.
+_PACK_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %packs = transform.structured.match ops{["linalg.transpose"]} attributes{graph.block} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %packs : !transform.any_op {
@@ -217,6 +232,50 @@ _PACKED_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_seq
       %tiles = transform.structured.match ops{["linalg.transpose"]} in %panels
         : (!transform.any_op) -> !transform.any_op
       transform.structured.vectorize %tiles : !transform.any_op
+    }
+    transform.yield
+  }
+}""")
+
+#: Packed products whose elementwise epilogue (a bias, an activation, a residual add: :func:`_fusable_epilogue`)
+#: is applied to each block of C while it is in cache, instead of a pass over all of C after the product.  The
+#: epilogue (a generic over (i, j0, j1) computing in place on the product's C view) is tiled as the
+#: product is, and the product fused into each of its loops: outer blocks of B (OUTER), tasks across the
+#: cores (TASKS), blocks of PC panels; in a block the product's register tiles, then the epilogue in vectors of
+#: one panel row, reading the block from L2 and writing it once.
+_EPILOGUE_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %eps = transform.structured.match ops{["linalg.generic"]} attributes{graph.epilogue_block = GROUP : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %eps : !transform.any_op {
+    ^bb0(%e: !transform.any_op):
+      %m = transform.get_producer_of_operand %e[C_OPERAND] : (!transform.any_op) -> !transform.any_op
+      FILL
+      OUTER
+      %e1, %tasks = transform.structured.tile_using_forall %e0 tile_sizes TASK_TILES
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %m1, %rows = transform.structured.fuse_into_containing_op %m0 into %tasks
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      TASK_FILL
+      transform.annotate %rows "graph.matmul_tiles" : !transform.any_op
+      %e2, %block = transform.structured.tile_using_for %e1 tile_sizes [0, PC, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %m2, %block2 = transform.structured.fuse_into_containing_op %m1 into %block
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      FUSE_FILL
+      %m3, %depth = transform.structured.tile_using_for %m2 tile_sizes [0, 0, 0, KC]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %m4, %reg:3 = transform.structured.tile_using_for %m3 tile_sizes [1, MR, 0, 1]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      PEEL %reg#1
+      %e3, %vec:2 = transform.structured.tile_using_for %e2 tile_sizes [1, 1, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      // C's block: a slice of an empty tensor becomes an empty tensor of the block's size, a scratch buffer
+      transform.apply_patterns to %rows {
+        transform.apply_patterns.tensor.fold_tensor_empty
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      transform.apply_cse to %rows : !transform.any_op
     }
     transform.yield
   }
@@ -503,10 +562,13 @@ class _Schedule(NamedTuple):
     by_panels: bool  # the cores share panels of B (too few row blocks), else row blocks
     outer: bool  # B takes several outer blocks (outer_panels)
     filled: bool  # C's init is a fill, fused into the tasks
+    #: when each block of C gets an elementwise epilogue (_EPILOGUE_TILE_SCRIPT): the epilogue's operand that is C
+    epilogue_operand: int | None
 
 
-def block_contractions(module: ir.Module) -> None:
-    """Tile and reorder every statically shaped matmul of ``module``, other contractions made matmuls first."""
+def block_contractions(module: ir.Module, threads: int = 1) -> None:
+    """Tile and reorder every statically shaped matmul of ``module``, other contractions made matmuls first;
+    the row blocks are sized for ``threads`` threads (:func:`row_block`)."""
     schedule_direct_convs(module)
     general: list[ir.Operation] = []
 
@@ -530,36 +592,50 @@ def block_contractions(module: ir.Module) -> None:
         op.attributes["graph.block"] = ir.UnitAttr.get()
     matmuls = [op for op in named if op.name == "linalg.matmul"]
     mr, nr = register_tile(vector_bits())
+    parts = []
     for op in matmuls:
-        for user in _elementwise_epilogues(op):
-            user.attributes["graph.epilogue"] = ir.UnitAttr.get()
-    parts = [part for op in matmuls for part in _register_tile_parts(op, mr, nr)]
-    groups: dict[_Schedule, list[ir.Operation]] = {}
-    for op, packed in parts:
-        rows_per_block = row_block(_rows(op), mr)
-        by_panels = packed and _shared_by_panels(_rows(op), _panels(op), rows_per_block)
+        epilogue = _fusable_epilogue(op) if _static_blocks_of_c(op, mr, nr, threads) else None
+        if epilogue is None:
+            for user in _elementwise_epilogues(op):
+                user.attributes["graph.epilogue"] = ir.UnitAttr.get()
+        parts += _register_tile_parts(op, mr, nr, threads, epilogue)
+    groups: dict[_Schedule, list[tuple[ir.Operation, ir.Operation | None]]] = {}
+    for op, packed, epilogue in parts:
+        rows_per_block = row_block(_rows(op), mr, threads)
+        by_panels = packed and _shared_by_panels(_rows(op), _panels(op), mr)
         outer = packed and not by_panels and _panels(op) > outer_panels(_depth(op), nr)
         filled = packed and _fill_of(op.operands[2]) is not None
-        groups.setdefault(_Schedule(rows_per_block, _depth(op), packed, by_panels, outer, filled), []).append(op)
+        operand = None if epilogue is None else [v.owner for v in epilogue.operands].index(op)
+        schedule = _Schedule(rows_per_block, _depth(op), packed, by_panels, outer, filled, operand)
+        groups.setdefault(schedule, []).append((op, epilogue))
     # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
     # it tiles, and the Python handles of those would then point at erased operations.
     i64 = ir.IntegerType.get_signless(64)
     for group, ops in enumerate(groups.values()):
-        for op in ops:
+        for op, epilogue in ops:
             op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
-    for group, (rows_per_block, depth, packed, by_panels, outer, filled) in enumerate(groups):
-        script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT  # one schedule per group
-        if by_panels:
-            tasks = _tasks("[PT, 0, 0, 0]", filled)
+            if epilogue is not None:
+                epilogue.attributes["graph.epilogue_block"] = ir.IntegerAttr.get(i64, group)
+    for group, (rows_per_block, depth, packed, by_panels, outer, filled, operand) in enumerate(groups):
+        if operand is not None:
+            script = _epilogue_tile_script(by_panels, outer, filled)
         else:
-            tasks = _OUTER_BLOCKS if outer else _tasks("[0, MC, 0, 0]", filled)
-        script = script.replace("TASKS", tasks)
+            script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT  # one schedule per group
+            if by_panels:
+                tasks = _tasks("[PT, 0, 0, 0]", filled)
+            else:
+                tasks = _OUTER_BLOCKS if outer else _tasks("[0, MC, 0, 0]", filled)
+            script = script.replace("TASKS", tasks)
         sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "PT": PANEL_TASK,
                  "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS,
-                 "TK": PACK_DEPTH}
+                 "TK": PACK_DEPTH, "C_OPERAND": operand}
         for name, size in sizes.items():
             script = re.sub(rf"\b{name}\b", str(size), script)
         _apply(module, script, "tiling matmuls")
+    if any(schedule.packed for schedule in groups):
+        packs = re.sub(r"\bTK\b", str(PACK_DEPTH), re.sub(r"\bPACK_PANELS\b", str(PACK_PANELS), _PACK_SCRIPT))
+        _apply(module, packs, "tiling the copies of B into panels")
+    _erase_fused_products(module)
     _erase_unused_fills(module)
     epilogues = re.sub(r"\bEC\b", str(nr), re.sub(r"\bER\b", str(EPILOGUE_ROWS), _EPILOGUE_SCRIPT))
     _apply(module, _with_peels(epilogues), "tiling matmul epilogues")
@@ -567,6 +643,37 @@ def block_contractions(module: ir.Module) -> None:
         _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
     _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
     _clear_marks(module)
+
+
+def _epilogue_tile_script(by_panels: bool, outer: bool, filled: bool) -> str:
+    """:data:`_EPILOGUE_TILE_SCRIPT` for one group: tasks of panels or of rows, outer blocks of B or not, C's
+    fill fused into each block of PC panels or not (through each loop around it, outermost first)."""
+    def fuse(producer: str, into: str, fused: str, loop: str) -> str:
+        return (f"%{fused}, %{loop} = transform.structured.fuse_into_containing_op %{producer} into %{into}\n"
+                "        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)")
+
+    fill = "%fill = transform.get_producer_of_operand %m[2] : (!transform.any_op) -> !transform.any_op"
+    outer_blocks = ("%e0, %bblock = transform.structured.tile_using_for %e tile_sizes [0, OP, 0]\n"
+                    "        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n      "
+                    + fuse("m", "bblock", "m0", "bblock2"))
+    outer_fold = ("transform.apply_patterns to %bblock {\n"
+                  "        transform.apply_patterns.tensor.fold_tensor_empty\n"
+                  "      } : !transform.any_op")
+    fills = ["fill", "fill0", "fill1"] if outer else ["fill", "fill1"]
+    pieces = {
+        "FILL": fill if filled else "",
+        "OUTER": outer_blocks + ("\n      " + fuse("fill", "bblock2", "fill0", "bblock3") if filled else "")
+        + "\n      " + outer_fold if outer else "",
+        "TASK_FILL": fuse(fills[-2], "rows", "fill1", "rows1") if filled else "",
+        "FUSE_FILL": fuse("fill1", "block2", "filled", "block3") if filled else "",
+        "TASK_TILES": "[0, PT, 0]" if by_panels else "[MC, 0, 0]",
+    }
+    script = _EPILOGUE_TILE_SCRIPT
+    if not outer:
+        script = script.replace("%e0", "%e").replace("%m0", "%m")
+    for name, text in pieces.items():
+        script = script.replace(f"      {name}\n", f"      {text}\n" if text else "")
+    return script.replace("TASK_TILES", pieces["TASK_TILES"])
 
 
 def schedule_direct_convs(module: ir.Module) -> None:
@@ -653,13 +760,14 @@ def _rows(op: ir.Operation) -> int:
     return ir.RankedTensorType(op.operands[0].type).shape[0]
 
 
-def _shared_by_panels(rows: int, panels: int, rows_per_block: int) -> bool:
+def _shared_by_panels(rows: int, panels: int, tile_rows: int) -> bool:
     """Whether a packed product's tasks are panels of B rather than row blocks: too few row blocks to share.
 
     A convolution's product has as many rows as filters (64 against 3136 columns at 56x56), a token's
     linear layer one.  The rows of a task are then all the rows, with a peeled rest: no second product.
+    Counted in blocks of the default size (``ROW_BLOCK_TILES`` tiles), whatever size :func:`row_block` picks.
     """
-    return rows < MIN_ROW_TASKS * rows_per_block and panels >= 2 * PANEL_TASK
+    return rows < MIN_ROW_TASKS * tile_rows * ROW_BLOCK_TILES and panels >= 2 * PANEL_TASK
 
 
 def _panels(op: ir.Operation) -> int:
@@ -690,8 +798,10 @@ def outer_panels(depth: int, panel: int) -> int:
     return max(1, budget // (depth * panel * 4) // cache_panels) * cache_panels
 
 
-def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[tuple[ir.Operation, bool]]:
-    """Replace ``op`` (a static ``linalg.matmul``) by the ops the schedules tile: [(op, whether B is packed)].
+def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: int,
+                         epilogue: ir.Operation | None = None) -> list[tuple[ir.Operation, bool, ir.Operation | None]]:
+    """Replace ``op`` (a static ``linalg.matmul``) by the ops the schedules tile: [(op, whether B is packed, the
+    part's epilogue or None)].
 
     - B is packed into panels of ``panel`` columns when it is f32: a register tile reads one row of B per
       step of K, and in B as it is those rows are N floats apart, so the K rows of a block fall on the same
@@ -704,6 +814,9 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[t
       rows, then the rest as one block of its own, so that every block and every register tile of
       either has a size known when compiling (a block of the rest's size in a loop of full blocks would
       make every tile's size dynamic, and its last tile scalar code).
+    - ``epilogue`` (:func:`_fusable_epilogue`, packed products only) is applied to each part
+      (:func:`_epilogue_on_part`), whose C is then a tensor of its own (a scratch block once tiled), and
+      replaced by the parts' results; the parts are then built where it was, after every value it reads.
     """
     a, b, c = op.operands
     types = [ir.RankedTensorType(v.type) for v in (a, b, c)]
@@ -711,36 +824,50 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int) -> list[t
     packed = all(isinstance(t.element_type, ir.F32Type) for t in types)
     whole = n - n % panel if packed else n
     column_ranges = [(start, width) for start, width in ((0, whole), (whole, n - whole)) if width]
-    block = row_block(m, tile_rows)
-    parts: list[tuple[ir.Operation, bool]] = []
+    parts: list[tuple[ir.Operation, bool, ir.Operation | None]] = []
     element = types[2].element_type
-    with op.location, ir.InsertionPoint(op):
+    epilogue = epilogue if packed else None
+    with op.location, ir.InsertionPoint(epilogue or op):
         # a filled C: each product fills its own part, in its row blocks where the part is in cache, instead
         # of one pass over all of C before
         fill_value, result = _unfilled(c) if packed else (None, c)
         filled = fill_value is not None
+        if epilogue is not None:  # the parts' epilogues write the epilogue's result; each product a C of its own
+            result = epilogue.operands[len(epilogue.operands) - 1]
+            if producer(result, "tensor.empty") is not None:  # one buffer for the parts (see _unfilled)
+                result = bufferization.alloc_tensor(result.type, [])
         for column, width in column_ranges:
             columns = panel if width % panel == 0 else width
             if packed:
                 rhs = _packed_panels(b, column, width, columns)
             else:
                 rhs = b if width == n else _slice(b, [0, column], [k, width])
-            rest = m % block if m > block and not (packed and _shared_by_panels(m, width // columns, block)) else 0
-            row_ranges = [(0, m - rest), (m - rest, rest)] if rest else [(0, m)]
-            for row, size in row_ranges:
+            for row, size in _row_ranges(m, width // columns, tile_rows, threads, packed):
                 lhs = a if size == m else _slice(a, [row, 0], [size, k])
                 dest = _slice(result, [row, column], [size, width]) if (size, width) != (m, n) else result
                 if packed:
                     dest = _split_columns(dest, columns)
+                out = dest
+                if epilogue is not None:  # C is a scratch tensor; each block of it is filled, used and dropped
+                    dest = tensor.empty([size, width // columns, columns], element)
                 if filled:
                     dest = linalg.fill(fill_value, outs=[dest])
                 product = _packed_product(lhs, rhs, dest) if packed else linalg.matmul(lhs, rhs, outs=[dest])
-                parts.append((product.owner, packed))
+                product_op, part_epilogue = product.owner, None
+                if epilogue is not None:
+                    product = _epilogue_on_part(epilogue, op.results[0], product, out, (row, size),
+                                                (column, width), columns)
+                    part_epilogue = product.owner
+                parts.append((product_op, packed, part_epilogue))
                 if packed:
                     product = tensor.collapse_shape(ir.RankedTensorType.get([size, width], element), product,
                                                     [[0], [1, 2]])
                 result = product if (size, width) == (m, n) else _insert(product, result, [row, column])
-    op.results[0].replace_all_uses_with(result)
+    if epilogue is not None:
+        epilogue.results[0].replace_all_uses_with(result)
+        epilogue.erase()
+    else:
+        op.results[0].replace_all_uses_with(result)
     op.erase()
     if packed:
         _erase_unused_producers(b)  # the panels were copied from B's source, or are a constant of their own
@@ -858,19 +985,134 @@ def _packed_product(a: ir.Value, packed_b: ir.Value, c_view: ir.Value) -> ir.Val
     return generic.results[0]
 
 
-def row_block(rows: int, tile_rows: int) -> int:
-    """Rows of C per ``scf.forall`` iteration: ``ROW_BLOCK_TILES`` register tiles, or fewer that divide ``rows``.
+def _fusable_epilogue(matmul: ir.Operation) -> ir.Operation | None:
+    """The elementwise generic that is the only reader of f32 ``matmul``'s result, when the packed schedule can
+    apply it to each block of C (:data:`_EPILOGUE_TILE_SCRIPT`), else None.
 
-    A block size that divides the rows needs no second product for the rest (:func:`_register_tile_parts`):
-    the largest such multiple of the tile down to half the default is taken, else the default.
+    It reads the product once, through an identity map, and its other inputs by projections of (i, j):
+    [M, N] (a residual), [N] (a bias), [M] or a scalar; its one f32 result does not read its init.
+    """
+    uses = list(matmul.results[0].uses)
+    if len(uses) != 1 or uses[0].owner not in _elementwise_epilogues(matmul):
+        return None
+    user = uses[0].owner
+    if not isinstance(ir.RankedTensorType(user.results[0].type).element_type, ir.F32Type):
+        return None
+    body = user.regions[0].blocks[0]
+    if any(True for _ in body.arguments[len(body.arguments) - 1].uses):
+        return None
+    inputs = list(user.operands)[:-1]
+    if sum(1 for v in inputs if v == matmul.results[0]) != 1 or not all(
+            isinstance(v.type, ir.RankedTensorType) for v in inputs):
+        return None
+    for value, attr in zip(inputs, list(ir.ArrayAttr(user.attributes["indexing_maps"]))[:-1], strict=True):
+        dims = _map_dims(attr)
+        if dims is None or dims not in ((0, 1), (1,), (0,), ()) or (value == matmul.results[0] and dims != (0, 1)):
+            return None
+    return user
+
+
+def _row_ranges(rows: int, panels: int, tile_rows: int, threads: int, packed: bool) -> list[tuple[int, int]]:
+    """(first row, rows) of a product's parts (:func:`_register_tile_parts`): whole row blocks, then the rest,
+    unless the product is shared out by panels (:func:`_shared_by_panels`), which keeps all rows together."""
+    block = row_block(rows, tile_rows, threads)
+    rest = rows % block if rows > block and not (packed and _shared_by_panels(rows, panels, tile_rows)) else 0
+    return [(0, rows - rest), (rows - rest, rest)] if rest else [(0, rows)]
+
+
+def _static_blocks_of_c(matmul: ir.Operation, tile_rows: int, panel: int, threads: int) -> bool:
+    """Whether every block of C the packed schedules give ``matmul``'s parts (outer blocks, tasks, blocks of PC
+    panels) has a size known when compiling: an epilogue applied to each block then computes the block in a
+    scratch buffer of its own (a dynamic one could not be allocated in the loop)."""
+    (m, k), n = ir.RankedTensorType(matmul.operands[0].type).shape, ir.RankedTensorType(matmul.results[0].type).shape[1]
+    if n % panel:
+        return False  # a narrower last panel: a part of its own, not worth a schedule here
+    panels, cache_panels = n // panel, max(1, BLOCK // panel)
+
+    def even(total: int, tile: int) -> bool:
+        return total % tile == 0 or total <= tile
+
+    for _, rows in _row_ranges(m, panels, tile_rows, threads, packed=True):
+        if _shared_by_panels(rows, panels, tile_rows):
+            ok = even(panels, PANEL_TASK) and even(PANEL_TASK, cache_panels)
+        elif panels > outer_panels(k, panel):
+            ok = even(panels, outer_panels(k, panel))
+        else:
+            ok = even(panels, cache_panels)
+        if not ok:
+            return False
+    return True
+
+
+def _epilogue_on_part(epilogue: ir.Operation, source: ir.Value, product: ir.Value, out: ir.Value,
+                      rows: tuple[int, int], columns: tuple[int, int], panel: int) -> ir.Value:
+    """``epilogue`` (reading the product ``source``) applied to ``product``, the part [rows, columns] of C
+    viewed as [rows, columns / panel, panel], into ``out`` (the same part of the epilogue's result): a
+    generic over (i, j0, j1) reading the product and slices of the epilogue's other inputs."""
+    (row, size), (column, width) = rows, columns
+    maps = list(ir.ArrayAttr(epilogue.attributes["indexing_maps"]))
+    body = epilogue.regions[0].blocks[0]
+    inputs: list[ir.Value] = []
+    input_maps: list[ir.AffineMap] = []
+    split = [width // panel, panel]
+    d = [ir.AffineDimExpr.get(k) for k in range(3)]
+    arguments: list[int] = []  # the body argument each new input stands for (the output's is unused)
+    for k, (value, attr) in enumerate(zip(list(epilogue.operands)[:-1], maps[:-1], strict=True)):
+        dims = _map_dims(attr)
+        element = ir.RankedTensorType(value.type).element_type
+        if value == source:
+            value, exprs = product, d
+        elif dims == (0, 1):
+            part = _slice(value, [row, column], [size, width])
+            value = tensor.expand_shape(ir.RankedTensorType.get([size, *split], element), part, [[0], [1, 2]], [],
+                                        [size, *split])
+            exprs = d
+        elif dims == (1,):
+            part = _slice(value, [column], [width])
+            value = tensor.expand_shape(ir.RankedTensorType.get(split, element), part, [[0, 1]], [], split)
+            exprs = d[1:]
+        elif dims == (0,):
+            value, exprs = _slice(value, [row], [size]), d[:1]
+        else:
+            exprs = []
+        inputs.append(value)
+        input_maps.append(ir.AffineMap.get(3, 0, exprs))
+        arguments.append(k)
+    identity = ir.AffineMap.get(3, 0, d)
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    generic = linalg.GenericOp([out.type], inputs, [out],
+                               ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in [*input_maps, identity]]),
+                               ir.ArrayAttr.get([parallel] * 3))
+    new_body = generic.regions[0].blocks.append(*[ir.RankedTensorType(v.type).element_type for v in [*inputs, out]])
+    values = {body.arguments[k]: new_body.arguments[n] for n, k in enumerate(arguments)}
+    values[body.arguments[len(arguments)]] = new_body.arguments[len(arguments)]
+    for op in body.operations:
+        copy = op.operation.clone(ip=ir.InsertionPoint(new_body))
+        for k, operand in enumerate(op.operands):
+            if operand in values:
+                copy.operands[k] = values[operand]
+        values.update(zip(op.results, copy.results, strict=True))
+    return generic.results[0]
+
+
+def row_block(rows: int, tile_rows: int, threads: int = 1) -> int:
+    """Rows of C per ``scf.forall`` iteration: between half and all of ``ROW_BLOCK_TILES`` register tiles.
+
+    The size is the one whose busiest thread (each thread a share of the row blocks, the static schedule)
+    computes the fewest rows, counting its share of the rest rows (a product of their own,
+    :func:`_register_tile_parts`) and a tile's worth more for that product's extra pass over B; the largest
+    such size.  On one thread that is the largest size dividing ``rows``, else the default.  On two, 1024 rows
+    are 24 blocks of 42 (12 each) rather than 21 of 48 (11 against 10).
     """
     default = tile_rows * ROW_BLOCK_TILES
     if rows <= default:
         return rows
-    for tiles in range(ROW_BLOCK_TILES, ROW_BLOCK_TILES // 2 - 1, -1):
-        if rows % (tile_rows * tiles) == 0:
-            return tile_rows * tiles
-    return default
+
+    def busiest(block: int) -> int:
+        blocks, rest = divmod(rows, block)
+        return -(-blocks // threads) * block + (-(-rest // threads) + tile_rows if rest else 0)
+
+    return min((tile_rows * tiles for tiles in range(ROW_BLOCK_TILES, ROW_BLOCK_TILES // 2 - 1, -1)), key=busiest)
 
 
 def register_tile(bits: int) -> tuple[int, int]:
@@ -932,6 +1174,23 @@ def _elementwise_epilogues(matmul: ir.Operation) -> list[ir.Operation]:
     return found
 
 
+def _erase_fused_products(module: ir.Module) -> None:
+    """Erase the products left unread once fused into their epilogue's loops (:data:`_EPILOGUE_TILE_SCRIPT`):
+    fusion computes each block inside the loops and leaves the whole product where it was, which
+    bufferization would still compute, unscheduled."""
+    unused: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if (op.name == "linalg.generic" and "graph.block" in op.attributes
+                and not any(True for r in op.results for _ in r.uses)):
+            unused.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in unused:
+        op.erase()
+
+
 def _erase_unused_fills(module: ir.Module) -> None:
     """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks).
 
@@ -951,7 +1210,8 @@ def _erase_unused_fills(module: ir.Module) -> None:
 
 def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
-        for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue", "graph.pack_transposed"):
+        for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue", "graph.pack_transposed",
+                     "graph.epilogue_block"):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

@@ -581,7 +581,7 @@ def _lower(text: str, entry: str, threads: int, streaming: int | None = None
         if any(o.name.startswith("graph.") for o in nested_ops(module)):
             raise GraphfuseError("compile_linalg expects linalg/tensor/arith/math IR; lower graph ops first")
         inputs, outputs = _to_dps(module, entry)
-        block_contractions(module)
+        block_contractions(module, threads)
         # drop-equivalent-buffer-results leaves public functions alone: hide the entry while it runs
         func = _find_func(module, entry)
         visibility = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
@@ -912,7 +912,7 @@ def _split_shared_empties(module: ir.Module) -> None:
 
 
 #: Buffers allocated inside a loop body up to this size go on the stack (see stack_loop_buffers).
-STACK_BUFFER_MAX_BYTES = 64 << 10
+STACK_BUFFER_MAX_BYTES = 256 << 10
 _LOOPS = frozenset({"scf.for", "scf.forall", "scf.parallel", "scf.while"})
 
 

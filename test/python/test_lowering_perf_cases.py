@@ -362,6 +362,83 @@ def test_bias_after_a_matmul_runs_across_the_cores_in_vectors() -> None:
     assert_close(x.astype(np.float64) @ y + z, got.astype(np.float64), "f32")
 
 
+def _matmul_epilogue_module(m: int, k: int, n: int, reads_product_twice: bool = False) -> str:
+    """C = A @ B, then gelu-like tanh(C + bias) * C + residual in one generic (the product read once, or twice)."""
+    a, b, c = f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>", f"tensor<{m}x{n}xf32>"
+    product_inputs = "%p, %p, %bias, %res" if reads_product_twice else "%p, %bias, %res"
+    product_types = f"{c}, {c}, tensor<{n}xf32>, {c}" if reads_product_twice else f"{c}, tensor<{n}xf32>, {c}"
+    maps = "#id, #id, #row, #id, #id" if reads_product_twice else "#id, #row, #id, #id"
+    names = ["%x", *(["%x2"] if reads_product_twice else []), "%y", "%r", "%o"]
+    arguments = ", ".join(f"{name}: f32" for name in names)
+    second = "%x2" if reads_product_twice else "%x"
+    return (
+        "#id = affine_map<(d0, d1) -> (d0, d1)>\n#row = affine_map<(d0, d1) -> (d1)>\n"
+        f"func.func @f(%a: {a}, %b: {b}, %bias: tensor<{n}xf32>, %res: {c}) -> {c} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {c}\n"
+        f"  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        f"  %p = linalg.matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
+        f"  %q = linalg.generic {{indexing_maps = [{maps}], iterator_types = [\"parallel\", \"parallel\"]}}"
+        f" ins({product_inputs} : {product_types}) outs(%e : {c}) {{\n"
+        f"  ^bb0({arguments}):\n"
+        "    %s = arith.addf %x, %y : f32\n    %t = math.tanh %s : f32\n"
+        f"    %u = arith.mulf %t, {second} : f32\n    %v = arith.addf %u, %r : f32\n    linalg.yield %v : f32\n  }}"
+        f" -> {c}\n  return %q : {c}\n}}"
+    )
+
+
+@pytest.mark.parametrize(("m", "k", "n"), [(96, 40, 512), (300, 64, 256), (1030, 64, 512)])
+def test_epilogue_runs_on_each_block_of_c(m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An elementwise epilogue reading the product once is applied to each block of C in the product's tasks
+    (tasks of panels for 96 rows, of 30 rows for 300; outer blocks of B and a rest of 22 rows for 1030 with a
+    small cache): no pass over C of its own, C computed in a scratch block, the epilogue's result written once."""
+    monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
+    if m > 1000:  # two outer blocks of B
+        monkeypatch.setattr(contraction, "last_level_cache_bytes", lambda: 8 * 64 * 16 * 4 * 16)
+    runtime.clear_cache()
+    tiled, compiled = _tiled_and_compiled(_matmul_epilogue_module(m, k, n))
+    # one parallel loop nest for the product and its epilogue (plus the copy of B into panels), no epilogue
+    # task of its own, no whole-size product left, every op vector code
+    assert tiled.count("scf.forall (") == 2 + (m > 1000), tiled
+    assert "linalg.generic" not in tiled and "linalg.matmul" not in tiled, tiled
+    assert re.search(r"math.tanh %\S+ : vector<1x1x16xf32>", tiled), tiled
+    # the only buffer besides the output is B's panels: C is a scratch block on the stack
+    assert sum(w.nbytes for w in compiled.workspace) <= 4 * k * n + 2 * 64, compiled.workspace
+    rng = np.random.default_rng(m)
+    x, y, bias, res = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,), (m, n)))
+    (got,) = compiled(x, y, bias, res)
+    product = x.astype(np.float64) @ y
+    assert_close(np.tanh(product + bias) * product + res, got.astype(np.float64), "f32")
+    runtime.clear_cache()
+
+
+@pytest.mark.parametrize(("m", "k", "n", "twice"), [(96, 40, 120, False), (96, 40, 128, True)])
+def test_epilogue_keeps_its_own_pass(m: int, k: int, n: int, twice: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Epilogues left as a pass of their own (rows across the cores, in vectors): columns short of a last panel
+    (a block of C of no static size), and an epilogue reading the product twice."""
+    monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
+    runtime.clear_cache()
+    tiled, compiled = _tiled_and_compiled(_matmul_epilogue_module(m, k, n, reads_product_twice=twice))
+    rows = contraction.EPILOGUE_ROWS
+    assert re.search(rf"scf.forall \(%\w+\) in \({-(-m // rows)}\)", tiled), tiled
+    rng = np.random.default_rng(n)
+    x, y, bias, res = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,), (m, n)))
+    (got,) = compiled(x, y, bias, res)
+    product = x.astype(np.float64) @ y
+    assert_close(np.tanh(product + bias) * product + res, got.astype(np.float64), "f32")
+    runtime.clear_cache()
+
+
+@pytest.mark.parametrize(("rows", "threads", "block"), [
+    (40, 2, 40),  # one block
+    (1024, 1, 48), (1024, 2, 42),  # 21 blocks of 48 are 11 against 10 on two threads; 24 of 42 are 12 each
+    (300, 1, 30), (300, 2, 30),  # a divisor: no rest product
+    (1000, 2, 48),  # 20 blocks, 10 each, and 40 rows of rest
+])
+def test_row_blocks_share_evenly(rows: int, threads: int, block: int) -> None:
+    assert contraction.row_block(rows, 6, threads) == block
+
+
 def test_several_matmuls_in_one_function() -> None:
     """Each matmul gets its own row blocks and register tiles (x @ w1 @ w2, B packed in one, not the other).
 
