@@ -373,6 +373,53 @@ _DIRECT_CONV_SCRIPT = _with_peels("""module attributes {transform.with_named_seq
   }
 }""")
 
+#: A direct convolution whose elementwise epilogue (a bias, an activation, a residual add) alone reads it: the
+#: epilogue is tiled into tasks of CR output rows and the convolution (with its fill) fused into each, then
+#: tiled as in :data:`_DIRECT_CONV_SCRIPT`; the epilogue follows in vectors of NR output columns.  The task's
+#: block of the convolution's output is a scratch buffer on the stack, the epilogue's result written once.
+_DIRECT_CONV_EPILOGUE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %eps = transform.structured.match ops{["linalg.generic"]} attributes{graph.conv_epilogue = OPERAND : i64} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %eps : !transform.any_op {
+    ^bb0(%e: !transform.any_op):
+      %conv = transform.get_producer_of_operand %e[OPERAND] : (!transform.any_op) -> !transform.any_op
+      %fill = transform.get_producer_of_operand %conv[2] : (!transform.any_op) -> !transform.any_op
+      %e1, %tasks = transform.structured.tile_using_forall %e tile_sizes [1, 0, CR, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %c1, %rows0 = transform.structured.fuse_into_containing_op %conv into %tasks
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %f1, %rows = transform.structured.fuse_into_containing_op %fill into %rows0
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %tc, %columns = transform.structured.tile_using_for %c1 tile_sizes [0, 0, 0, NR, 0, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %tr, %reg:5 = transform.structured.tile_using_for %tc tile_sizes [0, MR, 1, 0, 1, 1, 1]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op, !transform.any_op)
+      PEEL %reg#0
+      PEEL %columns
+      %te, %vec:3 = transform.structured.tile_using_for %e1 tile_sizes [0, 1, 1, NR]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      PEEL %vec#2
+      transform.apply_patterns to %rows {
+        transform.apply_patterns.tensor.fold_tensor_empty
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      transform.apply_patterns to %rows {
+        transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+      } : !transform.any_op
+      %tiles = transform.structured.match ops{["linalg.generic"]} in %rows : (!transform.any_op) -> !transform.any_op
+      transform.structured.vectorize %tiles : !transform.any_op
+      transform.apply_patterns to %rows {
+        transform.apply_patterns.vector.transfer_permutation_patterns
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      HOIST %rows
+    }
+    transform.yield
+  }
+}""")
+
 #: Batched matmuls: blocks of B (256 x 256) kept in L2, the loops in (i, k, j) order for LLVM's vectorizer.
 _BATCH_SCRIPT = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -677,22 +724,71 @@ def _epilogue_tile_script(by_panels: bool, outer: bool, filled: bool) -> str:
 
 
 def schedule_direct_convs(module: ir.Module) -> None:
-    """Tile and vectorize the direct convolutions of ``module`` (:data:`_DIRECT_CONV_SCRIPT`)."""
-    found = False
+    """Tile and vectorize the direct convolutions of ``module``: with their elementwise epilogue where one alone
+    reads them (:data:`_DIRECT_CONV_EPILOGUE_SCRIPT`), else on their own (:data:`_DIRECT_CONV_SCRIPT`)."""
+    convs: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        nonlocal found
-        found = found or DIRECT_CONV in op.attributes
-        return ir.WalkResult.INTERRUPT if found else ir.WalkResult.ADVANCE
+        if DIRECT_CONV in op.attributes:
+            convs.append(op)
+        return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    if not found:
+    if not convs:
         return
     mr, nr = register_tile(vector_bits())
-    script = _DIRECT_CONV_SCRIPT
-    for name, size in {"CR": CONV_TASK_ROWS, "MR": mr, "NR": nr}.items():
-        script = re.sub(rf"\b{name}\b", str(size), script)
-    _apply(module, script, "tiling direct convolutions")
+    i64 = ir.IntegerType.get_signless(64)
+    operands: set[int] = set()
+    for conv in convs:
+        epilogue = _conv_epilogue(conv)
+        if epilogue is None:
+            continue
+        operand = [v.owner for v in epilogue.operands].index(conv)
+        epilogue.attributes["graph.conv_epilogue"] = ir.IntegerAttr.get(i64, operand)
+        del conv.attributes[DIRECT_CONV]  # scheduled with its epilogue
+        conv.attributes["graph.fused_conv"] = ir.UnitAttr.get()
+        operands.add(operand)
+    sizes = {"CR": CONV_TASK_ROWS, "MR": mr, "NR": nr}
+    for operand in sorted(operands):
+        script = _DIRECT_CONV_EPILOGUE_SCRIPT
+        for name, size in {**sizes, "OPERAND": operand}.items():
+            script = re.sub(rf"\b{name}\b", str(size), script)
+        _apply(module, script, "tiling direct convolutions with their epilogues")
+    if len(operands) < len(convs):
+        script = _DIRECT_CONV_SCRIPT
+        for name, size in sizes.items():
+            script = re.sub(rf"\b{name}\b", str(size), script)
+        _apply(module, script, "tiling direct convolutions")
+    _erase_fused_products(module)
+    _erase_unused_fills(module)
+
+
+def _conv_epilogue(conv: ir.Operation) -> ir.Operation | None:
+    """The all-parallel generic of f32 result that alone reads direct convolution ``conv``'s result, once and
+    through an identity map, and does not read its init, when the tasks of CONV_TASK_ROWS output rows divide
+    the rows; None otherwise."""
+    uses = list(conv.results[0].uses)
+    if len(uses) != 1:
+        return None
+    user = uses[0].owner
+    if user.name != "linalg.generic" or user.parent != conv.parent or len(user.results) != 1:
+        return None
+    result = ir.RankedTensorType(user.results[0].type)
+    iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
+    same_shape = result.shape == ir.RankedTensorType(conv.results[0].type).shape
+    if not same_shape or not isinstance(result.element_type, ir.F32Type) or not all("parallel" in t for t in iterators):
+        return None
+    if result.shape[2] % CONV_TASK_ROWS and result.shape[2] > CONV_TASK_ROWS:
+        return None  # a last task of fewer rows: its block of the output would have no static size
+    body = user.regions[0].blocks[0]
+    if any(True for _ in body.arguments[len(body.arguments) - 1].uses):
+        return None
+    inputs = list(user.operands)[:-1]
+    maps = list(ir.ArrayAttr(user.attributes["indexing_maps"]))
+    reads = [k for k, v in enumerate(inputs) if v == conv.results[0]]
+    if len(reads) != 1 or _map_dims(maps[reads[0]]) != tuple(range(len(iterators))):
+        return None
+    return user
 
 
 def _static_ops(module: ir.Module, names: tuple[str, ...]) -> list[ir.Operation]:
@@ -1181,7 +1277,7 @@ def _erase_fused_products(module: ir.Module) -> None:
     unused: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if (op.name == "linalg.generic" and "graph.block" in op.attributes
+        if (op.name == "linalg.generic" and ("graph.block" in op.attributes or "graph.fused_conv" in op.attributes)
                 and not any(True for r in op.results for _ in r.uses)):
             unused.append(op)
         return ir.WalkResult.ADVANCE
@@ -1211,7 +1307,7 @@ def _erase_unused_fills(module: ir.Module) -> None:
 def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue", "graph.pack_transposed",
-                     "graph.epilogue_block"):
+                     "graph.epilogue_block", "graph.conv_epilogue", "graph.fused_conv"):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

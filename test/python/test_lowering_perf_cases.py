@@ -560,6 +560,41 @@ def test_unit_stride_conv2d_is_direct(x, w, pads: list[int], monkeypatch: pytest
     runtime.clear_cache()
 
 
+@pytest.mark.parametrize("returned_too", [False, True])
+def test_direct_conv_epilogue_runs_on_each_task(returned_too: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """conv + bias + residual + relu: the elementwise epilogue is computed in the convolution's tasks, on each
+    task's block of output rows (a scratch buffer on the stack), unless the convolution's result is also
+    returned (then the epilogue is a pass of its own).  (Tasks of 2 rows divide the 12 rows.)"""
+    monkeypatch.setattr(structured_ops, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
+    runtime.clear_cache()
+    x, w = (1, 8, 12, 40), (8, 8, 3, 3)
+
+    def build():
+        b = GraphBuilder("f")
+        xs, ws = b.arg(x), b.arg(w)
+        bias = b.const(np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(8, 1, 1))
+        conv = b.conv2d(xs, ws, pads=[1, 1, 1, 1])
+        out = b.relu(b.add(b.add(conv, bias), xs))
+        b.ret(out, conv) if returned_too else b.ret(out)
+        return b.module
+
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(x).astype(np.float32), rng.standard_normal(w).astype(np.float32)]
+    exe = graphfuse.compile(build(), opt_level=2)
+    for want, got in zip(exe.reference(*arrays), exe(*arrays), strict=True):
+        assert_close(want, got, "f32")
+    tiled, compiled = _tiled_and_compiled(str(exe.linalg))
+    # the convolution's tasks; the epilogue's maximum in vectors inside them, or a generic of its own after
+    assert len(re.findall(r"scf.forall \(", tiled)) == 1, tiled
+    assert bool(re.search(r"arith.maximumf %\S+, %\S+ : vector<\d+xf32>", tiled)) != returned_too, tiled
+    assert ("linalg.generic" in tiled) == returned_too, tiled
+    padded = 8 * 14 * 42 * 4
+    if not returned_too:  # the convolution's output is no buffer: only the padded input is
+        assert sum(b.nbytes for b in compiled.workspace) <= padded + 2 * 64, compiled.workspace
+    runtime.clear_cache()
+
+
 @pytest.mark.parametrize(
     ("strides", "dilations", "width"), [([2, 2], [1, 1], 40), ([1, 1], [2, 2], 40), ([1, 1], [1, 1], 8)]
 )
