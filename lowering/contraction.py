@@ -332,11 +332,39 @@ _VECTORIZE_SCRIPT = _with_peels("""module attributes {transform.with_named_seque
   }
 }""")
 
+def _conv_tiles(tile: str, epilogue: str = "") -> str:
+    """Transform IR computing a direct convolution's task ``%tile`` (in the loop ``%rows``) in register tiles:
+    tiles of NR output columns, then of MR filters, one output row and one (c, kh, kw) step; the unit loops
+    folded away, each tile is MR broadcast weights times NR contiguous input floats, into an MR x NR
+    accumulator held in registers across the reduction loops.  ``epilogue``: transform IR tiling the task's
+    epilogue, vectorized with the tiles."""
+    return f"""      %tc, %columns = transform.structured.tile_using_for %{tile} tile_sizes [0, 0, 0, NR, 0, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %tr, %reg:5 = transform.structured.tile_using_for %tc tile_sizes [0, MR, 1, 0, 1, 1, 1]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+            !transform.any_op, !transform.any_op)
+      PEEL %reg#0
+      PEEL %columns
+{epilogue}      transform.apply_patterns to %rows {{
+        transform.apply_patterns.tensor.fold_tensor_empty
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+      transform.apply_patterns to %rows {{
+        transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+      }} : !transform.any_op
+      %tiles = transform.structured.match ops{{["linalg.generic"]}} in %rows : (!transform.any_op) -> !transform.any_op
+      transform.structured.vectorize %tiles : !transform.any_op
+      transform.apply_patterns to %rows {{
+        transform.apply_patterns.vector.transfer_permutation_patterns
+        transform.apply_patterns.canonicalization
+      }} : !transform.any_op
+      HOIST %rows
+"""
+
+
 #: Direct convolutions (graphfuse.lowering.structured_ops._direct_conv, loops n, f, oh, ow, c, kh, kw): tasks
-#: of CR output rows (and one image) across the cores, C's fill fused into them; in a task, tiles of NR output
-#: columns, then of MR filters, one output row and one (c, kh, kw) step; the unit loops folded away, each tile
-#: is MR broadcast weights times NR contiguous input floats, into an MR x NR accumulator held in registers
-#: across the reduction loops.
+#: of CR output rows (and one image) across the cores, C's fill fused into them, each task in register tiles
+#: (:func:`_conv_tiles`).
 _DIRECT_CONV_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %convs = transform.structured.match ops{["linalg.generic"]} attributes{graph.direct_conv} in %root
@@ -348,27 +376,7 @@ _DIRECT_CONV_SCRIPT = _with_peels("""module attributes {transform.with_named_seq
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks
         : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %tc, %columns = transform.structured.tile_using_for %t0 tile_sizes [0, 0, 0, NR, 0, 0, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %tr, %reg:5 = transform.structured.tile_using_for %tc tile_sizes [0, MR, 1, 0, 1, 1, 1]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
-            !transform.any_op, !transform.any_op)
-      PEEL %reg#0
-      PEEL %columns
-      transform.apply_patterns to %rows {
-        transform.apply_patterns.canonicalization
-      } : !transform.any_op
-      transform.apply_patterns to %rows {
-        transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
-      } : !transform.any_op
-      %tiles = transform.structured.match ops{["linalg.generic"]} in %rows : (!transform.any_op) -> !transform.any_op
-      transform.structured.vectorize %tiles : !transform.any_op
-      transform.apply_patterns to %rows {
-        transform.apply_patterns.vector.transfer_permutation_patterns
-        transform.apply_patterns.canonicalization
-      } : !transform.any_op
-      HOIST %rows
-    }
+""" + _conv_tiles("t0") + """    }
     transform.yield
   }
 }""")
@@ -391,31 +399,10 @@ _DIRECT_CONV_EPILOGUE_SCRIPT = _with_peels("""module attributes {transform.with_
         : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
       %f1, %rows = transform.structured.fuse_into_containing_op %fill into %rows0
         : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %tc, %columns = transform.structured.tile_using_for %c1 tile_sizes [0, 0, 0, NR, 0, 0, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %tr, %reg:5 = transform.structured.tile_using_for %tc tile_sizes [0, MR, 1, 0, 1, 1, 1]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
-            !transform.any_op, !transform.any_op)
-      PEEL %reg#0
-      PEEL %columns
-      %te, %vec:3 = transform.structured.tile_using_for %e1 tile_sizes [0, 1, 1, NR]
+""" + _conv_tiles("c1", """      %te, %vec:3 = transform.structured.tile_using_for %e1 tile_sizes [0, 1, 1, NR]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       PEEL %vec#2
-      transform.apply_patterns to %rows {
-        transform.apply_patterns.tensor.fold_tensor_empty
-        transform.apply_patterns.canonicalization
-      } : !transform.any_op
-      transform.apply_patterns to %rows {
-        transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
-      } : !transform.any_op
-      %tiles = transform.structured.match ops{["linalg.generic"]} in %rows : (!transform.any_op) -> !transform.any_op
-      transform.structured.vectorize %tiles : !transform.any_op
-      transform.apply_patterns to %rows {
-        transform.apply_patterns.vector.transfer_permutation_patterns
-        transform.apply_patterns.canonicalization
-      } : !transform.any_op
-      HOIST %rows
-    }
+""") + """    }
     transform.yield
   }
 }""")

@@ -387,6 +387,16 @@ def _matmul_epilogue_module(m: int, k: int, n: int, reads_product_twice: bool = 
     )
 
 
+def _check_epilogue_module(compiled, m: int, k: int, n: int) -> None:
+    """Run :func:`_matmul_epilogue_module`'s compiled function on random inputs against numpy."""
+    rng = np.random.default_rng(m + n)
+    x, y, bias, res = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,), (m, n)))
+    (got,) = compiled(x, y, bias, res)
+    product = x.astype(np.float64) @ y
+    assert_close(np.tanh(product + bias) * product + res, got.astype(np.float64), "f32")
+    runtime.clear_cache()
+
+
 @pytest.mark.parametrize(("m", "k", "n"), [(96, 40, 512), (300, 64, 256), (1030, 64, 512)])
 def test_epilogue_runs_on_each_block_of_c(m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """An elementwise epilogue reading the product once is applied to each block of C in the product's tasks
@@ -404,12 +414,7 @@ def test_epilogue_runs_on_each_block_of_c(m: int, k: int, n: int, monkeypatch: p
     assert re.search(r"math.tanh %\S+ : vector<1x1x16xf32>", tiled), tiled
     # the only buffer besides the output is B's panels: C is a scratch block on the stack
     assert sum(w.nbytes for w in compiled.workspace) <= 4 * k * n + 2 * 64, compiled.workspace
-    rng = np.random.default_rng(m)
-    x, y, bias, res = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,), (m, n)))
-    (got,) = compiled(x, y, bias, res)
-    product = x.astype(np.float64) @ y
-    assert_close(np.tanh(product + bias) * product + res, got.astype(np.float64), "f32")
-    runtime.clear_cache()
+    _check_epilogue_module(compiled, m, k, n)
 
 
 @pytest.mark.parametrize(("m", "k", "n", "twice"), [(96, 40, 120, False), (96, 40, 128, True)])
@@ -421,12 +426,7 @@ def test_epilogue_keeps_its_own_pass(m: int, k: int, n: int, twice: bool, monkey
     tiled, compiled = _tiled_and_compiled(_matmul_epilogue_module(m, k, n, reads_product_twice=twice))
     rows = contraction.EPILOGUE_ROWS
     assert re.search(rf"scf.forall \(%\w+\) in \({-(-m // rows)}\)", tiled), tiled
-    rng = np.random.default_rng(n)
-    x, y, bias, res = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,), (m, n)))
-    (got,) = compiled(x, y, bias, res)
-    product = x.astype(np.float64) @ y
-    assert_close(np.tanh(product + bias) * product + res, got.astype(np.float64), "f32")
-    runtime.clear_cache()
+    _check_epilogue_module(compiled, m, k, n)
 
 
 @pytest.mark.parametrize(("rows", "threads", "block"), [
