@@ -239,10 +239,11 @@ _PACK_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} 
 
 #: Packed products whose elementwise epilogue (a bias, an activation, a residual add: :func:`_fusable_epilogue`)
 #: is applied to each block of C while it is in cache, instead of a pass over all of C after the product.  The
-#: epilogue (a generic over (i, j0, j1) computing in place on the product's C view) is tiled as the
+#: epilogue (a generic over (i, j0, j1) reading C viewed as panels, writing its own result) is tiled as the
 #: product is, and the product fused into each of its loops: outer blocks of B (OUTER), tasks across the
-#: cores (TASKS), blocks of PC panels; in a block the product's register tiles, then the epilogue in vectors of
-#: one panel row, reading the block from L2 and writing it once.
+#: cores (TASK_TILES: rows or panels), blocks of PC panels; in a block the product's register tiles, then the
+#: epilogue in vectors of one panel row, reading the block from L2 and writing it once.  FILL, TASK_FILL and
+#: FUSE_FILL fuse C's fill into each loop in turn (:func:`_epilogue_tile_script`).
 _EPILOGUE_TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %eps = transform.structured.match ops{["linalg.generic"]} attributes{graph.epilogue_block = GROUP : i64} in %root
