@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -664,11 +665,9 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
         sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "PT": PANEL_TASK,
                  "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS,
                  "TK": PACK_DEPTH, "C_OPERAND": operand}
-        for name, size in sizes.items():
-            script = re.sub(rf"\b{name}\b", str(size), script)
-        _apply(module, script, "tiling matmuls")
+        _apply(module, _sized(script, sizes), "tiling matmuls")
     if any(schedule.packed for schedule in groups):
-        packs = re.sub(r"\bTK\b", str(PACK_DEPTH), re.sub(r"\bPACK_PANELS\b", str(PACK_PANELS), _PACK_SCRIPT))
+        packs = _sized(_PACK_SCRIPT, {"PACK_PANELS": PACK_PANELS, "TK": PACK_DEPTH})
         _apply(module, packs, "tiling the copies of B into panels")
     _erase_fused_products(module)
     _erase_unused_fills(module)
@@ -726,10 +725,12 @@ def schedule_direct_convs(module: ir.Module) -> None:
         return
     mr, nr = register_tile(vector_bits())
     i64 = ir.IntegerType.get_signless(64)
-    operands: set[int] = set()
+    operands: set[int] = set()  # the epilogues' operands that are the convolution, one script each
+    alone = 0  # convolutions without an epilogue
     for conv in convs:
         epilogue = _conv_epilogue(conv)
         if epilogue is None:
+            alone += 1
             continue
         operand = [v.owner for v in epilogue.operands].index(conv)
         epilogue.attributes["graph.conv_epilogue"] = ir.IntegerAttr.get(i64, operand)
@@ -738,44 +739,24 @@ def schedule_direct_convs(module: ir.Module) -> None:
         operands.add(operand)
     sizes = {"CR": CONV_TASK_ROWS, "MR": mr, "NR": nr}
     for operand in sorted(operands):
-        script = _DIRECT_CONV_EPILOGUE_SCRIPT
-        for name, size in {**sizes, "OPERAND": operand}.items():
-            script = re.sub(rf"\b{name}\b", str(size), script)
+        script = _sized(_DIRECT_CONV_EPILOGUE_SCRIPT, {**sizes, "OPERAND": operand})
         _apply(module, script, "tiling direct convolutions with their epilogues")
-    if len(operands) < len(convs):
-        script = _DIRECT_CONV_SCRIPT
-        for name, size in sizes.items():
-            script = re.sub(rf"\b{name}\b", str(size), script)
-        _apply(module, script, "tiling direct convolutions")
+    if alone:
+        _apply(module, _sized(_DIRECT_CONV_SCRIPT, sizes), "tiling direct convolutions")
     _erase_fused_products(module)
     _erase_unused_fills(module)
 
 
 def _conv_epilogue(conv: ir.Operation) -> ir.Operation | None:
-    """The all-parallel generic of f32 result that alone reads direct convolution ``conv``'s result, once and
-    through an identity map, and does not read its init, when the tasks of CONV_TASK_ROWS output rows divide
-    the rows; None otherwise."""
-    uses = list(conv.results[0].uses)
-    if len(uses) != 1:
+    """The sole elementwise reader of direct convolution ``conv``'s result (:func:`_sole_elementwise_reader`),
+    when the tasks of CONV_TASK_ROWS output rows divide the rows; None otherwise."""
+    user = _sole_elementwise_reader(conv)
+    shape = None if user is None else ir.RankedTensorType(user.results[0].type).shape
+    if shape is None or shape != ir.RankedTensorType(conv.results[0].type).shape:
         return None
-    user = uses[0].owner
-    if user.name != "linalg.generic" or user.parent != conv.parent or len(user.results) != 1:
-        return None
-    result = ir.RankedTensorType(user.results[0].type)
-    iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
-    same_shape = result.shape == ir.RankedTensorType(conv.results[0].type).shape
-    if not same_shape or not isinstance(result.element_type, ir.F32Type) or not all("parallel" in t for t in iterators):
-        return None
-    if result.shape[2] % CONV_TASK_ROWS and result.shape[2] > CONV_TASK_ROWS:
+    rows = shape[2]
+    if rows % CONV_TASK_ROWS and rows > CONV_TASK_ROWS:
         return None  # a last task of fewer rows: its block of the output would have no static size
-    body = user.regions[0].blocks[0]
-    if any(True for _ in body.arguments[len(body.arguments) - 1].uses):
-        return None
-    inputs = list(user.operands)[:-1]
-    maps = list(ir.ArrayAttr(user.attributes["indexing_maps"]))
-    reads = [k for k, v in enumerate(inputs) if v == conv.results[0]]
-    if len(reads) != 1 or _map_dims(maps[reads[0]]) != tuple(range(len(iterators))):
-        return None
     return user
 
 
@@ -1069,29 +1050,46 @@ def _packed_product(a: ir.Value, packed_b: ir.Value, c_view: ir.Value) -> ir.Val
     return generic.results[0]
 
 
-def _fusable_epilogue(matmul: ir.Operation) -> ir.Operation | None:
-    """The elementwise generic that is the only reader of f32 ``matmul``'s result, when the packed schedule can
-    apply it to each block of C (:data:`_EPILOGUE_TILE_SCRIPT`), else None.
+def _sole_elementwise_reader(product: ir.Operation) -> ir.Operation | None:
+    """The all-parallel generic beside ``product`` (same block) that is the only user of its result, reads it
+    once through an identity map and writes one f32 result without reading its init; else None.
 
-    It reads the product once, through an identity map, and its other inputs by projections of (i, j):
-    [M, N] (a residual), [N] (a bias), [M] or a scalar; its one f32 result does not read its init.
+    Such a generic can be computed on each block of the product as soon as the block is (an epilogue).
     """
-    uses = list(matmul.results[0].uses)
-    if len(uses) != 1 or uses[0].owner not in _elementwise_epilogues(matmul):
+    uses = list(product.results[0].uses)
+    if len(uses) != 1:
         return None
     user = uses[0].owner
-    if not isinstance(ir.RankedTensorType(user.results[0].type).element_type, ir.F32Type):
+    if user.name != "linalg.generic" or user.parent != product.parent or len(user.results) != 1:
+        return None
+    iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
+    result = ir.RankedTensorType(user.results[0].type)
+    if not isinstance(result.element_type, ir.F32Type) or not all("parallel" in t for t in iterators):
         return None
     body = user.regions[0].blocks[0]
     if any(True for _ in body.arguments[len(body.arguments) - 1].uses):
         return None
-    inputs = list(user.operands)[:-1]
-    if sum(1 for v in inputs if v == matmul.results[0]) != 1 or not all(
-            isinstance(v.type, ir.RankedTensorType) for v in inputs):
+    maps = list(ir.ArrayAttr(user.attributes["indexing_maps"]))
+    reads = [k for k, v in enumerate(list(user.operands)[:-1]) if v == product.results[0]]
+    if len(reads) != 1 or _map_dims(maps[reads[0]]) != tuple(range(len(iterators))):
         return None
-    for value, attr in zip(inputs, list(ir.ArrayAttr(user.attributes["indexing_maps"]))[:-1], strict=True):
-        dims = _map_dims(attr)
-        if dims is None or dims not in ((0, 1), (1,), (0,), ()) or (value == matmul.results[0] and dims != (0, 1)):
+    return user
+
+
+def _fusable_epilogue(matmul: ir.Operation) -> ir.Operation | None:
+    """The sole elementwise reader of f32 ``matmul``'s result (:func:`_sole_elementwise_reader`), when the
+    packed schedule can apply it to each block of C (:data:`_EPILOGUE_TILE_SCRIPT`), else None: a static 2-D
+    generic whose other inputs are tensors read by projections of (i, j): [M, N] (a residual), [N] (a bias),
+    [M] or a scalar.
+    """
+    user = _sole_elementwise_reader(matmul)
+    if user is None or user not in _elementwise_epilogues(matmul):
+        return None
+    inputs = list(user.operands)[:-1]
+    if not all(isinstance(v.type, ir.RankedTensorType) for v in inputs):
+        return None
+    for attr in list(ir.ArrayAttr(user.attributes["indexing_maps"]))[:-1]:
+        if _map_dims(attr) not in ((0, 1), (1,), (0,), ()):
             return None
     return user
 
@@ -1212,6 +1210,13 @@ def register_tile(bits: int) -> tuple[int, int]:
     return (8, 2 * lanes) if bits >= 512 else (6, 2 * lanes)
 
 
+def _sized(script: str, sizes: dict[str, object]) -> str:
+    """``script`` with each placeholder word of ``sizes`` replaced by its value."""
+    for name, size in sizes.items():
+        script = re.sub(rf"\b{name}\b", str(size), script)
+    return script
+
+
 def _apply(module: ir.Module, text: str, what: str) -> None:
     script = ir.Module.parse(text, module.context)
     try:
@@ -1258,38 +1263,34 @@ def _elementwise_epilogues(matmul: ir.Operation) -> list[ir.Operation]:
     return found
 
 
-def _erase_fused_products(module: ir.Module) -> None:
-    """Erase the products left unread once fused into their epilogue's loops (:data:`_EPILOGUE_TILE_SCRIPT`):
-    fusion computes each block inside the loops and leaves the whole product where it was, which
-    bufferization would still compute, unscheduled."""
-    unused: list[ir.Operation] = []
+def _erase_unread(module: ir.Module, erasable: Callable[[ir.Operation], bool]) -> None:
+    """Erase the ops of ``module`` for which ``erasable(op)`` holds and whose results nothing reads.
+
+    Bufferization would still compute them, into buffers of their own.
+    """
+    unread: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if (op.name == "linalg.generic" and ("graph.block" in op.attributes or "graph.fused_conv" in op.attributes)
-                and not any(True for r in op.results for _ in r.uses)):
-            unused.append(op)
+        if erasable(op) and not any(True for r in op.results for _ in r.uses):
+            unread.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    for op in unused:
+    for op in unread:
         op.erase()
+
+
+def _erase_fused_products(module: ir.Module) -> None:
+    """Erase the products left unread once fused into their epilogue's loops (:data:`_EPILOGUE_TILE_SCRIPT`,
+    :data:`_DIRECT_CONV_EPILOGUE_SCRIPT`): fusion computes each block inside the loops and leaves the whole
+    product where it was, unscheduled."""
+    _erase_unread(module, lambda op: op.name == "linalg.generic"
+                  and ("graph.block" in op.attributes or "graph.fused_conv" in op.attributes))
 
 
 def _erase_unused_fills(module: ir.Module) -> None:
-    """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks).
-
-    Bufferization would still run them, into a buffer of their own.
-    """
-    unused: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "linalg.fill" and len(op.results) == 1 and not any(True for _ in op.results[0].uses):
-            unused.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for op in unused:
-        op.erase()
+    """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks)."""
+    _erase_unread(module, lambda op: op.name == "linalg.fill" and len(op.results) == 1)
 
 
 def _clear_marks(module: ir.Module) -> None:
