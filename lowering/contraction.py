@@ -32,11 +32,17 @@ stack, and the epilogue's result is written once, instead of C written
 whole and read back by a pass of its own.  Shapes whose blocks would have no
 size known when compiling keep that pass (:func:`_static_blocks_of_c`).
 
-A batched matmul of at most ``MAX_UNROLLED_BATCHES`` batches is one such
-matmul per batch (:func:`_unroll_batches`).  More batches keep the earlier
-form: blocks of 256 x 256 of (j, k) and the loops in (i, k, j) order,
-C[i, j:j+256] += A[i, k] * B[k, j:j+256], which LLVM's loop vectorizer turns
-into FMA vector code.
+An f32 batched matmul of at least ``BATCH_TASKS_PER_THREAD`` batches per
+thread (attention's heads) is shared out by batches: one task per batch,
+whose product gets the same register tiles and packed B in a serial
+schedule (:func:`_share_out_batches`): one fork of the threads for all the
+batches, where a product per batch forks twice (its copy of B and its
+tiles) and leaves a core idle at the end of each.  Other batched matmuls
+of at most ``MAX_UNROLLED_BATCHES`` batches are one such matmul per batch
+(:func:`_unroll_batches`).  More batches keep the earlier form: blocks of
+256 x 256 of (j, k) and the loops in (i, k, j) order,
+C[i, j:j+256] += A[i, k] * B[k, j:j+256], which LLVM's loop vectorizer
+turns into FMA vector code.
 
 Other statically shaped contractions (``linalg.contract``, generic
 multiply-accumulate loops) are first rewritten as one of those two named ops
@@ -86,6 +92,12 @@ CONV_TASK_ROWS = 2
 EPILOGUE_ROWS = 16
 #: Batched matmuls of at most this many batches become one matmul per batch (:func:`_unroll_batches`).
 MAX_UNROLLED_BATCHES = 16
+#: f32 batched matmuls of at least this many batches per thread are shared out by batches, each batch a task
+#: computing its product alone (:data:`_BATCH_TASKS_SCRIPT`): attention's heads.  Fewer batches are one product
+#: after the other, each across the cores (a task per batch would leave cores idle).
+BATCH_TASKS_PER_THREAD = 2
+#: Marks a matmul computed inside a task of batches: its schedule is serial (``scf.for``, no nested tasks).
+SERIAL = "graph.serial"
 #: Share of the last-level cache one block of packed B takes (:func:`outer_panels`).
 OUTER_BLOCK_SHARE = 8
 #: The last-level cache assumed when the OS lists none.
@@ -166,6 +178,21 @@ def _tasks(tile_sizes: str, filled: bool) -> str:
             "        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)")
 
 
+#: Transform IR fusing the fill of C (the product ``%m``'s init, taken before ``%m`` is tiled) into the tasks
+#: ``%tasks``, which are ``%loop`` after it.
+_FILL_PRODUCER = "%fill = transform.get_producer_of_operand %m[2] : (!transform.any_op) -> !transform.any_op\n"
+_FUSE_FILL = """%filled, %loop = transform.structured.fuse_into_containing_op %fill into %tasks
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+"""
+
+
+def _serial_tasks(tile_sizes: str) -> str:
+    """:func:`_tasks` for a product computed inside a task of its own (a batch): the same blocks, one after
+    the other (``scf.for``)."""
+    return (f"%t0, %rows = transform.structured.tile_using_for %m tile_sizes {tile_sizes}\n"
+            "        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)")
+
+
 #: Outer blocks of OP panels of packed B (:func:`outer_panels`) one after the other, the row blocks inside each.
 _OUTER_BLOCKS = """%tb, %bblock = transform.structured.tile_using_for %m tile_sizes [OP, 0, 0, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
@@ -231,6 +258,29 @@ _PACK_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} 
         transform.apply_patterns.canonicalization
       } : !transform.any_op
       %tiles = transform.structured.match ops{["linalg.transpose"]} in %panels
+        : (!transform.any_op) -> !transform.any_op
+      transform.structured.vectorize %tiles : !transform.any_op
+    }
+    // the same copies for a product inside a task of its own (SERIAL): one panel after the other
+    %spacks = transform.structured.match ops{["linalg.transpose"]} attributes{graph.serial_pack} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %spacks : !transform.any_op {
+    ^bb0(%transpose: !transform.any_op):
+      %tr, %rl:2 = transform.structured.tile_using_for %transpose tile_sizes [1, 1, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %tr : !transform.any_op
+    }
+    %stpacks = transform.structured.match ops{["linalg.transpose"]} attributes{graph.serial_pack_transposed}
+      in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %stpacks : !transform.any_op {
+    ^bb0(%transpose: !transform.any_op):
+      %tr, %rl:2 = transform.structured.tile_using_for %transpose tile_sizes [1, TK, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      PEEL %rl#1
+      transform.apply_patterns to %rl#0 {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      %tiles = transform.structured.match ops{["linalg.transpose"]} in %rl#0
         : (!transform.any_op) -> !transform.any_op
       transform.structured.vectorize %tiles : !transform.any_op
     }
@@ -314,7 +364,7 @@ _VECTORIZE_SCRIPT = _with_peels("""module attributes {transform.with_named_seque
     %tiles = transform.structured.match ops{["linalg.matmul", "linalg.generic"]} attributes{graph.vectorize} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %tiles : !transform.any_op
-    %blocks = transform.structured.match ops{["scf.forall"]} attributes{graph.matmul_tiles} in %root
+    %blocks = transform.structured.match ops{["scf.forall", "scf.for"]} attributes{graph.matmul_tiles} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %blocks : !transform.any_op {
     ^bb0(%block: !transform.any_op):
@@ -421,6 +471,35 @@ _BATCH_SCRIPT = """module attributes {transform.with_named_sequence} {
       %g = transform.structured.generalize %t : (!transform.any_op) -> !transform.any_op
       %i = transform.structured.interchange %g iterator_interchange = [0, 1, 3, 2]
         : (!transform.any_op) -> !transform.any_op
+    }
+    transform.yield
+  }
+}"""
+
+
+#: Batched matmuls shared out by batches: one ``scf.forall`` iteration per batch, whose product (its unit batch
+#: dim folded away, made a named ``linalg.matmul`` again) then gets a matmul's register tiles in a serial
+#: schedule.  One fork of the threads per batched product instead of two per batch (p @ v of 8 heads of
+#: 256x256x64 on 2 cores: 0.73-0.79 -> 0.55-0.60 ms).
+_BATCH_TASKS_SCRIPT = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %bmm = transform.structured.match ops{["linalg.batch_matmul"]} attributes{graph.batch_tasks} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %bmm : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      FILL_PRODUCER
+      %t, %tasks = transform.structured.tile_using_forall %m tile_sizes [1, 0, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      FILL
+      transform.annotate %loop "graph.batch_tasks" : !transform.any_op
+      %g = transform.structured.generalize %t : (!transform.any_op) -> !transform.any_op
+      transform.apply_patterns to %loop {
+        transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      %products = transform.structured.match ops{["linalg.generic"]} in %loop
+        : (!transform.any_op) -> !transform.any_op
+      %named = transform.structured.specialize %products : (!transform.any_op) -> !transform.any_op
     }
     transform.yield
   }
@@ -600,6 +679,7 @@ class _Schedule(NamedTuple):
     filled: bool  # C's init is a fill, fused into the tasks
     #: when each block of C gets an elementwise epilogue (_EPILOGUE_TILE_SCRIPT): the epilogue's operand that is C
     epilogue_operand: int | None
+    serial: bool  # the product is a task's own (a batch of a batched matmul): its blocks one after the other
 
 
 def block_contractions(module: ir.Module, threads: int = 1) -> None:
@@ -619,8 +699,12 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
     for op in _static_ops(module, tuple(_DEFAULT_MAPS)):
         _materialize_transposes(op)
     batched = _static_ops(module, ("linalg.batch_matmul",))  # again: the transposes replaced some
+    tasks = [op for op in batched if _batch_tasks(op, threads)]
     for op in batched:
-        _unroll_batches(op)
+        if op not in tasks:
+            _unroll_batches(op)
+    if tasks:
+        _share_out_batches(module, tasks)
     named = [op for op in _static_ops(module, tuple(_DEFAULT_MAPS)) if "indexing_maps" not in op.attributes]
     if not named:  # dynamic shapes keep the plain loops: blocking would need dynamically sized buffers
         return
@@ -630,19 +714,21 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
     mr, nr = register_tile(vector_bits())
     parts = []
     for op in matmuls:
-        epilogue = _fusable_epilogue(op) if _static_blocks_of_c(op, mr, nr, threads) else None
+        serial = SERIAL in op.attributes  # a product inside a task of its own: no epilogue of its own
+        epilogue = _fusable_epilogue(op) if not serial and _static_blocks_of_c(op, mr, nr, threads) else None
         if epilogue is None:
             for user in _elementwise_epilogues(op):
                 user.attributes["graph.epilogue"] = ir.UnitAttr.get()
         parts += _register_tile_parts(op, mr, nr, threads, epilogue)
     groups: dict[_Schedule, list[tuple[ir.Operation, ir.Operation | None]]] = {}
     for op, packed, epilogue in parts:
-        rows_per_block = row_block(_rows(op), mr, threads)
-        by_panels = packed and _shared_by_panels(_rows(op), _panels(op), mr)
-        outer = packed and not by_panels and _panels(op) > outer_panels(_depth(op), nr)
-        filled = packed and _fill_of(op.operands[2]) is not None
+        serial = SERIAL in op.attributes
+        rows_per_block = _rows(op) if serial else row_block(_rows(op), mr, threads)
+        by_panels = packed and not serial and _shared_by_panels(_rows(op), _panels(op), mr)
+        outer = packed and not serial and not by_panels and _panels(op) > outer_panels(_depth(op), nr)
+        filled = packed and not serial and _fill_of(op.operands[2]) is not None
         operand = None if epilogue is None else [v.owner for v in epilogue.operands].index(op)
-        schedule = _Schedule(rows_per_block, _depth(op), packed, by_panels, outer, filled, operand)
+        schedule = _Schedule(rows_per_block, _depth(op), packed, by_panels, outer, filled, operand, serial)
         groups.setdefault(schedule, []).append((op, epilogue))
     # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
     # it tiles, and the Python handles of those would then point at erased operations.
@@ -652,12 +738,14 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
             op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
             if epilogue is not None:
                 epilogue.attributes["graph.epilogue_block"] = ir.IntegerAttr.get(i64, group)
-    for group, (rows_per_block, depth, packed, by_panels, outer, filled, operand) in enumerate(groups):
+    for group, (rows_per_block, depth, packed, by_panels, outer, filled, operand, serial) in enumerate(groups):
         if operand is not None:
             script = _epilogue_tile_script(by_panels, outer, filled)
         else:
             script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT  # one schedule per group
-            if by_panels:
+            if serial:
+                tasks = _serial_tasks("[0, MC, 0, 0]")
+            elif by_panels:
                 tasks = _tasks("[PT, 0, 0, 0]", filled)
             else:
                 tasks = _OUTER_BLOCKS if outer else _tasks("[0, MC, 0, 0]", filled)
@@ -797,6 +885,47 @@ def _unroll_batches(op: ir.Operation) -> None:
     op.erase()
 
 
+def _batch_tasks(op: ir.Operation, threads: int) -> bool:
+    """Whether a static f32 ``linalg.batch_matmul`` is shared out by batches (:data:`_BATCH_TASKS_SCRIPT`): at
+    least BATCH_TASKS_PER_THREAD batches per thread, the plain maps, B packable (f32)."""
+    types = [ir.RankedTensorType(v.type) for v in op.operands]
+    return (types[2].shape[0] >= BATCH_TASKS_PER_THREAD * threads and "indexing_maps" not in op.attributes
+            and all(isinstance(t.element_type, ir.F32Type) for t in types))
+
+
+def _share_out_batches(module: ir.Module, ops: list[ir.Operation]) -> None:
+    """One task per batch for ``ops`` (:data:`_BATCH_TASKS_SCRIPT`), the fill of C computed in the tasks; the
+    tasks' products are then marked SERIAL."""
+    filled = [op for op in ops if _fill_of(op.operands[2]) is not None]
+    for op in ops:
+        op.attributes["graph.batch_tasks"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(op in filled))
+    for value in (0, 1):
+        script = _BATCH_TASKS_SCRIPT.replace("attributes{graph.batch_tasks}",
+                                             f"attributes{{graph.batch_tasks = {value} : i64}}")
+        if value:
+            script = script.replace("FILL_PRODUCER\n", _FILL_PRODUCER).replace("FILL\n", _FUSE_FILL)
+        else:
+            script = script.replace("FILL_PRODUCER\n", "").replace("FILL\n", "").replace("%loop", "%tasks")
+        _apply(module, script, "sharing batched matmuls out by batches")
+
+    def mark(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.matmul":
+            op.attributes[SERIAL] = ir.UnitAttr.get()
+            # specialize writes the default maps out: dropped, the product reads as the plain form it is
+            maps = ir.ArrayAttr(op.attributes["indexing_maps"]) if "indexing_maps" in op.attributes else []
+            if tuple(_map_dims(a) for a in maps) == _DEFAULT_MAPS["linalg.matmul"]:
+                del op.attributes["indexing_maps"]
+        return ir.WalkResult.ADVANCE
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "scf.forall" and "graph.batch_tasks" in op.attributes:
+            op.walk(mark)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+
+
 def _unfilled(c: ir.Value) -> tuple[ir.Value | None, ir.Value]:
     """(the value ``c`` is filled with, the tensor to compute parts of C in) for a filled ``c``, else (None, c).
 
@@ -887,6 +1016,7 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
     types = [ir.RankedTensorType(v.type) for v in (a, b, c)]
     (m, k), n = types[0].shape, types[2].shape[1]
     packed = all(isinstance(t.element_type, ir.F32Type) for t in types)
+    serial = SERIAL in op.attributes  # a task's product: all its rows one block, no second product
     whole = n - n % panel if packed else n
     column_ranges = [(start, width) for start, width in ((0, whole), (whole, n - whole)) if width]
     parts: list[tuple[ir.Operation, bool, ir.Operation | None]] = []
@@ -904,10 +1034,11 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
         for column, width in column_ranges:
             columns = panel if width % panel == 0 else width
             if packed:
-                rhs = _packed_panels(b, column, width, columns)
+                rhs = _packed_panels(b, column, width, columns, serial)
             else:
                 rhs = b if width == n else _slice(b, [0, column], [k, width])
-            for row, size in _row_ranges(m, width // columns, tile_rows, threads, packed):
+            row_ranges = [(0, m)] if serial else _row_ranges(m, width // columns, tile_rows, threads, packed)
+            for row, size in row_ranges:
                 lhs = a if size == m else _slice(a, [row, 0], [size, k])
                 dest = _slice(result, [row, column], [size, width]) if (size, width) != (m, n) else result
                 if packed:
@@ -919,6 +1050,8 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
                     dest = linalg.fill(fill_value, outs=[dest])
                 product = _packed_product(lhs, rhs, dest) if packed else linalg.matmul(lhs, rhs, outs=[dest])
                 product_op, part_epilogue = product.owner, None
+                if serial:
+                    product_op.attributes[SERIAL] = ir.UnitAttr.get()
                 if epilogue is not None:
                     product = _epilogue_on_part(epilogue, op.results[0], product, out, (row, size),
                                                 (column, width), columns)
@@ -995,7 +1128,7 @@ def _constant_panels(b: ir.Value, transposed: bool, column: int, width: int, col
     return arith.constant(panels_type, array_to_attr(np.ascontiguousarray(panels)))
 
 
-def _packed_panels(b: ir.Value, column: int, width: int, columns: int) -> ir.Value:
+def _packed_panels(b: ir.Value, column: int, width: int, columns: int, serial: bool = False) -> ir.Value:
     """Columns ``column`` to ``column + width`` of B [K, N] copied into panels [width / columns, K, columns],
     the copy marked for the schedule.
 
@@ -1014,13 +1147,13 @@ def _packed_panels(b: ir.Value, column: int, width: int, columns: int) -> ir.Val
     if source is None:
         part = b if width == n else _slice(b, [0, column], [k, width])
         copy = linalg.transpose(_split_columns(part, columns), outs=[panels], permutation=[1, 0, 2])
-        copy.attributes["graph.block"] = ir.UnitAttr.get()
+        copy.attributes["graph.serial_pack" if serial else "graph.block"] = ir.UnitAttr.get()
         return copy.results[0]
     rows = source if width == n else _slice(source, [column, 0], [width, k])
     shape = [width // columns, columns, k]
     split = tensor.expand_shape(ir.RankedTensorType.get(shape, t.element_type), rows, [[0, 1], [2]], [], shape)
     copy = linalg.transpose(split, outs=[panels], permutation=[0, 2, 1])
-    copy.attributes["graph.pack_transposed"] = ir.UnitAttr.get()
+    copy.attributes["graph.serial_pack_transposed" if serial else "graph.pack_transposed"] = ir.UnitAttr.get()
     return copy.results[0]
 
 
@@ -1240,7 +1373,7 @@ def _mark_static_tiles(module: ir.Module) -> int:
         return ir.WalkResult.ADVANCE
 
     def blocks(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "scf.forall" and "graph.matmul_tiles" in op.attributes:
+        if op.name in ("scf.forall", "scf.for") and "graph.matmul_tiles" in op.attributes:
             op.walk(visit)
             return ir.WalkResult.SKIP
         return ir.WalkResult.ADVANCE
@@ -1296,7 +1429,8 @@ def _erase_unused_fills(module: ir.Module) -> None:
 def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue", "graph.pack_transposed",
-                     "graph.epilogue_block", "graph.conv_epilogue", "graph.fused_conv"):
+                     "graph.epilogue_block", "graph.conv_epilogue", "graph.fused_conv", "graph.serial_pack",
+                     "graph.serial_pack_transposed", "graph.batch_tasks", SERIAL):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

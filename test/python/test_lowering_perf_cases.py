@@ -243,14 +243,15 @@ def test_matmuls_become_register_tiles(bits: int, m: int, k: int, n: int, monkey
     runtime.clear_cache()
 
 
-def _tiled_and_compiled(text: str):
-    """(the module's text after block_contractions, the module compiled)."""
+def _tiled_and_compiled(text: str, threads: int | None = None):
+    """(the module's text after block_contractions, the module compiled), both for ``threads`` threads when
+    given (else the schedule's default and the runtime's)."""
     with ir.Context():
         module = ir.Module.parse(text)
-        block_contractions(module)
+        block_contractions(module, threads or 1)
         tiled = str(module)
     with ir.Context():
-        return tiled, compile_linalg(ir.Module.parse(text), "f")
+        return tiled, compile_linalg(ir.Module.parse(text), "f", threads=threads)
 
 
 def test_few_rows_share_panels_across_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -466,28 +467,46 @@ def test_several_matmuls_in_one_function() -> None:
     assert_close(a.astype(np.float64) @ b @ c, got.astype(np.float64), "f32")
 
 
-@pytest.mark.parametrize("batches", [3, contraction.MAX_UNROLLED_BATCHES + 1])
-def test_batched_matmuls(batches: int) -> None:
-    """Up to MAX_UNROLLED_BATCHES batches: one register-tiled matmul per batch; more: the blocked batch loops."""
-    a, b, c = (f"tensor<{batches}x{s}xf32>" for s in ("20x24", "24x16", "20x16"))
+THREADS = 2
+TASK_BATCHES = contraction.BATCH_TASKS_PER_THREAD * THREADS
+
+
+@pytest.mark.parametrize(("batches", "dtype"), [
+    (TASK_BATCHES - 1, "f32"), (TASK_BATCHES, "f32"), (contraction.MAX_UNROLLED_BATCHES + 1, "f32"),
+    (TASK_BATCHES, "f16"), (contraction.MAX_UNROLLED_BATCHES + 1, "f16"),
+])
+def test_batched_matmuls(batches: int, dtype: str) -> None:
+    """f32 with at least BATCH_TASKS_PER_THREAD batches per thread: one task per batch, each a register-tiled
+    product in a serial schedule; fewer batches (or other types, up to MAX_UNROLLED_BATCHES): one register-tiled
+    matmul per batch after the other; more of another type: the blocked batch loops."""
+    a, b, c = (f"tensor<{batches}x{s}x{dtype}>" for s in ("20x24", "24x16", "20x16"))
     text = (
         f"func.func @f(%a: {a}, %b: {b}) -> {c} {{\n"
-        "  %zero = arith.constant 0.0 : f32\n"
-        f"  %e = tensor.empty() : {c}\n  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        f"  %zero = arith.constant 0.0 : {dtype}\n"
+        f"  %e = tensor.empty() : {c}\n  %z = linalg.fill ins(%zero : {dtype}) outs(%e : {c}) -> {c}\n"
         f"  %r = linalg.batch_matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
         f"  return %r : {c}\n}}"
     )
-    tiled, compiled = _tiled_and_compiled(text)
-    unrolled = batches <= contraction.MAX_UNROLLED_BATCHES
-    if unrolled:  # each batch computed in place in the result: no batch's C copied out and back
+    tiled, compiled = _tiled_and_compiled(text, THREADS)
+    tasks = dtype == "f32" and batches >= TASK_BATCHES
+    unrolled = not tasks and batches <= contraction.MAX_UNROLLED_BATCHES
+    if tasks or unrolled:  # each batch computed in place in the result: no batch's C copied out and back
         assert "memcpy" not in compiled.llvm_dialect_ir and "memrefCopy" not in compiled.llvm_dialect_ir
     carried = len(re.findall(r"\) -> \(vector<", tiled))  # K loops carrying a C tile (a batch's tiles and rest)
-    assert carried >= batches if unrolled else carried == 0, tiled
-    assert ("linalg.generic" in tiled) == (not unrolled)  # the batch loops' generalized product
+    if tasks:  # one forall over the batches, no forall inside it; one product's tiles, not one per batch
+        outer = re.findall(r"scf.forall \(%\w+\) in \((\d+)\)", tiled)
+        assert outer == [str(batches)], outer
+        assert 1 <= carried < batches and "scf.for" in tiled, tiled
+    else:
+        assert carried >= batches if unrolled else carried == 0, tiled
+    assert ("linalg.generic" in tiled) == (not tasks and not unrolled)  # the batch loops' generalized product
     rng = np.random.default_rng(batches)
-    x, y = rng.standard_normal((batches, 20, 24)).astype(np.float32), rng.standard_normal((batches, 24, 16))
-    (got,) = compiled(x, y.astype(np.float32))
-    assert_close(np.einsum("bik,bkj->bij", x.astype(np.float64), y.astype(np.float32)), got.astype(np.float64), "f32")
+    numpy_type = np.float32 if dtype == "f32" else np.float16
+    x = rng.standard_normal((batches, 20, 24)).astype(numpy_type)
+    y = rng.standard_normal((batches, 24, 16)).astype(numpy_type)
+    (got,) = compiled(x, y)
+    want = np.einsum("bik,bkj->bij", x.astype(np.float64), y.astype(np.float64))
+    assert_close(want, got.astype(np.float64), dtype)
 
 
 def test_register_tile_fits_the_register_file() -> None:
