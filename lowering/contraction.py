@@ -93,7 +93,7 @@ EPILOGUE_ROWS = 16
 #: Batched matmuls of at most this many batches become one matmul per batch (:func:`_unroll_batches`).
 MAX_UNROLLED_BATCHES = 16
 #: f32 batched matmuls of at least this many batches per thread are shared out by batches, each batch a task
-#: computing its product alone (:data:`_BATCH_TASKS_SCRIPT`): attention's heads.  Fewer batches are one product
+#: computing its product alone (:func:`_batch_tasks_script`): attention's heads.  Fewer batches are one product
 #: after the other, each across the cores (a task per batch would leave cores idle).
 BATCH_TASKS_PER_THREAD = 2
 #: Marks a matmul computed inside a task of batches: its schedule is serial (``scf.for``, no nested tasks).
@@ -176,14 +176,6 @@ def _tasks(tile_sizes: str, filled: bool) -> str:
             f"      {forall}\n"
             "      %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks\n"
             "        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)")
-
-
-#: Transform IR fusing the fill of C (the product ``%m``'s init, taken before ``%m`` is tiled) into the tasks
-#: ``%tasks``, which are ``%loop`` after it.
-_FILL_PRODUCER = "%fill = transform.get_producer_of_operand %m[2] : (!transform.any_op) -> !transform.any_op\n"
-_FUSE_FILL = """%filled, %loop = transform.structured.fuse_into_containing_op %fill into %tasks
-        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-"""
 
 
 def _serial_tasks(tile_sizes: str) -> str:
@@ -477,33 +469,52 @@ _BATCH_SCRIPT = """module attributes {transform.with_named_sequence} {
 }"""
 
 
-#: Batched matmuls shared out by batches: one ``scf.forall`` iteration per batch, whose product (its unit batch
-#: dim folded away, made a named ``linalg.matmul`` again) then gets a matmul's register tiles in a serial
-#: schedule.  One fork of the threads per batched product instead of two per batch (p @ v of 8 heads of
-#: 256x256x64 on 2 cores: 0.73-0.79 -> 0.55-0.60 ms).
-_BATCH_TASKS_SCRIPT = """module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %bmm = transform.structured.match ops{["linalg.batch_matmul"]} attributes{graph.batch_tasks} in %root
-      : (!transform.any_op) -> !transform.any_op
-    transform.foreach %bmm : !transform.any_op {
+def _batch_tasks_script(kind: int) -> str:
+    """Transform IR sharing the batched matmuls marked ``graph.batch_tasks = kind`` out by batches.
+
+    One ``scf.forall`` iteration per batch, whose product (its unit batch dim folded away, made a named
+    ``linalg.matmul`` again) then gets a matmul's register tiles in a serial schedule: one fork of the threads
+    per batched product instead of two per batch (p @ v of 8 heads of 256x256x64 on 2 cores: 0.73-0.79 ->
+    0.55-0.60 ms).  ``kind`` bit 0: C's init is a fill, computed in the tasks; bit 1: B is a transpose of its
+    source (``q @ k^T``), computed in the tasks too, where the copy into panels then reads the source's rows
+    (:func:`_transposed_source`) instead of a transposed copy made by one thread before (12x384x64 attention:
+    a serial loop of scalar copies while the other core waited).
+    """
+    producers, fusions, loop = [], [], "%tasks"
+    for bit, operand in ((1, 2), (2, 1)):
+        if kind & bit:
+            producers.append(f"%p{operand} = transform.get_producer_of_operand %m[{operand}]"
+                             " : (!transform.any_op) -> !transform.any_op")
+            fusions.append(f"%f{operand}, %l{operand} = transform.structured.fuse_into_containing_op %p{operand}"
+                           f" into {loop}\n"
+                           "        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)")
+            loop = f"%l{operand}"
+    indent = "\n      "
+    return f"""module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %bmm = transform.structured.match ops{{["linalg.batch_matmul"]}} attributes{{graph.batch_tasks = {kind} : i64}}
+      in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %bmm : !transform.any_op {{
     ^bb0(%m: !transform.any_op):
-      FILL_PRODUCER
+      {indent.join(producers)}
       %t, %tasks = transform.structured.tile_using_forall %m tile_sizes [1, 0, 0, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      FILL
-      transform.annotate %loop "graph.batch_tasks" : !transform.any_op
-      %g = transform.structured.generalize %t : (!transform.any_op) -> !transform.any_op
-      transform.apply_patterns to %loop {
+      {indent.join(fusions)}
+      transform.annotate {loop} "graph.batch_tasks" : !transform.any_op
+      %batched = transform.structured.match ops{{["linalg.batch_matmul", "linalg.transpose"]}} in {loop}
+        : (!transform.any_op) -> !transform.any_op
+      %g = transform.structured.generalize %batched : (!transform.any_op) -> !transform.any_op
+      transform.apply_patterns to {loop} {{
         transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
         transform.apply_patterns.canonicalization
-      } : !transform.any_op
-      %products = transform.structured.match ops{["linalg.generic"]} in %loop
+      }} : !transform.any_op
+      %generics = transform.structured.match ops{{["linalg.generic"]}} in {loop}
         : (!transform.any_op) -> !transform.any_op
-      %named = transform.structured.specialize %products : (!transform.any_op) -> !transform.any_op
-    }
+      %named = transform.structured.specialize %generics : (!transform.any_op) -> !transform.any_op
+    }}
     transform.yield
-  }
-}"""
+  }}
+}}"""
 
 
 #: The operand maps of the plain named ops, as result dim positions: A, B, C.
@@ -886,7 +897,7 @@ def _unroll_batches(op: ir.Operation) -> None:
 
 
 def _batch_tasks(op: ir.Operation, threads: int) -> bool:
-    """Whether a static f32 ``linalg.batch_matmul`` is shared out by batches (:data:`_BATCH_TASKS_SCRIPT`): at
+    """Whether a static f32 ``linalg.batch_matmul`` is shared out by batches (:func:`_batch_tasks_script`): at
     least BATCH_TASKS_PER_THREAD batches per thread, the plain maps, B packable (f32)."""
     types = [ir.RankedTensorType(v.type) for v in op.operands]
     return (types[2].shape[0] >= BATCH_TASKS_PER_THREAD * threads and "indexing_maps" not in op.attributes
@@ -894,19 +905,20 @@ def _batch_tasks(op: ir.Operation, threads: int) -> bool:
 
 
 def _share_out_batches(module: ir.Module, ops: list[ir.Operation]) -> None:
-    """One task per batch for ``ops`` (:data:`_BATCH_TASKS_SCRIPT`), the fill of C computed in the tasks; the
-    tasks' products are then marked SERIAL."""
-    filled = [op for op in ops if _fill_of(op.operands[2]) is not None]
+    """One task per batch for ``ops`` (:func:`_batch_tasks_script`), C's fill and B's transpose computed in the
+    tasks; the tasks' products are then marked SERIAL."""
+    kinds = set()
     for op in ops:
-        op.attributes["graph.batch_tasks"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(op in filled))
-    for value in (0, 1):
-        script = _BATCH_TASKS_SCRIPT.replace("attributes{graph.batch_tasks}",
-                                             f"attributes{{graph.batch_tasks = {value} : i64}}")
-        if value:
-            script = script.replace("FILL_PRODUCER\n", _FILL_PRODUCER).replace("FILL\n", _FUSE_FILL)
-        else:
-            script = script.replace("FILL_PRODUCER\n", "").replace("FILL\n", "").replace("%loop", "%tasks")
-        _apply(module, script, "sharing batched matmuls out by batches")
+        _collapse_first(op, 1)
+        _collapse_first(op, 2)
+        transposed = producer(op.operands[1], "linalg.transpose")
+        kind = int(_fill_of(op.operands[2]) is not None) | 2 * int(transposed is not None)
+        op.attributes["graph.batch_tasks"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), kind)
+        kinds.add(kind)
+    for kind in sorted(kinds):
+        _apply(module, _batch_tasks_script(kind), "sharing batched matmuls out by batches")
+    # the transposes of all batches, each task now computing its own (the fills are erased with the others')
+    _erase_unread(module, lambda op: op.name == "linalg.transpose")
 
     def mark(op: ir.Operation) -> ir.WalkResult:
         if op.name == "linalg.matmul":
@@ -924,6 +936,42 @@ def _share_out_batches(module: ir.Module, ops: list[ir.Operation]) -> None:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
+
+
+def _collapse_first(op: ir.Operation, operand: int) -> None:
+    """Make ``op``'s operand, a ``tensor.collapse_shape`` of a fill or of a transpose (a 4-D attention's heads
+    collapsed by :func:`_as_named_matmul`), the fill or transpose of the collapsed value instead, so that the
+    batch tasks compute it in each task (:func:`_batch_tasks_script` fuses direct producers only).  A transpose
+    qualifies when it keeps each collapsed group's dims in place."""
+    collapse = producer(op.operands[operand], "tensor.collapse_shape")
+    if collapse is None or any(use.owner != op for use in collapse.results[0].uses):
+        return
+    groups = [list(ir.ArrayAttr(g)) for g in ir.ArrayAttr(collapse.attributes["reassociation"])]
+    groups = [[ir.IntegerAttr(d).value for d in g] for g in groups]
+    source = collapse.operands[0]
+    inner = producer(source, "linalg.fill") or producer(source, "linalg.transpose")
+    if inner is None or len(list(inner.results[0].uses)) != 1:
+        return
+    result_type = ir.RankedTensorType(collapse.results[0].type)
+    with op.location, ir.InsertionPoint(op):
+        if inner.name == "linalg.fill":
+            init = tensor.collapse_shape(result_type, inner.operands[1], collapse.attributes["reassociation"])
+            value = linalg.fill(inner.operands[0], outs=[init])
+        else:
+            permutation = list(ir.DenseI64ArrayAttr(inner.attributes["permutation"]))
+            if any(permutation[d] != d for g in groups if len(g) > 1 for d in g):
+                return
+            first = {g[0]: k for k, g in enumerate(groups)}  # a group's first dim -> its collapsed axis
+            inner_type = ir.RankedTensorType(inner.operands[0].type)
+            sizes = [math.prod(inner_type.shape[d] for d in g) for g in groups]
+            collapsed = tensor.collapse_shape(ir.RankedTensorType.get(sizes, inner_type.element_type),
+                                              inner.operands[0], collapse.attributes["reassociation"])
+            order = [first[permutation[g[0]]] for g in groups]
+            init = tensor.empty([sizes[a] for a in order], inner_type.element_type)
+            value = linalg.transpose(collapsed, outs=[init], permutation=order).results[0]
+    op.operands[operand] = value
+    collapse.erase()
+    inner.erase()
 
 
 def _unfilled(c: ir.Value) -> tuple[ir.Value | None, ir.Value]:

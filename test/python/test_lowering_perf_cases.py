@@ -509,6 +509,36 @@ def test_batched_matmuls(batches: int, dtype: str) -> None:
     assert_close(want, got.astype(np.float64), dtype)
 
 
+def test_batch_tasks_compute_the_heads_transpose_and_fill() -> None:
+    """Attention's q @ k^T over [1, heads, S, D]: the heads collapsed after k's transpose and C's fill (as
+    _as_named_matmul gives them) are collapsed first, so that each head's task computes its own: no transpose
+    or fill of all heads left before the tasks (one thread copied k^T alone while the other waited)."""
+    heads = TASK_BATCHES
+    q, k, c = (f"tensor<1x{heads}x{s}xf32>" for s in ("20x24", "16x24", "20x16"))
+    qc, kt, ktc, cc = (f"tensor<{s}xf32>" for s in (f"{heads}x20x24", f"1x{heads}x24x16", f"{heads}x24x16",
+                                                     f"{heads}x20x16"))
+    text = (
+        f"func.func @f(%q: {q}, %k: {k}) -> {cc} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {c}\n  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        f"  %te = tensor.empty() : {kt}\n"
+        f"  %t = linalg.transpose ins(%k : {k}) outs(%te : {kt}) permutation = [0, 1, 3, 2]\n"
+        f"  %qc = tensor.collapse_shape %q [[0, 1], [2], [3]] : {q} into {qc}\n"
+        f"  %tc = tensor.collapse_shape %t [[0, 1], [2], [3]] : {kt} into {ktc}\n"
+        f"  %zc = tensor.collapse_shape %z [[0, 1], [2], [3]] : {c} into {cc}\n"
+        f"  %r = linalg.batch_matmul ins(%qc, %tc : {qc}, {ktc}) outs(%zc : {cc}) -> {cc}\n"
+        f"  return %r : {cc}\n}}"
+    )
+    tiled, compiled = _tiled_and_compiled(text, THREADS)
+    before, _, _ = tiled.partition("scf.forall")
+    assert "linalg.transpose" not in before and "linalg.fill" not in before, tiled
+    assert re.findall(r"scf.forall \(%\w+\) in \((\d+)\)", tiled) == [str(heads)], tiled  # serial inside
+    rng = np.random.default_rng(heads)
+    x, y = rng.standard_normal((1, heads, 20, 24)), rng.standard_normal((1, heads, 16, 24))
+    (got,) = compiled(x.astype(np.float32), y.astype(np.float32))
+    assert_close(np.einsum("bhik,bhjk->bhij", x, y)[0], got.astype(np.float64), "f32")
+
+
 def test_register_tile_fits_the_register_file() -> None:
     """Two registers of columns: six rows (12 of 16 registers) below 512 bits, eight (16 of 32) at 512."""
     assert [register_tile(bits) for bits in (128, 256, 512)] == [(6, 8), (6, 16), (8, 32)]
