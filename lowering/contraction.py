@@ -898,10 +898,16 @@ def _unroll_batches(op: ir.Operation) -> None:
 
 def _batch_tasks(op: ir.Operation, threads: int) -> bool:
     """Whether a static f32 ``linalg.batch_matmul`` is shared out by batches (:func:`_batch_tasks_script`): at
-    least BATCH_TASKS_PER_THREAD batches per thread, the plain maps, B packable (f32)."""
+    least BATCH_TASKS_PER_THREAD batches per thread, the plain maps, B packable (f32), and each batch's B one
+    outer block (:func:`outer_panels`): the serial schedule has no outer blocks, and a larger B read by each
+    task alone would come from memory."""
     types = [ir.RankedTensorType(v.type) for v in op.operands]
-    return (types[2].shape[0] >= BATCH_TASKS_PER_THREAD * threads and "indexing_maps" not in op.attributes
-            and all(isinstance(t.element_type, ir.F32Type) for t in types))
+    if (types[2].shape[0] < BATCH_TASKS_PER_THREAD * threads or "indexing_maps" in op.attributes
+            or not all(isinstance(t.element_type, ir.F32Type) for t in types)):
+        return False
+    _, depth, columns = types[1].shape
+    panel = register_tile(vector_bits())[1]
+    return -(-columns // panel) <= outer_panels(depth, panel)
 
 
 def _share_out_batches(module: ir.Module, ops: list[ir.Operation]) -> None:

@@ -509,6 +509,30 @@ def test_batched_matmuls(batches: int, dtype: str) -> None:
     assert_close(want, got.astype(np.float64), dtype)
 
 
+def test_batch_tasks_only_when_each_b_is_one_outer_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch's B larger than one outer block of panels (here 32 panels against 16, the cache made small)
+    keeps a product per batch across the cores, with its outer blocks: the serial schedule has none."""
+    monkeypatch.setattr(contraction, "last_level_cache_bytes", lambda: 64 * 1024)
+    monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
+    runtime.clear_cache()
+    batches = TASK_BATCHES
+    a, b, c = (f"tensor<{batches}x{s}xf32>" for s in ("20x24", "24x512", "20x512"))
+    text = (
+        f"func.func @f(%a: {a}, %b: {b}) -> {c} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {c}\n  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        f"  %r = linalg.batch_matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
+        f"  return %r : {c}\n}}"
+    )
+    assert contraction.outer_panels(24, 16) < 512 // 16
+    tiled, compiled = _tiled_and_compiled(text, THREADS)
+    assert f"[{batches - 1}, 0, 0] [1, 20, 24]" in tiled, tiled  # the last batch's A, a product of its own
+    rng = np.random.default_rng(batches)
+    x, y = rng.standard_normal((batches, 20, 24)), rng.standard_normal((batches, 24, 512))
+    (got,) = compiled(x.astype(np.float32), y.astype(np.float32))
+    assert_close(np.einsum("bik,bkj->bij", x, y), got.astype(np.float64), "f32")
+
+
 def test_batch_tasks_compute_the_heads_transpose_and_fill() -> None:
     """Attention's q @ k^T over [1, heads, S, D]: the heads collapsed after k's transpose and C's fill (as
     _as_named_matmul gives them) are collapsed first, so that each head's task computes its own: no transpose
