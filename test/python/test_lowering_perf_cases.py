@@ -471,6 +471,18 @@ THREADS = 2
 TASK_BATCHES = contraction.BATCH_TASKS_PER_THREAD * THREADS
 
 
+def _batched_matmul_module(batches: int, m: int, k: int, n: int, dtype: str = "f32") -> str:
+    """``@f(a, b) = a @ b`` for ``batches`` batches of [m, k] x [k, n], C a filled zero."""
+    a, b, c = (f"tensor<{batches}x{s}x{dtype}>" for s in (f"{m}x{k}", f"{k}x{n}", f"{m}x{n}"))
+    return (
+        f"func.func @f(%a: {a}, %b: {b}) -> {c} {{\n"
+        f"  %zero = arith.constant 0.0 : {dtype}\n"
+        f"  %e = tensor.empty() : {c}\n  %z = linalg.fill ins(%zero : {dtype}) outs(%e : {c}) -> {c}\n"
+        f"  %r = linalg.batch_matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
+        f"  return %r : {c}\n}}"
+    )
+
+
 @pytest.mark.parametrize(("batches", "dtype"), [
     (TASK_BATCHES - 1, "f32"), (TASK_BATCHES, "f32"), (contraction.MAX_UNROLLED_BATCHES + 1, "f32"),
     (TASK_BATCHES, "f16"), (contraction.MAX_UNROLLED_BATCHES + 1, "f16"),
@@ -479,15 +491,7 @@ def test_batched_matmuls(batches: int, dtype: str) -> None:
     """f32 with at least BATCH_TASKS_PER_THREAD batches per thread: one task per batch, each a register-tiled
     product in a serial schedule; fewer batches (or other types, up to MAX_UNROLLED_BATCHES): one register-tiled
     matmul per batch after the other; more of another type: the blocked batch loops."""
-    a, b, c = (f"tensor<{batches}x{s}x{dtype}>" for s in ("20x24", "24x16", "20x16"))
-    text = (
-        f"func.func @f(%a: {a}, %b: {b}) -> {c} {{\n"
-        f"  %zero = arith.constant 0.0 : {dtype}\n"
-        f"  %e = tensor.empty() : {c}\n  %z = linalg.fill ins(%zero : {dtype}) outs(%e : {c}) -> {c}\n"
-        f"  %r = linalg.batch_matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
-        f"  return %r : {c}\n}}"
-    )
-    tiled, compiled = _tiled_and_compiled(text, THREADS)
+    tiled, compiled = _tiled_and_compiled(_batched_matmul_module(batches, 20, 24, 16, dtype), THREADS)
     tasks = dtype == "f32" and batches >= TASK_BATCHES
     unrolled = not tasks and batches <= contraction.MAX_UNROLLED_BATCHES
     if tasks or unrolled:  # each batch computed in place in the result: no batch's C copied out and back
@@ -516,16 +520,8 @@ def test_batch_tasks_only_when_each_b_is_one_outer_block(monkeypatch: pytest.Mon
     monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
     runtime.clear_cache()
     batches = TASK_BATCHES
-    a, b, c = (f"tensor<{batches}x{s}xf32>" for s in ("20x24", "24x512", "20x512"))
-    text = (
-        f"func.func @f(%a: {a}, %b: {b}) -> {c} {{\n"
-        "  %zero = arith.constant 0.0 : f32\n"
-        f"  %e = tensor.empty() : {c}\n  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
-        f"  %r = linalg.batch_matmul ins(%a, %b : {a}, {b}) outs(%z : {c}) -> {c}\n"
-        f"  return %r : {c}\n}}"
-    )
     assert contraction.outer_panels(24, 16) < 512 // 16
-    tiled, compiled = _tiled_and_compiled(text, THREADS)
+    tiled, compiled = _tiled_and_compiled(_batched_matmul_module(batches, 20, 24, 512), THREADS)
     assert f"[{batches - 1}, 0, 0] [1, 20, 24]" in tiled, tiled  # the last batch's A, a product of its own
     rng = np.random.default_rng(batches)
     x, y = rng.standard_normal((batches, 20, 24)), rng.standard_normal((batches, 24, 512))
