@@ -709,8 +709,9 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
         _as_named_matmul(op)
     for op in _static_ops(module, tuple(_DEFAULT_MAPS)):
         _materialize_transposes(op)
+    mr, nr = register_tile(vector_bits())
     batched = _static_ops(module, ("linalg.batch_matmul",))  # again: the transposes replaced some
-    tasks = [op for op in batched if _batch_tasks(op, threads)]
+    tasks = [op for op in batched if _batch_tasks(op, threads, nr)]
     for op in batched:
         if op not in tasks:
             _unroll_batches(op)
@@ -722,7 +723,6 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
     for op in named:
         op.attributes["graph.block"] = ir.UnitAttr.get()
     matmuls = [op for op in named if op.name == "linalg.matmul"]
-    mr, nr = register_tile(vector_bits())
     parts = []
     for op in matmuls:
         serial = SERIAL in op.attributes  # a product inside a task of its own: no epilogue of its own
@@ -896,17 +896,16 @@ def _unroll_batches(op: ir.Operation) -> None:
     op.erase()
 
 
-def _batch_tasks(op: ir.Operation, threads: int) -> bool:
+def _batch_tasks(op: ir.Operation, threads: int, panel: int) -> bool:
     """Whether a static f32 ``linalg.batch_matmul`` is shared out by batches (:func:`_batch_tasks_script`): at
     least BATCH_TASKS_PER_THREAD batches per thread, the plain maps, B packable (f32), and each batch's B one
-    outer block (:func:`outer_panels`): the serial schedule has no outer blocks, and a larger B read by each
-    task alone would come from memory."""
+    outer block of panels ``panel`` wide (:func:`outer_panels`): the serial schedule has no outer blocks, and
+    a larger B read by each task alone would come from memory."""
     types = [ir.RankedTensorType(v.type) for v in op.operands]
     if (types[2].shape[0] < BATCH_TASKS_PER_THREAD * threads or "indexing_maps" in op.attributes
             or not all(isinstance(t.element_type, ir.F32Type) for t in types)):
         return False
     _, depth, columns = types[1].shape
-    panel = register_tile(vector_bits())[1]
     return -(-columns // panel) <= outer_panels(depth, panel)
 
 
