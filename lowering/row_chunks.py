@@ -22,7 +22,7 @@ chunks and then one narrower vector, all static: no masks and no
 shape-specific cases.
 
 Values the same in every chunk are built once per row at each chunk width:
-splat constants, broadcasts of scalars, transfer reads that broadcast one
+splat constants, broadcasts of scalars and of one-element vectors, transfer reads that broadcast one
 element along the row (a [rows, 1] operand) and ``vector.from_elements`` of
 one repeated scalar (how a reduced row value broadcast over a short row can
 arrive).  Left whole, such a row stayed one vector of the whole row (8
@@ -37,6 +37,7 @@ leading-unit extracts and broadcasts, splat ``vector.from_elements`` and
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -74,6 +75,9 @@ LONG_WRITE_VECTORS = 2
 #: Row ops (after the row's reads) above which a value a reduction computes and a write needs again is kept in
 #: a row-sized scratch buffer rather than computed again (softmax's exp is about 40 ops; x - mean is 2).
 STASH_MIN_OPS = 12
+#: Largest stash (bytes of a row value): it lives on the thread's stack (the runtime puts row scratch buffers of
+#: up to 256 KiB there).  Longer rows compute the value again in the write loop.
+STASH_MAX_BYTES = 256 << 10
 
 
 def _vector_shape(t: ir.Type) -> list[int] | None:
@@ -208,6 +212,8 @@ def _row_op_reason(op: ir.Operation, length: int) -> str:
         source = op.operands[0].type
         if not isinstance(source, ir.VectorType) or _row_length(source) == length:
             return ""
+        if math.prod(ir.VectorType(source).shape) == 1:
+            return ""  # one element (a row's reduced vector<1xf32>) along the row: a splat
         return "a broadcast of a vector that is not a row"
     if name == "vector.extract":
         if len(op.operands) == 1 and _row_length(op.operands[0].type) == length and \
@@ -325,7 +331,8 @@ class _Chunker:
                 result = True
             elif op.name == "vector.broadcast":
                 source = op.operands[0]
-                result = not isinstance(source.type, ir.VectorType) or self.is_uniform(source)
+                result = not isinstance(source.type, ir.VectorType) or self.is_uniform(source) \
+                    or math.prod(ir.VectorType(source.type).shape) == 1
             elif op.name == "vector.transfer_read":
                 result = _broadcast_read(op)  # reads with an index: the loop's offset moves them
             elif op.name == "vector.from_elements":
@@ -444,6 +451,8 @@ class _Chunker:
             if not isinstance(row.owner, ir.Block) and as_operation(row.owner).name == "vector.extract":
                 row = as_operation(row.owner).operands[0]
             if row not in self.row_values or self.is_uniform(row) or self._cone_size(row) < STASH_MIN_OPS:
+                continue
+            if _bytes(row.type) > STASH_MAX_BYTES:
                 continue
             for k, w in enumerate(writes):
                 if any(k == used for _, used in plan) or w.operands[0].type != row.type or not w.results:
@@ -626,6 +635,11 @@ def _reduce(reduction: ir.Operation, vector: ir.Value, accumulator: ir.Value | N
     operands = [vector] if accumulator is None else [vector, accumulator]
     return ir.Operation.create("vector.reduction", results=[reduction.results[0].type], operands=operands,
                                attributes=attributes).results[0]
+
+
+def _bytes(vector_type: ir.Type) -> int:
+    t = ir.VectorType(vector_type)
+    return math.prod(t.shape) * max(1, getattr(t.element_type, "width", 64) // 8)
 
 
 def _scratch_like(destination: ir.Value) -> ir.Value:

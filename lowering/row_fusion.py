@@ -24,12 +24,16 @@ holding a convolution or a generic contraction are left alone.  A named contract
 outside the row loops: the rows it reads are tiled as roots of their own
 (attention's softmax, one pass per row between the two products), and a
 same-type ``tensor.cast`` between it and its users stops the producer
-fusion from pulling it into a row loop.  Rows longer than ``max-row`` are
-tiled but not vectorized (the vectors would not fit the register file).
+fusion from pulling it into a row loop.  Rows longer than ``max-row`` (a
+vocabulary's logits, a long sequence's scores) are vectorized only when every
+row body can be cut into chunks: the kernel is tried on a copy, kept when no
+vector longer than ``max-row`` is left, and otherwise tiled without vectors
+(a whole-row vector would not fit the register file).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -98,6 +102,9 @@ _FLAT_WHOLE = """%main = transform.structured.match attributes{ROOT} in %r : (!t
 _FLAT_REST = """%t2, %l2 = transform.structured.fuse %rest tile_sizes [REST_SIZE]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
 
+#: Vectorize the ops of every row loop and lower what the chunks and LLVM do not take.  No
+#: ``lower_broadcast``: it unrolls a broadcast along the row element by element before canonicalization folds
+#: it back (a 12000-float row: 15 s in the interpreter), and every broadcast it met folded away anyway.
 _VECTORIZE = """%loops = transform.structured.match ops{["scf.for", "scf.forall"]} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %loops : !transform.any_op {
@@ -111,7 +118,6 @@ _VECTORIZE = """%loops = transform.structured.match ops{["scf.for", "scf.forall"
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
       transform.apply_patterns.vector.lower_shape_cast
-      transform.apply_patterns.vector.lower_broadcast
     } : !transform.any_op
     transform.apply_patterns to %root {
       transform.apply_patterns.canonicalization
@@ -299,6 +305,29 @@ def _fence_contractions(func_op: ir.Operation) -> None:
         result.replace_all_uses_except(fence.result, fence.operation)
 
 
+def _root_index(func_op: ir.Operation, op: ir.Operation) -> int:
+    """The position of ``op`` in the kernel's body (roots are top-level ops of it)."""
+    for index, candidate in enumerate(func_op.regions[0].blocks[0].operations):
+        if as_operation(candidate) == op:
+            return index
+    raise ValueError(f"{op.name} is not in the kernel's body")
+
+
+def _op_at(func_op: ir.Operation, index: int) -> ir.Operation:
+    return as_operation(func_op.regions[0].blocks[0].operations[index])
+
+
+def _longest_vector(func_op: ir.Operation) -> int:
+    """The most elements of any vector value the kernel's ops produce and use (the whole-row constants the chunks
+    replaced are left unused, for canonicalization to erase)."""
+    longest = 0
+    for op in nested_ops(func_op):
+        for value in op.results:
+            if isinstance(value.type, ir.VectorType) and any(True for _ in value.uses):
+                longest = max(longest, math.prod(ir.VectorType(value.type).shape))
+    return longest
+
+
 def _drop_fences(func_op: ir.Operation) -> None:
     for op in nested_ops(func_op):
         if op.name == "tensor.cast" and _FENCE in op.attributes:
@@ -367,7 +396,8 @@ class TileKernelRows(GraphPass):
         "num-chunked": "Number of row loops whose vectorized rows were cut into register-sized chunks",
     }
     vectorize: bool = option(True, "vectorize the ops inside the row loop")
-    max_row: int = option(4096, "longest row (elements) that is vectorized")
+    max_row: int = option(
+        4096, "longest row (elements) vectorized as it is; longer rows are vectorized only when cut into chunks")
     parallel_min_elements: int = option(
         DEFAULT_MIN_ELEMENTS, "kernels with at least this many result elements get a parallel row loop (scf.forall)")
     vector_bits: int = option(0, "vector register width (bits) the row chunks are sized for; 0: the host's")
@@ -403,13 +433,12 @@ class TileKernelRows(GraphPass):
                     self._tile_flat(func_op, name, roots, flat_row, context)
                     continue
                 row = _innermost_extent(func_op)
-                vectorize = self.vectorize and row <= self.max_row
-                _fence_contractions(func_op)
                 parallel = all((static_elements(r.results[0]) or 0) >= self.parallel_min_elements for r in roots)
-                self._tile(func_op, name, roots, vectorize, parallel, context)
-                _drop_fences(func_op)
-                if vectorize and self.chunk_vectors:
-                    self._chunk(func_op, name, context)
+                if self.vectorize and row > self.max_row and self.chunk_vectors:
+                    vectorize = self._tile_long_rows(func_op, name, roots, parallel, context)
+                else:
+                    vectorize = self.vectorize and row <= self.max_row
+                    self._tile_rows(func_op, name, roots, vectorize, parallel, context)
                 context.count("num-kernels")
                 if vectorize:
                     context.count("num-vectorized")
@@ -417,6 +446,34 @@ class TileKernelRows(GraphPass):
                     f"tile-kernel-rows: @{name}: {len(roots)} result loop(s) by rows of {row}"
                     + (", vectorized" if vectorize else "")
                 )
+
+    def _tile_rows(self, func_op: ir.Operation, name: str, roots: list[ir.Operation], vectorize: bool,
+                   parallel: bool, context: PassContext) -> None:
+        _fence_contractions(func_op)
+        self._tile(func_op, name, roots, vectorize, parallel, context)
+        _drop_fences(func_op)
+        if vectorize and self.chunk_vectors:
+            self._chunk(func_op, name, context)
+
+    def _tile_long_rows(self, func_op: ir.Operation, name: str, roots: list[ir.Operation], parallel: bool,
+                        context: PassContext) -> bool:
+        """Tile a kernel whose rows are longer than ``max-row``: vectorized on a copy of the kernel, kept when
+        the chunks left no vector longer than ``max-row``, else tiled unvectorized.  Returns whether it is
+        vectorized."""
+        root_ids = [_root_index(func_op, r) for r in roots]
+        with ir.InsertionPoint(func_op):
+            attempt = func_op.clone()
+        attempt_roots = [_op_at(attempt, i) for i in root_ids]
+        self._tile_rows(attempt, name, attempt_roots, True, parallel, context)
+        longest = _longest_vector(attempt)
+        if longest <= self.max_row:
+            func_op.erase()
+            return True
+        log.debug(f"tile-kernel-rows: @{name}: rows not vectorized: a row body kept a vector of {longest} elements "
+                  f"(max-row {self.max_row})")
+        attempt.erase()
+        self._tile_rows(func_op, name, roots, False, parallel, context)
+        return False
 
     def _chunk(self, func_op: ir.Operation, name: str, context: PassContext) -> None:
         """Cut the kernel's vectorized rows into register-sized chunks (lowering/row_chunks.py)."""

@@ -187,3 +187,56 @@ def test_a_row_computation_with_reuse_is_walked_once(monkeypatch: pytest.MonkeyP
     (got,) = compile_linalg(module, "fibonacci")(*inputs)
     (want,) = graphfuse.compile(b.module).reference(*inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("max_row", [256, 4096])
+def test_rows_longer_than_max_row_are_chunked(max_row: int) -> None:
+    """Rows past max-row are vectorized when every row body is cut into chunks (no whole-row vector left)."""
+    builder, inputs = _row_model(1000)
+    module = ir.Module.parse(str(builder.module), context=builder.module.context)
+    run_pipeline(module, default_pipeline(2))
+    run_pipeline(module, LOWERING_PIPELINE.replace(
+        "tile-kernel-rows", f"tile-kernel-rows{{vector-bits=256 max-row={max_row}}}"))
+    text = str(module)
+    assert "vector<1x32xf32>" in text and "vector<1x1000xf32>" not in text
+    got = compile_linalg(module, "rows")(*inputs)
+    want = graphfuse.compile(builder.module).reference(*inputs)
+    for k, (a, w) in enumerate(zip(got, want, strict=True)):
+        if w.dtype.kind == "f":
+            np.testing.assert_allclose(a, w, rtol=2e-5, atol=2e-6 * float(np.abs(w).max()), err_msg=f"result {k}")
+        else:
+            np.testing.assert_array_equal(a, w, err_msg=f"result {k}")
+
+
+def test_long_rows_stay_scalar_when_a_row_body_is_left_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row body the chunks cannot cut keeps its whole-row vectors: past max-row, the copy of the kernel so
+    vectorized is dropped and the rows are tiled without vectors."""
+    from graphfuse.lowering import row_fusion
+
+    monkeypatch.setattr(row_fusion, "chunk_row_loops", lambda *args, **kwargs: 0)
+    builder, inputs = _row_model(300)
+    module = ir.Module.parse(str(builder.module), context=builder.module.context)
+    run_pipeline(module, default_pipeline(2))
+    run_pipeline(module, LOWERING_PIPELINE.replace("tile-kernel-rows", "tile-kernel-rows{max-row=256}"))
+    text = str(module)
+    assert "vector<" not in text and text.count("func.func") == str(builder.module).count("func.func")
+    got = compile_linalg(module, "rows")(*inputs)
+    want = graphfuse.compile(builder.module).reference(*inputs)
+    for k, (a, w) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_allclose(a, w, rtol=2e-5, atol=2e-6 * float(np.abs(w).max()), err_msg=f"result {k}")
+
+
+def test_rows_too_long_for_a_stack_stash() -> None:
+    """softmax over rows of 70,001 floats (a vocabulary's logits): the exp is computed again in the write loop
+    rather than stashed (280 KB would not fit a stack buffer), and the kernel compiles and is right."""
+    from graphfuse.lowering.row_chunks import STASH_MAX_BYTES
+    from graphfuse.lowering.runtime import STACK_BUFFER_MAX_BYTES
+
+    assert STASH_MAX_BYTES <= STACK_BUFFER_MAX_BYTES
+    cols = STASH_MAX_BYTES // 4 + 4465
+    b = graphfuse.GraphBuilder("logits")
+    b.ret(b.softmax(b.arg((2, cols)), axis=-1))
+    x = np.random.default_rng(3).normal(scale=4.0, size=(2, cols)).astype(np.float32)
+    (got,) = graphfuse.compile(b.module)(x)
+    e = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-12)

@@ -107,16 +107,16 @@ func.func private @broadcast_read_kernel(%s: tensor<8x1xf32>, %g: tensor<1000xf3
 
 // -----
 
-// A row's reduced value broadcast back over a short row can reach the row loop as a vector.from_elements of
-// one scalar repeated (64 times here): a splat, built once per row at the chunk width (16 floats at 128 bits).
+// A row's reduced value broadcast back over a short row reaches the row loop as a broadcast of a one-element
+// vector along the row: a splat, built once per row at the chunk width (16 floats at 128 bits).
 // SSE-LABEL: func.func private @reduced_row_kernel
 // SSE:         vector.reduction <maximumf>
 // SSE:         scf.for %[[ROW:.*]] = %c0 to %c8 step %c1
-// SSE:           %[[MAX:.*]] = vector.to_elements %{{.*}} : vector<1xf32>
-// SSE:           %[[SPLAT:.*]] = vector.broadcast %[[MAX]] : f32 to vector<1x16xf32>
+// SSE:           %[[MAX:.*]] = vector.transfer_read {{.*}} : tensor<1xf32>, vector<1xf32>
+// SSE:           %[[SPLAT:.*]] = vector.broadcast %[[MAX]] : vector<1xf32> to vector<1x16xf32>
 // SSE:           scf.for %{{.*}} = %{{.*}} to %c64 step %c16
 // SSE:             arith.addf %{{.*}}, %[[SPLAT]]
-// SSE-NOT:     vector.from_elements
+// SSE-NOT:     vector<1x64xf32>
 func.func private @reduced_row_kernel(%x: tensor<8x64xf32>, %s: tensor<8x1xf32>, %a: tensor<8x64xf32>) -> (tensor<8x1xf32>, tensor<8x64xf32>, tensor<8x64xf32>) attributes {graph.kernel} {
   %0 = "graph.reduce_max"(%x) {axes = array<i64: -1>, keep_dims = true} : (tensor<8x64xf32>) -> tensor<8x1xf32>
   %1 = "graph.mul"(%s, %a) : (tensor<8x1xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
