@@ -261,6 +261,16 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Take slices of data along an axis at the given indices (ONNX Gather, embedding lookup).
+  // optional: axis (default 0)
+  irdl.operation @gather {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(data: %in0, indices: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Elementwise Gaussian error linear unit.
   // optional: approximate (default "none")
   irdl.operation @gelu {

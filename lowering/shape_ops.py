@@ -1,4 +1,4 @@
-"""Lowerings of the data-movement graph ops: reshape, broadcast_to, transpose, concat, split and slice.
+"""Lowerings of the data-movement graph ops: reshape, broadcast_to, transpose, concat, split, slice, gather.
 
 They only move elements, so every element type of the dialect lowers the
 same way (f32, f16, bf16, i1, i8, i32, i64: no arithmetic on the elements).
@@ -33,6 +33,12 @@ Each result is built from ``tensor`` and ``linalg`` ops on tensors:
   are always static).  A piece or slice with no elements is a
   ``tensor.empty``: the slice verifiers reject a static offset equal to the
   size even for an empty slice, and there is nothing to copy.
+- ``gather`` is a ``linalg.generic`` over the result that reads the indices
+  through a projection onto the result dims they fill, turns each into an
+  ``index`` (counted from the end when negative, clamped into the axis) and
+  ``tensor.extract`` s the element of data there; the other coordinates are
+  the generic's own ``linalg.index`` es.  Fused with the elementwise ops
+  after it (an embedding's scale, its position add), it is one loop nest.
 
 Not lowered (the op stays; ``graph-to-linalg{strict}`` reports it): a
 reshape whose dynamic result size is undefined because the static result
@@ -53,6 +59,7 @@ from graphfuse.lowering.common import PARALLEL, broadcast_map, build_generic, re
 __all__ = [
     "lower_broadcast_to",
     "lower_concat",
+    "lower_gather",
     "lower_reshape",
     "lower_slice",
     "lower_split",
@@ -428,3 +435,44 @@ def lower_slice(op: ir.Operation) -> bool:
         if source.rank == 0:
             return _replace(op, [x])
         return _replace(op, [_extract(x, result, start, strides, [])])
+
+
+# --------------------------------------------------------------------------
+# gather
+
+
+@register_lowering("gather")
+def lower_gather(op: ir.Operation) -> bool:
+    """A generic over the result reading each index and extracting the element of data it points at.
+
+    The index is cast to ``index``, counted from the end when negative and clamped into the axis (the op's
+    rule), all in the body: a row of the result is one ``tensor.extract`` per element from data's row.
+    """
+    data, indices = op.operands
+    source, positions, result = _ranked(data), _ranked(indices), _ranked(op.results[0])
+    if source is None or positions is None or result is None or source.rank == 0:
+        return False
+    axis = _axis(op, source.rank) if "axis" in op.attributes else 0
+    depth = positions.rank
+    with op.location, ir.InsertionPoint(op):
+        sizes: list[Size] = [_dim(data, d) for d in range(axis)]
+        sizes += [_dim(indices, d) for d in range(depth)]
+        sizes += [_dim(data, d) for d in range(axis + 1, source.rank)]
+        init = _empty(sizes, result)
+        size = _as_value(_dim(data, axis))
+        zero, last = _index(0), arith.subi(size, _index(1))
+        index_map = ir.AffineMap.get(result.rank, 0, [ir.AffineDimExpr.get(axis + d) for d in range(depth)])
+        identity = ir.AffineMap.get_identity(result.rank)
+
+        def body(args: list[ir.Value]) -> list[ir.Value]:
+            position = arith.index_cast(ir.IndexType.get(), args[0])
+            from_end = arith.addi(position, size)
+            negative = arith.cmpi(arith.CmpIPredicate.slt, position, zero)
+            position = arith.select(negative, from_end, position)
+            position = arith.maxsi(arith.minsi(position, last), zero)
+            coordinates = [linalg.IndexOp(d).result for d in range(axis)] + [position]
+            coordinates += [linalg.IndexOp(axis + depth + d).result for d in range(source.rank - axis - 1)]
+            return [tensor.extract(data, coordinates)]
+
+        generic = build_generic([result], [indices], [init], [index_map, identity], [PARALLEL] * result.rank, body)
+        return _replace(op, [generic.results[0]])

@@ -1,4 +1,4 @@
-"""Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice."""
+"""Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice, gather."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from graphfuse.dialect.catalog import REQUIRED, AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
-from graphfuse.dialect.shape_utils import can_broadcast_to, normalize_axis, require_declared, same_dtype
+from graphfuse.dialect.shape_utils import can_broadcast_to, normalize_axis, require_declared, require_dtype, same_dtype
 from graphfuse.dialect.types import Dim, TensorSig
 
 _GROUP = "shape"
@@ -313,5 +313,60 @@ register_op(
             "0 <= start <= limit <= dim and stride >= 1; result dim i is ceil((limit - start) / stride)."
         ),
         example=((TensorSig((4, 8), "f32"),), {"start": [1, 0], "limit": [3, 8], "strides": [1, 2]}),
+    )
+)
+
+
+# --------------------------------------------------------------------------
+# gather
+
+#: Element types of gather's indices.
+_INDEX_DTYPES = frozenset({"i32", "i64"})
+
+
+def _infer_gather(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    data, indices = inputs
+    require_dtype(indices, _INDEX_DTYPES, "operand indices")
+    if data.rank == 0:
+        raise VerifyError(f"operand data {data} must have at least one dimension")
+    axis = normalize_axis(attrs["axis"], data.rank)
+    if data.shape[axis] == 0 and indices.num_elements != 0:
+        raise VerifyError(f"dimension {axis} of operand data {data} is empty: there is nothing to gather")
+    return [data.with_shape(data.shape[:axis] + indices.shape + data.shape[axis + 1:])]
+
+
+def gather_positions(indices: np.ndarray, size: int) -> np.ndarray:
+    """The positions gather reads along an axis of ``size``: negative indices count from the end, and what is
+    still out of range is clamped to the nearest end."""
+    positions = indices.astype(np.int64)
+    positions = np.where(positions < 0, positions + size, positions)
+    return np.clip(positions, 0, size - 1)
+
+
+def _gather_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    data, indices = xs
+    axis = normalize_axis(attrs["axis"], data.ndim)
+    if indices.size == 0:
+        return [np.zeros(results[0].shape, data.dtype)]
+    return [np.take(data, gather_positions(indices, data.shape[axis]), axis=axis)]
+
+
+register_op(
+    OpSpec(
+        name="gather",
+        group=_GROUP,
+        summary="Take slices of data along an axis at the given indices (ONNX Gather, embedding lookup).",
+        operands=(ValueSpec("data"), ValueSpec("indices")),
+        results=(ValueSpec("result"),),
+        attrs=(AttrSpec("axis", AttrKind.I64, default=0, doc="axis of data indexed; negative counts from the end"),),
+        infer=_infer_gather,
+        reference=_gather_reference,
+        doc=(
+            "`result[a..., i..., b...] = data[a..., indices[i...], b...]`, the result's shape `data.shape[:axis] + "
+            "indices.shape + data.shape[axis + 1:]` (ONNX Gather, numpy.take; an embedding lookup is axis 0). "
+            "Indices are i32 or i64; a negative index counts from the end of the axis, and an index still out of "
+            "range is clamped to the nearest end (XLA's rule: never a read outside data). Any element type for data."
+        ),
+        example=((TensorSig((10, 4), "f32"), TensorSig((2, 3), "i64")), {"axis": 0}),
     )
 )

@@ -105,6 +105,10 @@ module {
     %0 = "graph.floor"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @gather(%arg0: tensor<10x4xf32>, %arg1: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+    %0 = "graph.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+    return %0 : tensor<2x3x4xf32>
+  }
   func.func @gelu(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.gelu"(%arg0) {approximate = "tanh"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -369,6 +373,8 @@ module {
 // CHECK:         "graph.flash_attention"
 // CHECK-LABEL: func.func @floor(
 // CHECK:         "graph.floor"
+// CHECK-LABEL: func.func @gather(
+// CHECK:         "graph.gather"
 // CHECK-LABEL: func.func @gelu(
 // CHECK:         "graph.gelu"
 // CHECK-LABEL: func.func @greater(

@@ -1,4 +1,4 @@
-// graph-verify's rules for reshape, broadcast_to, transpose, concat, split and slice.
+// graph-verify's rules for reshape, broadcast_to, transpose, concat, split, slice and gather.
 // RUN: graphfuse-opt --split-input-file --verify-diagnostics %s
 
 func.func @reshape_count_mismatch(%a: tensor<4x8xf32>) {
@@ -237,5 +237,45 @@ func.func @slice_entries_per_dim(%a: tensor<4x8xf32>) {
 func.func @slice_wrong_result(%a: tensor<4x8xf32>) {
   // expected-error@+1 {{'graph.slice' result #0 has type tensor<2x8xf32>, but its operands and attributes give tensor<2x3xf32>}}
   %0 = "graph.slice"(%a) {start = array<i64: 1, 0>, limit = array<i64: 3, 8>, strides = array<i64: 1, 3>} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @gather_float_indices(%w: tensor<10x4xf32>, %i: tensor<3xf32>) {
+  // expected-error@+1 {{'graph.gather' operand indices tensor<3xf32> must have element type i32 or i64}}
+  %0 = "graph.gather"(%w, %i) : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_axis_out_of_range(%w: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error@+1 {{'graph.gather' axis 2 is out of range for rank 2}}
+  %0 = "graph.gather"(%w, %i) {axis = 2 : i64} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_wrong_result_shape(%w: tensor<10x4xf32>, %i: tensor<2x3xi32>) {
+  // expected-error@+1 {{'graph.gather' result #0 has type tensor<6x4xf32>, but its operands and attributes give tensor<2x3x4xf32>}}
+  %0 = "graph.gather"(%w, %i) : (tensor<10x4xf32>, tensor<2x3xi32>) -> tensor<6x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_from_empty_axis(%w: tensor<0x4xf32>, %i: tensor<3xi64>) {
+  // expected-error@+1 {{'graph.gather' dimension 0 of operand data tensor<0x4xf32> is empty: there is nothing to gather}}
+  %0 = "graph.gather"(%w, %i) : (tensor<0x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_from_a_scalar(%w: tensor<f32>, %i: tensor<3xi64>) {
+  // expected-error@+1 {{'graph.gather' operand data tensor<f32> must have at least one dimension}}
+  %0 = "graph.gather"(%w, %i) : (tensor<f32>, tensor<3xi64>) -> tensor<3xf32>
   return
 }

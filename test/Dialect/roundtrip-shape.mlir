@@ -102,3 +102,15 @@ func.func @slice(%a: tensor<4x8xf32>, %b: tensor<?x8xi64>) -> (tensor<2x4xf32>, 
   %3 = "graph.slice"(%a) {start = array<i64: 2, 0>, limit = array<i64: 2, 8>} : (tensor<4x8xf32>) -> tensor<0x8xf32>
   return %0, %1, %2, %3 : tensor<2x4xf32>, tensor<4x3xf32>, tensor<2x8xi64>, tensor<0x8xf32>
 }
+
+// Indices of any rank (a scalar removes the axis), dynamic dims from data and from the indices.
+// CHECK-LABEL: func.func @gather(
+// CHECK-NEXT:    %0 = "graph.gather"(%arg0, %arg1) : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %1 = "graph.gather"(%arg0, %arg2) {axis = -1 : i64} : (tensor<10x4xf32>, tensor<i32>) -> tensor<10xf32>
+// CHECK-NEXT:    %2 = "graph.gather"(%arg3, %arg4) {axis = 1 : i64} : (tensor<?x7xbf16>, tensor<?xi64>) -> tensor<?x?xbf16>
+func.func @gather(%w: tensor<10x4xf32>, %i: tensor<2x3xi64>, %s: tensor<i32>, %d: tensor<?x7xbf16>, %j: tensor<?xi64>) -> (tensor<2x3x4xf32>, tensor<10xf32>, tensor<?x?xbf16>) {
+  %0 = "graph.gather"(%w, %i) : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %1 = "graph.gather"(%w, %s) {axis = -1 : i64} : (tensor<10x4xf32>, tensor<i32>) -> tensor<10xf32>
+  %2 = "graph.gather"(%d, %j) {axis = 1 : i64} : (tensor<?x7xbf16>, tensor<?xi64>) -> tensor<?x?xbf16>
+  return %0, %1, %2 : tensor<2x3x4xf32>, tensor<10xf32>, tensor<?x?xbf16>
+}

@@ -273,3 +273,50 @@ def test_slice_rejects_zero_stride() -> None:
 def test_slice_rejects_wrong_entry_count() -> None:
     with pytest.raises(VerifyError, match="one entry per dimension"):
         _infer("slice", [TensorSig((4, 4), "f32")], {"start": [0], "limit": [4]})
+
+
+# --------------------------------------------------------------------------
+# gather
+
+
+def test_gather_shape_is_data_around_the_indices() -> None:
+    data, ids = TensorSig((10, None, 3), "bf16"), TensorSig((2, 5), "i32")
+    assert _infer("gather", [data, ids], {"axis": 1}) == [TensorSig((10, 2, 5, 3), "bf16")]
+    assert _infer("gather", [data, TensorSig((), "i64")], {"axis": -1}) == [TensorSig((10, None), "bf16")]
+    assert _infer("gather", [data, TensorSig((None,), "i64")]) == [TensorSig((None, None, 3), "bf16")]
+
+
+@pytest.mark.parametrize(("data", "indices", "attrs", "message"), [
+    (TensorSig((10, 4), "f32"), TensorSig((3,), "i8"), {}, "must have element type i32 or i64"),
+    (TensorSig((10, 4), "f32"), TensorSig((3,), "i64"), {"axis": -3}, "out of range"),
+    (TensorSig((), "f32"), TensorSig((3,), "i64"), {}, "at least one dimension"),
+    (TensorSig((4, 0), "f32"), TensorSig((3,), "i64"), {"axis": 1}, "nothing to gather"),
+])
+def test_gather_rejects(data: TensorSig, indices: TensorSig, attrs: dict, message: str) -> None:
+    with pytest.raises(VerifyError, match=message):
+        _infer("gather", [data, indices], attrs)
+
+
+def test_gather_counts_negative_indices_from_the_end_and_clamps_the_rest() -> None:
+    data = _grid(4, 3)
+    indices = np.array([[0, -1], [5, -7]], np.int64)  # 0, 3, then 5 and -3 clamped to 3 and 0
+    (out,) = evaluate_op("gather", [data, indices], {"axis": 0})
+    np.testing.assert_array_equal(out, data[[[0, 3], [3, 0]]])
+    (column,) = evaluate_op("gather", [data, np.array(-1, np.int32)], {"axis": 1})
+    np.testing.assert_array_equal(column, data[:, 2])
+    (empty,) = evaluate_op("gather", [data, np.zeros((0,), np.int64)], {"axis": 1})
+    assert empty.shape == (4, 0)
+
+
+def test_gather_compiled_matches_the_reference_at_every_axis() -> None:
+    import graphfuse
+
+    rng = np.random.default_rng(0)
+    for shape, axis, index_shape in (((6, 5, 4), 0, (3, 2)), ((6, 5, 4), 1, (7,)), ((6, 5, 4), -1, ())):
+        b = graphfuse.GraphBuilder("gather")
+        b.ret(b.gather(b.arg(shape), b.arg(index_shape, "i64"), axis=axis))
+        executable = graphfuse.compile(b.module)
+        size = shape[axis]
+        x = rng.standard_normal(shape).astype(np.float32)
+        ids = rng.integers(-size - 2, size + 2, index_shape)
+        np.testing.assert_array_equal(executable(x, ids)[0], executable.reference(x, ids)[0])
