@@ -2,8 +2,8 @@
 
 Each is built as the examples build it (``examples/transformers_models.py``,
 ``examples/resnet_basic_block.py``): a small config with random weights (a fixed seed, no downloads), in
-eval mode, fed an input the front end can import: ``inputs_embeds`` [1, seq, hidden] for the transformers
-models (token ids need ``aten.embedding``), [1, channels, size, size] for the ResNet block.  transformers is an optional
+eval mode, fed ``inputs_embeds`` [1, seq, hidden] for the transformers models (the layers alone, as the
+examples time them), [1, channels, size, size] for the ResNet block.  transformers is an optional
 extra (``pip install -e '.[models]'``); without it the transformers workloads report that they cannot run.
 """
 

@@ -4,8 +4,8 @@
                                            [--layers 2] [--heads 8] [--ffn 1376] [--repeat 20]
 
 Each model is built from its config with random weights (a fixed seed, no downloads), in eval mode, and
-fed ``inputs_embeds`` [1, seq, hidden] (token ids need ``aten.embedding``, which the front end does not
-import yet).  For each the run prints the fusions that fired, the error against PyTorch eager and the
+fed ``inputs_embeds`` [1, seq, hidden] (the layers alone: token ids import too, the lookup a
+``graph.gather``).  For each the run prints the fusions that fired, the error against PyTorch eager and the
 median time per call of graphfuse fused (opt level 2), graphfuse unfused (opt level 0), PyTorch eager and
 torch.compile, all on the same threads.  Needs transformers: ``pip install -e '.[models]'``.
 ``make bench-models`` times the same models with the bench's method (cold cache, interleaved rounds).

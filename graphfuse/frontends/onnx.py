@@ -1363,7 +1363,7 @@ def _split(n: _Node) -> list[Tensor]:
 
 @_converter("Slice", constant_operands=(1, 2, 3, 4),
             lowering="`slice` with starts/ends clamped as ONNX does; a negative step is a `concat` of size-1 slices "
-                     "(at most 1024)")
+                     "(a `gather` beyond 1024)")
 def _slice(n: _Node) -> list[Tensor]:
     x = n.input(0)
     rank = len(x.shape)
@@ -1401,15 +1401,15 @@ def _slice(n: _Node) -> list[Tensor]:
     return [result]
 
 
-#: Backward slices gather their indices one size-1 slice each; beyond this many it is an error.
-_MAX_BACKWARD_SLICE = 1024
+#: Constant indices taken as that many size-1 slices (shape computations then stay foldable); more are one
+#: ``graph.gather`` of a constant.
+_MAX_TAKEN_SLICES = 1024
 
 
 def _take_along(n: _Node, x: Tensor, axis: int, indices: list[int]) -> Tensor:
-    """``x`` indexed along ``axis`` by constant ``indices``: a concat of size-1 slices (the dialect has no gather)."""
-    if len(indices) > _MAX_BACKWARD_SLICE:
-        raise _NodeError(f"a backward slice of {len(indices)} elements on axis {axis} is not supported "
-                         f"(at most {_MAX_BACKWARD_SLICE})")
+    """``x`` indexed along ``axis`` by constant, in-range ``indices``: a concat of size-1 slices, or a gather."""
+    if len(indices) > _MAX_TAKEN_SLICES:
+        return n.b.gather(x, n.b.const(np.asarray(indices, np.int64)), axis=axis)
     if not indices:
         shape = list(x.shape)
         shape[axis] = 0
@@ -1497,19 +1497,24 @@ def _pad_axis(n: _Node, x: Tensor, axis: int, before: int, after: int, mode: str
     return n.b.concat(*pieces, axis=axis)
 
 
-@_converter("Gather", constant_operands=(1,),
-            lowering="constant indices only: a `concat` of size-1 slices (at most 1024), reshaped to the indices' "
-                     "shape (the dialect has no gather op)")
+@_converter("Gather",
+            lowering="`gather`; constant indices are range-checked, and up to 1024 of them become a `concat` of "
+                     "size-1 slices reshaped to the indices' shape (shape computations stay foldable)")
 def _gather(n: _Node) -> list[Tensor]:
     x = n.input(0)
+    axis = _axis(int(n.attr("axis", 0)), len(x.shape))
+    if not n.has_input(1) or n.node.input[1] not in n.importer.constants:
+        indices_value = n.input(1)
+        if indices_value.dtype not in ("i32", "i64"):
+            raise _NodeError(f"indices of element type {indices_value.dtype} should be i32 or i64")
+        return [n.b.gather(x, indices_value, axis=axis)]
     indices = np.asarray(n.constant(1, "indices"))
     if indices.dtype.kind not in "iu":
         raise _NodeError(f"indices of dtype {indices.dtype} should be integers")
-    axis = _axis(int(n.attr("axis", 0)), len(x.shape))
     size = x.shape[axis]
     flat = [int(i) for i in indices.reshape(-1)]
     if any(not -size <= i < size for i in flat):
-        raise _NodeError(f"indices {flat} are out of range for axis {axis} of size {size}")
+        raise _NodeError(f"indices {flat[:8]} are out of range for axis {axis} of size {size}")
     taken = _take_along(n, x, axis, [i % size for i in flat])
     shape = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
     return [taken if taken.shape == shape else n.b.reshape(taken, tuple(shape))]

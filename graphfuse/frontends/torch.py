@@ -1218,6 +1218,35 @@ def _select(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return imp.emit("reshape", _slice_box(imp, x, axis, index, index + 1, 1), imp.out_shape(node))
 
 
+def _gather(imp: _Importer, node: fx.Node, x: Tensor, index_arg: Any, axis: int) -> Tensor:
+    """``graph.gather`` of ``x`` along ``axis`` at ``index_arg``; known indices are range-checked as PyTorch
+    checks them (the op clamps what is out of range)."""
+    size = imp.static_shape(x)[axis]
+    known = imp.values.get(index_arg) if isinstance(index_arg, fx.Node) else None
+    if isinstance(known, _Const):
+        flat = known.tensor.reshape(-1)
+        if flat.numel() and not (0 <= int(flat.min()) and int(flat.max()) < size):
+            raise imp.error(f"FX node '{node.name}': indices {flat.tolist()[:8]} are out of range for dimension "
+                            f"{axis} of size {size}", node)
+    indices = imp.tensor(index_arg)
+    if indices.dtype not in ("i32", "i64"):
+        raise imp.unsupported(node, f"indices of dtype {indices.dtype}")
+    return imp.emit("gather", x, indices, axis=axis)
+
+
+@_converts("aten.embedding.default", graph="`gather` along axis 0",
+           notes="padding_idx only matters for training; constant indices are range-checked, run-time ones clamped")
+def _embedding(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return _gather(imp, node, imp.tensor(a["weight"]), a["indices"], 0)
+
+
+@_converts("aten.index_select.default", graph="`gather`",
+           notes="constant indices are range-checked, run-time ones clamped")
+def _index_select(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    return _gather(imp, node, x, a["index"], _axis(a["dim"], len(x.shape)))
+
+
 @_converts("aten.repeat.default", graph="`tile` (`reshape` first when repeats add dims)")
 def _repeat(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])

@@ -607,3 +607,31 @@ def test_doc_matches_the_registry_and_the_case_counts() -> None:
             continue
         assert current == render(), (f"{DOC.name} section '{title}' is stale: rerun this test with "
                                      "GRAPHFUSE_UPDATE_DOCS=1")
+
+
+def test_gather_with_indices_computed_at_run_time() -> None:
+    """An embedding (Gather of an initializer at token ids that are a graph input), then a reversed Slice."""
+    table = np.random.default_rng(0).standard_normal((3000, 8)).astype(np.float32)
+    model = _model(
+        [onnx.helper.make_node("Gather", ["table", "ids"], ["rows"], axis=0),
+         onnx.helper.make_node("Slice", ["rows", "starts", "ends", "axes", "steps"], ["reversed"])],
+        [_value("ids", [2, 5], onnx.TensorProto.INT64)], [_value("reversed", [2, 5, 8])],
+        [onnx.numpy_helper.from_array(table, "table"),
+         *(onnx.numpy_helper.from_array(np.array([v], np.int64), name)
+           for name, v in (("starts", -1), ("ends", -100), ("axes", 2), ("steps", -1)))])
+    module = onnx_frontend.import_model(model)
+    assert '"graph.gather"' in str(module)
+    ids = np.array([[0, 5, 2999, -1, 7], [1, 2, 3, 4, 100]])
+    (got,) = graphfuse.compile(module)(ids)
+    np.testing.assert_array_equal(got, table[ids % 3000][:, :, ::-1])
+
+
+def test_more_constant_indices_than_slices_take_are_one_gather() -> None:
+    indices = np.arange(2000)[::-1].copy()
+    model = _model([onnx.helper.make_node("Gather", ["x", "i"], ["y"], axis=1)],
+                   [_value("x", [3, 2000])], [_value("y", [3, 2000])],
+                   [onnx.numpy_helper.from_array(indices, "i")])
+    module = onnx_frontend.import_model(model)
+    assert str(module).count('"graph.gather"') == 1 and '"graph.concat"' not in str(module)
+    x = np.random.default_rng(1).standard_normal((3, 2000)).astype(np.float32)
+    np.testing.assert_array_equal(graphfuse.compile(module)(x)[0], x[:, ::-1])

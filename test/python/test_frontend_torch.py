@@ -251,6 +251,13 @@ CASES: list[Case] = [
         0.0, 0.0,
     ),
     (
+        "gathers",
+        lambda m, x, ids, cols: (F.embedding(ids, x[0]), x.index_select(2, cols), x.index_select(0, ids[1, 2:])),
+        lambda: (randn(3, 6, 5), torch.tensor([[0, 5, 2], [4, 4, 1]]), torch.tensor([4, 0], dtype=torch.int32)),
+        ("aten.embedding.default", "aten.index_select.default"),
+        0.0, 0.0,
+    ),
+    (
         "matmuls",
         lambda m, x, w, b, v: (F.linear(x, w, b), F.linear(x, w), x @ w.t(), torch.mm(x[0], w.t()),
                                torch.bmm(x, x.transpose(1, 2)), x @ v, v @ w.t(), torch.addmm(b, x[0], w.t(), beta=0.5,
@@ -569,3 +576,46 @@ def test_supported_ops_are_aten_names() -> None:
     for name in ops:
         assert name == "getitem" or re.fullmatch(r"aten\.[a-z_0-9]+\.[A-Za-z_0-9]+", name), name
     assert len(ops) == len(gft.supported_ops_markdown().splitlines()) - 2
+
+
+def test_embedding_and_index_select_with_runtime_indices() -> None:
+    """Token ids through nn.Embedding and index_select become graph.gather, fused with what follows."""
+    torch.manual_seed(0)
+
+    def forward(m: nn.Module, ids: Any, keep: Any) -> Any:
+        return m.proj(m.table(ids)).index_select(1, keep)
+
+    model = Fn(forward, table=nn.Embedding(50, 16), proj=nn.Linear(16, 8))
+    args = (torch.randint(0, 50, (2, 7)), torch.tensor([6, 0, 3], dtype=torch.int32))
+    imported = gft.import_module(model, args)
+    assert str(imported.module).count('"graph.gather"') == 2
+    compiled = gft.compile_module(model, args)
+    assert_close([gft.to_numpy(compiled(*args))], torch_outputs(model, args), rtol=1e-6, atol=1e-6)
+
+
+def test_constant_indices_out_of_range_are_an_error() -> None:
+    def forward(m: nn.Module, x: Any) -> Any:
+        return x.index_select(1, torch.tensor([0, 9]))
+
+    with pytest.raises(GraphfuseError, match=r"indices \[0, 9\] are out of range for dimension 1 of size 4"):
+        gft.import_module(Fn(forward), (randn(3, 4),))
+
+
+def test_hf_llama_fed_token_ids() -> None:
+    """The first thing users do with an HF model: call it with token ids (aten.embedding)."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    config = hf.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    llama = hf.LlamaModel(config)
+
+    def forward(m: nn.Module, ids: Any) -> Any:
+        return m.llama(input_ids=ids, use_cache=False).last_hidden_state
+
+    model = Fn(forward, llama=llama).eval()
+    ids = torch.randint(0, 128, (2, 10))
+    imported = gft.import_module(model, (ids,))
+    assert '"graph.gather"' in str(imported.module)
+    (want,) = torch_outputs(model, (ids,))
+    got = gft.to_numpy(gft.compile_module(model, (ids,))(ids))
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
