@@ -961,6 +961,39 @@ def _clamp(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return x
 
 
+@_converts("aten.hardtanh.default", "aten.relu6.default", graph="`maximum`, `minimum`",
+           notes="relu6 is hardtanh(0, 6)")
+def _hardtanh(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a["self"], dtype)
+    relu6 = _op_name(node.target) == "aten.relu6.default"
+    low = imp.tensor(0.0 if relu6 else float(a.get("min_val", -1.0)), dtype)
+    high = imp.tensor(6.0 if relu6 else float(a.get("max_val", 1.0)), dtype)
+    return imp.emit("minimum", imp.emit("maximum", x, low), high)
+
+
+def _relu6_of_shifted(imp: _Importer, x: Tensor, dtype: str) -> Tensor:
+    """``min(max(x + 3, 0), 6)``: PyTorch's hardsigmoid and hardswish before their division by 6."""
+    shifted = imp.emit("add", x, imp.tensor(3.0, dtype))
+    return imp.emit("minimum", imp.emit("maximum", shifted, imp.tensor(0.0, dtype)), imp.tensor(6.0, dtype))
+
+
+@_converts("aten.hardsigmoid.default", graph="`add`, `maximum`, `minimum`, `div`",
+           notes="`min(max(x + 3, 0), 6) / 6` as PyTorch computes it")
+def _hardsigmoid(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a["self"], dtype)
+    return imp.emit("div", _relu6_of_shifted(imp, x, dtype), imp.tensor(6.0, dtype))
+
+
+@_converts("aten.hardswish.default", graph="`add`, `maximum`, `minimum`, `mul`, `div`",
+           notes="`x * min(max(x + 3, 0), 6) / 6` as PyTorch computes it")
+def _hardswish(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a["self"], dtype)
+    return imp.emit("div", imp.emit("mul", x, _relu6_of_shifted(imp, x, dtype)), imp.tensor(6.0, dtype))
+
+
 # --------------------------------------------------------------------------
 # Converters: dtype changes and identities.
 

@@ -251,6 +251,13 @@ CASES: list[Case] = [
         0.0, 0.0,
     ),
     (
+        "hard-activations",
+        lambda m, x: (F.hardswish(x), F.hardsigmoid(x), F.relu6(x), F.hardtanh(x, -0.5, 2.0)),
+        lambda: (torch.linspace(-8, 8, 1001).reshape(7, 143),),
+        ("aten.hardswish.default", "aten.hardsigmoid.default", "aten.relu6.default", "aten.hardtanh.default"),
+        *_F32,
+    ),
+    (
         "gathers",
         lambda m, x, ids, cols: (F.embedding(ids, x[0]), x.index_select(2, cols), x.index_select(0, ids[1, 2:])),
         lambda: (randn(3, 6, 5), torch.tensor([[0, 5, 2], [4, 4, 1]]), torch.tensor([4, 0], dtype=torch.int32)),
