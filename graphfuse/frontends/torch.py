@@ -916,8 +916,10 @@ for _name, _graph_op in _COMPARISONS.items():
     )(_comparison(_graph_op))
 
 
-def _logical(graph_op: str) -> Converter:
+def _logical(graph_op: str, bitwise: bool = False) -> Converter:
     def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        if bitwise and imp.out_dtype(node) != "i1":
+            raise imp.unsupported(node, f"a bitwise operation on {imp.out_dtype(node)} (booleans only)")
         return imp.emit(graph_op, imp.tensor(a["self"], "i1"), imp.tensor(a["other"], "i1"))
 
     return convert
@@ -925,6 +927,11 @@ def _logical(graph_op: str) -> Converter:
 
 _converts("aten.logical_and.default", graph="`logical_and`", notes="operands cast to i1")(_logical("logical_and"))
 _converts("aten.logical_or.default", graph="`logical_or`", notes="operands cast to i1")(_logical("logical_or"))
+# `&` and `|` of masks (transformers combines its padding and causal masks so)
+_converts("aten.__and__.Tensor", "aten.bitwise_and.Tensor", graph="`logical_and`",
+          notes="booleans only")(_logical("logical_and", bitwise=True))
+_converts("aten.__or__.Tensor", "aten.bitwise_or.Tensor", graph="`logical_or`",
+          notes="booleans only")(_logical("logical_or", bitwise=True))
 
 
 @_converts(
@@ -1265,6 +1272,51 @@ def _gather(imp: _Importer, node: fx.Node, x: Tensor, index_arg: Any, axis: int)
     if indices.dtype not in ("i32", "i64"):
         raise imp.unsupported(node, f"indices of dtype {indices.dtype}")
     return imp.emit("gather", x, indices, axis=axis)
+
+
+@_converts("aten.index.Tensor", graph="`gather` of the indexed dims flattened into one",
+           notes="integer index tensors on adjacent dims; constant indices range-checked, run-time ones clamped")
+def _index(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """Advanced indexing ``x[..., i0, i1, ...]``: the indexed dims are flattened into one and gathered at
+    ``sum(ik * stride_k)`` over the broadcast index tensors, the result's dims in numpy's order."""
+    x = imp.tensor(a["self"])
+    shape = imp.static_shape(x)
+    entries = list(a["indices"])
+    used = [k for k, entry in enumerate(entries) if entry is not None]
+    if not used:
+        return x
+    if used != list(range(used[0], used[-1] + 1)):
+        raise imp.unsupported(node, "index tensors on dims that are not adjacent")
+    first, dims = used[0], shape[used[0]:used[-1] + 1]
+    metas = [imp.meta(entries[k]) for k in used]
+    if any(not isinstance(m, torch.Tensor) or m.dtype == torch.bool or m.is_floating_point() for m in metas):
+        raise imp.unsupported(node, "an index that is not an integer tensor (boolean masks included)")
+    common = tuple(torch.broadcast_shapes(*(m.shape for m in metas)))
+    strides = [math.prod(dims[k + 1:]) for k in range(len(dims))]
+    known = [imp.values.get(entries[k]) for k in used]
+    if all(isinstance(value, _Const) for value in known):
+        flat = np.zeros(common, np.int64)
+        for axis, (value, size, stride) in enumerate(zip(known, dims, strides, strict=True)):
+            index = np.broadcast_to(value.tensor.numpy().astype(np.int64), common)
+            if index.size and not (-size <= int(index.min()) and int(index.max()) < size):
+                raise imp.error(f"FX node '{node.name}': an index is out of range for dimension {first + axis} "
+                                f"of size {size}", node)
+            flat = flat + np.where(index < 0, index + size, index) * stride
+        indices = imp.const(flat, "i64")
+    else:
+        indices = None
+        for k, size, stride in zip(used, dims, strides, strict=True):
+            index = imp.tensor(entries[k], "i64")
+            wrapped = imp.emit("add", index, imp.tensor(size, "i64"))
+            index = imp.emit("select", imp.emit("less", index, imp.tensor(0, "i64")), wrapped, index)
+            index = imp.emit("minimum", imp.emit("maximum", index, imp.tensor(0, "i64")), imp.tensor(size - 1, "i64"))
+            term = imp.emit("mul", index, imp.tensor(stride, "i64")) if stride != 1 else index
+            indices = term if indices is None else imp.emit("add", indices, term)
+        if tuple(indices.shape) != common:
+            indices = imp.emit("broadcast_to", indices, common)
+    merged = (*shape[:first], math.prod(dims), *shape[first + len(dims):])
+    flat_x = x if tuple(shape) == merged else imp.emit("reshape", x, merged)
+    return imp.emit("gather", flat_x, indices, axis=first)
 
 
 @_converts("aten.embedding.default", graph="`gather` along axis 0",

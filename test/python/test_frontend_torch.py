@@ -258,6 +258,16 @@ CASES: list[Case] = [
         *_F32,
     ),
     (
+        "advanced-indexing",
+        lambda m, x, i, j, a, b: (x[i], x[:, i, j], x[torch.arange(3)[:, None], torch.tensor([[4, -1]])], x[:, :, j],
+                                  a & b, a | b, torch.bitwise_and(a, b), torch.bitwise_or(a, b)),
+        lambda: (randn(6, 6, 5), torch.tensor([[0, 5], [-2, 1]]), torch.tensor([4, 0], dtype=torch.int32),
+                 torch.rand(4, 5) > 0.5, torch.rand(4, 5) > 0.5),
+        ("aten.index.Tensor", "aten.__and__.Tensor", "aten.__or__.Tensor", "aten.bitwise_and.Tensor",
+         "aten.bitwise_or.Tensor"),
+        0.0, 0.0,
+    ),
+    (
         "gathers",
         lambda m, x, ids, cols: (F.embedding(ids, x[0]), x.index_select(2, cols), x.index_select(0, ids[1, 2:])),
         lambda: (randn(3, 6, 5), torch.tensor([[0, 5, 2], [4, 4, 1]]), torch.tensor([4, 0], dtype=torch.int32)),
@@ -608,21 +618,30 @@ def test_constant_indices_out_of_range_are_an_error() -> None:
         gft.import_module(Fn(forward), (randn(3, 4),))
 
 
-def test_hf_llama_fed_token_ids() -> None:
-    """The first thing users do with an HF model: call it with token ids (aten.embedding)."""
+@pytest.mark.parametrize("kind", ["llama", "gpt2"])
+@pytest.mark.parametrize("masked", [False, True])
+def test_hf_models_fed_token_ids_and_a_padded_mask(kind: str, masked: bool) -> None:
+    """The first thing users do with an HF model: call it with token ids (aten.embedding) and, for a padded
+    batch, a 2-D attention mask (transformers builds the 4-D mask with aten.index.Tensor and ``&``)."""
     hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
     torch.manual_seed(0)
-    config = hf.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
-                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
-    llama = hf.LlamaModel(config)
+    if kind == "llama":
+        network = hf.LlamaModel(hf.LlamaConfig(
+            vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=64))
+    else:
+        network = hf.GPT2Model(hf.GPT2Config(n_embd=64, n_inner=128, n_layer=1, n_head=4, vocab_size=128,
+                                             n_positions=64, bos_token_id=0, eos_token_id=0))
 
-    def forward(m: nn.Module, ids: Any) -> Any:
-        return m.llama(input_ids=ids, use_cache=False).last_hidden_state
+    def forward(m: nn.Module, ids: Any, mask: Any) -> Any:
+        return m.network(input_ids=ids, attention_mask=mask if masked else None, use_cache=False).last_hidden_state
 
-    model = Fn(forward, llama=llama).eval()
+    model = Fn(forward, network=network).eval()
     ids = torch.randint(0, 128, (2, 10))
-    imported = gft.import_module(model, (ids,))
+    mask = torch.ones(2, 10, dtype=torch.int64)
+    mask[1, 7:] = 0  # the second sequence is 7 tokens, padded to 10
+    imported = gft.import_module(model, (ids, mask))
     assert '"graph.gather"' in str(imported.module)
-    (want,) = torch_outputs(model, (ids,))
-    got = gft.to_numpy(gft.compile_module(model, (ids,))(ids))
+    (want,) = torch_outputs(model, (ids, mask))
+    got = gft.to_numpy(gft.compile_module(model, (ids, mask))(ids, mask))
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
