@@ -53,6 +53,7 @@ from graphfuse.dialect.types import NUMPY_DTYPES, dtype_of_array, sig_from_type
 
 try:
     import onnx
+    import onnx.external_data_helper
     from onnx import helper, numpy_helper
 except ImportError as _error:  # pragma: no cover - exercised only without the extra
     raise ImportError("the ONNX front end needs the onnx package: pip install 'graphfuse[onnx]'") from _error
@@ -159,7 +160,44 @@ def load_onnx(source: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
         raise GraphfuseError(f"'{name}' is not an ONNX model (protobuf parse failed)") from None
     if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
         raise GraphfuseError(f"'{name}' is not an ONNX model (it holds no graph)")
+    external = _external_tensors(model.graph)
+    if external and isinstance(source, bytes):
+        raise GraphfuseError(f"'{name}': tensor '{external[0].name}' keeps its data in an external file; load the "
+                             "model from its path so that the file can be found next to it")
+    if external:
+        _load_external_data(model, external, Path(source))
     return model
+
+
+def _external_tensors(graph: onnx.GraphProto) -> list[onnx.TensorProto]:
+    """The tensors of ``graph`` (initializers, node attributes, subgraphs) whose data is in an external file."""
+    found = [t for t in graph.initializer if onnx.external_data_helper.uses_external_data(t)]
+    for node in graph.node:
+        for attribute in node.attribute:
+            tensors = [attribute.t] if attribute.HasField("t") else list(attribute.tensors)
+            found += [t for t in tensors if onnx.external_data_helper.uses_external_data(t)]
+            for subgraph in ([attribute.g] if attribute.HasField("g") else list(attribute.graphs)):
+                found += _external_tensors(subgraph)
+    return found
+
+
+def _load_external_data(model: onnx.ModelProto, tensors: list[onnx.TensorProto], path: Path) -> None:
+    """Read the external data of ``tensors`` from files in the model's folder (a location that leaves the
+    folder is refused: a model file must not make the importer read elsewhere)."""
+    folder = path.resolve().parent
+    for tensor in tensors:
+        location = onnx.external_data_helper.ExternalDataInfo(tensor).location
+        target = (folder / location).resolve()
+        if Path(location).is_absolute() or not target.is_relative_to(folder):
+            raise GraphfuseError(f"{path}: tensor '{tensor.name}' keeps its data at '{location}', outside the "
+                                 "model's folder: refused")
+        if not target.is_file():
+            raise GraphfuseError(f"{path}: tensor '{tensor.name}' keeps its data in '{location}', which is not a file "
+                                 "in the model's folder")
+    try:
+        onnx.external_data_helper.load_external_data_for_model(model, str(folder))
+    except (OSError, ValueError) as error:
+        raise GraphfuseError(f"{path}: could not read the external data: {error}") from None
 
 
 # --------------------------------------------------------------------------
@@ -264,6 +302,10 @@ def _stored_values(proto: onnx.TensorProto) -> int | None:
 
 def _proto_array(proto: onnx.TensorProto, what: str) -> np.ndarray:
     _element_type(proto.data_type, what)
+    if onnx.external_data_helper.uses_external_data(proto):
+        location = onnx.external_data_helper.ExternalDataInfo(proto).location
+        raise _NodeError(f"{what} keeps its data in the external file '{location}', which was not read: import the "
+                         "model from its path (or onnx.load it with its external data)")
     dims = list(proto.dims)
     if any(d < 0 for d in dims):  # numpy would read -1 as "infer this size" and give a wrong shape silently
         raise _NodeError(f"{what} has a negative dimension: dims {dims}")

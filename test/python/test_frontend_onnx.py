@@ -635,3 +635,45 @@ def test_more_constant_indices_than_slices_take_are_one_gather() -> None:
     assert str(module).count('"graph.gather"') == 1 and '"graph.concat"' not in str(module)
     x = np.random.default_rng(1).standard_normal((3, 2000)).astype(np.float32)
     np.testing.assert_array_equal(graphfuse.compile(module)(x)[0], x[:, ::-1])
+
+
+def _matmul_with_external_weight(folder: Path) -> tuple[Path, np.ndarray]:
+    """A MatMul whose weight is saved in ``model.onnx.data`` next to ``model.onnx`` (as the dynamo exporter saves)."""
+    weight = np.random.default_rng(0).standard_normal((64, 32)).astype(np.float32)
+    model = _model([onnx.helper.make_node("MatMul", ["x", "w"], ["y"])], [_value("x", [2, 64])],
+                   [_value("y", [2, 32])], [onnx.numpy_helper.from_array(weight, "w")])
+    folder.mkdir()
+    path = folder / "model.onnx"
+    onnx.save_model(model, str(path), save_as_external_data=True, location="model.onnx.data", size_threshold=0)
+    return path, weight
+
+
+def test_external_data_is_read_next_to_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, weight = _matmul_with_external_weight(tmp_path / "model")
+    monkeypatch.chdir(tmp_path)  # not the model's folder
+    x = np.random.default_rng(1).standard_normal((2, 64)).astype(np.float32)
+    (got,) = graphfuse.compile(onnx_frontend.import_model(str(path)))(x)
+    np.testing.assert_allclose(got, x @ weight, rtol=1e-5, atol=1e-5)
+    with pytest.raises(GraphfuseError, match="keeps its data in an external file; load the model from its path"):
+        onnx_frontend.import_model(path.read_bytes())
+    unread = onnx.load(str(path), load_external_data=False)
+    with pytest.raises(GraphfuseError, match=r"external file 'model\.onnx\.data', which was not read"):
+        onnx_frontend.import_model(unread)
+
+
+def test_external_data_outside_the_model_folder_is_refused(tmp_path: Path) -> None:
+    path, _ = _matmul_with_external_weight(tmp_path / "model")
+    (tmp_path / "elsewhere.data").write_bytes((path.parent / "model.onnx.data").read_bytes())
+    model = onnx.load(str(path), load_external_data=False)
+    for entry in model.graph.initializer[0].external_data:
+        if entry.key == "location":
+            entry.value = "../elsewhere.data"
+    onnx.save_model(model, str(path))
+    with pytest.raises(GraphfuseError, match=r"model\.onnx: tensor 'w' keeps its data at '\.\./elsewhere\.data', "
+                                             "outside the model's folder: refused"):
+        onnx_frontend.import_model(str(path))
+    (path.parent / "model.onnx.data").unlink()
+    model.graph.initializer[0].external_data[0].value = "model.onnx.data"
+    onnx.save_model(model, str(path))
+    with pytest.raises(GraphfuseError, match="which is not a file in the model's folder"):
+        onnx_frontend.import_model(str(path))
