@@ -461,7 +461,15 @@ class _Importer:
         spec = CONVERTERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
         if spec is None:
             domain = f" of domain '{node.domain}'" if node.domain not in ("", "ai.onnx") else ""
-            raise fail(f"op {node.op_type}{domain} is not supported by the ONNX importer")
+            present = [name for name in node.input if name]
+            if domain or not present or not all(name in self.constants for name in present):
+                raise fail(f"op {node.op_type}{domain} is not supported by the ONNX importer")
+            try:
+                self._fold_with_onnx_reference(node)
+            except Exception as error:  # the ONNX reference's own failure on this node: its message says why
+                raise fail(f"op {node.op_type} is not supported by the ONNX importer, and evaluating it on its "
+                           f"constant inputs failed: {type(error).__name__}: {error}") from None
+            return
         first = len(self.builder.block.operations)
         known_names = set(self.tensors)
         try:
@@ -492,6 +500,26 @@ class _Importer:
                 operations[k].erase()
             for name in set(self.tensors) - known_names:
                 del self.tensors[name]
+
+    def _fold_with_onnx_reference(self, node: onnx.NodeProto) -> None:
+        """Evaluate a node the importer has no converter for, whose inputs are all constants (stored weights
+        that an exporter left a computation on, such as BERT's GatherElements of two initializers), with ONNX's
+        reference implementation; its outputs become constants."""
+        from onnx.reference import ReferenceEvaluator
+
+        present = [name for name in node.input if name]
+        inputs = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(self.constants[name].dtype),
+                                                self.constants[name].shape) for name in present]
+        outputs = [helper.make_tensor_value_info(name, onnx.TensorProto.UNDEFINED, None)
+                   for name in node.output if name]
+        graph = helper.make_graph([node], "fold", inputs, outputs)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset or 17)])
+        results = ReferenceEvaluator(model).run(None, {name: self.constants[name] for name in present})
+        for output, array in zip(outputs, results, strict=True):
+            array = np.asarray(array)
+            if dtype_of_array(array) is None:
+                raise _NodeError(f"output '{output.name}' has dtype {array.dtype}, which the dialect does not have")
+            self.constants[output.name] = array
 
     def _fold_shape_arithmetic(self, node: onnx.NodeProto, first: int) -> bool:
         """Compute small integer results of a node whose inputs are all constants (shape arithmetic); True if done.

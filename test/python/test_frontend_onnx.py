@@ -677,3 +677,20 @@ def test_external_data_outside_the_model_folder_is_refused(tmp_path: Path) -> No
     onnx.save_model(model, str(path))
     with pytest.raises(GraphfuseError, match="which is not a file in the model's folder"):
         onnx_frontend.import_model(str(path))
+
+
+def test_an_unclaimed_op_on_stored_constants_is_folded() -> None:
+    """GatherElements of two initializers (what BERT's dynamo export holds) is computed when importing."""
+    rng = np.random.default_rng(0)
+    data, indices = rng.standard_normal((4, 6)).astype(np.float32), rng.integers(0, 6, (4, 3))
+    gather = onnx.helper.make_node("GatherElements", ["data", "indices"], ["taken"], axis=1)
+    initializers = [onnx.numpy_helper.from_array(data, "data"), onnx.numpy_helper.from_array(indices, "indices")]
+    model = _model([gather, onnx.helper.make_node("Add", ["x", "taken"], ["y"])], [_value("x", [4, 3])],
+                   [_value("y", [4, 3])], initializers)
+    x = np.ones((4, 3), np.float32)
+    (got,) = graphfuse.compile(onnx_frontend.import_model(model))(x)
+    np.testing.assert_array_equal(got, x + np.take_along_axis(data, indices, axis=1))
+    at_run_time = _model([onnx.helper.make_node("GatherElements", ["data", "j"], ["taken"], axis=1)],
+                         [_value("j", [4, 3], onnx.TensorProto.INT64)], [_value("taken", [4, 3])], initializers[:1])
+    with pytest.raises(GraphfuseError, match=r"\(GatherElements\): op GatherElements is not supported"):
+        onnx_frontend.import_model(at_run_time)
