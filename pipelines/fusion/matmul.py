@@ -7,7 +7,8 @@
 - ``matmul_elem_relu_fusion`` / ``matmul_elem_gelu_fusion``: ``matmul -> relu`` / ``matmul -> gelu`` =>
   ``matmul_relu`` / ``matmul_gelu`` (gelu's ``approximate`` kept);
 - ``inference_swiglu_fusion``: ``silu(first half) * second half`` of ``x`` cut in two equal halves along its
-  last axis, by one ``split`` or by two ``slice`` ops => ``swiglu(x)``;
+  last axis, by one ``split`` or by two ``slice`` ops, the halves possibly reshaped alike with their last dim
+  kept (a linear layer's [tokens, n] output viewed as [batch, seq, n]) => ``swiglu(x)``;
 - ``inference_matmul_split_fusion``: ``matmul -> split`` along the last axis => ``matmul_split``.
 
 Every absorbed intermediate (the matmul result, silu output, halves) must have
@@ -29,13 +30,16 @@ from mlir import ir
 
 from graphfuse.dialect.matching import (
     attributes,
+    create_op,
     erase_dead,
+    fused_location,
     producer,
     replace_with_new,
     sig,
     sole_use_reason,
 )
 from graphfuse.dialect.shape_utils import normalize_axis
+from graphfuse.dialect.types import TensorSig
 from graphfuse.pipelines.fusion.base import FusionPass, Pattern
 
 # --------------------------------------------------------------------------
@@ -311,31 +315,57 @@ def _halves_by_slices(first: ir.Value, second: ir.Value) -> tuple[ir.Value, list
     return x, [lo, hi]
 
 
+def _alike_row_reshapes(first: ir.Value, second: ir.Value) -> tuple[ir.Value, ir.Value, list[ir.Operation]] | None:
+    """(h0, h1, [reshapes]) when first and second are reshapes of h0 and h1 of one static type into one static
+    type that keep the last dim: only the leading dims are regrouped (a linear layer's [tokens, n] result viewed
+    as [batch, seq, n])."""
+    shaped = [producer(v, "graph.reshape") for v in (first, second)]
+    if any(r is None for r in shaped):
+        return None
+    r0, r1 = shaped
+    source, result = sig(r0.operands[0]), sig(first)
+    if sig(r1.operands[0]) != source or sig(second) != result or not source.is_static or not result.is_static:
+        return None
+    if not source.shape or not result.shape or source.shape[-1] != result.shape[-1]:
+        return None
+    return r0.operands[0], r1.operands[0], [r0, r1]
+
+
 def swiglu(op: ir.Operation, rw: Any) -> bool | str:
-    """mul(silu(h0), h1) or mul(h1, silu(h0)), h0/h1 the two halves of x's last axis => swiglu(x)."""
+    """mul(silu(h0), h1) or mul(h1, silu(h0)), h0/h1 the two halves of x's last axis (or the same reshape of
+    each, keeping the last dim) => swiglu(x), x reshaped as the halves are."""
     for i in (0, 1):
         silu = producer(op.operands[i], "graph.silu")
         if silu is None:
             continue
         first, second = silu.operands[0], op.operands[1 - i]
+        halves, reshapes = (first, second), []
         found = _halves_by_split(first, second) or _halves_by_slices(first, second)
+        if found is None and (alike := _alike_row_reshapes(first, second)) is not None:
+            halves, reshapes = alike[:2], alike[2]
+            found = _halves_by_split(*halves) or _halves_by_slices(*halves)
         if found is None:
             continue
         if isinstance(found, str):
             return found
         x, cutters = found
-        for value, user, what in (
-            (silu.results[0], op, "the silu result"),
-            (first, silu, "the first half"),
-            (second, op, "the second half"),
-        ):
+        uses = [(silu.results[0], op, "the silu result"), (first, silu, "the first half"),
+                (second, op, "the second half")]
+        if reshapes:
+            uses += [(halves[0], reshapes[0], "the first half"), (halves[1], reshapes[1], "the second half")]
+        for value, user, what in uses:
             reason = sole_use_reason(value, user, what)
             if reason:
                 return reason
-        reason = replace_with_new(rw, op, "swiglu", [x], [*cutters, silu, op])
+        operand = x
+        if reshapes:
+            row_shape = sig(op.results[0]).shape
+            reshaped = TensorSig((*row_shape[:-1], sig(x).shape[-1]), sig(x).dtype)
+            operand = create_op(rw, "reshape", [x], fused_location(reshapes), declared=[reshaped]).results[0]
+        reason = replace_with_new(rw, op, "swiglu", [operand], [*cutters, *reshapes, silu, op])
         if reason:
             return reason
-        erase_dead(rw, [silu, *cutters])
+        erase_dead(rw, [silu, *reshapes, *cutters])
         return True
     return False
 

@@ -10,7 +10,9 @@ fusing never changes a result bit:
 - add_rms_norm_quant_fusion: add -> rms_norm -> quantize => add_rms_norm_quant;
 - rms_norm_quant_fusion: rms_norm -> quantize => rms_norm_quant;
 - add_cast_rms_norm_cast_fusion: cast(x1), cast(x2) f16/bf16 -> f32, add, rms_norm, cast back
-  => add_rms_norm in its mixed-precision form (computing in f32);
+  => add_rms_norm in its mixed-precision form (computing in f32); and MindSpore's order, add in
+  f16/bf16 -> cast to f32 -> rms_norm -> cast back (HF's bf16 RMSNorm after a residual add) =>
+  add_rms_norm in the low type, gamma narrowed where its values are the low type's;
 - add_rms_norm_fusion: add -> rms_norm => add_rms_norm.
 
 Run order matters where chains overlap (``FusionPass.priority``, graph-fusion's
@@ -20,8 +22,8 @@ rms_norm part of an add -> rms_norm -> quantize chain and leave a graph the
 three-op fusion no longer matches; add_cast_rms_norm_cast_fusion runs before
 add_rms_norm_fusion, whose add -> rms_norm pattern also matches the f32 add ->
 rms_norm inside the cast chain. (MindSpore lists add_rms_norm_fusion before
-add_cast_rms_norm_cast_fusion because its cast chain has the cast between the
-add and the norm; graphfuse's has the casts before the add.)
+add_cast_rms_norm_cast_fusion because its only chain has the cast between the
+add and the norm, which add_rms_norm_fusion cannot take.)
 
 Wherever a fused op also returns an intermediate (``sum``), other users of
 that intermediate read the fused op's result instead; an intermediate the fused
@@ -36,9 +38,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 from mlir import ir
 
-from graphfuse.dialect.matching import attributes, create_op, fused_location, producer, sig, users
+from graphfuse.dialect.matching import (
+    attributes,
+    constant_array,
+    create_constant,
+    create_op,
+    fused_location,
+    producer,
+    sig,
+    users,
+)
+from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.pipelines.fusion.base import GRAPH_FUSION, FusionPass, Pattern
 
 _LOW_PRECISION = ("f16", "bf16")
@@ -300,10 +313,59 @@ def fuse_add_rms_norm(rn: ir.Operation, rw: Any) -> bool | str:
     return commit(rw, [(rn, {0: fused.results[0]}), (add, {0: fused.results[1]})], [fused])
 
 
+def _gamma_as(gamma: ir.Value, dtype: str, anchor: ir.Operation) -> ir.Value | str:
+    """``gamma`` (f32) as the same values in ``dtype``: the operand of a widening cast, or a constant whose every
+    value ``dtype`` holds exactly (made right before ``anchor``); otherwise why not."""
+    widened = producer(gamma, "graph.cast")
+    if widened is not None and sig(widened.operands[0]).dtype == dtype:
+        return widened.operands[0]
+    values = constant_array(gamma)
+    if values is None:
+        return f"gamma is an f32 value computed at run time, not a {dtype} value cast to f32"
+    narrow = values.astype(NUMPY_DTYPES[dtype])
+    if not np.array_equal(narrow.astype(np.float32), values):
+        return f"gamma holds f32 values that {dtype} does not hold exactly"
+    return create_constant(InsertBefore(anchor), narrow, gamma.owner.location)
+
+
+def _fuse_add_then_cast(cast: ir.Operation, rn: ir.Operation, up: ir.Operation, rw: Any) -> bool | str:
+    """cast(rms_norm(cast(x1 + x2) to f32, gamma) back): the sum rounded to f16/bf16, normalized in f32 (HF's
+    bf16 RMSNorm, MindSpore's AddCastRmsNormCast) => add_rms_norm(x1, x2, gamma) in the low type, which computes
+    its rms_norm in f32 and rounds once: the same numbers, gamma's values being the low type's."""
+    add = producer(up.operands[0], "graph.add")
+    if add is None:
+        return False
+    low, wide, out = sig(add.results[0]).dtype, sig(up.results[0]).dtype, sig(cast.results[0]).dtype
+    if low not in _LOW_PRECISION or wide != "f32" or out != low:
+        return f"the chain casts {low} -> {wide} -> {out}, not f16/bf16 -> f32 and back"
+    if other_users(rn.results[0], cast):
+        return "the f32 rms_norm result has other users (the fused op only returns it cast back)"
+    if other_users(up.results[0], rn):
+        return "the f32 sum has other users (the fused op returns the sum in its own type only)"
+    operands = add_operands(add)
+    if operands is None:
+        return "the add broadcasts both operands: neither has the sum's shape"
+    anchor = anchor_for(cast, [cast, rn, up, add], [*operands, rn.operands[1]])
+    if isinstance(anchor, str):
+        return anchor
+    gamma = _gamma_as(rn.operands[1], low, anchor)
+    if isinstance(gamma, str):
+        return gamma
+    fused = create_op(InsertBefore(anchor), "add_rms_norm", [*operands, gamma], fused_location([add, up, rn, cast]),
+                      epsilon=_epsilon(rn))
+    return commit(rw, [(cast, {0: fused.results[0]}), (rn, {}), (up, {}), (add, {0: fused.results[1]})], [fused])
+
+
 def fuse_add_cast_rms_norm_cast(cast: ir.Operation, rw: Any) -> bool | str:
-    """cast(rms_norm(cast(x1) + cast(x2))) back to x's type => add_rms_norm(x1, x2, gamma) computing in f32."""
+    """cast(rms_norm(cast(x1) + cast(x2))) back to x's type => add_rms_norm(x1, x2, gamma) computing in f32;
+    cast(rms_norm(cast(x1 + x2))) back => add_rms_norm in x's type (:func:`_fuse_add_then_cast`)."""
     rn = producer(cast.operands[0], "graph.rms_norm")
-    add = producer(rn.operands[0], "graph.add") if rn is not None else None
+    if rn is None:
+        return False
+    up = producer(rn.operands[0], "graph.cast")
+    if up is not None:
+        return _fuse_add_then_cast(cast, rn, up, rw)
+    add = producer(rn.operands[0], "graph.add")
     if add is None:
         return False
     up1, up2 = (producer(v, "graph.cast") for v in add.operands)

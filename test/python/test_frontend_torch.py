@@ -645,3 +645,28 @@ def test_hf_models_fed_token_ids_and_a_padded_mask(kind: str, masked: bool) -> N
     (want,) = torch_outputs(model, (ids, mask))
     got = gft.to_numpy(gft.compile_module(model, (ids, mask))(ids, mask))
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_hf_llama_fuses_its_mlp_and_norms(dtype: Any) -> None:
+    """HF Llama's MLP (separate gate and up projections, reshaped) becomes one matmul and a swiglu; its RMSNorms
+    after the residual adds fuse with them, in f32 and in bf16 (where HF casts to f32 and back)."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    config = hf.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+
+    def forward(m: nn.Module, ids: Any) -> Any:
+        return m.llama(input_ids=ids, use_cache=False).last_hidden_state
+
+    model = Fn(forward, llama=hf.LlamaModel(config).to(dtype)).eval()
+    ids = torch.randint(0, 128, (1, 10))
+    compiled = gft.compile_module(model, (ids,))
+    fired = compiled.fusions
+    norm = "add_rms_norm_fusion" if dtype == torch.float32 else "add_cast_rms_norm_cast_fusion"
+    assert fired.get("inference_swiglu_fusion") == 2 and fired.get("matmul_weight_concat_fusion", 0) >= 2, fired
+    assert fired.get(norm) == 4, fired  # every RMSNorm but the first follows a residual add: 4 of 5
+    (want,) = torch_outputs(model, (ids,))
+    got = gft.to_numpy(compiled(ids))
+    tolerance = 1e-5 if dtype == torch.float32 else 2e-2
+    assert np.abs(got.astype(np.float32) - want.astype(np.float32)).max() <= tolerance * np.abs(want).max()

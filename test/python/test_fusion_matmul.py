@@ -278,6 +278,24 @@ def test_swiglu(dtype: str, shape: tuple[int, ...], form: str) -> None:
     assert fuse_exact(module, "inference_swiglu_fusion") == ["graph.swiglu"]
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("form", ["split", "slices"])
+def test_swiglu_through_reshapes_of_the_halves(dtype: str, form: str) -> None:
+    """[tokens, 2h] halves viewed as [batch, seq, h] (a linear layer's output): bit for bit the unfused chain."""
+
+    def body(b, x):
+        if form == "slices":
+            first = b.slice(x, start=[0, 0], limit=[6, 8])
+            second = b.slice(x, start=[0, 8], limit=[6, 16])
+        else:
+            first, second = b.split(x, axis=-1, sizes=[8, 8])
+        gate = b.silu(b.reshape(first, (2, 3, 8)))
+        b.ret(b.mul(gate, b.reshape(second, (2, 3, 8))))
+
+    module = build([((6, 16), dtype)], body)
+    assert fuse_exact(module, "inference_swiglu_fusion") == ["graph.reshape", "graph.swiglu"]
+
+
 def test_swiglu_refuses_shared_silu() -> None:
     def body(b, x):
         first, second = b.split(x, axis=-1, sizes=[8, 8])

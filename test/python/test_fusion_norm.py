@@ -234,6 +234,41 @@ def test_add_cast_rms_norm_cast(dtype: str, return_sum: bool) -> None:
     assert ops == ["graph.add_rms_norm"]
 
 
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("gamma_form", ["constant", "cast", "argument"])
+def test_add_then_cast_rms_norm_cast(dtype: str, gamma_form: str) -> None:
+    """HF's bf16 RMSNorm after a residual add: the sum in the low type, cast to f32, normalized, cast back =>
+    add_rms_norm in the low type, bit for bit (gamma's f32 values are the low type's)."""
+    rng = np.random.default_rng(1)
+    b = GraphBuilder("f")
+    x1, x2 = b.arg((3, 4, 32), dtype), b.arg((3, 4, 32), dtype)
+    low_gamma = rng.normal(size=32).astype(np.float32).astype(NUMPY_DTYPES[dtype])
+    if gamma_form == "constant":
+        g = b.const(low_gamma.astype(np.float32))
+    elif gamma_form == "cast":
+        g = b.cast(b.const(low_gamma), "f32")
+    else:
+        g = b.arg((32,), "f32")
+    s = b.add(x1, x2)
+    b.ret(b.cast(b.rms_norm(b.cast(s, "f32"), g), dtype), s)
+    if gamma_form == "argument":  # f32 values the low type may not hold: not fused, and why is logged
+        run_pipeline(b.module, "builtin.module(add_cast_rms_norm_cast_fusion)")
+        assert "graph.add_rms_norm" not in graph_ops(b.module)
+        return
+    ops = fuse(b.module, "add_cast_rms_norm_cast_fusion", "add_rms_norm", ["rms_norm", "add"])
+    # the sum's casts are gone; the cast making gamma f32 stays for dead-code elimination
+    assert ops.count("graph.add_rms_norm") == 1 and ops.count("graph.cast") == (gamma_form == "cast")
+
+
+def test_add_then_cast_rms_norm_cast_refuses_an_f32_gamma_the_low_type_lacks() -> None:
+    b = GraphBuilder("f")
+    x1, x2 = b.arg((2, 8), "bf16"), b.arg((2, 8), "bf16")
+    gamma = np.full(8, 1.0 + 2.0**-12, np.float32)  # not a bf16 value
+    b.ret(b.cast(b.rms_norm(b.cast(b.add(x1, x2), "f32"), b.const(gamma)), "bf16"))
+    run_pipeline(b.module, "builtin.module(add_cast_rms_norm_cast_fusion)")
+    assert "graph.add_rms_norm" not in graph_ops(b.module)
+
+
 def test_add_cast_rms_norm_cast_keeps_f32_sum() -> None:
     # Large and tiny f16 values: their f32 sum is not an f16 value, and the fused op keeps it in f32.
     x1 = np.array([[60000.0, 1.0, -3.0, 2.0**-14]], np.float16)

@@ -58,3 +58,38 @@ func.func @same_and_broadcast(%x1: tensor<4x8xf16>, %bias: tensor<8xf16>, %g: te
   %z = "graph.cast"(%m) : (tensor<4x8xf32>) -> tensor<4x8xf16>
   return %y, %z : tensor<4x8xf16>, tensor<4x8xf16>
 }
+
+// -----
+
+// HF's bf16 RMSNorm after a residual add (MindSpore's AddCastRmsNormCast order): the sum in bf16, cast to
+// f32, normalized, cast back => add_rms_norm in bf16 (its rms_norm computes in f32 and rounds once), gamma
+// narrowed to bf16: a constant whose values bf16 holds exactly, or the bf16 operand of gamma's own cast.
+// The residual sum keeps its users.
+// CHECK-LABEL: func.func @bf16_sum_then_cast
+// CHECK:         %[[G:.*]] = arith.constant dense<[1.000000e+00, 5.000000e-01, -2.000000e+00, 3.000000e+00]> : tensor<4xbf16>
+// CHECK-NEXT:    %[[F:.*]]:2 = "graph.add_rms_norm"(%arg0, %arg1, %[[G]]) {epsilon = 9.99999997E-7 : f32}
+// CHECK-SAME:      : (tensor<2x4xbf16>, tensor<2x4xbf16>, tensor<4xbf16>) -> (tensor<2x4xbf16>, tensor<2x4xbf16>)
+// CHECK-NEXT:    return %[[F]]#0, %[[F]]#1
+func.func @bf16_sum_then_cast(%x1: tensor<2x4xbf16>, %x2: tensor<2x4xbf16>) -> (tensor<2x4xbf16>, tensor<2x4xbf16>) {
+  %g = arith.constant dense<[1.0, 0.5, -2.0, 3.0]> : tensor<4xf32>
+  %s = "graph.add"(%x1, %x2) : (tensor<2x4xbf16>, tensor<2x4xbf16>) -> tensor<2x4xbf16>
+  %w = "graph.cast"(%s) : (tensor<2x4xbf16>) -> tensor<2x4xf32>
+  %n = "graph.rms_norm"(%w, %g) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %y = "graph.cast"(%n) : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+  return %y, %s : tensor<2x4xbf16>, tensor<2x4xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @f16_sum_then_cast_gamma_cast
+// CHECK:         %[[F:.*]]:2 = "graph.add_rms_norm"(%arg0, %arg1, %arg2)
+// CHECK-SAME:      : (tensor<3x8xf16>, tensor<3x8xf16>, tensor<8xf16>) -> (tensor<3x8xf16>, tensor<3x8xf16>)
+// CHECK-NEXT:    return %[[F]]#0
+func.func @f16_sum_then_cast_gamma_cast(%x1: tensor<3x8xf16>, %x2: tensor<3x8xf16>, %g16: tensor<8xf16>) -> tensor<3x8xf16> {
+  %g = "graph.cast"(%g16) : (tensor<8xf16>) -> tensor<8xf32>
+  %s = "graph.add"(%x1, %x2) : (tensor<3x8xf16>, tensor<3x8xf16>) -> tensor<3x8xf16>
+  %w = "graph.cast"(%s) : (tensor<3x8xf16>) -> tensor<3x8xf32>
+  %n = "graph.rms_norm"(%w, %g) : (tensor<3x8xf32>, tensor<8xf32>) -> tensor<3x8xf32>
+  %y = "graph.cast"(%n) : (tensor<3x8xf32>) -> tensor<3x8xf16>
+  return %y : tensor<3x8xf16>
+}

@@ -72,20 +72,46 @@ func.func @not_f32(%x1: tensor<4x8xbf16>, %x2: tensor<4x8xbf16>, %g: tensor<8xf1
 
 // -----
 
-// Only one operand is cast (the other is f32 already), or the add is in low precision and cast
-// afterwards (MindSpore's add -> cast -> rms_norm -> cast, whose sum is rounded to f16 first): no match.
+// Only one operand is cast (the other is f32 already): no match.
 // LOG-NOT: not fused
-// CHECK-LABEL: func.func @other_shapes
+// CHECK-LABEL: func.func @one_operand_cast
 // CHECK-NOT:     graph.add_rms_norm
 // CHECK:         return
-func.func @other_shapes(%x1: tensor<4x8xf16>, %r: tensor<4x8xf32>, %x2: tensor<4x8xf16>, %g: tensor<8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
+func.func @one_operand_cast(%x1: tensor<4x8xf16>, %r: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf16> {
   %a = "graph.cast"(%x1) : (tensor<4x8xf16>) -> tensor<4x8xf32>
   %s = "graph.add"(%a, %r) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %n = "graph.rms_norm"(%s, %g) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   %y = "graph.cast"(%n) : (tensor<4x8xf32>) -> tensor<4x8xf16>
-  %t = "graph.add"(%x1, %x2) : (tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<4x8xf16>
-  %u = "graph.cast"(%t) : (tensor<4x8xf16>) -> tensor<4x8xf32>
-  %m = "graph.rms_norm"(%u, %g) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
-  %z = "graph.cast"(%m) : (tensor<4x8xf32>) -> tensor<4x8xf16>
-  return %y, %z : tensor<4x8xf16>, tensor<4x8xf16>
+  return %y : tensor<4x8xf16>
+}
+
+// -----
+
+// The sum rounded to bf16 first, but gamma an f32 argument: its values may not be bf16 values, and the
+// fused op in bf16 would multiply by them rounded.
+// LOG: pattern AddCastRmsNormCastFusion not fused at {{.*}}: gamma is an f32 value computed at run time, not a bf16 value cast to f32
+// CHECK-LABEL: func.func @sum_then_cast_f32_gamma
+// CHECK-NOT:     graph.add_rms_norm
+// CHECK:         return
+func.func @sum_then_cast_f32_gamma(%x1: tensor<2x4xbf16>, %x2: tensor<2x4xbf16>, %g: tensor<4xf32>) -> tensor<2x4xbf16> {
+  %s = "graph.add"(%x1, %x2) : (tensor<2x4xbf16>, tensor<2x4xbf16>) -> tensor<2x4xbf16>
+  %w = "graph.cast"(%s) : (tensor<2x4xbf16>) -> tensor<2x4xf32>
+  %n = "graph.rms_norm"(%w, %g) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %y = "graph.cast"(%n) : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+  return %y : tensor<2x4xbf16>
+}
+
+// -----
+
+// LOG: pattern AddCastRmsNormCastFusion not fused at {{.*}}: gamma holds f32 values that bf16 does not hold exactly
+// CHECK-LABEL: func.func @sum_then_cast_inexact_gamma
+// CHECK-NOT:     graph.add_rms_norm
+// CHECK:         return
+func.func @sum_then_cast_inexact_gamma(%x1: tensor<2x4xbf16>, %x2: tensor<2x4xbf16>) -> tensor<2x4xbf16> {
+  %g = arith.constant dense<[1.0, 0.5, 0.1, 3.0]> : tensor<4xf32>
+  %s = "graph.add"(%x1, %x2) : (tensor<2x4xbf16>, tensor<2x4xbf16>) -> tensor<2x4xbf16>
+  %w = "graph.cast"(%s) : (tensor<2x4xbf16>) -> tensor<2x4xf32>
+  %n = "graph.rms_norm"(%w, %g) : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %y = "graph.cast"(%n) : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+  return %y : tensor<2x4xbf16>
 }

@@ -51,3 +51,20 @@ func.func @dynamic_rows(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
   %2 = "graph.mul"(%1, %0#1) : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
   return %2 : tensor<?x32xf32>
 }
+
+// -----
+
+// A linear layer's halves viewed as [batch, seq, n] (HF Llama's MLP after matmul_weight_concat_fusion): the
+// reshapes regroup the leading dims only, alike; x is reshaped as they were and fused.
+// CHECK-LABEL: func.func @reshaped_halves
+// CHECK-NEXT:    %[[X:.*]] = "graph.reshape"(%arg0) : (tensor<10x256xf32>) -> tensor<2x5x256xf32>
+// CHECK-NEXT:    %[[R:.*]] = "graph.swiglu"(%[[X]]) : (tensor<2x5x256xf32>) -> tensor<2x5x128xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @reshaped_halves(%x: tensor<10x256xf32>) -> tensor<2x5x128xf32> {
+  %0:2 = "graph.split"(%x) {axis = -1 : i64, sizes = array<i64: 128, 128>} : (tensor<10x256xf32>) -> (tensor<10x128xf32>, tensor<10x128xf32>)
+  %1 = "graph.reshape"(%0#0) : (tensor<10x128xf32>) -> tensor<2x5x128xf32>
+  %2 = "graph.silu"(%1) : (tensor<2x5x128xf32>) -> tensor<2x5x128xf32>
+  %3 = "graph.reshape"(%0#1) : (tensor<10x128xf32>) -> tensor<2x5x128xf32>
+  %4 = "graph.mul"(%2, %3) : (tensor<2x5x128xf32>, tensor<2x5x128xf32>) -> tensor<2x5x128xf32>
+  return %4 : tensor<2x5x128xf32>
+}

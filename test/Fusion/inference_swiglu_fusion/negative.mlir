@@ -118,3 +118,35 @@ func.func @two_sources(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>) -> tensor<4x8
   %3 = "graph.mul"(%2, %1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %3 : tensor<4x8xf32>
 }
+
+// -----
+
+// Reshapes that change the last dim: the halves' rows are not the result's rows.
+// CHECK-LABEL: func.func @reshape_cuts_the_rows
+// CHECK:         "graph.silu"
+// CHECK:         "graph.mul"
+// CHECK-NOT:     "graph.swiglu"
+func.func @reshape_cuts_the_rows(%x: tensor<4x64xf32>) -> tensor<8x16xf32> {
+  %0:2 = "graph.split"(%x) {axis = -1 : i64, sizes = array<i64: 32, 32>} : (tensor<4x64xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>)
+  %1 = "graph.reshape"(%0#0) : (tensor<4x32xf32>) -> tensor<8x16xf32>
+  %2 = "graph.silu"(%1) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  %3 = "graph.reshape"(%0#1) : (tensor<4x32xf32>) -> tensor<8x16xf32>
+  %4 = "graph.mul"(%2, %3) : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %4 : tensor<8x16xf32>
+}
+
+// -----
+
+// Only one half reshaped.
+// CHECK-LABEL: func.func @one_half_reshaped
+// CHECK:         "graph.silu"
+// CHECK:         "graph.mul"
+// CHECK-NOT:     "graph.swiglu"
+func.func @one_half_reshaped(%x: tensor<2x2x64xf32>) -> tensor<2x2x32xf32> {
+  %0:2 = "graph.split"(%x) {axis = -1 : i64, sizes = array<i64: 32, 32>} : (tensor<2x2x64xf32>) -> (tensor<2x2x32xf32>, tensor<2x2x32xf32>)
+  %1 = "graph.silu"(%0#0) : (tensor<2x2x32xf32>) -> tensor<2x2x32xf32>
+  %2 = "graph.reshape"(%0#1) : (tensor<2x2x32xf32>) -> tensor<4x32xf32>
+  %3 = "graph.reshape"(%2) : (tensor<4x32xf32>) -> tensor<2x2x32xf32>
+  %4 = "graph.mul"(%1, %3) : (tensor<2x2x32xf32>, tensor<2x2x32xf32>) -> tensor<2x2x32xf32>
+  return %4 : tensor<2x2x32xf32>
+}
