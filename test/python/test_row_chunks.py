@@ -48,17 +48,17 @@ def _row_model(cols: int) -> tuple[graphfuse.GraphBuilder, list[np.ndarray]]:
     return b, inputs
 
 
-@pytest.mark.parametrize("bits", [128, 256, 512])
-@pytest.mark.parametrize("cols", [37, 100, 129, 1000, 2049])
-def test_chunked_rows_match_the_reference(bits: int, cols: int) -> None:
+def _lowered(cols: int, row_options: str) -> tuple[ir.Module, graphfuse.GraphBuilder, list[np.ndarray]]:
+    """The row model of ``cols`` through the default pipeline and the lowering, tile-kernel-rows given
+    ``row_options``."""
     builder, inputs = _row_model(cols)
     module = ir.Module.parse(str(builder.module), context=builder.module.context)
     run_pipeline(module, default_pipeline(2))
-    run_pipeline(module, LOWERING_PIPELINE.replace("tile-kernel-rows", f"tile-kernel-rows{{vector-bits={bits}}}"))
-    text = str(module)
-    chunk = 4 * bits // 32
-    if cols > chunk:
-        assert f"vector<1x{chunk}xf32>" in text and f"vector<1x{cols}xf32>" not in text
+    run_pipeline(module, LOWERING_PIPELINE.replace("tile-kernel-rows", f"tile-kernel-rows{{{row_options}}}"))
+    return module, builder, inputs
+
+
+def _assert_matches_the_reference(module: ir.Module, builder: graphfuse.GraphBuilder, inputs: list[np.ndarray]) -> None:
     got = compile_linalg(module, "rows")(*inputs)
     want = graphfuse.compile(builder.module).reference(*inputs)
     for k, (a, w) in enumerate(zip(got, want, strict=True)):
@@ -66,6 +66,17 @@ def test_chunked_rows_match_the_reference(bits: int, cols: int) -> None:
             np.testing.assert_allclose(a, w, rtol=2e-5, atol=2e-6 * float(np.abs(w).max()), err_msg=f"result {k}")
         else:
             np.testing.assert_array_equal(a, w, err_msg=f"result {k}")
+
+
+@pytest.mark.parametrize("bits", [128, 256, 512])
+@pytest.mark.parametrize("cols", [37, 100, 129, 1000, 2049])
+def test_chunked_rows_match_the_reference(bits: int, cols: int) -> None:
+    module, builder, inputs = _lowered(cols, f"vector-bits={bits}")
+    text = str(module)
+    chunk = 4 * bits // 32
+    if cols > chunk:
+        assert f"vector<1x{chunk}xf32>" in text and f"vector<1x{cols}xf32>" not in text
+    _assert_matches_the_reference(module, builder, inputs)
 
 
 def test_whole_rows_when_chunking_is_off() -> None:
@@ -192,20 +203,10 @@ def test_a_row_computation_with_reuse_is_walked_once(monkeypatch: pytest.MonkeyP
 @pytest.mark.parametrize("max_row", [256, 4096])
 def test_rows_longer_than_max_row_are_chunked(max_row: int) -> None:
     """Rows past max-row are vectorized when every row body is cut into chunks (no whole-row vector left)."""
-    builder, inputs = _row_model(1000)
-    module = ir.Module.parse(str(builder.module), context=builder.module.context)
-    run_pipeline(module, default_pipeline(2))
-    run_pipeline(module, LOWERING_PIPELINE.replace(
-        "tile-kernel-rows", f"tile-kernel-rows{{vector-bits=256 max-row={max_row}}}"))
+    module, builder, inputs = _lowered(1000, f"vector-bits=256 max-row={max_row}")
     text = str(module)
     assert "vector<1x32xf32>" in text and "vector<1x1000xf32>" not in text
-    got = compile_linalg(module, "rows")(*inputs)
-    want = graphfuse.compile(builder.module).reference(*inputs)
-    for k, (a, w) in enumerate(zip(got, want, strict=True)):
-        if w.dtype.kind == "f":
-            np.testing.assert_allclose(a, w, rtol=2e-5, atol=2e-6 * float(np.abs(w).max()), err_msg=f"result {k}")
-        else:
-            np.testing.assert_array_equal(a, w, err_msg=f"result {k}")
+    _assert_matches_the_reference(module, builder, inputs)
 
 
 def test_long_rows_stay_scalar_when_a_row_body_is_left_whole(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -214,16 +215,10 @@ def test_long_rows_stay_scalar_when_a_row_body_is_left_whole(monkeypatch: pytest
     from graphfuse.lowering import row_fusion
 
     monkeypatch.setattr(row_fusion, "chunk_row_loops", lambda *args, **kwargs: 0)
-    builder, inputs = _row_model(300)
-    module = ir.Module.parse(str(builder.module), context=builder.module.context)
-    run_pipeline(module, default_pipeline(2))
-    run_pipeline(module, LOWERING_PIPELINE.replace("tile-kernel-rows", "tile-kernel-rows{max-row=256}"))
+    module, builder, inputs = _lowered(300, "max-row=256")
     text = str(module)
     assert "vector<" not in text and text.count("func.func") == str(builder.module).count("func.func")
-    got = compile_linalg(module, "rows")(*inputs)
-    want = graphfuse.compile(builder.module).reference(*inputs)
-    for k, (a, w) in enumerate(zip(got, want, strict=True)):
-        np.testing.assert_allclose(a, w, rtol=2e-5, atol=2e-6 * float(np.abs(w).max()), err_msg=f"result {k}")
+    _assert_matches_the_reference(module, builder, inputs)
 
 
 def test_rows_too_long_for_a_stack_stash() -> None:
