@@ -50,6 +50,7 @@ from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.parsing import MAX_TENSOR_BYTES
 from graphfuse.dialect.types import NUMPY_DTYPES, dtype_of_array, sig_from_type
+from graphfuse.pipelines import log
 
 try:
     import onnx
@@ -60,6 +61,7 @@ except ImportError as _error:  # pragma: no cover - exercised only without the e
 
 __all__ = [
     "CONVERTERS",
+    "SUPPORTED_OPSETS",
     "ImportedModel",
     "OnnxOp",
     "constant_input_names",
@@ -72,6 +74,11 @@ __all__ = [
 
 #: Integer results of at most this many elements computed from constants are folded (shape arithmetic).
 _FOLD_LIMIT = 4096
+
+#: Default-domain opsets the importer's semantics are tested on: opset 6 (the PyTorch-converted models of
+#: onnx's backend data) to 28 (onnx 1.23's node cases).  Outside it, an import warns: an op whose meaning
+#: changed in another opset could be read with the wrong one.
+SUPPORTED_OPSETS = range(6, 29)
 
 #: ONNX element types the dialect has, by TensorProto data type.
 _ELEMENT_TYPES: dict[int, str] = {
@@ -334,6 +341,10 @@ class _Importer:
         for opset in model.opset_import:
             if opset.domain in ("", "ai.onnx"):
                 self.opset = opset.version
+        if self.opset and self.opset not in SUPPORTED_OPSETS:
+            log.warning(f"{source_name}: the model imports opset {self.opset}, outside the opsets the importer is "
+                        f"tested on ({SUPPORTED_OPSETS.start}-{SUPPORTED_OPSETS.stop - 1}): an op whose meaning "
+                        "changed there may be read with another opset's")
         self.builder: FunctionBuilder = GraphBuilder(entry)
         self.context = self.builder.context
         #: values by ONNX name: built tensors, and values known at import time (materialized on first use)

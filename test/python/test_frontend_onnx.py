@@ -694,3 +694,15 @@ def test_an_unclaimed_op_on_stored_constants_is_folded() -> None:
                          [_value("j", [4, 3], onnx.TensorProto.INT64)], [_value("taken", [4, 3])], initializers[:1])
     with pytest.raises(GraphfuseError, match=r"\(GatherElements\): op GatherElements is not supported"):
         onnx_frontend.import_model(at_run_time)
+
+
+def test_an_opset_outside_the_tested_range_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    future = onnx_frontend.SUPPORTED_OPSETS.stop
+    model = _model([onnx.helper.make_node("Relu", ["x"], ["y"])], [_value("x", [2, 3])], [_value("y", [2, 3])],
+                   opset=future)
+    onnx_frontend.import_model(model)
+    assert (f"the model imports opset {future}, outside the opsets the importer is tested on "
+            f"(6-{future - 1})") in capsys.readouterr().err
+    onnx_frontend.import_model(_model([onnx.helper.make_node("Relu", ["x"], ["y"])], [_value("x", [2, 3])],
+                                      [_value("y", [2, 3])]))
+    assert "outside the opsets" not in capsys.readouterr().err

@@ -618,23 +618,34 @@ def test_constant_indices_out_of_range_are_an_error() -> None:
         gft.import_module(Fn(forward), (randn(3, 4),))
 
 
-@pytest.mark.parametrize("kind", ["llama", "gpt2"])
-@pytest.mark.parametrize("masked", [False, True])
+def _hf_network(hf: Any, kind: str) -> nn.Module:
+    """A one-layer model of the transformers library, random weights, vocabulary of 128, hidden size 64."""
+    small = {"vocab_size": 128, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1,
+             "num_attention_heads": 4, "max_position_embeddings": 64}
+    if kind in ("llama", "qwen2", "mistral"):
+        config = {"llama": hf.LlamaConfig, "qwen2": hf.Qwen2Config, "mistral": hf.MistralConfig}[kind]
+        return {"llama": hf.LlamaModel, "qwen2": hf.Qwen2Model, "mistral": hf.MistralModel}[kind](
+            config(num_key_value_heads=2, **small))
+    if kind == "gpt2":
+        return hf.GPT2Model(hf.GPT2Config(n_embd=64, n_inner=128, n_layer=1, n_head=4, vocab_size=128,
+                                          n_positions=64, bos_token_id=0, eos_token_id=0))
+    if kind == "bert":
+        return hf.BertModel(hf.BertConfig(**small), add_pooling_layer=False)
+    return hf.T5EncoderModel(hf.T5Config(vocab_size=128, d_model=64, d_kv=16, d_ff=128, num_layers=1, num_heads=4))
+
+
+@pytest.mark.parametrize(("kind", "masked"), [("llama", False), *((kind, True) for kind in (
+    "llama", "qwen2", "mistral", "gpt2", "bert", "t5"))])
 def test_hf_models_fed_token_ids_and_a_padded_mask(kind: str, masked: bool) -> None:
     """The first thing users do with an HF model: call it with token ids (aten.embedding) and, for a padded
     batch, a 2-D attention mask (transformers builds the 4-D mask with aten.index.Tensor and ``&``)."""
     hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
     torch.manual_seed(0)
-    if kind == "llama":
-        network = hf.LlamaModel(hf.LlamaConfig(
-            vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=4,
-            num_key_value_heads=2, max_position_embeddings=64))
-    else:
-        network = hf.GPT2Model(hf.GPT2Config(n_embd=64, n_inner=128, n_layer=1, n_head=4, vocab_size=128,
-                                             n_positions=64, bos_token_id=0, eos_token_id=0))
+    network = _hf_network(hf, kind)
+    cache = {} if kind in ("bert", "t5") else {"use_cache": False}
 
     def forward(m: nn.Module, ids: Any, mask: Any) -> Any:
-        return m.network(input_ids=ids, attention_mask=mask if masked else None, use_cache=False).last_hidden_state
+        return m.network(input_ids=ids, attention_mask=mask if masked else None, **cache).last_hidden_state
 
     model = Fn(forward, network=network).eval()
     ids = torch.randint(0, 128, (2, 10))
