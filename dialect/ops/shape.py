@@ -335,7 +335,7 @@ def _infer_gather(inputs: list[TensorSig], attrs: dict[str, Any], declared: list
     return [data.with_shape(data.shape[:axis] + indices.shape + data.shape[axis + 1:])]
 
 
-def gather_positions(indices: np.ndarray, size: int) -> np.ndarray:
+def _gather_positions(indices: np.ndarray, size: int) -> np.ndarray:
     """The positions gather reads along an axis of ``size``: negative indices count from the end, and what is
     still out of range is clamped to the nearest end."""
     positions = indices.astype(np.int64)
@@ -346,9 +346,7 @@ def gather_positions(indices: np.ndarray, size: int) -> np.ndarray:
 def _gather_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
     data, indices = xs
     axis = normalize_axis(attrs["axis"], data.ndim)
-    if indices.size == 0:
-        return [np.zeros(results[0].shape, data.dtype)]
-    return [np.take(data, gather_positions(indices, data.shape[axis]), axis=axis)]
+    return [np.take(data, _gather_positions(indices, data.shape[axis]), axis=axis)]  # empty indices: empty result
 
 
 register_op(
