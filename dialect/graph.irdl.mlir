@@ -624,6 +624,17 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Write slices of updates into a copy of data along an axis at the given indices (index_copy).
+  // optional: axis (default 0)
+  irdl.operation @scatter_update {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(data: %in0, indices: %in1, updates: %in2)
+    irdl.results(result: %out3)
+  }
+
   // Elementwise choice: on_true where the condition holds, else on_false.
   irdl.operation @select {
     %in0 = irdl.base "!builtin.tensor"

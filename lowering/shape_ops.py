@@ -1,4 +1,5 @@
-"""Lowerings of the data-movement graph ops: reshape, broadcast_to, transpose, concat, split, slice, gather.
+"""Lowerings of the data-movement graph ops: reshape, broadcast_to, transpose, concat, split, slice, gather,
+scatter_update.
 
 They only move elements, so every element type of the dialect lowers the
 same way (f32, f16, bf16, i1, i8, i32, i64: no arithmetic on the elements).
@@ -39,6 +40,12 @@ Each result is built from ``tensor`` and ``linalg`` ops on tensors:
   ``tensor.extract`` s the element of data there; the other coordinates are
   the generic's own ``linalg.index`` es.  Fused with the elementwise ops
   after it (an embedding's scale, its position add), it is one loop nest.
+- ``scatter_update`` is an ``scf.for`` over the indices (collapsed to one
+  dimension, the updates' index dims with them) carrying the result tensor,
+  initialised with a copy of data (``linalg.copy``): each step reads an index, counts it from the end
+  when negative and, inside the axis, ``tensor.insert_slice`` s the update's
+  slice there (``scf.if``: an index still out of range writes nothing).
+  Bufferization writes into that copy in place.
 
 Not lowered (the op stays; ``graph-to-linalg{strict}`` reports it): a
 reshape whose dynamic result size is undefined because the static result
@@ -52,7 +59,7 @@ import math
 from collections.abc import Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 
 from graphfuse.lowering.common import PARALLEL, broadcast_map, build_generic, register_lowering
 
@@ -61,6 +68,7 @@ __all__ = [
     "lower_concat",
     "lower_gather",
     "lower_reshape",
+    "lower_scatter_update",
     "lower_slice",
     "lower_split",
     "lower_transpose",
@@ -476,3 +484,77 @@ def lower_gather(op: ir.Operation) -> bool:
 
         generic = build_generic([result], [indices], [init], [index_map, identity], [PARALLEL] * result.rank, body)
         return _replace(op, [generic.results[0]])
+
+
+# --------------------------------------------------------------------------
+# scatter_update
+
+
+def _as_index_rows(x: ir.Value, start: int, depth: int) -> ir.Value:
+    """``x`` with its dims ``start .. start + depth - 1`` (the index dims) as one (a new unit dim when depth is 0)."""
+    t = ir.RankedTensorType(x.type)
+    if depth == 0:
+        shape = _shape(t)
+        result = _tensor_type([*shape[:start], 1, *shape[start:]], t.element_type)
+        if t.rank == 0:
+            return tensor.expand_shape(result, x, [], [], [1])
+        # The unit dim joins the group of the dim after it, or of the last dim when it goes last.
+        host = min(start, t.rank - 1)
+        groups = [[i] if i < host else [i + 1] for i in range(t.rank)]
+        groups[host] = [host, host + 1]
+        return _expand(x, groups, result)
+    groups = [[i] for i in range(start)] + [list(range(start, start + depth))]
+    groups += [[i] for i in range(start + depth, t.rank)]
+    return _collapse(x, groups)
+
+
+@register_lowering("scatter_update")
+def lower_scatter_update(op: ir.Operation) -> bool:
+    """An ``scf.for`` over the indices inserting one slice of updates per index into the carried result."""
+    data, indices, updates = op.operands
+    source, positions = _ranked(data), _ranked(indices)
+    if source is None or positions is None or _ranked(updates) is None or source.rank == 0:
+        return False
+    axis = _axis(op, source.rank) if "axis" in op.attributes else 0
+    with op.location, ir.InsertionPoint(op):
+        flat_indices = _as_index_rows(indices, 0, positions.rank)
+        rows = _as_index_rows(updates, axis, positions.rank)
+        count = _as_value(_dim(flat_indices, 0))
+        size = _as_value(_dim(data, axis))
+        zero, one = _index(0), _index(1)
+        slice_sizes: list[Size] = [1 if d == axis else _dim(data, d) for d in range(source.rank)]
+        dyn_sizes, static_sizes = _mixed(slice_sizes)
+        piece_type = _tensor_type(
+            [1 if d == axis else _shape(source)[d] for d in range(source.rank)], source.element_type
+        )
+        # Into a copy of data: with the loop folded away (one index) the branch would otherwise write into data,
+        # a read-only argument, and bufferization would copy it inside the branch.
+        init = linalg.copy(data, outs=[_empty([_dim(data, d) for d in range(source.rank)], source)])
+        loop = scf.ForOp(zero, count, one, [init])
+        with ir.InsertionPoint(loop.body):
+            k, current = loop.induction_variable, loop.inner_iter_args[0]
+            raw = tensor.extract(flat_indices, [k])
+            position = arith.index_cast(ir.IndexType.get(), raw)
+            negative = arith.cmpi(arith.CmpIPredicate.slt, position, zero)
+            position = arith.select(negative, arith.addi(position, size), position)
+            inside = arith.andi(
+                arith.cmpi(arith.CmpIPredicate.sge, position, zero),
+                arith.cmpi(arith.CmpIPredicate.slt, position, size),
+            )
+            branch = scf.IfOp(inside, [data.type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                read_offsets = [k if d == axis else 0 for d in range(source.rank)]
+                write_offsets = [position if d == axis else 0 for d in range(source.rank)]
+                dyn_read, static_read = _mixed(read_offsets)
+                dyn_write, static_write = _mixed(write_offsets)
+                piece = tensor.extract_slice(
+                    piece_type, rows, dyn_read, dyn_sizes, [], static_read, static_sizes, [1] * source.rank
+                )
+                written = tensor.insert_slice(
+                    piece, current, dyn_write, dyn_sizes, [], static_write, static_sizes, [1] * source.rank
+                )
+                scf.YieldOp([written])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([current])
+            scf.YieldOp([branch.results[0]])
+        return _replace(op, [loop.results[0]])

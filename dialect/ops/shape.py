@@ -1,4 +1,4 @@
-"""Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice, gather."""
+"""Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice, gather, scatter_update."""
 
 from __future__ import annotations
 
@@ -366,5 +366,71 @@ register_op(
             "range is clamped to the nearest end (XLA's rule: never a read outside data). Any element type for data."
         ),
         example=((TensorSig((10, 4), "f32"), TensorSig((2, 3), "i64")), {"axis": 0}),
+    )
+)
+
+
+# --------------------------------------------------------------------------
+# scatter_update
+
+
+def _infer_scatter_update(
+    inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None
+) -> list[TensorSig]:
+    data, indices, updates = inputs
+    require_dtype(indices, _INDEX_DTYPES, "operand indices")
+    if data.rank == 0:
+        raise VerifyError(f"operand data {data} must have at least one dimension")
+    if updates.dtype != data.dtype:
+        raise VerifyError(f"operand updates {updates} must have the element type of operand data {data}")
+    axis = normalize_axis(attrs["axis"], data.rank)
+    want = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
+    if len(want) != updates.rank or any(
+        w is not None and u is not None and w != u for w, u in zip(want, updates.shape, strict=True)
+    ):
+        shape = "x".join("?" if d is None else str(d) for d in want)
+        raise VerifyError(
+            f"operand updates {updates} must have the shape data.shape[:axis] + indices.shape + "
+            f"data.shape[axis + 1:] ({shape or 'rank 0'})"
+        )
+    return [data]
+
+
+def _scatter_update_reference(
+    xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]
+) -> list[np.ndarray]:
+    data, indices, updates = xs
+    axis = normalize_axis(attrs["axis"], data.ndim)
+    size = data.shape[axis]
+    out = np.array(data, copy=True)
+    flat = indices.astype(np.int64).reshape(-1)
+    # The updates with the index dims as one: slice k of it goes where flat[k] points.
+    rows = updates.reshape((*data.shape[:axis], flat.size, *data.shape[axis + 1:]))
+    for k, index in enumerate(flat):  # in order: of equal indices the last one wins
+        position = index + size if index < 0 else index
+        if 0 <= position < size:
+            out[(slice(None),) * axis + (position,)] = rows[(slice(None),) * axis + (k,)]
+    return [out]
+
+
+register_op(
+    OpSpec(
+        name="scatter_update",
+        group=_GROUP,
+        summary="Write slices of updates into a copy of data along an axis at the given indices (index_copy).",
+        operands=(ValueSpec("data"), ValueSpec("indices"), ValueSpec("updates")),
+        results=(ValueSpec("result"),),
+        attrs=(AttrSpec("axis", AttrKind.I64, default=0, doc="axis of data indexed; negative counts from the end"),),
+        infer=_infer_scatter_update,
+        reference=_scatter_update_reference,
+        doc=(
+            "The inverse of gather: `result` is `data` with `result[a..., indices[i...], b...] = "
+            "updates[a..., i..., b...]`, updates having the shape `data.shape[:axis] + indices.shape + "
+            "data.shape[axis + 1:]` (torch index_copy, MindSpore ScatterUpdate along an axis; a KV cache written "
+            "at the new positions). Indices are i32 or i64; a negative index counts from the end of the axis, an "
+            "index still out of range writes nothing (never a write outside the result), and of two equal "
+            "indices the later one in row-major order wins. Any element type."
+        ),
+        example=((TensorSig((4, 8, 2), "f32"), TensorSig((3,), "i64"), TensorSig((4, 3, 2), "f32")), {"axis": 1}),
     )
 )

@@ -257,6 +257,10 @@ module {
     %0 = "graph.rsqrt"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @scatter_update(%arg0: tensor<4x8x2xf32>, %arg1: tensor<3xi64>, %arg2: tensor<4x3x2xf32>) -> tensor<4x8x2xf32> {
+    %0 = "graph.scatter_update"(%arg0, %arg1, %arg2) {axis = 1 : i64} : (tensor<4x8x2xf32>, tensor<3xi64>, tensor<4x3x2xf32>) -> tensor<4x8x2xf32>
+    return %0 : tensor<4x8x2xf32>
+  }
   func.func @select(%arg0: tensor<4x1xi1>, %arg1: tensor<4x8xf32>, %arg2: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.select"(%arg0, %arg1, %arg2) : (tensor<4x1xi1>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -449,6 +453,8 @@ module {
 // CHECK:         "graph.round"
 // CHECK-LABEL: func.func @rsqrt(
 // CHECK:         "graph.rsqrt"
+// CHECK-LABEL: func.func @scatter_update(
+// CHECK:         "graph.scatter_update"
 // CHECK-LABEL: func.func @select(
 // CHECK:         "graph.select"
 // CHECK-LABEL: func.func @sigmoid(

@@ -1,4 +1,4 @@
-// graph-verify's rules for reshape, broadcast_to, transpose, concat, split, slice and gather.
+// graph-verify's rules for reshape, broadcast_to, transpose, concat, split, slice, gather and scatter_update.
 // RUN: graphfuse-opt --split-input-file --verify-diagnostics %s
 
 func.func @reshape_count_mismatch(%a: tensor<4x8xf32>) {
@@ -277,5 +277,37 @@ func.func @gather_from_empty_axis(%w: tensor<0x4xf32>, %i: tensor<3xi64>) {
 func.func @gather_from_a_scalar(%w: tensor<f32>, %i: tensor<3xi64>) {
   // expected-error@+1 {{'graph.gather' operand data tensor<f32> must have at least one dimension}}
   %0 = "graph.gather"(%w, %i) : (tensor<f32>, tensor<3xi64>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_update_float_indices(%c: tensor<8x4xf32>, %i: tensor<3xf32>, %u: tensor<3x4xf32>) {
+  // expected-error@+1 {{'graph.scatter_update' operand indices tensor<3xf32> must have element type i32 or i64}}
+  %0 = "graph.scatter_update"(%c, %i, %u) : (tensor<8x4xf32>, tensor<3xf32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_update_updates_shape(%c: tensor<8x4xf32>, %i: tensor<3xi64>, %u: tensor<4x3xf32>) {
+  // expected-error@+1 {{'graph.scatter_update' operand updates tensor<4x3xf32> must have the shape data.shape[:axis] + indices.shape + data.shape[axis + 1:] (3x4)}}
+  %0 = "graph.scatter_update"(%c, %i, %u) : (tensor<8x4xf32>, tensor<3xi64>, tensor<4x3xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_update_updates_dtype(%c: tensor<8x4xf32>, %i: tensor<3xi64>, %u: tensor<3x4xf16>) {
+  // expected-error@+1 {{'graph.scatter_update' operand updates tensor<3x4xf16> must have the element type of operand data tensor<8x4xf32>}}
+  %0 = "graph.scatter_update"(%c, %i, %u) : (tensor<8x4xf32>, tensor<3xi64>, tensor<3x4xf16>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_update_result_type(%c: tensor<8x4xf32>, %i: tensor<3xi64>, %u: tensor<3x4xf32>) {
+  // expected-error@+1 {{'graph.scatter_update' result #0 has type tensor<3x4xf32>, but its operands and attributes give tensor<8x4xf32>}}
+  %0 = "graph.scatter_update"(%c, %i, %u) : (tensor<8x4xf32>, tensor<3xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
   return
 }

@@ -114,3 +114,13 @@ func.func @gather(%w: tensor<10x4xf32>, %i: tensor<2x3xi64>, %s: tensor<i32>, %d
   %2 = "graph.gather"(%d, %j) {axis = 1 : i64} : (tensor<?x7xbf16>, tensor<?xi64>) -> tensor<?x?xbf16>
   return %0, %1, %2 : tensor<2x3x4xf32>, tensor<10xf32>, tensor<?x?xbf16>
 }
+
+// scatter_update: the result has data's type; indices of any rank, dynamic dims in data and updates.
+// CHECK-LABEL: func.func @scatter_update(
+// CHECK-NEXT:    %0 = "graph.scatter_update"(%arg0, %arg1, %arg2) {axis = 2 : i64} : (tensor<1x2x8x4xf32>, tensor<3xi64>, tensor<1x2x3x4xf32>) -> tensor<1x2x8x4xf32>
+// CHECK-NEXT:    %1 = "graph.scatter_update"(%arg3, %arg4, %arg5) : (tensor<?x4xbf16>, tensor<i32>, tensor<4xbf16>) -> tensor<?x4xbf16>
+func.func @scatter_update(%c: tensor<1x2x8x4xf32>, %p: tensor<3xi64>, %n: tensor<1x2x3x4xf32>, %d: tensor<?x4xbf16>, %s: tensor<i32>, %r: tensor<4xbf16>) -> (tensor<1x2x8x4xf32>, tensor<?x4xbf16>) {
+  %0 = "graph.scatter_update"(%c, %p, %n) {axis = 2 : i64} : (tensor<1x2x8x4xf32>, tensor<3xi64>, tensor<1x2x3x4xf32>) -> tensor<1x2x8x4xf32>
+  %1 = "graph.scatter_update"(%d, %s, %r) : (tensor<?x4xbf16>, tensor<i32>, tensor<4xbf16>) -> tensor<?x4xbf16>
+  return %0, %1 : tensor<1x2x8x4xf32>, tensor<?x4xbf16>
+}

@@ -320,3 +320,59 @@ def test_gather_compiled_matches_the_reference_at_every_axis() -> None:
         x = rng.standard_normal(shape).astype(np.float32)
         ids = rng.integers(-size - 2, size + 2, index_shape)
         np.testing.assert_array_equal(executable(x, ids)[0], executable.reference(x, ids)[0])
+
+
+# --------------------------------------------------------------------------
+# scatter_update
+
+
+def test_scatter_update_keeps_data_shape_and_checks_updates() -> None:
+    data, ids = TensorSig((4, None, 3), "f16"), TensorSig((2, 5), "i64")
+    updates = TensorSig((4, 2, 5, 3), "f16")
+    assert _infer("scatter_update", [data, ids, updates], {"axis": 1}) == [data]
+    assert _infer("scatter_update", [data, TensorSig((), "i32"), TensorSig((4, 3), "f16")], {"axis": -2}) == [data]
+
+
+@pytest.mark.parametrize(("inputs", "attrs", "message"), [
+    ((TensorSig((8, 4), "f32"), TensorSig((3,), "f32"), TensorSig((3, 4), "f32")), {}, "i32 or i64"),
+    ((TensorSig((8, 4), "f32"), TensorSig((3,), "i64"), TensorSig((3, 4), "f16")), {}, "element type of operand data"),
+    ((TensorSig((8, 4), "f32"), TensorSig((3,), "i64"), TensorSig((4, 3), "f32")), {}, r"shape .*\(3x4\)"),
+    ((TensorSig((8, 4), "f32"), TensorSig((3,), "i64"), TensorSig((8, 3), "f32")), {"axis": 2}, "out of range"),
+    ((TensorSig((), "f32"), TensorSig((3,), "i64"), TensorSig((3,), "f32")), {}, "at least one dimension"),
+])
+def test_scatter_update_rejects(inputs: tuple, attrs: dict, message: str) -> None:
+    with pytest.raises(VerifyError, match=message):
+        _infer("scatter_update", list(inputs), attrs)
+
+
+def test_scatter_update_writes_in_order_and_skips_what_is_out_of_range() -> None:
+    data = _grid(5, 2)
+    updates = -np.arange(8, dtype=np.float32).reshape(4, 2) - 1
+    indices = np.array([1, -1, 9, 1], np.int64)  # 1, then 4, 9 is skipped, the second 1 wins
+    (out,) = evaluate_op("scatter_update", [data, indices, updates], {"axis": 0})
+    want = data.copy()
+    want[4], want[1] = updates[1], updates[3]
+    np.testing.assert_array_equal(out, want)
+    (column,) = evaluate_op("scatter_update", [data, np.array(-2, np.int32), np.ones(5, np.float32)], {"axis": 1})
+    np.testing.assert_array_equal(column[:, 0], np.ones(5))
+    np.testing.assert_array_equal(column[:, 1], data[:, 1])
+
+
+@pytest.mark.parametrize(("shape", "axis", "index_shape"), [
+    ((6, 5, 4), 0, (3, 2)), ((6, 5, 4), 1, (7,)), ((6, 5, 4), -1, ()), ((1, 2, 9, 4), 2, (3,)),
+])
+def test_scatter_update_compiled_matches_the_reference(shape: tuple, axis: int, index_shape: tuple) -> None:
+    import graphfuse
+
+    rng = np.random.default_rng(1)
+    updates_shape = shape[:axis % len(shape)] + index_shape + shape[axis % len(shape) + 1:]
+    b = graphfuse.GraphBuilder("scatter")
+    b.ret(b.scatter_update(b.arg(shape), b.arg(index_shape, "i64"), b.arg(updates_shape), axis=axis))
+    executable = graphfuse.compile(b.module)
+    size = shape[axis]
+    x = rng.standard_normal(shape).astype(np.float32)
+    ids = rng.integers(-size - 2, size + 2, index_shape)
+    new = rng.standard_normal(updates_shape).astype(np.float32)
+    before = x.copy()
+    np.testing.assert_array_equal(executable(x, ids, new)[0], executable.reference(x, ids, new)[0])
+    np.testing.assert_array_equal(x, before)  # data is an input: the result is a copy
