@@ -271,6 +271,16 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // Take one element of data per index along an axis (ONNX GatherElements, torch.gather).
+  // optional: axis (default 0)
+  irdl.operation @gather_elements {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(data: %in0, indices: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Elementwise Gaussian error linear unit.
   // optional: approximate (default "none")
   irdl.operation @gelu {

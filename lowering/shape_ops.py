@@ -1,5 +1,5 @@
 """Lowerings of the data-movement graph ops: reshape, broadcast_to, transpose, concat, split, slice, gather,
-scatter_update.
+gather_elements, scatter_update.
 
 They only move elements, so every element type of the dialect lowers the
 same way (f32, f16, bf16, i1, i8, i32, i64: no arithmetic on the elements).
@@ -40,6 +40,8 @@ Each result is built from ``tensor`` and ``linalg`` ops on tensors:
   ``tensor.extract`` s the element of data there; the other coordinates are
   the generic's own ``linalg.index`` es.  Fused with the elementwise ops
   after it (an embedding's scale, its position add), it is one loop nest.
+  ``gather_elements`` is the same generic with the indices read at the
+  result's own coordinates, which are also data's outside the axis.
 - ``scatter_update`` is an ``scf.for`` over the indices (collapsed to one
   dimension, the updates' index dims with them) carrying the result tensor,
   initialised with a copy of data (``linalg.copy``): each step reads an index, counts it from the end
@@ -67,6 +69,7 @@ __all__ = [
     "lower_broadcast_to",
     "lower_concat",
     "lower_gather",
+    "lower_gather_elements",
     "lower_reshape",
     "lower_scatter_update",
     "lower_slice",
@@ -483,6 +486,32 @@ def lower_gather(op: ir.Operation) -> bool:
             return [tensor.extract(data, coordinates)]
 
         generic = build_generic([result], [indices], [init], [index_map, identity], [PARALLEL] * result.rank, body)
+        return _replace(op, [generic.results[0]])
+
+
+@register_lowering("gather_elements")
+def lower_gather_elements(op: ir.Operation) -> bool:
+    """A generic over the result (indices' shape) extracting data at its coordinates, the axis' one read."""
+    data, indices = op.operands
+    source, result = _ranked(data), _ranked(op.results[0])
+    if source is None or result is None or source.rank == 0 or result.rank != source.rank:
+        return False
+    axis = _axis(op, source.rank) if "axis" in op.attributes else 0
+    with op.location, ir.InsertionPoint(op):
+        init = _empty([_dim(indices, d) for d in range(result.rank)], result)
+        size = _as_value(_dim(data, axis))
+        zero, last = _index(0), arith.subi(size, _index(1))
+        identity = ir.AffineMap.get_identity(result.rank)
+
+        def body(args: list[ir.Value]) -> list[ir.Value]:
+            position = arith.index_cast(ir.IndexType.get(), args[0])
+            negative = arith.cmpi(arith.CmpIPredicate.slt, position, zero)
+            position = arith.select(negative, arith.addi(position, size), position)
+            position = arith.maxsi(arith.minsi(position, last), zero)
+            coordinates = [position if d == axis else linalg.IndexOp(d).result for d in range(result.rank)]
+            return [tensor.extract(data, coordinates)]
+
+        generic = build_generic([result], [indices], [init], [identity, identity], [PARALLEL] * result.rank, body)
         return _replace(op, [generic.results[0]])
 
 

@@ -1,4 +1,5 @@
-"""Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice, gather, scatter_update."""
+"""Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice, gather, gather_elements,
+scatter_update."""
 
 from __future__ import annotations
 
@@ -366,6 +367,60 @@ register_op(
             "range is clamped to the nearest end (XLA's rule: never a read outside data). Any element type for data."
         ),
         example=((TensorSig((10, 4), "f32"), TensorSig((2, 3), "i64")), {"axis": 0}),
+    )
+)
+
+
+# --------------------------------------------------------------------------
+# gather_elements
+
+
+def _infer_gather_elements(
+    inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None
+) -> list[TensorSig]:
+    data, indices = inputs
+    require_dtype(indices, _INDEX_DTYPES, "operand indices")
+    if data.rank == 0:
+        raise VerifyError(f"operand data {data} must have at least one dimension")
+    if indices.rank != data.rank:
+        raise VerifyError(f"operand indices {indices} must have the rank of operand data {data}")
+    axis = normalize_axis(attrs["axis"], data.rank)
+    for d, (size, count) in enumerate(zip(data.shape, indices.shape, strict=True)):
+        if d == axis and size == 0 and count != 0:
+            raise VerifyError(f"dimension {axis} of operand data {data} is empty: there is nothing to gather")
+        if d != axis and size is not None and count is not None and count > size:
+            raise VerifyError(f"dimension {d} of operand indices {indices} is larger than that of data {data}")
+    return [data.with_shape(indices.shape)]
+
+
+def _gather_elements_reference(
+    xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]
+) -> list[np.ndarray]:
+    data, indices = xs
+    axis = normalize_axis(attrs["axis"], data.ndim)
+    # Outside the axis the indices' grid reads data's leading corner (torch.gather's rule).
+    corner = data[tuple(slice(0, n) if d != axis else slice(None) for d, n in enumerate(indices.shape))]
+    return [np.take_along_axis(corner, _gather_positions(indices, data.shape[axis]), axis=axis)]
+
+
+register_op(
+    OpSpec(
+        name="gather_elements",
+        group=_GROUP,
+        summary="Take one element of data per index along an axis (ONNX GatherElements, torch.gather).",
+        operands=(ValueSpec("data"), ValueSpec("indices")),
+        results=(ValueSpec("result"),),
+        attrs=(AttrSpec("axis", AttrKind.I64, default=0, doc="axis of data indexed; negative counts from the end"),),
+        infer=_infer_gather_elements,
+        reference=_gather_elements_reference,
+        doc=(
+            "`result[i] = data[i with i[axis] replaced by indices[i]]`: indices has data's rank, the result "
+            "indices' shape (ONNX GatherElements, torch.gather, numpy.take_along_axis). Outside the axis an index "
+            "dimension may be shorter than data's (torch.gather's rule: the leading part is read). Indices are "
+            "i32 or i64; a negative index counts from the end of the axis, and one still out of range is clamped "
+            "to the nearest end, as in gather. Any element type for data."
+        ),
+        example=((TensorSig((3, 5), "f32"), TensorSig((3, 2), "i64")), {"axis": 1}),
     )
 )
 

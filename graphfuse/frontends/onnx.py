@@ -1601,6 +1601,22 @@ def _gather(n: _Node) -> list[Tensor]:
     return [taken if taken.shape == shape else n.b.reshape(taken, tuple(shape))]
 
 
+@_converter("GatherElements", lowering="`gather_elements`; constant indices are range-checked, run-time ones clamped")
+def _gather_elements(n: _Node) -> list[Tensor]:
+    x = n.input(0)
+    axis = _axis(int(n.attr("axis", 0)), len(x.shape))
+    if n.has_input(1) and n.node.input[1] in n.importer.constants:
+        indices = np.asarray(n.constant(1, "indices"))
+        size = x.shape[axis]
+        if indices.size and size is not None and not (-size <= int(indices.min()) and int(indices.max()) < size):
+            raise _NodeError(f"indices {indices.reshape(-1).tolist()[:8]} are out of range for axis {axis} of "
+                             f"size {size}")
+    indices_value = n.input(1)
+    if indices_value.dtype not in ("i32", "i64"):
+        raise _NodeError(f"indices of element type {indices_value.dtype} should be i32 or i64")
+    return [n.b.gather_elements(x, indices_value, axis=axis)]
+
+
 @_converter("InstanceNormalization",
             lowering="`(x - mean) / sqrt(var + epsilon) * scale + B` per (batch, channel), statistics by "
                      "`reduce_mean` over the spatial axes")

@@ -76,6 +76,7 @@ __all__ = [
 ]
 
 ParamsMode = Literal["constants", "arguments"]
+MutationsMode = Literal["error", "results"]
 
 #: torch dtypes the graph dialect has, by their graph-dialect spelling.
 _DTYPES: dict[torch.dtype, str] = {
@@ -215,6 +216,9 @@ class ImportedModel:
     program: Any
     #: patterns of several ATen ops imported as one graph op (hand-written RMSNorm), with their counts
     recognised: Counter[str] = field(default_factory=Counter)
+    #: the user inputs (flattened positions) the program writes, in place (``x.copy_(...)``, ``index_copy_``):
+    #: only with ``input_mutations="results"``, where the function's first results are their new values
+    mutated_inputs: list[int] = field(default_factory=list)
     _tensor_inputs: list[bool] = field(repr=False, default_factory=list)
 
     @property
@@ -242,8 +246,11 @@ class ImportedModel:
         return arrays + self.parameters
 
     def unflatten(self, outputs: Sequence[Any]) -> Any:
-        """The model's output structure (a tensor, a tuple, a dict...) holding ``outputs``."""
-        return pytree.tree_unflatten(list(outputs), self.program.call_spec.out_spec)
+        """The model's output structure (a tensor, a tuple, a dict...) holding ``outputs``.
+
+        ``outputs`` are the function's results; the new values of mutated inputs, which come first, are left out.
+        """
+        return pytree.tree_unflatten(list(outputs)[len(self.mutated_inputs):], self.program.call_spec.out_spec)
 
     def run_reference(self, *args: Any, **kwargs: Any) -> list[np.ndarray]:
         """The reference interpreter's flattened results for the model called with ``args``/``kwargs``."""
@@ -314,8 +321,23 @@ class _MethodAsForward(torch.nn.Module):
         return getattr(self.inner, self.method)(*args, **kwargs)
 
 
-def import_program(program: Any, *, params: ParamsMode = "constants", entry: str = "forward") -> ImportedModel:
-    """Import an ``ExportedProgram`` (``run_decompositions({})`` is applied first)."""
+def import_program(
+    program: Any,
+    *,
+    params: ParamsMode = "constants",
+    entry: str = "forward",
+    input_mutations: MutationsMode = "error",
+    constant_inputs: dict[int, torch.Tensor] | None = None,
+) -> ImportedModel:
+    """Import an ``ExportedProgram`` (``run_decompositions({})`` is applied first).
+
+    A program that writes one of its inputs in place is an error with ``input_mutations="error"``; with
+    ``"results"`` the function returns the new values of those inputs first (``ImportedModel.mutated_inputs``
+    says which) and the caller writes them back.  ``constant_inputs`` maps flattened user-input positions to
+    tensors imported as constants instead of arguments (what ``torch.compile`` gives as parameters).
+    """
+    if input_mutations not in ("error", "results"):
+        raise GraphfuseError(f"input_mutations must be 'error' or 'results', got {input_mutations!r}")
     if params not in ("constants", "arguments"):
         raise GraphfuseError(f"params must be 'constants' or 'arguments', got {params!r}")
     if not isinstance(program, torch.export.ExportedProgram):
@@ -327,7 +349,7 @@ def import_program(program: Any, *, params: ParamsMode = "constants", entry: str
     except Exception as error:  # as in import_module: PyTorch raises many exception types
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise GraphfuseError(f"run_decompositions failed on the exported program: {first_line}") from None
-    importer = _Importer(program, params, entry)
+    importer = _Importer(program, params, entry, input_mutations, constant_inputs or {})
     importer.run()
     return ImportedModel(
         importer.builder.module,
@@ -338,6 +360,7 @@ def import_program(program: Any, *, params: ParamsMode = "constants", entry: str
         importer.aten_ops,
         program,
         importer.recognised,
+        importer.mutated_inputs,
         importer.tensor_inputs,
     )
 
@@ -450,9 +473,21 @@ def _user_frame(node: fx.Node) -> tuple[str, int, str] | None:
 class _Importer:
     """Walks the FX graph of an ExportedProgram once, building one graph-dialect function."""
 
-    def __init__(self, program: Any, params: ParamsMode, entry: str):
+    def __init__(
+        self,
+        program: Any,
+        params: ParamsMode,
+        entry: str,
+        input_mutations: MutationsMode = "error",
+        constant_inputs: dict[int, torch.Tensor] | None = None,
+    ):
         self.program = program
         self.params = params
+        self.input_mutations = input_mutations
+        self.constant_inputs = constant_inputs or {}
+        self.mutated_inputs: list[int] = []
+        #: flattened user-input position by placeholder name
+        self.user_inputs: dict[str, int] = {}
         self.builder: FunctionBuilder = GraphBuilder(entry)
         self.context = self.builder.context
         self.values: dict[fx.Node, Any] = {}
@@ -612,9 +647,15 @@ class _Importer:
                 continue
             node = placeholders[spec.arg.name]
             self.node = node
+            position = len(self.tensor_inputs)
+            self.user_inputs[node.name] = position
             val = self.meta(node)
-            self.tensor_inputs.append(isinstance(val, torch.Tensor))
-            self.values[node] = self._argument(node, val) if isinstance(val, torch.Tensor) else val
+            constant = self.constant_inputs.get(position)
+            self.tensor_inputs.append(isinstance(val, torch.Tensor) and constant is None)
+            if constant is not None:
+                self.values[node] = _Const(constant.detach())
+            else:
+                self.values[node] = self._argument(node, val) if isinstance(val, torch.Tensor) else val
         for spec in specs:
             node = placeholders.get(getattr(spec.arg, "name", ""))
             self.node = node
@@ -731,15 +772,21 @@ class _Importer:
         from torch.export.graph_signature import OutputKind
 
         flat = node.args[0]
+        written: list[Tensor] = []  # the new values of mutated inputs come first
         results: list[Tensor] = []
         for i, (spec, arg) in enumerate(zip(self.program.graph_signature.output_specs, flat, strict=True)):
-            if spec.kind != OutputKind.USER_OUTPUT:
+            mutated = self.user_inputs.get(spec.target) if spec.kind == OutputKind.USER_INPUT_MUTATION else None
+            if mutated is not None and self.input_mutations == "results":
+                if not self.tensor_inputs[mutated]:
+                    raise self.error(f"the model writes its input '{spec.target}', which is imported as a constant")
+                self.mutated_inputs.append(mutated)
+            elif spec.kind != OutputKind.USER_OUTPUT:
                 raise self.error(f"the model mutates '{spec.target}' ({spec.kind.name}): graphs are pure")
             value = self.values.get(arg) if isinstance(arg, fx.Node) else arg
-            if isinstance(value, _Const | Tensor):
-                results.append(self.tensor(arg))
-            else:
+            if not isinstance(value, _Const | Tensor):
                 raise self.error(f"output #{i} is a {type(value).__name__}, not a tensor")
+            (written if mutated is not None else results).append(self.tensor(arg))
+        results = written + results
         with self.context:
             self.builder.ret(*results)
             list(self.builder.block.operations)[-1].location = self.location(node)
@@ -1261,30 +1308,30 @@ def _select(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
 def _gather(imp: _Importer, node: fx.Node, x: Tensor, index_arg: Any, axis: int) -> Tensor:
     """``graph.gather`` of ``x`` along ``axis`` at ``index_arg``; known indices are range-checked as PyTorch
     checks them (the op clamps what is out of range)."""
-    size = imp.static_shape(x)[axis]
-    known = imp.values.get(index_arg) if isinstance(index_arg, fx.Node) else None
-    if isinstance(known, _Const):
-        flat = known.tensor.reshape(-1)
-        if flat.numel() and not (0 <= int(flat.min()) and int(flat.max()) < size):
-            raise imp.error(f"FX node '{node.name}': indices {flat.tolist()[:8]} are out of range for dimension "
-                            f"{axis} of size {size}", node)
+    return imp.emit("gather", x, _indices(imp, node, index_arg, axis, imp.static_shape(x)[axis]), axis=axis)
+
+
+def _indices(imp: _Importer, node: fx.Node, index_arg: Any, axis: int, size: int) -> Tensor:
+    """The index tensor of a gather or scatter along ``axis`` of ``size``; known indices are range-checked as
+    PyTorch checks them (the graph ops clamp or skip what is out of range)."""
+    known = imp.constant_value(index_arg)
+    if known is not None and known.numel() and not (0 <= int(known.min()) and int(known.max()) < size):
+        raise imp.error(f"FX node '{node.name}': indices {known.reshape(-1).tolist()[:8]} are out of range for "
+                        f"dimension {axis} of size {size}", node)
     indices = imp.tensor(index_arg)
     if indices.dtype not in ("i32", "i64"):
         raise imp.unsupported(node, f"indices of dtype {indices.dtype}")
-    return imp.emit("gather", x, indices, axis=axis)
+    return indices
 
 
-@_converts("aten.index.Tensor", graph="`gather` of the indexed dims flattened into one",
-           notes="integer index tensors on adjacent dims; constant indices range-checked, run-time ones clamped")
-def _index(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-    """Advanced indexing ``x[..., i0, i1, ...]``: the indexed dims are flattened into one and gathered at
-    ``sum(ik * stride_k)`` over the broadcast index tensors, the result's dims in numpy's order."""
-    x = imp.tensor(a["self"])
-    shape = imp.static_shape(x)
-    entries = list(a["indices"])
+def _flat_index(imp: _Importer, node: fx.Node, shape: tuple[int, ...], entries: list[Any]) -> tuple[int, int, Tensor]:
+    """The integer index tensors of ``entries`` (one per dim, None for a whole dim) as one index into the
+    indexed dims flattened: ``(first indexed dim, how many, sum(ik * stride_k))`` over the broadcast indices.
+
+    Constant indices are range-checked as PyTorch checks them; run-time ones are wrapped and clamped per dim,
+    so their sum stays inside the flattened dim.
+    """
     used = [k for k, entry in enumerate(entries) if entry is not None]
-    if not used:
-        return x
     if used != list(range(used[0], used[-1] + 1)):
         raise imp.unsupported(node, "index tensors on dims that are not adjacent")
     first, dims = used[0], shape[used[0]:used[-1] + 1]
@@ -1302,21 +1349,126 @@ def _index(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
                 raise imp.error(f"FX node '{node.name}': an index is out of range for dimension {first + axis} "
                                 f"of size {size}", node)
             flat = flat + np.where(index < 0, index + size, index) * stride
-        indices = imp.const(flat, "i64")
-    else:
-        indices = None
-        for k, size, stride in zip(used, dims, strides, strict=True):
-            index = imp.tensor(entries[k], "i64")
-            wrapped = imp.emit("add", index, imp.tensor(size, "i64"))
-            index = imp.emit("select", imp.emit("less", index, imp.tensor(0, "i64")), wrapped, index)
-            index = imp.emit("minimum", imp.emit("maximum", index, imp.tensor(0, "i64")), imp.tensor(size - 1, "i64"))
-            term = imp.emit("mul", index, imp.tensor(stride, "i64")) if stride != 1 else index
-            indices = term if indices is None else imp.emit("add", indices, term)
-        if tuple(indices.shape) != common:
-            indices = imp.emit("broadcast_to", indices, common)
-    merged = (*shape[:first], math.prod(dims), *shape[first + len(dims):])
+        return first, len(dims), imp.const(flat, "i64")
+    indices = None
+    for k, size, stride in zip(used, dims, strides, strict=True):
+        index = imp.tensor(entries[k], "i64")
+        wrapped = imp.emit("add", index, imp.tensor(size, "i64"))
+        index = imp.emit("select", imp.emit("less", index, imp.tensor(0, "i64")), wrapped, index)
+        index = imp.emit("minimum", imp.emit("maximum", index, imp.tensor(0, "i64")), imp.tensor(size - 1, "i64"))
+        term = imp.emit("mul", index, imp.tensor(stride, "i64")) if stride != 1 else index
+        indices = term if indices is None else imp.emit("add", indices, term)
+    assert indices is not None
+    if tuple(indices.shape) != common:
+        indices = imp.emit("broadcast_to", indices, common)
+    return first, len(dims), indices
+
+
+def _merged(shape: tuple[int, ...], first: int, count: int) -> tuple[int, ...]:
+    """``shape`` with dims ``first .. first + count - 1`` as one."""
+    return (*shape[:first], math.prod(shape[first:first + count]), *shape[first + count:])
+
+
+@_converts("aten.index.Tensor", graph="`gather` of the indexed dims flattened into one",
+           notes="integer index tensors on adjacent dims; constant indices range-checked, run-time ones clamped")
+def _index(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """Advanced indexing ``x[..., i0, i1, ...]``: the indexed dims are flattened into one and gathered at
+    ``sum(ik * stride_k)`` over the broadcast index tensors, the result's dims in numpy's order."""
+    x = imp.tensor(a["self"])
+    shape = imp.static_shape(x)
+    entries = list(a["indices"])
+    if all(entry is None for entry in entries):
+        return x
+    first, count, indices = _flat_index(imp, node, shape, entries)
+    merged = _merged(shape, first, count)
     flat_x = x if tuple(shape) == merged else imp.emit("reshape", x, merged)
     return imp.emit("gather", flat_x, indices, axis=first)
+
+
+@_converts("aten.index_put.default", graph="`scatter_update` of the indexed dims flattened into one; "
+           "`select` for a boolean mask", notes="integer index tensors on adjacent dims, or one boolean mask with "
+           "a single value; not accumulate")
+def _index_put(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """``x[..., i0, i1, ...] = values``: the values broadcast to the indexed positions are written by
+    ``scatter_update`` into x with the indexed dims flattened; ``x[mask] = v`` is a ``select``."""
+    if a["accumulate"]:
+        raise imp.unsupported(node, "accumulate=True")
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a["self"])
+    shape = imp.static_shape(x)
+    entries = list(a["indices"])
+    metas = [imp.meta(entry) for entry in entries if entry is not None]
+    if len(metas) == 1 and isinstance(metas[0], torch.Tensor) and metas[0].dtype == torch.bool:
+        mask_at = next(k for k, entry in enumerate(entries) if entry is not None)
+        value = imp.meta(a["values"])
+        if mask_at != 0 or (isinstance(value, torch.Tensor) and value.numel() != 1):
+            raise imp.unsupported(node, "a boolean mask that is not leading, or more than one value for it")
+        mask = imp.tensor(entries[0], "i1")
+        if len(mask.shape) < len(shape):  # x[mask] with a mask over the leading dims: broadcast it
+            mask = imp.emit("reshape", mask, tuple(mask.shape) + (1,) * (len(shape) - len(mask.shape)))
+        fill = imp.tensor(a["values"], dtype)
+        if len(fill.shape):
+            fill = imp.emit("reshape", fill, ())
+        return imp.emit("select", mask, fill, x)
+    first, count, indices = _flat_index(imp, node, shape, entries)
+    merged = _merged(shape, first, count)
+    flat_x = x if tuple(shape) == merged else imp.emit("reshape", x, merged)
+    rows = (*merged[:first], *indices.shape, *merged[first + 1:])
+    # numpy's rule: with the index tensors adjacent, the indexed dims sit where they were, before broadcasting.
+    values = imp.tensor(a["values"], dtype)
+    if tuple(values.shape) != rows:
+        values = imp.emit("broadcast_to", values, rows)
+    written = imp.emit("scatter_update", flat_x, indices, values, axis=first)
+    return written if tuple(shape) == merged else imp.emit("reshape", written, shape)
+
+
+@_converts("aten.index_copy.default", graph="`scatter_update`",
+           notes="constant indices are range-checked, run-time ones out of range write nothing")
+def _index_copy(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    axis = _axis(a["dim"], len(x.shape))
+    indices = _indices(imp, node, a["index"], axis, imp.static_shape(x)[axis])
+    return imp.emit("scatter_update", x, indices, imp.tensor(a["source"], x.dtype), axis=axis)
+
+
+@_converts("aten.slice_scatter.default", graph="`scatter_update` at the constant positions of the slice",
+           notes="positive step; static shape")
+def _slice_scatter(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """``x[..., start:end:step, ...] = src`` (a view written in place, functionalized)."""
+    x = imp.tensor(a["self"])
+    shape = imp.static_shape(x)
+    axis = _axis(a["dim"], len(shape))
+    start = _bound(a["start"], shape[axis], 0)
+    end = _bound(None if a["end"] == _INT64_MAX else a["end"], shape[axis], shape[axis])
+    if a["step"] < 1:
+        raise imp.unsupported(node, f"slice step {a['step']}")
+    positions = np.arange(start, max(start, end), int(a["step"]), dtype=np.int64)
+    if positions.size == shape[axis]:
+        return imp.tensor(a["src"], x.dtype)  # the whole dim is written
+    return imp.emit("scatter_update", x, imp.const(positions, "i64"), imp.tensor(a["src"], x.dtype), axis=axis)
+
+
+@_converts("aten.select_scatter.default", graph="`scatter_update` at one constant position")
+def _select_scatter(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """``x[..., index, ...] = src`` (a view written in place, functionalized)."""
+    x = imp.tensor(a["self"])
+    shape = imp.static_shape(x)
+    axis = _axis(a["dim"], len(shape))
+    index = int(a["index"])
+    if not -shape[axis] <= index < shape[axis]:
+        raise imp.error(f"FX node '{node.name}': index {index} is out of range for dimension {axis} of size "
+                        f"{shape[axis]}", node)
+    position = imp.const(np.asarray(index % shape[axis], np.int64), "i64")
+    return imp.emit("scatter_update", x, position, imp.tensor(a["src"], x.dtype), axis=axis)
+
+
+@_converts("aten.gather.default", graph="`gather_elements`",
+           notes="constant indices are range-checked, run-time ones clamped; not sparse_grad")
+def _gather_along(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    axis = _axis(a["dim"], len(x.shape))
+    indices = _indices(imp, node, a["index"], axis, imp.static_shape(x)[axis])
+    return imp.emit("gather_elements", x, indices, axis=axis)
 
 
 @_converts("aten.embedding.default", graph="`gather` along axis 0",

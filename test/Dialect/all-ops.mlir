@@ -109,6 +109,10 @@ module {
     %0 = "graph.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
     return %0 : tensor<2x3x4xf32>
   }
+  func.func @gather_elements(%arg0: tensor<3x5xf32>, %arg1: tensor<3x2xi64>) -> tensor<3x2xf32> {
+    %0 = "graph.gather_elements"(%arg0, %arg1) {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+    return %0 : tensor<3x2xf32>
+  }
   func.func @gelu(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.gelu"(%arg0) {approximate = "tanh"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -379,6 +383,8 @@ module {
 // CHECK:         "graph.floor"
 // CHECK-LABEL: func.func @gather(
 // CHECK:         "graph.gather"
+// CHECK-LABEL: func.func @gather_elements(
+// CHECK:         "graph.gather_elements"
 // CHECK-LABEL: func.func @gelu(
 // CHECK:         "graph.gelu"
 // CHECK-LABEL: func.func @greater(

@@ -1,4 +1,4 @@
-// graph-verify's rules for reshape, broadcast_to, transpose, concat, split, slice, gather and scatter_update.
+// graph-verify's rules for reshape, broadcast_to, transpose, concat, split, slice, gather, gather_elements and scatter_update.
 // RUN: graphfuse-opt --split-input-file --verify-diagnostics %s
 
 func.func @reshape_count_mismatch(%a: tensor<4x8xf32>) {
@@ -309,5 +309,21 @@ func.func @scatter_update_updates_dtype(%c: tensor<8x4xf32>, %i: tensor<3xi64>, 
 func.func @scatter_update_result_type(%c: tensor<8x4xf32>, %i: tensor<3xi64>, %u: tensor<3x4xf32>) {
   // expected-error@+1 {{'graph.scatter_update' result #0 has type tensor<3x4xf32>, but its operands and attributes give tensor<8x4xf32>}}
   %0 = "graph.scatter_update"(%c, %i, %u) : (tensor<8x4xf32>, tensor<3xi64>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_rank(%x: tensor<4x5xf32>, %i: tensor<4xi64>) {
+  // expected-error@+1 {{'graph.gather_elements' operand indices tensor<4xi64> must have the rank of operand data tensor<4x5xf32>}}
+  %0 = "graph.gather_elements"(%x, %i) : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_wider_than_data(%x: tensor<4x5xf32>, %i: tensor<4x7xi64>) {
+  // expected-error@+1 {{'graph.gather_elements' dimension 1 of operand indices tensor<4x7xi64> is larger than that of data tensor<4x5xf32>}}
+  %0 = "graph.gather_elements"(%x, %i) : (tensor<4x5xf32>, tensor<4x7xi64>) -> tensor<4x7xf32>
   return
 }

@@ -124,3 +124,11 @@ func.func @scatter_update(%c: tensor<1x2x8x4xf32>, %p: tensor<3xi64>, %n: tensor
   %1 = "graph.scatter_update"(%d, %s, %r) : (tensor<?x4xbf16>, tensor<i32>, tensor<4xbf16>) -> tensor<?x4xbf16>
   return %0, %1 : tensor<1x2x8x4xf32>, tensor<?x4xbf16>
 }
+
+// gather_elements: the result has the indices' shape and data's element type.
+// CHECK-LABEL: func.func @gather_elements(
+// CHECK-NEXT:    %0 = "graph.gather_elements"(%arg0, %arg1) {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+func.func @gather_elements(%x: tensor<3x5xf32>, %i: tensor<3x2xi64>) -> tensor<3x2xf32> {
+  %0 = "graph.gather_elements"(%x, %i) {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}

@@ -680,7 +680,24 @@ def test_external_data_outside_the_model_folder_is_refused(tmp_path: Path) -> No
 
 
 def test_an_unclaimed_op_on_stored_constants_is_folded() -> None:
-    """GatherElements of two initializers (what BERT's dynamo export holds) is computed when importing."""
+    """An op the importer does not claim (Compress) on initializers is computed when importing."""
+    rng = np.random.default_rng(0)
+    data, keep = rng.standard_normal((4, 6)).astype(np.float32), np.array([1, 0, 1, 1, 0, 1], bool)
+    compress = onnx.helper.make_node("Compress", ["data", "keep"], ["kept"], axis=1)
+    initializers = [onnx.numpy_helper.from_array(data, "data"), onnx.numpy_helper.from_array(keep, "keep")]
+    model = _model([compress, onnx.helper.make_node("Add", ["x", "kept"], ["y"])], [_value("x", [4, 4])],
+                   [_value("y", [4, 4])], initializers)
+    x = np.ones((4, 4), np.float32)
+    (got,) = graphfuse.compile(onnx_frontend.import_model(model))(x)
+    np.testing.assert_array_equal(got, x + data[:, keep])
+    at_run_time = _model([onnx.helper.make_node("Compress", ["data", "k"], ["kept"], axis=1)],
+                         [_value("k", [6], onnx.TensorProto.BOOL)], [_value("kept", [4, 4])], initializers[:1])
+    with pytest.raises(GraphfuseError, match=r"\(Compress\): op Compress is not supported"):
+        onnx_frontend.import_model(at_run_time)
+
+
+def test_gather_elements_with_indices_known_and_at_run_time() -> None:
+    """GatherElements (BERT's dynamo export holds one of two initializers) with stored or run-time indices."""
     rng = np.random.default_rng(0)
     data, indices = rng.standard_normal((4, 6)).astype(np.float32), rng.integers(0, 6, (4, 3))
     gather = onnx.helper.make_node("GatherElements", ["data", "indices"], ["taken"], axis=1)
@@ -692,8 +709,13 @@ def test_an_unclaimed_op_on_stored_constants_is_folded() -> None:
     np.testing.assert_array_equal(got, x + np.take_along_axis(data, indices, axis=1))
     at_run_time = _model([onnx.helper.make_node("GatherElements", ["data", "j"], ["taken"], axis=1)],
                          [_value("j", [4, 3], onnx.TensorProto.INT64)], [_value("taken", [4, 3])], initializers[:1])
-    with pytest.raises(GraphfuseError, match=r"\(GatherElements\): op GatherElements is not supported"):
-        onnx_frontend.import_model(at_run_time)
+    (taken,) = graphfuse.compile(onnx_frontend.import_model(at_run_time))(indices - 6)  # negative: from the end
+    np.testing.assert_array_equal(taken, np.take_along_axis(data, indices, axis=1))
+    indices[0, 0] = 6
+    out_of_range = _model([gather], [], [_value("taken", [4, 3])],
+                          [initializers[0], onnx.numpy_helper.from_array(indices, "indices")])
+    with pytest.raises(GraphfuseError, match=r"indices \[6, .*\] are out of range for axis 1 of size 6"):
+        onnx_frontend.import_model(out_of_range)
 
 
 def test_an_opset_outside_the_tested_range_warns(capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,6 +27,7 @@ from torch import nn  # noqa: E402
 
 import graphfuse.frontends.torch as gft  # noqa: E402
 from graphfuse import GraphfuseError, parse_module, run_function, run_pipeline  # noqa: E402
+from graphfuse import compile as graphfuse_compile  # noqa: E402
 from graphfuse.pipelines import log  # noqa: E402
 
 A = torch.ops.aten
@@ -272,6 +273,18 @@ CASES: list[Case] = [
         lambda m, x, ids, cols: (F.embedding(ids, x[0]), x.index_select(2, cols), x.index_select(0, ids[1, 2:])),
         lambda: (randn(3, 6, 5), torch.tensor([[0, 5, 2], [4, 4, 1]]), torch.tensor([4, 0], dtype=torch.int32)),
         ("aten.embedding.default", "aten.index_select.default"),
+        0.0, 0.0,
+    ),
+    (
+        "scatters",
+        lambda m, x, pos, v, ids: (
+            x.index_copy(1, pos, v), torch.ops.aten.index_put(x, [None, pos], v),
+            torch.index_put(x, (x > 0,), torch.tensor(0.5)), torch.index_put(x, (ids[:, :1], pos[None, :1]), -x[0, 0]),
+            torch.gather(x, 2, ids[None].expand(4, 2, 3)), torch.gather(x, 1, pos[None, :, None].expand(4, 2, 2)),
+            torch.slice_scatter(x, v, 1, 2, 6, 2), torch.select_scatter(x, v[:, 0], 1, -1)),
+        lambda: (randn(4, 6, 5), torch.tensor([4, 1]), randn(4, 2, 5), torch.tensor([[0, 4, 2], [3, 1, 4]])),
+        ("aten.index_copy.default", "aten.index_put.default", "aten.gather.default", "aten.slice_scatter.default",
+         "aten.select_scatter.default"),
         0.0, 0.0,
     ),
     (
@@ -681,3 +694,29 @@ def test_hf_llama_fuses_its_mlp_and_norms(dtype: Any) -> None:
     got = gft.to_numpy(compiled(ids))
     tolerance = 1e-5 if dtype == torch.float32 else 2e-2
     assert np.abs(got.astype(np.float32) - want.astype(np.float32)).max() <= tolerance * np.abs(want).max()
+
+
+class CacheWrite(nn.Module):
+    """A static KV cache written in place at the new positions, then read."""
+
+    def forward(self, cache: Any, positions: Any, new: Any, scale: Any) -> Any:
+        cache.index_copy_(2, positions, new)
+        return cache.sum(dim=2) * scale
+
+
+def test_inputs_written_in_place_are_an_error_or_leading_results() -> None:
+    cache, positions, new = torch.zeros(1, 2, 8, 4), torch.tensor([3, 4]), randn(1, 2, 2, 4)
+    with pytest.raises(GraphfuseError, match=r"the model mutates 'cache' \(USER_INPUT_MUTATION\): graphs are pure"):
+        gft.import_module(CacheWrite(), (cache, positions, new, 2.0))
+    program = torch.export.export(CacheWrite(), (cache.clone(), positions, new, 2.0))
+    imported = gft.import_program(program, input_mutations="results")
+    assert imported.mutated_inputs == [0] and imported.graph_ops["graph.scatter_update"] == 1
+    written, total = graphfuse_compile(imported.module)(*imported.numpy_inputs(cache, positions, new, 2.0))
+    want_cache = cache.clone()
+    want = CacheWrite()(want_cache, positions, new, 2.0)
+    assert_close([written], [want_cache.numpy()], 0.0, 0.0)
+    assert_close([imported.unflatten([written, total])], [want.numpy()], 1e-6, 1e-6)
+    with pytest.raises(GraphfuseError, match="input_mutations must be 'error' or 'results'"):
+        gft.import_program(program, input_mutations="copy")  # type: ignore[arg-type]
+    with pytest.raises(GraphfuseError, match="the model writes its input 'cache', which is imported as a constant"):
+        gft.import_program(program, input_mutations="results", constant_inputs={0: cache})

@@ -376,3 +376,45 @@ def test_scatter_update_compiled_matches_the_reference(shape: tuple, axis: int, 
     before = x.copy()
     np.testing.assert_array_equal(executable(x, ids, new)[0], executable.reference(x, ids, new)[0])
     np.testing.assert_array_equal(x, before)  # data is an input: the result is a copy
+
+
+# --------------------------------------------------------------------------
+# gather_elements
+
+
+def test_gather_elements_has_the_indices_shape() -> None:
+    assert _infer("gather_elements", [TensorSig((4, None), "bf16"), TensorSig((2, 7), "i32")], {"axis": 1}) == [
+        TensorSig((2, 7), "bf16")]
+
+
+@pytest.mark.parametrize(("data", "indices", "attrs", "message"), [
+    (TensorSig((4, 5), "f32"), TensorSig((4, 5), "f32"), {}, "i32 or i64"),
+    (TensorSig((4, 5), "f32"), TensorSig((4,), "i64"), {}, "must have the rank"),
+    (TensorSig((4, 5), "f32"), TensorSig((5, 5), "i64"), {"axis": 1}, "dimension 0 of operand indices"),
+    (TensorSig((0, 5), "f32"), TensorSig((2, 5), "i64"), {}, "nothing to gather"),
+    (TensorSig((4, 5), "f32"), TensorSig((4, 5), "i64"), {"axis": 2}, "out of range"),
+])
+def test_gather_elements_rejects(data: TensorSig, indices: TensorSig, attrs: dict, message: str) -> None:
+    with pytest.raises(VerifyError, match=message):
+        _infer("gather_elements", [data, indices], attrs)
+
+
+def test_gather_elements_reads_along_the_axis_from_the_leading_corner() -> None:
+    data = _grid(4, 5)
+    indices = np.array([[4, -1, 0], [7, -9, 2]], np.int64)  # rows 0 and 1; 7 and -9 are clamped to 4 and 0
+    (out,) = evaluate_op("gather_elements", [data, indices], {"axis": 1})
+    np.testing.assert_array_equal(out, [[data[0, 4], data[0, 4], data[0, 0]], [data[1, 4], data[1, 0], data[1, 2]]])
+
+
+@pytest.mark.parametrize(("shape", "axis", "index_shape"), [((6, 5, 4), 0, (9, 5, 4)), ((6, 5, 4), 1, (6, 2, 3)),
+                                                             ((6, 5, 4), -1, (1, 5, 7))])
+def test_gather_elements_compiled_matches_the_reference(shape: tuple, axis: int, index_shape: tuple) -> None:
+    import graphfuse
+
+    rng = np.random.default_rng(2)
+    b = graphfuse.GraphBuilder("gather_elements")
+    b.ret(b.gather_elements(b.arg(shape), b.arg(index_shape, "i32"), axis=axis))
+    executable = graphfuse.compile(b.module)
+    x = rng.standard_normal(shape).astype(np.float32)
+    ids = rng.integers(-shape[axis] - 2, shape[axis] + 2, index_shape).astype(np.int32)
+    np.testing.assert_array_equal(executable(x, ids)[0], executable.reference(x, ids)[0])

@@ -1,0 +1,389 @@
+"""``torch.compile(model, backend="graphfuse")``: graphfuse as a TorchDynamo backend.
+
+    import torch
+    from graphfuse.frontends.torch_backend import CompilerConfig, get_backend
+
+    compiled = torch.compile(model, backend="graphfuse")            # the default configuration
+
+    config = CompilerConfig(opt_level=2)
+    config.experimental_config.pattern_fusion_pass = False          # TorchAir's switch
+    compiled = torch.compile(model, backend=get_backend(compiler_config=config))
+
+The name ``"graphfuse"`` is registered through the ``torch_dynamo_backends``
+entry point of the installed package, so ``torch.compile`` finds it without
+an import.  Dynamo hands the backend one FX graph at a time (a model with
+graph breaks gives several); for each the backend returns a callable that
+
+1. keys a call on its inputs' shapes and dtypes (and the values of its
+   non-tensor inputs): *shape specialisation*.  Each new key exports the FX
+   graph with ``torch.export`` on those inputs, imports it
+   (:mod:`graphfuse.frontends.torch`) and compiles it with
+   :func:`graphfuse.compile`; later calls with the same key reuse the
+   compiled code.  At most ``cache_size_limit`` keys are compiled per FX
+   graph; inputs of yet another shape run the FX graph in eager PyTorch, with
+   a warning, instead of compiling without bound;
+2. passes the inputs to the compiled code without copying them (contiguous
+   CPU tensors are viewed as numpy arrays), returns its results as tensors
+   sharing their memory, and writes the new values of inputs the graph
+   mutates (a static KV cache's ``index_copy_``) back into those tensors.
+
+A graph graphfuse cannot take (an ATen op the importer does not know, a
+dynamic size it cannot compile, a tensor that needs gradients) runs in eager
+PyTorch instead, and a warning names the op and the source line; with
+``fallback="error"`` it is an error.  :func:`last_report` tells what
+happened to every graph.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import ml_dtypes
+import numpy as np
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.frontends.torch import ImportedModel, fired_fusions, import_program
+from graphfuse.lowering.compiler import Executable
+from graphfuse.lowering.compiler import compile as graphfuse_compile
+from graphfuse.pipelines import log
+from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, parse_graph_kernel_flags
+from graphfuse.pipelines.fusion.user_patterns import registered_replacements
+from graphfuse.pipelines.opt_levels import opt_level_error
+
+try:
+    import torch
+    from torch import fx
+except ImportError as _error:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "graphfuse.frontends.torch_backend needs PyTorch: install the extra with pip install 'graphfuse[torch]'"
+    ) from _error
+
+__all__ = ["BACKEND_NAME", "CompilerConfig", "ExperimentalConfig", "GraphReport", "get_backend", "graphfuse_backend",
+           "last_report"]
+
+#: the name ``torch.compile`` knows the backend by
+BACKEND_NAME = "graphfuse"
+#: the pass TorchAir's ``experimental_config.pattern_fusion_pass`` switches, with the user's registered patterns
+PATTERN_FUSION_PASS = "pattern_fusion_pass"
+
+
+@dataclass
+class ExperimentalConfig:
+    """TorchAir's ``experimental_config`` fields graphfuse honours."""
+
+    #: FX-graph pattern fusion: the ``pattern_fusion_pass`` fusion pass and every pattern registered with
+    #: ``graphfuse.register_replacement``.  Off turns them all off (docs/frontend-torch.md).
+    pattern_fusion_pass: bool = True
+    #: compile parameters and buffers in as constants (weights pre-transposed, batch norms folded into
+    #: convolutions).  Changing a parameter after the first call then has no effect on the compiled code, as
+    #: TorchAir's frozen_parameter; off, they are passed to the compiled code at every call.
+    frozen_parameter: bool = False
+
+
+@dataclass
+class CompilerConfig:
+    """How the ``graphfuse`` backend compiles each FX graph (TorchAir's ``CompilerConfig``, for the CPU)."""
+
+    #: graph pipeline opt level (0: no fusion; 1 and 2: docs/fusion-switches.md)
+    opt_level: int = 2
+    #: ``MS_DEV_GRAPH_KERNEL_FLAGS`` syntax, e.g. ``"--disable_pass=add_layer_norm_fusion"``
+    graph_kernel_flags: str | None = None
+    #: a CANN ``fusion_switch.cfg`` file
+    fusion_switch_file: str | Path | None = None
+    #: threads for the parallel loops (default: ``GRAPHFUSE_NUM_THREADS``, else every core)
+    num_threads: int | None = None
+    #: fast-math forms (FMA contraction, one reciprocal per row; docs/lowering.md)
+    fast_math: bool = True
+    #: input shapes compiled per FX graph; calls with further shapes run in eager PyTorch
+    cache_size_limit: int = 8
+    #: what a graph graphfuse cannot compile does: run in eager PyTorch with a warning, or raise
+    fallback: Literal["eager", "error"] = "eager"
+    experimental_config: ExperimentalConfig = field(default_factory=ExperimentalConfig)
+
+    def check(self) -> None:
+        """Raise :class:`GraphfuseError` naming the first field with a value the backend cannot use."""
+        problem = opt_level_error(self.opt_level)
+        if problem is not None:
+            raise GraphfuseError(f"CompilerConfig.opt_level: {problem}")
+        limit = self.cache_size_limit
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise GraphfuseError(f"CompilerConfig.cache_size_limit must be a positive integer, got {limit!r}")
+        if self.fallback not in ("eager", "error"):
+            raise GraphfuseError(f"CompilerConfig.fallback must be 'eager' or 'error', got {self.fallback!r}")
+        threads = self.num_threads
+        if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+            raise GraphfuseError(f"CompilerConfig.num_threads must be a positive integer, got {threads!r}")
+        if self.graph_kernel_flags is not None:
+            parse_graph_kernel_flags(self.graph_kernel_flags, strict=True, source="CompilerConfig.graph_kernel_flags")
+        if self.fusion_switch_file is not None and not Path(self.fusion_switch_file).is_file():
+            raise GraphfuseError(f"CompilerConfig.fusion_switch_file: no such file '{self.fusion_switch_file}'")
+        if not isinstance(self.experimental_config, ExperimentalConfig):
+            raise GraphfuseError("CompilerConfig.experimental_config must be an ExperimentalConfig")
+
+    def flags_text(self) -> str | None:
+        """The graph-kernel flags to compile with: the user's, plus the passes pattern_fusion_pass=False turns off.
+
+        The user's ``--disable_pass`` list (or, without one, the environment's, which it would replace) is kept
+        and extended, so the switch adds to what was asked rather than replacing it.
+        """
+        if self.experimental_config.pattern_fusion_pass:
+            return self.graph_kernel_flags
+        import os
+
+        given = parse_graph_kernel_flags(self.graph_kernel_flags or "")
+        if "disable_pass" not in given.given:
+            given = parse_graph_kernel_flags(os.environ.get(FLAGS_VARIABLE, ""))
+        disabled = [*given.disable_pass, PATTERN_FUSION_PASS, *registered_replacements()]
+        return f"{self.graph_kernel_flags or ''} --disable_pass={','.join(dict.fromkeys(disabled))}".strip()
+
+
+# --------------------------------------------------------------------------
+# What happened to each graph.
+
+
+@dataclass
+class GraphReport:
+    """One FX graph Dynamo handed to the backend."""
+
+    #: the backend's number for it, from 1 in the order Dynamo compiled them
+    number: int
+    #: FX nodes in the Dynamo graph
+    nodes: int
+    #: the input shapes compiled, and the seconds each compile took (export, import, graphfuse.compile)
+    compiled: dict[str, float] = field(default_factory=dict)
+    #: why calls ran in eager PyTorch (one entry per reason)
+    fallbacks: list[str] = field(default_factory=list)
+    #: fusion passes that fired in the last compile, with their counts
+    fusions: dict[str, int] = field(default_factory=dict)
+    #: graph ops of the last import
+    graph_ops: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    eager_calls: int = 0
+
+    def summary(self) -> str:
+        state = f"{len(self.compiled)} shape(s) compiled" if self.compiled else "not compiled"
+        line = f"FX graph {self.number} ({self.nodes} nodes): {state}, {self.calls} call(s), {self.eager_calls} eager"
+        if self.fusions:
+            line += "; fusions " + ", ".join(f"{name} x{n}" for name, n in sorted(self.fusions.items()))
+        return line + "".join(f"\n  eager: {reason}" for reason in self.fallbacks)
+
+
+_REPORTS: list[GraphReport] = []
+_REPORTS_LOCK = threading.Lock()
+
+
+def last_report() -> list[GraphReport]:
+    """The graphs of every ``graphfuse`` backend compile in this process, in order (a copy of the list)."""
+    with _REPORTS_LOCK:
+        return list(_REPORTS)
+
+
+def clear_reports() -> None:
+    with _REPORTS_LOCK:
+        _REPORTS.clear()
+
+
+# --------------------------------------------------------------------------
+# Tensors in and out without copies.
+
+
+def _as_array(tensor: torch.Tensor) -> np.ndarray:
+    """A numpy view of a CPU tensor (a copy only when it is not contiguous); bf16 as ml_dtypes.bfloat16."""
+    tensor = tensor.detach()
+    if not tensor.is_contiguous():
+        tensor = tensor.contiguous()
+    if tensor.dtype == torch.bfloat16:
+        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return tensor.numpy()
+
+
+def _as_tensor(array: np.ndarray) -> torch.Tensor:
+    """A tensor sharing the memory of a result array."""
+    if array.dtype == np.dtype(ml_dtypes.bfloat16):
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
+
+
+def _shape_key(args: Sequence[Any]) -> tuple:
+    """What a compiled version is specialised on: each tensor's shape and dtype, every other input's value."""
+    return tuple(
+        (tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a).__name__, a) for a in args
+    )
+
+
+def _describe(key: tuple) -> str:
+    parts = []
+    for entry in key:
+        if isinstance(entry[1], torch.dtype):
+            parts.append(f"{list(entry[0])}:{str(entry[1]).removeprefix('torch.')}")
+        else:
+            parts.append(repr(entry[1]))
+    return "(" + ", ".join(parts) + ")"
+
+
+# --------------------------------------------------------------------------
+# One FX graph.
+
+
+@dataclass
+class _Compiled:
+    imported: ImportedModel
+    executable: Executable
+
+
+class _GraphRunner:
+    """The callable returned to Dynamo for one FX graph: compiled versions per input shapes, eager otherwise."""
+
+    def __init__(self, gm: fx.GraphModule, example_inputs: Sequence[Any], config: CompilerConfig, report: GraphReport):
+        self.gm = gm
+        self.config = config
+        self.report = report
+        self.versions: OrderedDict[tuple, _Compiled | str] = OrderedDict()
+        self.static_inputs = _static_input_positions(gm) if config.experimental_config.frozen_parameter else []
+        self.flags = config.flags_text()
+        self._lock = threading.Lock()
+        needs_grad = torch.is_grad_enabled() and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in example_inputs
+        )
+        self.eager_reason = (
+            "gradients are enabled and an input requires them: graphfuse compiles inference graphs (call the "
+            "model under torch.no_grad() or torch.inference_mode())" if needs_grad else None
+        )
+        if self.eager_reason is not None:
+            self._fall_back(self.eager_reason)
+
+    def __call__(self, *args: Any) -> Any:
+        self.report.calls += 1
+        if self.eager_reason is not None:
+            return self._eager(args)
+        key = _shape_key(args)
+        with self._lock:
+            version = self.versions.get(key)
+            if version is None:
+                version = self._compile_version(key, args)
+        if isinstance(version, str):
+            return self._eager(args)
+        return self._run(version, args)
+
+    def _eager(self, args: tuple) -> Any:
+        self.report.eager_calls += 1
+        return self.gm.forward(*args)
+
+    def _fall_back(self, reason: str) -> str:
+        if self.config.fallback == "error":
+            raise GraphfuseError(f"graphfuse backend: FX graph {self.report.number}: {reason}")
+        if reason not in self.report.fallbacks:
+            self.report.fallbacks.append(reason)
+            log.warning(f"graphfuse backend: FX graph {self.report.number} runs in eager PyTorch: {reason}")
+        return reason
+
+    def _compile_version(self, key: tuple, args: tuple) -> _Compiled | str:
+        compiled_count = sum(isinstance(v, _Compiled) for v in self.versions.values())
+        if compiled_count >= self.config.cache_size_limit:
+            reason = (f"more than cache_size_limit={self.config.cache_size_limit} input shapes; "
+                      f"{_describe(key)} and later new shapes are not compiled")
+            self.versions[key] = self._fall_back(reason)
+            return self.versions[key]
+        start = time.perf_counter()
+        try:
+            version: _Compiled | str = self._compile(args)
+        except GraphfuseError as error:
+            version = self._fall_back(f"{_first_line(error)} (inputs {_describe(key)})")
+        else:
+            seconds = time.perf_counter() - start
+            self.report.compiled[_describe(key)] = seconds
+            self.report.fusions = fired_fusions(version.executable.fusion_result)
+            self.report.graph_ops = dict(version.imported.graph_ops)
+            log.info(f"graphfuse backend: FX graph {self.report.number} compiled for inputs {_describe(key)} "
+                     f"in {seconds:.2f} s")
+        self.versions[key] = version
+        return version
+
+    def _compile(self, args: tuple) -> _Compiled:
+        constants = {i: args[i] for i in self.static_inputs if isinstance(args[i], torch.Tensor)}
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            try:
+                program = torch.export.export(self.gm, args, strict=False)
+            except Exception as error:  # torch.export reports what it cannot trace as many exception types
+                raise GraphfuseError(f"torch.export could not export the graph: {_first_line(error)}") from None
+            imported = import_program(program, input_mutations="results", constant_inputs=constants)
+        executable = graphfuse_compile(
+            imported.module,
+            opt_level=self.config.opt_level,
+            graph_kernel_flags=self.flags,
+            fusion_switch_file=self.config.fusion_switch_file,
+            num_threads=self.config.num_threads,
+            fast_math=self.config.fast_math,
+        )
+        return _Compiled(imported, executable)
+
+    def _run(self, version: _Compiled, args: tuple) -> Any:
+        imported = version.imported
+        arrays = [_as_array(a) for a, is_argument in zip(args, imported._tensor_inputs, strict=True) if is_argument]
+        results = [_as_tensor(r) for r in version.executable(*arrays)]
+        for position, value in zip(imported.mutated_inputs, results, strict=False):
+            args[position].copy_(value)
+        return imported.unflatten(results)
+
+
+def _static_input_positions(gm: fx.GraphModule) -> list[int]:
+    """The inputs Dynamo marks as static: the module's parameters and buffers (lifted into graph inputs)."""
+    positions = []
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, node in enumerate(placeholders):
+        if node.meta.get("tensor_dict", {}).get("_dynamo_static_input_type") is not None:
+            positions.append(i)
+    return positions
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+# --------------------------------------------------------------------------
+# The backend.
+
+
+def get_backend(*, compiler_config: CompilerConfig | None = None) -> Callable[..., Any]:
+    """A backend for ``torch.compile(model, backend=...)`` compiling with ``compiler_config``.
+
+    The configuration is checked here (a bad value is a :class:`GraphfuseError` naming the field) and copied:
+    changing the object afterwards does not change the backend.
+    """
+    import copy
+
+    config = copy.deepcopy(compiler_config) if compiler_config is not None else CompilerConfig()
+    if not isinstance(config, CompilerConfig):
+        raise GraphfuseError(f"compiler_config must be a CompilerConfig, not {type(compiler_config).__name__}")
+    config.check()
+
+    def graphfuse(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        with _REPORTS_LOCK:
+            report = GraphReport(len(_REPORTS) + 1, len(gm.graph.nodes))
+            _REPORTS.append(report)
+        return _GraphRunner(gm, example_inputs, config, report)
+
+    return graphfuse
+
+
+def graphfuse_backend(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+    """The backend ``torch.compile(backend="graphfuse")`` uses: the default :class:`CompilerConfig`."""
+    return _default_backend()(gm, example_inputs)
+
+
+_DEFAULT: list[Callable[..., Any]] = []
+
+
+def _default_backend() -> Callable[..., Any]:
+    if not _DEFAULT:
+        _DEFAULT.append(get_backend())
+    return _DEFAULT[0]
