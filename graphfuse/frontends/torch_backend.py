@@ -211,16 +211,22 @@ def _as_tensor(array: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
-def _shape_key(args: Sequence[Any]) -> tuple:
-    """What a compiled version is specialised on: each tensor's shape and dtype, every other input's value."""
+def _shape_key(args: Sequence[Any], scalars: Sequence[int]) -> tuple:
+    """What a compiled version is specialised on: each tensor's shape and dtype, every other input's value, and
+    the value of the Python numbers Dynamo passes as 0-d tensors (``scalars``)."""
     return tuple(
-        (tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a).__name__, a) for a in args
+        ("scalar", args[i].item()) if i in scalars
+        else (tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a).__name__, a)
+        for i, a in enumerate(args)
     )
 
 
-def _describe(key: tuple) -> str:
+def _describe(key: tuple, skip: Sequence[int] = ()) -> str:
+    """The shapes of a key, leaving out the inputs at ``skip`` (parameters: the same at every call)."""
     parts = []
-    for entry in key:
+    for i, entry in enumerate(key):
+        if i in skip:
+            continue
         if isinstance(entry[1], torch.dtype):
             parts.append(f"{list(entry[0])}:{str(entry[1]).removeprefix('torch.')}")
         else:
@@ -246,7 +252,9 @@ class _GraphRunner:
         self.config = config
         self.report = report
         self.versions: OrderedDict[tuple, _Compiled | str] = OrderedDict()
-        self.static_inputs = _static_input_positions(gm) if config.experimental_config.frozen_parameter else []
+        self.parameters = _static_input_positions(gm)
+        self.scalars = _scalar_input_positions(gm)
+        self.static_inputs = self.parameters if config.experimental_config.frozen_parameter else []
         self.flags = config.flags_text()
         self._lock = threading.Lock()
         needs_grad = torch.is_grad_enabled() and any(
@@ -263,7 +271,7 @@ class _GraphRunner:
         self.report.calls += 1
         if self.eager_reason is not None:
             return self._eager(args)
-        key = _shape_key(args)
+        key = _shape_key(args, self.scalars)
         with self._lock:
             version = self.versions.get(key)
             if version is None:
@@ -288,30 +296,32 @@ class _GraphRunner:
         compiled_count = sum(isinstance(v, _Compiled) for v in self.versions.values())
         if compiled_count >= self.config.cache_size_limit:
             reason = (f"more than cache_size_limit={self.config.cache_size_limit} input shapes; "
-                      f"{_describe(key)} and later new shapes are not compiled")
+                      f"{_describe(key, self.parameters)} and later new shapes are not compiled")
             self.versions[key] = self._fall_back(reason)
             return self.versions[key]
         start = time.perf_counter()
         try:
             version: _Compiled | str = self._compile(args)
         except GraphfuseError as error:
-            version = self._fall_back(f"{_first_line(error)} (inputs {_describe(key)})")
+            version = self._fall_back(f"{_first_line(error)} (inputs {_describe(key, self.parameters)})")
         else:
             seconds = time.perf_counter() - start
-            self.report.compiled[_describe(key)] = seconds
+            self.report.compiled[_describe(key, self.parameters)] = seconds
             self.report.fusions = fired_fusions(version.executable.fusion_result)
             self.report.graph_ops = dict(version.imported.graph_ops)
-            log.info(f"graphfuse backend: FX graph {self.report.number} compiled for inputs {_describe(key)} "
-                     f"in {seconds:.2f} s")
+            log.info(f"graphfuse backend: FX graph {self.report.number} compiled for inputs "
+                     f"{_describe(key, self.parameters)} in {seconds:.2f} s")
         self.versions[key] = version
         return version
 
     def _compile(self, args: tuple) -> _Compiled:
-        constants = {i: args[i] for i in self.static_inputs if isinstance(args[i], torch.Tensor)}
+        # Frozen parameters, and the scalars inlined below (their tensors are then unused).
+        constants = {i: args[i] for i in (*self.static_inputs, *self.scalars) if isinstance(args[i], torch.Tensor)}
         with torch.no_grad(), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            gm = _with_scalars_inlined(self.gm, {i: args[i].item() for i in self.scalars})
             try:
-                program = torch.export.export(self.gm, args, strict=False)
+                program = torch.export.export(gm, args, strict=False)
             except Exception as error:  # torch.export reports what it cannot trace as many exception types
                 raise GraphfuseError(f"torch.export could not export the graph: {_first_line(error)}") from None
             imported = import_program(program, input_mutations="results", constant_inputs=constants)
@@ -342,6 +352,34 @@ def _static_input_positions(gm: fx.GraphModule) -> list[int]:
         if node.meta.get("tensor_dict", {}).get("_dynamo_static_input_type") is not None:
             positions.append(i)
     return positions
+
+
+def _scalar_input_positions(gm: fx.GraphModule) -> list[int]:
+    """The inputs that are Python numbers Dynamo passes as 0-d tensors and reads back with ``.item()`` (a layer
+    norm's ``eps`` under ``dynamic=True``): torch.export cannot trace through the ``.item()``."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    return [
+        i for i, node in enumerate(placeholders)
+        if getattr(node.meta.get("grapharg"), "pass_arg_as_tensor", False)
+        and node.users and all(user.op == "call_method" and user.target == "item" for user in node.users)
+    ]
+
+
+def _with_scalars_inlined(gm: fx.GraphModule, values: dict[int, Any]) -> fx.GraphModule:
+    """A copy of ``gm`` in which the ``.item()`` of each input at a position of ``values`` is that value."""
+    if not values:
+        return gm
+    graph = fx.Graph()
+    mapping: dict[fx.Node, fx.Node] = {}
+    graph.output(graph.graph_copy(gm.graph, mapping))
+    placeholders = [mapping[n] for n in gm.graph.nodes if n.op == "placeholder"]
+    for position, value in values.items():
+        for item in list(placeholders[position].users):
+            for user in list(item.users):
+                user.args = fx.node.map_arg(user.args, lambda n, item=item, value=value: value if n is item else n)
+                user.kwargs = fx.node.map_arg(user.kwargs, lambda n, item=item, value=value: value if n is item else n)
+            graph.erase_node(item)
+    return fx.GraphModule(gm, graph)
 
 
 def _first_line(error: BaseException) -> str:

@@ -1,0 +1,300 @@
+"""torch.compile(model, backend="graphfuse"): the Dynamo backend, its configuration, fallbacks and models."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="needs the torch extra (pip install -e '.[torch]')")
+from torch import nn  # noqa: E402
+
+import graphfuse  # noqa: E402
+import graphfuse.frontends.torch_backend as gtb  # noqa: E402
+from graphfuse import GraphfuseError  # noqa: E402
+from graphfuse.pipelines import log  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_frontend_torch import _hf_network  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo() -> Iterator[None]:
+    """Each test compiles from scratch and reads only its own graphs' reports."""
+    torch._dynamo.reset()
+    gtb.clear_reports()
+    yield
+    torch._dynamo.reset()
+
+
+def _relative_error(got: Any, want: Any) -> float:
+    return float((got.float() - want.float()).abs().max() / want.float().abs().max())
+
+
+class Mlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.Linear(16, 32)
+        self.norm = nn.LayerNorm(32)
+
+    def forward(self, x: Any) -> Any:
+        return torch.softmax(self.norm(torch.relu(self.up(x)) + 1.0), dim=-1)
+
+
+# --------------------------------------------------------------------------
+# Registration, results, specialisation.
+
+
+def test_the_backend_is_registered_by_name() -> None:
+    assert gtb.BACKEND_NAME in torch._dynamo.list_backends()
+    torch.manual_seed(0)
+    model, x = Mlp().eval(), torch.randn(4, 16)
+    with torch.no_grad():
+        got = torch.compile(model, backend="graphfuse")(x)
+        want = model(x)
+    assert _relative_error(got, want) <= 1e-5
+    (report,) = gtb.last_report()
+    assert len(report.compiled) == 1 and report.calls == 1 and report.eager_calls == 0
+    assert report.graph_ops.get("graph.softmax") == 1, report.graph_ops
+
+
+def test_dynamic_graphs_are_specialised_per_shape_up_to_the_cache_size_limit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With dynamic=True Dynamo hands over one graph with symbolic sizes; the backend compiles it once per input
+    shape, and past cache_size_limit shapes runs new ones in eager PyTorch."""
+    torch.manual_seed(0)
+    model = Mlp().eval()
+    config = gtb.CompilerConfig(cache_size_limit=2)
+    compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=config), dynamic=True)
+    with torch.no_grad():
+        for rows in (4, 4, 6, 4, 6, 9, 9):
+            x = torch.randn(rows, 16)
+            assert _relative_error(compiled(x), model(x)) <= 1e-5
+    (report,) = gtb.last_report()
+    # The inputs besides the parameters: the symbolic row count, x, and the layer norm's eps (a 0-d tensor)
+    assert list(report.compiled) == ["(4, [4, 16]:float32, 1e-05)", "(6, [6, 16]:float32, 1e-05)"]
+    assert report.calls == 7 and report.eager_calls == 2
+    assert "more than cache_size_limit=2 input shapes; (9, [9, 16]:float32, 1e-05) and later" in capsys.readouterr().err
+
+
+def test_bf16_inputs_and_results_share_memory_with_numpy() -> None:
+    torch.manual_seed(0)
+    model = Mlp().to(torch.bfloat16).eval()
+    x = torch.randn(8, 16, dtype=torch.bfloat16)
+    with torch.no_grad():
+        got = torch.compile(model, backend="graphfuse")(x)
+        want = model(x)
+    assert got.dtype == torch.bfloat16 and _relative_error(got, want) <= 2e-2
+
+
+class CacheUpdate(nn.Module):
+    """A static KV cache written in place, as transformers' StaticCache does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, cache: Any, positions: Any, x: Any) -> Any:
+        cache.index_copy_(1, positions, self.proj(x))
+        return cache.sum(dim=1)
+
+
+def test_inputs_written_in_place_are_written_back() -> None:
+    torch.manual_seed(0)
+    model = CacheUpdate().eval()
+    compiled = torch.compile(model, backend="graphfuse")
+    cache, want_cache = torch.zeros(2, 8, 4), torch.zeros(2, 8, 4)
+    with torch.no_grad():
+        for step in range(3):
+            positions, x = torch.tensor([2 * step, 2 * step + 1]), torch.randn(2, 2, 4)
+            got = compiled(cache, positions, x)
+            want = model(want_cache, positions, x)
+            assert _relative_error(got, want) <= 1e-5
+            assert _relative_error(cache, want_cache) <= 1e-6
+    assert sum(len(report.compiled) for report in gtb.last_report()) == 1
+
+
+def test_parameters_are_read_at_each_call_unless_frozen() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(4, 16)
+    for frozen in (False, True):
+        torch._dynamo.reset()
+        model = Mlp().eval()
+        config = gtb.CompilerConfig()
+        config.experimental_config.frozen_parameter = frozen
+        compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=config))
+        with torch.no_grad():
+            before = compiled(x)
+            model.up.bias.add_(1.0)
+            after = compiled(x)
+            want = model(x)
+        if frozen:  # compiled in as constants: TorchAir's frozen_parameter
+            assert torch.equal(after, before)
+        else:
+            assert _relative_error(after, want) <= 1e-5 and not torch.equal(after, before)
+
+
+# --------------------------------------------------------------------------
+# Fallbacks.
+
+
+class WithCumprod(nn.Module):
+    def forward(self, x: Any) -> Any:
+        return torch.cumprod(x, dim=1) + 1.0
+
+
+def test_an_unsupported_op_runs_in_eager_with_a_warning_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    x = torch.rand(3, 5)
+    with torch.no_grad():
+        got = torch.compile(WithCumprod(), backend="graphfuse")(x)
+    assert torch.equal(got, WithCumprod()(x))
+    err = capsys.readouterr().err
+    assert "[WARNING] graphfuse backend: FX graph 1 runs in eager PyTorch:" in err
+    assert "unsupported ATen op 'aten.cumprod.default' at FX node 'cumprod'" in err
+    assert "test_torch_backend.py:" in err and "torch.cumprod(x, dim=1)" in err  # the user's source line
+    (report,) = gtb.last_report()
+    assert report.eager_calls == 1 and not report.compiled and "aten.cumprod.default" in report.summary()
+
+
+def test_fallback_error_raises_instead() -> None:
+    backend = gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error"))
+    with torch.no_grad(), pytest.raises(Exception, match="unsupported ATen op 'aten.cumprod.default'"):
+        torch.compile(WithCumprod(), backend=backend)(torch.rand(3, 5))
+
+
+def test_graphs_that_need_gradients_run_in_eager(capsys: pytest.CaptureFixture[str]) -> None:
+    torch.manual_seed(0)
+    model, x = Mlp(), torch.randn(4, 16)
+    got = torch.compile(model, backend="graphfuse")(x)
+    got.sum().backward()  # autograd still works: the graph ran in PyTorch
+    assert model.up.weight.grad is not None
+    assert "gradients are enabled and an input requires them" in capsys.readouterr().err
+
+
+def test_a_graph_break_gives_two_graphs_both_compiled() -> None:
+    def forward(x: Any) -> Any:
+        y = torch.relu(x) * 2.0
+        print("", end="")  # a graph break
+        return torch.tanh(y) + 1.0
+
+    x = torch.randn(4, 8)
+    with torch.no_grad():
+        got = torch.compile(forward, backend="graphfuse")(x)
+    assert _relative_error(got, forward(x)) <= 1e-5
+    reports = gtb.last_report()
+    assert len(reports) == 2 and all(len(report.compiled) == 1 for report in reports)
+
+
+# --------------------------------------------------------------------------
+# Configuration.
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"opt_level": 7}, "CompilerConfig.opt_level"),
+    ({"cache_size_limit": 0}, "cache_size_limit must be a positive integer"),
+    ({"fallback": "skip"}, "fallback must be 'eager' or 'error'"),
+    ({"num_threads": 0}, "num_threads must be a positive integer"),
+    ({"graph_kernel_flags": "--bogus=1"}, "unknown flag '--bogus'"),
+    ({"fusion_switch_file": "no/such/fusion_switch.cfg"}, "no such file"),
+])
+def test_a_bad_config_is_an_error_naming_the_field(fields: dict, message: str) -> None:
+    with pytest.raises(GraphfuseError, match=message):
+        gtb.get_backend(compiler_config=gtb.CompilerConfig(**fields))
+
+
+def test_pattern_fusion_pass_switch_also_governs_registered_replacements() -> None:
+    def search(b: Any, x: Any) -> Any:
+        return x * b.sigmoid(x)
+
+    def replace(b: Any, x: Any) -> Any:
+        return b.silu(x)
+
+    graphfuse.register_replacement(search, replace, [np.ones((4, 8), np.float32)], name="backend_test_silu_fusion")
+    try:
+        def forward(x: Any) -> Any:
+            return x * torch.sigmoid(x) + 1.0
+
+        x = torch.randn(4, 8)
+        fired = {}
+        for switch in (True, False):
+            torch._dynamo.reset()
+            gtb.clear_reports()
+            config = gtb.CompilerConfig(graph_kernel_flags="--disable_pass=add_layer_norm_fusion")
+            config.experimental_config.pattern_fusion_pass = switch
+            assert ("backend_test_silu_fusion" in (config.flags_text() or "")) is not switch
+            with torch.no_grad():
+                got = torch.compile(forward, backend=gtb.get_backend(compiler_config=config))(x)
+            assert _relative_error(got, forward(x)) <= 1e-5
+            fired[switch] = gtb.last_report()[0].fusions
+        assert fired[True].get("backend_test_silu_fusion") == 1 and "backend_test_silu_fusion" not in fired[False]
+        off = gtb.CompilerConfig(graph_kernel_flags="--disable_pass=add_layer_norm_fusion")
+        off.experimental_config.pattern_fusion_pass = False
+        assert off.flags_text() == ("--disable_pass=add_layer_norm_fusion --disable_pass=add_layer_norm_fusion,"
+                                    "pattern_fusion_pass,backend_test_silu_fusion")
+    finally:
+        graphfuse.unregister_replacement("backend_test_silu_fusion")
+
+
+def test_the_config_is_copied_when_the_backend_is_made() -> None:
+    config = gtb.CompilerConfig(opt_level=0)
+    backend = gtb.get_backend(compiler_config=config)
+    config.opt_level = 2  # too late for this backend
+    with torch.no_grad():
+        torch.compile(Mlp().eval(), backend=backend)(torch.randn(4, 16))
+    assert not gtb.last_report()[0].fusions
+
+
+# --------------------------------------------------------------------------
+# The transformers library's own models.
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2", "mistral", "gpt2", "bert", "t5"])
+def test_hf_models_under_torch_compile(kind: str) -> None:
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    network = _hf_network(hf, kind).eval()
+    ids = torch.randint(0, 128, (2, 10))
+    mask = torch.ones(2, 10, dtype=torch.int64)
+    mask[1, 7:] = 0  # the second sequence is 7 tokens, padded to 10
+    extra = {} if kind in ("bert", "t5") else {"use_cache": False}
+    with torch.no_grad():
+        want = network(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
+        got = torch.compile(network, backend="graphfuse")(input_ids=ids, attention_mask=mask, **extra)
+    assert _relative_error(got.last_hidden_state, want) <= 1e-5
+    reports = gtb.last_report()
+    assert reports and all(report.compiled and not report.eager_calls for report in reports)
+
+
+def test_llama_generate_with_a_static_cache_gives_eager_tokens_without_recompiling() -> None:
+    """Greedy generation of 32 tokens: one compile for the prompt, one for every decoding step after it."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    config = hf.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    model = hf.LlamaForCausalLM(config).eval()
+    prompt = torch.randint(0, 128, (1, 7))
+    settings = {"max_new_tokens": 32, "do_sample": False, "cache_implementation": "static"}
+    with torch.no_grad():
+        want = model.generate(prompt, **settings)
+        model.forward = torch.compile(model.forward, backend="graphfuse")
+        got = model.generate(prompt, **settings)
+    assert torch.equal(got, want) and got.shape[1] == 7 + 32
+    reports = gtb.last_report()
+    assert sum(len(report.compiled) for report in reports) == 2, [report.summary() for report in reports]
+    assert sum(report.calls for report in reports) == 32 and not any(report.eager_calls for report in reports)
+    assert all(report.fusions.get("add_rms_norm_fusion") == 4 for report in reports)
+
+
+def test_info_log_names_each_compile(capsys: pytest.CaptureFixture[str]) -> None:
+    log.configure("info")
+    try:
+        with torch.no_grad():
+            torch.compile(Mlp().eval(), backend="graphfuse")(torch.randn(4, 16))
+    finally:
+        log.configure()
+    assert "[INFO] graphfuse backend: FX graph 1 compiled for inputs ([4, 16]:float32)" in capsys.readouterr().err
