@@ -188,6 +188,17 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Running sum along an axis (ONNX CumSum, torch.cumsum).
+  // optional: exclusive (default false), reverse (default false)
+  irdl.operation @cumsum {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.integer"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"axis" = %a2}
+    irdl.results(result: %out1)
+  }
+
   // Elementwise quotient.
   irdl.operation @div {
     %in0 = irdl.base "!builtin.tensor"

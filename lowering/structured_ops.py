@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 from mlir.dialects import math as mlir_math
 
 from graphfuse.dialect.catalog import lookup_op, read_attributes
@@ -331,6 +331,67 @@ def lower_reduction(op: ir.Operation) -> bool:
         if expand_after:
             value = _expand(value, _keep_dims_groups(rank, axes), [1 if i in axes else _dim(x, i) for i in range(rank)])
         return _replace(op, value)
+
+
+@register_lowering("cumsum")
+def lower_cumsum(op: ir.Operation) -> bool:
+    """An ``scf.for`` along the axis carrying the result and the running sum of one slice (f32 for f16/bf16).
+
+    Each step adds the operand's slice to the running sum in place and writes it (rounded to the element type)
+    into the result's slice; exclusive writes before adding, reverse walks the axis from its end.  Every
+    other dimension is one elementwise generic per step.
+    """
+    x = op.operands[0]
+    xt = _ranked(x)
+    if xt is None or xt.rank == 0 or not _numeric(xt.element_type):
+        return False
+    attrs = _attrs(op)
+    rank, et = xt.rank, xt.element_type
+    axis = attrs["axis"] % rank
+    acc = compute_type(et)
+    add = fadd if is_float(acc) else arith.addi
+    identity = ir.AffineMap.get_identity(rank)
+    with op.location, ir.InsertionPoint(op):
+        sizes = _dims(x)
+        slice_sizes = [1 if d == axis else sizes[d] for d in range(rank)]
+        dynamic, static = [s for s in slice_sizes if not isinstance(s, int)], [
+            s if isinstance(s, int) else ir.ShapedType.get_dynamic_size() for s in slice_sizes]
+        length = _as_value(sizes[axis])
+        zero, one = _index(0), _index(1)
+        loop = scf.ForOp(zero, length, one, [tensor.empty(sizes, et), _filled(slice_sizes, acc, 0)])
+        with ir.InsertionPoint(loop.body):
+            step = loop.induction_variable
+            if attrs["reverse"]:
+                step = arith.subi(arith.subi(length, one), step)
+            result, running = loop.inner_iter_args
+            offsets = [step if d == axis else 0 for d in range(rank)]
+            dyn_offsets = [o for o in offsets if not isinstance(o, int)]
+            static_offsets = [o if isinstance(o, int) else ir.ShapedType.get_dynamic_size() for o in offsets]
+
+            def piece_of(source: ir.Value, element: ir.Type) -> ir.Value:
+                return tensor.extract_slice(_tensor_type(slice_sizes, element), source, dyn_offsets, dynamic, [],
+                                            static_offsets, static, [1] * rank)
+
+            def accumulate(total: ir.Value) -> ir.Value:
+                return build_generic([total.type], [piece_of(x, et)], [total], [identity, identity],
+                                     [PARALLEL] * rank,
+                                     lambda args: [add(args[1], widen(args[0]) if acc != et else args[0])]).results[0]
+
+            def write(total: ir.Value, into: ir.Value) -> ir.Value:
+                rounded = build_generic([_tensor_type(slice_sizes, et)], [total], [piece_of(into, et)],
+                                        [identity, identity], [PARALLEL] * rank,
+                                        lambda args: [narrow(args[0], et) if acc != et else args[0]]).results[0]
+                return tensor.insert_slice(rounded, into, dyn_offsets, dynamic, [], static_offsets, static,
+                                           [1] * rank)
+
+            if attrs["exclusive"]:
+                result = write(running, result)
+                running = accumulate(running)
+            else:
+                running = accumulate(running)
+                result = write(running, result)
+            scf.YieldOp([result, running])
+        return _replace(op, loop.results[0])
 
 
 def _keep_dims_groups(rank: int, axes: set[int]) -> list[list[int]]:

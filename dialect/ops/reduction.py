@@ -1,4 +1,4 @@
-"""Reductions over a set of axes: reduce_sum, reduce_mean, reduce_max, reduce_min."""
+"""Reductions over a set of axes: reduce_sum, reduce_mean, reduce_max, reduce_min; the running sum cumsum."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from graphfuse.dialect.catalog import REQUIRED, AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
-from graphfuse.dialect.shape_utils import normalize_axes, require_dtype
+from graphfuse.dialect.shape_utils import normalize_axes, normalize_axis, require_dtype
 from graphfuse.dialect.types import FLOAT_DTYPES, NUMERIC_DTYPES, Dim, TensorSig
 
 _ATTRS = (
@@ -115,3 +115,58 @@ for _name, (_allowed, _summary, _doc) in _REDUCTIONS.items():
             example=((TensorSig((4, 8, 16), "f32"),), {"axes": [-1], "keep_dims": True}),
         )
     )
+
+
+# --------------------------------------------------------------------------
+# cumsum
+
+
+def _infer_cumsum(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    (sig,) = inputs
+    require_dtype(sig, NUMERIC_DTYPES, "operand")
+    if sig.rank == 0:
+        raise VerifyError(f"operand {sig} must have at least one dimension")
+    normalize_axis(attrs["axis"], sig.rank)
+    return [sig]
+
+
+def _cumsum_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    x = xs[0]
+    axis = normalize_axis(attrs["axis"], x.ndim)
+    # f16/bf16 accumulate in f32 and each sum is rounded once, as the lowering does; integers wrap.
+    wide = x.astype(np.float32) if x.dtype.kind == "f" and x.dtype.itemsize < 4 else x
+    if attrs["reverse"]:
+        wide = np.flip(wide, axis)
+    with np.errstate(all="ignore"):
+        total = np.cumsum(wide, axis=axis, dtype=wide.dtype)
+    if attrs["exclusive"]:
+        total = np.concatenate([np.zeros_like(np.take(total, [0], axis=axis)),
+                                np.take(total, range(total.shape[axis] - 1), axis=axis)], axis=axis)
+    if attrs["reverse"]:
+        total = np.flip(total, axis)
+    return [np.ascontiguousarray(total).astype(x.dtype)]
+
+
+register_op(
+    OpSpec(
+        name="cumsum",
+        group="reduction",
+        summary="Running sum along an axis (ONNX CumSum, torch.cumsum).",
+        operands=(ValueSpec("operand"),),
+        results=(ValueSpec("result"),),
+        attrs=(
+            AttrSpec("axis", AttrKind.I64, default=REQUIRED, doc="axis summed along; negative counts from the end"),
+            AttrSpec("exclusive", AttrKind.BOOL, default=False, doc="each sum leaves out its own element"),
+            AttrSpec("reverse", AttrKind.BOOL, default=False, doc="sum from the end of the axis"),
+        ),
+        infer=_infer_cumsum,
+        reference=_cumsum_reference,
+        doc=(
+            "`result[..., i, ...] = sum(operand[..., j, ...] for j <= i)` along `axis` (`j < i` when exclusive; "
+            "`j >= i`, or `j > i`, when reverse), ONNX CumSum's attributes. Floats accumulate in the operand "
+            "type (f16/bf16 in f32, each sum rounded once); integers accumulate in the operand type and wrap. "
+            "Numeric element types."
+        ),
+        example=((TensorSig((2, 6), "f32"),), {"axis": 1}),
+    )
+)

@@ -1601,6 +1601,19 @@ def _gather(n: _Node) -> list[Tensor]:
     return [taken if taken.shape == shape else n.b.reshape(taken, tuple(shape))]
 
 
+@_converter("CumSum", constant_operands=(1,), lowering="`cumsum` along the constant axis, `exclusive` and "
+            "`reverse` as they are")
+def _cumsum(n: _Node) -> list[Tensor]:
+    x = n.input(0)
+    axis = np.asarray(n.constant(1, "axis")).reshape(-1)
+    if axis.size != 1:
+        raise _NodeError(f"axis must hold one integer, got {axis.tolist()}")
+    if not -len(x.shape) <= int(axis[0]) < len(x.shape):
+        raise _NodeError(f"axis {int(axis[0])} is out of range for rank {len(x.shape)}")
+    return [n.b.cumsum(x, axis=int(axis[0]), exclusive=bool(n.attr("exclusive", 0)),
+                       reverse=bool(n.attr("reverse", 0)))]
+
+
 @_converter("GatherElements", lowering="`gather_elements`; constant indices are range-checked, run-time ones clamped")
 def _gather_elements(n: _Node) -> list[Tensor]:
     x = n.input(0)

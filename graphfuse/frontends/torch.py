@@ -1471,6 +1471,15 @@ def _gather_along(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return imp.emit("gather_elements", x, indices, axis=axis)
 
 
+@_converts("aten.cumsum.default", graph="`cumsum` (a `cast` first to the result type: int64 for integers "
+           "and booleans, or the given dtype)")
+def _cumsum(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"], imp.out_dtype(node))
+    if not x.shape:  # a 0-d tensor is its own running sum
+        return x
+    return imp.emit("cumsum", x, axis=_axis(a["dim"], len(x.shape)))
+
+
 @_converts("aten.embedding.default", graph="`gather` along axis 0",
            notes="padding_idx only matters for training; constant indices are range-checked, run-time ones clamped")
 def _embedding(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:

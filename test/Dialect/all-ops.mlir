@@ -73,6 +73,10 @@ module {
     %0 = "graph.cos"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @cumsum(%arg0: tensor<2x6xf32>) -> tensor<2x6xf32> {
+    %0 = "graph.cumsum"(%arg0) {axis = 1 : i64} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+    return %0 : tensor<2x6xf32>
+  }
   func.func @div(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.div"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -365,6 +369,8 @@ module {
 // CHECK:         "graph.conv2d"
 // CHECK-LABEL: func.func @cos(
 // CHECK:         "graph.cos"
+// CHECK-LABEL: func.func @cumsum(
+// CHECK:         "graph.cumsum"
 // CHECK-LABEL: func.func @div(
 // CHECK:         "graph.div"
 // CHECK-LABEL: func.func @dynamic_quant(

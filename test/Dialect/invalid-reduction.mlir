@@ -99,3 +99,35 @@ func.func @keep_dims_not_bool(%a: tensor<4x8xf32>) {
   %0 = "graph.reduce_min"(%a) {axes = array<i64: 1>, keep_dims = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x1xf32>
   return
 }
+
+// -----
+
+func.func @cumsum_of_booleans(%a: tensor<4xi1>) {
+  // expected-error@+1 {{'graph.cumsum' operand tensor<4xi1> must have a numeric element type (not i1)}}
+  %0 = "graph.cumsum"(%a) {axis = 0 : i64} : (tensor<4xi1>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @cumsum_axis_out_of_range(%a: tensor<4x3xf32>) {
+  // expected-error@+1 {{'graph.cumsum' axis 2 is out of range for rank 2}}
+  %0 = "graph.cumsum"(%a) {axis = 2 : i64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @cumsum_of_a_scalar(%a: tensor<f32>) {
+  // expected-error@+1 {{'graph.cumsum' operand tensor<f32> must have at least one dimension}}
+  %0 = "graph.cumsum"(%a) {axis = 0 : i64} : (tensor<f32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cumsum_without_axis(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'graph.cumsum' op attribute "axis" is expected but not provided}}
+  %0 = "graph.cumsum"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}

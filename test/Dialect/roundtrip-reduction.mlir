@@ -65,3 +65,13 @@ func.func @reduce_empty_axis(%a: tensor<4x0xf32>) -> (tensor<4xf32>, tensor<4xf3
   %1 = "graph.reduce_mean"(%a) {axes = array<i64: 1>} : (tensor<4x0xf32>) -> tensor<4xf32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// cumsum: the result has the operand's type; exclusive and reverse are ONNX CumSum's attributes.
+// CHECK-LABEL: func.func @cumsum(
+// CHECK-NEXT:    %0 = "graph.cumsum"(%arg0) {axis = 1 : i64} : (tensor<2x?xi64>) -> tensor<2x?xi64>
+// CHECK-NEXT:    %1 = "graph.cumsum"(%arg1) {axis = -1 : i64, exclusive = true, reverse = true} : (tensor<5xbf16>) -> tensor<5xbf16>
+func.func @cumsum(%a: tensor<2x?xi64>, %b: tensor<5xbf16>) -> (tensor<2x?xi64>, tensor<5xbf16>) {
+  %0 = "graph.cumsum"(%a) {axis = 1 : i64} : (tensor<2x?xi64>) -> tensor<2x?xi64>
+  %1 = "graph.cumsum"(%b) {axis = -1 : i64, exclusive = true, reverse = true} : (tensor<5xbf16>) -> tensor<5xbf16>
+  return %0, %1 : tensor<2x?xi64>, tensor<5xbf16>
+}

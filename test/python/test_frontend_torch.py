@@ -288,6 +288,14 @@ CASES: list[Case] = [
         0.0, 0.0,
     ),
     (
+        "cumsum",
+        lambda m, x, mask: (torch.cumsum(x, 1), x.cumsum(-1, dtype=torch.float16), mask.cumsum(1) * mask - 1,
+                            torch.cumsum(mask > 0, 0), torch.cumsum(x[0, 0], 0)),
+        lambda: (torch.randint(-4, 5, (3, 5, 4)).float(), torch.tensor([[1, 1, 1, 0], [0, 1, 1, 1]])),
+        ("aten.cumsum.default",),
+        0.0, 0.0,
+    ),
+    (
         "matmuls",
         lambda m, x, w, b, v: (F.linear(x, w, b), F.linear(x, w), x @ w.t(), torch.mm(x[0], w.t()),
                                torch.bmm(x, x.transpose(1, 2)), x @ v, v @ w.t(), torch.addmm(b, x[0], w.t(), beta=0.5,
@@ -541,14 +549,14 @@ def test_rms_norm_over_another_axis_is_not_recognised() -> None:
 def test_unsupported_op_names_the_op_the_node_and_the_line() -> None:
     def forward(m: nn.Module, x: Any) -> Any:
         y = x * 2
-        return torch.cumsum(y, 0)  # the line the error points at
+        return torch.cumprod(y, 0)  # the line the error points at
 
     line = forward.__code__.co_firstlineno + 2
     with pytest.raises(GraphfuseError) as raised:
         gft.import_module(Fn(forward), (randn(3, 4),))
     (diagnostic,) = raised.value.diagnostics
-    assert diagnostic.message.startswith("unsupported ATen op 'aten.cumsum.default' at FX node 'cumsum'")
-    assert "torch.cumsum(y, 0)" in diagnostic.message
+    assert diagnostic.message.startswith("unsupported ATen op 'aten.cumprod.default' at FX node 'cumprod'")
+    assert "torch.cumprod(y, 0)" in diagnostic.message
     assert diagnostic.location is not None
     assert (diagnostic.location.file, diagnostic.location.line) == (THIS_FILE, line)
 

@@ -153,3 +153,55 @@ def test_rejects_axis_out_of_range() -> None:
 def test_rejects_wrong_dtype(name: str, dtype: str) -> None:
     with pytest.raises(VerifyError, match="must have"):
         _infer(name, TensorSig((2, 3), dtype), {"axes": [0]})
+
+
+# --------------------------------------------------------------------------
+# cumsum
+
+
+def _loop_cumsum(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """The running sum with explicit loops over each line along ``axis`` (float64)."""
+    out = np.zeros(x.shape, np.float64)
+    moved, target = np.moveaxis(x.astype(np.float64), axis, -1), np.moveaxis(out, axis, -1)
+    n = x.shape[axis]
+    for line in np.ndindex(moved.shape[:-1]):
+        for i in range(n):
+            js = [j for j in range(n) if (j >= i if reverse else j <= i) and not (exclusive and j == i)]
+            target[(*line, i)] = sum(moved[(*line, j)] for j in js)
+    return out
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "i32"])
+def test_cumsum_reference_is_the_running_sum(dtype: str, exclusive: bool, reverse: bool) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.integers(-4, 5, (3, 5, 2)).astype(NP_DTYPES[dtype])  # small integers: exact in every dtype
+    for axis in (0, 1, -1):
+        attrs = {"axis": axis, "exclusive": exclusive, "reverse": reverse}
+        (got,) = evaluate_op("cumsum", [x], attrs)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got.astype(np.float64), _loop_cumsum(x, axis % 3, exclusive, reverse))
+
+
+def test_cumsum_rejects_booleans_scalars_and_bad_axes() -> None:
+    for sig, axis, message in ((TensorSig((4,), "i1"), 0, "numeric element type"),
+                               (TensorSig((), "f32"), 0, "at least one dimension"),
+                               (TensorSig((4, 2), "f32"), -3, "out of range")):
+        with pytest.raises(VerifyError, match=message):
+            _infer("cumsum", sig, {"axis": axis})
+
+
+@pytest.mark.parametrize(("dtype", "shape", "axis", "exclusive", "reverse"), [
+    ("f32", (6, 33), 1, False, False), ("f32", (9, 4, 3), 0, True, True), ("bf16", (5, 17), -1, True, False),
+    ("i64", (2, 10), 1, False, True), ("f16", (40,), 0, False, False),
+])
+def test_cumsum_compiled_matches_the_reference(dtype: str, shape: tuple, axis: int, exclusive: bool,
+                                               reverse: bool) -> None:
+    import graphfuse
+
+    b = graphfuse.GraphBuilder("cumsum")
+    b.ret(b.cumsum(b.arg(shape, dtype), axis=axis, exclusive=exclusive, reverse=reverse))
+    executable = graphfuse.compile(b.module)
+    x = (np.random.default_rng(1).standard_normal(shape) * 3).astype(NP_DTYPES[dtype])
+    np.testing.assert_array_equal(executable(x)[0], executable.reference(x)[0])
