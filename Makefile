@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-compile bench-peers-setup fuzz onnx-conformance clean
+.PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-generate bench-compile bench-peers-setup fuzz onnx-conformance clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,12 @@ bench: $(STAMP)
 bench-models: $(STAMP)
 	$(BIN)/python -m bench.run --workloads llama,bert,gpt2,resnet_block --peers o0,torch,compile \
 		--markdown bench/models-latest.md $(ARGS)
+
+# Text generation: HF LlamaForCausalLM.generate (greedy, static KV cache), ms per token in eager PyTorch, under
+# torch.compile's Inductor and under torch.compile(backend="graphfuse"); writes bench/generate-latest.md.
+# make bench-generate ARGS="--hidden 256 --layers 2 --variants eager,graphfuse"
+bench-generate: $(STAMP)
+	$(BIN)/python -m bench.generate --markdown bench/generate-latest.md $(ARGS)
 
 # Compile time and memory at scale: elementwise chains and random graphs of 1k to 50k ops through graphfuse.compile,
 # each case in a subprocess (seconds, CPU seconds and peak RSS per op), and graphfuse-run's peak RSS on a
