@@ -1630,6 +1630,52 @@ def _gather_elements(n: _Node) -> list[Tensor]:
     return [n.b.gather_elements(x, indices_value, axis=axis)]
 
 
+@_converter("GatherND", lowering="`gather` along axis 0 of data with its batch and indexed leading dims flattened, "
+            "at `batch offset + sum(index_j * stride_j)` (constant indices range-checked, run-time ones wrapped and "
+            "clamped per dim)")
+def _gather_nd(n: _Node) -> list[Tensor]:
+    x, indices = n.input(0), n.input(1)
+    batch = int(n.attr("batch_dims", 0))
+    if indices.dtype not in ("i32", "i64"):
+        raise _NodeError(f"indices of element type {indices.dtype} should be i32 or i64")
+    if None in x.shape or None in indices.shape or not indices.shape:
+        raise _NodeError("data and indices need static shapes, indices at least one dimension")
+    depth = indices.shape[-1]
+    if not 0 <= batch < len(indices.shape) or batch + depth > len(x.shape) or x.shape[:batch] != indices.shape[:batch]:
+        raise _NodeError(f"batch_dims {batch} and {depth} indexed dims do not fit data {list(x.shape)} and "
+                         f"indices {list(indices.shape)}")
+    dims = [int(d) for d in x.shape[batch:batch + depth]]
+    strides = [math.prod(dims[j + 1:]) for j in range(depth)]
+    rows = tuple(int(d) for d in indices.shape[:-1])
+    # Batch dims: position (b..., i...) reads block linear(b...) of the flattened data.
+    batches = np.arange(math.prod(rows[:batch]), dtype=np.int64).reshape(rows[:batch] + (1,) * (len(rows) - batch))
+    offsets = np.broadcast_to(batches * math.prod(dims), rows)
+    if n.node.input[1] in n.importer.constants:
+        known = np.asarray(n.importer.constants[n.node.input[1]]).astype(np.int64).reshape(*rows, depth)
+        flat_known = offsets.copy()
+        for j, (size, stride) in enumerate(zip(dims, strides, strict=True)):
+            column = known[..., j]
+            if column.size and not (-size <= int(column.min()) and int(column.max()) < size):
+                raise _NodeError(f"indices {column.reshape(-1).tolist()[:8]} are out of range for axis "
+                                 f"{batch + j} of size {size}")
+            flat_known += np.where(column < 0, column + size, column) * stride
+        flat = n.b.const(flat_known)
+    else:
+        flat = n.b.const(np.ascontiguousarray(offsets)) if batch else None
+        wide = indices if indices.dtype == "i64" else n.b.cast(indices, "i64")
+        for j, (size, stride) in enumerate(zip(dims, strides, strict=True)):
+            column = n.b.reshape(n.b.slice(wide, start=[0] * len(rows) + [j], limit=[*rows, j + 1]), rows)
+            column = n.b.select(n.b.less(column, n.const_like(0, column)), n.b.add(column, n.const_like(size, column)),
+                                column)
+            column = n.b.minimum(n.b.maximum(column, n.const_like(0, column)), n.const_like(size - 1, column))
+            term = n.b.mul(column, n.const_like(stride, column)) if stride != 1 else column
+            flat = term if flat is None else n.b.add(flat, term)
+        assert flat is not None
+    merged = (math.prod(int(d) for d in x.shape[:batch + depth]), *(int(d) for d in x.shape[batch + depth:]))
+    flat_x = x if tuple(x.shape) == merged else n.b.reshape(x, merged)
+    return [n.b.gather(flat_x, flat, axis=0)]
+
+
 @_converter("InstanceNormalization",
             lowering="`(x - mean) / sqrt(var + epsilon) * scale + B` per (batch, channel), statistics by "
                      "`reduce_mean` over the spatial axes")

@@ -31,6 +31,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -742,3 +743,44 @@ def test_cumsum_in_f32_compiled(exclusive: int, reverse: int) -> None:
     want = onnx.reference.ReferenceEvaluator(model).run(None, {"x": x})[0]
     (got,) = graphfuse.compile(onnx_frontend.import_model(model))(x)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", ["llama", "bert"])
+def test_hf_models_round_trip_through_the_dynamo_exporter(kind: str) -> None:
+    """transformers' own models exported by torch.onnx.export(dynamo=True), with token ids and a padded mask,
+    imported, compiled and compared with PyTorch."""
+    torch = pytest.importorskip("torch", reason="needs the torch extra (pip install -e '.[torch]')")
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    pytest.importorskip("onnxscript", reason="needs the models extra (pip install -e '.[models]')")
+    import contextlib
+    import io
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_frontend_torch import _hf_network
+
+    torch.manual_seed(0)
+    network = _hf_network(hf, kind).eval()
+    extra = {} if kind == "bert" else {"use_cache": False}
+
+    class Hidden(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.network = network
+
+        def forward(self, ids: Any, mask: Any) -> Any:
+            return self.network(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
+
+    ids = torch.randint(0, 128, (2, 10))
+    mask = torch.ones(2, 10, dtype=torch.int64)
+    mask[1, 7:] = 0
+    model = Hidden().eval()
+    with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        # The exporter prints its progress, and torch.export's use of a deprecated pytree API warns.
+        warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+        want = model(ids, mask).numpy()
+        program = torch.onnx.export(model, (ids, mask), dynamo=True)
+    imported = onnx_frontend.import_model(program.model_proto)
+    assert '"graph.gather"' in str(imported)  # the embedding, and the mask's advanced indexing (GatherND)
+    (got,) = graphfuse.compile(imported)(ids.numpy(), mask.numpy())
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
