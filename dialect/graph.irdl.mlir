@@ -319,6 +319,16 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // The positions 0, 1, ... along one dimension of a tensor (arange over a dynamic size).
+  irdl.operation @iota {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.integer"
+    irdl.operands(like: %in0)
+    irdl.attributes {"axis" = %a2}
+    irdl.results(result: %out1)
+  }
+
   // Elementwise test for a value that is neither infinite nor NaN (i1 result).
   irdl.operation @isfinite {
     %in0 = irdl.base "!builtin.tensor"

@@ -1,5 +1,5 @@
 """Lowerings of the data-movement graph ops: reshape, broadcast_to, transpose, concat, split, slice, gather,
-gather_elements, scatter_update.
+gather_elements, scatter_update, iota.
 
 They only move elements, so every element type of the dialect lowers the
 same way (f32, f16, bf16, i1, i8, i32, i64: no arithmetic on the elements).
@@ -48,6 +48,8 @@ Each result is built from ``tensor`` and ``linalg`` ops on tensors:
   when negative and, inside the axis, ``tensor.insert_slice`` s the update's
   slice there (``scf.if``: an index still out of range writes nothing).
   Bufferization writes into that copy in place.
+- ``iota`` is a ``linalg.generic`` with no input writing ``linalg.index 0``
+  into a ``tensor.empty`` sized by ``tensor.dim`` of the operand.
 
 Not lowered (the op stays; ``graph-to-linalg{strict}`` reports it): a
 reshape whose dynamic result size is undefined because the static result
@@ -70,6 +72,7 @@ __all__ = [
     "lower_concat",
     "lower_gather",
     "lower_gather_elements",
+    "lower_iota",
     "lower_reshape",
     "lower_scatter_update",
     "lower_slice",
@@ -587,3 +590,26 @@ def lower_scatter_update(op: ir.Operation) -> bool:
                 scf.YieldOp([current])
             scf.YieldOp([branch.results[0]])
         return _replace(op, [loop.results[0]])
+
+
+# --------------------------------------------------------------------------
+# iota
+
+
+@register_lowering("iota")
+def lower_iota(op: ir.Operation) -> bool:
+    """A generic with no input writing each position's index, sized by the operand's dimension."""
+    (like,) = op.operands
+    source, result = _ranked(like), _ranked(op.results[0])
+    if source is None or result is None or source.rank == 0:
+        return False
+    axis = _axis(op, source.rank)
+    with op.location, ir.InsertionPoint(op):
+        init = _empty([_dim(like, axis)], result)
+        identity = ir.AffineMap.get_identity(1)
+
+        def body(args: list[ir.Value]) -> list[ir.Value]:
+            return [arith.index_cast(result.element_type, linalg.IndexOp(0).result)]
+
+        generic = build_generic([result], [], [init], [identity], [PARALLEL], body)
+        return _replace(op, [generic.results[0]])

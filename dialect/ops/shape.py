@@ -1,5 +1,5 @@
 """Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice, gather, gather_elements,
-scatter_update."""
+scatter_update; iota, the positions along one dim of a tensor."""
 
 from __future__ import annotations
 
@@ -487,5 +487,41 @@ register_op(
             "indices the later one in row-major order wins. Any element type."
         ),
         example=((TensorSig((4, 8, 2), "f32"), TensorSig((3,), "i64"), TensorSig((4, 3, 2), "f32")), {"axis": 1}),
+    )
+)
+
+
+# --------------------------------------------------------------------------
+# iota
+
+
+def _infer_iota(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    (like,) = inputs
+    if like.rank == 0:
+        raise VerifyError(f"operand {like} must have at least one dimension")
+    return [TensorSig((like.shape[normalize_axis(attrs["axis"], like.rank)],), "i64")]
+
+
+def _iota_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    like = xs[0]
+    return [np.arange(like.shape[normalize_axis(attrs["axis"], like.ndim)], dtype=np.int64)]
+
+
+register_op(
+    OpSpec(
+        name="iota",
+        group=_GROUP,
+        summary="The positions 0, 1, ... along one dimension of a tensor (arange over a dynamic size).",
+        operands=(ValueSpec("like"),),
+        results=(ValueSpec("result"),),
+        attrs=(AttrSpec("axis", AttrKind.I64, default=REQUIRED, doc="the dimension of `like` counted"),),
+        infer=_infer_iota,
+        reference=_iota_reference,
+        doc=(
+            "`result = [0, 1, ..., like.shape[axis] - 1]` as i64: only the size of `like`'s dimension is read, "
+            "never its elements, so a dynamic dimension gives a dynamic length (PyTorch's `arange(x.shape[1])` "
+            "under a symbolic sequence length; StableHLO's iota with its size taken from a tensor)."
+        ),
+        example=((TensorSig((2, 7), "f32"),), {"axis": 1}),
     )
 )

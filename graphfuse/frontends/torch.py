@@ -179,10 +179,14 @@ class _Const:
 
 
 class _Symbolic:
-    """A symbolic size (``sym_size``, arithmetic on sizes) of a dynamic shape: converters read sizes from types."""
+    """A symbolic size (``sym_size``, arithmetic on sizes) of a dynamic shape: converters read sizes from types.
 
-    def __init__(self, name: str):
+    ``source`` is the FX node of the tensor and the dim a ``sym_size`` reads (None for arithmetic on sizes).
+    """
+
+    def __init__(self, name: str, source: tuple[fx.Node, int] | None = None):
         self.name = name
+        self.source = source
 
 
 class _Missing:
@@ -691,7 +695,9 @@ class _Importer:
         if name != "getitem":
             self.aten_ops[name] += 1
         if isinstance(self.meta(node), torch.SymInt | torch.SymFloat | torch.SymBool):
-            return _Symbolic(node.name)  # a size computation: the ops that use it read sizes from their types
+            # a size computation: the ops that use it read sizes from their types (arange: from its source)
+            is_size = name == "aten.sym_size.int" and isinstance(node.args[0], fx.Node)
+            return _Symbolic(node.name, (node.args[0], int(node.args[1])) if is_size else None)
         folded = self._fold(node)
         if folded is not None:
             return folded
@@ -1286,6 +1292,8 @@ def _bound(value: Any, size: int, default: int) -> int:
 @_converts("aten.slice.Tensor", graph="`slice`", notes="positive step; static shape")
 def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
+    if isinstance(a["end"], fx.Node):
+        return _slice_to_symbolic_end(imp, node, x, a)
     shape = imp.static_shape(x)
     axis = _axis(a["dim"], len(shape))
     size = shape[axis]
@@ -1294,6 +1302,25 @@ def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     if a["step"] < 1:
         raise imp.unsupported(node, f"slice step {a['step']}")
     return _slice_box(imp, x, axis, start, end, int(a["step"]))
+
+
+def _slice_to_symbolic_end(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str, Any]) -> Tensor:
+    """``x[..., :s]`` with ``s`` read from another tensor's dim: a ``gather`` at ``iota`` of that dim, exact when
+    torch.export's range for ``s`` keeps it within the static size (the slice never clamps)."""
+    axis = _axis(a["dim"], len(x.shape))
+    size = x.shape[axis]
+    end = imp.meta(a["end"])
+    ranges = getattr(imp.program, "range_constraints", {})
+    bound = ranges.get(end.node.expr) if isinstance(end, torch.SymInt) else None
+    try:
+        upper = int(bound.upper)  # sympy's oo (no bound) does not convert
+    except (AttributeError, TypeError, ValueError):
+        upper = None
+    if a["start"] not in (0, None) or a["step"] != 1 or size is None or upper is None or upper > size:
+        raise imp.unsupported(node, f"a slice to the symbolic size {a['end'].name} that may exceed dimension {axis} "
+                                    f"of {x.sig}, or with a start or step")
+    tensor_node, dim = _symbolic_dim(imp, node, a["end"])
+    return imp.emit("gather", x, imp.emit("iota", imp.tensor(tensor_node), axis=dim), axis=axis)
 
 
 @_converts("aten.select.int", graph="`slice`, `reshape`")
@@ -1478,6 +1505,69 @@ def _cumsum(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     if not x.shape:  # a 0-d tensor is its own running sum
         return x
     return imp.emit("cumsum", x, axis=_axis(a["dim"], len(x.shape)))
+
+
+@_converts("aten.arange.default", "aten.arange.start", "aten.arange.start_step",
+           graph="`iota` along the dim the size is read from (a `cast` to a float dtype)",
+           notes="only over a symbolic size (`arange(x.shape[1])`, start 0, step 1); arange over numbers is "
+           "computed when importing")
+def _arange(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """``torch.arange(x.shape[d])`` under a dynamic shape; a constant arange never reaches here (folded)."""
+    end, start, step = a.get("end"), a.get("start", 0), a.get("step", 1)
+    size = imp.values.get(end) if isinstance(end, fx.Node) else None
+    if not isinstance(size, _Symbolic) or size.source is None or start != 0 or step != 1:
+        raise imp.unsupported(node, "arange over a size that is not one dim of a tensor, or with a start or step")
+    tensor_node, dim = size.source
+    positions = imp.emit("iota", imp.tensor(tensor_node), axis=dim)
+    dtype = imp.out_dtype(node)
+    return positions if dtype == "i64" else imp.emit("cast", positions, dtype)
+
+
+def _symbolic_dim(imp: _Importer, node: fx.Node, size: Any) -> tuple[fx.Node, int]:
+    """The tensor and dim a symbolic size was read from (``x.shape[d]``)."""
+    value = imp.values.get(size) if isinstance(size, fx.Node) else None
+    if not isinstance(value, _Symbolic) or value.source is None:
+        raise imp.unsupported(node, f"a size ({size}) that is neither a number nor one dim of a tensor")
+    return value.source
+
+
+def _filled(imp: _Importer, node: fx.Node, sizes: Sequence[Any], value: Any, dtype: str) -> Tensor:
+    """A tensor of ``sizes`` (numbers, or symbolic sizes read from tensors' dims) holding ``value``.
+
+    Each symbolic dim comes from an ``iota`` along the dim it was read from, placed at its position; their
+    conjunction (all true) selects ``value`` and a ``broadcast_to`` adds the static dims: a dynamic dim is
+    always carried by an operand, as the lowering needs.
+    """
+    rank = len(sizes)
+    fill = imp.tensor(value, dtype)
+    if fill.shape:
+        fill = imp.emit("reshape", fill, ())
+    condition = None
+    for position, size in enumerate(sizes):
+        if isinstance(size, int):
+            continue
+        tensor_node, dim = _symbolic_dim(imp, node, size)
+        line = imp.emit("iota", imp.tensor(tensor_node), axis=dim)
+        placed = imp.emit("reshape", line, tuple(None if k == position else 1 for k in range(rank)))
+        present = imp.emit("greater_equal", placed, imp.tensor(0, "i64"))
+        condition = present if condition is None else imp.emit("logical_and", condition, present)
+    if condition is not None:
+        fill = imp.emit("select", condition, fill, fill)
+    shape = tuple(size if isinstance(size, int) else None for size in sizes)
+    if tuple(fill.shape) != shape:
+        fill = imp.emit("broadcast_to", fill, shape)
+    return fill
+
+
+@_converts("aten.full.default", "aten.new_full.default", "aten.ones.default", "aten.new_ones.default",
+           "aten.zeros.default", "aten.new_zeros.default",
+           graph="`select` on `iota`s of the symbolic dims, `broadcast_to`",
+           notes="only with a symbolic size (numbers are computed when importing)")
+def _full(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """A factory over a symbolic shape (``x.new_ones(b, s)`` under a dynamic sequence length)."""
+    name = _op_name(node.target)
+    value = a.get("fill_value", 1 if "ones" in name else 0)
+    return _filled(imp, node, list(a["size"]), value, imp.out_dtype(node))
 
 
 @_converts("aten.embedding.default", graph="`gather` along axis 0",

@@ -129,6 +129,10 @@ module {
     %0 = "graph.greater_equal"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
   }
+  func.func @iota(%arg0: tensor<2x7xf32>) -> tensor<7xi64> {
+    %0 = "graph.iota"(%arg0) {axis = 1 : i64} : (tensor<2x7xf32>) -> tensor<7xi64>
+    return %0 : tensor<7xi64>
+  }
   func.func @isfinite(%arg0: tensor<4x8xf32>) -> tensor<4x8xi1> {
     %0 = "graph.isfinite"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
@@ -397,6 +401,8 @@ module {
 // CHECK:         "graph.greater"
 // CHECK-LABEL: func.func @greater_equal(
 // CHECK:         "graph.greater_equal"
+// CHECK-LABEL: func.func @iota(
+// CHECK:         "graph.iota"
 // CHECK-LABEL: func.func @isfinite(
 // CHECK:         "graph.isfinite"
 // CHECK-LABEL: func.func @layer_norm(

@@ -1,4 +1,4 @@
-// graph-verify's rules for reshape, broadcast_to, transpose, concat, split, slice, gather, gather_elements and scatter_update.
+// graph-verify's rules for reshape, broadcast_to, transpose, concat, split, slice, gather, gather_elements, scatter_update and iota.
 // RUN: graphfuse-opt --split-input-file --verify-diagnostics %s
 
 func.func @reshape_count_mismatch(%a: tensor<4x8xf32>) {
@@ -325,5 +325,21 @@ func.func @gather_elements_rank(%x: tensor<4x5xf32>, %i: tensor<4xi64>) {
 func.func @gather_elements_wider_than_data(%x: tensor<4x5xf32>, %i: tensor<4x7xi64>) {
   // expected-error@+1 {{'graph.gather_elements' dimension 1 of operand indices tensor<4x7xi64> is larger than that of data tensor<4x5xf32>}}
   %0 = "graph.gather_elements"(%x, %i) : (tensor<4x5xf32>, tensor<4x7xi64>) -> tensor<4x7xf32>
+  return
+}
+
+// -----
+
+func.func @iota_of_a_scalar(%x: tensor<f32>) {
+  // expected-error@+1 {{'graph.iota' operand tensor<f32> must have at least one dimension}}
+  %0 = "graph.iota"(%x) {axis = 0 : i64} : (tensor<f32>) -> tensor<1xi64>
+  return
+}
+
+// -----
+
+func.func @iota_wrong_length(%x: tensor<4x3xf32>) {
+  // expected-error@+1 {{'graph.iota' result #0 has type tensor<4xi64>, but its operands and attributes give tensor<3xi64>}}
+  %0 = "graph.iota"(%x) {axis = 1 : i64} : (tensor<4x3xf32>) -> tensor<4xi64>
   return
 }

@@ -132,3 +132,11 @@ func.func @gather_elements(%x: tensor<3x5xf32>, %i: tensor<3x2xi64>) -> tensor<3
   %0 = "graph.gather_elements"(%x, %i) {axis = 1 : i64} : (tensor<3x5xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
+
+// iota: i64 positions along one dim of the operand, dynamic when that dim is.
+// CHECK-LABEL: func.func @iota(
+// CHECK-NEXT:    %0 = "graph.iota"(%arg0) {axis = 1 : i64} : (tensor<2x?xbf16>) -> tensor<?xi64>
+func.func @iota(%x: tensor<2x?xbf16>) -> tensor<?xi64> {
+  %0 = "graph.iota"(%x) {axis = 1 : i64} : (tensor<2x?xbf16>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}

@@ -288,6 +288,17 @@ CASES: list[Case] = [
         0.0, 0.0,
     ),
     (
+        "factories",  # computed when importing; over symbolic sizes: test_factories_and_slices_over_a_symbolic_size
+        lambda m, x: (x + torch.arange(5), x * torch.arange(1, 6, 2).repeat(2)[:5] - torch.arange(2, 7),
+                      x.new_ones(3, 5), x.new_zeros(5), x.new_full((2, 5), 2.5) - torch.full((5,), 0.5),
+                      torch.ones(5) + torch.zeros(5)),
+        lambda: (randn(3, 5),),
+        ("aten.arange.default", "aten.arange.start", "aten.arange.start_step", "aten.new_ones.default",
+         "aten.new_zeros.default", "aten.new_full.default", "aten.full.default", "aten.ones.default",
+         "aten.zeros.default"),
+        0.0, 0.0,
+    ),
+    (
         "cumsum",
         lambda m, x, mask: (torch.cumsum(x, 1), x.cumsum(-1, dtype=torch.float16), mask.cumsum(1) * mask - 1,
                             torch.cumsum(mask > 0, 0), torch.cumsum(x[0, 0], 0)),
@@ -728,3 +739,31 @@ def test_inputs_written_in_place_are_an_error_or_leading_results() -> None:
         gft.import_program(program, input_mutations="copy")  # type: ignore[arg-type]
     with pytest.raises(GraphfuseError, match="the model writes its input 'cache', which is imported as a constant"):
         gft.import_program(program, input_mutations="results", constant_inputs={0: cache})
+
+
+class SymbolicSizes(nn.Module):
+    """Positions, ones and a slice of a stored table, all as long as the input's dynamic sequence length."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("table", torch.arange(64.0).reshape(1, 64))
+
+    def forward(self, x: Any) -> Any:
+        positions = torch.arange(x.shape[1])
+        ones = x.new_ones(x.shape[0], x.shape[1])
+        return x * positions + ones + self.table[:, :x.shape[1]], torch.full((2, x.shape[1]), 0.5)
+
+
+def test_factories_and_slices_over_a_symbolic_size() -> None:
+    """arange / new_ones / full over x.shape[1] and table[:, :x.shape[1]] under a dynamic sequence length become
+    graph.iota along that dim of x (a gather at it for the slice); the graph runs at any length."""
+    from torch.export import Dim
+
+    model = SymbolicSizes().eval()
+    imported = gft.import_module(model, (randn(2, 10),), dynamic_shapes=({1: Dim("seq", min=2, max=60)},))
+    assert imported.graph_ops["graph.iota"] == 4 and imported.graph_ops["graph.gather"] == 1
+    assert "tensor<2x?xf32>" in str(imported.module)
+    for length in (3, 17, 60):
+        x = randn(2, length)
+        assert_close(imported.run_reference(x), [t.numpy() for t in model(x)], 1e-6, 1e-6)
+

@@ -418,3 +418,25 @@ def test_gather_elements_compiled_matches_the_reference(shape: tuple, axis: int,
     x = rng.standard_normal(shape).astype(np.float32)
     ids = rng.integers(-shape[axis] - 2, shape[axis] + 2, index_shape).astype(np.int32)
     np.testing.assert_array_equal(executable(x, ids)[0], executable.reference(x, ids)[0])
+
+
+# --------------------------------------------------------------------------
+# iota
+
+
+def test_iota_is_the_positions_along_one_dim() -> None:
+    assert _infer("iota", [TensorSig((2, None), "bf16")], {"axis": -1}) == [TensorSig((None,), "i64")]
+    with pytest.raises(VerifyError, match="at least one dimension"):
+        _infer("iota", [TensorSig((), "f32")], {"axis": 0})
+    (positions,) = evaluate_op("iota", [np.zeros((3, 5), np.int8)], {"axis": 1})
+    np.testing.assert_array_equal(positions, np.arange(5))
+
+
+def test_iota_compiled_at_a_dynamic_length() -> None:
+    import graphfuse
+
+    b = graphfuse.GraphBuilder("iota")
+    b.ret(b.iota(b.arg((2, None)), axis=1))  # the result buffer is sized by shape inference at each call
+    executable = graphfuse.compile(b.module)
+    for length in (1, 9):
+        np.testing.assert_array_equal(executable(np.ones((2, length), np.float32))[0], np.arange(length))
