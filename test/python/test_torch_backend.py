@@ -299,3 +299,21 @@ def test_info_log_names_each_compile(capsys: pytest.CaptureFixture[str]) -> None
     finally:
         log.configure()
     assert "[INFO] graphfuse backend: FX graph 1 compiled for inputs ([4, 16]:float32)" in capsys.readouterr().err
+
+
+def test_hf_llama_with_a_dynamic_sequence_length() -> None:
+    """torch.compile(dynamic=True) hands over one graph with a symbolic length (its arange included); each length
+    is compiled once and none runs eagerly."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    network = _hf_network(hf, "llama").eval()
+    compiled = torch.compile(network, backend="graphfuse", dynamic=True)
+    with torch.no_grad():
+        for length in (6, 11, 6):
+            ids = torch.randint(0, 128, (1, length))
+            want = network(input_ids=ids, use_cache=False).last_hidden_state
+            got = compiled(input_ids=ids, use_cache=False).last_hidden_state
+            assert _relative_error(got, want) <= 1e-5
+    reports = gtb.last_report()
+    assert sum(len(report.compiled) for report in reports) == 2, [report.summary() for report in reports]
+    assert sum(report.calls for report in reports) == 3 and not any(report.eager_calls for report in reports)
