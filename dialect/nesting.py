@@ -25,12 +25,17 @@ MAX_NESTING = 256
 
 Syntax = Literal["mlir", "json", "pipeline"]
 
-# One alternation per syntax: comments and string literals are matched whole (their brackets do not count),
-# then single brackets.  In MLIR '<' and '>' nest too (types, attributes), except in '->' and '>='.
-_TOKENS: dict[str, re.Pattern[str]] = {
-    "mlir": re.compile(r'//[^\n]*|"(?:[^"\\\n]|\\.)*"?|->|>=|[\[({<\])}>]'),
-    "json": re.compile(r'"(?:[^"\\]|\\.)*"?|[\[{\]}]'),
-    "pipeline": re.compile(r""""[^"]*"?|'[^']*'?|[\[({\])}]"""),
+# The characters a scan stops at, per syntax: brackets, and the starts of comments and string literals.
+_STOPS: dict[str, re.Pattern[str]] = {
+    "mlir": re.compile(r'[/"\[({<\])}>]'),
+    "json": re.compile(r'["\[{\]}]'),
+    "pipeline": re.compile(r"""["'\[({\])}]"""),
+}
+# What is skipped whole from a stop character: comments and string literals (their brackets do not count).
+_SKIPS: dict[str, dict[str, re.Pattern[str]]] = {
+    "mlir": {"/": re.compile(r"//[^\n]*"), '"': re.compile(r'"(?:[^"\\\n]+|\\.)*"?')},
+    "json": {'"': re.compile(r'"(?:[^"\\]+|\\.)*"?')},
+    "pipeline": {'"': re.compile(r'"[^"]*"?'), "'": re.compile(r"'[^']*'?")},
 }
 _OPENERS = {"mlir": "[({<", "json": "[{", "pipeline": "[({"}
 
@@ -39,21 +44,32 @@ def too_deep(text: str, syntax: Syntax) -> int | None:
     """The offset of the first bracket nested deeper than :data:`MAX_NESTING` in ``text``, or None.
 
     Brackets of all kinds count together (the parsers recurse on each); a
-    closer without an opener is left to the parser to report.
+    closer without an opener is left to the parser to report.  In MLIR '<'
+    and '>' nest too (types, attributes), except in '->' and '>='.  The scan
+    jumps from one stop character to the next in C (``re.search``), so text
+    that is mostly numbers, such as a module of large constants, costs little
+    Python.
     """
     openers = _OPENERS[syntax]
     if sum(text.count(c) for c in openers) <= MAX_NESTING:
         return None  # the common case: too few brackets to nest that deep, no scan needed
-    depth = 0
-    for match in _TOKENS[syntax].finditer(text):
-        token = match.group()
-        if len(token) != 1:
-            continue  # a comment, a string, '->' or '>='
-        if token in openers:
+    search, skips = _STOPS[syntax].search, _SKIPS[syntax]
+    depth, position = 0, 0
+    while (stop := search(text, position)) is not None:
+        offset = stop.start()
+        char = text[offset]
+        position = offset + 1
+        skip = skips.get(char)
+        if skip is not None:
+            whole = skip.match(text, offset)  # None for a '/' that does not start a comment
+            position = max(position, whole.end()) if whole is not None else position
+        elif char in openers:
             depth += 1
             if depth > MAX_NESTING:
-                return match.start()
-        elif depth and token not in "\"'":
+                return offset
+        elif syntax == "mlir" and char == ">" and (text[offset - 1:offset] == "-" or text[position:offset + 2] == "="):
+            continue  # '->' and '>=' are not brackets
+        elif depth:
             depth -= 1
     return None
 
