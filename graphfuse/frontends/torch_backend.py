@@ -39,7 +39,6 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,9 +80,9 @@ class ExperimentalConfig:
     #: FX-graph pattern fusion: the ``pattern_fusion_pass`` fusion pass and every pattern registered with
     #: ``graphfuse.register_replacement``.  Off turns them all off (docs/frontend-torch.md).
     pattern_fusion_pass: bool = True
-    #: compile parameters and buffers in as constants (weights pre-transposed, batch norms folded into
-    #: convolutions).  Changing a parameter after the first call then has no effect on the compiled code, as
-    #: TorchAir's frozen_parameter; off, they are passed to the compiled code at every call.
+    #: compile parameters and buffers in as constants (weights pre-packed, batch norms folded into
+    #: convolutions).  A parameter written in place or replaced afterwards (its version counter or storage
+    #: changes) makes the next call compile again.  Off, they are passed to the compiled code at every call.
     frozen_parameter: bool = False
 
 
@@ -164,8 +163,12 @@ class GraphReport:
     fusions: dict[str, int] = field(default_factory=dict)
     #: graph ops of the last import
     graph_ops: dict[str, int] = field(default_factory=dict)
+    #: tensors the last compiled version takes at each call (frozen parameters are not among them)
+    arguments: int = 0
     calls: int = 0
     eager_calls: int = 0
+    #: compiles again because a frozen parameter changed
+    recompiles: int = 0
 
     def summary(self) -> str:
         state = f"{len(self.compiled)} shape(s) compiled" if self.compiled else "not compiled"
@@ -242,6 +245,8 @@ def _describe(key: tuple, skip: Sequence[int] = ()) -> str:
 class _Compiled:
     imported: ImportedModel
     executable: Executable
+    #: (data pointer, version counter) of each tensor compiled in as a constant: a change means recompiling
+    constants: tuple[tuple[int, int], ...] = ()
 
 
 class _GraphRunner:
@@ -251,7 +256,7 @@ class _GraphRunner:
         self.gm = gm
         self.config = config
         self.report = report
-        self.versions: OrderedDict[tuple, _Compiled | str] = OrderedDict()
+        self.versions: dict[tuple, _Compiled | str] = {}
         self.parameters = _static_input_positions(gm)
         self.scalars = _scalar_input_positions(gm)
         self.static_inputs = self.parameters if config.experimental_config.frozen_parameter else []
@@ -274,6 +279,13 @@ class _GraphRunner:
         key = _shape_key(args, self.scalars)
         with self._lock:
             version = self.versions.get(key)
+            if isinstance(version, _Compiled) and version.constants != self._constant_state(args):
+                # a frozen parameter was written in place (or replaced) since it was compiled in
+                log.info(f"graphfuse backend: FX graph {self.report.number}: a frozen parameter changed; "
+                         f"recompiling for inputs {_describe(key, self.parameters)}")
+                self.report.recompiles += 1
+                del self.versions[key]
+                version = None
             if version is None:
                 version = self._compile_version(key, args)
         if isinstance(version, str):
@@ -309,10 +321,16 @@ class _GraphRunner:
             self.report.compiled[_describe(key, self.parameters)] = seconds
             self.report.fusions = fired_fusions(version.executable.fusion_result)
             self.report.graph_ops = dict(version.imported.graph_ops)
+            self.report.arguments = sum(version.imported._tensor_inputs)
             log.info(f"graphfuse backend: FX graph {self.report.number} compiled for inputs "
                      f"{_describe(key, self.parameters)} in {seconds:.2f} s")
         self.versions[key] = version
         return version
+
+    def _constant_state(self, args: tuple) -> tuple[tuple[int, int], ...]:
+        """What the frozen parameters' values depend on: their storage and their in-place version counters."""
+        return tuple((args[i].data_ptr(), args[i]._version) for i in self.static_inputs
+                     if isinstance(args[i], torch.Tensor))
 
     def _compile(self, args: tuple) -> _Compiled:
         # Frozen parameters, and the scalars inlined below (their tensors are then unused).
@@ -333,7 +351,7 @@ class _GraphRunner:
             num_threads=self.config.num_threads,
             fast_math=self.config.fast_math,
         )
-        return _Compiled(imported, executable)
+        return _Compiled(imported, executable, self._constant_state(args))
 
     def _run(self, version: _Compiled, args: tuple) -> Any:
         imported = version.imported

@@ -119,24 +119,31 @@ def test_inputs_written_in_place_are_written_back() -> None:
     assert sum(len(report.compiled) for report in gtb.last_report()) == 1
 
 
-def test_parameters_are_read_at_each_call_unless_frozen() -> None:
+def test_parameters_are_read_at_each_call_or_frozen_with_a_guard() -> None:
+    """Passed at each call, or compiled in as constants (frozen_parameter) and compiled again when one of them is
+    written in place or replaced: either way a changed parameter is seen."""
     torch.manual_seed(0)
     x = torch.randn(4, 16)
     for frozen in (False, True):
         torch._dynamo.reset()
+        gtb.clear_reports()
         model = Mlp().eval()
         config = gtb.CompilerConfig()
         config.experimental_config.frozen_parameter = frozen
         compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=config))
         with torch.no_grad():
             before = compiled(x)
-            model.up.bias.add_(1.0)
+            model.up.bias.add_(1.0)  # in place: its version counter moves
             after = compiled(x)
-            want = model(x)
-        if frozen:  # compiled in as constants: TorchAir's frozen_parameter
-            assert torch.equal(after, before)
-        else:
-            assert _relative_error(after, want) <= 1e-5 and not torch.equal(after, before)
+            assert _relative_error(after, model(x)) <= 1e-5 and not torch.equal(after, before)
+            model.norm.weight = nn.Parameter(torch.full((32,), 2.0))  # replaced: a new storage
+            again = compiled(x)
+            assert _relative_error(again, model(x)) <= 1e-5
+            compiled(x)
+        recompiles = sum(report.recompiles for report in gtb.last_report())
+        assert recompiles == (2 if frozen else 0), [report.summary() for report in gtb.last_report()]
+        # x, and unless frozen the linear's and the layer norm's weights and biases
+        assert gtb.last_report()[-1].arguments == (1 if frozen else 5)
 
 
 # --------------------------------------------------------------------------
