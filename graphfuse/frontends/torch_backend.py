@@ -219,7 +219,7 @@ def _shape_key(args: Sequence[Any], scalars: Sequence[int]) -> tuple:
     the value of the Python numbers Dynamo passes as 0-d tensors (``scalars``)."""
     return tuple(
         ("scalar", args[i].item()) if i in scalars
-        else (tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a).__name__, a)
+        else (tuple(a.shape), a.dtype, a.device.type) if isinstance(a, torch.Tensor) else (type(a).__name__, a)
         for i, a in enumerate(args)
     )
 
@@ -231,7 +231,8 @@ def _describe(key: tuple, skip: Sequence[int] = ()) -> str:
         if i in skip:
             continue
         if isinstance(entry[1], torch.dtype):
-            parts.append(f"{list(entry[0])}:{str(entry[1]).removeprefix('torch.')}")
+            device = "" if entry[2] == "cpu" else f"@{entry[2]}"
+            parts.append(f"{list(entry[0])}:{str(entry[1]).removeprefix('torch.')}{device}")
         else:
             parts.append(repr(entry[1]))
     return "(" + ", ".join(parts) + ")"
@@ -288,9 +289,10 @@ class _GraphRunner:
                 version = None
             if version is None:
                 version = self._compile_version(key, args)
-        if isinstance(version, str):
-            return self._eager(args)
-        return self._run(version, args)
+            if isinstance(version, _Compiled):
+                # under the lock: a compiled version's scratch buffers serve one call at a time
+                return self._run(version, args)
+        return self._eager(args)
 
     def _eager(self, args: tuple) -> Any:
         self.report.eager_calls += 1
@@ -310,6 +312,10 @@ class _GraphRunner:
             reason = (f"more than cache_size_limit={self.config.cache_size_limit} input shapes; "
                       f"{_describe(key, self.parameters)} and later new shapes are not compiled")
             self.versions[key] = self._fall_back(reason)
+            return self.versions[key]
+        devices = sorted({a.device.type for a in args if isinstance(a, torch.Tensor)} - {"cpu"})
+        if devices:
+            self.versions[key] = self._fall_back(f"inputs on {', '.join(devices)}: graphfuse compiles for the CPU")
             return self.versions[key]
         start = time.perf_counter()
         try:
