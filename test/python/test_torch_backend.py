@@ -324,3 +324,14 @@ def test_hf_llama_with_a_dynamic_sequence_length() -> None:
     reports = gtb.last_report()
     assert sum(len(report.compiled) for report in reports) == 2, [report.summary() for report in reports]
     assert sum(report.calls for report in reports) == 3 and not any(report.eager_calls for report in reports)
+
+
+def test_inputs_on_another_device_run_in_eager(capsys: pytest.CaptureFixture[str]) -> None:
+    def forward(x: Any) -> Any:
+        return torch.relu(x) + 1.0
+
+    x = torch.empty(4, 8, device="meta")
+    with torch.no_grad():
+        got = torch.compile(forward, backend="graphfuse")(x)
+    assert got.device.type == "meta" and got.shape == (4, 8)
+    assert "inputs on meta: graphfuse compiles for the CPU" in capsys.readouterr().err
