@@ -335,3 +335,28 @@ def test_inputs_on_another_device_run_in_eager(capsys: pytest.CaptureFixture[str
         got = torch.compile(forward, backend="graphfuse")(x)
     assert got.device.type == "meta" and got.shape == (4, 8)
     assert "inputs on meta: graphfuse compiles for the CPU" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("kind", "dtype"), [("llama", torch.float32), ("llama", torch.bfloat16),
+                                             ("qwen2", torch.float32), ("mistral", torch.bfloat16)])
+def test_frozen_hf_decoders_fuse_their_mlp_and_norms(kind: str, dtype: Any) -> None:
+    """With the weights compiled in, the separate gate and up projections become one matmul and a swiglu, and
+    the norms after the residual adds fuse with them (in bf16 through HF's casts to f32 and back)."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    config_class = {"llama": hf.LlamaConfig, "qwen2": hf.Qwen2Config, "mistral": hf.MistralConfig}[kind]
+    model_class = {"llama": hf.LlamaModel, "qwen2": hf.Qwen2Model, "mistral": hf.MistralModel}[kind]
+    network = model_class(config_class(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64))
+    network = network.to(dtype).eval()
+    config = gtb.CompilerConfig()
+    config.experimental_config.frozen_parameter = True
+    ids = torch.randint(0, 128, (1, 10))
+    with torch.no_grad():
+        want = network(input_ids=ids, use_cache=False).last_hidden_state
+        compiled = torch.compile(network, backend=gtb.get_backend(compiler_config=config))
+        got = compiled(input_ids=ids, use_cache=False).last_hidden_state
+    assert _relative_error(got, want) <= (1e-5 if dtype == torch.float32 else 2e-2)
+    (report,) = gtb.last_report()
+    norm = "add_rms_norm_fusion" if dtype == torch.float32 else "add_cast_rms_norm_cast_fusion"
+    assert report.fusions.get("inference_swiglu_fusion") == 2 and report.fusions.get(norm) == 4, report.fusions
