@@ -64,6 +64,7 @@ from mlir.dialects.transform import interpreter
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import producer
+from graphfuse.lowering.fast_math import fadd, fmul
 from graphfuse.lowering.host import last_level_cache_bytes, vector_bits
 
 __all__ = ["BLOCK", "block_contractions"]
@@ -160,6 +161,40 @@ _TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} 
     transform.yield
   }
 }""")
+
+#: Products of a few rows of A with a transposed B read at run time (a linear layer's weight passed as an
+#: argument, one token decoded: x[1, K] @ W[N, K]^T): packing B into panels would copy all of it at every
+#: call for products that use each element of it M times, so B is read as it is, one row of W per column of
+#: C, K contiguous floats.  One task per tile of R columns (rows of W) and all M rows, shared out by the
+#: cores; the reduction split into V-lane partial sums (tile_reduction_using_for): a [M, R, V] accumulator,
+#: kept in registers across the loop over K (HOIST in the vectorize script), and one sum of its lanes per
+#: tile at the end.  The loop over K is peeled, so that every tile has a size known when compiling.
+_ROW_DOT_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.row_dot} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mm : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      %t0, %tasks = transform.structured.tile_using_forall %m tile_sizes [0, R, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.annotate %tasks "graph.matmul_tiles" : !transform.any_op
+      transform.annotate %tasks "graph.row_dot_tiles" : !transform.any_op
+      %fill, %split, %combine, %lanes = transform.structured.tile_reduction_using_for %t0 by tile_sizes = [0, 0, V]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      PEEL %lanes
+      transform.apply_patterns to %tasks {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+    }
+    transform.yield
+  }
+}""")
+
+#: Rows of A up to which a product with a transposed B read at run time gets the row-dot schedule.
+ROW_DOT_ROWS = 4
+#: Rows of W (columns of C) per row-dot tile: with ROW_DOT_ROWS rows of A, 16 vector accumulators.
+ROW_DOT_TILE = 4
+
 
 def _tasks(tile_sizes: str, filled: bool) -> str:
     """Transform IR sharing the product ``%m`` out as ``scf.forall`` tasks of ``tile_sizes``.
@@ -353,7 +388,8 @@ _EPILOGUE_SCRIPT = """module attributes {transform.with_named_sequence} {
 #: broadcasts of A times one row of B as FMAs (``lower_contraction`` to outer products).
 _VECTORIZE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %tiles = transform.structured.match ops{["linalg.matmul", "linalg.generic"]} attributes{graph.vectorize} in %root
+    %tiles = transform.structured.match ops{["linalg.matmul", "linalg.generic", "linalg.reduce", "linalg.fill"]}
+      attributes{graph.vectorize} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %tiles : !transform.any_op
     %blocks = transform.structured.match ops{["scf.forall", "scf.for"]} attributes{graph.matmul_tiles} in %root
@@ -369,6 +405,7 @@ _VECTORIZE_SCRIPT = _with_peels("""module attributes {transform.with_named_seque
       transform.apply_patterns to %block {
         transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
         transform.apply_patterns.vector.lower_outerproduct
+        transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
         transform.apply_patterns.canonicalization
       } : !transform.any_op
     }
@@ -707,6 +744,7 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
     module.operation.walk(collect_general)
     for op in general:
         _as_named_matmul(op)
+    row_dots = [part for op in _static_ops(module, ("linalg.matmul",)) if _row_dot(op) for part in _as_row_dot(op)]
     for op in _static_ops(module, tuple(_DEFAULT_MAPS)):
         _materialize_transposes(op)
     mr, nr = register_tile(vector_bits())
@@ -718,7 +756,11 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
     if tasks:
         _share_out_batches(module, tasks)
     named = [op for op in _static_ops(module, tuple(_DEFAULT_MAPS)) if "indexing_maps" not in op.attributes]
+    if row_dots:
+        _schedule_row_dots(module, row_dots, threads)
     if not named:  # dynamic shapes keep the plain loops: blocking would need dynamically sized buffers
+        if row_dots:
+            _vectorize_tiles(module)
         return
     for op in named:
         op.attributes["graph.block"] = ir.UnitAttr.get()
@@ -772,10 +814,88 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
     _erase_unused_fills(module)
     epilogues = re.sub(r"\bEC\b", str(nr), re.sub(r"\bER\b", str(EPILOGUE_ROWS), _EPILOGUE_SCRIPT))
     _apply(module, _with_peels(epilogues), "tiling matmul epilogues")
-    if _mark_static_tiles(module):
-        _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
+    _vectorize_tiles(module)
     _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
     _clear_marks(module)
+
+
+def _vectorize_tiles(module: ir.Module) -> None:
+    if _mark_static_tiles(module):
+        _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
+
+
+def _row_dot(op: ir.Operation) -> bool:
+    """Whether ``op`` (a static f32 ``linalg.matmul``) is A[M, K] @ Bt[N, K]^T with few rows and Bt read at run
+    time: the row-dot schedule's case (:data:`_ROW_DOT_SCRIPT`).  A constant Bt is packed once when compiling
+    instead, which the register-tiled schedule then reads faster."""
+    if "indexing_maps" not in op.attributes or producer(op.operands[1], "arith.constant") is not None:
+        return False
+    maps = [_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if maps != [(0, 2), (1, 2), (0, 1)]:
+        return False
+    types = [ir.RankedTensorType(v.type) for v in op.operands]
+    if not all(isinstance(t.element_type, ir.F32Type) for t in types):
+        return False
+    (m, k), n = types[0].shape, types[1].shape[0]
+    return m <= ROW_DOT_ROWS and n >= 2 and k >= 2
+
+
+def _as_row_dot(op: ir.Operation) -> list[ir.Operation]:
+    """``op`` as the generics the row-dot schedule tiles: the columns of C in whole tiles of ROW_DOT_TILE,
+    then the rest (fewer) as a product of its own, so that every tile has a size known when compiling; the
+    product and sum contractible into one FMA (a named matmul's body has no fast-math flags)."""
+    a, bt, c = op.operands
+    (m, k), n = ir.RankedTensorType(a.type).shape, ir.RankedTensorType(bt.type).shape[0]
+    parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
+    i64 = ir.IntegerType.get_signless(64)
+    whole = n - n % ROW_DOT_TILE
+    parts, result = [], c
+    with op.location, ir.InsertionPoint(op):
+        for column, width in ((0, whole), (whole, n - whole)):
+            if not width:
+                continue
+            rows = bt if width == n else _slice(bt, [column, 0], [width, k])
+            dest = result if width == n else _slice(result, [0, column], [m, width])
+            generic = linalg.GenericOp([dest.type], [a, rows], [dest], op.attributes["indexing_maps"],
+                                       ir.ArrayAttr.get([parallel, parallel, reduction]))
+            element = ir.RankedTensorType(c.type).element_type
+            body = generic.regions[0].blocks.append(element, element, element)
+            with ir.InsertionPoint(body):
+                linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
+            generic.attributes["graph.row_dot"] = ir.IntegerAttr.get(i64, min(width, ROW_DOT_TILE))
+            parts.append(generic.operation)
+            result = generic.results[0] if width == n else _insert(generic.results[0], result, [0, column])
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    return parts
+
+
+def _schedule_row_dots(module: ir.Module, ops: list[ir.Operation], threads: int) -> None:
+    """Tile the products marked ``graph.row_dot = R`` (:data:`_ROW_DOT_SCRIPT`): one task per tile of R
+    columns (the cores share them out), V-lane partial sums."""
+    lanes = max(1, vector_bits() // 32)
+    for width in sorted({ir.IntegerAttr(op.attributes["graph.row_dot"]).value for op in ops}):
+        script = _ROW_DOT_SCRIPT.replace("attributes{graph.row_dot}", f"attributes{{graph.row_dot = {width} : i64}}")
+        _apply(module, _sized(script, {"R": width, "V": lanes}), "tiling row-dot products")
+    _mark_static_partial_sums(module)
+
+
+def _mark_static_partial_sums(module: ir.Module) -> None:
+    """Mark for vectorization the statically shaped fills and sums of lanes of the row-dot tiles (the partial
+    products are marked with every matmul tile, :func:`_mark_static_tiles`); a tile whose size is only known
+    at run time (the last task's) stays a loop."""
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("linalg.fill", "linalg.reduce") and all(_static_tensor(v) for v in op.operands):
+            op.attributes["graph.vectorize"] = ir.UnitAttr.get()
+        return ir.WalkResult.ADVANCE
+
+    def tasks(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "scf.forall" and "graph.row_dot_tiles" in op.attributes:
+            op.walk(visit)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(tasks)
 
 
 def _epilogue_tile_script(by_panels: bool, outer: bool, filled: bool) -> str:
@@ -1483,7 +1603,8 @@ def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue", "graph.pack_transposed",
                      "graph.epilogue_block", "graph.conv_epilogue", "graph.fused_conv", "graph.serial_pack",
-                     "graph.serial_pack_transposed", "graph.batch_tasks", SERIAL):
+                     "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot", "graph.row_dot_tiles",
+                     SERIAL):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

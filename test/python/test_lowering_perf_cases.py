@@ -305,6 +305,43 @@ def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypa
     runtime.clear_cache()
 
 
+@pytest.mark.parametrize("bits", [256, 512])
+@pytest.mark.parametrize(("m", "k", "n"), [(1, 1024, 64), (1, 100, 43), (3, 17, 8), (4, 7, 2)])
+def test_few_rows_read_a_transposed_b_as_it_is(bits: int, m: int, k: int, n: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """x[M <= 4, K] @ W[N, K]^T with W an argument (one decoded token through a linear layer): no copy of W
+    into panels; tasks of ROW_DOT_TILE rows of W, each a [M, R, lanes] accumulator of partial sums in
+    vectors over K and one sum of lanes per tile; columns short of a tile and steps of K short of the
+    vector width are tiles of their own."""
+    monkeypatch.setattr(contraction, "vector_bits", lambda: bits)
+    runtime.clear_cache()
+    a, w, c = f"tensor<{m}x{k}xf32>", f"tensor<{n}x{k}xf32>", f"tensor<{m}x{n}xf32>"
+    text = (
+        f"func.func @f(%a: {a}, %w: {w}) -> {c} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {c}\n"
+        f"  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        "  %r = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,"
+        f" affine_map<(i, j, k) -> (i, j)>] ins(%a, %w : {a}, {w}) outs(%z : {c}) -> {c}\n"
+        f"  return %r : {c}\n}}"
+    )
+    tiled, compiled = _tiled_and_compiled(text, threads=2)
+    lanes, tile = bits // 32, contraction.ROW_DOT_TILE
+    assert "linalg.transpose" not in tiled and f"tensor<{k}x{n}xf32>" not in tiled, tiled  # W is read as it is
+    assert "linalg.matmul" not in tiled, tiled
+    if k >= lanes:
+        assert f"vector<{m}x{min(n, tile)}x{lanes}xf32>" in tiled, tiled  # the accumulator of a tile
+    tasks = re.findall(r"scf.forall \(%\w+\) in \((\d+)\)", tiled)
+    assert sorted(map(int, tasks)) == sorted(t for t in (n // tile, 1 if n % tile else 0) if t), tasks
+    assert sum(b.nbytes for b in compiled.workspace) < 4 * k * n
+    assert "llvm.intr.vector.reduce.fadd" in compiled.llvm_dialect_ir
+    rng = np.random.default_rng(k)
+    x, y = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((n, k)).astype(np.float32)
+    (got,) = compiled(x, y)
+    assert_close(x.astype(np.float64) @ y.T.astype(np.float64), got.astype(np.float64), "f32")
+    runtime.clear_cache()
+
+
 @pytest.mark.parametrize("transpose_b", [False, True])
 @pytest.mark.parametrize(("m", "k", "n"), [(37, 50, 29), (20, 31, 48)])
 def test_constant_b_is_packed_when_compiling(m: int, k: int, n: int, transpose_b: bool) -> None:
