@@ -313,6 +313,8 @@ def test_few_rows_read_a_transposed_b_as_it_is(bits: int, m: int, k: int, n: int
     into panels; tasks of ROW_DOT_TILE rows of W, each a [M, R, lanes] accumulator of partial sums in
     vectors over K and one sum of lanes per tile; columns short of a tile and steps of K short of the
     vector width are tiles of their own."""
+    assert contraction.row_dot_tile(1, 512) == 8 and contraction.row_dot_tile(4, 512) == 4
+    assert contraction.row_dot_tile(2, 256) == 4 and contraction.row_dot_tile(4, 256) == 2
     monkeypatch.setattr(contraction, "vector_bits", lambda: bits)
     runtime.clear_cache()
     a, w, c = f"tensor<{m}x{k}xf32>", f"tensor<{n}x{k}xf32>", f"tensor<{m}x{n}xf32>"
@@ -326,7 +328,7 @@ def test_few_rows_read_a_transposed_b_as_it_is(bits: int, m: int, k: int, n: int
         f"  return %r : {c}\n}}"
     )
     tiled, compiled = _tiled_and_compiled(text, threads=2)
-    lanes, tile = bits // 32, contraction.ROW_DOT_TILE
+    lanes, tile = bits // 32, contraction.row_dot_tile(m, bits)
     assert "linalg.transpose" not in tiled and f"tensor<{k}x{n}xf32>" not in tiled, tiled  # W is read as it is
     assert "linalg.matmul" not in tiled, tiled
     if k >= lanes:
