@@ -892,9 +892,8 @@ def _schedule_row_dots(module: ir.Module, ops: list[ir.Operation], threads: int)
 
 
 def _mark_static_partial_sums(module: ir.Module) -> None:
-    """Mark for vectorization the statically shaped fills and sums of lanes of the row-dot tiles (the partial
-    products are marked with every matmul tile, :func:`_mark_static_tiles`); a tile whose size is only known
-    at run time (the last task's) stays a loop."""
+    """Mark for vectorization the fills and sums of lanes of the row-dot tiles (the partial products are marked
+    with every matmul tile, :func:`_mark_static_tiles`); all have static sizes, whole tiles by construction."""
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name in ("linalg.fill", "linalg.reduce") and all(_static_tensor(v) for v in op.operands):
             op.attributes["graph.vectorize"] = ir.UnitAttr.get()

@@ -271,6 +271,20 @@ def test_few_rows_share_panels_across_the_cores(monkeypatch: pytest.MonkeyPatch)
     runtime.clear_cache()
 
 
+def _transposed_b_module(m: int, k: int, n: int) -> str:
+    """@f(a[m, k], w[n, k]) = a @ w^T, w read through the matmul's indexing map (a linear layer's weight)."""
+    a, w, c = f"tensor<{m}x{k}xf32>", f"tensor<{n}x{k}xf32>", f"tensor<{m}x{n}xf32>"
+    return (
+        f"func.func @f(%a: {a}, %w: {w}) -> {c} {{\n"
+        "  %zero = arith.constant 0.0 : f32\n"
+        f"  %e = tensor.empty() : {c}\n"
+        f"  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+        "  %r = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,"
+        f" affine_map<(i, j, k) -> (i, j)>] ins(%a, %w : {a}, {w}) outs(%z : {c}) -> {c}\n"
+        f"  return %r : {c}\n}}"
+    )
+
+
 @pytest.mark.parametrize(("m", "k", "n"), [(37, 50, 29), (20, 301, 48), (64, 32, 64)])
 def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """B read transposed (a linear layer's weight [N, K]): the panels are copied from the weight, one copy.
@@ -280,16 +294,7 @@ def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypa
     monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
     runtime.clear_cache()
     _, cols = register_tile(256)
-    a, w, c = f"tensor<{m}x{k}xf32>", f"tensor<{n}x{k}xf32>", f"tensor<{m}x{n}xf32>"
-    text = (
-        f"func.func @f(%a: {a}, %w: {w}) -> {c} {{\n"
-        "  %zero = arith.constant 0.0 : f32\n"
-        f"  %e = tensor.empty() : {c}\n"
-        f"  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
-        "  %r = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,"
-        f" affine_map<(i, j, k) -> (i, j)>] ins(%a, %w : {a}, {w}) outs(%z : {c}) -> {c}\n"
-        f"  return %r : {c}\n}}"
-    )
+    text = _transposed_b_module(m, k, n)
     tiled, compiled = _tiled_and_compiled(text)
     # no transposed copy of the whole weight ([K, N]); the panels' copies read it as [panels, cols, K]
     assert f"tensor<{k}x{n}xf32>" not in tiled, tiled
@@ -317,16 +322,7 @@ def test_few_rows_read_a_transposed_b_as_it_is(bits: int, m: int, k: int, n: int
     assert contraction.row_dot_tile(2, 256) == 4 and contraction.row_dot_tile(4, 256) == 2
     monkeypatch.setattr(contraction, "vector_bits", lambda: bits)
     runtime.clear_cache()
-    a, w, c = f"tensor<{m}x{k}xf32>", f"tensor<{n}x{k}xf32>", f"tensor<{m}x{n}xf32>"
-    text = (
-        f"func.func @f(%a: {a}, %w: {w}) -> {c} {{\n"
-        "  %zero = arith.constant 0.0 : f32\n"
-        f"  %e = tensor.empty() : {c}\n"
-        f"  %z = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
-        "  %r = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,"
-        f" affine_map<(i, j, k) -> (i, j)>] ins(%a, %w : {a}, {w}) outs(%z : {c}) -> {c}\n"
-        f"  return %r : {c}\n}}"
-    )
+    text = _transposed_b_module(m, k, n)
     tiled, compiled = _tiled_and_compiled(text, threads=2)
     lanes, tile = bits // 32, contraction.row_dot_tile(m, bits)
     assert "linalg.transpose" not in tiled and f"tensor<{k}x{n}xf32>" not in tiled, tiled  # W is read as it is
