@@ -165,10 +165,11 @@ _TILE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} 
 #: Products of a few rows of A with a transposed B read at run time (a linear layer's weight passed as an
 #: argument, one token decoded: x[1, K] @ W[N, K]^T): packing B into panels would copy all of it at every
 #: call for products that use each element of it M times, so B is read as it is, one row of W per column of
-#: C, K contiguous floats.  One task per tile of R columns (rows of W) and all M rows, shared out by the
-#: cores; the reduction split into V-lane partial sums (tile_reduction_using_for): a [M, R, V] accumulator,
-#: kept in registers across the loop over K (HOIST in the vectorize script), and one sum of its lanes per
-#: tile at the end.  The loop over K is peeled, so that every tile has a size known when compiling.
+#: C, K contiguous floats.  One task per tile of R columns (rows of W), shared out by the cores, its rows
+#: of A MT at a time; the reduction split into V-lane partial sums (tile_reduction_using_for): a [MT, R, V]
+#: accumulator, kept in registers across the loop over K (HOIST in the vectorize script), and one sum of
+#: its lanes per tile at the end.  The loop over K is peeled, and the rows and columns short of a tile are
+#: products of their own (:func:`_as_row_dot`), so that every tile has a size known when compiling.
 _ROW_DOT_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %mm = transform.structured.match ops{["linalg.generic"]} attributes{graph.row_dot} in %root
@@ -179,7 +180,9 @@ _ROW_DOT_SCRIPT = _with_peels("""module attributes {transform.with_named_sequenc
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       transform.annotate %tasks "graph.matmul_tiles" : !transform.any_op
       transform.annotate %tasks "graph.row_dot_tiles" : !transform.any_op
-      %fill, %split, %combine, %lanes = transform.structured.tile_reduction_using_for %t0 by tile_sizes = [0, 0, V]
+      %t1, %rows = transform.structured.tile_using_for %t0 tile_sizes [MT, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %fill, %split, %combine, %lanes = transform.structured.tile_reduction_using_for %t1 by tile_sizes = [0, 0, V]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       PEEL %lanes
       transform.apply_patterns to %tasks {
@@ -190,8 +193,14 @@ _ROW_DOT_SCRIPT = _with_peels("""module attributes {transform.with_named_sequenc
   }
 }""")
 
-#: Rows of A up to which a product with a transposed B read at run time gets the row-dot schedule.
-ROW_DOT_ROWS = 4
+#: Rows of A up to which a product with a transposed B read at run time gets the row-dot schedule.  With W
+#: an argument, on 2 cores (interleaved, W of 1-16 MB): 8x512x512 0.024 ms against 0.052 packed,
+#: 32x512x1408 0.162 against 0.211, 16x1024x4096 0.49 against 1.12; even at 64 rows (0.29), packed ahead
+#: from 128 (0.49 against 0.57).
+ROW_DOT_ROWS = 32
+#: The most rows of A in a row-dot tile: more are tiles of their own, each reading the tile's rows of W
+#: again (from the L1 cache: 8 rows of 1024 floats are 32 KB).
+ROW_DOT_TILE_ROWS = 4
 #: The most rows of W (columns of C) in a row-dot tile.
 ROW_DOT_TILE = 8
 
@@ -851,31 +860,37 @@ def _row_dot(op: ir.Operation) -> bool:
 
 
 def _as_row_dot(op: ir.Operation) -> list[ir.Operation]:
-    """``op`` as the generics the row-dot schedule tiles: the columns of C in whole tiles (:func:`row_dot_tile`),
-    then the rest (fewer) as a product of its own, so that every tile has a size known when compiling; the
-    product and sum contractible into one FMA (a named matmul's body has no fast-math flags)."""
+    """``op`` as the generics the row-dot schedule tiles: C in whole tiles of ROW_DOT_TILE_ROWS rows and
+    :func:`row_dot_tile` columns, the rows and the columns short of a tile as products of their own, so that
+    every tile has a size known when compiling; the product and sum contractible into one FMA (a named
+    matmul's body has no fast-math flags)."""
     a, bt, c = op.operands
     (m, k), n = ir.RankedTensorType(a.type).shape, ir.RankedTensorType(bt.type).shape[0]
     parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
     i64 = ir.IntegerType.get_signless(64)
-    tile = row_dot_tile(m, vector_bits())
-    whole = n - n % tile
+    tile_rows = min(m, ROW_DOT_TILE_ROWS)
+    tile = row_dot_tile(tile_rows, vector_bits())
+    whole, whole_rows = n - n % tile, m - m % tile_rows
     parts, result = [], c
     with op.location, ir.InsertionPoint(op):
-        for column, width in ((0, whole), (whole, n - whole)):
-            if not width:
-                continue
-            rows = bt if width == n else _slice(bt, [column, 0], [width, k])
-            dest = result if width == n else _slice(result, [0, column], [m, width])
-            generic = linalg.GenericOp([dest.type], [a, rows], [dest], op.attributes["indexing_maps"],
-                                       ir.ArrayAttr.get([parallel, parallel, reduction]))
-            element = ir.RankedTensorType(c.type).element_type
-            body = generic.regions[0].blocks.append(element, element, element)
-            with ir.InsertionPoint(body):
-                linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
-            generic.attributes["graph.row_dot"] = ir.IntegerAttr.get(i64, min(width, tile))
-            parts.append(generic.operation)
-            result = generic.results[0] if width == n else _insert(generic.results[0], result, [0, column])
+        for row, height in ((0, whole_rows), (whole_rows, m - whole_rows)):
+            for column, width in ((0, whole), (whole, n - whole)):
+                if not width or not height:
+                    continue
+                lhs = a if height == m else _slice(a, [row, 0], [height, k])
+                rhs = bt if width == n else _slice(bt, [column, 0], [width, k])
+                full = (height, width) == (m, n)
+                dest = result if full else _slice(result, [row, column], [height, width])
+                generic = linalg.GenericOp([dest.type], [lhs, rhs], [dest], op.attributes["indexing_maps"],
+                                           ir.ArrayAttr.get([parallel, parallel, reduction]))
+                element = ir.RankedTensorType(c.type).element_type
+                body = generic.regions[0].blocks.append(element, element, element)
+                with ir.InsertionPoint(body):
+                    linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
+                generic.attributes["graph.row_dot"] = ir.IntegerAttr.get(i64, min(width, tile))
+                generic.attributes["graph.row_dot_rows"] = ir.IntegerAttr.get(i64, min(height, tile_rows))
+                parts.append(generic.operation)
+                result = generic.results[0] if full else _insert(generic.results[0], result, [row, column])
     op.results[0].replace_all_uses_with(result)
     op.erase()
     return parts
@@ -885,9 +900,12 @@ def _schedule_row_dots(module: ir.Module, ops: list[ir.Operation], threads: int)
     """Tile the products marked ``graph.row_dot = R`` (:data:`_ROW_DOT_SCRIPT`): one task per tile of R
     columns (the cores share them out), V-lane partial sums."""
     lanes = max(1, vector_bits() // 32)
-    for width in sorted({ir.IntegerAttr(op.attributes["graph.row_dot"]).value for op in ops}):
-        script = _ROW_DOT_SCRIPT.replace("attributes{graph.row_dot}", f"attributes{{graph.row_dot = {width} : i64}}")
-        _apply(module, _sized(script, {"R": width, "V": lanes}), "tiling row-dot products")
+    tiles = {(ir.IntegerAttr(op.attributes["graph.row_dot"]).value,
+              ir.IntegerAttr(op.attributes["graph.row_dot_rows"]).value) for op in ops}
+    for width, height in sorted(tiles):
+        marks = f"attributes{{graph.row_dot = {width} : i64, graph.row_dot_rows = {height} : i64}}"
+        script = _ROW_DOT_SCRIPT.replace("attributes{graph.row_dot}", marks)
+        _apply(module, _sized(script, {"R": width, "MT": height, "V": lanes}), "tiling row-dot products")
     _mark_static_partial_sums(module)
 
 
@@ -1613,8 +1631,8 @@ def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue", "graph.pack_transposed",
                      "graph.epilogue_block", "graph.conv_epilogue", "graph.fused_conv", "graph.serial_pack",
-                     "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot", "graph.row_dot_tiles",
-                     SERIAL):
+                     "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot", "graph.row_dot_rows",
+                     "graph.row_dot_tiles", SERIAL):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

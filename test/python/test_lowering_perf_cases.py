@@ -285,12 +285,14 @@ def _transposed_b_module(m: int, k: int, n: int) -> str:
     )
 
 
-@pytest.mark.parametrize(("m", "k", "n"), [(37, 50, 29), (20, 301, 48), (64, 32, 64)])
+@pytest.mark.parametrize(("m", "k", "n"), [(37, 50, 29), (40, 301, 48), (64, 32, 64)])
 def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """B read transposed (a linear layer's weight [N, K]): the panels are copied from the weight, one copy.
+    """B read transposed (a linear layer's weight [N, K]), more rows of A than the row-dot schedule takes: the
+    panels are copied from the weight, one copy.
 
     Steps of K that PACK_DEPTH does not divide (301) and columns short of a panel (29) included.
     """
+    assert m > contraction.ROW_DOT_ROWS
     monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
     runtime.clear_cache()
     _, cols = register_tile(256)
@@ -298,8 +300,8 @@ def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypa
     tiled, compiled = _tiled_and_compiled(text)
     # no transposed copy of the whole weight ([K, N]); the panels' copies read it as [panels, cols, K]
     assert f"tensor<{k}x{n}xf32>" not in tiled, tiled
-    if n >= cols:
-        assert f"tensor<{n // cols}x{cols}x{k}xf32>" in tiled or f"tensor<{n // cols * cols}x{k}xf32>" in tiled, tiled
+    if n >= cols:  # the whole panels are read from the weight's rows viewed as [panels, cols, K]
+        assert f"tensor<{n // cols}x{cols}x{k}xf32>" in tiled, tiled
     assert "vector.transfer_read" in tiled and "linalg.transpose" not in tiled, tiled
     # B's panels are the only workspace
     assert sum(b.nbytes for b in compiled.workspace) <= 4 * k * n + 2 * 64
@@ -311,26 +313,29 @@ def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypa
 
 
 @pytest.mark.parametrize("bits", [256, 512])
-@pytest.mark.parametrize(("m", "k", "n"), [(1, 1024, 64), (1, 100, 43), (3, 17, 8), (4, 7, 2)])
+@pytest.mark.parametrize(("m", "k", "n"), [(1, 1024, 64), (1, 100, 43), (3, 17, 8), (4, 7, 2), (9, 40, 20),
+                                         (32, 64, 16)])
 def test_few_rows_read_a_transposed_b_as_it_is(bits: int, m: int, k: int, n: int,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """x[M <= 4, K] @ W[N, K]^T with W an argument (one decoded token through a linear layer): no copy of W
-    into panels; tasks of ROW_DOT_TILE rows of W, each a [M, R, lanes] accumulator of partial sums in
-    vectors over K and one sum of lanes per tile; columns short of a tile and steps of K short of the
-    vector width are tiles of their own."""
+    """x[M <= 32, K] @ W[N, K]^T with W an argument (a linear layer, a few tokens): no copy of W into panels;
+    tasks of row_dot_tile rows of W, each in tiles of up to 4 rows of x with a [rows, R, lanes] accumulator
+    of partial sums in vectors over K and one sum of lanes per tile; rows and columns short of a tile and
+    steps of K short of the vector width are tiles of their own."""
     assert contraction.row_dot_tile(1, 512) == 8 and contraction.row_dot_tile(4, 512) == 4
     assert contraction.row_dot_tile(2, 256) == 4 and contraction.row_dot_tile(4, 256) == 2
     monkeypatch.setattr(contraction, "vector_bits", lambda: bits)
     runtime.clear_cache()
     text = _transposed_b_module(m, k, n)
     tiled, compiled = _tiled_and_compiled(text, threads=2)
-    lanes, tile = bits // 32, contraction.row_dot_tile(m, bits)
+    rows = min(m, contraction.ROW_DOT_TILE_ROWS)
+    lanes, tile = bits // 32, contraction.row_dot_tile(rows, bits)
     assert "linalg.transpose" not in tiled and f"tensor<{k}x{n}xf32>" not in tiled, tiled  # W is read as it is
     assert "linalg.matmul" not in tiled, tiled
     if k >= lanes:
-        assert f"vector<{m}x{min(n, tile)}x{lanes}xf32>" in tiled, tiled  # the accumulator of a tile
+        assert f"vector<{rows}x{min(n, tile)}x{lanes}xf32>" in tiled, tiled  # the accumulator of a tile
     tasks = re.findall(r"scf.forall \(%\w+\) in \((\d+)\)", tiled)
-    assert sorted(map(int, tasks)) == sorted(t for t in (n // tile, 1 if n % tile else 0) if t), tasks
+    per_rows = [t for t in (n // tile, 1 if n % tile else 0) if t]  # whole tiles of columns, then the rest
+    assert sorted(map(int, tasks)) == sorted(per_rows * (1 + (m > rows and m % rows != 0))), tasks
     assert sum(b.nbytes for b in compiled.workspace) < 4 * k * n
     assert "llvm.intr.vector.reduce.fadd" in compiled.llvm_dialect_ir
     rng = np.random.default_rng(k)
