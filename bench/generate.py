@@ -92,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
                         args.prompt + args.new_tokens + 8)
     prompt = torch.randint(0, args.vocab, (1, args.prompt), generator=torch.Generator().manual_seed(1))
     eager_forward = model.forward
+    # Every variant compiles the same forward (one code object): Dynamo's default of 8 compiled versions per
+    # code object would send the later variants' graphs (a prompt and a decoding step for each of two cache
+    # lengths) back to eager PyTorch.
+    torch._dynamo.config.cache_size_limit = 64
+    torch._dynamo.config.accumulated_cache_size_limit = max(256, torch._dynamo.config.accumulated_cache_size_limit)
 
     def generate(forward: Callable[..., Any], tokens: int) -> tuple[Any, float]:
         model.forward = forward
