@@ -36,6 +36,7 @@ happened to every graph.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import warnings
@@ -52,8 +53,8 @@ from graphfuse.frontends.torch import ImportedModel, fired_fusions, import_progr
 from graphfuse.lowering.compiler import Executable
 from graphfuse.lowering.compiler import compile as graphfuse_compile
 from graphfuse.pipelines import log
+from graphfuse.pipelines.fusion.graph_fusion import PATTERN_FUSION_PASS
 from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, parse_graph_kernel_flags
-from graphfuse.pipelines.fusion.user_patterns import registered_replacements
 from graphfuse.pipelines.opt_levels import opt_level_error
 
 try:
@@ -69,8 +70,6 @@ __all__ = ["BACKEND_NAME", "CompilerConfig", "ExperimentalConfig", "GraphReport"
 
 #: the name ``torch.compile`` knows the backend by
 BACKEND_NAME = "graphfuse"
-#: the pass TorchAir's ``experimental_config.pattern_fusion_pass`` switches, with the user's registered patterns
-PATTERN_FUSION_PASS = "pattern_fusion_pass"
 
 
 @dataclass
@@ -127,19 +126,19 @@ class CompilerConfig:
             raise GraphfuseError("CompilerConfig.experimental_config must be an ExperimentalConfig")
 
     def flags_text(self) -> str | None:
-        """The graph-kernel flags to compile with: the user's, plus the passes pattern_fusion_pass=False turns off.
+        """The graph-kernel flags to compile with: the user's, plus ``pattern_fusion_pass`` turned off when
+        ``experimental_config.pattern_fusion_pass`` is False (the registered user patterns follow that pass's
+        switch, docs/user-patterns.md).
 
         The user's ``--disable_pass`` list (or, without one, the environment's, which it would replace) is kept
         and extended, so the switch adds to what was asked rather than replacing it.
         """
         if self.experimental_config.pattern_fusion_pass:
             return self.graph_kernel_flags
-        import os
-
         given = parse_graph_kernel_flags(self.graph_kernel_flags or "")
         if "disable_pass" not in given.given:
             given = parse_graph_kernel_flags(os.environ.get(FLAGS_VARIABLE, ""))
-        disabled = [*given.disable_pass, PATTERN_FUSION_PASS, *registered_replacements()]
+        disabled = [*given.disable_pass, PATTERN_FUSION_PASS]
         return f"{self.graph_kernel_flags or ''} --disable_pass={','.join(dict.fromkeys(disabled))}".strip()
 
 

@@ -22,7 +22,7 @@ from graphfuse.pipelines.fusion.base import GRAPH_FUSION, UB_FUSION, FusionPass
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, opt_level_error
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
-from graphfuse.pipelines.registry import all_passes, canonical_pass_name, registration_order
+from graphfuse.pipelines.registry import all_passes, canonical_pass_name, lookup_pass, registration_order
 
 
 def fusion_passes() -> list[type[FusionPass]]:
@@ -46,7 +46,26 @@ def fusion_pass_enabled(cls: type[FusionPass], switches: FusionSwitches, *, opt_
         enabled = True
     if key in _names(disable_pass):
         enabled = False
+    if enabled and getattr(cls, "origin", None) == "user" and not _named_on(key, cls.group, switches, enable_pass):
+        # TorchAir: experimental_config.pattern_fusion_pass switches the user's register_replacement patterns
+        # with its own; a user pattern switched on by its own name still runs.
+        governing = lookup_pass(PATTERN_FUSION_PASS)
+        if governing is not None and not fusion_pass_enabled(governing, switches, opt_level=opt_level,
+                                                              backend=backend, enable_pass=enable_pass,
+                                                              disable_pass=disable_pass):
+            enabled = False
     return enabled
+
+
+#: The TorchAir pass whose switch also governs the patterns users register (register_replacement).
+PATTERN_FUSION_PASS = "pattern_fusion_pass"
+
+
+def _named_on(key: str, group: str, switches: FusionSwitches, enable_pass: tuple[str, ...]) -> bool:
+    """Whether some front end switches the pass ``key`` on by its own name."""
+    if key in _names(enable_pass) or key in _names(switches.flags.enable_pass):
+        return True
+    return switches.switch_file is not None and switches.switch_file.exact[group].get(key) is True
 
 
 @dataclass(frozen=True)

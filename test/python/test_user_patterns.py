@@ -130,6 +130,31 @@ def test_each_front_end_switches_it_off_by_name(register, front_end: str, tmp_pa
     assert "graph.sigmoid" in graph_op_names(module) and "graph.rms_norm" in graph_op_names(module)
 
 
+@pytest.mark.parametrize("front_end", ["pipeline", "flags", "switch-file"])
+def test_pattern_fusion_pass_off_switches_user_patterns_off_too(register, front_end: str, tmp_path: Path) -> None:
+    """TorchAir's pattern_fusion_pass switch governs the patterns users register; one switched on by its own
+    name still runs."""
+    register(silu_search, silu_replace, [X48], "user_silu_fusion")
+    register(rms_search, rms_replace, [X48, G8], "user_rms_norm_fusion")
+    both = ModuleBuilder()
+    _silu_module(into=both)
+    module = _rms_module(into=both)
+    pipeline, switches = "builtin.module(graph-fusion)", None
+    if front_end == "pipeline":
+        pipeline = "builtin.module(graph-fusion{disable-pass=pattern_fusion_pass enable-pass=user_rms_norm_fusion})"
+    elif front_end == "flags":
+        flags = "--disable_pass=pattern_fusion_pass --enable_pass=user_rms_norm_fusion"
+        switches = FusionSwitches(parse_graph_kernel_flags(flags, strict=True))
+    else:
+        path = tmp_path / "fusion_switch.cfg"
+        path.write_text(json.dumps({"Switch": {"GraphFusion": {"pattern_fusion_pass": "off",
+                                                               "user_rms_norm_fusion": "on"}}}))
+        switches = FusionSwitches(switch_file=parse_switch_file(path))
+    effects = _effects(run_pipeline(module, pipeline, switches=switches).fusion_result())
+    assert effects == {"user_rms_norm_fusion": 1}
+    assert "graph.sigmoid" in graph_op_names(module)
+
+
 def test_switch_file_ub_fusion_group(register, tmp_path: Path) -> None:
     register(silu_search, silu_replace, [X48], "user_silu_ub", group="UBFusion")
     path = tmp_path / "fusion_switch.cfg"
