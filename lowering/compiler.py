@@ -36,7 +36,7 @@ from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.parallel import default_threads
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines import registry
-from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, FusionSwitches
+from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, SWITCH_FILE_VARIABLE, FusionSwitches
 from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, Backend, graph_pipeline, opt_level_error
 from graphfuse.pipelines.pass_base import active_rewrite_budget
 from graphfuse.pipelines.runner import Pipeline, PipelineFailure, run_pipeline
@@ -341,7 +341,8 @@ def compile(
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
     key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level,
-           threads, fast_math, registry.generation(), os.environ.get(FLAGS_VARIABLE))
+           threads, fast_math, registry.generation(), os.environ.get(FLAGS_VARIABLE),
+           os.environ.get(SWITCH_FILE_VARIABLE))
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
     cacheable = active_rewrite_budget() is None
     with _LOCK:

@@ -27,7 +27,7 @@ python_bin = Path(sys.executable).parent
 config.environment["PATH"] = os.pathsep.join(
     [str(python_bin), str(mlir_bin), str(llvm_bin), config.environment.get("PATH", "")]
 )
-for var in ("MS_DEV_GRAPH_KERNEL_FLAGS", "GLOG_v", "GRAPHFUSE_DEBUG"):
+for var in ("MS_DEV_GRAPH_KERNEL_FLAGS", "FUSION_SWITCH_FILE", "GLOG_v", "GRAPHFUSE_DEBUG"):
     config.environment.pop(var, None)
 
 TOOLS = (("graphfuse-opt", python_bin), ("graphfuse-run", python_bin), ("graphfuse-import", python_bin),

@@ -94,8 +94,9 @@ FLAGS = [
     Flag("graph-kernel-flags", "MindSpore-style fusion flags, e.g. \"--opt_level=2 --disable_pass=a,b\" "
          "(added to MS_DEV_GRAPH_KERNEL_FLAGS; these win)", "required", "<flags>"),
     Flag("strict-flags", "Unknown keys and bad values in graph kernel flags are errors, not warnings"),
-    Flag("fusion-switch-file", "CANN fusion_switch.cfg: turn GraphFusion/UBFusion passes on or off", "required",
-         "<file>"),
+    Flag("fusion-switch-file", "CANN fusion_switch.cfg: turn GraphFusion/UBFusion passes on or off "
+         "(default: $FUSION_SWITCH_FILE)", "required", "<file>"),
+    Flag("fusion_switch_file", "Alias for --fusion-switch-file (ATC's spelling)", "required", "<file>"),
     Flag("log-level", "debug, info, warning (default) or error; GLOG_v=0..3 sets the same", "required", "<level>"),
     Flag("fusion-result", "Write match/effect counts per fusion pass to this fusion_result.json", "required",
          "<file>"),
@@ -248,7 +249,7 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         opts.graph_kernel_flags = text
     elif name == "strict-flags":
         opts.strict_flags = True
-    elif name == "fusion-switch-file":
+    elif name in ("fusion-switch-file", "fusion_switch_file"):
         opts.fusion_switch_file = text
     elif name == "log-level":
         opts.log_level = text

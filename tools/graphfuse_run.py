@@ -76,7 +76,8 @@ def _parser() -> _Parser:
     level.add_argument("--opt-level", type=int, choices=OPT_LEVELS, help="0 unfused ... 3 (default 2)")
     level.add_argument("--pass-pipeline", help="graph pipeline instead of the default")
     p.add_argument("--graph-kernel-flags", help="MS_DEV_GRAPH_KERNEL_FLAGS-style flags")
-    p.add_argument("--fusion-switch-file", help="CANN fusion_switch.cfg")
+    p.add_argument("--fusion-switch-file", "--fusion_switch_file",
+                   help="CANN fusion_switch.cfg (default: $FUSION_SWITCH_FILE; --fusion_switch_file is ATC's spelling)")
     p.add_argument("--target", choices=("cpu", "npu"), default="cpu", help="run on the CPU or the emulated NPU")
     p.add_argument("--npu-target", default="910b", help="NPU target description: a bundled name or a .json path")
     p.add_argument("--no-double-buffer", action="store_true", help="NPU: one slot per transferred tile")

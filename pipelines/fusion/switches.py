@@ -45,6 +45,9 @@ from graphfuse.pipelines.registry import canonical_pass_name, lookup_pass
 GROUPS = ("GraphFusion", "UBFusion")
 #: The environment variable MindSpore reads its graph-kernel flags from.
 FLAGS_VARIABLE = "MS_DEV_GRAPH_KERNEL_FLAGS"
+#: The environment variable naming a switch file when no front end gives one (CANN's FUSION_SWITCH_FILE build
+#: option, the IR build route of the seed).
+SWITCH_FILE_VARIABLE = "FUSION_SWITCH_FILE"
 
 _LIST_KEYS = (
     "enable_expand_ops", "disable_expand_ops", "enable_expand_ops_only",
@@ -330,10 +333,12 @@ class FusionSwitches:
         flags_source: str = "--graph-kernel-flags",
     ) -> FusionSwitches:
         """The switches of every source: ``MS_DEV_GRAPH_KERNEL_FLAGS`` in ``environ``, then the flags text
-        (its keys win), and the switch file.  ``strict`` makes bad flags errors instead of warnings."""
+        (its keys win), and the switch file: ``fusion_switch_file``, else ``FUSION_SWITCH_FILE`` in
+        ``environ``.  ``strict`` makes bad flags errors instead of warnings."""
         flags = parse_graph_kernel_flags(environ.get(FLAGS_VARIABLE, ""), strict, FLAGS_VARIABLE)
         if graph_kernel_flags:
             flags = flags.merged_with(parse_graph_kernel_flags(graph_kernel_flags, strict, flags_source))
+        fusion_switch_file = fusion_switch_file or environ.get(SWITCH_FILE_VARIABLE) or None
         switch_file = parse_switch_file(fusion_switch_file) if fusion_switch_file else None
         return cls(flags, switch_file)
 

@@ -289,3 +289,19 @@ def test_fusion_result_has_cann_shape() -> None:
 def test_passes_outside_the_built_in_order_run_last_in_registration_order() -> None:
     names = [cls.name for cls in fusion_passes()]
     assert names[-len(TEST_PASSES):] == [cls.name for cls in TEST_PASSES]
+
+
+def test_the_switch_file_comes_from_fusion_switch_file_when_none_is_given(tmp_path) -> None:
+    """CANN's IR build route names the file with FUSION_SWITCH_FILE; a file given explicitly wins."""
+    import json
+
+    from graphfuse.pipelines.fusion.switches import FusionSwitches
+
+    off, on = tmp_path / "off.cfg", tmp_path / "on.cfg"
+    off.write_text(json.dumps({"Switch": {"GraphFusion": {"ALL": "off"}}}))
+    on.write_text(json.dumps({"Switch": {"GraphFusion": {"ALL": "on"}}}))
+    from_environment = FusionSwitches.from_sources(environ={"FUSION_SWITCH_FILE": str(off)})
+    assert from_environment.switch_file is not None and from_environment.switch_file.all["GraphFusion"] is False
+    explicit = FusionSwitches.from_sources(fusion_switch_file=on, environ={"FUSION_SWITCH_FILE": str(off)})
+    assert explicit.switch_file is not None and explicit.switch_file.all["GraphFusion"] is True
+    assert FusionSwitches.from_sources(environ={}).switch_file is None
