@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 
-from graphfuse.pipelines.registry import PassLoader, add_pass_loaders
+from graphfuse.pipelines.registry import PassLoader, add_pass_aliases, add_pass_loaders
 
 
 def _load(module: str, class_name: str) -> PassLoader:
@@ -81,3 +81,11 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
 }
 
 add_pass_loaders(BUILTIN_PASSES)
+
+#: The seeds' names for passes graphfuse calls otherwise: a switch file written for CANN that names
+#: SoftmaxFusionPass switches graphfuse's SoftmaxSmallOpFusionPass.
+BUILTIN_ALIASES: dict[str, str] = {
+    "SoftmaxFusionPass": "SoftmaxSmallOpFusionPass",
+}
+
+add_pass_aliases(BUILTIN_ALIASES)

@@ -37,6 +37,9 @@ _NAMES: dict[str, str] = {}
 _CLASSES: dict[str, type[GraphPass]] = {}
 #: canonical name -> position of registration, so that passes of equal priority keep their registration order
 _ORDER: dict[str, int] = {}
+#: canonical other name -> canonical name of the pass it names (the seeds' names for a pass graphfuse calls
+#: otherwise)
+_ALIASES: dict[str, str] = {}
 _generation = 0
 
 
@@ -49,6 +52,24 @@ def add_pass_loaders(table: Mapping[str, PassLoader]) -> None:
         _ORDER.setdefault(key, len(_ORDER))
 
 
+def add_pass_aliases(table: Mapping[str, str]) -> None:
+    """Let each key name the pass named by its value: in pipelines, flags, switch files and lookups."""
+    for alias, name in table.items():
+        _ALIASES[canonical_pass_name(alias)] = canonical_pass_name(name)
+
+
+def pass_key(name: str) -> str:
+    """The canonical name of the pass ``name`` names: its own, or the one an alias stands for."""
+    key = canonical_pass_name(name)
+    return _ALIASES.get(key, key)
+
+
+def aliases_of(name: str) -> list[str]:
+    """The other names of the pass ``name`` (canonical spelling)."""
+    key = pass_key(name)
+    return sorted(alias for alias, target in _ALIASES.items() if target == key)
+
+
 def register_pass(cls: type[GraphPass]) -> type[GraphPass]:
     """Add a pass class at run time (a plugin, a user pattern); usable as a class decorator.
 
@@ -59,7 +80,7 @@ def register_pass(cls: type[GraphPass]) -> type[GraphPass]:
     key = canonical_pass_name(cls.name)
     if not cls.name or not cls.summary:
         raise ValueError(f"pass class {cls.__name__} needs a name and a summary")
-    if key in _LOADERS or (key in _CLASSES and _CLASSES[key] is not cls):
+    if key in _ALIASES or key in _LOADERS or (key in _CLASSES and _CLASSES[key] is not cls):
         raise ValueError(f"a pass named '{cls.name}' is already registered")
     if _CLASSES.get(key) is not cls:
         _CLASSES[key] = cls
@@ -92,8 +113,9 @@ def pass_names() -> list[str]:
 
 
 def lookup_pass(name: str) -> type[GraphPass] | None:
-    """The pass class of a name (in either spelling), loading a built-in one on first use; None when unknown."""
-    key = canonical_pass_name(name)
+    """The pass class of a name (in either spelling, or an alias), loading a built-in one on first use; None
+    when unknown."""
+    key = pass_key(name)
     cls = _CLASSES.get(key)
     if cls is None and key in _LOADERS:
         cls = _CLASSES[key] = _LOADERS[key]()

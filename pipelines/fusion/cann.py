@@ -247,7 +247,8 @@ class SoftmaxSmallOpFusionPass(FusionPass):
     """div(e, reduce_sum(e)) with e = exp(x - reduce_max(x)) -> softmax(x), one axis, keep_dims = true.
 
     Off by default, as in CANN: enable it with fusion_switch.cfg
-    (``"SoftmaxSmallOpFusionPass": "on"``) or run it by name.
+    (``"SoftmaxSmallOpFusionPass": "on"``) or run it by name.  The seed's example configs call it
+    ``SoftmaxFusionPass``: that name switches and runs it too (``graphfuse.builtin_passes.BUILTIN_ALIASES``).
     """
 
     name: ClassVar[str] = "SoftmaxSmallOpFusionPass"

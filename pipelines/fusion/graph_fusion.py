@@ -22,7 +22,7 @@ from graphfuse.pipelines.fusion.base import GRAPH_FUSION, UB_FUSION, FusionPass
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, opt_level_error
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
-from graphfuse.pipelines.registry import all_passes, canonical_pass_name, lookup_pass, registration_order
+from graphfuse.pipelines.registry import all_passes, canonical_pass_name, lookup_pass, pass_key, registration_order
 
 
 def fusion_passes() -> list[type[FusionPass]]:
@@ -32,8 +32,8 @@ def fusion_passes() -> list[type[FusionPass]]:
 
 
 def _names(values: tuple[str, ...]) -> set[str]:
-    """Canonical pass names of option or flag values (``stage.name`` reads as ``name``)."""
-    return {canonical_pass_name(v) for v in values}
+    """Canonical pass names of option or flag values (``stage.name`` reads as ``name``; aliases resolved)."""
+    return {pass_key(v) for v in values}
 
 
 def fusion_pass_enabled(cls: type[FusionPass], switches: FusionSwitches, *, opt_level: int, backend: str,
@@ -87,7 +87,7 @@ class GraphFusion(GraphPass):
             raise OptionError(f"option 'opt-level' of pass '{self.name}': {problem}")
         groups = {canonical_pass_name(c.name): c.group for c in fusion_passes()}
         for name in (*self.enable_pass, *self.disable_pass):
-            group = groups.get(canonical_pass_name(name))
+            group = groups.get(pass_key(name))
             if group is None:
                 raise OptionError(f"pass '{self.name}' does not know fusion pass '{name}'")
             if group not in self.groups:

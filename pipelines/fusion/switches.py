@@ -40,7 +40,7 @@ from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.files import read_config_text
 from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
 from graphfuse.pipelines.opt_levels import OPT_LEVELS
-from graphfuse.pipelines.registry import canonical_pass_name, lookup_pass
+from graphfuse.pipelines.registry import canonical_pass_name, lookup_pass, pass_key
 
 GROUPS = ("GraphFusion", "UBFusion")
 #: The environment variable MindSpore reads its graph-kernel flags from.
@@ -346,9 +346,9 @@ class FusionSwitches:
         """Whether fusion pass ``cls`` runs, given its default (layers 2 and 3 of the module doc)."""
         key = canonical_pass_name(cls.name)
         enabled = default
-        if key in {canonical_pass_name(n) for n in self.flags.enable_pass}:
+        if key in {pass_key(n) for n in self.flags.enable_pass}:
             enabled = True
-        if key in {canonical_pass_name(n) for n in self.flags.disable_pass}:
+        if key in {pass_key(n) for n in self.flags.disable_pass}:
             enabled = False
         if self.switch_file is not None:
             group_all = self.switch_file.all.get(cls.group)

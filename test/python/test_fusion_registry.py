@@ -97,3 +97,14 @@ def test_disabling_a_pass_leaves_it_unfused_while_others_fire(cls, front_end: st
     effects = _effects(text, pipeline, switches)
     assert effects.get(cls.name, 0) == 0
     assert effects.get(partner, 0) >= 1
+
+
+def test_a_seed_name_is_an_alias_of_the_pass() -> None:
+    from graphfuse.pipelines.registry import aliases_of, lookup_pass, pass_key, register_pass
+
+    assert lookup_pass("SoftmaxFusionPass") is lookup_pass("SoftmaxSmallOpFusionPass")
+    assert pass_key("SoftmaxFusionPass") == "SoftmaxSmallOpFusionPass"
+    assert aliases_of("SoftmaxSmallOpFusionPass") == ["SoftmaxFusionPass"]
+    taken = type("Taken", (), {"name": "SoftmaxFusionPass", "summary": "a plugin taking the alias"})
+    with pytest.raises(ValueError, match="a pass named 'SoftmaxFusionPass' is already registered"):
+        register_pass(taken)

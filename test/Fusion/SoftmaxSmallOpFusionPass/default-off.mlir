@@ -7,6 +7,12 @@
 // RUN: graphfuse-opt --fusion-switch-file=%t/on.cfg --pass-pipeline='builtin.module(graph-fusion)' %s | FileCheck %s --check-prefix=ON
 // RUN: echo '{"Switch":{"GraphFusion":{"ALL":"on"}}}' > %t/all.cfg
 // RUN: graphfuse-opt --fusion-switch-file=%t/all.cfg --pass-pipeline='builtin.module(graph-fusion)' %s | FileCheck %s --check-prefix=ON
+// The seed's name for it, SoftmaxFusionPass, switches it too: the seed's own config turns it off under ALL on.
+// RUN: echo '{"Switch":{"GraphFusion":{"ALL":"on","SoftmaxFusionPass":"off"}}}' > %t/seed.cfg
+// RUN: graphfuse-opt --fusion-switch-file=%t/seed.cfg --pass-pipeline='builtin.module(graph-fusion)' %s 2>&1 | FileCheck %s --check-prefix=OFF --implicit-check-not=warning
+// RUN: graphfuse-opt --graph-kernel-flags=--enable_pass=SoftmaxFusionPass --strict-flags --pass-pipeline='builtin.module(graph-fusion)' %s | FileCheck %s --check-prefix=ON
+// RUN: graphfuse-opt --pass-pipeline='builtin.module(graph-fusion{enable-pass=SoftmaxFusionPass})' %s | FileCheck %s --check-prefix=ON
+// RUN: graphfuse-opt --pass-pipeline='builtin.module(SoftmaxFusionPass)' %s | FileCheck %s --check-prefix=ON
 
 // OFF-LABEL: func.func @softmax
 // OFF:         "graph.reduce_max"
