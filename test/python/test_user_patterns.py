@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mlir import ir
 
 import graphfuse
 from graphfuse import GraphBuilder, GraphfuseError, ModuleBuilder, parse_module, register_replacement, run_function
@@ -109,8 +110,10 @@ def test_compile_fuses_with_the_user_pattern(register) -> None:
     assert "graph.rms_norm" not in off.fused_graph
 
 
-@pytest.mark.parametrize("front_end", ["pipeline", "flags", "switch-file"])
-def test_each_front_end_switches_it_off_by_name(register, front_end: str, tmp_path: Path) -> None:
+def _silu_and_rms_fused(register, front_end: str, tmp_path: Path, *, options: str, flags: str,
+                        switch: dict[str, str]) -> tuple[dict[str, int], ir.Module]:
+    """Both user patterns registered and graph-fusion run on a module holding both chains, switched by one front
+    end: graph-fusion's ``options``, the graph-kernel ``flags``, or a switch file's GraphFusion ``switch``."""
     register(silu_search, silu_replace, [X48], "user_silu_fusion")
     register(rms_search, rms_replace, [X48, G8], "user_rms_norm_fusion")
     both = ModuleBuilder()
@@ -118,14 +121,20 @@ def test_each_front_end_switches_it_off_by_name(register, front_end: str, tmp_pa
     module = _rms_module(into=both)
     pipeline, switches = "builtin.module(graph-fusion)", None
     if front_end == "pipeline":
-        pipeline = "builtin.module(graph-fusion{disable-pass=user_silu_fusion})"
+        pipeline = f"builtin.module(graph-fusion{{{options}}})"
     elif front_end == "flags":
-        switches = FusionSwitches(parse_graph_kernel_flags("--disable_pass=user_silu_fusion", strict=True))
+        switches = FusionSwitches(parse_graph_kernel_flags(flags, strict=True))
     else:
         path = tmp_path / "fusion_switch.cfg"
-        path.write_text(json.dumps({"Switch": {"GraphFusion": {"user_silu_fusion": "off"}}}))
+        path.write_text(json.dumps({"Switch": {"GraphFusion": switch}}))
         switches = FusionSwitches(switch_file=parse_switch_file(path))
-    effects = _effects(run_pipeline(module, pipeline, switches=switches).fusion_result())
+    return _effects(run_pipeline(module, pipeline, switches=switches).fusion_result()), module
+
+
+@pytest.mark.parametrize("front_end", ["pipeline", "flags", "switch-file"])
+def test_each_front_end_switches_it_off_by_name(register, front_end: str, tmp_path: Path) -> None:
+    effects, module = _silu_and_rms_fused(register, front_end, tmp_path, options="disable-pass=user_silu_fusion",
+                                          flags="--disable_pass=user_silu_fusion", switch={"user_silu_fusion": "off"})
     assert effects == {"user_rms_norm_fusion": 1}
     assert "graph.sigmoid" in graph_op_names(module) and "graph.rms_norm" in graph_op_names(module)
 
@@ -134,23 +143,10 @@ def test_each_front_end_switches_it_off_by_name(register, front_end: str, tmp_pa
 def test_pattern_fusion_pass_off_switches_user_patterns_off_too(register, front_end: str, tmp_path: Path) -> None:
     """TorchAir's pattern_fusion_pass switch governs the patterns users register; one switched on by its own
     name still runs."""
-    register(silu_search, silu_replace, [X48], "user_silu_fusion")
-    register(rms_search, rms_replace, [X48, G8], "user_rms_norm_fusion")
-    both = ModuleBuilder()
-    _silu_module(into=both)
-    module = _rms_module(into=both)
-    pipeline, switches = "builtin.module(graph-fusion)", None
-    if front_end == "pipeline":
-        pipeline = "builtin.module(graph-fusion{disable-pass=pattern_fusion_pass enable-pass=user_rms_norm_fusion})"
-    elif front_end == "flags":
-        flags = "--disable_pass=pattern_fusion_pass --enable_pass=user_rms_norm_fusion"
-        switches = FusionSwitches(parse_graph_kernel_flags(flags, strict=True))
-    else:
-        path = tmp_path / "fusion_switch.cfg"
-        path.write_text(json.dumps({"Switch": {"GraphFusion": {"pattern_fusion_pass": "off",
-                                                               "user_rms_norm_fusion": "on"}}}))
-        switches = FusionSwitches(switch_file=parse_switch_file(path))
-    effects = _effects(run_pipeline(module, pipeline, switches=switches).fusion_result())
+    effects, module = _silu_and_rms_fused(
+        register, front_end, tmp_path, options="disable-pass=pattern_fusion_pass enable-pass=user_rms_norm_fusion",
+        flags="--disable_pass=pattern_fusion_pass --enable_pass=user_rms_norm_fusion",
+        switch={"pattern_fusion_pass": "off", "user_rms_norm_fusion": "on"})
     assert effects == {"user_rms_norm_fusion": 1}
     assert "graph.sigmoid" in graph_op_names(module)
 
