@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import itertools
 import types
 import typing
 from collections.abc import Iterable, Iterator
@@ -212,6 +213,25 @@ def try_consume_rewrite(pass_name: str, pattern: str, location: ir.Location | No
 
 class PassFailure(GraphfuseError):
     """A pass found the IR unfit for it and stopped (the pipeline fails)."""
+
+
+_GRAPH_IDS = itertools.count()
+_GRAPH_ID: contextvars.ContextVar[int] = contextvars.ContextVar("graphfuse_graph_id", default=0)
+
+
+def current_graph_id() -> int:
+    """The id of the graph (module) the running pipeline works on, as GE numbers the graphs of a session: the
+    fusion log's ``RunOnePattern:GraphId[N]``."""
+    return _GRAPH_ID.get()
+
+
+def enter_graph() -> contextvars.Token[int]:
+    """Give the module a pipeline is about to run on the next graph id; reset with :func:`leave_graph`."""
+    return _GRAPH_ID.set(next(_GRAPH_IDS))
+
+
+def leave_graph(token: contextvars.Token[int]) -> None:
+    _GRAPH_ID.reset(token)
 
 
 class PassContext:

@@ -38,7 +38,7 @@ from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, from_mlir_error
 from graphfuse.dialect.verifier import verify_operation
-from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext
+from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, enter_graph, leave_graph
 from graphfuse.pipelines.pipeline_parser import (
     NestedPipeline,
     PassElement,
@@ -334,6 +334,13 @@ class Pipeline:
 
     def run(self, module: ir.Module) -> None:
         """Run every step on ``module`` in place; raises PipelineFailure on the first failing step."""
+        graph = enter_graph()
+        try:
+            self._run_steps(module)
+        finally:
+            leave_graph(graph)
+
+    def _run_steps(self, module: ir.Module) -> None:
         for index, (step, record) in enumerate(zip(self.steps, self.records, strict=True)):
             start = time.perf_counter()
             record.runs += 1

@@ -11,7 +11,7 @@ Its function returns
 - ``True``: the pattern rewrote the IR.
 
 matched_times counts matches (fused or rejected, each op once), effected_times
-the rewrites, per pattern, as CANN's ``GraphFusionPass[Name]: pattern=P,
+the rewrites, per pattern, as CANN's ``RunOnePattern:GraphId[N], GraphFusionPass[Name]: pattern=P,
 matched_times=N, effected_times=M`` log lines report them.
 
 Rewrite budget (fuel, for graphfuse-bisect): when a
@@ -45,6 +45,7 @@ from graphfuse.pipelines.pass_base import (
     PassContext,
     RewriteBudget,
     active_rewrite_budget,
+    current_graph_id,
     limit_rewrites,
     try_consume_rewrite,
 )
@@ -147,8 +148,8 @@ class FusionPass(GraphPass):
             if self.in_fusion_result:
                 context.record_fusion(self, pattern.name, c.matched, c.effected)
             log.info(
-                f"{self.group}Pass[{self.name}]: pattern={pattern.name}, "
-                f"matched_times={c.matched}, effected_times={c.effected}"
+                f"RunOnePattern:GraphId[{current_graph_id()}], {self.group}Pass[{self.name}]: "
+                f"pattern={pattern.name}, matched_times={c.matched}, effected_times={c.effected}"
             )
 
     def apply(self, module: ir.Module) -> dict[str, PatternCounts]:

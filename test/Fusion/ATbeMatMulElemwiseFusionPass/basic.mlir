@@ -9,7 +9,7 @@
 // CHECK-NEXT:    return %[[K]]
 // CHECK-LABEL: func.func private @epilogue_ub_matmul_elemwise_0
 // CHECK-SAME:    graph.fusion_kind = "ub_matmul_elemwise", graph.kernel, graph.kernel_ops = ["graph.matmul", "graph.mul", "graph.tanh"]
-// LOG: [INFO] UBFusionPass[ATbeMatMulElemwiseFusionPass]: pattern=TbeMatMulElemwiseFusion, matched_times=1, effected_times=1
+// LOG: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], UBFusionPass[ATbeMatMulElemwiseFusionPass]: pattern=TbeMatMulElemwiseFusion, matched_times=1, effected_times=1
 func.func @epilogue(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %c: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = "graph.matmul"(%x, %w) : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
   %1 = "graph.mul"(%0, %c) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>

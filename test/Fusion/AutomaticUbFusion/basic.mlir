@@ -8,7 +8,7 @@
 // CHECK-NEXT:    return %[[K]]
 // CHECK-LABEL: func.func private @row_scale_ub_auto_0
 // CHECK-SAME:    graph.fusion_kind = "ub_auto", graph.kernel, graph.kernel_ops = ["graph.mul", "graph.reduce_max", "graph.div", "graph.mul"]
-// LOG: [INFO] UBFusionPass[AutomaticUbFusion]: pattern=AutomaticUbFusion, matched_times=1, effected_times=1
+// LOG: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], UBFusionPass[AutomaticUbFusion]: pattern=AutomaticUbFusion, matched_times=1, effected_times=1
 func.func @row_scale(%x: tensor<8x16xf32>, %g: tensor<16xf32>) -> tensor<8x16xf32> {
   %0 = "graph.mul"(%x, %x) : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
   %1 = "graph.reduce_max"(%0) {axes = array<i64: 1>, keep_dims = true} : (tensor<8x16xf32>) -> tensor<8x1xf32>

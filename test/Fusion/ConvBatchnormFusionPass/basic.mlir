@@ -12,8 +12,8 @@
 // CHECK-NEXT:    %[[Y:.*]] = "graph.bias_add"(%[[C]], %[[B]]) {axis = 1 : i64}
 // CHECK-NEXT:    return %[[Y]]
 // CHECK-NOT:     graph.batch_norm
-// LOG: [INFO] GraphFusionPass[ConvBatchnormFusionPass]: pattern=ConvBatchnormFusion, matched_times=1, effected_times=1
-// LOG: [INFO] GraphFusionPass[ConvBatchnormFusionPass]: pattern=ConvBiasAddBatchnormFusion, matched_times=0, effected_times=0
+// LOG: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], GraphFusionPass[ConvBatchnormFusionPass]: pattern=ConvBatchnormFusion, matched_times=1, effected_times=1
+// LOG: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], GraphFusionPass[ConvBatchnormFusionPass]: pattern=ConvBiasAddBatchnormFusion, matched_times=0, effected_times=0
 func.func @conv_bn(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %w = arith.constant dense<[[[[1.0]], [[2.0]]], [[[0.5]], [[-1.0]]]]> : tensor<2x2x1x1xf32>
   %scale = arith.constant dense<[2.0, 0.5]> : tensor<2xf32>

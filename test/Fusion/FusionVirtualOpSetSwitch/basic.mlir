@@ -8,8 +8,8 @@
 // CHECK-LABEL: func.func @axis0
 // CHECK:         "graph.split"(%arg0) {_no_task = true, axis = 0 : i64, sizes = array<i64: 2, 2>}
 // LOG:      [INFO] Run graph kernel pass FusionVirtualOpSetSwitch in {{[0-9.]+}} us
-// LOG-NEXT: [INFO] UBFusionPass[FusionVirtualOpSetSwitch]: pattern=split_n, matched_times=1, effected_times=1
-// LOG-NEXT: [INFO] UBFusionPass[FusionVirtualOpSetSwitch]: pattern=split_c_to_n, matched_times=0, effected_times=0
+// LOG-NEXT: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], UBFusionPass[FusionVirtualOpSetSwitch]: pattern=split_n, matched_times=1, effected_times=1
+// LOG-NEXT: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], UBFusionPass[FusionVirtualOpSetSwitch]: pattern=split_c_to_n, matched_times=0, effected_times=0
 func.func @axis0(%x: tensor<4x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
   %0:2 = "graph.split"(%x) {axis = 0 : i64, sizes = array<i64: 2, 2>} : (tensor<4x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>)
   %1 = "graph.exp"(%0#0) : (tensor<2x8xf32>) -> tensor<2x8xf32>

@@ -14,7 +14,7 @@
 // CHECK-NEXT:    "graph.mul"
 // CHECK-NEXT:    return
 // LOG: [INFO] Run graph kernel pass TbeEltwiseFusionPass in {{[0-9.]+}} us
-// LOG-NEXT: [INFO] UBFusionPass[TbeEltwiseFusionPass]: pattern=TbeEltwiseFusion, matched_times=1, effected_times=1
+// LOG-NEXT: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], UBFusionPass[TbeEltwiseFusionPass]: pattern=TbeEltwiseFusion, matched_times=1, effected_times=1
 func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = "graph.sub"(%x, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = "graph.exp"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -31,7 +31,7 @@ func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-LABEL: func.func private @dag_ub_eltwise_0
 // CHECK-SAME:    -> (tensor<4x8xf32>, tensor<4x8xf32>)
 // CHECK-SAME:    graph.kernel_ops = ["graph.exp", "graph.neg", "graph.add", "graph.mul"]
-// LOG: [INFO] UBFusionPass[TbeEltwiseFusionPass]: pattern=TbeEltwiseFusion, matched_times=1, effected_times=1
+// LOG: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], UBFusionPass[TbeEltwiseFusionPass]: pattern=TbeEltwiseFusion, matched_times=1, effected_times=1
 func.func @dag(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = "graph.neg"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -54,7 +54,7 @@ func.func @dag(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tens
 // LIMIT-SAME:    graph.kernel_ops = ["graph.abs", "graph.sqrt", "graph.exp"]
 // LIMIT:       func.func private @long_chain_ub_eltwise_1
 // LIMIT-SAME:    graph.kernel_ops = ["graph.tanh", "graph.neg"]
-// LOG: [INFO] UBFusionPass[TbeEltwiseFusionPass]: pattern=TbeEltwiseFusion, matched_times=1, effected_times=1
+// LOG: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], UBFusionPass[TbeEltwiseFusionPass]: pattern=TbeEltwiseFusion, matched_times=1, effected_times=1
 func.func @long_chain(%x: tensor<16xf32>) -> tensor<16xf32> {
   %0 = "graph.abs"(%x) : (tensor<16xf32>) -> tensor<16xf32>
   %1 = "graph.sqrt"(%0) : (tensor<16xf32>) -> tensor<16xf32>

@@ -8,7 +8,7 @@
 // CHECK-NEXT:    return %[[K]]
 // CHECK-LABEL: func.func private @norm_ub_reduce_elemwise_0
 // CHECK-SAME:    graph.fusion_kind = "ub_reduce_elemwise", graph.kernel, graph.kernel_ops = ["graph.mul", "graph.square", "graph.reduce_sum", "graph.sqrt"]
-// LOG: [INFO] UBFusionPass[TbeReduceElemwiseFusionPass]: pattern=TbeReduceElemwiseFusion, matched_times=1, effected_times=1
+// LOG: [INFO] RunOnePattern:GraphId[{{[0-9]+}}], UBFusionPass[TbeReduceElemwiseFusionPass]: pattern=TbeReduceElemwiseFusion, matched_times=1, effected_times=1
 func.func @norm(%x: tensor<4x16xf32>, %s: tensor<4x16xf32>) -> tensor<4xf32> {
   %0 = "graph.mul"(%x, %s) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   %1 = "graph.square"(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32>
