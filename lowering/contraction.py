@@ -906,24 +906,8 @@ def _schedule_row_dots(module: ir.Module, ops: list[ir.Operation], threads: int)
         marks = f"attributes{{graph.row_dot = {width} : i64, graph.row_dot_rows = {height} : i64}}"
         script = _ROW_DOT_SCRIPT.replace("attributes{graph.row_dot}", marks)
         _apply(module, _sized(script, {"R": width, "MT": height, "V": lanes}), "tiling row-dot products")
-    _mark_static_partial_sums(module)
-
-
-def _mark_static_partial_sums(module: ir.Module) -> None:
-    """Mark for vectorization the fills and sums of lanes of the row-dot tiles (the partial products are marked
-    with every matmul tile, :func:`_mark_static_tiles`); all have static sizes, whole tiles by construction."""
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in ("linalg.fill", "linalg.reduce") and all(_static_tensor(v) for v in op.operands):
-            op.attributes["graph.vectorize"] = ir.UnitAttr.get()
-        return ir.WalkResult.ADVANCE
-
-    def tasks(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "scf.forall" and "graph.row_dot_tiles" in op.attributes:
-            op.walk(visit)
-            return ir.WalkResult.SKIP
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(tasks)
+    # the tiles' fills and sums of lanes; the partial products are marked with every matmul tile
+    _mark_static_tiles(module, ("linalg.fill", "linalg.reduce"), "graph.row_dot_tiles")
 
 
 def _epilogue_tile_script(by_panels: bool, outer: bool, filled: bool) -> str:
@@ -1559,8 +1543,10 @@ def _apply(module: ir.Module, text: str, what: str) -> None:
         raise GraphfuseError(f"{what} failed: {error}") from None
 
 
-def _mark_static_tiles(module: ir.Module) -> int:
-    """Mark the statically shaped matmul tiles inside the tiled row blocks for vectorization; how many.
+def _mark_static_tiles(module: ir.Module, ops: tuple[str, ...] = ("linalg.matmul", "linalg.generic"),
+                       loops: str = "graph.matmul_tiles") -> int:
+    """Mark the statically shaped ``ops`` inside the loops marked ``loops`` (the tiled row blocks) for
+    vectorization; how many.
 
     A tile left dynamic would stay a scalar loop; the row split and the peeled tile loops leave none.
     """
@@ -1568,13 +1554,13 @@ def _mark_static_tiles(module: ir.Module) -> int:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         nonlocal marked
-        if op.name in ("linalg.matmul", "linalg.generic") and all(_static_tensor(v) for v in op.operands):
+        if op.name in ops and all(_static_tensor(v) for v in op.operands):
             op.attributes["graph.vectorize"] = ir.UnitAttr.get()
             marked += 1
         return ir.WalkResult.ADVANCE
 
     def blocks(op: ir.Operation) -> ir.WalkResult:
-        if op.name in ("scf.forall", "scf.for") and "graph.matmul_tiles" in op.attributes:
+        if op.name in ("scf.forall", "scf.for") and loops in op.attributes:
             op.walk(visit)
             return ir.WalkResult.SKIP
         return ir.WalkResult.ADVANCE
