@@ -1294,14 +1294,20 @@ def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
     if isinstance(a["end"], fx.Node):
         return _slice_to_symbolic_end(imp, node, x, a)
-    shape = imp.static_shape(x)
+    axis, start, end, step = _slice_bounds(imp, node, a, imp.static_shape(x))
+    return _slice_box(imp, x, axis, start, end, step)
+
+
+def _slice_bounds(imp: _Importer, node: fx.Node, a: dict[str, Any], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """(axis, start, end, step) of a ``slice`` / ``slice_scatter`` node over ``shape``, bounds as PyTorch reads
+    them; a step below 1 is unsupported."""
     axis = _axis(a["dim"], len(shape))
     size = shape[axis]
     start = _bound(a["start"], size, 0)
     end = _bound(None if a["end"] == _INT64_MAX else a["end"], size, size)
     if a["step"] < 1:
         raise imp.unsupported(node, f"slice step {a['step']}")
-    return _slice_box(imp, x, axis, start, end, int(a["step"]))
+    return axis, start, end, int(a["step"])
 
 
 def _slice_to_symbolic_end(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str, Any]) -> Tensor:
@@ -1464,12 +1470,8 @@ def _slice_scatter(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     """``x[..., start:end:step, ...] = src`` (a view written in place, functionalized)."""
     x = imp.tensor(a["self"])
     shape = imp.static_shape(x)
-    axis = _axis(a["dim"], len(shape))
-    start = _bound(a["start"], shape[axis], 0)
-    end = _bound(None if a["end"] == _INT64_MAX else a["end"], shape[axis], shape[axis])
-    if a["step"] < 1:
-        raise imp.unsupported(node, f"slice step {a['step']}")
-    positions = np.arange(start, max(start, end), int(a["step"]), dtype=np.int64)
+    axis, start, end, step = _slice_bounds(imp, node, a, shape)
+    positions = np.arange(start, max(start, end), step, dtype=np.int64)
     if positions.size == shape[axis]:
         return imp.tensor(a["src"], x.dtype)  # the whole dim is written
     return imp.emit("scatter_update", x, imp.const(positions, "i64"), imp.tensor(a["src"], x.dtype), axis=axis)
