@@ -310,12 +310,21 @@ def build_variants(
     return found
 
 
+#: Seconds between two variants' calls.  Thread pools keep their workers spinning after a call (OpenBLAS
+#: behind numpy, torch's OpenMP, graphfuse's: Intel OpenMP's KMP_BLOCKTIME is 200 ms), and a variant timed
+#: while they spin shares its cores with them: graphfuse's convolution right after numpy's reference took its
+#: one-thread time (1.3 ms against 0.7).
+SETTLE_SECONDS = 0.3
+
+
 def measure(variants: dict[str, Variant], calls: int, rounds: int, evict: machine.Evictor, result: Result) -> None:
-    """Median seconds per variant, best of ``rounds``; every round runs every variant in turn."""
+    """Median seconds per variant, best of ``rounds``; every round runs every variant in turn, each after
+    :data:`SETTLE_SECONDS` of quiet."""
     gc.disable()
     try:
         for _ in range(rounds):
             for label, variant in list(variants.items()):
+                time.sleep(SETTLE_SECONDS)
                 try:
                     median = statistics.median(variant.times(calls, evict))
                 except Exception as e:

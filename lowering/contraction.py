@@ -86,6 +86,9 @@ PANEL_TASK = 8
 #: Marks a convolution computed directly from its input (graphfuse.lowering.structured_ops._direct_conv) for
 #: :func:`schedule_direct_convs`.
 DIRECT_CONV = "graph.direct_conv"
+#: Marks a direct convolution whose vector lanes are its filters (graphfuse.lowering.structured_ops._direct_conv:
+#: loops n, oh, ow, f, c, kh, kw, the weights read as [C, KH, KW, F]); without it, the lanes are output columns.
+FILTER_LANES = "graph.filter_lanes"
 #: Output rows of a direct convolution one task computes (:data:`_DIRECT_CONV_SCRIPT`; 56x56, 64 channels: 1, 2
 #: and 4 within the noise of each other).
 CONV_TASK_ROWS = 2
@@ -434,9 +437,10 @@ _VECTORIZE_SCRIPT = _with_peels("""module attributes {transform.with_named_seque
 
 def _conv_tiles(tile: str, epilogue: str = "") -> str:
     """Transform IR computing a direct convolution's task ``%tile`` (in the loop ``%rows``) in register tiles:
-    tiles of NR output columns (the row's remainder in tiles of powers of two: COLUMN_LADDER, written out by
-    :func:`_column_ladder`), then of MR filters, one output row and one (c, kh, kw) step; the unit loops
-    folded away, each tile is MR broadcast weights times NR contiguous input floats, into an MR x NR
+    tiles of NR lanes (output columns, or filters: dimension 3 either way), their remainder in tiles of
+    powers of two (COLUMN_LADDER, written out by :func:`_column_ladder`), then of MR rows (filters, or
+    output columns: REG_TILES, the loop ROW_LOOP of them peeled), one output row and one (c, kh, kw) step;
+    the unit loops folded away, each tile is MR broadcast floats times NR contiguous ones, into an MR x NR
     accumulator held in registers across the reduction loops.  ``epilogue``: transform IR tiling the task's
     epilogue, vectorized with the tiles."""
     return f"""      %tc, %columns = transform.structured.tile_using_for %{tile} tile_sizes [0, 0, 0, NR, 0, 0, 0]
@@ -447,10 +451,10 @@ def _conv_tiles(tile: str, epilogue: str = "") -> str:
         : (!transform.any_op) -> !transform.any_op
       transform.foreach %column_tiles : !transform.any_op {{
       ^bb1(%ct: !transform.any_op):
-        %tr, %reg:5 = transform.structured.tile_using_for %ct tile_sizes [0, MR, 1, 0, 1, 1, 1]
+        %tr, %reg:5 = transform.structured.tile_using_for %ct tile_sizes REG_TILES
           : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
               !transform.any_op, !transform.any_op)
-        PEEL %reg#0
+        PEEL %reg#ROW_LOOP
       }}
 {epilogue}      transform.apply_patterns to %rows {{
         transform.apply_patterns.tensor.fold_tensor_empty
@@ -461,11 +465,13 @@ def _conv_tiles(tile: str, epilogue: str = "") -> str:
       }} : !transform.any_op
       %tiles = transform.structured.match ops{{["linalg.generic"]}} in %rows : (!transform.any_op) -> !transform.any_op
       transform.structured.vectorize %tiles : !transform.any_op
+      // hoisted before the permuted reads and writes of the accumulators (filters in the lanes, C [F, OW])
+      // become transposes, which then run once per tile instead of twice per step
+      HOIST %rows
       transform.apply_patterns to %rows {{
         transform.apply_patterns.vector.transfer_permutation_patterns
         transform.apply_patterns.canonicalization
       }} : !transform.any_op
-      HOIST %rows
 """
 
 
@@ -500,17 +506,17 @@ def _column_ladder(loop: str, width: int, depth: int = 0) -> str:
     return text + f"{pad}  }}\n{pad}}}\n"
 
 
-#: Direct convolutions (graphfuse.lowering.structured_ops._direct_conv, loops n, f, oh, ow, c, kh, kw): tasks
-#: of CR output rows (and one image) across the cores, C's fill fused into them, each task in register tiles
+#: Direct convolutions (graphfuse.lowering.structured_ops._direct_conv) marked CONV_MARK: tasks of CR output
+#: rows (and one image; TASK_TILES) across the cores, C's fill fused into them, each task in register tiles
 #: (:func:`_conv_tiles`).
 _DIRECT_CONV_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %convs = transform.structured.match ops{["linalg.generic"]} attributes{graph.direct_conv} in %root
+    %convs = transform.structured.match ops{["linalg.generic"]} attributes{CONV_MARK} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %convs : !transform.any_op {
     ^bb0(%conv: !transform.any_op):
       %fill = transform.get_producer_of_operand %conv[2] : (!transform.any_op) -> !transform.any_op
-      %t0, %tasks = transform.structured.tile_using_forall %conv tile_sizes [1, 0, CR, 0, 0, 0, 0]
+      %t0, %tasks = transform.structured.tile_using_forall %conv tile_sizes TASK_TILES
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
       %filled, %rows = transform.structured.fuse_into_containing_op %fill into %tasks
         : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
@@ -525,7 +531,7 @@ _DIRECT_CONV_SCRIPT = _with_peels("""module attributes {transform.with_named_seq
 #: block of the convolution's output is a scratch buffer on the stack, the epilogue's result written once.
 _DIRECT_CONV_EPILOGUE_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %eps = transform.structured.match ops{["linalg.generic"]} attributes{graph.conv_epilogue = OPERAND : i64} in %root
+    %eps = transform.structured.match ops{["linalg.generic"]} attributes{EPILOGUE_MARK = OPERAND : i64} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %eps : !transform.any_op {
     ^bb0(%e: !transform.any_op):
@@ -979,9 +985,21 @@ def _epilogue_tile_script(by_panels: bool, outer: bool, filled: bool) -> str:
     return script.replace("TASK_TILES", pieces["TASK_TILES"])
 
 
+#: Per mapping of a direct convolution's vector lanes: its mark, its epilogue's mark, its tasks (CR output rows
+#: of one image), its register tiles (MR rows of one output row and one (c, kh, kw) step) and which of their
+#: loops holds the rows (peeled).
+_CONV_MAPPINGS = {
+    "columns": {"CONV_MARK": DIRECT_CONV, "EPILOGUE_MARK": "graph.conv_epilogue",
+                "TASK_TILES": "[1, 0, CR, 0, 0, 0, 0]", "REG_TILES": "[0, MR, 1, 0, 1, 1, 1]", "ROW_LOOP": "0"},
+    "filters": {"CONV_MARK": FILTER_LANES, "EPILOGUE_MARK": "graph.filter_lanes_epilogue",
+                "TASK_TILES": "[1, CR, 0, 0, 0, 0, 0]", "REG_TILES": "[0, 1, MR, 0, 1, 1, 1]", "ROW_LOOP": "1"},
+}
+
+
 def schedule_direct_convs(module: ir.Module) -> None:
     """Tile and vectorize the direct convolutions of ``module``: with their elementwise epilogue where one alone
-    reads them (:data:`_DIRECT_CONV_EPILOGUE_SCRIPT`), else on their own (:data:`_DIRECT_CONV_SCRIPT`)."""
+    reads them (:data:`_DIRECT_CONV_EPILOGUE_SCRIPT`), else on their own (:data:`_DIRECT_CONV_SCRIPT`), each
+    with the tiles of its lanes' mapping (:data:`_CONV_MAPPINGS`)."""
     convs: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -994,27 +1012,35 @@ def schedule_direct_convs(module: ir.Module) -> None:
         return
     mr, nr = register_tile(vector_bits())
     i64 = ir.IntegerType.get_signless(64)
-    operands: set[int] = set()  # the epilogues' operands that are the convolution, one script each
-    alone = 0  # convolutions without an epilogue
+    # per mapping: the epilogues' operands that are the convolution (one script each), and whether some
+    # convolution has no epilogue
+    operands: dict[str, set[int]] = {"columns": set(), "filters": set()}
+    alone: set[str] = set()
     for conv in convs:
+        mapping = "filters" if FILTER_LANES in conv.attributes else "columns"
+        if mapping == "filters":
+            del conv.attributes[DIRECT_CONV]  # matched by FILTER_LANES alone
         epilogue = _conv_epilogue(conv)
         if epilogue is None:
-            alone += 1
+            alone.add(mapping)
             continue
         operand = [v.owner for v in epilogue.operands].index(conv)
-        epilogue.attributes["graph.conv_epilogue"] = ir.IntegerAttr.get(i64, operand)
-        del conv.attributes[DIRECT_CONV]  # scheduled with its epilogue
+        epilogue.attributes[_CONV_MAPPINGS[mapping]["EPILOGUE_MARK"]] = ir.IntegerAttr.get(i64, operand)
+        for mark in (DIRECT_CONV, FILTER_LANES):  # scheduled with its epilogue
+            if mark in conv.attributes:
+                del conv.attributes[mark]
         conv.attributes["graph.fused_conv"] = ir.UnitAttr.get()
-        operands.add(operand)
-    sizes = {"CR": CONV_TASK_ROWS, "MR": mr, "NR": nr}
+        operands[mapping].add(operand)
     ladder = _column_ladder("%columns", nr // 2).rstrip("\n")
-    for operand in sorted(operands):
-        script = _sized(_DIRECT_CONV_EPILOGUE_SCRIPT, {**sizes, "OPERAND": operand})
-        _apply(module, script.replace("      COLUMN_LADDER %columns", ladder),
-               "tiling direct convolutions with their epilogues")
-    if alone:
-        _apply(module, _sized(_DIRECT_CONV_SCRIPT, sizes).replace("      COLUMN_LADDER %columns", ladder),
-               "tiling direct convolutions")
+    for mapping, marks in _CONV_MAPPINGS.items():
+        sizes = {**marks, "CR": CONV_TASK_ROWS, "MR": mr, "NR": nr}  # the marks first: their tiles hold MR, CR
+        for operand in sorted(operands[mapping]):
+            script = _sized(_DIRECT_CONV_EPILOGUE_SCRIPT, {**sizes, "OPERAND": operand})
+            _apply(module, script.replace("      COLUMN_LADDER %columns", ladder),
+                   "tiling direct convolutions with their epilogues")
+        if mapping in alone:
+            _apply(module, _sized(_DIRECT_CONV_SCRIPT, sizes).replace("      COLUMN_LADDER %columns", ladder),
+                   "tiling direct convolutions")
     _erase_fused_products(module)
     _erase_unused_fills(module)
 
@@ -1666,7 +1692,8 @@ def _erase_unused_fills(module: ir.Module) -> None:
 def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue", "graph.pack_transposed",
-                     "graph.epilogue_block", "graph.conv_epilogue", "graph.fused_conv", _CONV_COLUMNS,
+                     "graph.epilogue_block", "graph.conv_epilogue", "graph.filter_lanes_epilogue", "graph.fused_conv",
+                     _CONV_COLUMNS, FILTER_LANES,
                      "graph.serial_pack", "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot",
                      "graph.row_dot_rows", "graph.row_dot_tiles", SERIAL):
             if name in op.attributes:

@@ -706,6 +706,52 @@ def test_direct_conv_column_tiles_are_powers_of_two(bits: int, width: int, colum
     runtime.clear_cache()
 
 
+@pytest.mark.parametrize(("bits", "filters", "lanes"), [(256, 40, {16, 8}), (512, 40, {32, 8}), (256, 16, {16})])
+@pytest.mark.parametrize("width", [17, 32])
+@pytest.mark.parametrize(("epilogue", "constant_weight"), [(False, False), (True, True), (True, False)])
+def test_direct_conv_with_filters_in_the_lanes(bits: int, filters: int, lanes: set[int], width: int,
+                                               epilogue: bool, constant_weight: bool,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a register tile's columns of filters or more, the filters are the lanes: tiles of MR output columns
+    x NR filters (the rest of the filters in powers of two), the weights read as [C, KH, KW, F] (transposed
+    when compiling when they are a constant), the accumulators carried through the reduction in that layout
+    (transposed to the output's once per tile, outside the loops)."""
+    monkeypatch.setattr(structured_ops, "vector_bits", lambda: bits)
+    monkeypatch.setattr(contraction, "vector_bits", lambda: bits)
+    runtime.clear_cache()
+    if width < register_tile(bits)[1]:
+        width += register_tile(bits)[1]  # a direct convolution needs rows of a register tile
+    x, w = (1, 5, 6, width), (filters, 5, 3, 3)
+    rng = np.random.default_rng(11)
+    weight = rng.standard_normal(w).astype(np.float32)
+
+    def build():
+        b = GraphBuilder("f")
+        xs = b.arg(x)
+        ws = b.const(weight) if constant_weight else b.arg(w)
+        conv = b.conv2d(xs, ws, pads=[1, 1, 1, 1])
+        bias = b.const(np.linspace(-1.0, 1.0, filters, dtype=np.float32).reshape(filters, 1, 1))
+        b.ret(b.relu(b.add(conv, bias)) if epilogue else conv)
+        return b.module
+
+    arrays = [rng.standard_normal(x).astype(np.float32)] + ([] if constant_weight else [weight])
+    exe = graphfuse.compile(build(), opt_level=2)
+    for want, got in zip(exe.reference(*arrays), exe(*arrays), strict=True):
+        assert_close(want, got, "f32")
+    linalg_text = str(exe.linalg)
+    assert ("linalg.transpose" in linalg_text) != constant_weight, linalg_text
+    assert f"tensor<5x3x3x{filters}xf32>" in linalg_text, linalg_text
+    tiled, _ = _tiled_and_compiled(linalg_text)
+    # (a tile of one output column is a vector of its filters only: its unit dimension folded away)
+    fmas = re.findall(r"math.fma %\S+, %\S+, (%\S+) : vector<(?:(\d+)x)?(\d+)xf32>", tiled)
+    mr = register_tile(bits)[0]
+    rows = {mr} | ({width % mr} if width % mr else set())
+    assert {int(c) for _, _, c in fmas} == lanes and {int(r or 1) for _, r, _ in fmas} == rows, fmas
+    # each step adds into the loop's accumulator itself, no transpose of it in between
+    assert all(acc.startswith("%arg") for acc, _, _ in fmas), tiled
+    runtime.clear_cache()
+
+
 @pytest.mark.parametrize("returned_too", [False, True])
 def test_direct_conv_epilogue_runs_on_each_task(returned_too: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """conv + bias + residual + relu: the elementwise epilogue is computed in the convolution's tasks, on each
