@@ -54,6 +54,8 @@ _LIST_KEYS = (
     "enable_cluster_ops", "disable_cluster_ops", "enable_cluster_ops_only",
     "enable_packet_ops_only", "disable_packet_ops", "enable_pass", "disable_pass",
 )
+#: MindSpore's kernel-packet flags: known, and an error (no backend here has kernel packets), not a silent no-op.
+_PACKET_KEYS = ("enable_packet_ops_only", "disable_packet_ops")
 _BOOL_KEYS = ("dump_as_text", "enable_debug_mode")
 _INT_KEYS = {"opt_level": (OPT_LEVELS[0], OPT_LEVELS[-1]), "composite_op_limit_size": (1, 1 << 20)}
 
@@ -109,6 +111,10 @@ def parse_graph_kernel_flags(text: str, strict: bool = False, source: str = "gra
             _flag_problem(flags, f"'{item}' is not of the form --key=value", strict, source)
             continue
         key, has_value, value = stripped.partition("=")
+        if key in _PACKET_KEYS:
+            raise GraphfuseError([Diagnostic("error", f"{source}: flag '--{key}' does not apply to the CPU and "
+                                            "emulated-NPU backends: kernel packet is a feature of MindSpore's "
+                                            "Ascend backend (docs/fusion-switches.md)")])
         if key in _LIST_KEYS:
             items = tuple(v.strip() for v in value.split(",") if v.strip())
             if not items:

@@ -72,7 +72,7 @@ class GraphKernelFusion(GraphPass):
         "num-fused-ops": "Number of ops moved into kernels",
     }
 
-    opt_level: int = option(-1, "0-3; -1 takes the flags' opt_level, or 1 when the flags have none")
+    opt_level: int = option(-1, "0-3; -1 takes the flags' opt_level, or 2 (MindSpore's default) when they have none")
     backend: Literal["cpu", "npu"] = option("cpu", "target whose default expand and cluster lists apply")
     enable_expand_ops: tuple[str, ...] = option((), "ops to expand besides the defaults (e.g. Softmax)")
     disable_expand_ops: tuple[str, ...] = option((), "ops not to expand")
@@ -103,7 +103,7 @@ class GraphKernelFusion(GraphPass):
 
         level = self.opt_level
         if level < 0:
-            level = flags.opt_level if flags is not None and flags.opt_level is not None else 1
+            level = flags.opt_level if flags is not None and flags.opt_level is not None else 2
         limit = self.composite_op_limit_size
         if limit < 0:
             limit = flags.composite_op_limit_size if flags is not None and flags.composite_op_limit_size else 200
@@ -148,10 +148,6 @@ class GraphKernelFusion(GraphPass):
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         flags = context.switches.flags if context.switches is not None else None
-        if flags is not None:
-            for key in ("enable_packet_ops_only", "disable_packet_ops"):
-                if flags.lists.get(key):
-                    log.warning(f"flag '--{key}' is accepted and ignored: graphfuse has no kernel packet feature")
         settings = self.resolved(flags)
         steps = self.steps(settings)
         log.info("graph kernel passes: " + ",".join(name for name, _ in steps))

@@ -7,7 +7,11 @@
 // RUN: graphfuse-opt --pass-pipeline='builtin.module(graph-kernel-fusion{opt-level=1 disable-expand-ops=Square})' %s | FileCheck %s --check-prefix=NO-SQUARE
 // RUN: graphfuse-opt --graph-kernel-fusion --graph-kernel-flags="--opt_level=1 --disable_pass=graph_kernel.graph-kernel-cluster" %s | FileCheck %s --check-prefix=NO-CLUSTER
 // RUN: graphfuse-opt --graph-kernel-fusion --graph-kernel-flags="--opt_level=2" --log-level=info %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOG
-// RUN: graphfuse-opt --graph-kernel-fusion --graph-kernel-flags="--enable_packet_ops_only=Add --enable_expand_ops=NoSuchOp" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=WARN
+// RUN: graphfuse-opt --graph-kernel-fusion --graph-kernel-flags="--enable_expand_ops=NoSuchOp" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=WARN
+// RUN: not graphfuse-opt --graph-kernel-fusion --graph-kernel-flags="--enable_packet_ops_only=Add" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=PACKET
+// RUN: env MS_DEV_GRAPH_KERNEL_FLAGS="--disable_packet_ops=Mul" not graphfuse-opt --graph-kernel-fusion %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=PACKET-ENV
+// The default level is MindSpore's: 2 (its CSE and simplification steps run).
+// RUN: graphfuse-opt --graph-kernel-fusion --log-level=info %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEFAULT
 // RUN: not graphfuse-opt --pass-pipeline='builtin.module(graph-kernel-fusion{opt-level=7})' %s 2>&1 | FileCheck %s --check-prefix=BAD
 
 // OFF-LABEL: func.func @block
@@ -44,8 +48,13 @@
 // LOG: [INFO] graph kernel pass graph-kernel-stitch is disabled
 // LOG: [INFO] graph kernel pass graph-kernel-parallel is disabled
 
-// WARN-DAG: [WARNING] flag '--enable_packet_ops_only' is accepted and ignored: graphfuse has no kernel packet feature
-// WARN-DAG: [WARNING] enable_expand_ops: unknown operator 'NoSuchOp' is ignored
+// WARN: [WARNING] enable_expand_ops: unknown operator 'NoSuchOp' is ignored
+
+// PACKET: graphfuse-opt: error: --graph-kernel-flags: flag '--enable_packet_ops_only' does not apply to the CPU and emulated-NPU backends: kernel packet is a feature of MindSpore's Ascend backend (docs/fusion-switches.md)
+// PACKET-ENV: error: {{.*}}flag '--disable_packet_ops' does not apply to the CPU and emulated-NPU backends
+
+// DEFAULT: [INFO] Run graph kernel pass graph-kernel-cse in {{[0-9.]+}} us
+// DEFAULT: [INFO] Run graph kernel pass graph-kernel-simplify in {{[0-9.]+}} us
 
 // BAD: graphfuse-opt: error: invalid pass pipeline 'builtin.module(graph-kernel-fusion{opt-level=7})': option 'opt-level' of pass 'graph-kernel-fusion': opt level must be an integer in [0, 3], got 7
 
