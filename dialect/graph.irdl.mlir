@@ -15,6 +15,22 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Elementwise arc cosine in [0, pi] (NaN outside [-1, 1]).
+  irdl.operation @acos {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise inverse hyperbolic cosine (NaN below 1).
+  irdl.operation @acosh {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
   // Elementwise sum.
   irdl.operation @add {
     %in0 = irdl.base "!builtin.tensor"
@@ -98,6 +114,39 @@ irdl.dialect @graph {
     %out6 = irdl.base "!builtin.tensor"
     irdl.operands(x1: %in0, x2: %in1, gamma: %in2, scale: %in3, offset: %in4)
     irdl.results(q: %out5, sum: %out6)
+  }
+
+  // Elementwise arc sine in [-pi/2, pi/2] (NaN outside [-1, 1]).
+  irdl.operation @asin {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise inverse hyperbolic sine.
+  irdl.operation @asinh {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise arc tangent in [-pi/2, pi/2].
+  irdl.operation @atan {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise arc tangent of lhs / rhs in [-pi, pi], by the signs of both.
+  irdl.operation @atan2 {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
   }
 
   // 2-D average pooling over NCHW.
@@ -243,6 +292,14 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Elementwise exp(x) - 1, accurate near 0.
+  irdl.operation @expm1 {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
   // Sigmoid approximation of GELU, x * sigmoid(1.702 x).
   irdl.operation @fast_gelu {
     %in0 = irdl.base "!builtin.tensor"
@@ -270,6 +327,24 @@ irdl.dialect @graph {
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
     irdl.results(result: %out1)
+  }
+
+  // Elementwise quotient rounded toward -inf.
+  irdl.operation @floor_div {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise remainder of the floor division (Python's %).
+  irdl.operation @floor_mod {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
   }
 
   // Take slices of data along an axis at the given indices (ONNX Gather, embedding lookup).
@@ -331,6 +406,22 @@ irdl.dialect @graph {
 
   // Elementwise test for a value that is neither infinite nor NaN (i1 result).
   irdl.operation @isfinite {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise test for +inf or -inf (i1 result).
+  irdl.operation @isinf {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise test for NaN (i1 result).
+  irdl.operation @isnan {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
@@ -497,6 +588,15 @@ irdl.dialect @graph {
 
   // Elementwise minimum.
   irdl.operation @minimum {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise remainder of the division truncated toward zero (C's fmod).
+  irdl.operation @mod {
     %in0 = irdl.base "!builtin.tensor"
     %in1 = irdl.base "!builtin.tensor"
     %out2 = irdl.base "!builtin.tensor"
@@ -810,6 +910,14 @@ irdl.dialect @graph {
     %a2 = irdl.base "#builtin.dense_array"
     irdl.operands(operand: %in0)
     irdl.attributes {"perm" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise round toward zero.
+  irdl.operation @trunc {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
     irdl.results(result: %out1)
   }
 }

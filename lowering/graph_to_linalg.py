@@ -199,6 +199,47 @@ def _int_div(a: ir.Value, b: ir.Value) -> ir.Value:
     return arith.select(b_zero, zero, q)
 
 
+def _int_fmod(a: ir.Value, b: ir.Value) -> ir.Value:
+    """C's remainder (the sign of ``a``); x % 0 = 0 and x % -1 = 0 (arith.remsi traps on both)."""
+    t = a.type
+    zero, one, minus_one = const(t, 0), const(t, 1), const(t, -1)
+    special = arith.ori(arith.cmpi(arith.CmpIPredicate.eq, b, zero),
+                        arith.cmpi(arith.CmpIPredicate.eq, b, minus_one))
+    return arith.select(special, zero, arith.remsi(a, arith.select(special, one, b)))
+
+
+def _floor_mod_float(a: ir.Value, b: ir.Value) -> ir.Value:
+    """Python's % on floats: fmod, plus ``b`` when a non-zero remainder's sign is not ``b``'s; a zero remainder
+    takes ``b``'s sign (4.0 % -2.0 is -0.0); x % 0 is NaN (frem's)."""
+    zero = const(a.type, 0.0)
+    r = arith.remf(a, b)
+    signs_differ = arith.xori(arith.cmpf(arith.CmpFPredicate.OLT, r, zero),
+                              arith.cmpf(arith.CmpFPredicate.OLT, b, zero))
+    r = arith.select(arith.andi(arith.cmpf(arith.CmpFPredicate.ONE, r, zero), signs_differ), fadd(r, b), r)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, r, zero), mmath.copysign(zero, b), r)
+
+
+def _int_adjust(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(C's remainder of a / b, whether it is non-zero with a sign other than b's)."""
+    zero = const(a.type, 0)
+    r = _int_fmod(a, b)
+    nonzero = arith.cmpi(arith.CmpIPredicate.ne, r, zero)
+    signs_differ = arith.xori(arith.cmpi(arith.CmpIPredicate.slt, r, zero),
+                              arith.cmpi(arith.CmpIPredicate.slt, b, zero))
+    return r, arith.andi(nonzero, signs_differ)
+
+
+def _int_floor_mod(a: ir.Value, b: ir.Value) -> ir.Value:
+    r, adjust = _int_adjust(a, b)
+    return arith.select(adjust, arith.addi(r, b), r)
+
+
+def _int_floor_div(a: ir.Value, b: ir.Value) -> ir.Value:
+    _, adjust = _int_adjust(a, b)
+    q = _int_div(a, b)
+    return arith.select(adjust, arith.subi(q, const(a.type, 1)), q)
+
+
 # name -> (float body on one widened value, integer body or None, bool body or None)
 _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "abs": mmath.absf,
@@ -221,6 +262,13 @@ _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "sign": _float_sign,
     "sin": mmath.sin,
     "cos": mmath.cos,
+    "trunc": mmath.trunc,
+    "expm1": mmath.expm1,
+    "acos": mmath.acos,
+    "asin": mmath.asin,
+    "atan": mmath.atan,
+    "acosh": mmath.acosh,
+    "asinh": mmath.asinh,
 }
 _UNARY_INT: dict[str, Callable[[ir.Value], ir.Value]] = {
     # max(x, -x), not math.absi: LLVM's lowering of math.absi takes 1-D vectors only, and row tiles vectorize
@@ -240,6 +288,10 @@ _BINARY_FLOAT: dict[str, Callable[[ir.Value, ir.Value], ir.Value]] = {
     "pow": mmath.powf,
     "maximum": arith.maximumf,
     "minimum": arith.minimumf,
+    "atan2": mmath.atan2,
+    "mod": arith.remf,
+    "floor_mod": _floor_mod_float,
+    "floor_div": lambda a, b: mmath.floor(arith.divf(a, b)),
 }
 _BINARY_INT: dict[str, Callable[[ir.Value, ir.Value], ir.Value]] = {
     "add": arith.addi,
@@ -249,6 +301,9 @@ _BINARY_INT: dict[str, Callable[[ir.Value, ir.Value], ir.Value]] = {
     "pow": _int_pow,
     "maximum": arith.maxsi,
     "minimum": arith.minsi,
+    "mod": _int_fmod,
+    "floor_mod": _int_floor_mod,
+    "floor_div": _int_floor_div,
 }
 _COMPARE = {
     # name -> (float predicate, integer predicate)
@@ -355,6 +410,13 @@ def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | No
         return lambda args: arith.cmpf(
             arith.CmpFPredicate.OLT, mmath.absf(widen(args[0])), const(compute_type(et), inf)
         )
+    if name == "isinf" and is_float(et):
+        inf = float("inf")
+        return lambda args: arith.cmpf(
+            arith.CmpFPredicate.OEQ, mmath.absf(widen(args[0])), const(compute_type(et), inf)
+        )
+    if name == "isnan" and is_float(et):
+        return lambda args: arith.cmpf(arith.CmpFPredicate.UNO, args[0], args[0])
     if name == "pow" and is_float(et) and (exponent := _small_integer_exponent(op)) is not None:
         return in_float(lambda x, _: _integer_power(x, exponent))
     if name in _BINARY_FLOAT or name in _BINARY_INT:
@@ -384,7 +446,8 @@ def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | No
 #: The graph ops this pass lowers (for some or all element types).
 LOWERED_OPS = frozenset(
     ["graph." + n for n in (*_UNARY_FLOAT, *_UNARY_INT, *_BINARY_FLOAT, *_BINARY_INT, *_COMPARE, *_LOGICAL)]
-    + ["graph.gelu", "graph.logical_not", "graph.isfinite", "graph.select", "graph.cast"]
+    + ["graph.gelu", "graph.logical_not", "graph.isfinite", "graph.isinf", "graph.isnan", "graph.select",
+       "graph.cast"]
 )
 
 # --------------------------------------------------------------------------

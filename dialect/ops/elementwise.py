@@ -89,6 +89,39 @@ def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(b == 0, np.zeros_like(q), q).astype(a.dtype)
 
 
+def _fmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C's fmod: the remainder of the division truncated toward zero, the sign of ``a``; integers: x % 0 = 0."""
+    if not _is_int(a):
+        return np.fmod(a, b)
+    a, b = np.broadcast_arrays(a, b)
+    special = (b == 0) | (b == -1)  # x % -1 is 0, and MIN % -1 must not trap
+    return np.where(special, np.zeros_like(a), np.fmod(a, np.where(special, np.ones_like(b), b))).astype(a.dtype)
+
+
+def _floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Python's %: the remainder of the floor division, the sign of ``b``: fmod, plus ``b`` when the signs of
+    a non-zero remainder and ``b`` differ.  Floats: a zero remainder takes the sign of ``b``; x % 0 is NaN.
+    Integers: x % 0 = 0."""
+    r = _fmod(a, b)
+    adjust = (r != 0) & ((r < 0) != (b < 0))
+    r = np.where(adjust, r + b, r)
+    if not _is_int(a):
+        r = np.where(r == 0, np.copysign(np.zeros_like(r), b), r)
+    return np.asarray(r).astype(a.dtype)
+
+
+def _floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The quotient rounded toward -inf.  Floats: floor(a / b) (PyTorch's floor_divide).  Integers: the
+    truncated quotient (:func:`_int_div`: x // 0 = 0, MIN // -1 wraps to MIN) less one when a non-zero
+    remainder and ``b`` have opposite signs."""
+    if not _is_int(a):
+        return np.floor(np.divide(a, b))
+    a, b = np.broadcast_arrays(a, b)
+    q = _int_div(a, b)
+    r = _fmod(a, b)
+    return np.where((r != 0) & ((r < 0) != (b < 0)), q - 1, q).astype(a.dtype)
+
+
 def _int_pow(a: np.ndarray, e: np.ndarray) -> np.ndarray:
     """numpy's integer power (wrapping) for e >= 0; for e < 0 the truncated 1 / a^-e."""
     a, e = np.broadcast_arrays(a, e)
@@ -153,8 +186,17 @@ _UNARY: dict[str, tuple[ArrayFn, frozenset[str], str]] = {
         FLOAT_DTYPES,
         "Elementwise test for a value that is neither infinite nor NaN (i1 result).",
     ),
+    "isinf": (np.isinf, FLOAT_DTYPES, "Elementwise test for +inf or -inf (i1 result)."),
+    "isnan": (np.isnan, FLOAT_DTYPES, "Elementwise test for NaN (i1 result)."),
+    "trunc": (np.trunc, FLOAT_DTYPES, "Elementwise round toward zero."),
+    "expm1": (np.expm1, FLOAT_DTYPES, "Elementwise exp(x) - 1, accurate near 0."),
+    "acos": (np.arccos, FLOAT_DTYPES, "Elementwise arc cosine in [0, pi] (NaN outside [-1, 1])."),
+    "asin": (np.arcsin, FLOAT_DTYPES, "Elementwise arc sine in [-pi/2, pi/2] (NaN outside [-1, 1])."),
+    "atan": (np.arctan, FLOAT_DTYPES, "Elementwise arc tangent in [-pi/2, pi/2]."),
+    "acosh": (np.arccosh, FLOAT_DTYPES, "Elementwise inverse hyperbolic cosine (NaN below 1)."),
+    "asinh": (np.arcsinh, FLOAT_DTYPES, "Elementwise inverse hyperbolic sine."),
 }
-_BOOL_RESULT_UNARY = frozenset({"isfinite"})
+_BOOL_RESULT_UNARY = frozenset({"isfinite", "isinf", "isnan"})
 
 
 def _make_unary_infer(allowed: frozenset[str], bool_result: bool):
@@ -328,6 +370,24 @@ _BINARY: dict[str, tuple[ArrayFn, frozenset[str], bool, str, str]] = {
     "less_equal": (np.less_equal, NUMERIC_DTYPES, True, "Elementwise lhs <= rhs (i1 result).", ""),
     "logical_and": (np.logical_and, _BOOL, False, "Elementwise boolean and.", ""),
     "logical_or": (np.logical_or, _BOOL, False, "Elementwise boolean or.", ""),
+    "atan2": (
+        np.arctan2, FLOAT_DTYPES, False, "Elementwise arc tangent of lhs / rhs in [-pi, pi], by the signs of both.",
+        "atan2(y, x) with y = lhs, x = rhs, as C's atan2.",
+    ),
+    "mod": (
+        _fmod, NUMERIC_DTYPES, False, "Elementwise remainder of the division truncated toward zero (C's fmod).",
+        "The result has the sign of lhs (-7 mod 2 = -1). Floats: x mod 0 is NaN. Integers: x mod 0 = 0.",
+    ),
+    "floor_mod": (
+        _floor_mod, NUMERIC_DTYPES, False, "Elementwise remainder of the floor division (Python's %).",
+        "The result has the sign of rhs (-7 floor_mod 2 = 1); a float zero remainder takes the sign of rhs. "
+        "Floats: x floor_mod 0 is NaN. Integers: x floor_mod 0 = 0.",
+    ),
+    "floor_div": (
+        _floor_div, NUMERIC_DTYPES, False, "Elementwise quotient rounded toward -inf.",
+        "Floats: floor(lhs / rhs), as PyTorch's floor_divide. Integers: -7 floor_div 2 = -4; x floor_div 0 = 0 "
+        "and MIN floor_div -1 wraps to MIN.",
+    ),
 }
 
 

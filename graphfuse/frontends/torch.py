@@ -825,9 +825,10 @@ def _axis(dim: int, rank: int) -> int:
     return dim + rank if dim < 0 else dim
 
 
-_UNARY_FLOAT = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "silu", "sin", "cos")
+_UNARY_FLOAT = ("exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid", "erf", "silu", "sin", "cos",
+                "acos", "asin", "atan", "acosh", "asinh", "expm1")
 _UNARY_NUMERIC = ("abs", "neg", "relu", "sign")
-_UNARY_ROUNDING = ("floor", "ceil", "round")
+_UNARY_ROUNDING = ("floor", "ceil", "round", "trunc")
 
 
 def _unary(graph_op: str) -> Converter:
@@ -867,10 +868,21 @@ def _isfinite(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return imp.emit("isfinite", x)
 
 
-@_converts("aten.isnan.default", graph="`not_equal(x, x)`")
+@_converts("aten.isnan.default", graph="`isnan`", notes="integer input: all false")
 def _isnan(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-    x = imp.tensor(a["self"])
-    return imp.emit("not_equal", x, x)
+    return _float_test(imp, imp.tensor(a["self"]), "isnan")
+
+
+@_converts("aten.isinf.default", graph="`isinf`", notes="integer input: all false")
+def _isinf(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return _float_test(imp, imp.tensor(a["self"]), "isinf")
+
+
+def _float_test(imp: _Importer, x: Tensor, graph_op: str) -> Tensor:
+    """``graph_op`` (isnan, isinf) of a float tensor; an integer one is neither: all false."""
+    if x.dtype not in _FLOATS:
+        return imp.emit("broadcast_to", imp.const(np.asarray(False), "i1"), x.shape)
+    return imp.emit(graph_op, x)
 
 
 def _scaled(imp: _Importer, value: Tensor, alpha: Any) -> Tensor:
@@ -921,6 +933,27 @@ def _rsub(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
 def _div(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     dtype = imp.out_dtype(node)
     return imp.emit("div", imp.tensor(a["self"], dtype), imp.tensor(a["other"], dtype))
+
+
+@_converts("aten.div.Tensor_mode", "aten.div.Scalar_mode", graph="`div`, `floor_div`; `trunc` of a float quotient",
+           notes="rounding_mode None, 'floor' or 'trunc'")
+def _div_mode(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    lhs, rhs = imp.tensor(a["self"], dtype), imp.tensor(a["other"], dtype)
+    mode = a.get("rounding_mode")
+    if mode == "floor":
+        return imp.emit("floor_div", lhs, rhs)
+    quotient = imp.emit("div", lhs, rhs)  # integers: truncated already
+    return imp.emit("trunc", quotient) if mode == "trunc" and dtype in _FLOATS else quotient
+
+
+_converts("aten.floor_divide.default", "aten.floor_divide.Scalar", graph="`floor_div`",
+          notes="rounds toward -inf, as PyTorch")(_binary("floor_div"))
+_converts("aten.fmod.Tensor", "aten.fmod.Scalar", graph="`mod`", notes="the dividend's sign (C's fmod)")(
+    _binary("mod"))
+_converts("aten.remainder.Tensor", "aten.remainder.Scalar", graph="`floor_mod`",
+          notes="the divisor's sign (Python's %)")(_binary("floor_mod"))
+_converts("aten.atan2.default", graph="`atan2`", notes="integers promoted to float")(_binary("atan2"))
 
 
 #: pow(x, c) for the exponents PyTorch computes by a dedicated kernel, as the graph op computing the same

@@ -51,13 +51,13 @@ DEFAULT_CLUSTER_OPS: dict[str, frozenset[str]] = {
     "cpu": frozenset({
         "abs", "add", "cast", "exp", "log", "maximum", "minimum", "mul", "neg", "pow", "div", "reciprocal",
         "rsqrt", "sqrt", "sub", "equal", "less", "less_equal", "logical_not", "select", "reduce_sum", "reshape",
-        "transpose", "round", "tanh", "reduce_max",
+        "transpose", "round", "tanh", "reduce_max", "mod",
     }),
     "npu": frozenset({
         "abs", "add", "broadcast_to", "cast", "exp", "log", "maximum", "minimum", "mul", "neg", "pow", "div",
         "reciprocal", "rsqrt", "sqrt", "sub", "equal", "not_equal", "greater", "greater_equal", "less",
         "less_equal", "logical_and", "logical_or", "logical_not", "select", "reduce_sum", "isfinite",
-        "transpose", "floor", "ceil",
+        "transpose", "floor", "ceil", "trunc",
     }),
 }
 

@@ -77,6 +77,20 @@ MINDSPORE_OPS: dict[str, str] = {
     "Sin": "sin",
     "Sign": "sign",
     "StridedSlice": "slice",
+    "Trunc": "trunc",
+    "ACos": "acos",
+    "Acosh": "acosh",
+    "Asin": "asin",
+    "Asinh": "asinh",
+    "Atan": "atan",
+    "Atan2": "atan2",
+    "Expm1": "expm1",
+    "FloorDiv": "floor_div",
+    "FloorMod": "floor_mod",
+    "IsInf": "isinf",
+    "IsNan": "isnan",
+    "Mod": "mod",
+    "CumSum": "cumsum",
 }
 
 _BY_LOWER = {name.lower(): op for name, op in MINDSPORE_OPS.items()}

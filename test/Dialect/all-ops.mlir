@@ -9,6 +9,14 @@ module {
     %0 = "graph.abs"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @acos(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.acos"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @acosh(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.acosh"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @add(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.add"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -36,6 +44,22 @@ module {
   func.func @add_rms_norm_quant(%arg0: tensor<2x4x16xbf16>, %arg1: tensor<2x4x16xbf16>, %arg2: tensor<16xbf16>, %arg3: tensor<16xf32>, %arg4: tensor<16xf32>) -> (tensor<2x4x16xi8>, tensor<2x4x16xbf16>) {
     %0:2 = "graph.add_rms_norm_quant"(%arg0, %arg1, %arg2, %arg3, %arg4) {epsilon = 9.99999997E-7 : f32} : (tensor<2x4x16xbf16>, tensor<2x4x16xbf16>, tensor<16xbf16>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x4x16xi8>, tensor<2x4x16xbf16>)
     return %0#0, %0#1 : tensor<2x4x16xi8>, tensor<2x4x16xbf16>
+  }
+  func.func @asin(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.asin"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @asinh(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.asinh"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @atan(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.atan"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @atan2(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.atan2"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
   }
   func.func @avg_pool2d(%arg0: tensor<1x2x6x6xf32>) -> tensor<1x2x3x6xf32> {
     %0 = "graph.avg_pool2d"(%arg0) {count_include_pad = true, kernel = array<i64: 2, 3>, pads = array<i64: 0, 1, 1, 1>, strides = array<i64: 2, 1>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x6xf32>
@@ -97,6 +121,10 @@ module {
     %0 = "graph.exp"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @expm1(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.expm1"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @fast_gelu(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.fast_gelu"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -107,6 +135,14 @@ module {
   }
   func.func @floor(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.floor"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @floor_div(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.floor_div"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @floor_mod(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.floor_mod"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @gather(%arg0: tensor<10x4xf32>, %arg1: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
@@ -135,6 +171,14 @@ module {
   }
   func.func @isfinite(%arg0: tensor<4x8xf32>) -> tensor<4x8xi1> {
     %0 = "graph.isfinite"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xi1>
+    return %0 : tensor<4x8xi1>
+  }
+  func.func @isinf(%arg0: tensor<4x8xf32>) -> tensor<4x8xi1> {
+    %0 = "graph.isinf"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xi1>
+    return %0 : tensor<4x8xi1>
+  }
+  func.func @isnan(%arg0: tensor<4x8xf32>) -> tensor<4x8xi1> {
+    %0 = "graph.isnan"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
   }
   func.func @layer_norm(%arg0: tensor<2x4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
@@ -203,6 +247,10 @@ module {
   }
   func.func @minimum(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.minimum"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @mod(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.mod"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @mul(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
@@ -337,10 +385,18 @@ module {
     %0 = "graph.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
     return %0 : tensor<2x8x4xf32>
   }
+  func.func @trunc(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.trunc"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
 }
 
 // CHECK-LABEL: func.func @abs(
 // CHECK:         "graph.abs"
+// CHECK-LABEL: func.func @acos(
+// CHECK:         "graph.acos"
+// CHECK-LABEL: func.func @acosh(
+// CHECK:         "graph.acosh"
 // CHECK-LABEL: func.func @add(
 // CHECK:         "graph.add"
 // CHECK-LABEL: func.func @add_layer_norm(
@@ -355,6 +411,14 @@ module {
 // CHECK:         "graph.add_rms_norm_dynamic_quant"
 // CHECK-LABEL: func.func @add_rms_norm_quant(
 // CHECK:         "graph.add_rms_norm_quant"
+// CHECK-LABEL: func.func @asin(
+// CHECK:         "graph.asin"
+// CHECK-LABEL: func.func @asinh(
+// CHECK:         "graph.asinh"
+// CHECK-LABEL: func.func @atan(
+// CHECK:         "graph.atan"
+// CHECK-LABEL: func.func @atan2(
+// CHECK:         "graph.atan2"
 // CHECK-LABEL: func.func @avg_pool2d(
 // CHECK:         "graph.avg_pool2d"
 // CHECK-LABEL: func.func @batch_norm(
@@ -385,12 +449,18 @@ module {
 // CHECK:         "graph.erf"
 // CHECK-LABEL: func.func @exp(
 // CHECK:         "graph.exp"
+// CHECK-LABEL: func.func @expm1(
+// CHECK:         "graph.expm1"
 // CHECK-LABEL: func.func @fast_gelu(
 // CHECK:         "graph.fast_gelu"
 // CHECK-LABEL: func.func @flash_attention(
 // CHECK:         "graph.flash_attention"
 // CHECK-LABEL: func.func @floor(
 // CHECK:         "graph.floor"
+// CHECK-LABEL: func.func @floor_div(
+// CHECK:         "graph.floor_div"
+// CHECK-LABEL: func.func @floor_mod(
+// CHECK:         "graph.floor_mod"
 // CHECK-LABEL: func.func @gather(
 // CHECK:         "graph.gather"
 // CHECK-LABEL: func.func @gather_elements(
@@ -405,6 +475,10 @@ module {
 // CHECK:         "graph.iota"
 // CHECK-LABEL: func.func @isfinite(
 // CHECK:         "graph.isfinite"
+// CHECK-LABEL: func.func @isinf(
+// CHECK:         "graph.isinf"
+// CHECK-LABEL: func.func @isnan(
+// CHECK:         "graph.isnan"
 // CHECK-LABEL: func.func @layer_norm(
 // CHECK:         "graph.layer_norm"
 // CHECK-LABEL: func.func @less(
@@ -439,6 +513,8 @@ module {
 // CHECK:         "graph.maximum"
 // CHECK-LABEL: func.func @minimum(
 // CHECK:         "graph.minimum"
+// CHECK-LABEL: func.func @mod(
+// CHECK:         "graph.mod"
 // CHECK-LABEL: func.func @mul(
 // CHECK:         "graph.mul"
 // CHECK-LABEL: func.func @neg(
@@ -505,3 +581,5 @@ module {
 // CHECK:         "graph.tile"
 // CHECK-LABEL: func.func @transpose(
 // CHECK:         "graph.transpose"
+// CHECK-LABEL: func.func @trunc(
+// CHECK:         "graph.trunc"

@@ -64,8 +64,18 @@ FLOAT_UNARY = {
     "sign": lambda x: float((x > 0) - (x < 0)),
     "sin": math.sin,
     "cos": math.cos,
+    "trunc": math.trunc,
+    "expm1": math.expm1,
+    "atan": math.atan,
+    "asinh": math.asinh,
+    "acos": math.acos,
+    "asin": math.asin,
+    "acosh": math.acosh,
 }
 POSITIVE_ONLY = {"log", "sqrt", "rsqrt", "reciprocal"}
+#: Ops defined on part of the line: the values they are checked on.
+DOMAINS = {"acos": [-1.0, -0.75, -0.5, 0.0, 0.25, 0.5, 1.0], "asin": [-1.0, -0.75, -0.5, 0.0, 0.25, 0.5, 1.0],
+           "acosh": [1.0, 1.25, 1.5, 2.0, 3.75]}
 INT_UNARY = {
     "abs": abs,
     "neg": lambda x: -x,
@@ -79,7 +89,7 @@ INT_UNARY = {
 @pytest.mark.parametrize("name", sorted(FLOAT_UNARY))
 def test_unary_float_matches_math(name: str, dtype: str) -> None:
     values = [0.25, 0.5, 1.5, 2.0, 3.75] if name in POSITIVE_ONLY else [-2.5, -1.25, -0.5, 0.0, 0.5, 1.5, 2.5, 3.0]
-    x = np.array(values, dtype=FLOAT_NP[dtype])
+    x = np.array(DOMAINS.get(name, values), dtype=FLOAT_NP[dtype])
     (out,) = evaluate_op(name, [x])
     assert out.dtype == x.dtype
     np.testing.assert_allclose(out.astype(np.float64), _loop(FLOAT_UNARY[name], x), rtol=RTOL[dtype], atol=1e-6)
@@ -112,6 +122,19 @@ def test_isfinite_returns_i1(dtype: str) -> None:
     (out,) = evaluate_op("isfinite", [x])
     assert out.dtype == np.bool_
     assert out.tolist() == [True, False, False, False, True]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_isinf_and_isnan_return_i1(dtype: str) -> None:
+    x = np.array([1.0, np.inf, -np.inf, np.nan, 0.0], dtype=FLOAT_NP[dtype])
+    assert evaluate_op("isinf", [x])[0].tolist() == [False, True, True, False, False]
+    assert evaluate_op("isnan", [x])[0].tolist() == [False, False, False, True, False]
+
+
+def test_inverse_trigonometry_outside_its_domain_is_nan() -> None:
+    assert all(np.isnan(evaluate_op(name, [np.array([-1.5, 1.5], np.float32)])[0]).tolist() == [True, True]
+               for name in ("acos", "asin"))
+    assert np.isnan(evaluate_op("acosh", [np.array([0.5], np.float32)])[0]).all()
 
 
 def test_round_is_half_to_even() -> None:
@@ -293,6 +316,51 @@ def test_binary_int_arithmetic(name: str, dtype: str) -> None:
     (out,) = evaluate_op(name, [a, b])
     assert out.dtype == a.dtype
     assert out.tolist() == [[INT_ARITH[name](x, y) for x, y in zip(row, b_vals, strict=True)] for row in a_vals]
+
+
+#: Remainders and floor division against Python: math.fmod is C's (the dividend's sign), % and // floor.
+REMAINDERS = {"mod": math.fmod, "floor_mod": operator.mod, "floor_div": lambda a, b: math.floor(a / b)}
+INT_REMAINDERS = {"mod": lambda a, b: int(math.fmod(a, b)), "floor_mod": operator.mod,
+                  "floor_div": operator.floordiv}
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("name", sorted(REMAINDERS))
+def test_remainders_and_floor_division_float(name: str, dtype: str) -> None:
+    a = np.array(LHS, dtype=FLOAT_NP[dtype])
+    b = np.array(RHS, dtype=FLOAT_NP[dtype])
+    (out,) = evaluate_op(name, [a, b])
+    assert out.dtype == a.dtype and out.shape == (2, 4)
+    np.testing.assert_allclose(out.astype(np.float64), _loop(REMAINDERS[name], a, b), rtol=RTOL[dtype], atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["i8", "i32", "i64"])
+@pytest.mark.parametrize("name", sorted(INT_REMAINDERS))
+def test_remainders_and_floor_division_int(name: str, dtype: str) -> None:
+    a_vals = [[-7, -3, 0, 5], [3, 4, 7, -6]]
+    b_vals = [2, -3, 4, -4]
+    a, b = np.array(a_vals, INT_NP[dtype]), np.array(b_vals, INT_NP[dtype])
+    (out,) = evaluate_op(name, [a, b])
+    assert out.dtype == a.dtype
+    assert out.tolist() == [[INT_REMAINDERS[name](x, y) for x, y in zip(row, b_vals, strict=True)] for row in a_vals]
+
+
+def test_remainders_by_zero_and_of_the_minimum() -> None:
+    """Integers: x mod 0 = x floor_mod 0 = x floor_div 0 = 0; MIN floor_div -1 wraps to MIN and its remainders
+    are 0 (no trap).  Floats: a remainder by 0 is NaN; a zero floor_mod takes the divisor's sign."""
+    a = np.array([7, -7, -128], np.int8)
+    b = np.array([0, 0, -1], np.int8)
+    assert evaluate_op("mod", [a, b])[0].tolist() == [0, 0, 0]
+    assert evaluate_op("floor_mod", [a, b])[0].tolist() == [0, 0, 0]
+    assert evaluate_op("floor_div", [a, b])[0].tolist() == [0, 0, -128]
+    assert np.isnan(evaluate_op("mod", [np.float32([1.0]), np.float32([0.0])])[0]).all()
+    assert np.signbit(evaluate_op("floor_mod", [np.float32([4.0]), np.float32([-2.0])])[0]).all()
+
+
+def test_atan2_uses_both_signs() -> None:
+    y, x = np.float32([1.0, 1.0, -1.0, -1.0, 0.0]), np.float32([1.0, -1.0, 1.0, -1.0, -1.0])
+    (out,) = evaluate_op("atan2", [y, x])
+    np.testing.assert_allclose(out, [math.atan2(a, b) for a, b in zip(y, x, strict=True)], rtol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16", "i8", "i32", "i64"])
