@@ -116,6 +116,28 @@ irdl.dialect @graph {
     irdl.results(q: %out5, sum: %out6)
   }
 
+  // Position of the largest element along an axis (i64).
+  // optional: keep_dims (default false)
+  irdl.operation @argmax {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.integer"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"axis" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // Position of the smallest element along an axis (i64).
+  // optional: keep_dims (default false)
+  irdl.operation @argmin {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.integer"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"axis" = %a2}
+    irdl.results(result: %out1)
+  }
+
   // Elementwise arc sine in [-pi/2, pi/2] (NaN outside [-1, 1]).
   irdl.operation @asin {
     %in0 = irdl.base "!builtin.tensor"
@@ -130,6 +152,15 @@ irdl.dialect @graph {
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
     irdl.results(result: %out1)
+  }
+
+  // The new value of a variable (MindSpore's Assign): value, broadcast to the variable's shape.
+  irdl.operation @assign {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(variable: %in0, value: %in1)
+    irdl.results(result: %out2)
   }
 
   // Elementwise arc tangent in [-pi/2, pi/2].
@@ -628,6 +659,19 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(lhs: %in0, rhs: %in1)
     irdl.results(result: %out2)
+  }
+
+  // One-hot encoding: on_value where the position along the new axis is the index, else off_value.
+  // optional: axis (default -1)
+  irdl.operation @one_hot {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %a4 = irdl.base "#builtin.integer"
+    irdl.operands(indices: %in0, on_value: %in1, off_value: %in2)
+    irdl.attributes {"depth" = %a4}
+    irdl.results(result: %out3)
   }
 
   // Elementwise power, lhs raised to rhs.

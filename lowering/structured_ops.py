@@ -334,6 +334,101 @@ def lower_reduction(op: ir.Operation) -> bool:
         return _replace(op, value)
 
 
+@register_lowering("argmax", "argmin")
+def lower_arg_extreme(op: ir.Operation) -> bool:
+    """One reduction generic carrying the best value and its index (``linalg.index`` of the axis): an element
+    replaces the best when strictly better, so the first of equal ones stays; a NaN (float) replaces a best
+    that is not NaN and nothing replaces a NaN, so the first NaN wins, as numpy's and PyTorch's do."""
+    x = op.operands[0]
+    xt, rt = _ranked(x), _ranked(op.results[0])
+    if xt is None or rt is None or not _numeric(xt.element_type):
+        return False
+    attrs = _attrs(op)
+    rank, et = xt.rank, xt.element_type
+    axis = int(attrs["axis"]) % rank
+    i64 = ir.IntegerType.get_signless(64)
+    largest = op.name == "graph.argmax"
+    with op.location, ir.InsertionPoint(op):
+        kept = [i for i in range(rank) if i != axis]
+        sizes = [_dim(x, i) for i in kept]
+        out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in kept])
+        worst = _lowest(et) if largest else _highest(et)
+
+        def body(args: list[ir.Value]) -> list[ir.Value]:
+            value, best, best_index = args
+            position = arith.index_cast(i64, linalg.IndexOp(axis).result)
+            if is_float(et):
+                predicate = arith.CmpFPredicate.OGT if largest else arith.CmpFPredicate.OLT
+                better = arith.cmpf(predicate, value, best)
+                nan = arith.cmpf(arith.CmpFPredicate.UNO, value, value)
+                best_is_number = arith.cmpf(arith.CmpFPredicate.ORD, best, best)
+                take = arith.ori(better, arith.andi(nan, best_is_number))
+            else:
+                take = arith.cmpi(arith.CmpIPredicate.sgt if largest else arith.CmpIPredicate.slt, value, best)
+            return [arith.select(take, value, best), arith.select(take, position, best_index)]
+
+        generic = build_generic(
+            [_tensor_type(sizes, et), _tensor_type(sizes, i64)],
+            [x],
+            [_filled(sizes, et, worst), _filled(sizes, i64, 0)],
+            [ir.AffineMap.get_identity(rank), out_map, out_map],
+            [REDUCTION if i == axis else PARALLEL for i in range(rank)],
+            body,
+        )
+        value = generic.results[1]
+        if attrs["keep_dims"]:
+            groups = _keep_dims_groups(rank, {axis})
+            value = _expand(value, groups, [1 if i == axis else _dim(x, i) for i in range(rank)])
+        return _replace(op, value)
+
+
+@register_lowering("one_hot")
+def lower_one_hot(op: ir.Operation) -> bool:
+    """One elementwise generic over the result: on_value where ``linalg.index`` of the new axis equals the
+    index, else off_value (an index outside [0, depth) matches no position)."""
+    indices, on_value, off_value = op.operands
+    it, rt = _ranked(indices), _ranked(op.results[0])
+    if it is None or rt is None:
+        return False
+    rank = rt.rank
+    axis = int(_attrs(op)["axis"]) % rank
+    i64 = ir.IntegerType.get_signless(64)
+    with op.location, ir.InsertionPoint(op):
+        d = [ir.AffineDimExpr.get(i) for i in range(rank)]
+        maps = [ir.AffineMap.get(rank, 0, [e for i, e in enumerate(d) if i != axis]),
+                ir.AffineMap.get(rank, 0, []), ir.AffineMap.get(rank, 0, []), ir.AffineMap.get_identity(rank)]
+
+        def body(args: list[ir.Value]) -> list[ir.Value]:
+            index, on, off, _ = args
+            index = arith.extsi(i64, index) if ir.IntegerType(index.type).width < 64 else index
+            position = arith.index_cast(i64, linalg.IndexOp(axis).result)
+            return [arith.select(arith.cmpi(arith.CmpIPredicate.eq, index, position), on, off)]
+
+        others = iter(range(rank - 1))
+        sizes = [int(_attrs(op)["depth"]) if i == axis else _dim(indices, next(others)) for i in range(rank)]
+        generic = build_generic([rt], [indices, on_value, off_value], [tensor.empty(sizes, rt.element_type)],
+                                maps, [PARALLEL] * rank, body)
+        return _replace(op, generic.results[0])
+
+
+@register_lowering("assign")
+def lower_assign(op: ir.Operation) -> bool:
+    """The value, broadcast to the variable's shape by an elementwise copy."""
+    value = op.operands[1]
+    vt, rt = _ranked(value), _ranked(op.results[0])
+    if vt is None or rt is None or not rt.has_static_shape:
+        return False
+    with op.location, ir.InsertionPoint(op):
+        rank = rt.rank
+        lead = rank - vt.rank
+        exprs = [ir.AffineConstantExpr.get(0) if vt.shape[i] == 1 and rt.shape[lead + i] != 1
+                 else ir.AffineDimExpr.get(lead + i) for i in range(vt.rank)]
+        generic = build_generic([rt], [value], [tensor.empty(list(rt.shape), rt.element_type)],
+                                [ir.AffineMap.get(rank, 0, exprs), ir.AffineMap.get_identity(rank)],
+                                [PARALLEL] * rank, lambda args: [args[0]])
+        return _replace(op, generic.results[0])
+
+
 @register_lowering("cumsum")
 def lower_cumsum(op: ir.Operation) -> bool:
     """An ``scf.for`` along the axis carrying the result and the running sum of one slice (f32 for f16/bf16).

@@ -170,3 +170,55 @@ register_op(
         example=((TensorSig((2, 6), "f32"),), {"axis": 1}),
     )
 )
+
+
+# --------------------------------------------------------------------------
+# argmax, argmin
+
+
+def _make_arg_infer(name: str):
+    def infer(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+        (sig,) = inputs
+        require_dtype(sig, NUMERIC_DTYPES, "operand")
+        if sig.rank == 0:
+            raise VerifyError(f"operand {sig} must have at least one dimension")
+        axis = normalize_axis(attrs["axis"], sig.rank)
+        if sig.shape[axis] == 0:
+            raise VerifyError(f"cannot take {name} along an empty axis")
+        return [TensorSig(_reduced_shape(sig, [axis], attrs["keep_dims"]), "i64")]
+
+    return infer
+
+
+def _make_arg_reference(pick: Callable[..., np.ndarray]):
+    def reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+        x = xs[0]
+        axis = normalize_axis(attrs["axis"], x.ndim)
+        # numpy's argmax/argmin: the first extreme element, the first NaN when there is one
+        return [np.asarray(pick(x, axis=axis, keepdims=attrs["keep_dims"])).astype(np.int64)]
+
+    return reference
+
+
+for _name, _pick, _extreme in (("argmax", np.argmax, "largest"), ("argmin", np.argmin, "smallest")):
+    register_op(
+        OpSpec(
+            name=_name,
+            group="reduction",
+            summary=f"Position of the {_extreme} element along an axis (i64).",
+            operands=(ValueSpec("operand"),),
+            results=(ValueSpec("result"),),
+            attrs=(
+                AttrSpec("axis", AttrKind.I64, default=REQUIRED, doc="axis searched; negative counts from the end"),
+                AttrSpec("keep_dims", AttrKind.BOOL, default=False, doc="keep the axis as a dimension of size 1"),
+            ),
+            infer=_make_arg_infer(_name),
+            reference=_make_arg_reference(_pick),
+            doc=(
+                f"The index along `axis` of the first {_extreme} element; a NaN counts as {_extreme}, so the "
+                "first NaN's index when there is one (numpy's and PyTorch's rule). Numeric element types; the "
+                "axis must not be empty."
+            ),
+            example=((TensorSig((4, 8), "f32"),), {"axis": 1}),
+        )
+    )

@@ -525,3 +525,91 @@ register_op(
         example=((TensorSig((2, 7), "f32"),), {"axis": 1}),
     )
 )
+
+
+# --------------------------------------------------------------------------
+# one_hot
+
+
+def _infer_one_hot(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    indices, on_value, off_value = inputs
+    require_dtype(indices, frozenset({"i32", "i64"}), "indices")
+    dtype = same_dtype([on_value, off_value], "on and off values")
+    for name, sig in (("on_value", on_value), ("off_value", off_value)):
+        if sig.rank != 0:
+            raise VerifyError(f"{name} {sig} must be a scalar (rank 0)")
+    depth = attrs["depth"]
+    if depth < 0:
+        raise VerifyError(f"depth must be >= 0, got {depth}")
+    axis = normalize_axis(attrs["axis"], indices.rank + 1)
+    shape = list(indices.shape)
+    shape.insert(axis, depth)
+    return [TensorSig(tuple(shape), dtype)]
+
+
+def _one_hot_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    indices, on_value, off_value = xs
+    axis = normalize_axis(attrs["axis"], indices.ndim + 1)
+    positions = np.arange(attrs["depth"]).reshape([-1 if i == axis else 1 for i in range(indices.ndim + 1)])
+    hot = np.expand_dims(indices, axis) == positions
+    return [np.where(hot, on_value, off_value).astype(on_value.dtype)]
+
+
+register_op(
+    OpSpec(
+        name="one_hot",
+        group=_GROUP,
+        summary="One-hot encoding: on_value where the position along the new axis is the index, else off_value.",
+        operands=(ValueSpec("indices"), ValueSpec("on_value"), ValueSpec("off_value")),
+        results=(ValueSpec("result"),),
+        attrs=(
+            AttrSpec("depth", AttrKind.I64, default=REQUIRED, doc="size of the new axis"),
+            AttrSpec("axis", AttrKind.I64, default=-1, doc="position of the new axis in the result"),
+        ),
+        infer=_infer_one_hot,
+        reference=_one_hot_reference,
+        doc=(
+            "`result` has the indices' shape with an axis of `depth` inserted at `axis`; "
+            "`result[..., d, ...] = on_value if indices[...] == d else off_value`. An index outside "
+            "[0, depth) gives off_value all along the axis (MindSpore's OneHot; no wrapping of negative "
+            "indices). Indices i32 or i64; on and off values scalars of one element type."
+        ),
+        example=((TensorSig((4,), "i64"), TensorSig((), "f32"), TensorSig((), "f32")), {"depth": 6}),
+    )
+)
+
+
+# --------------------------------------------------------------------------
+# assign
+
+
+def _infer_assign(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    variable, value = inputs
+    if variable.dtype != value.dtype or not can_broadcast_to(value.shape, variable.shape):
+        raise VerifyError(f"value {value} must have the element type of variable {variable} and broadcast to its "
+                          "shape")
+    return [variable]
+
+
+def _assign_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    variable, value = xs
+    return [np.array(np.broadcast_to(value, variable.shape), dtype=variable.dtype)]
+
+
+register_op(
+    OpSpec(
+        name="assign",
+        group=_GROUP,
+        summary="The new value of a variable (MindSpore's Assign): value, broadcast to the variable's shape.",
+        operands=(ValueSpec("variable"), ValueSpec("value")),
+        results=(ValueSpec("result"),),
+        infer=_infer_assign,
+        reference=_assign_reference,
+        doc=(
+            "Graphs here are functional: the variable is not written in place. The result is the variable's "
+            "new value (an optimizer's updated weight), which the caller stores back, as the PyTorch front "
+            "end's `input_mutations=\"results\"` does for mutated inputs."
+        ),
+        example=((TensorSig((4, 8), "f32"), TensorSig((4, 8), "f32")), {}),
+    )
+)

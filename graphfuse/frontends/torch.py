@@ -1160,6 +1160,27 @@ _converts("aten.max.default", graph="`reduce_max` over all axes")(_reduction("re
 _converts("aten.min.default", graph="`reduce_min` over all axes")(_reduction("reduce_min", all_dims=True))
 
 
+def _arg_extreme(graph_op: str) -> Converter:
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        x = imp.tensor(a["self"])
+        dim, keepdim = a.get("dim"), bool(a.get("keepdim", False))
+        if dim is None:  # over all elements, of the tensor flattened
+            if None in x.shape:
+                raise imp.unsupported(node, "argmax/argmin over all elements of a tensor of dynamic shape")
+            flat = imp.emit("reshape", x, (math.prod(x.shape),)) if len(x.shape) != 1 else x
+            index = imp.emit(graph_op, flat, axis=0, keep_dims=False)
+            return imp.emit("reshape", index, (1,) * len(x.shape) if keepdim else ())
+        return imp.emit(graph_op, x, axis=_axis(dim, len(x.shape)), keep_dims=keepdim)
+
+    return convert
+
+
+_converts("aten.argmax.default", graph="`argmax` (`reshape` for dim=None)",
+          notes="first maximum; NaN counts as largest")(_arg_extreme("argmax"))
+_converts("aten.argmin.default", graph="`argmin` (`reshape` for dim=None)",
+          notes="first minimum; NaN counts as smallest")(_arg_extreme("argmin"))
+
+
 @_converts(
     "aten.var.correction",
     "aten.var.dim",

@@ -91,6 +91,10 @@ MINDSPORE_OPS: dict[str, str] = {
     "IsNan": "isnan",
     "Mod": "mod",
     "CumSum": "cumsum",
+    "Assign": "assign",
+    "ArgMax": "argmax",
+    "Argmin": "argmin",
+    "OneHot": "one_hot",
 }
 
 _BY_LOWER = {name.lower(): op for name, op in MINDSPORE_OPS.items()}

@@ -45,12 +45,24 @@ module {
     %0:2 = "graph.add_rms_norm_quant"(%arg0, %arg1, %arg2, %arg3, %arg4) {epsilon = 9.99999997E-7 : f32} : (tensor<2x4x16xbf16>, tensor<2x4x16xbf16>, tensor<16xbf16>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x4x16xi8>, tensor<2x4x16xbf16>)
     return %0#0, %0#1 : tensor<2x4x16xi8>, tensor<2x4x16xbf16>
   }
+  func.func @argmax(%arg0: tensor<4x8xf32>) -> tensor<4xi64> {
+    %0 = "graph.argmax"(%arg0) {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4xi64>
+    return %0 : tensor<4xi64>
+  }
+  func.func @argmin(%arg0: tensor<4x8xf32>) -> tensor<4xi64> {
+    %0 = "graph.argmin"(%arg0) {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4xi64>
+    return %0 : tensor<4xi64>
+  }
   func.func @asin(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.asin"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @asinh(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.asinh"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @assign(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.assign"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @atan(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -265,6 +277,10 @@ module {
     %0 = "graph.not_equal"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
   }
+  func.func @one_hot(%arg0: tensor<4xi64>, %arg1: tensor<f32>, %arg2: tensor<f32>) -> tensor<4x6xf32> {
+    %0 = "graph.one_hot"(%arg0, %arg1, %arg2) {depth = 6 : i64} : (tensor<4xi64>, tensor<f32>, tensor<f32>) -> tensor<4x6xf32>
+    return %0 : tensor<4x6xf32>
+  }
   func.func @pow(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.pow"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -411,10 +427,16 @@ module {
 // CHECK:         "graph.add_rms_norm_dynamic_quant"
 // CHECK-LABEL: func.func @add_rms_norm_quant(
 // CHECK:         "graph.add_rms_norm_quant"
+// CHECK-LABEL: func.func @argmax(
+// CHECK:         "graph.argmax"
+// CHECK-LABEL: func.func @argmin(
+// CHECK:         "graph.argmin"
 // CHECK-LABEL: func.func @asin(
 // CHECK:         "graph.asin"
 // CHECK-LABEL: func.func @asinh(
 // CHECK:         "graph.asinh"
+// CHECK-LABEL: func.func @assign(
+// CHECK:         "graph.assign"
 // CHECK-LABEL: func.func @atan(
 // CHECK:         "graph.atan"
 // CHECK-LABEL: func.func @atan2(
@@ -521,6 +543,8 @@ module {
 // CHECK:         "graph.neg"
 // CHECK-LABEL: func.func @not_equal(
 // CHECK:         "graph.not_equal"
+// CHECK-LABEL: func.func @one_hot(
+// CHECK:         "graph.one_hot"
 // CHECK-LABEL: func.func @pow(
 // CHECK:         "graph.pow"
 // CHECK-LABEL: func.func @quantize(

@@ -181,3 +181,19 @@ func.func @unranked(%a: tensor<*xf32>) {
   %0 = "graph.neg"(%a) : (tensor<*xf32>) -> tensor<*xf32>
   return
 }
+
+// -----
+
+func.func @atan2_of_integers(%a: tensor<4xi32>) {
+  // expected-error@+1 {{'graph.atan2' operands}}
+  %0 = "graph.atan2"(%a, %a) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @isnan_result_is_i1(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'graph.isnan' result #0 has type tensor<4xf32>, but its operands and attributes give tensor<4xi1>}}
+  %0 = "graph.isnan"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}

@@ -131,3 +131,19 @@ func.func @cumsum_without_axis(%a: tensor<4xf32>) {
   %0 = "graph.cumsum"(%a) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @argmax_of_an_empty_axis(%a: tensor<4x0xf32>) {
+  // expected-error@+1 {{'graph.argmax' cannot take argmax along an empty axis}}
+  %0 = "graph.argmax"(%a) {axis = 1 : i64} : (tensor<4x0xf32>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @argmin_result_is_i64(%a: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.argmin' result #0 has type tensor<4xi32>, but its operands and attributes give tensor<4xi64>}}
+  %0 = "graph.argmin"(%a) {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4xi32>
+  return
+}

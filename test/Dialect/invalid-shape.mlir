@@ -343,3 +343,27 @@ func.func @iota_wrong_length(%x: tensor<4x3xf32>) {
   %0 = "graph.iota"(%x) {axis = 1 : i64} : (tensor<4x3xf32>) -> tensor<4xi64>
   return
 }
+
+// -----
+
+func.func @one_hot_needs_scalar_values(%i: tensor<3xi64>, %on: tensor<1xf32>, %off: tensor<f32>) {
+  // expected-error@+1 {{'graph.one_hot' on_value tensor<1xf32> must be a scalar (rank 0)}}
+  %0 = "graph.one_hot"(%i, %on, %off) {depth = 4 : i64} : (tensor<3xi64>, tensor<1xf32>, tensor<f32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_float_indices(%i: tensor<3xf32>, %on: tensor<f32>, %off: tensor<f32>) {
+  // expected-error@+1 {{'graph.one_hot' indices}}
+  %0 = "graph.one_hot"(%i, %on, %off) {depth = 4 : i64} : (tensor<3xf32>, tensor<f32>, tensor<f32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @assign_other_type(%v: tensor<4x8xf32>, %x: tensor<4x8xf16>) {
+  // expected-error@+1 {{'graph.assign' value tensor<4x8xf16> must have the element type of variable tensor<4x8xf32> and broadcast to its shape}}
+  %0 = "graph.assign"(%v, %x) : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x8xf32>
+  return
+}

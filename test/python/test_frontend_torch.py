@@ -247,6 +247,13 @@ CASES: list[Case] = [
         1e-5, 1e-5,
     ),
     (
+        "arg-extremes",
+        lambda m, x, i: (x.argmax(-1), x.argmin(0, keepdim=True), x.argmax(), i.argmin(1), x.argmax(keepdim=True)),
+        lambda: (randn(3, 4, 5), ints(3, 6)),
+        ("aten.argmax.default", "aten.argmin.default"),
+        *_F32,
+    ),
+    (
         "views",
         lambda m, x: (x.view(6, 4), x.reshape(-1), x.flatten(1), x.unflatten(2, (2, 2)), x[:, None].squeeze(1),
                       x.unsqueeze(0).squeeze(), x[:1].expand(3, 3, 4), x.permute(2, 0, 1), x.transpose(0, -1),

@@ -361,3 +361,48 @@ def test_pool2d_dynamic(name: str, include: bool) -> None:
 
 def test_max_pool2d_dynamic_unpadded() -> None:
     check(lambda b, x: b.ret(b.max_pool2d(x, kernel=[2, 3], strides=[2, 1])), [((None, 2, None, None), "f32")])
+
+
+# --------------------------------------------------------------------------
+# argmax / argmin, one_hot, assign
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize(("axis", "keep_dims"), [(1, False), (0, True), (-1, True)])
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+def test_arg_extremes_take_the_first_and_nan(name: str, axis: int, keep_dims: bool, dtype: str) -> None:
+    """The first of equal extremes; a NaN wins over numbers (numpy's rule), the first NaN of a row."""
+    import graphfuse
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(-3, 3, (5, 7)).astype(NUMPY_DTYPES[dtype])  # many ties
+    if dtype == "f32":
+        x[1, 3] = x[1, 5] = np.nan
+        x[4, 0] = np.nan
+    b = GraphBuilder("f")
+    b.ret(getattr(b, name)(b.arg((5, 7), dtype), axis=axis, keep_dims=keep_dims))
+    exe = graphfuse.compile(b.module)
+    (got,) = exe(x)
+    want = getattr(np, name)(x, axis=axis, keepdims=keep_dims)
+    assert got.dtype == np.int64 and np.array_equal(got, want), (got, want)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_one_hot_puts_on_values_at_the_indices(axis: int) -> None:
+    import graphfuse
+
+    indices = np.array([[0, 5, 2], [-1, 6, 3]], np.int64)  # -1 and 6 are outside [0, 6): all off
+    b = GraphBuilder("f")
+    b.ret(b.one_hot(b.arg((2, 3), "i64"), b.const(np.float32(2.0)), b.const(np.float32(-1.0)), depth=6, axis=axis))
+    (got,) = graphfuse.compile(b.module)(indices)
+    positions = np.arange(6).reshape([-1 if i == axis % 3 else 1 for i in range(3)])
+    assert np.array_equal(got, np.where(np.expand_dims(indices, axis) == positions, 2.0, -1.0))
+
+
+def test_assign_is_the_value_broadcast_to_the_variable() -> None:
+    import graphfuse
+
+    b = GraphBuilder("f")
+    b.ret(b.assign(b.arg((4, 8)), b.arg((8,))))
+    (got,) = graphfuse.compile(b.module)(np.zeros((4, 8), np.float32), np.arange(8, dtype=np.float32))
+    assert np.array_equal(got, np.broadcast_to(np.arange(8, dtype=np.float32), (4, 8)))
