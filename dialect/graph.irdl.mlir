@@ -116,6 +116,17 @@ irdl.dialect @graph {
     irdl.results(q: %out5, sum: %out6)
   }
 
+  // x + value * tensor1 * tensor2.
+  // optional: value (default 1.0)
+  irdl.operation @addcmul {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, tensor1: %in1, tensor2: %in2)
+    irdl.results(result: %out3)
+  }
+
   // Position of the largest element along an axis (i64).
   // optional: keep_dims (default false)
   irdl.operation @argmax {
@@ -268,6 +279,14 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Hyperbolic cosine, (exp(x) + exp(-x)) / 2.
+  irdl.operation @cosh {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
   // Running sum along an axis (ONNX CumSum, torch.cumsum).
   // optional: exclusive (default false), reverse (default false)
   irdl.operation @cumsum {
@@ -298,6 +317,15 @@ irdl.dialect @graph {
     irdl.results(y: %out2, scale: %out3)
   }
 
+  // x where x > 0, else alpha * (exp(x) - 1).
+  // optional: alpha (default 1.0)
+  irdl.operation @elu {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
   // Elementwise lhs == rhs (i1 result).
   irdl.operation @equal {
     %in0 = irdl.base "!builtin.tensor"
@@ -312,6 +340,14 @@ irdl.dialect @graph {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Complementary error function, 1 - erf(x).
+  irdl.operation @erfc {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
     irdl.results(result: %out1)
   }
 
@@ -337,6 +373,15 @@ irdl.dialect @graph {
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
     irdl.results(result: %out1)
+  }
+
+  // Gradient of fast_gelu: dy * (s + 1.702 x s (1 - s)), s = sigmoid(1.702 x).
+  irdl.operation @fast_gelu_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(dy: %in0, x: %in1)
+    irdl.results(result: %out2)
   }
 
   // Scaled dot-product attention in one op.
@@ -378,6 +423,16 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // x * y + z, rounded after the product (no FMA).
+  irdl.operation @fused_mul_add {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, y: %in1, z: %in2)
+    irdl.results(result: %out3)
+  }
+
   // Take slices of data along an axis at the given indices (ONNX Gather, embedding lookup).
   // optional: axis (default 0)
   irdl.operation @gather {
@@ -407,6 +462,16 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Gradient of gelu: dy * (Phi(x) + x phi(x)), or of its tanh form.
+  // optional: approximate (default "none")
+  irdl.operation @gelu_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(dy: %in0, x: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Elementwise lhs > rhs (i1 result).
   irdl.operation @greater {
     %in0 = irdl.base "!builtin.tensor"
@@ -423,6 +488,31 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(lhs: %in0, rhs: %in1)
     irdl.results(result: %out2)
+  }
+
+  // Hard shrink: x where |x| > lambd, else 0.
+  // optional: lambd (default 0.5)
+  irdl.operation @hshrink {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Hard sigmoid: clamp(x / 6 + 0.5, 0, 1).
+  irdl.operation @hsigmoid {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Hard swish: x * hsigmoid(x).
+  irdl.operation @hswish {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
   }
 
   // The positions 0, 1, ... along one dimension of a tensor (arange over a dynamic size).
@@ -468,6 +558,15 @@ irdl.dialect @graph {
     %out3 = irdl.base "!builtin.tensor"
     irdl.operands(x: %in0, gamma: %in1, beta: %in2)
     irdl.results(result: %out3)
+  }
+
+  // x where x > 0, else negative_slope * x.
+  // optional: negative_slope (default 0.01)
+  irdl.operation @leaky_relu {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
   }
 
   // Elementwise lhs < rhs (i1 result).
@@ -753,6 +852,15 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Gradient of relu: dy where x > 0, else 0.
+  irdl.operation @relu_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(dy: %in0, x: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Reinterpret the operand's elements (row-major order) with the result type's shape.
   irdl.operation @reshape {
     %in0 = irdl.base "!builtin.tensor"
@@ -799,6 +907,15 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Gradient of rsqrt from its output: -0.5 * dy * y^3.
+  irdl.operation @rsqrt_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(y: %in0, dy: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Write slices of updates into a copy of data along an axis at the given indices (index_copy).
   // optional: axis (default 0)
   irdl.operation @scatter_update {
@@ -828,6 +945,15 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Gradient of sigmoid from its output: dy * y * (1 - y).
+  irdl.operation @sigmoid_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(y: %in0, dy: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Elementwise sign: -1, 0 or 1 (NaN stays NaN).
   irdl.operation @sign {
     %in0 = irdl.base "!builtin.tensor"
@@ -844,11 +970,28 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Gradient of silu: dy * s * (1 + x (1 - s)), s = sigmoid(x).
+  irdl.operation @silu_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(dy: %in0, x: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Elementwise sine (radians).
   irdl.operation @sin {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Hyperbolic sine, (exp(x) - exp(-x)) / 2.
+  irdl.operation @sinh {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
     irdl.results(result: %out1)
   }
 
@@ -873,6 +1016,23 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // log(1 + exp(x)), as max(x, 0) + log(1 + exp(-|x|)).
+  irdl.operation @softplus {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Gradient of softplus: dy * sigmoid(x).
+  irdl.operation @softplus_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(dy: %in0, x: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Cut the operand along an axis into pieces of the given sizes.
   irdl.operation @split {
     %in0 = irdl.base "!builtin.tensor"
@@ -892,6 +1052,15 @@ irdl.dialect @graph {
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
     irdl.results(result: %out1)
+  }
+
+  // Gradient of sqrt from its output: dy * 0.5 / y.
+  irdl.operation @sqrt_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(y: %in0, dy: %in1)
+    irdl.results(result: %out2)
   }
 
   // Elementwise square, x * x.
@@ -935,6 +1104,15 @@ irdl.dialect @graph {
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
     irdl.results(result: %out1)
+  }
+
+  // Gradient of tanh from its output: dy * (1 - y^2).
+  irdl.operation @tanh_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(y: %in0, dy: %in1)
+    irdl.results(result: %out2)
   }
 
   // Repeat the operand along each dimension (numpy.tile).

@@ -64,6 +64,7 @@ from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.dialect.expansions import EXPANDERS, ExpansionBuilder, Value
 from graphfuse.dialect.matching import attributes, create_op, sig
+from graphfuse.dialect.ops.derived import DERIVED_OPS
 from graphfuse.dialect.shape_utils import normalize_axis
 from graphfuse.dialect.types import TensorSig, numpy_dtype
 from graphfuse.lowering.common import decompose_graph_ops, register_decomposition
@@ -72,7 +73,8 @@ from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["DECOMPOSED_OPS", "REUSED_EXPANDERS", "GraphDecompose"]
 
-#: Ops decomposed by graph-kernel-expand's expanders, registered as they are.
+#: Ops decomposed by graph-kernel-expand's expanders, registered as they are: the composites above and every
+#: op defined by its expansion (dialect/ops/derived.py: gradients and activations).
 REUSED_EXPANDERS = (
     "add_n",
     "squared_difference",
@@ -83,6 +85,7 @@ REUSED_EXPANDERS = (
     "layer_norm",
     "rms_norm",
     "batch_norm",
+    *DERIVED_OPS,
 )
 
 for _name in REUSED_EXPANDERS:

@@ -2,6 +2,7 @@
 
 from graphfuse.dialect.ops import (  # noqa: F401
     composite,
+    derived,
     elementwise,
     fused_matmul,
     fused_norm,

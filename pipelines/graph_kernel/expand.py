@@ -38,10 +38,13 @@ EXPANDED = "num-expanded"
 #: ops the dialect has.  softmax, log_softmax and layer_norm (N on both; Y only on GPU), rms_norm and
 #: batch_norm (not listed) expand only when enabled.
 DEFAULT_EXPAND_OPS: dict[str, frozenset[str]] = {
-    "cpu": frozenset({"add_n", "bias_add", "gelu", "square", "tile", "relu"}),
+    "cpu": frozenset({"add_n", "bias_add", "gelu", "square", "tile", "relu", "tanh_grad", "sqrt_grad", "gelu_grad",
+                      "softplus", "softplus_grad"}),
     "npu": frozenset({
         "add_n", "bias_add", "gelu", "fast_gelu", "silu", "square", "tile", "sigmoid", "squared_difference",
-        "reduce_mean", "relu", "erf", "tanh",
+        "reduce_mean", "relu", "erf", "tanh", "sigmoid_grad", "tanh_grad", "sqrt_grad", "rsqrt_grad", "relu_grad",
+        "silu_grad", "fast_gelu_grad", "gelu_grad", "softplus", "softplus_grad", "hsigmoid", "hswish", "hshrink",
+        "leaky_relu", "elu", "cosh", "sinh", "addcmul", "fused_mul_add",
     }),
 }
 

@@ -8,6 +8,7 @@ op (``Div`` and ``RealDiv``; ``GeLU`` and ``Gelu``).
 
 from __future__ import annotations
 
+from graphfuse.dialect.ops.derived import DERIVED_OPS
 from graphfuse.pipelines import log
 
 #: MindSpore name -> graph-dialect op name (without the "graph." prefix).
@@ -96,6 +97,11 @@ MINDSPORE_OPS: dict[str, str] = {
     "Argmin": "argmin",
     "OneHot": "one_hot",
 }
+
+# Appendix 1's gradients and activations that are ops defined by their expansion (dialect/ops/derived.py).
+for _op, _names in DERIVED_OPS.items():
+    for _name in _names:
+        MINDSPORE_OPS.setdefault(_name, _op)
 
 _BY_LOWER = {name.lower(): op for name, op in MINDSPORE_OPS.items()}
 

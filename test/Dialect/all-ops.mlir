@@ -45,6 +45,10 @@ module {
     %0:2 = "graph.add_rms_norm_quant"(%arg0, %arg1, %arg2, %arg3, %arg4) {epsilon = 9.99999997E-7 : f32} : (tensor<2x4x16xbf16>, tensor<2x4x16xbf16>, tensor<16xbf16>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x4x16xi8>, tensor<2x4x16xbf16>)
     return %0#0, %0#1 : tensor<2x4x16xi8>, tensor<2x4x16xbf16>
   }
+  func.func @addcmul(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.addcmul"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @argmax(%arg0: tensor<4x8xf32>) -> tensor<4xi64> {
     %0 = "graph.argmax"(%arg0) {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4xi64>
     return %0 : tensor<4xi64>
@@ -109,6 +113,10 @@ module {
     %0 = "graph.cos"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @cosh(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.cosh"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @cumsum(%arg0: tensor<2x6xf32>) -> tensor<2x6xf32> {
     %0 = "graph.cumsum"(%arg0) {axis = 1 : i64} : (tensor<2x6xf32>) -> tensor<2x6xf32>
     return %0 : tensor<2x6xf32>
@@ -121,12 +129,20 @@ module {
     %0:2 = "graph.dynamic_quant"(%arg0, %arg1) : (tensor<4x16xf32>, tensor<16xf32>) -> (tensor<4x16xi8>, tensor<4xf32>)
     return %0#0, %0#1 : tensor<4x16xi8>, tensor<4xf32>
   }
+  func.func @elu(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.elu"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @equal(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xi1> {
     %0 = "graph.equal"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
   }
   func.func @erf(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.erf"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @erfc(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.erfc"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @exp(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -139,6 +155,10 @@ module {
   }
   func.func @fast_gelu(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.fast_gelu"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @fast_gelu_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.fast_gelu_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @flash_attention(%arg0: tensor<2x4x8x16xf32>, %arg1: tensor<2x4x8x16xf32>, %arg2: tensor<2x4x8x16xf32>, %arg3: tensor<1x1x8x8xf32>) -> tensor<2x4x8x16xf32> {
@@ -157,6 +177,10 @@ module {
     %0 = "graph.floor_mod"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @fused_mul_add(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.fused_mul_add"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @gather(%arg0: tensor<10x4xf32>, %arg1: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
     %0 = "graph.gather"(%arg0, %arg1) {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
     return %0 : tensor<2x3x4xf32>
@@ -169,6 +193,10 @@ module {
     %0 = "graph.gelu"(%arg0) {approximate = "tanh"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @gelu_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.gelu_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @greater(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xi1> {
     %0 = "graph.greater"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
@@ -176,6 +204,18 @@ module {
   func.func @greater_equal(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xi1> {
     %0 = "graph.greater_equal"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
+  }
+  func.func @hshrink(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.hshrink"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @hsigmoid(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.hsigmoid"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @hswish(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.hswish"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
   }
   func.func @iota(%arg0: tensor<2x7xf32>) -> tensor<7xi64> {
     %0 = "graph.iota"(%arg0) {axis = 1 : i64} : (tensor<2x7xf32>) -> tensor<7xi64>
@@ -196,6 +236,10 @@ module {
   func.func @layer_norm(%arg0: tensor<2x4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
     %0 = "graph.layer_norm"(%arg0, %arg1, %arg2) {begin_norm_axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
     return %0 : tensor<2x4x8xf32>
+  }
+  func.func @leaky_relu(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.leaky_relu"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
   }
   func.func @less(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xi1> {
     %0 = "graph.less"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
@@ -313,6 +357,10 @@ module {
     %0 = "graph.relu"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @relu_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.relu_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @reshape(%arg0: tensor<4x8xf32>) -> tensor<2x16xf32> {
     %0 = "graph.reshape"(%arg0) : (tensor<4x8xf32>) -> tensor<2x16xf32>
     return %0 : tensor<2x16xf32>
@@ -333,6 +381,10 @@ module {
     %0 = "graph.rsqrt"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @rsqrt_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.rsqrt_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @scatter_update(%arg0: tensor<4x8x2xf32>, %arg1: tensor<3xi64>, %arg2: tensor<4x3x2xf32>) -> tensor<4x8x2xf32> {
     %0 = "graph.scatter_update"(%arg0, %arg1, %arg2) {axis = 1 : i64} : (tensor<4x8x2xf32>, tensor<3xi64>, tensor<4x3x2xf32>) -> tensor<4x8x2xf32>
     return %0 : tensor<4x8x2xf32>
@@ -345,6 +397,10 @@ module {
     %0 = "graph.sigmoid"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @sigmoid_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.sigmoid_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @sign(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.sign"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -353,8 +409,16 @@ module {
     %0 = "graph.silu"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @silu_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.silu_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @sin(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.sin"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @sinh(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.sinh"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @slice(%arg0: tensor<4x8xf32>) -> tensor<2x4xf32> {
@@ -365,12 +429,24 @@ module {
     %0 = "graph.softmax"(%arg0) {axis = -1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
     return %0 : tensor<2x8xf32>
   }
+  func.func @softplus(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.softplus"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @softplus_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.softplus_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @split(%arg0: tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x6xf32>) {
     %0:2 = "graph.split"(%arg0) {axis = 1 : i64, sizes = array<i64: 2, 6>} : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x6xf32>)
     return %0#0, %0#1 : tensor<4x2xf32>, tensor<4x6xf32>
   }
   func.func @sqrt(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.sqrt"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @sqrt_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.sqrt_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @square(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -391,6 +467,10 @@ module {
   }
   func.func @tanh(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.tanh"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @tanh_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.tanh_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @tile(%arg0: tensor<2x3xf32>) -> tensor<4x3xf32> {
@@ -427,6 +507,8 @@ module {
 // CHECK:         "graph.add_rms_norm_dynamic_quant"
 // CHECK-LABEL: func.func @add_rms_norm_quant(
 // CHECK:         "graph.add_rms_norm_quant"
+// CHECK-LABEL: func.func @addcmul(
+// CHECK:         "graph.addcmul"
 // CHECK-LABEL: func.func @argmax(
 // CHECK:         "graph.argmax"
 // CHECK-LABEL: func.func @argmin(
@@ -459,22 +541,30 @@ module {
 // CHECK:         "graph.conv2d"
 // CHECK-LABEL: func.func @cos(
 // CHECK:         "graph.cos"
+// CHECK-LABEL: func.func @cosh(
+// CHECK:         "graph.cosh"
 // CHECK-LABEL: func.func @cumsum(
 // CHECK:         "graph.cumsum"
 // CHECK-LABEL: func.func @div(
 // CHECK:         "graph.div"
 // CHECK-LABEL: func.func @dynamic_quant(
 // CHECK:         "graph.dynamic_quant"
+// CHECK-LABEL: func.func @elu(
+// CHECK:         "graph.elu"
 // CHECK-LABEL: func.func @equal(
 // CHECK:         "graph.equal"
 // CHECK-LABEL: func.func @erf(
 // CHECK:         "graph.erf"
+// CHECK-LABEL: func.func @erfc(
+// CHECK:         "graph.erfc"
 // CHECK-LABEL: func.func @exp(
 // CHECK:         "graph.exp"
 // CHECK-LABEL: func.func @expm1(
 // CHECK:         "graph.expm1"
 // CHECK-LABEL: func.func @fast_gelu(
 // CHECK:         "graph.fast_gelu"
+// CHECK-LABEL: func.func @fast_gelu_grad(
+// CHECK:         "graph.fast_gelu_grad"
 // CHECK-LABEL: func.func @flash_attention(
 // CHECK:         "graph.flash_attention"
 // CHECK-LABEL: func.func @floor(
@@ -483,16 +573,26 @@ module {
 // CHECK:         "graph.floor_div"
 // CHECK-LABEL: func.func @floor_mod(
 // CHECK:         "graph.floor_mod"
+// CHECK-LABEL: func.func @fused_mul_add(
+// CHECK:         "graph.fused_mul_add"
 // CHECK-LABEL: func.func @gather(
 // CHECK:         "graph.gather"
 // CHECK-LABEL: func.func @gather_elements(
 // CHECK:         "graph.gather_elements"
 // CHECK-LABEL: func.func @gelu(
 // CHECK:         "graph.gelu"
+// CHECK-LABEL: func.func @gelu_grad(
+// CHECK:         "graph.gelu_grad"
 // CHECK-LABEL: func.func @greater(
 // CHECK:         "graph.greater"
 // CHECK-LABEL: func.func @greater_equal(
 // CHECK:         "graph.greater_equal"
+// CHECK-LABEL: func.func @hshrink(
+// CHECK:         "graph.hshrink"
+// CHECK-LABEL: func.func @hsigmoid(
+// CHECK:         "graph.hsigmoid"
+// CHECK-LABEL: func.func @hswish(
+// CHECK:         "graph.hswish"
 // CHECK-LABEL: func.func @iota(
 // CHECK:         "graph.iota"
 // CHECK-LABEL: func.func @isfinite(
@@ -503,6 +603,8 @@ module {
 // CHECK:         "graph.isnan"
 // CHECK-LABEL: func.func @layer_norm(
 // CHECK:         "graph.layer_norm"
+// CHECK-LABEL: func.func @leaky_relu(
+// CHECK:         "graph.leaky_relu"
 // CHECK-LABEL: func.func @less(
 // CHECK:         "graph.less"
 // CHECK-LABEL: func.func @less_equal(
@@ -561,6 +663,8 @@ module {
 // CHECK:         "graph.reduce_sum"
 // CHECK-LABEL: func.func @relu(
 // CHECK:         "graph.relu"
+// CHECK-LABEL: func.func @relu_grad(
+// CHECK:         "graph.relu_grad"
 // CHECK-LABEL: func.func @reshape(
 // CHECK:         "graph.reshape"
 // CHECK-LABEL: func.func @rms_norm(
@@ -571,26 +675,40 @@ module {
 // CHECK:         "graph.round"
 // CHECK-LABEL: func.func @rsqrt(
 // CHECK:         "graph.rsqrt"
+// CHECK-LABEL: func.func @rsqrt_grad(
+// CHECK:         "graph.rsqrt_grad"
 // CHECK-LABEL: func.func @scatter_update(
 // CHECK:         "graph.scatter_update"
 // CHECK-LABEL: func.func @select(
 // CHECK:         "graph.select"
 // CHECK-LABEL: func.func @sigmoid(
 // CHECK:         "graph.sigmoid"
+// CHECK-LABEL: func.func @sigmoid_grad(
+// CHECK:         "graph.sigmoid_grad"
 // CHECK-LABEL: func.func @sign(
 // CHECK:         "graph.sign"
 // CHECK-LABEL: func.func @silu(
 // CHECK:         "graph.silu"
+// CHECK-LABEL: func.func @silu_grad(
+// CHECK:         "graph.silu_grad"
 // CHECK-LABEL: func.func @sin(
 // CHECK:         "graph.sin"
+// CHECK-LABEL: func.func @sinh(
+// CHECK:         "graph.sinh"
 // CHECK-LABEL: func.func @slice(
 // CHECK:         "graph.slice"
 // CHECK-LABEL: func.func @softmax(
 // CHECK:         "graph.softmax"
+// CHECK-LABEL: func.func @softplus(
+// CHECK:         "graph.softplus"
+// CHECK-LABEL: func.func @softplus_grad(
+// CHECK:         "graph.softplus_grad"
 // CHECK-LABEL: func.func @split(
 // CHECK:         "graph.split"
 // CHECK-LABEL: func.func @sqrt(
 // CHECK:         "graph.sqrt"
+// CHECK-LABEL: func.func @sqrt_grad(
+// CHECK:         "graph.sqrt_grad"
 // CHECK-LABEL: func.func @square(
 // CHECK:         "graph.square"
 // CHECK-LABEL: func.func @squared_difference(
@@ -601,6 +719,8 @@ module {
 // CHECK:         "graph.swiglu"
 // CHECK-LABEL: func.func @tanh(
 // CHECK:         "graph.tanh"
+// CHECK-LABEL: func.func @tanh_grad(
+// CHECK:         "graph.tanh_grad"
 // CHECK-LABEL: func.func @tile(
 // CHECK:         "graph.tile"
 // CHECK-LABEL: func.func @transpose(

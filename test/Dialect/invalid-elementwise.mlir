@@ -197,3 +197,19 @@ func.func @isnan_result_is_i1(%a: tensor<4xf32>) {
   %0 = "graph.isnan"(%a) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @sigmoid_grad_of_integers(%a: tensor<4xi32>) {
+  // expected-error@+1 {{'graph.sigmoid_grad' y}}
+  %0 = "graph.sigmoid_grad"(%a, %a) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @silu_grad_mixed_types(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error@+1 {{'graph.silu_grad' operands tensor<4xf32>, tensor<4xf16> must have the same element type}}
+  %0 = "graph.silu_grad"(%a, %b) : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}

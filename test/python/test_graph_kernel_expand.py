@@ -18,12 +18,14 @@ import pytest
 from mlir import ir
 
 from graphfuse import GraphBuilder, parse_module, run_function
-from graphfuse.dialect.catalog import VerifyError, lookup_op
+from graphfuse.dialect.catalog import VerifyError, all_ops, lookup_op
 from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.expansions import EXPANDERS
 from graphfuse.dialect.matching import graph_op_names
+from graphfuse.dialect.ops.derived import DERIVED_OPS
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig
 from graphfuse.pipelines.graph_kernel.expand import DEFAULT_EXPAND_OPS, expand_set
+from graphfuse.pipelines.graph_kernel.op_names import MINDSPORE_OPS
 from graphfuse.pipelines.runner import Pipeline, PipelineError
 
 FLOATS = ["f32", "f16", "bf16"]
@@ -35,6 +37,7 @@ BASIC_OPS = {
         "neg", "reduce_max", "reduce_sum", "reshape", "select", "sqrt", "sub",
     )
 }
+ELEMENTWISE_OPS = {spec.full_name for spec in all_ops() if spec.group in ("unary elementwise", "binary elementwise")}
 _ORDERED_INT = {"f32": np.int32, "f16": np.int16, "bf16": np.int16}
 
 # --------------------------------------------------------------------------
@@ -135,7 +138,9 @@ def check_expander(
     assert module.operation.verify()
     ops = function_ops(module)
     assert stats == {"num-expanded": 1}
-    assert {op.name for op in ops if op.name != "arith.constant"} <= BASIC_OPS, graph_op_names(module)
+    # ops defined by their expansion may use any elementwise op (sigmoid, tanh, erf: composites of their own)
+    allowed = BASIC_OPS if name not in DERIVED_OPS else ELEMENTWISE_OPS
+    assert {op.name for op in ops if op.name != "arith.constant"} <= allowed, graph_op_names(module)
     assert all(str(op.location) == location for op in ops), "every new op keeps the composite's location"
     for sample, want in zip(samples, before, strict=True):
         (got,) = run_function(module, sample)
@@ -166,6 +171,8 @@ ELEMENTWISE = [
     ("tile", [(1, 4)], {"multiples": [3, 1]}, "exact", ["f32"]),
     ("tile", [(2, 3)], {"multiples": [0, 2]}, "exact", ["f32"]),
     ("tile", [(3,)], {"multiples": [1]}, "exact", ["f32"]),
+    # ops defined by their expansion (dialect/ops/derived.py): exact by construction, specials included
+    *((name, [(4, 8)] * len(lookup_op(f"graph.{name}").operands), {}, "exact", FLOATS) for name in DERIVED_OPS),
 ]
 REDUCING = [
     ("reduce_mean", [(4, 8, 16)], {"axes": [-1], "keep_dims": True}, "exact"),
@@ -275,12 +282,28 @@ def test_gelu_tails_are_accurate() -> None:
 # What is expanded and what is not.
 
 
+#: Seed Appendix 1: operator name, expanded by default on Ascend, on CPU (the GPU column is not a backend here).
+APPENDIX_1 = """Adam YY AdamApplyOneWithDecayAssign YN Addcmul YN AddN YY BiasAdd YY BiasAddGrad YY FillV2 YN GeLU YY
+Gelu YY FastGelu YN FastGeluGrad YN FastGeLU YN FastGeLUGrad YN SiLU YN SiLUGrad YN GeLUGrad YY RsqrtGrad YN
+SqrtGrad YY Square YY Tile YY ClipByNormNoDivSum YN FusedMulAdd YN Sigmoid YN SigmoidGrad YN
+SigmoidCrossEntropyWithLogits YN SigmoidCrossEntropyWithLogitsGrad YN SquaredDifference YN TanhGrad YY OnesLike YY
+ZerosLike YN ReduceMean YN LogSoftmaxGrad NN ReLU YY ReluGrad YN AssignAdd YY LambApplyOptimizerAssign YN
+LambApplyWeightAssign YN AdamApplyOneWithDecay YN ExpandDims NY Squeeze NN SoftmaxGradExt NN ApplyMomentum NN
+LeakyReLUExt YN EluExt YN SoftplusExt YN SoftplusGradExt YN RepeatInterleaveInt YN HShrink YN HSigmoid YN HSwish YN
+BinaryCrossEntropy YN Erf YN Tanh YN Cosh YN Sinh YN ClampScalar YN DivMod YN BCEWithLogitsLoss YN AcoshExt YN
+AsinhExt YN MeanExt YN Erfc NN AdamWeightDecay NN BatchMatMul NN Dropout NN DropoutGrad NN MaximumGrad NY
+MinimumGrad NY LayerNorm NN LayerNormGrad NN LogSoftmax NN MatMul NN ArgMaxWithValue NN ArgMinWithValue NN Slice NN
+Softmax NN SoftmaxCrossEntropyWithLogits NN EqualCount NN SquareSumAll NN IdentityMath NN StandardNormal NN
+Softplus NY SoftplusGrad NY""".split()
+
+
 def test_default_sets_follow_appendix_1() -> None:
-    assert DEFAULT_EXPAND_OPS["cpu"] == {"add_n", "bias_add", "gelu", "square", "tile", "relu"}
-    assert DEFAULT_EXPAND_OPS["npu"] == {
-        "add_n", "bias_add", "gelu", "fast_gelu", "silu", "square", "tile", "sigmoid", "squared_difference",
-        "reduce_mean", "relu", "erf", "tanh",
-    }
+    """Each backend's defaults are its column's Y rows that name a graph op with an expander."""
+    rows = list(zip(APPENDIX_1[::2], APPENDIX_1[1::2], strict=True))
+    assert len(rows) == 83
+    for backend, column in (("npu", 0), ("cpu", 1)):
+        marked = {MINDSPORE_OPS[name] for name, flags in rows if flags[column] == "Y" and name in MINDSPORE_OPS}
+        assert DEFAULT_EXPAND_OPS[backend] == marked & EXPANDERS.keys(), backend
     for ops in DEFAULT_EXPAND_OPS.values():
         assert ops <= EXPANDERS.keys()
         assert not ops & {"softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm"}

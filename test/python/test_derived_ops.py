@@ -1,0 +1,140 @@
+"""Ops defined by their expansion (dialect/ops/derived.py): independent formulas, PyTorch's autograd, the
+expansion bit-exact against the reference, MindSpore's names."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from graphfuse import run_function
+from graphfuse.dialect.builder import GraphBuilder
+from graphfuse.dialect.catalog import lookup_op
+from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.matching import graph_op_names
+from graphfuse.dialect.ops.derived import DERIVED_OPS
+from graphfuse.pipelines.graph_kernel.op_names import resolve_ops
+from graphfuse.pipelines.runner import run_pipeline
+
+torch = pytest.importorskip("torch")
+
+_erf = np.vectorize(math.erf)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _phi(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+#: name -> (formula in float64 on the operands, attributes)
+FORMULAS = {
+    "sigmoid_grad": (lambda y, dy: dy * y * (1 - y), {}),
+    "tanh_grad": (lambda y, dy: dy * (1 - y * y), {}),
+    "sqrt_grad": (lambda y, dy: dy * 0.5 / y, {}),
+    "rsqrt_grad": (lambda y, dy: -0.5 * dy * y**3, {}),
+    "relu_grad": (lambda dy, x: np.where(x > 0, dy, 0.0), {}),
+    "silu_grad": (lambda dy, x: dy * _sigmoid(x) * (1 + x * (1 - _sigmoid(x))), {}),
+    "fast_gelu_grad": (lambda dy, x: dy * (_sigmoid(1.702 * x) + 1.702 * x * _sigmoid(1.702 * x)
+                                           * (1 - _sigmoid(1.702 * x))), {}),
+    "gelu_grad": (lambda dy, x: dy * (_phi(x) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)), {}),
+    "softplus_grad": (lambda dy, x: dy * _sigmoid(x), {}),
+    "softplus": (lambda x: np.log1p(np.exp(x)), {}),
+    "hsigmoid": (lambda x: np.clip(x / 6 + 0.5, 0, 1), {}),
+    "hswish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), {}),
+    "hshrink": (lambda x: np.where(np.abs(x) > 0.5, x, 0.0), {}),
+    "leaky_relu": (lambda x: np.where(x > 0, x, 0.2 * x), {"negative_slope": 0.2}),
+    "elu": (lambda x: np.where(x > 0, x, 1.5 * np.expm1(x)), {"alpha": 1.5}),
+    "cosh": (np.cosh, {}),
+    "sinh": (np.sinh, {}),
+    "erfc": (lambda x: 1 - _erf(x), {}),
+    "addcmul": (lambda x, a, b: x + 0.5 * a * b, {"value": 0.5}),
+    "fused_mul_add": (lambda x, y, z: x * y + z, {}),
+}
+
+
+def _operands(name: str, dtype: type = np.float32) -> list[np.ndarray]:
+    rng = np.random.default_rng(len(name))
+    count = len(lookup_op(f"graph.{name}").operands)
+    arrays = [rng.standard_normal((3, 17)) * 2 for _ in range(count)]
+    if name in ("sqrt_grad", "rsqrt_grad"):  # y = sqrt(x) or rsqrt(x) is positive
+        arrays[0] = np.abs(arrays[0]) + 0.25
+    if name in ("sigmoid_grad", "tanh_grad"):  # y in (0, 1) or (-1, 1)
+        arrays[0] = np.tanh(arrays[0])
+    return [a.astype(dtype) for a in arrays]
+
+
+def test_every_derived_op_has_a_formula() -> None:
+    assert set(FORMULAS) == set(DERIVED_OPS)
+
+
+@pytest.mark.parametrize("name", sorted(FORMULAS))
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_reference_matches_the_formula(name: str, dtype: str) -> None:
+    formula, attrs = FORMULAS[name]
+    arrays = _operands(name, np.float32 if dtype == "f32" else np.float16)
+    (got,) = evaluate_op(name, arrays, attrs)
+    assert got.dtype == arrays[0].dtype
+    want = formula(*[a.astype(np.float64) for a in arrays])
+    rtol, atol = (2e-6, 1e-6) if dtype == "f32" else (2e-3, 2e-3)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=rtol, atol=atol)
+
+
+def test_gelu_grad_tanh_form_matches_autograd() -> None:
+    x = torch.linspace(-5, 5, 41, dtype=torch.float64, requires_grad=True)
+    dy = torch.linspace(0.5, 1.5, 41, dtype=torch.float64)
+    torch.nn.functional.gelu(x, approximate="tanh").backward(dy)
+    (got,) = evaluate_op("gelu_grad", [dy.numpy().astype(np.float32), x.detach().numpy().astype(np.float32)],
+                         {"approximate": "tanh"})
+    np.testing.assert_allclose(got, x.grad.numpy(), rtol=2e-6, atol=1e-6)
+
+
+#: gradient op -> (PyTorch function, whether the op takes the function's output y rather than its input x)
+AUTOGRAD = {
+    "sigmoid_grad": (torch.sigmoid, True),
+    "tanh_grad": (torch.tanh, True),
+    "sqrt_grad": (torch.sqrt, True),
+    "rsqrt_grad": (torch.rsqrt, True),
+    "relu_grad": (torch.relu, False),
+    "silu_grad": (torch.nn.functional.silu, False),
+    "gelu_grad": (torch.nn.functional.gelu, False),
+    "softplus_grad": (torch.nn.functional.softplus, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AUTOGRAD))
+def test_gradients_match_autograd(name: str) -> None:
+    fn, by_output = AUTOGRAD[name]
+    rng = np.random.default_rng(3)
+    x = torch.tensor(rng.standard_normal((4, 9)) + (3.0 if name in ("sqrt_grad", "rsqrt_grad") else 0.0),
+                     requires_grad=True)
+    dy = torch.tensor(rng.standard_normal((4, 9)))
+    y = fn(x)
+    y.backward(dy)
+    operands = [y.detach(), dy] if by_output else [dy, x.detach()]
+    (got,) = evaluate_op(name, [t.numpy().astype(np.float32) for t in operands])
+    np.testing.assert_allclose(got, x.grad.numpy(), rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("name", sorted(DERIVED_OPS))
+def test_expansion_is_bit_exact(name: str) -> None:
+    """graph-kernel-expand replaces the op by basic ops that compute exactly its reference."""
+    attrs = FORMULAS[name][1]
+    arrays = _operands(name)
+    b = GraphBuilder("f")
+    args = [b.arg(a.shape) for a in arrays]
+    b.ret(getattr(b, name)(*args, **attrs))
+    want = run_function(b.module, arrays)
+    run_pipeline(b.module, f"builtin.module(graph-kernel-expand{{only-ops={name}}})")
+    assert f"graph.{name}" not in graph_op_names(b.module)
+    got = run_function(b.module, arrays)
+    assert np.array_equal(want[0], got[0], equal_nan=True)
+
+
+def test_mindspore_names_resolve(capsys: pytest.CaptureFixture[str]) -> None:
+    names = tuple(n for names in DERIVED_OPS.values() for n in names)
+    assert resolve_ops(names, "enable_expand_ops") == set(DERIVED_OPS)
+    assert "unknown operator" not in capsys.readouterr().err
