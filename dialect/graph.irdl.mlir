@@ -174,6 +174,15 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // The variable's new value variable + value (graphs are functional; see graph.assign).
+  irdl.operation @assign_add {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(variable: %in0, value: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Elementwise arc tangent in [-pi/2, pi/2].
   irdl.operation @atan {
     %in0 = irdl.base "!builtin.tensor"
@@ -225,6 +234,15 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // Gradient of bias_add for its bias: dy summed over every axis but the channel one.
+  // optional: axis (default 1)
+  irdl.operation @bias_add_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(dy: %in0)
+    irdl.results(result: %out1)
+  }
+
   // Broadcast the operand to the result type's shape (numpy.broadcast_to rules).
   irdl.operation @broadcast_to {
     %in0 = irdl.base "!builtin.tensor"
@@ -246,6 +264,15 @@ irdl.dialect @graph {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // min(max(x, low), high).
+  // optional: low (default -inf), high (default inf)
+  irdl.operation @clamp_scalar {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
     irdl.results(result: %out1)
   }
 
@@ -307,6 +334,26 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // x / y, rounded as rounding_mode says.
+  // optional: rounding_mode (default "none")
+  irdl.operation @div_mod {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, y: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Gradient of dropout: dy * mask / keep_prob.
+  // optional: keep_prob (default 0.5)
+  irdl.operation @dropout_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(dy: %in0, mask: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Per-row symmetric int8 quantization with a computed scale.
   irdl.operation @dynamic_quant {
     %in0 = irdl.base "!builtin.tensor"
@@ -359,6 +406,15 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // x with a dimension of size 1 inserted.
+  // optional: axis (default 0)
+  irdl.operation @expand_dims {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
   // Elementwise exp(x) - 1, accurate near 0.
   irdl.operation @expm1 {
     %in0 = irdl.base "!builtin.tensor"
@@ -382,6 +438,15 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(dy: %in0, x: %in1)
     irdl.results(result: %out2)
+  }
+
+  // A tensor of `shape` holding the scalar value.
+  // optional: shape (default ())
+  irdl.operation @fill_v2 {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(value: %in0)
+    irdl.results(result: %out1)
   }
 
   // Scaled dot-product attention in one op.
@@ -515,6 +580,14 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // x itself.
+  irdl.operation @identity {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
   // The positions 0, 1, ... along one dimension of a tensor (arange over a dynamic size).
   irdl.operation @iota {
     %in0 = irdl.base "!builtin.tensor"
@@ -602,6 +675,16 @@ irdl.dialect @graph {
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(x: %in0)
     irdl.results(result: %out1)
+  }
+
+  // Gradient of log_softmax from its output: dy - exp(y) * sum(dy, axis).
+  // optional: axis (default -1)
+  irdl.operation @log_softmax_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(y: %in0, dy: %in1)
+    irdl.results(result: %out2)
   }
 
   // Elementwise boolean and.
@@ -771,6 +854,14 @@ irdl.dialect @graph {
     irdl.operands(indices: %in0, on_value: %in1, off_value: %in2)
     irdl.attributes {"depth" = %a4}
     irdl.results(result: %out3)
+  }
+
+  // Ones of x's shape and type.
+  irdl.operation @ones_like {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
   }
 
   // Elementwise power, lhs raised to rhs.
@@ -945,6 +1036,25 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Elementwise logistic loss: max(x, 0) - x z + log(1 + exp(-|x|)).
+  irdl.operation @sigmoid_cross_entropy_with_logits {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(logits: %in0, labels: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Gradient of the logistic loss for the logits: (sigmoid(x) - z) * dout.
+  irdl.operation @sigmoid_cross_entropy_with_logits_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(logits: %in0, labels: %in1, dout: %in2)
+    irdl.results(result: %out3)
+  }
+
   // Gradient of sigmoid from its output: dy * y * (1 - y).
   irdl.operation @sigmoid_grad {
     %in0 = irdl.base "!builtin.tensor"
@@ -1016,6 +1126,16 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Gradient of softmax from its output: (dy - sum(dy * y, axis)) * y.
+  // optional: axis (default -1)
+  irdl.operation @softmax_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(y: %in0, dy: %in1)
+    irdl.results(result: %out2)
+  }
+
   // log(1 + exp(x)), as max(x, 0) + log(1 + exp(-|x|)).
   irdl.operation @softplus {
     %in0 = irdl.base "!builtin.tensor"
@@ -1080,6 +1200,15 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // x without its dimensions of size 1 (or those of `axis`).
+  // optional: axis (default ())
+  irdl.operation @squeeze {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
   // Elementwise difference.
   irdl.operation @sub {
     %in0 = irdl.base "!builtin.tensor"
@@ -1140,6 +1269,14 @@ irdl.dialect @graph {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Zeros of x's shape and type.
+  irdl.operation @zeros_like {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
     irdl.results(result: %out1)
   }
 }

@@ -27,8 +27,8 @@ import numpy as np
 from graphfuse.dialect.catalog import AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
 from graphfuse.dialect.expansions import EXPANDERS, ExpansionBuilder, Value, expand_with, in_f32, scalar
 from graphfuse.dialect.matching import attributes
-from graphfuse.dialect.shape_utils import require_dtype
-from graphfuse.dialect.types import FLOAT_DTYPES, TensorSig, numpy_dtype, sig_of_array
+from graphfuse.dialect.shape_utils import normalize_axes, normalize_axis, require_dtype
+from graphfuse.dialect.types import ALL_DTYPES, FLOAT_DTYPES, NUMERIC_DTYPES, TensorSig, numpy_dtype, sig_of_array
 
 __all__ = ["DERIVED_OPS", "NumpyBuilder"]
 
@@ -64,6 +64,7 @@ class _Derived:
     summary: str
     doc: str
     attrs: tuple[AttrSpec, ...] = ()
+    dtypes: frozenset[str] = FLOAT_DTYPES
 
 
 def _f32(build: Build) -> Callable[[dict[str, Any]], Build]:
@@ -191,7 +192,90 @@ def _fused_mul_add(b: ExpansionBuilder, x: Value, y: Value, z: Value) -> Value:
     return b.add(b.mul(x, y), z)
 
 
+def _clamp_scalar(b: ExpansionBuilder, x: Value, low: float, high: float) -> Value:
+    dtype = b.sig(x).dtype
+    if dtype not in FLOAT_DTYPES:  # integer bounds: the float attributes clipped to the type's range
+        info = np.iinfo(numpy_dtype(dtype))
+        low, high = (int(np.clip(v, info.min, info.max)) for v in (low, high))
+    return b.minimum(b.maximum(x, scalar(b, low, x)), scalar(b, high, x))
+
+
+def _filled_like(value: float) -> Build:
+    def build(b: ExpansionBuilder, x: Value) -> Value:
+        return b.broadcast_to(b.const(value, b.sig(x).dtype), b.sig(x).shape)
+
+    return build
+
+
+def _fill_v2(b: ExpansionBuilder, value: Value, shape: list[int]) -> Value:
+    if b.sig(value).rank != 0:
+        raise VerifyError(f"value {b.sig(value)} must be a scalar (rank 0)")
+    return b.broadcast_to(value, tuple(shape))
+
+
+def _expand_dims(b: ExpansionBuilder, x: Value, axis: int) -> Value:
+    shape = list(b.sig(x).shape)
+    shape.insert(normalize_axis(axis, len(shape) + 1), 1)
+    return b.op("reshape", x, declared=b.sig(x).with_shape(tuple(shape)))
+
+
+def _squeeze(b: ExpansionBuilder, x: Value, axis: list[int]) -> Value:
+    shape = b.sig(x).shape
+    axes = set(normalize_axes(axis, len(shape))) if axis else {i for i, d in enumerate(shape) if d == 1}
+    if any(shape[a] != 1 for a in axes):
+        raise VerifyError(f"squeeze axes {sorted(axes)} of {b.sig(x)} must have size 1")
+    kept = tuple(d for i, d in enumerate(shape) if i not in axes)
+    return b.op("reshape", x, declared=b.sig(x).with_shape(kept))
+
+
+def _identity(b: ExpansionBuilder, x: Value) -> Value:
+    return x
+
+
+def _bias_add_grad(b: ExpansionBuilder, dy: Value, axis: int) -> Value:
+    rank = b.sig(dy).rank
+    channel = normalize_axis(axis, rank)
+    return b.reduce_sum(dy, axes=[i for i in range(rank) if i != channel], keep_dims=False)
+
+
+def _sigmoid_cross_entropy(b: ExpansionBuilder, x: Value, z: Value) -> Value:
+    # max(x, 0) - x z + log(1 + exp(-|x|)): the logistic loss without overflow
+    zero = scalar(b, 0.0, x)
+    return b.add(b.sub(b.maximum(x, zero), b.mul(x, z)), b.log(b.add(_one(b, x), b.exp(b.neg(b.abs(x))))))
+
+
+def _sigmoid_cross_entropy_grad(b: ExpansionBuilder, x: Value, z: Value, dout: Value) -> Value:
+    return b.mul(b.sub(_sigmoid(b, x), z), dout)
+
+
+def _div_mod(b: ExpansionBuilder, x: Value, y: Value, rounding_mode: str) -> Value:
+    if rounding_mode == "floor":
+        return b.floor_div(x, y)
+    quotient = b.div(x, y)
+    return b.trunc(quotient) if rounding_mode == "trunc" and b.sig(x).dtype in FLOAT_DTYPES else quotient
+
+
+def _softmax_grad(b: ExpansionBuilder, y: Value, dy: Value, axis: int) -> Value:
+    # dx = (dy - sum(dy y, axis)) y
+    total = b.reduce_sum(b.mul(dy, y), axes=[axis], keep_dims=True)
+    return b.mul(b.sub(dy, total), y)
+
+
+def _log_softmax_grad(b: ExpansionBuilder, y: Value, dy: Value, axis: int) -> Value:
+    # dx = dy - exp(y) sum(dy, axis)
+    return b.sub(dy, b.mul(b.exp(y), b.reduce_sum(dy, axes=[axis], keep_dims=True)))
+
+
+def _dropout_grad(b: ExpansionBuilder, dy: Value, mask: Value, keep_prob: float) -> Value:
+    return b.mul(b.mul(dy, mask), scalar(b, 1.0 / keep_prob, dy))
+
+
+def _assign_add(b: ExpansionBuilder, variable: Value, value: Value) -> Value:
+    return b.add(variable, value)
+
+
 _ALPHA = AttrSpec("alpha", AttrKind.F32, default=1.0, doc="the scale of exp(x) - 1 for x <= 0")
+_AXIS_LAST = AttrSpec("axis", AttrKind.I64, default=-1, doc="the axis softmax ran along")
 _DERIVED = (
     _Derived("sigmoid_grad", ("SigmoidGrad",), ("y", "dy"), _sigmoid_grad,
              "Gradient of sigmoid from its output: dy * y * (1 - y).", "`y` is sigmoid(x)."),
@@ -235,6 +319,45 @@ _DERIVED = (
              (AttrSpec("value", AttrKind.F32, default=1.0, doc="the product's scale"),)),
     _Derived("fused_mul_add", ("FusedMulAdd",), ("x", "y", "z"), _fused_mul_add,
              "x * y + z, rounded after the product (no FMA).", "Operands broadcast like numpy."),
+    _Derived("clamp_scalar", ("ClampScalar",), ("x",), _clamp_scalar, "min(max(x, low), high).",
+             "NaN stays NaN.", (AttrSpec("low", AttrKind.F32, default=-math.inf, doc="the lower bound"),
+                                AttrSpec("high", AttrKind.F32, default=math.inf, doc="the upper bound")),
+             NUMERIC_DTYPES),
+    _Derived("ones_like", ("OnesLike",), ("x",), _filled_like(1), "Ones of x's shape and type.", "",
+             dtypes=NUMERIC_DTYPES),
+    _Derived("zeros_like", ("ZerosLike",), ("x",), _filled_like(0), "Zeros of x's shape and type.", "",
+             dtypes=NUMERIC_DTYPES),
+    _Derived("fill_v2", ("FillV2",), ("value",), _fill_v2, "A tensor of `shape` holding the scalar value.", "",
+             (AttrSpec("shape", AttrKind.I64_ARRAY, default=(), doc="the result's shape"),), NUMERIC_DTYPES),
+    _Derived("expand_dims", ("ExpandDims",), ("x",), _expand_dims, "x with a dimension of size 1 inserted.", "",
+             (AttrSpec("axis", AttrKind.I64, default=0, doc="its position in the result"),), ALL_DTYPES),
+    _Derived("squeeze", ("Squeeze",), ("x",), _squeeze, "x without its dimensions of size 1 (or those of `axis`).",
+             "", (AttrSpec("axis", AttrKind.I64_ARRAY, default=(), doc="the dimensions removed; empty: every "
+                           "one of size 1"),), ALL_DTYPES),
+    _Derived("identity", ("IdentityMath",), ("x",), _identity, "x itself.", "", dtypes=ALL_DTYPES),
+    _Derived("bias_add_grad", ("BiasAddGrad",), ("dy",), _bias_add_grad,
+             "Gradient of bias_add for its bias: dy summed over every axis but the channel one.", "",
+             (AttrSpec("axis", AttrKind.I64, default=1, doc="the channel axis (1: NCHW and [N, C]; -1: NHWC)"),)),
+    _Derived("sigmoid_cross_entropy_with_logits", ("SigmoidCrossEntropyWithLogits",), ("logits", "labels"),
+             _sigmoid_cross_entropy, "Elementwise logistic loss: max(x, 0) - x z + log(1 + exp(-|x|)).", ""),
+    _Derived("sigmoid_cross_entropy_with_logits_grad", ("SigmoidCrossEntropyWithLogitsGrad",),
+             ("logits", "labels", "dout"), _sigmoid_cross_entropy_grad,
+             "Gradient of the logistic loss for the logits: (sigmoid(x) - z) * dout.", ""),
+    _Derived("div_mod", ("DivMod",), ("x", "y"), _div_mod, "x / y, rounded as rounding_mode says.",
+             "\"none\": true division (integers truncate, as graph.div); \"floor\": graph.floor_div; \"trunc\": "
+             "toward zero.", (AttrSpec("rounding_mode", AttrKind.STRING, default="none",
+                                       choices=("none", "floor", "trunc"), doc="none, floor or trunc"),),
+             NUMERIC_DTYPES),
+    _Derived("softmax_grad", ("SoftmaxGradExt",), ("y", "dy"), _softmax_grad,
+             "Gradient of softmax from its output: (dy - sum(dy * y, axis)) * y.", "", (_AXIS_LAST,)),
+    _Derived("log_softmax_grad", ("LogSoftmaxGrad",), ("y", "dy"), _log_softmax_grad,
+             "Gradient of log_softmax from its output: dy - exp(y) * sum(dy, axis).", "", (_AXIS_LAST,)),
+    _Derived("dropout_grad", ("DropoutGrad",), ("dy", "mask"), _dropout_grad,
+             "Gradient of dropout: dy * mask / keep_prob.", "`mask` is dropout's 0/1 mask, of dy's type.",
+             (AttrSpec("keep_prob", AttrKind.F32, default=0.5, doc="the probability an element was kept"),)),
+    _Derived("assign_add", ("AssignAdd",), ("variable", "value"), _assign_add,
+             "The variable's new value variable + value (graphs are functional; see graph.assign).", "",
+             dtypes=NUMERIC_DTYPES),
 )
 
 #: The derived ops by name, with the MindSpore names they stand for.
@@ -246,7 +369,7 @@ def _register(d: _Derived) -> None:
 
     def infer(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
         for operand, value in zip(d.operands, inputs, strict=True):
-            require_dtype(value, FLOAT_DTYPES, operand)
+            require_dtype(value, d.dtypes, operand)
         if len({v.dtype for v in inputs}) != 1:
             raise VerifyError(f"operands {', '.join(map(str, inputs))} must have the same element type")
         return [bind(attrs)(ExpansionBuilder(), *inputs)]
@@ -260,14 +383,16 @@ def _register(d: _Derived) -> None:
 
     expand.__doc__ = f"graph.{d.name} -> its build function's basic ops: {d.summary} Exact (its reference)."
 
-    example_inputs = tuple(TensorSig((4, 8), "f32") for _ in d.operands)
+    example_inputs = tuple(TensorSig(() if d.name == "fill_v2" else (4, 8), "f32") for _ in d.operands)
     register_op(OpSpec(
         name=d.name, group=_GROUP, summary=d.summary,
         operands=tuple(ValueSpec(n) for n in d.operands), results=(ValueSpec("result"),),
         infer=infer, reference=reference, attrs=d.attrs,
-        doc=(f"{d.doc} " if d.doc else "") + f"MindSpore: {', '.join(d.mindspore)}. Float element types "
-        "(f16/bf16 computed in f32, rounded once); defined by its expansion into basic ops "
-        "(graph-kernel-expand, graph-decompose), which the reference evaluates op by op.",
+        doc=(f"{d.doc} " if d.doc else "") + f"MindSpore: {', '.join(d.mindspore)}. "
+        + ("Float element types (f16/bf16 computed in f32, rounded once); " if d.dtypes == FLOAT_DTYPES
+           else "Any element type; ")
+        + "defined by its expansion into basic ops (graph-kernel-expand, graph-decompose), which the reference "
+        "evaluates op by op.",
         example=(example_inputs, {}), widen_inputs=False,
     ))
     EXPANDERS[d.name] = expand

@@ -69,6 +69,10 @@ module {
     %0 = "graph.assign"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @assign_add(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.assign_add"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @atan(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.atan"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -89,6 +93,10 @@ module {
     %0 = "graph.bias_add"(%arg0, %arg1) {axis = 1 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
     return %0 : tensor<2x3x4x4xf32>
   }
+  func.func @bias_add_grad(%arg0: tensor<4x8xf32>) -> tensor<8xf32> {
+    %0 = "graph.bias_add_grad"(%arg0) : (tensor<4x8xf32>) -> tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
   func.func @broadcast_to(%arg0: tensor<1x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.broadcast_to"(%arg0) : (tensor<1x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -99,6 +107,10 @@ module {
   }
   func.func @ceil(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.ceil"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @clamp_scalar(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.clamp_scalar"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @concat(%arg0: tensor<4x8xf32>, %arg1: tensor<4x2xf32>) -> tensor<4x10xf32> {
@@ -125,6 +137,14 @@ module {
     %0 = "graph.div"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @div_mod(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.div_mod"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @dropout_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.dropout_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @dynamic_quant(%arg0: tensor<4x16xf32>, %arg1: tensor<16xf32>) -> (tensor<4x16xi8>, tensor<4xf32>) {
     %0:2 = "graph.dynamic_quant"(%arg0, %arg1) : (tensor<4x16xf32>, tensor<16xf32>) -> (tensor<4x16xi8>, tensor<4xf32>)
     return %0#0, %0#1 : tensor<4x16xi8>, tensor<4xf32>
@@ -149,6 +169,10 @@ module {
     %0 = "graph.exp"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @expand_dims(%arg0: tensor<4x8xf32>) -> tensor<1x4x8xf32> {
+    %0 = "graph.expand_dims"(%arg0) : (tensor<4x8xf32>) -> tensor<1x4x8xf32>
+    return %0 : tensor<1x4x8xf32>
+  }
   func.func @expm1(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.expm1"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -160,6 +184,10 @@ module {
   func.func @fast_gelu_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.fast_gelu_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
+  }
+  func.func @fill_v2(%arg0: tensor<f32>) -> tensor<f32> {
+    %0 = "graph.fill_v2"(%arg0) : (tensor<f32>) -> tensor<f32>
+    return %0 : tensor<f32>
   }
   func.func @flash_attention(%arg0: tensor<2x4x8x16xf32>, %arg1: tensor<2x4x8x16xf32>, %arg2: tensor<2x4x8x16xf32>, %arg3: tensor<1x1x8x8xf32>) -> tensor<2x4x8x16xf32> {
     %0 = "graph.flash_attention"(%arg0, %arg1, %arg2, %arg3) {scale = 2.500000e-01 : f32} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<1x1x8x8xf32>) -> tensor<2x4x8x16xf32>
@@ -217,6 +245,10 @@ module {
     %0 = "graph.hswish"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @identity(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.identity"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @iota(%arg0: tensor<2x7xf32>) -> tensor<7xi64> {
     %0 = "graph.iota"(%arg0) {axis = 1 : i64} : (tensor<2x7xf32>) -> tensor<7xi64>
     return %0 : tensor<7xi64>
@@ -256,6 +288,10 @@ module {
   func.func @log_softmax(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32> {
     %0 = "graph.log_softmax"(%arg0) {axis = 0 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
     return %0 : tensor<2x8xf32>
+  }
+  func.func @log_softmax_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.log_softmax_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
   }
   func.func @logical_and(%arg0: tensor<4x8xi1>, %arg1: tensor<8xi1>) -> tensor<4x8xi1> {
     %0 = "graph.logical_and"(%arg0, %arg1) : (tensor<4x8xi1>, tensor<8xi1>) -> tensor<4x8xi1>
@@ -324,6 +360,10 @@ module {
   func.func @one_hot(%arg0: tensor<4xi64>, %arg1: tensor<f32>, %arg2: tensor<f32>) -> tensor<4x6xf32> {
     %0 = "graph.one_hot"(%arg0, %arg1, %arg2) {depth = 6 : i64} : (tensor<4xi64>, tensor<f32>, tensor<f32>) -> tensor<4x6xf32>
     return %0 : tensor<4x6xf32>
+  }
+  func.func @ones_like(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.ones_like"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
   }
   func.func @pow(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.pow"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
@@ -397,6 +437,14 @@ module {
     %0 = "graph.sigmoid"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @sigmoid_cross_entropy_with_logits(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.sigmoid_cross_entropy_with_logits"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @sigmoid_cross_entropy_with_logits_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.sigmoid_cross_entropy_with_logits_grad"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @sigmoid_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.sigmoid_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -429,6 +477,10 @@ module {
     %0 = "graph.softmax"(%arg0) {axis = -1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
     return %0 : tensor<2x8xf32>
   }
+  func.func @softmax_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.softmax_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @softplus(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.softplus"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -457,6 +509,10 @@ module {
     %0 = "graph.squared_difference"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @squeeze(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.squeeze"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @sub(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.sub"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -483,6 +539,10 @@ module {
   }
   func.func @trunc(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.trunc"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @zeros_like(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.zeros_like"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
 }
@@ -519,6 +579,8 @@ module {
 // CHECK:         "graph.asinh"
 // CHECK-LABEL: func.func @assign(
 // CHECK:         "graph.assign"
+// CHECK-LABEL: func.func @assign_add(
+// CHECK:         "graph.assign_add"
 // CHECK-LABEL: func.func @atan(
 // CHECK:         "graph.atan"
 // CHECK-LABEL: func.func @atan2(
@@ -529,12 +591,16 @@ module {
 // CHECK:         "graph.batch_norm"
 // CHECK-LABEL: func.func @bias_add(
 // CHECK:         "graph.bias_add"
+// CHECK-LABEL: func.func @bias_add_grad(
+// CHECK:         "graph.bias_add_grad"
 // CHECK-LABEL: func.func @broadcast_to(
 // CHECK:         "graph.broadcast_to"
 // CHECK-LABEL: func.func @cast(
 // CHECK:         "graph.cast"
 // CHECK-LABEL: func.func @ceil(
 // CHECK:         "graph.ceil"
+// CHECK-LABEL: func.func @clamp_scalar(
+// CHECK:         "graph.clamp_scalar"
 // CHECK-LABEL: func.func @concat(
 // CHECK:         "graph.concat"
 // CHECK-LABEL: func.func @conv2d(
@@ -547,6 +613,10 @@ module {
 // CHECK:         "graph.cumsum"
 // CHECK-LABEL: func.func @div(
 // CHECK:         "graph.div"
+// CHECK-LABEL: func.func @div_mod(
+// CHECK:         "graph.div_mod"
+// CHECK-LABEL: func.func @dropout_grad(
+// CHECK:         "graph.dropout_grad"
 // CHECK-LABEL: func.func @dynamic_quant(
 // CHECK:         "graph.dynamic_quant"
 // CHECK-LABEL: func.func @elu(
@@ -559,12 +629,16 @@ module {
 // CHECK:         "graph.erfc"
 // CHECK-LABEL: func.func @exp(
 // CHECK:         "graph.exp"
+// CHECK-LABEL: func.func @expand_dims(
+// CHECK:         "graph.expand_dims"
 // CHECK-LABEL: func.func @expm1(
 // CHECK:         "graph.expm1"
 // CHECK-LABEL: func.func @fast_gelu(
 // CHECK:         "graph.fast_gelu"
 // CHECK-LABEL: func.func @fast_gelu_grad(
 // CHECK:         "graph.fast_gelu_grad"
+// CHECK-LABEL: func.func @fill_v2(
+// CHECK:         "graph.fill_v2"
 // CHECK-LABEL: func.func @flash_attention(
 // CHECK:         "graph.flash_attention"
 // CHECK-LABEL: func.func @floor(
@@ -593,6 +667,8 @@ module {
 // CHECK:         "graph.hsigmoid"
 // CHECK-LABEL: func.func @hswish(
 // CHECK:         "graph.hswish"
+// CHECK-LABEL: func.func @identity(
+// CHECK:         "graph.identity"
 // CHECK-LABEL: func.func @iota(
 // CHECK:         "graph.iota"
 // CHECK-LABEL: func.func @isfinite(
@@ -613,6 +689,8 @@ module {
 // CHECK:         "graph.log"
 // CHECK-LABEL: func.func @log_softmax(
 // CHECK:         "graph.log_softmax"
+// CHECK-LABEL: func.func @log_softmax_grad(
+// CHECK:         "graph.log_softmax_grad"
 // CHECK-LABEL: func.func @logical_and(
 // CHECK:         "graph.logical_and"
 // CHECK-LABEL: func.func @logical_not(
@@ -647,6 +725,8 @@ module {
 // CHECK:         "graph.not_equal"
 // CHECK-LABEL: func.func @one_hot(
 // CHECK:         "graph.one_hot"
+// CHECK-LABEL: func.func @ones_like(
+// CHECK:         "graph.ones_like"
 // CHECK-LABEL: func.func @pow(
 // CHECK:         "graph.pow"
 // CHECK-LABEL: func.func @quantize(
@@ -683,6 +763,10 @@ module {
 // CHECK:         "graph.select"
 // CHECK-LABEL: func.func @sigmoid(
 // CHECK:         "graph.sigmoid"
+// CHECK-LABEL: func.func @sigmoid_cross_entropy_with_logits(
+// CHECK:         "graph.sigmoid_cross_entropy_with_logits"
+// CHECK-LABEL: func.func @sigmoid_cross_entropy_with_logits_grad(
+// CHECK:         "graph.sigmoid_cross_entropy_with_logits_grad"
 // CHECK-LABEL: func.func @sigmoid_grad(
 // CHECK:         "graph.sigmoid_grad"
 // CHECK-LABEL: func.func @sign(
@@ -699,6 +783,8 @@ module {
 // CHECK:         "graph.slice"
 // CHECK-LABEL: func.func @softmax(
 // CHECK:         "graph.softmax"
+// CHECK-LABEL: func.func @softmax_grad(
+// CHECK:         "graph.softmax_grad"
 // CHECK-LABEL: func.func @softplus(
 // CHECK:         "graph.softplus"
 // CHECK-LABEL: func.func @softplus_grad(
@@ -713,6 +799,8 @@ module {
 // CHECK:         "graph.square"
 // CHECK-LABEL: func.func @squared_difference(
 // CHECK:         "graph.squared_difference"
+// CHECK-LABEL: func.func @squeeze(
+// CHECK:         "graph.squeeze"
 // CHECK-LABEL: func.func @sub(
 // CHECK:         "graph.sub"
 // CHECK-LABEL: func.func @swiglu(
@@ -727,3 +815,5 @@ module {
 // CHECK:         "graph.transpose"
 // CHECK-LABEL: func.func @trunc(
 // CHECK:         "graph.trunc"
+// CHECK-LABEL: func.func @zeros_like(
+// CHECK:         "graph.zeros_like"

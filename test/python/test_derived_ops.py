@@ -53,6 +53,21 @@ FORMULAS = {
     "erfc": (lambda x: 1 - _erf(x), {}),
     "addcmul": (lambda x, a, b: x + 0.5 * a * b, {"value": 0.5}),
     "fused_mul_add": (lambda x, y, z: x * y + z, {}),
+    "clamp_scalar": (lambda x: np.clip(x, -1.0, 0.5), {"low": -1.0, "high": 0.5}),
+    "ones_like": (np.ones_like, {}),
+    "zeros_like": (np.zeros_like, {}),
+    "fill_v2": (lambda v: np.full((2, 3), v), {"shape": [2, 3]}),
+    "expand_dims": (lambda x: np.expand_dims(x, 1), {"axis": 1}),
+    "squeeze": (lambda x: x, {}),  # no dimension of size 1 in the operands here
+    "identity": (lambda x: x, {}),
+    "bias_add_grad": (lambda dy: dy.sum(axis=0), {}),
+    "sigmoid_cross_entropy_with_logits": (lambda x, z: np.log1p(np.exp(x)) - x * z, {}),
+    "sigmoid_cross_entropy_with_logits_grad": (lambda x, z, d: (_sigmoid(x) - z) * d, {}),
+    "div_mod": (lambda x, y: np.floor(x / y), {"rounding_mode": "floor"}),
+    "softmax_grad": (lambda y, dy: (dy - (dy * y).sum(-1, keepdims=True)) * y, {}),
+    "log_softmax_grad": (lambda y, dy: dy - np.exp(y) * dy.sum(-1, keepdims=True), {}),
+    "dropout_grad": (lambda dy, m: dy * m / 0.8, {"keep_prob": 0.8}),
+    "assign_add": (lambda v, x: v + x, {}),
 }
 
 
@@ -64,6 +79,10 @@ def _operands(name: str, dtype: type = np.float32) -> list[np.ndarray]:
         arrays[0] = np.abs(arrays[0]) + 0.25
     if name in ("sigmoid_grad", "tanh_grad"):  # y in (0, 1) or (-1, 1)
         arrays[0] = np.tanh(arrays[0])
+    if name == "fill_v2":  # a scalar
+        arrays[0] = arrays[0][0, 0]
+    if name == "dropout_grad":  # a 0/1 mask
+        arrays[1] = (arrays[1] > 0).astype(arrays[1].dtype)
     return [a.astype(dtype) for a in arrays]
 
 
