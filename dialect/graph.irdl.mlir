@@ -31,6 +31,44 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Adam: m and v moved toward the gradient and its square, the variable stepped by lr * sqrt(1 - beta2^t) / (1 - beta1^t) * m / (sqrt(v) + epsilon).
+  // optional: use_nesterov (default false)
+  irdl.operation @adam {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %in4 = irdl.base "!builtin.tensor"
+    %in5 = irdl.base "!builtin.tensor"
+    %in6 = irdl.base "!builtin.tensor"
+    %in7 = irdl.base "!builtin.tensor"
+    %in8 = irdl.base "!builtin.tensor"
+    %in9 = irdl.base "!builtin.tensor"
+    %out10 = irdl.base "!builtin.tensor"
+    %out11 = irdl.base "!builtin.tensor"
+    %out12 = irdl.base "!builtin.tensor"
+    irdl.operands(variable: %in0, m: %in1, v: %in2, beta1_power: %in3, beta2_power: %in4, learning_rate: %in5, beta1: %in6, beta2: %in7, epsilon: %in8, gradient: %in9)
+    irdl.results(new_variable: %out10, new_m: %out11, new_v: %out12)
+  }
+
+  // AdamW: the Adam step of m / (sqrt(v) + epsilon) plus decay * variable, scaled by the learning rate.
+  irdl.operation @adam_weight_decay {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %in4 = irdl.base "!builtin.tensor"
+    %in5 = irdl.base "!builtin.tensor"
+    %in6 = irdl.base "!builtin.tensor"
+    %in7 = irdl.base "!builtin.tensor"
+    %in8 = irdl.base "!builtin.tensor"
+    %out9 = irdl.base "!builtin.tensor"
+    %out10 = irdl.base "!builtin.tensor"
+    %out11 = irdl.base "!builtin.tensor"
+    irdl.operands(variable: %in0, m: %in1, v: %in2, learning_rate: %in3, beta1: %in4, beta2: %in5, epsilon: %in6, decay: %in7, gradient: %in8)
+    irdl.results(new_variable: %out9, new_m: %out10, new_v: %out11)
+  }
+
   // Elementwise sum.
   irdl.operation @add {
     %in0 = irdl.base "!builtin.tensor"
@@ -127,6 +165,20 @@ irdl.dialect @graph {
     irdl.results(result: %out3)
   }
 
+  // Momentum SGD: accumulation * momentum + gradient, and the variable stepped by learning_rate times it.
+  // optional: use_nesterov (default false)
+  irdl.operation @apply_momentum {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %in4 = irdl.base "!builtin.tensor"
+    %out5 = irdl.base "!builtin.tensor"
+    %out6 = irdl.base "!builtin.tensor"
+    irdl.operands(variable: %in0, accumulation: %in1, learning_rate: %in2, gradient: %in3, momentum: %in4)
+    irdl.results(new_variable: %out5, new_accumulation: %out6)
+  }
+
   // Position of the largest element along an axis (i64).
   // optional: keep_dims (default false)
   irdl.operation @argmax {
@@ -138,6 +190,16 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // The position (i32) and the value of the largest element along an axis.
+  // optional: axis (default 0), keep_dims (default false)
+  irdl.operation @argmax_with_value {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(index: %out1, value: %out2)
+  }
+
   // Position of the smallest element along an axis (i64).
   // optional: keep_dims (default false)
   irdl.operation @argmin {
@@ -147,6 +209,16 @@ irdl.dialect @graph {
     irdl.operands(operand: %in0)
     irdl.attributes {"axis" = %a2}
     irdl.results(result: %out1)
+  }
+
+  // The position (i32) and the value of the smallest element along an axis.
+  // optional: axis (default 0), keep_dims (default false)
+  irdl.operation @argmin_with_value {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(index: %out1, value: %out2)
   }
 
   // Elementwise arc sine in [-pi/2, pi/2] (NaN outside [-1, 1]).
@@ -224,6 +296,18 @@ irdl.dialect @graph {
     irdl.results(result: %out5)
   }
 
+  // The logistic loss of logits, pos_weight on the positive term, weighted, reduced.
+  // optional: reduction (default "mean")
+  irdl.operation @bce_with_logits_loss {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    irdl.operands(logits: %in0, labels: %in1, weight: %in2, pos_weight: %in3)
+    irdl.results(result: %out4)
+  }
+
   // Add a 1-D bias along one axis.
   // optional: axis (default -1)
   irdl.operation @bias_add {
@@ -241,6 +325,17 @@ irdl.dialect @graph {
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(dy: %in0)
     irdl.results(result: %out1)
+  }
+
+  // -weight * (y log(x) + (1 - y) log(1 - x)), reduced.
+  // optional: reduction (default "mean")
+  irdl.operation @binary_cross_entropy {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(logits: %in0, labels: %in1, weight: %in2)
+    irdl.results(result: %out3)
   }
 
   // Broadcast the operand to the result type's shape (numpy.broadcast_to rules).
@@ -379,6 +474,15 @@ irdl.dialect @graph {
     %in1 = irdl.base "!builtin.tensor"
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // How many elements of x equal y's, as an i32 tensor of one element.
+  irdl.operation @equal_count {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, y: %in1)
     irdl.results(result: %out2)
   }
 
@@ -799,6 +903,17 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // Gradients of maximum(x1, x2): dy to x1 where x1 >= x2, else to x2.
+  irdl.operation @maximum_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    irdl.operands(x1: %in0, x2: %in1, dy: %in2)
+    irdl.results(dx1: %out3, dx2: %out4)
+  }
+
   // Elementwise minimum.
   irdl.operation @minimum {
     %in0 = irdl.base "!builtin.tensor"
@@ -806,6 +921,17 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(lhs: %in0, rhs: %in1)
     irdl.results(result: %out2)
+  }
+
+  // Gradients of minimum(x1, x2): dy to x1 where x1 <= x2, else to x2.
+  irdl.operation @minimum_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    irdl.operands(x1: %in0, x2: %in1, dy: %in2)
+    irdl.results(dx1: %out3, dx2: %out4)
   }
 
   // Elementwise remainder of the division truncated toward zero (C's fmod).
@@ -1126,6 +1252,16 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Cross entropy of softmax(logits) against labels along the last axis, and its gradient softmax(logits) - labels.
+  irdl.operation @softmax_cross_entropy_with_logits {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(logits: %in0, labels: %in1)
+    irdl.results(loss: %out2, backprop: %out3)
+  }
+
   // Gradient of softmax from its output: (dy - sum(dy * y, axis)) * y.
   // optional: axis (default -1)
   irdl.operation @softmax_grad {
@@ -1189,6 +1325,16 @@ irdl.dialect @graph {
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %in0)
     irdl.results(result: %out1)
+  }
+
+  // The sums of the squares of x and of y (two scalars).
+  irdl.operation @square_sum_all {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, y: %in1)
+    irdl.results(x_sum: %out2, y_sum: %out3)
   }
 
   // Elementwise (a - b)^2 (MindSpore SquaredDifference).

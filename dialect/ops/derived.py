@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from graphfuse.dialect.catalog import AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
-from graphfuse.dialect.expansions import EXPANDERS, ExpansionBuilder, Value, expand_with, in_f32, scalar
-from graphfuse.dialect.matching import attributes
+from graphfuse.dialect.expansions import EXPANDERS, LOW_PRECISION, ExpansionBuilder, Value, expand_with, scalar, skip
+from graphfuse.dialect.matching import attributes, sig
 from graphfuse.dialect.shape_utils import normalize_axes, normalize_axis, require_dtype
 from graphfuse.dialect.types import ALL_DTYPES, FLOAT_DTYPES, NUMERIC_DTYPES, TensorSig, numpy_dtype, sig_of_array
 
@@ -65,11 +65,26 @@ class _Derived:
     doc: str
     attrs: tuple[AttrSpec, ...] = ()
     dtypes: frozenset[str] = FLOAT_DTYPES
+    results: tuple[str, ...] = ("result",)
+    #: operand shapes of the generated round-trip example (default: each (4, 8))
+    example: tuple[tuple[int, ...], ...] | None = None
 
 
-def _f32(build: Build) -> Callable[[dict[str, Any]], Build]:
-    """``build`` with its attributes bound, computed in f32 for f16/bf16 operands."""
-    return lambda attrs: in_f32(lambda b, *xs: build(b, *xs, **attrs))
+def _f32(build: Build) -> Callable[[dict[str, Any]], Callable[..., list[Value]]]:
+    """``build`` with its attributes bound, computed in f32 for f16/bf16 operands (each f32 result rounded back
+    once), its result(s) as a list."""
+
+    def bound(attrs: dict[str, Any]) -> Callable[..., list[Value]]:
+        def run(b: ExpansionBuilder, *xs: Value) -> list[Value]:
+            dtype = b.sig(xs[0]).dtype
+            narrow = dtype in LOW_PRECISION
+            out = build(b, *[b.cast(x, "f32") for x in xs] if narrow else xs, **attrs)
+            out = list(out) if isinstance(out, tuple) else [out]
+            return [b.cast(v, dtype) if narrow and b.sig(v).dtype == "f32" else v for v in out]
+
+        return run
+
+    return bound
 
 
 def _one(b: ExpansionBuilder, like: Value) -> Value:
@@ -274,6 +289,101 @@ def _assign_add(b: ExpansionBuilder, variable: Value, value: Value) -> Value:
     return b.add(variable, value)
 
 
+def _same_shapes(b: ExpansionBuilder, *xs: Value) -> None:
+    shapes = {b.sig(x).shape for x in xs}
+    if len(shapes) != 1:
+        raise VerifyError(f"operands {', '.join(str(b.sig(x)) for x in xs)} must have one shape")
+
+
+def _extreme_grad(compare: str) -> Build:
+    def build(b: ExpansionBuilder, x1: Value, x2: Value, dy: Value) -> tuple[Value, Value]:
+        _same_shapes(b, x1, x2, dy)
+        to_first = b.op(compare, x1, x2)  # ties go to the first operand
+        zero = scalar(b, 0.0, dy)
+        return b.select(to_first, dy, zero), b.select(to_first, zero, dy)
+
+    return build
+
+
+def _arg_with_value(arg: str, reduce: str) -> Build:
+    def build(b: ExpansionBuilder, x: Value, axis: int, keep_dims: bool) -> tuple[Value, Value]:
+        index = b.cast(b.op(arg, x, axis=axis, keep_dims=keep_dims), "i32")
+        return index, b.op(reduce, x, axes=[axis], keep_dims=keep_dims)
+
+    return build
+
+
+def _all_axes(b: ExpansionBuilder, x: Value) -> list[int]:
+    return list(range(b.sig(x).rank))
+
+
+def _square_sum_all(b: ExpansionBuilder, x: Value, y: Value) -> tuple[Value, Value]:
+    return tuple(b.reduce_sum(b.mul(v, v), axes=_all_axes(b, v), keep_dims=False) for v in (x, y))
+
+
+def _equal_count(b: ExpansionBuilder, x: Value, y: Value) -> Value:
+    matches = b.cast(b.equal(x, y), "i32")
+    return b.reshape(b.reduce_sum(matches, axes=_all_axes(b, matches), keep_dims=False), (1,))
+
+
+def _apply_momentum(b: ExpansionBuilder, var: Value, accum: Value, lr: Value, grad: Value, momentum: Value,
+                    use_nesterov: bool) -> tuple[Value, Value]:
+    accum = b.add(b.mul(accum, momentum), grad)
+    step = b.add(b.mul(grad, lr), b.mul(b.mul(accum, momentum), lr)) if use_nesterov else b.mul(accum, lr)
+    return b.sub(var, step), accum
+
+
+def _adam(b: ExpansionBuilder, var: Value, m: Value, v: Value, beta1_power: Value, beta2_power: Value, lr: Value,
+          beta1: Value, beta2: Value, epsilon: Value, grad: Value, use_nesterov: bool) -> tuple[Value, Value, Value]:
+    one = _one(b, var)
+    lr_t = b.div(b.mul(lr, b.sqrt(b.sub(one, beta2_power))), b.sub(one, beta1_power))
+    m = b.add(m, b.mul(b.sub(grad, m), b.sub(one, beta1)))
+    v = b.add(v, b.mul(b.sub(b.mul(grad, grad), v), b.sub(one, beta2)))
+    moment = b.add(b.mul(m, beta1), b.mul(b.sub(one, beta1), grad)) if use_nesterov else m
+    return b.sub(var, b.div(b.mul(lr_t, moment), b.add(b.sqrt(v), epsilon))), m, v
+
+
+def _adam_weight_decay(b: ExpansionBuilder, var: Value, m: Value, v: Value, lr: Value, beta1: Value, beta2: Value,
+                       epsilon: Value, decay: Value, grad: Value) -> tuple[Value, Value, Value]:
+    one = _one(b, var)
+    m = b.add(b.mul(beta1, m), b.mul(b.sub(one, beta1), grad))
+    v = b.add(b.mul(beta2, v), b.mul(b.sub(one, beta2), b.mul(grad, grad)))
+    update = b.add(b.div(m, b.add(b.sqrt(v), epsilon)), b.mul(decay, var))
+    return b.sub(var, b.mul(lr, update)), m, v
+
+
+def _reduced(b: ExpansionBuilder, loss: Value, reduction: str) -> Value:
+    if reduction == "none":
+        return loss
+    reduce = b.reduce_mean if reduction == "mean" else b.reduce_sum
+    return reduce(loss, axes=_all_axes(b, loss), keep_dims=False)
+
+
+def _binary_cross_entropy(b: ExpansionBuilder, x: Value, y: Value, weight: Value, reduction: str) -> Value:
+    one = _one(b, x)
+    log_likelihood = b.add(b.mul(y, b.log(x)), b.mul(b.sub(one, y), b.log(b.sub(one, x))))
+    return _reduced(b, b.neg(b.mul(weight, log_likelihood)), reduction)
+
+
+def _bce_with_logits(b: ExpansionBuilder, x: Value, y: Value, weight: Value, pos_weight: Value,
+                     reduction: str) -> Value:
+    # (1 - y) x + (1 + (pos_weight - 1) y) (log(1 + exp(-|x|)) + max(-x, 0)): no overflow for any x
+    one = _one(b, x)
+    log_weight = b.add(one, b.mul(b.sub(pos_weight, one), y))
+    softplus_neg = b.add(b.log(b.add(one, b.exp(b.neg(b.abs(x))))), b.maximum(b.neg(x), scalar(b, 0.0, x)))
+    loss = b.add(b.mul(b.sub(one, y), x), b.mul(log_weight, softplus_neg))
+    return _reduced(b, b.mul(loss, weight), reduction)
+
+
+def _softmax_cross_entropy(b: ExpansionBuilder, logits: Value, labels: Value) -> tuple[Value, Value]:
+    _same_shapes(b, logits, labels)
+    loss = b.neg(b.reduce_sum(b.mul(labels, b.log_softmax(logits, axis=-1)), axes=[-1], keep_dims=False))
+    return loss, b.sub(b.softmax(logits, axis=-1), labels)
+
+
+_REDUCTION = AttrSpec("reduction", AttrKind.STRING, default="mean", choices=("none", "mean", "sum"),
+                      doc="none (elementwise), mean or sum of the loss")
+_NESTEROV = AttrSpec("use_nesterov", AttrKind.BOOL, default=False, doc="Nesterov's momentum")
 _ALPHA = AttrSpec("alpha", AttrKind.F32, default=1.0, doc="the scale of exp(x) - 1 for x <= 0")
 _AXIS_LAST = AttrSpec("axis", AttrKind.I64, default=-1, doc="the axis softmax ran along")
 _DERIVED = (
@@ -328,7 +438,8 @@ _DERIVED = (
     _Derived("zeros_like", ("ZerosLike",), ("x",), _filled_like(0), "Zeros of x's shape and type.", "",
              dtypes=NUMERIC_DTYPES),
     _Derived("fill_v2", ("FillV2",), ("value",), _fill_v2, "A tensor of `shape` holding the scalar value.", "",
-             (AttrSpec("shape", AttrKind.I64_ARRAY, default=(), doc="the result's shape"),), NUMERIC_DTYPES),
+             (AttrSpec("shape", AttrKind.I64_ARRAY, default=(), doc="the result's shape"),), NUMERIC_DTYPES,
+             example=((),)),
     _Derived("expand_dims", ("ExpandDims",), ("x",), _expand_dims, "x with a dimension of size 1 inserted.", "",
              (AttrSpec("axis", AttrKind.I64, default=0, doc="its position in the result"),), ALL_DTYPES),
     _Derived("squeeze", ("Squeeze",), ("x",), _squeeze, "x without its dimensions of size 1 (or those of `axis`).",
@@ -358,6 +469,54 @@ _DERIVED = (
     _Derived("assign_add", ("AssignAdd",), ("variable", "value"), _assign_add,
              "The variable's new value variable + value (graphs are functional; see graph.assign).", "",
              dtypes=NUMERIC_DTYPES),
+    _Derived("maximum_grad", ("MaximumGrad",), ("x1", "x2", "dy"), _extreme_grad("greater_equal"),
+             "Gradients of maximum(x1, x2): dy to x1 where x1 >= x2, else to x2.", "One shape for all three.",
+             results=("dx1", "dx2")),
+    _Derived("minimum_grad", ("MinimumGrad",), ("x1", "x2", "dy"), _extreme_grad("less_equal"),
+             "Gradients of minimum(x1, x2): dy to x1 where x1 <= x2, else to x2.", "One shape for all three.",
+             results=("dx1", "dx2")),
+    _Derived("argmax_with_value", ("ArgMaxWithValue",), ("x",), _arg_with_value("argmax", "reduce_max"),
+             "The position (i32) and the value of the largest element along an axis.", "As graph.argmax and "
+             "graph.reduce_max.", (AttrSpec("axis", AttrKind.I64, default=0, doc="the axis searched"),
+                                   AttrSpec("keep_dims", AttrKind.BOOL, default=False, doc="keep it, of size 1")),
+             NUMERIC_DTYPES, ("index", "value")),
+    _Derived("argmin_with_value", ("ArgMinWithValue",), ("x",), _arg_with_value("argmin", "reduce_min"),
+             "The position (i32) and the value of the smallest element along an axis.", "As graph.argmin and "
+             "graph.reduce_min.", (AttrSpec("axis", AttrKind.I64, default=0, doc="the axis searched"),
+                                   AttrSpec("keep_dims", AttrKind.BOOL, default=False, doc="keep it, of size 1")),
+             NUMERIC_DTYPES, ("index", "value")),
+    _Derived("square_sum_all", ("SquareSumAll",), ("x", "y"), _square_sum_all,
+             "The sums of the squares of x and of y (two scalars).", "", results=("x_sum", "y_sum")),
+    _Derived("equal_count", ("EqualCount",), ("x", "y"), _equal_count,
+             "How many elements of x equal y's, as an i32 tensor of one element.", "", dtypes=NUMERIC_DTYPES),
+    _Derived("apply_momentum", ("ApplyMomentum",), ("variable", "accumulation", "learning_rate", "gradient",
+                                                    "momentum"), _apply_momentum,
+             "Momentum SGD: accumulation * momentum + gradient, and the variable stepped by learning_rate times it.",
+             "Results: the new variable and accumulation (graphs are functional: the caller stores them back). "
+             "learning_rate and momentum are scalars.", (_NESTEROV,), results=("new_variable", "new_accumulation"),
+             example=((4, 8), (4, 8), (), (4, 8), ())),
+    _Derived("adam", ("Adam",), ("variable", "m", "v", "beta1_power", "beta2_power", "learning_rate", "beta1",
+                                 "beta2", "epsilon", "gradient"), _adam,
+             "Adam: m and v moved toward the gradient and its square, the variable stepped by "
+             "lr * sqrt(1 - beta2^t) / (1 - beta1^t) * m / (sqrt(v) + epsilon).",
+             "MindSpore's Adam, its hyper-parameters scalar tensors; results the new variable, m and v.",
+             (_NESTEROV,), results=("new_variable", "new_m", "new_v"),
+             example=((4, 8), (4, 8), (4, 8), (), (), (), (), (), (), (4, 8))),
+    _Derived("adam_weight_decay", ("AdamWeightDecay",), ("variable", "m", "v", "learning_rate", "beta1", "beta2",
+                                                          "epsilon", "decay", "gradient"), _adam_weight_decay,
+             "AdamW: the Adam step of m / (sqrt(v) + epsilon) plus decay * variable, scaled by the learning rate.",
+             "No bias correction (MindSpore's AdamWeightDecay); results the new variable, m and v.",
+             results=("new_variable", "new_m", "new_v"), example=((4, 8), (4, 8), (4, 8), (), (), (), (), (), (4, 8))),
+    _Derived("binary_cross_entropy", ("BinaryCrossEntropy",), ("logits", "labels", "weight"),
+             _binary_cross_entropy, "-weight * (y log(x) + (1 - y) log(1 - x)), reduced.",
+             "`logits` are probabilities in (0, 1) (MindSpore's naming).", (_REDUCTION,)),
+    _Derived("bce_with_logits_loss", ("BCEWithLogitsLoss",), ("logits", "labels", "weight", "pos_weight"),
+             _bce_with_logits, "The logistic loss of logits, pos_weight on the positive term, weighted, reduced.",
+             "(1 - y) x + (1 + (pos_weight - 1) y) (log(1 + exp(-|x|)) + max(-x, 0)), as PyTorch computes it.",
+             (_REDUCTION,)),
+    _Derived("softmax_cross_entropy_with_logits", ("SoftmaxCrossEntropyWithLogits",), ("logits", "labels"),
+             _softmax_cross_entropy, "Cross entropy of softmax(logits) against labels along the last axis, and "
+             "its gradient softmax(logits) - labels.", "", results=("loss", "backprop")),
 )
 
 #: The derived ops by name, with the MindSpore names they stand for.
@@ -372,21 +531,32 @@ def _register(d: _Derived) -> None:
             require_dtype(value, d.dtypes, operand)
         if len({v.dtype for v in inputs}) != 1:
             raise VerifyError(f"operands {', '.join(map(str, inputs))} must have the same element type")
-        return [bind(attrs)(ExpansionBuilder(), *inputs)]
+        return bind(attrs)(ExpansionBuilder(), *inputs)
 
     def reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
         with np.errstate(all="ignore"):
-            return [np.asarray(bind(attrs)(NumpyBuilder(), *xs))]
+            return [np.asarray(v) for v in bind(attrs)(NumpyBuilder(), *xs)]
 
     def expand(op: Any, rw: Any) -> bool:
-        return expand_with(op, rw, bind(attributes(op)))
+        build = bind(attributes(op))
+        if len(d.results) == 1:
+            return expand_with(op, rw, lambda b, *xs: build(b, *xs)[0])
+        try:
+            planned = build(ExpansionBuilder(), *[sig(v) for v in op.operands])
+        except VerifyError as error:
+            return skip(op, f"a basic op would not verify: {error.message}")
+        if planned != [sig(r) for r in op.results]:
+            return skip(op, f"the expansion would give {planned}")
+        rw.replace_op(op, build(ExpansionBuilder(rw, op.location), *op.operands))
+        return True
 
     expand.__doc__ = f"graph.{d.name} -> its build function's basic ops: {d.summary} Exact (its reference)."
 
-    example_inputs = tuple(TensorSig(() if d.name == "fill_v2" else (4, 8), "f32") for _ in d.operands)
+    shapes = d.example or tuple((4, 8) for _ in d.operands)
+    example_inputs = tuple(TensorSig(shape, "f32") for shape in shapes)
     register_op(OpSpec(
         name=d.name, group=_GROUP, summary=d.summary,
-        operands=tuple(ValueSpec(n) for n in d.operands), results=(ValueSpec("result"),),
+        operands=tuple(ValueSpec(n) for n in d.operands), results=tuple(ValueSpec(n) for n in d.results),
         infer=infer, reference=reference, attrs=d.attrs,
         doc=(f"{d.doc} " if d.doc else "") + f"MindSpore: {', '.join(d.mindspore)}. "
         + ("Float element types (f16/bf16 computed in f32, rounded once); " if d.dtypes == FLOAT_DTYPES

@@ -39,14 +39,15 @@ EXPANDED = "num-expanded"
 #: batch_norm (not listed) expand only when enabled.
 DEFAULT_EXPAND_OPS: dict[str, frozenset[str]] = {
     "cpu": frozenset({"add_n", "bias_add", "gelu", "square", "tile", "relu", "tanh_grad", "sqrt_grad", "gelu_grad",
-                      "softplus", "softplus_grad", "assign_add", "bias_add_grad", "expand_dims", "ones_like"}),
+                      "softplus", "softplus_grad", "assign_add", "bias_add_grad", "expand_dims", "ones_like", "adam",
+                      "maximum_grad", "minimum_grad"}),
     "npu": frozenset({
         "add_n", "bias_add", "gelu", "fast_gelu", "silu", "square", "tile", "sigmoid", "squared_difference",
         "reduce_mean", "relu", "erf", "tanh", "sigmoid_grad", "tanh_grad", "sqrt_grad", "rsqrt_grad", "relu_grad",
         "silu_grad", "fast_gelu_grad", "gelu_grad", "softplus", "softplus_grad", "hsigmoid", "hswish", "hshrink",
         "leaky_relu", "elu", "cosh", "sinh", "addcmul", "fused_mul_add", "assign_add", "bias_add_grad",
         "clamp_scalar", "div_mod", "fill_v2", "ones_like", "zeros_like", "sigmoid_cross_entropy_with_logits",
-        "sigmoid_cross_entropy_with_logits_grad",
+        "sigmoid_cross_entropy_with_logits_grad", "adam", "bce_with_logits_loss", "binary_cross_entropy",
     }),
 }
 

@@ -17,6 +17,14 @@ module {
     %0 = "graph.acosh"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @adam(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>, %arg3: tensor<f32>, %arg4: tensor<f32>, %arg5: tensor<f32>, %arg6: tensor<f32>, %arg7: tensor<f32>, %arg8: tensor<f32>, %arg9: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+    %0:3 = "graph.adam"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  func.func @adam_weight_decay(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>, %arg3: tensor<f32>, %arg4: tensor<f32>, %arg5: tensor<f32>, %arg6: tensor<f32>, %arg7: tensor<f32>, %arg8: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+    %0:3 = "graph.adam_weight_decay"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  }
   func.func @add(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.add"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -49,13 +57,25 @@ module {
     %0 = "graph.addcmul"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @apply_momentum(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<f32>, %arg3: tensor<4x8xf32>, %arg4: tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    %0:2 = "graph.apply_momentum"(%arg0, %arg1, %arg2, %arg3, %arg4) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
   func.func @argmax(%arg0: tensor<4x8xf32>) -> tensor<4xi64> {
     %0 = "graph.argmax"(%arg0) {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4xi64>
     return %0 : tensor<4xi64>
   }
+  func.func @argmax_with_value(%arg0: tensor<4x8xf32>) -> (tensor<8xi32>, tensor<8xf32>) {
+    %0:2 = "graph.argmax_with_value"(%arg0) : (tensor<4x8xf32>) -> (tensor<8xi32>, tensor<8xf32>)
+    return %0#0, %0#1 : tensor<8xi32>, tensor<8xf32>
+  }
   func.func @argmin(%arg0: tensor<4x8xf32>) -> tensor<4xi64> {
     %0 = "graph.argmin"(%arg0) {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4xi64>
     return %0 : tensor<4xi64>
+  }
+  func.func @argmin_with_value(%arg0: tensor<4x8xf32>) -> (tensor<8xi32>, tensor<8xf32>) {
+    %0:2 = "graph.argmin_with_value"(%arg0) : (tensor<4x8xf32>) -> (tensor<8xi32>, tensor<8xf32>)
+    return %0#0, %0#1 : tensor<8xi32>, tensor<8xf32>
   }
   func.func @asin(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.asin"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -89,6 +109,10 @@ module {
     %0 = "graph.batch_norm"(%arg0, %arg1, %arg2, %arg3, %arg4) {epsilon = 9.99999974E-6 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
     return %0 : tensor<2x3x4x4xf32>
   }
+  func.func @bce_with_logits_loss(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>, %arg3: tensor<4x8xf32>) -> tensor<f32> {
+    %0 = "graph.bce_with_logits_loss"(%arg0, %arg1, %arg2, %arg3) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
   func.func @bias_add(%arg0: tensor<2x3x4x4xf32>, %arg1: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
     %0 = "graph.bias_add"(%arg0, %arg1) {axis = 1 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
     return %0 : tensor<2x3x4x4xf32>
@@ -96,6 +120,10 @@ module {
   func.func @bias_add_grad(%arg0: tensor<4x8xf32>) -> tensor<8xf32> {
     %0 = "graph.bias_add_grad"(%arg0) : (tensor<4x8xf32>) -> tensor<8xf32>
     return %0 : tensor<8xf32>
+  }
+  func.func @binary_cross_entropy(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> tensor<f32> {
+    %0 = "graph.binary_cross_entropy"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
+    return %0 : tensor<f32>
   }
   func.func @broadcast_to(%arg0: tensor<1x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.broadcast_to"(%arg0) : (tensor<1x8xf32>) -> tensor<4x8xf32>
@@ -156,6 +184,10 @@ module {
   func.func @equal(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xi1> {
     %0 = "graph.equal"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
+  }
+  func.func @equal_count(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<1xi32> {
+    %0 = "graph.equal_count"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<1xi32>
+    return %0 : tensor<1xi32>
   }
   func.func @erf(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.erf"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -337,9 +369,17 @@ module {
     %0 = "graph.maximum"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @maximum_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    %0:2 = "graph.maximum_grad"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
   func.func @minimum(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.minimum"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
+  }
+  func.func @minimum_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    %0:2 = "graph.minimum_grad"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
   }
   func.func @mod(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.mod"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
@@ -477,6 +517,10 @@ module {
     %0 = "graph.softmax"(%arg0) {axis = -1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
     return %0 : tensor<2x8xf32>
   }
+  func.func @softmax_cross_entropy_with_logits(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {
+    %0:2 = "graph.softmax_cross_entropy_with_logits"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1 : tensor<4xf32>, tensor<4x8xf32>
+  }
   func.func @softmax_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.softmax_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -504,6 +548,10 @@ module {
   func.func @square(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.square"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
+  }
+  func.func @square_sum_all(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> (tensor<f32>, tensor<f32>) {
+    %0:2 = "graph.square_sum_all"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> (tensor<f32>, tensor<f32>)
+    return %0#0, %0#1 : tensor<f32>, tensor<f32>
   }
   func.func @squared_difference(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.squared_difference"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
@@ -553,6 +601,10 @@ module {
 // CHECK:         "graph.acos"
 // CHECK-LABEL: func.func @acosh(
 // CHECK:         "graph.acosh"
+// CHECK-LABEL: func.func @adam(
+// CHECK:         "graph.adam"
+// CHECK-LABEL: func.func @adam_weight_decay(
+// CHECK:         "graph.adam_weight_decay"
 // CHECK-LABEL: func.func @add(
 // CHECK:         "graph.add"
 // CHECK-LABEL: func.func @add_layer_norm(
@@ -569,10 +621,16 @@ module {
 // CHECK:         "graph.add_rms_norm_quant"
 // CHECK-LABEL: func.func @addcmul(
 // CHECK:         "graph.addcmul"
+// CHECK-LABEL: func.func @apply_momentum(
+// CHECK:         "graph.apply_momentum"
 // CHECK-LABEL: func.func @argmax(
 // CHECK:         "graph.argmax"
+// CHECK-LABEL: func.func @argmax_with_value(
+// CHECK:         "graph.argmax_with_value"
 // CHECK-LABEL: func.func @argmin(
 // CHECK:         "graph.argmin"
+// CHECK-LABEL: func.func @argmin_with_value(
+// CHECK:         "graph.argmin_with_value"
 // CHECK-LABEL: func.func @asin(
 // CHECK:         "graph.asin"
 // CHECK-LABEL: func.func @asinh(
@@ -589,10 +647,14 @@ module {
 // CHECK:         "graph.avg_pool2d"
 // CHECK-LABEL: func.func @batch_norm(
 // CHECK:         "graph.batch_norm"
+// CHECK-LABEL: func.func @bce_with_logits_loss(
+// CHECK:         "graph.bce_with_logits_loss"
 // CHECK-LABEL: func.func @bias_add(
 // CHECK:         "graph.bias_add"
 // CHECK-LABEL: func.func @bias_add_grad(
 // CHECK:         "graph.bias_add_grad"
+// CHECK-LABEL: func.func @binary_cross_entropy(
+// CHECK:         "graph.binary_cross_entropy"
 // CHECK-LABEL: func.func @broadcast_to(
 // CHECK:         "graph.broadcast_to"
 // CHECK-LABEL: func.func @cast(
@@ -623,6 +685,8 @@ module {
 // CHECK:         "graph.elu"
 // CHECK-LABEL: func.func @equal(
 // CHECK:         "graph.equal"
+// CHECK-LABEL: func.func @equal_count(
+// CHECK:         "graph.equal_count"
 // CHECK-LABEL: func.func @erf(
 // CHECK:         "graph.erf"
 // CHECK-LABEL: func.func @erfc(
@@ -713,8 +777,12 @@ module {
 // CHECK:         "graph.max_pool2d"
 // CHECK-LABEL: func.func @maximum(
 // CHECK:         "graph.maximum"
+// CHECK-LABEL: func.func @maximum_grad(
+// CHECK:         "graph.maximum_grad"
 // CHECK-LABEL: func.func @minimum(
 // CHECK:         "graph.minimum"
+// CHECK-LABEL: func.func @minimum_grad(
+// CHECK:         "graph.minimum_grad"
 // CHECK-LABEL: func.func @mod(
 // CHECK:         "graph.mod"
 // CHECK-LABEL: func.func @mul(
@@ -783,6 +851,8 @@ module {
 // CHECK:         "graph.slice"
 // CHECK-LABEL: func.func @softmax(
 // CHECK:         "graph.softmax"
+// CHECK-LABEL: func.func @softmax_cross_entropy_with_logits(
+// CHECK:         "graph.softmax_cross_entropy_with_logits"
 // CHECK-LABEL: func.func @softmax_grad(
 // CHECK:         "graph.softmax_grad"
 // CHECK-LABEL: func.func @softplus(
@@ -797,6 +867,8 @@ module {
 // CHECK:         "graph.sqrt_grad"
 // CHECK-LABEL: func.func @square(
 // CHECK:         "graph.square"
+// CHECK-LABEL: func.func @square_sum_all(
+// CHECK:         "graph.square_sum_all"
 // CHECK-LABEL: func.func @squared_difference(
 // CHECK:         "graph.squared_difference"
 // CHECK-LABEL: func.func @squeeze(
