@@ -51,6 +51,26 @@ irdl.dialect @graph {
     irdl.results(new_variable: %out10, new_m: %out11, new_v: %out12)
   }
 
+  // BERT's fused AdamW step: new v, new m and the variable less lr * (m / (epsilon + sqrt(v)) + decay * variable).
+  irdl.operation @adam_apply_one_with_decay {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %in4 = irdl.base "!builtin.tensor"
+    %in5 = irdl.base "!builtin.tensor"
+    %in6 = irdl.base "!builtin.tensor"
+    %in7 = irdl.base "!builtin.tensor"
+    %in8 = irdl.base "!builtin.tensor"
+    %in9 = irdl.base "!builtin.tensor"
+    %in10 = irdl.base "!builtin.tensor"
+    %out11 = irdl.base "!builtin.tensor"
+    %out12 = irdl.base "!builtin.tensor"
+    %out13 = irdl.base "!builtin.tensor"
+    irdl.operands(grad: %in0, v: %in1, m: %in2, variable: %in3, learning_rate: %in4, beta1: %in5, one_minus_beta1: %in6, beta2: %in7, one_minus_beta2: %in8, decay: %in9, epsilon: %in10)
+    irdl.results(new_v: %out11, new_m: %out12, new_variable: %out13)
+  }
+
   // AdamW: the Adam step of m / (sqrt(v) + epsilon) plus decay * variable, scaled by the learning rate.
   irdl.operation @adam_weight_decay {
     %in0 = irdl.base "!builtin.tensor"
@@ -369,6 +389,17 @@ irdl.dialect @graph {
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(x: %in0)
     irdl.results(result: %out1)
+  }
+
+  // max(select(x > threshold, sqrt(select(x > threshold, x, fill)), x), floor).
+  irdl.operation @clip_by_norm_no_div_sum {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, threshold: %in1, fill: %in2, floor: %in3)
+    irdl.results(result: %out4)
   }
 
   // Join the operands along an axis.
@@ -726,6 +757,39 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // LAMB's update direction: bias-corrected m / (sqrt(v) + epsilon) plus the weight decay term, with the new v and m.
+  irdl.operation @lamb_apply_optimizer {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %in4 = irdl.base "!builtin.tensor"
+    %in5 = irdl.base "!builtin.tensor"
+    %in6 = irdl.base "!builtin.tensor"
+    %in7 = irdl.base "!builtin.tensor"
+    %in8 = irdl.base "!builtin.tensor"
+    %in9 = irdl.base "!builtin.tensor"
+    %in10 = irdl.base "!builtin.tensor"
+    %in11 = irdl.base "!builtin.tensor"
+    %out12 = irdl.base "!builtin.tensor"
+    %out13 = irdl.base "!builtin.tensor"
+    %out14 = irdl.base "!builtin.tensor"
+    irdl.operands(grad: %in0, v: %in1, m: %in2, variable: %in3, beta1: %in4, one_minus_beta1: %in5, beta2: %in6, one_minus_beta2: %in7, epsilon: %in8, steps: %in9, do_use_weight: %in10, weight_decay_rate: %in11)
+    irdl.results(update: %out12, new_v: %out13, new_m: %out14)
+  }
+
+  // LAMB's step: param less lr * trust * update, trust = w_norm / g_norm when both are > 0, else 1.
+  irdl.operation @lamb_apply_weight {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %in4 = irdl.base "!builtin.tensor"
+    %out5 = irdl.base "!builtin.tensor"
+    irdl.operands(w_norm: %in0, g_norm: %in1, learning_rate: %in2, update: %in3, param: %in4)
+    irdl.results(result: %out5)
+  }
+
   // Layer normalization over the trailing axes.
   // optional: begin_norm_axis (default -1), epsilon (default 1e-05)
   irdl.operation @layer_norm {
@@ -735,6 +799,21 @@ irdl.dialect @graph {
     %out3 = irdl.base "!builtin.tensor"
     irdl.operands(x: %in0, gamma: %in1, beta: %in2)
     irdl.results(result: %out3)
+  }
+
+  // Gradients of layer_norm for x, gamma and beta, from the forward pass's mean and variance.
+  // optional: begin_norm_axis (default -1), begin_params_axis (default -1), epsilon (default 1e-07)
+  irdl.operation @layer_norm_grad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %in4 = irdl.base "!builtin.tensor"
+    %out5 = irdl.base "!builtin.tensor"
+    %out6 = irdl.base "!builtin.tensor"
+    %out7 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, dy: %in1, variance: %in2, mean: %in3, gamma: %in4)
+    irdl.results(dx: %out5, dgamma: %out6, dbeta: %out7)
   }
 
   // x where x > 0, else negative_slope * x.
@@ -1076,6 +1155,15 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(dy: %in0, x: %in1)
     irdl.results(result: %out2)
+  }
+
+  // Each element repeated `repeats` times along `dim`.
+  // optional: repeats (default 1), dim (default 0)
+  irdl.operation @repeat_interleave {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
   }
 
   // Reinterpret the operand's elements (row-major order) with the result type's shape.

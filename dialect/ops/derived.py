@@ -381,6 +381,65 @@ def _softmax_cross_entropy(b: ExpansionBuilder, logits: Value, labels: Value) ->
     return loss, b.sub(b.softmax(logits, axis=-1), labels)
 
 
+def _layer_norm_grad(b: ExpansionBuilder, x: Value, dy: Value, variance: Value, mean: Value, gamma: Value,
+                     begin_norm_axis: int, begin_params_axis: int, epsilon: float) -> tuple[Value, Value, Value]:
+    rank = b.sig(x).rank
+    norm_axes = list(range(normalize_axis(begin_norm_axis, rank), rank))
+    batch_axes = list(range(normalize_axis(begin_params_axis, rank)))
+    rstd = b.rsqrt(b.add(variance, scalar(b, epsilon, x)))
+    xhat = b.mul(b.sub(x, mean), rstd)
+    dgamma = b.reduce_sum(b.mul(dy, xhat), axes=batch_axes, keep_dims=False)
+    dbeta = b.reduce_sum(dy, axes=batch_axes, keep_dims=False)
+    dxhat = b.mul(dy, gamma)
+    centered = b.sub(b.sub(dxhat, b.reduce_mean(dxhat, axes=norm_axes, keep_dims=True)),
+                     b.mul(xhat, b.reduce_mean(b.mul(dxhat, xhat), axes=norm_axes, keep_dims=True)))
+    return b.mul(rstd, centered), dgamma, dbeta
+
+
+def _repeat_interleave(b: ExpansionBuilder, x: Value, repeats: int, dim: int) -> Value:
+    shape = list(b.sig(x).shape)
+    axis = normalize_axis(dim, len(shape))
+    if repeats < 0 or shape[axis] is None:
+        raise VerifyError(f"repeats {repeats} must be >= 0 along a static dimension of {b.sig(x)}")
+    inserted = [*shape[:axis + 1], 1, *shape[axis + 1:]]
+    spread = b.broadcast_to(b.reshape(x, inserted), [*shape[:axis + 1], repeats, *shape[axis + 1:]])
+    return b.reshape(spread, [*shape[:axis], shape[axis] * repeats, *shape[axis + 1:]])
+
+
+def _adam_apply_one_with_decay(b: ExpansionBuilder, grad: Value, v: Value, m: Value, var: Value, lr: Value,
+                               beta1: Value, one_minus_beta1: Value, beta2: Value, one_minus_beta2: Value,
+                               decay: Value, epsilon: Value) -> tuple[Value, Value, Value]:
+    m = b.add(b.mul(beta1, m), b.mul(one_minus_beta1, grad))
+    v = b.add(b.mul(beta2, v), b.mul(one_minus_beta2, b.mul(grad, grad)))
+    update = b.add(b.div(m, b.add(epsilon, b.sqrt(v))), b.mul(decay, var))
+    return v, m, b.sub(var, b.mul(lr, update))
+
+
+def _lamb_apply_optimizer(b: ExpansionBuilder, grad: Value, v: Value, m: Value, var: Value, beta1: Value,
+                          one_minus_beta1: Value, beta2: Value, one_minus_beta2: Value, epsilon: Value,
+                          steps: Value, do_use_weight: Value, weight_decay_rate: Value) -> tuple[Value, Value, Value]:
+    one = _one(b, grad)
+    m = b.add(b.mul(beta1, m), b.mul(one_minus_beta1, grad))
+    v = b.add(b.mul(beta2, v), b.mul(one_minus_beta2, b.mul(grad, grad)))
+    m_hat = b.div(m, b.sub(one, b.pow(beta1, steps)))
+    v_hat = b.div(v, b.sub(one, b.pow(beta2, steps)))
+    update = b.add(b.div(m_hat, b.add(b.sqrt(v_hat), epsilon)), b.mul(b.mul(do_use_weight, weight_decay_rate), var))
+    return update, v, m
+
+
+def _lamb_apply_weight(b: ExpansionBuilder, w_norm: Value, g_norm: Value, lr: Value, update: Value,
+                       param: Value) -> Value:
+    one, zero = _one(b, param), scalar(b, 0.0, param)
+    trust = b.select(b.greater(w_norm, zero), b.select(b.greater(g_norm, zero), b.div(w_norm, g_norm), one), one)
+    return b.sub(param, b.mul(b.mul(lr, trust), update))
+
+
+def _clip_by_norm_no_div_sum(b: ExpansionBuilder, x: Value, threshold: Value, fill: Value, floor: Value) -> Value:
+    above = b.greater(x, threshold)
+    root = b.sqrt(b.select(above, x, fill))
+    return b.maximum(b.select(above, root, x), floor)
+
+
 _REDUCTION = AttrSpec("reduction", AttrKind.STRING, default="mean", choices=("none", "mean", "sum"),
                       doc="none (elementwise), mean or sum of the loss")
 _NESTEROV = AttrSpec("use_nesterov", AttrKind.BOOL, default=False, doc="Nesterov's momentum")
@@ -514,6 +573,41 @@ _DERIVED = (
              _bce_with_logits, "The logistic loss of logits, pos_weight on the positive term, weighted, reduced.",
              "(1 - y) x + (1 + (pos_weight - 1) y) (log(1 + exp(-|x|)) + max(-x, 0)), as PyTorch computes it.",
              (_REDUCTION,)),
+    _Derived("layer_norm_grad", ("LayerNormGrad",), ("x", "dy", "variance", "mean", "gamma"), _layer_norm_grad,
+             "Gradients of layer_norm for x, gamma and beta, from the forward pass's mean and variance.",
+             "dx = rstd (dy gamma - mean(dy gamma) - xhat mean(dy gamma xhat)) over the normalized axes, "
+             "xhat = (x - mean) rstd, rstd = (variance + epsilon)^-1/2; dgamma = sum(dy xhat) and dbeta = "
+             "sum(dy) over the axes before begin_params_axis. mean and variance keep the normalized axes as "
+             "size-1 dimensions.",
+             (AttrSpec("begin_norm_axis", AttrKind.I64, default=-1, doc="first normalized axis"),
+              AttrSpec("begin_params_axis", AttrKind.I64, default=-1, doc="first axis of gamma and beta"),
+              AttrSpec("epsilon", AttrKind.F32, default=1e-7, doc="added to the variance (LayerNorm's)")),
+             results=("dx", "dgamma", "dbeta"), example=((4, 8), (4, 8), (4, 1), (4, 1), (8,))),
+    _Derived("repeat_interleave", ("RepeatInterleaveInt",), ("x",), _repeat_interleave,
+             "Each element repeated `repeats` times along `dim`.", "",
+             (AttrSpec("repeats", AttrKind.I64, default=1, doc="copies of each element"),
+              AttrSpec("dim", AttrKind.I64, default=0, doc="the axis repeated along")), ALL_DTYPES),
+    _Derived("adam_apply_one_with_decay", ("AdamApplyOneWithDecay", "AdamApplyOneWithDecayAssign"),
+             ("grad", "v", "m", "variable", "learning_rate", "beta1", "one_minus_beta1", "beta2",
+              "one_minus_beta2", "decay", "epsilon"), _adam_apply_one_with_decay,
+             "BERT's fused AdamW step: new v, new m and the variable less lr * (m / (epsilon + sqrt(v)) + decay "
+             "* variable).", "The hyper-parameters are scalar tensors, as MindSpore passes them; results in "
+             "MindSpore's order (v, m, variable).", results=("new_v", "new_m", "new_variable"),
+             example=((4, 8), (4, 8), (4, 8), (4, 8), (), (), (), (), (), (), ())),
+    _Derived("lamb_apply_optimizer", ("LambApplyOptimizerAssign",),
+             ("grad", "v", "m", "variable", "beta1", "one_minus_beta1", "beta2", "one_minus_beta2", "epsilon",
+              "steps", "do_use_weight", "weight_decay_rate"), _lamb_apply_optimizer,
+             "LAMB's update direction: bias-corrected m / (sqrt(v) + epsilon) plus the weight decay term, with "
+             "the new v and m.", "Results (update, v, m); `steps` a float scalar.",
+             results=("update", "new_v", "new_m"),
+             example=((4, 8), (4, 8), (4, 8), (4, 8), (), (), (), (), (), (), (), ())),
+    _Derived("lamb_apply_weight", ("LambApplyWeightAssign",), ("w_norm", "g_norm", "learning_rate", "update",
+                                                                "param"), _lamb_apply_weight,
+             "LAMB's step: param less lr * trust * update, trust = w_norm / g_norm when both are > 0, else 1.",
+             "", example=((), (), (), (4, 8), (4, 8))),
+    _Derived("clip_by_norm_no_div_sum", ("ClipByNormNoDivSum",), ("x", "threshold", "fill", "floor"),
+             _clip_by_norm_no_div_sum, "max(select(x > threshold, sqrt(select(x > threshold, x, fill)), x), floor).",
+             "The square root of a squared norm where it exceeds the threshold (ClipByNorm's helper)."),
     _Derived("softmax_cross_entropy_with_logits", ("SoftmaxCrossEntropyWithLogits",), ("logits", "labels"),
              _softmax_cross_entropy, "Cross entropy of softmax(logits) against labels along the last axis, and "
              "its gradient softmax(logits) - labels.", "", results=("loss", "backprop")),

@@ -48,6 +48,8 @@ DEFAULT_EXPAND_OPS: dict[str, frozenset[str]] = {
         "leaky_relu", "elu", "cosh", "sinh", "addcmul", "fused_mul_add", "assign_add", "bias_add_grad",
         "clamp_scalar", "div_mod", "fill_v2", "ones_like", "zeros_like", "sigmoid_cross_entropy_with_logits",
         "sigmoid_cross_entropy_with_logits_grad", "adam", "bce_with_logits_loss", "binary_cross_entropy",
+        "adam_apply_one_with_decay", "clip_by_norm_no_div_sum", "lamb_apply_optimizer", "lamb_apply_weight",
+        "repeat_interleave",
     }),
 }
 

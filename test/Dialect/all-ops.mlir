@@ -21,6 +21,10 @@ module {
     %0:3 = "graph.adam"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
     return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
   }
+  func.func @adam_apply_one_with_decay(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>, %arg3: tensor<4x8xf32>, %arg4: tensor<f32>, %arg5: tensor<f32>, %arg6: tensor<f32>, %arg7: tensor<f32>, %arg8: tensor<f32>, %arg9: tensor<f32>, %arg10: tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+    %0:3 = "graph.adam_apply_one_with_decay"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  }
   func.func @adam_weight_decay(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>, %arg3: tensor<f32>, %arg4: tensor<f32>, %arg5: tensor<f32>, %arg6: tensor<f32>, %arg7: tensor<f32>, %arg8: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
     %0:3 = "graph.adam_weight_decay"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
     return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
@@ -139,6 +143,10 @@ module {
   }
   func.func @clamp_scalar(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.clamp_scalar"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @clip_by_norm_no_div_sum(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>, %arg3: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.clip_by_norm_no_div_sum"(%arg0, %arg1, %arg2, %arg3) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @concat(%arg0: tensor<4x8xf32>, %arg1: tensor<4x2xf32>) -> tensor<4x10xf32> {
@@ -297,9 +305,21 @@ module {
     %0 = "graph.isnan"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
   }
+  func.func @lamb_apply_optimizer(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>, %arg3: tensor<4x8xf32>, %arg4: tensor<f32>, %arg5: tensor<f32>, %arg6: tensor<f32>, %arg7: tensor<f32>, %arg8: tensor<f32>, %arg9: tensor<f32>, %arg10: tensor<f32>, %arg11: tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+    %0:3 = "graph.lamb_apply_optimizer"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10, %arg11) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  func.func @lamb_apply_weight(%arg0: tensor<f32>, %arg1: tensor<f32>, %arg2: tensor<f32>, %arg3: tensor<4x8xf32>, %arg4: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.lamb_apply_weight"(%arg0, %arg1, %arg2, %arg3, %arg4) : (tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @layer_norm(%arg0: tensor<2x4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
     %0 = "graph.layer_norm"(%arg0, %arg1, %arg2) {begin_norm_axis = 1 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
     return %0 : tensor<2x4x8xf32>
+  }
+  func.func @layer_norm_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<4x1xf32>, %arg3: tensor<4x1xf32>, %arg4: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+    %0:3 = "graph.layer_norm_grad"(%arg0, %arg1, %arg2, %arg3, %arg4) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
   }
   func.func @leaky_relu(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.leaky_relu"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -439,6 +459,10 @@ module {
   }
   func.func @relu_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.relu_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @repeat_interleave(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.repeat_interleave"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
   func.func @reshape(%arg0: tensor<4x8xf32>) -> tensor<2x16xf32> {
@@ -603,6 +627,8 @@ module {
 // CHECK:         "graph.acosh"
 // CHECK-LABEL: func.func @adam(
 // CHECK:         "graph.adam"
+// CHECK-LABEL: func.func @adam_apply_one_with_decay(
+// CHECK:         "graph.adam_apply_one_with_decay"
 // CHECK-LABEL: func.func @adam_weight_decay(
 // CHECK:         "graph.adam_weight_decay"
 // CHECK-LABEL: func.func @add(
@@ -663,6 +689,8 @@ module {
 // CHECK:         "graph.ceil"
 // CHECK-LABEL: func.func @clamp_scalar(
 // CHECK:         "graph.clamp_scalar"
+// CHECK-LABEL: func.func @clip_by_norm_no_div_sum(
+// CHECK:         "graph.clip_by_norm_no_div_sum"
 // CHECK-LABEL: func.func @concat(
 // CHECK:         "graph.concat"
 // CHECK-LABEL: func.func @conv2d(
@@ -741,8 +769,14 @@ module {
 // CHECK:         "graph.isinf"
 // CHECK-LABEL: func.func @isnan(
 // CHECK:         "graph.isnan"
+// CHECK-LABEL: func.func @lamb_apply_optimizer(
+// CHECK:         "graph.lamb_apply_optimizer"
+// CHECK-LABEL: func.func @lamb_apply_weight(
+// CHECK:         "graph.lamb_apply_weight"
 // CHECK-LABEL: func.func @layer_norm(
 // CHECK:         "graph.layer_norm"
+// CHECK-LABEL: func.func @layer_norm_grad(
+// CHECK:         "graph.layer_norm_grad"
 // CHECK-LABEL: func.func @leaky_relu(
 // CHECK:         "graph.leaky_relu"
 // CHECK-LABEL: func.func @less(
@@ -813,6 +847,8 @@ module {
 // CHECK:         "graph.relu"
 // CHECK-LABEL: func.func @relu_grad(
 // CHECK:         "graph.relu_grad"
+// CHECK-LABEL: func.func @repeat_interleave(
+// CHECK:         "graph.repeat_interleave"
 // CHECK-LABEL: func.func @reshape(
 // CHECK:         "graph.reshape"
 // CHECK-LABEL: func.func @rms_norm(

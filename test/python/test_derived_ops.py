@@ -85,15 +85,37 @@ FORMULAS = {
     "bce_with_logits_loss": (lambda x, y, w, pw: np.sum(w * (-pw * y * np.log(_sigmoid(x))
                                                               - (1 - y) * np.log(1 - _sigmoid(x)))),
                              {"reduction": "sum"}),
+    "layer_norm_grad": (lambda x, dy, var, mean, g: _layer_norm_grad(x, dy, var, mean, g), {}),
+    "repeat_interleave": (lambda x: np.repeat(x, 3, axis=1), {"repeats": 3, "dim": 1}),
+    "adam_apply_one_with_decay": (lambda g, v, m, w, lr, b1, c1, b2, c2, d, e: (
+        b2 * v + c2 * g * g, b1 * m + c1 * g,
+        w - lr * ((b1 * m + c1 * g) / (e + np.sqrt(b2 * v + c2 * g * g)) + d * w)), {}),
+    "lamb_apply_optimizer": (lambda g, v, m, w, b1, c1, b2, c2, e, t, u, d: (
+        (b1 * m + c1 * g) / (1 - b1**t) / (np.sqrt((b2 * v + c2 * g * g) / (1 - b2**t)) + e) + u * d * w,
+        b2 * v + c2 * g * g, b1 * m + c1 * g), {}),
+    "lamb_apply_weight": (lambda wn, gn, lr, u, p: p - lr * np.where((wn > 0) & (gn > 0), wn / gn, 1.0) * u, {}),
+    # (fill is what the root reads where x <= threshold: positive here, as a squared norm is)
+    "clip_by_norm_no_div_sum": (lambda x, t, f, fl: np.maximum(np.where(x > t, np.sqrt(np.where(x > t, x, f)), x),
+                                                               fl), {}),
     "softmax_cross_entropy_with_logits": (lambda x, y: (
         -(y * (x - x.max(-1, keepdims=True) - np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True))))
         .sum(-1), np.exp(x) / np.exp(x).sum(-1, keepdims=True) - y), {}),
 }
 
 
-#: Operands in (0, 1): probabilities, optimizer hyper-parameters.
+#: Operands in (0, 1): probabilities, optimizer hyper-parameters, variances, norms.
 UNIT = {"binary_cross_entropy": (0, 1, 2), "adam": (3, 4, 5, 6, 7, 8), "adam_weight_decay": (3, 4, 5, 6, 7),
-        "apply_momentum": (2, 4), "bce_with_logits_loss": (1, 2, 3)}
+        "apply_momentum": (2, 4), "bce_with_logits_loss": (1, 2, 3), "layer_norm_grad": (2,),
+        "adam_apply_one_with_decay": (1, 4, 5, 6, 7, 8, 9, 10), "lamb_apply_optimizer": (1, 4, 5, 6, 7, 8, 10, 11),
+        "lamb_apply_weight": (0, 1, 2), "clip_by_norm_no_div_sum": (0, 1, 2)}
+
+
+def _layer_norm_grad(x, dy, var, mean, gamma, eps=1e-7):
+    rstd = 1 / np.sqrt(var + eps)
+    xhat = (x - mean) * rstd
+    dxhat = dy * gamma
+    dx = rstd * (dxhat - dxhat.mean(-1, keepdims=True) - xhat * (dxhat * xhat).mean(-1, keepdims=True))
+    return dx, (dy * xhat).sum(0), dy.sum(0)
 
 
 def _operands(name: str, dtype: type = np.float32) -> list[np.ndarray]:
@@ -104,6 +126,10 @@ def _operands(name: str, dtype: type = np.float32) -> list[np.ndarray]:
         arrays[i] = rng.uniform(0.05, 0.95, shapes[i])
     if name in ("adam", "adam_weight_decay"):  # v >= 0
         arrays[2] = np.abs(arrays[2])
+    if name == "lamb_apply_optimizer":  # v >= 0, a step count
+        arrays[1], arrays[9] = np.abs(arrays[1]), np.asarray(3.0)
+    if name == "adam_apply_one_with_decay":  # v >= 0
+        arrays[1] = np.abs(arrays[1])
     if name in ("sqrt_grad", "rsqrt_grad"):  # y = sqrt(x) or rsqrt(x) is positive
         arrays[0] = np.abs(arrays[0]) + 0.25
     if name in ("sigmoid_grad", "tanh_grad"):  # y in (0, 1) or (-1, 1)
@@ -196,6 +222,21 @@ def test_multi_result_ops_compile(name: str) -> None:
     exe = graphfuse.compile(b.module)
     for want, got in zip(exe.reference(*arrays), exe(*arrays), strict=True):
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+def test_layer_norm_grad_matches_autograd() -> None:
+    rng = np.random.default_rng(9)
+    x = torch.tensor(rng.standard_normal((5, 12)), requires_grad=True)
+    gamma = torch.tensor(rng.standard_normal(12), requires_grad=True)
+    beta = torch.tensor(rng.standard_normal(12), requires_grad=True)
+    dy = torch.tensor(rng.standard_normal((5, 12)))
+    torch.nn.functional.layer_norm(x, (12,), gamma, beta, eps=1e-5).backward(dy)
+    mean = x.detach().mean(-1, keepdim=True)
+    var = x.detach().var(-1, unbiased=False, keepdim=True)
+    f32 = [t.numpy().astype(np.float32) for t in (x.detach(), dy, var, mean, gamma.detach())]
+    dx, dgamma, dbeta = evaluate_op("layer_norm_grad", f32, {"epsilon": 1e-5})
+    for got, want in ((dx, x.grad), (dgamma, gamma.grad), (dbeta, beta.grad)):
+        np.testing.assert_allclose(got, want.numpy(), rtol=2e-5, atol=2e-5)
 
 
 def test_optimizers_match_pytorch() -> None:
