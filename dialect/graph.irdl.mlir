@@ -470,6 +470,16 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // x * mask / keep_prob with mask 1 where a graph.random_uniform value is below keep_prob, and the mask.
+  // optional: keep_prob (default 0.5), seed (default 0)
+  irdl.operation @dropout {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(output: %out1, mask: %out2)
+  }
+
   // Gradient of dropout: dy * mask / keep_prob.
   // optional: keep_prob (default 0.5)
   irdl.operation @dropout_grad {
@@ -1088,6 +1098,15 @@ irdl.dialect @graph {
     irdl.results(q: %out3)
   }
 
+  // Pseudo-random f32 values in [0, 1) of `like`'s shape: a counter-based hash of (seed, position).
+  // optional: seed (default 0)
+  irdl.operation @random_uniform {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(like: %in0)
+    irdl.results(result: %out1)
+  }
+
   // Elementwise reciprocal, 1 / x.
   irdl.operation @reciprocal {
     %in0 = irdl.base "!builtin.tensor"
@@ -1440,6 +1459,15 @@ irdl.dialect @graph {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"
     irdl.operands(x: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Pseudo-random N(0, 1) values of `like`'s shape (Box-Muller on two graph.random_uniform streams).
+  // optional: seed (default 0)
+  irdl.operation @standard_normal {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(like: %in0)
     irdl.results(result: %out1)
   }
 

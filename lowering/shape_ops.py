@@ -65,6 +65,7 @@ from collections.abc import Sequence
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
+from graphfuse.dialect.ops.shape import RANDOM_GOLDEN, RANDOM_MIX, RANDOM_SEED_HIGH
 from graphfuse.lowering.common import PARALLEL, broadcast_map, build_generic, register_lowering
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "lower_gather",
     "lower_gather_elements",
     "lower_iota",
+    "lower_random_uniform",
     "lower_reshape",
     "lower_scatter_update",
     "lower_slice",
@@ -594,6 +596,45 @@ def lower_scatter_update(op: ir.Operation) -> bool:
 
 # --------------------------------------------------------------------------
 # iota
+
+
+@register_lowering("random_uniform")
+def lower_random_uniform(op: ir.Operation) -> bool:
+    """A generic with no input: each element's row-major position hashed with the seed in i32 arithmetic (the
+    multiplications wrap, the shifts are logical), as the reference does in uint32."""
+    (like,) = op.operands
+    source, result = _ranked(like), _ranked(op.results[0])
+    if source is None or result is None:
+        return False
+    rank = source.rank
+    seed = int(ir.IntegerAttr(op.attributes["seed"]).value)
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    with op.location, ir.InsertionPoint(op):
+        sizes = [_dim(like, d) for d in range(rank)]
+        init = _empty(sizes, result)
+        seed_bits = (seed & 0xFFFFFFFF) ^ ((((seed >> 32) & 0xFFFFFFFF) * RANDOM_SEED_HIGH) & 0xFFFFFFFF)
+
+        def const32(value: int) -> ir.Value:
+            return arith.ConstantOp(i32, value - (1 << 32) if value >= 1 << 31 else value).result
+
+        def body(args: list[ir.Value]) -> list[ir.Value]:
+            position = arith.ConstantOp(ir.IndexType.get(), 0).result
+            for d in range(rank):  # row-major: position * size_d + index_d
+                size = sizes[d] if isinstance(sizes[d], ir.Value) else arith.ConstantOp(ir.IndexType.get(),
+                                                                                          sizes[d]).result
+                position = arith.addi(arith.muli(position, size), linalg.IndexOp(d).result)
+            x = arith.trunci(i32, arith.index_cast(i64, position))
+            x = arith.xori(arith.muli(x, const32(RANDOM_GOLDEN)), const32(seed_bits))
+            for shift, multiplier in ((16, RANDOM_MIX[0]), (15, RANDOM_MIX[1]), (16, None)):
+                x = arith.xori(x, arith.shrui(x, const32(shift)))
+                if multiplier is not None:
+                    x = arith.muli(x, const32(multiplier))
+            top24 = arith.uitofp(result.element_type, arith.shrui(x, const32(8)))
+            return [arith.mulf(top24, arith.ConstantOp(result.element_type, 2.0**-24).result)]
+
+        identity = ir.AffineMap.get_identity(rank)
+        generic = build_generic([result], [], [init], [identity], [PARALLEL] * rank, body)
+        return _replace(op, [generic.results[0]])
 
 
 @register_lowering("iota")

@@ -440,6 +440,24 @@ def _clip_by_norm_no_div_sum(b: ExpansionBuilder, x: Value, threshold: Value, fi
     return b.maximum(b.select(above, root, x), floor)
 
 
+def _dropout(b: ExpansionBuilder, x: Value, keep_prob: float, seed: int) -> tuple[Value, Value]:
+    if not 0.0 < keep_prob <= 1.0:
+        raise VerifyError(f"keep_prob must be in (0, 1], got {keep_prob}")
+    kept = b.less(b.random_uniform(x, seed=seed), b.const(keep_prob, "f32"))
+    mask = b.cast(kept, b.sig(x).dtype)
+    return b.mul(b.mul(x, mask), scalar(b, 1.0 / keep_prob, x)), mask
+
+
+def _standard_normal(b: ExpansionBuilder, like: Value, seed: int) -> Value:
+    # Box-Muller: sqrt(-2 ln(1 - u1)) cos(2 pi u2), u1 and u2 two streams; 1 - u1 is in (0, 1], so ln is finite
+    u1 = b.random_uniform(like, seed=seed)
+    u2 = b.random_uniform(like, seed=seed ^ 0x5BD1E995)
+    one = b.const(1.0, "f32")
+    radius = b.sqrt(b.mul(b.log(b.sub(one, u1)), b.const(-2.0, "f32")))
+    return b.mul(radius, b.cos(b.mul(u2, b.const(2.0 * math.pi, "f32"))))
+
+
+_SEED = AttrSpec("seed", AttrKind.I64, default=0, doc="the random stream (graph.random_uniform's)")
 _REDUCTION = AttrSpec("reduction", AttrKind.STRING, default="mean", choices=("none", "mean", "sum"),
                       doc="none (elementwise), mean or sum of the loss")
 _NESTEROV = AttrSpec("use_nesterov", AttrKind.BOOL, default=False, doc="Nesterov's momentum")
@@ -608,6 +626,15 @@ _DERIVED = (
     _Derived("clip_by_norm_no_div_sum", ("ClipByNormNoDivSum",), ("x", "threshold", "fill", "floor"),
              _clip_by_norm_no_div_sum, "max(select(x > threshold, sqrt(select(x > threshold, x, fill)), x), floor).",
              "The square root of a squared norm where it exceeds the threshold (ClipByNorm's helper)."),
+    _Derived("dropout", ("Dropout",), ("x",), _dropout,
+             "x * mask / keep_prob with mask 1 where a graph.random_uniform value is below keep_prob, and the mask.",
+             "The same seed gives the same mask (pass a new seed per step).",
+             (AttrSpec("keep_prob", AttrKind.F32, default=0.5, doc="the probability an element is kept"), _SEED),
+             results=("output", "mask")),
+    _Derived("standard_normal", ("StandardNormal",), ("like",), _standard_normal,
+             "Pseudo-random N(0, 1) values of `like`'s shape (Box-Muller on two graph.random_uniform streams).",
+             "Only `like`'s shape is read (MindSpore's shape argument); f32, or f16/bf16 when `like` is.",
+             (_SEED,), ALL_DTYPES),
     _Derived("softmax_cross_entropy_with_logits", ("SoftmaxCrossEntropyWithLogits",), ("logits", "labels"),
              _softmax_cross_entropy, "Cross entropy of softmax(logits) against labels along the last axis, and "
              "its gradient softmax(logits) - labels.", "", results=("loss", "backprop")),

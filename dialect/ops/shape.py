@@ -613,3 +613,59 @@ register_op(
         example=((TensorSig((4, 8), "f32"), TensorSig((4, 8), "f32")), {}),
     )
 )
+
+
+# --------------------------------------------------------------------------
+# random_uniform
+
+#: The counter hash's constants: the golden-ratio increment spreading consecutive counters, a multiplier for
+#: the seed's high half, and the two multipliers of the "lowbias32" integer mix (every output bit depends on
+#: every input bit).
+RANDOM_GOLDEN, RANDOM_SEED_HIGH, RANDOM_MIX = 0x9E3779B9, 0x85EBCA6B, (0x7FEB352D, 0x846CA68B)
+
+
+def random_uniform_array(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """The values graph.random_uniform defines: element i (row-major) from the uint32 hash of (seed, i)."""
+    with np.errstate(over="ignore"):
+        counter = np.arange(math.prod(shape), dtype=np.uint64).astype(np.uint32)
+        seed_bits = np.uint32(seed & 0xFFFFFFFF) ^ (np.uint32((seed >> 32) & 0xFFFFFFFF) * np.uint32(RANDOM_SEED_HIGH))
+        x = counter * np.uint32(RANDOM_GOLDEN) ^ seed_bits
+        x ^= x >> np.uint32(16)
+        x *= np.uint32(RANDOM_MIX[0])
+        x ^= x >> np.uint32(15)
+        x *= np.uint32(RANDOM_MIX[1])
+        x ^= x >> np.uint32(16)
+    return ((x >> np.uint32(8)).astype(np.float32) * np.float32(2.0**-24)).reshape(shape)
+
+
+def _infer_random_uniform(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None
+                          ) -> list[TensorSig]:
+    if attrs["seed"] < 0:
+        raise VerifyError(f"seed must be >= 0, got {attrs['seed']}")
+    return [TensorSig(inputs[0].shape, "f32")]
+
+
+def _random_uniform_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]
+                              ) -> list[np.ndarray]:
+    return [random_uniform_array(tuple(xs[0].shape), attrs["seed"])]
+
+
+register_op(
+    OpSpec(
+        name="random_uniform",
+        group=_GROUP,
+        summary="Pseudo-random f32 values in [0, 1) of `like`'s shape: a counter-based hash of (seed, position).",
+        operands=(ValueSpec("like"),),
+        results=(ValueSpec("result"),),
+        attrs=(AttrSpec("seed", AttrKind.I64, default=0, doc="the stream; the same seed gives the same values"),),
+        infer=_infer_random_uniform,
+        reference=_random_uniform_reference,
+        doc=(
+            "Only `like`'s shape is read. Element i (row-major) is (h >> 8) * 2^-24 with h the lowbias32 mix of "
+            "the uint32 i * 0x9E3779B9 xor the seed's bits: a pure function of the seed and the position, so the "
+            "interpreter and the compiled code give the same bits, on any number of threads. Not a "
+            "cryptographic generator; for dropout masks and initialisations."
+        ),
+        example=((TensorSig((4, 8), "f32"),), {"seed": 7}),
+    )
+)

@@ -177,6 +177,10 @@ module {
     %0 = "graph.div_mod"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @dropout(%arg0: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    %0:2 = "graph.dropout"(%arg0) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+    return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
   func.func @dropout_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.dropout_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -433,6 +437,10 @@ module {
     %0 = "graph.quantize"(%arg0, %arg1, %arg2) : (tensor<4x16xf16>, tensor<16xf32>, tensor<1xf32>) -> tensor<4x16xi8>
     return %0 : tensor<4x16xi8>
   }
+  func.func @random_uniform(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.random_uniform"(%arg0) {seed = 7 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @reciprocal(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.reciprocal"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -585,6 +593,10 @@ module {
     %0 = "graph.squeeze"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @standard_normal(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.standard_normal"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @sub(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.sub"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -705,6 +717,8 @@ module {
 // CHECK:         "graph.div"
 // CHECK-LABEL: func.func @div_mod(
 // CHECK:         "graph.div_mod"
+// CHECK-LABEL: func.func @dropout(
+// CHECK:         "graph.dropout"
 // CHECK-LABEL: func.func @dropout_grad(
 // CHECK:         "graph.dropout_grad"
 // CHECK-LABEL: func.func @dynamic_quant(
@@ -833,6 +847,8 @@ module {
 // CHECK:         "graph.pow"
 // CHECK-LABEL: func.func @quantize(
 // CHECK:         "graph.quantize"
+// CHECK-LABEL: func.func @random_uniform(
+// CHECK:         "graph.random_uniform"
 // CHECK-LABEL: func.func @reciprocal(
 // CHECK:         "graph.reciprocal"
 // CHECK-LABEL: func.func @reduce_max(
@@ -909,6 +925,8 @@ module {
 // CHECK:         "graph.squared_difference"
 // CHECK-LABEL: func.func @squeeze(
 // CHECK:         "graph.squeeze"
+// CHECK-LABEL: func.func @standard_normal(
+// CHECK:         "graph.standard_normal"
 // CHECK-LABEL: func.func @sub(
 // CHECK:         "graph.sub"
 // CHECK-LABEL: func.func @swiglu(

@@ -367,3 +367,19 @@ func.func @assign_other_type(%v: tensor<4x8xf32>, %x: tensor<4x8xf16>) {
   %0 = "graph.assign"(%v, %x) : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @random_uniform_negative_seed(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'graph.random_uniform' seed must be >= 0, got -1}}
+  %0 = "graph.random_uniform"(%x) {seed = -1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_keep_prob(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'graph.dropout' keep_prob must be in (0, 1], got 0.0}}
+  %0:2 = "graph.dropout"(%x) {keep_prob = 0.0 : f32} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}

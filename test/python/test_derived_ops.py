@@ -14,6 +14,7 @@ from graphfuse.dialect.catalog import lookup_op
 from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.ops.derived import DERIVED_OPS
+from graphfuse.dialect.ops.shape import random_uniform_array
 from graphfuse.pipelines.graph_kernel.op_names import resolve_ops
 from graphfuse.pipelines.runner import run_pipeline
 
@@ -97,6 +98,10 @@ FORMULAS = {
     # (fill is what the root reads where x <= threshold: positive here, as a squared norm is)
     "clip_by_norm_no_div_sum": (lambda x, t, f, fl: np.maximum(np.where(x > t, np.sqrt(np.where(x > t, x, f)), x),
                                                                fl), {}),
+    "dropout": (lambda x: (x * _kept(x.shape, 0.75, 3) / 0.75, _kept(x.shape, 0.75, 3)), {"keep_prob": 0.75,
+                                                                                           "seed": 3}),
+    "standard_normal": (lambda like: np.sqrt(-2 * np.log(1 - random_uniform_array(like.shape, 4).astype(np.float64)))
+                        * np.cos(2 * np.pi * random_uniform_array(like.shape, 4 ^ 0x5BD1E995)), {"seed": 4}),
     "softmax_cross_entropy_with_logits": (lambda x, y: (
         -(y * (x - x.max(-1, keepdims=True) - np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True))))
         .sum(-1), np.exp(x) / np.exp(x).sum(-1, keepdims=True) - y), {}),
@@ -108,6 +113,10 @@ UNIT = {"binary_cross_entropy": (0, 1, 2), "adam": (3, 4, 5, 6, 7, 8), "adam_wei
         "apply_momentum": (2, 4), "bce_with_logits_loss": (1, 2, 3), "layer_norm_grad": (2,),
         "adam_apply_one_with_decay": (1, 4, 5, 6, 7, 8, 9, 10), "lamb_apply_optimizer": (1, 4, 5, 6, 7, 8, 10, 11),
         "lamb_apply_weight": (0, 1, 2), "clip_by_norm_no_div_sum": (0, 1, 2)}
+
+
+def _kept(shape: tuple[int, ...], keep_prob: float, seed: int) -> np.ndarray:
+    return (random_uniform_array(shape, seed) < keep_prob).astype(np.float64)
 
 
 def _layer_norm_grad(x, dy, var, mean, gamma, eps=1e-7):
@@ -237,6 +246,29 @@ def test_layer_norm_grad_matches_autograd() -> None:
     dx, dgamma, dbeta = evaluate_op("layer_norm_grad", f32, {"epsilon": 1e-5})
     for got, want in ((dx, x.grad), (dgamma, gamma.grad), (dbeta, beta.grad)):
         np.testing.assert_allclose(got, want.numpy(), rtol=2e-5, atol=2e-5)
+
+
+def test_random_ops_have_their_distributions() -> None:
+    """random_uniform: uniform on [0, 1) (mean, quartiles), streams of different seeds differ, and the compiled
+    code gives the interpreter's bits; dropout keeps keep_prob of the elements; standard_normal is N(0, 1)."""
+    import graphfuse
+
+    b = GraphBuilder("f")
+    x = b.arg((200, 500))
+    b.ret(b.random_uniform(x, seed=11), b.random_uniform(x, seed=12), *b.dropout(x, keep_prob=0.3, seed=5),
+          b.standard_normal(x, seed=6))
+    exe = graphfuse.compile(b.module)
+    ones = np.ones((200, 500), np.float32)
+    want = exe.reference(ones)
+    got = exe(ones)
+    u, v, dropped, mask, normal = got
+    assert np.array_equal(u, want[0]) and np.array_equal(v, want[1]) and np.array_equal(mask, want[3])
+    assert abs(u.mean() - 0.5) < 0.005 and np.allclose(np.quantile(u, [0.25, 0.75]), [0.25, 0.75], atol=0.005)
+    assert u.min() >= 0.0 and u.max() < 1.0 and np.mean(u == v) < 1e-3
+    assert set(np.unique(mask)) == {0.0, 1.0} and abs(mask.mean() - 0.3) < 0.005
+    np.testing.assert_allclose(dropped, mask / np.float32(0.3), rtol=1e-6)
+    assert abs(normal.mean()) < 0.01 and abs(normal.std() - 1.0) < 0.01
+    np.testing.assert_allclose(normal, want[4], rtol=1e-5, atol=1e-5)
 
 
 def test_optimizers_match_pytorch() -> None:
