@@ -36,6 +36,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "ZConcatv2dFusionPass": _load("pipelines.fusion.cann", "ZConcatv2dFusionPass"),
     "SoftmaxSmallOpFusionPass": _load("pipelines.fusion.cann", "SoftmaxSmallOpFusionPass"),
     "SplitConvConcatFusionPass": _load("pipelines.fusion.cann", "SplitConvConcatFusionPass"),
+    "ConvConcatFusionPass": _load("pipelines.fusion.cann", "ConvConcatFusionPass"),
     "BatchNormSplitFusionPass": _load("pipelines.fusion.cann", "BatchNormSplitFusionPass"),
     "ConvBatchnormFusionPass": _load("pipelines.fusion.cann", "ConvBatchnormFusionPass"),
     "ConvToFullyConnectionFusionPass": _load("pipelines.fusion.cann", "ConvToFullyConnectionFusionPass"),

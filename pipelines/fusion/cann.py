@@ -15,6 +15,7 @@ BatchNormSplitFusionPass            conv2d + batch_norm + bias_add (constants) -
 ConvToFullyConnectionFusionPass     conv2d whose kernel covers the whole input -> reshape + matmul + reshape
 ZConcatv2dFusionPass                concat(a, concat(b, c)) on one axis -> concat(a, b, c)
 SplitConvConcatFusionPass           split(x, C) -> n conv2d -> concat(C) -> one conv2d with groups = n
+ConvConcatFusionPass                n conv2d of one input -> concat(C) -> one conv2d with all the filters
 SoftmaxSmallOpFusionPass            reduce_max, sub, exp, reduce_sum, div -> softmax (off by default)
 ==================================  =====================================================================
 
@@ -44,6 +45,15 @@ register them (also listed in docs/unsupported-passes.md):
 - ``inference_qbmm_allreduce_add_fusion``: the same quantized batch matmul
   followed by an AllReduce and an add, fused into one kernel; it needs both
   the quantized kernel and a collective, neither of which exists here.
+
+Seed 001's CANN names for TensorFlow-parser bookkeeping, Ascend-only kernels
+and attributes that graph ops never take as tensors (their reasons are in
+:data:`UNSUPPORTED_PASSES`): ``PoolingFusionPass``, ``ZConcatExt2FusionPass``,
+``ZSplitVDFusionPass``, ``ZSplitVDFusionPassV2``, ``TfMergeSubFusionPass``,
+``TfTagNoConstFoldingFusionPass``, ``DeleteNoConstFolding``,
+``TfMergeWeightQuantFusionPass``, ``Conv2DQuantProcessFusionPass``,
+``V200NotRequantFusionPass``, ``FixPipeAbilityProcessPass``.  A switch file or
+the flags naming one get a warning with the reason.
 """
 
 from __future__ import annotations
@@ -56,6 +66,7 @@ from graphfuse.pipelines.fusion.cann_conv import (
     batchnorm_split,
     conv_batchnorm,
     conv_bias_batchnorm,
+    conv_concat,
     conv_to_fully_connection,
     split_conv_concat,
 )
@@ -66,6 +77,28 @@ UNSUPPORTED_PASSES: dict[str, str] = {
     "MatMulAllReduce": "needs an AllReduce collective; graphfuse has no collectives and the NPU target is one device",
     "inference_qbmm_add_fusion": "needs a quantized batch-matmul op (int8 with dequant scales); graphfuse has none",
     "inference_qbmm_allreduce_add_fusion": "needs a quantized batch matmul and an AllReduce collective",
+    # seed 001 (CANN ATC's switch file and fusion log)
+    "PoolingFusionPass": "rewrites TensorFlow pooling nodes into Ascend's Pooling kernel with its window constants; "
+                         "graphfuse's max_pool2d / avg_pool2d are that op already",
+    "ZConcatExt2FusionPass": "turns a ConcatV2 with its axis as a tensor input into ConcatD with a constant axis; a "
+                             "graph.concat's axis is always an attribute",
+    "ZSplitVDFusionPass": "turns SplitV with its sizes as tensor inputs into SplitVD with constant sizes; a "
+                          "graph.split's sizes are always attributes",
+    "ZSplitVDFusionPassV2": "SplitVD split into pieces of at most 63 outputs for the Ascend kernel's limit; "
+                            "graph.split has no output limit",
+    "TfMergeSubFusionPass": "removes TensorFlow's Merge/Switch control-flow pairs after parsing; graphs here have "
+                            "no TensorFlow control flow",
+    "TfTagNoConstFoldingFusionPass": "marks TensorFlow nodes that constant folding must keep; TensorFlow parser "
+                                     "bookkeeping, no graph rewrite",
+    "DeleteNoConstFolding": "removes those marks again after constant folding; TensorFlow parser bookkeeping",
+    "TfMergeWeightQuantFusionPass": "merges TensorFlow fake-quantization nodes into quantized weights; graphfuse "
+                                    "imports no fake-quantization ops",
+    "Conv2DQuantProcessFusionPass": "rewrites an int8 AscendQuant -> Conv2D -> AscendDequant chain for Ascend's "
+                                    "quantized convolution; graphfuse has no quantized conv2d",
+    "V200NotRequantFusionPass": "removes requantization between quantized kernels on Ascend V200 chips; needs "
+                                "Ascend's quantized kernels",
+    "FixPipeAbilityProcessPass": "moves post-processing onto the Cube unit's FixPipe stage of Ascend hardware; the "
+                                 "emulated NPU has no FixPipe unit",
 }
 
 
@@ -240,6 +273,37 @@ func.func @split_conv_concat(%x: tensor<1x4x5x5xf32>) -> tensor<1x6x3x3xf32> {
 }
 """
     patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("SplitConvConcatFusion", "graph.concat", split_conv_concat),)
+
+
+@dataclass(frozen=True)
+class ConvConcatFusionPass(FusionPass):
+    """conv2d(x, w_i) for i < n -> concat(axis 1) => conv2d(x, concat(w_i, axis 0)).
+
+    Horizontal fusion of convolutions that read one input (an Inception block's branches, a detection head's
+    box and class convs): one convolution computes every filter, its output already in the concat's order,
+    and the input is read once instead of n times.  The convs must share strides, pads and dilations, have
+    groups 1, constant weights of one kernel size and no other users.  CANN's pass writes each conv's output
+    into the concat's buffer at its offset; joining the filters gets the same result with one kernel.
+    """
+
+    name: ClassVar[str] = "ConvConcatFusionPass"
+    priority: ClassVar[int] = 55
+    summary: ClassVar[str] = "Turn convs of one input concatenated on channels into one conv2d with all the filters"
+    group: ClassVar[str] = GRAPH_FUSION
+    origin: ClassVar[str] = "cann"
+    example: ClassVar[str] = """\
+func.func @conv_concat(%x: tensor<1x3x6x6xf32>) -> tensor<1x5x6x6xf32> {
+  %w0 = arith.constant dense<0.5> : tensor<2x3x3x3xf32>
+  %w1 = arith.constant dense<-0.25> : tensor<3x3x3x3xf32>
+  %0 = "graph.conv2d"(%x, %w0) {pads = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x3x6x6xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x6x6xf32>
+  %1 = "graph.conv2d"(%x, %w1) {pads = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x3x6x6xf32>, tensor<3x3x3x3xf32>) -> tensor<1x3x6x6xf32>
+  %2 = "graph.concat"(%0, %1) {axis = 1 : i64} : (tensor<1x2x6x6xf32>, tensor<1x3x6x6xf32>) -> tensor<1x5x6x6xf32>
+  return %2 : tensor<1x5x6x6xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("ConvConcatFusion", "graph.concat", conv_concat),)
 
 
 @dataclass(frozen=True)

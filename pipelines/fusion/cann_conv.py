@@ -369,3 +369,49 @@ def split_conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
     rw.replace_op(concat, [new_conv.results[0]])
     erase_dead(rw, [*convs, split])
     return True
+
+
+# --------------------------------------------------------------------------
+# ConvConcatFusionPass
+
+
+def conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
+    """concat(conv2d(x, w0), ..., conv2d(x, wn-1), axis=1) -> conv2d(x, concat(w, axis 0)).
+
+    Convolutions of one input that differ only in their filters are one convolution with all the filters:
+    output channel block i is conv2d(x, w_i).  The convs must share the input, strides, pads, dilations and
+    groups (1), their weights be constants of one kernel size, and their results have no other users.
+    """
+    convs = [producer(v, "graph.conv2d") for v in concat.operands]
+    if len(convs) < 2 or any(c is None for c in convs):
+        return False
+    x = convs[0].operands[0]
+    if any(c.operands[0] != x for c in convs):
+        return "the convs read different inputs"
+    rank = sig(concat.results[0]).rank
+    if normalize_axis(attributes(concat)["axis"], rank) != 1:
+        return "the concat does not join the channel axis 1"
+    for c in convs:
+        if not has_one_use(c.results[0]):
+            return "a conv2d result has other users"
+    conv_attrs = [attributes(c) for c in convs]
+    if any(a["groups"] != 1 for a in conv_attrs):
+        return "a conv2d is grouped (groups != 1)"
+    for name in ("strides", "pads", "dilations"):
+        if len({tuple(a[name]) for a in conv_attrs}) > 1:
+            return f"the convs differ in {name}"
+    weights = [constant_array(c.operands[1]) for c in convs]
+    if any(w is None for w in weights):
+        return "the conv2d weights are not all constants"
+    if len({w.shape[1:] for w in weights}) > 1:
+        return f"the convs have different kernel shapes {[w.shape[1:] for w in weights]}"
+    new_w = np.concatenate(weights, axis=0)
+    attrs = written_attrs(convs[0])
+    w_sig = TensorSig(new_w.shape, sig(x).dtype)
+    if inferred_conv([sig(x), w_sig], attrs) != sig(concat.results[0]):
+        return "the joined conv's result type would differ from the concat's"
+    loc = fused_location([*convs, concat])
+    new_conv = create_op(rw, "conv2d", [x, create_constant(rw, new_w, loc)], loc, **attrs)
+    rw.replace_op(concat, [new_conv.results[0]])
+    erase_dead(rw, convs)
+    return True

@@ -152,8 +152,18 @@ def parse_graph_kernel_flags(text: str, strict: bool = False, source: str = "gra
         for name in flags.lists[key]:
             # A fusion pass, or a graph-kernel-fusion step (graph-kernel-fusion honours those names too).
             if _lookup_switchable(name) is None and not is_step_name(name):
-                _flag_problem(flags, f"flag '--{key}' names unknown pass '{name}'", strict, source)
+                reason = unsupported_reason(name)
+                _flag_problem(flags, f"flag '--{key}' names pass '{name}', which is not implemented: {reason} "
+                              "(docs/unsupported-passes.md)" if reason else
+                              f"flag '--{key}' names unknown pass '{name}'", strict, source)
     return flags
+
+
+def unsupported_reason(name: str) -> str | None:
+    """Why a seed pass name that graphfuse does not implement is not (docs/unsupported-passes.md), or None."""
+    from graphfuse.pipelines.fusion.cann import UNSUPPORTED_PASSES
+
+    return UNSUPPORTED_PASSES.get(name)
 
 
 def _lookup_switchable(name: str) -> Any:
@@ -307,8 +317,10 @@ def _apply_switch(result: SwitchFile, group: str, name: str, value: Any, line: i
         return
     cls = _lookup_switchable(name)
     if cls is None:
-        result.warnings.append(Diagnostic("warning", f"unknown fusion pass '{name}' in section {group} is ignored",
-                                          SourceLoc(result.path, line, col)))
+        reason = unsupported_reason(name)
+        message = (f"pass '{name}' is not implemented, its switch is ignored: {reason} (docs/unsupported-passes.md)"
+                   if reason else f"unknown fusion pass '{name}' in section {group} is ignored")
+        result.warnings.append(Diagnostic("warning", message, SourceLoc(result.path, line, col)))
         return
     if cls.group != group:
         result.warnings.append(Diagnostic("warning", f"pass '{name}' belongs to section {cls.group}, not {group}",

@@ -16,7 +16,7 @@ from graphfuse.dialect.matching import producer
 from graphfuse.pipelines.fusion.base import UB_FUSION, FusionPass, Pattern
 from graphfuse.pipelines.fusion.graph_fusion import GraphFusion, fusion_passes
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
-from graphfuse.pipelines.registry import register_pass, unregister_pass
+from graphfuse.pipelines.registry import lookup_pass, register_pass, unregister_pass
 from graphfuse.pipelines.runner import run_pipeline
 
 
@@ -305,3 +305,30 @@ def test_the_switch_file_comes_from_fusion_switch_file_when_none_is_given(tmp_pa
     explicit = FusionSwitches.from_sources(fusion_switch_file=on, environ={"FUSION_SWITCH_FILE": str(off)})
     assert explicit.switch_file is not None and explicit.switch_file.all["GraphFusion"] is True
     assert FusionSwitches.from_sources(environ={}).switch_file is None
+
+
+#: Seed 001's switch file for ATC, verbatim.
+SEED_001_SWITCH_FILE = (
+    '{ "Switch":{ "GraphFusion":{ "ConvToFullyConnectionFusionPass":"on", "SoftmaxFusionPass":"on", '
+    '"ConvConcatFusionPass":"on", "MatMulBiasAddFusionPass":"on", "PoolingFusionPass":"on", '
+    '"ZConcatv2dFusionPass":"on", "ZConcatExt2FusionPass":"on", "TfMergeSubFusionPass":"on" }, '
+    '"UBFusion":{ "FusionVirtualOpSetSwitch":"on" } } }'
+)
+
+
+def test_the_seeds_switch_file_runs_verbatim(tmp_path: Path) -> None:
+    """Every name it gives is a pass, an alias (SoftmaxFusionPass) or a documented unsupported pass: the last
+    three warn with their reason and docs/unsupported-passes.md, and no name is unknown."""
+    path = tmp_path / "fusion_switch.cfg"
+    path.write_text(SEED_001_SWITCH_FILE)
+    parsed = parse_switch_file(str(path))
+    messages = [d.message for d in parsed.warnings]
+    assert not any("unknown fusion pass" in m for m in messages), messages
+    for name in ("PoolingFusionPass", "ZConcatExt2FusionPass", "TfMergeSubFusionPass"):
+        assert any(f"pass '{name}' is not implemented" in m and "docs/unsupported-passes.md" in m for m in messages)
+    assert len(messages) == 3, messages
+    switches = FusionSwitches(switch_file=parsed)
+    # SoftmaxFusionPass (the seed's name) turns on SoftmaxSmallOpFusionPass, off by default
+    for name in ("ConvToFullyConnectionFusionPass", "SoftmaxSmallOpFusionPass", "ConvConcatFusionPass",
+                 "MatMulBiasAddFusionPass", "ZConcatv2dFusionPass", "FusionVirtualOpSetSwitch"):
+        assert switches.is_enabled(lookup_pass(name)), name
