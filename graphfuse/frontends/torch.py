@@ -69,6 +69,7 @@ __all__ = [
     "compile_module",
     "import_module",
     "import_program",
+    "import_training_step",
     "supported_ops",
     "supported_ops_markdown",
     "to_numpy",
@@ -224,6 +225,9 @@ class ImportedModel:
     #: only with ``input_mutations="results"``, where the function's first results are their new values
     mutated_inputs: list[int] = field(default_factory=list)
     _tensor_inputs: list[bool] = field(repr=False, default_factory=list)
+    #: a training step (:func:`import_training_step`): the parameters whose gradients the function returns after
+    #: the loss, in that order
+    gradient_names: list[str] = field(default_factory=list)
 
     @property
     def graph_ops(self) -> Counter[str]:
@@ -309,6 +313,44 @@ def import_module(
     finally:
         module.train(was_training)
     return import_program(program, params=params, entry=entry)
+
+
+def import_training_step(
+    module: torch.nn.Module,
+    example_args: tuple[Any, ...],
+    example_kwargs: dict[str, Any] | None = None,
+    *,
+    loss_index: int = 0,
+) -> ImportedModel:
+    """Import one training step of ``module``: its forward and backward, as one graph.
+
+    ``module`` returns its loss as output ``loss_index`` (a scalar).  The forward is exported with
+    ``torch.export`` and joined with its backward by PyTorch's own autograd tracing
+    (``torch.export.experimental._export_forward_backward``); the imported function takes the inputs, then
+    the parameters (``params="arguments"``), and returns the loss and the gradient of each trainable
+    parameter (``gradient_names``), then any other outputs.  The module is traced in its own mode
+    (``train()`` or ``eval()``); random ops (dropout in training mode) are not imported.  The parameters'
+    update is a separate step (:class:`graphfuse.optim.Adam`, or the caller's).
+    """
+    from torch.export.experimental import _export_forward_backward
+    from torch.export.graph_signature import OutputKind
+
+    if not isinstance(module, torch.nn.Module):
+        raise GraphfuseError(f"import_training_step takes a torch.nn.Module, not {type(module).__name__}")
+    if not isinstance(example_args, tuple):
+        example_args = (example_args,)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            program = torch.export.export(module, example_args, example_kwargs)
+            joint = _export_forward_backward(program, joint_loss_index=loss_index)
+    except Exception as error:  # as in import_module: PyTorch raises many exception types
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise GraphfuseError(f"could not trace {type(module).__name__}'s training step: {first_line}") from None
+    imported = import_program(joint, params="arguments")
+    imported.gradient_names = [spec.target for spec in joint.graph_signature.output_specs
+                               if spec.kind == OutputKind.GRADIENT_TO_PARAMETER]
+    return imported
 
 
 class _MethodAsForward(torch.nn.Module):
@@ -786,7 +828,8 @@ class _Importer:
                 if not self.tensor_inputs[mutated]:
                     raise self.error(f"the model writes its input '{spec.target}', which is imported as a constant")
                 self.mutated_inputs.append(mutated)
-            elif spec.kind != OutputKind.USER_OUTPUT:
+            elif spec.kind not in (OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT, OutputKind.GRADIENT_TO_PARAMETER,
+                                   OutputKind.GRADIENT_TO_USER_INPUT):
                 raise self.error(f"the model mutates '{spec.target}' ({spec.kind.name}): graphs are pure")
             value = self.values.get(arg) if isinstance(arg, fx.Node) else arg
             if not isinstance(value, _Const | Tensor):
@@ -1148,6 +1191,14 @@ def _reduction(graph_op: str, all_dims: bool = False) -> Converter:
         return imp.emit(graph_op, x, axes=dims, keep_dims=bool(a.get("keepdim", False)))
 
     return convert
+
+
+@_converts("aten.any.dim", "aten.any.default", graph="`cast` to i32, `reduce_max`, `not_equal` 0")
+def _any(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"], "i32")
+    dims = list(range(len(x.shape))) if a.get("dim") is None else _dims(a["dim"], len(x.shape))
+    largest = imp.emit("reduce_max", x, axes=dims, keep_dims=bool(a.get("keepdim", False)))
+    return imp.emit("not_equal", largest, imp.const(np.asarray(0), "i32"))
 
 
 _converts("aten.sum.dim_IntList", "aten.sum.default", graph="`reduce_sum`", notes="integers and bools sum as i64")(
@@ -1626,6 +1677,37 @@ def _full(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return _filled(imp, node, list(a["size"]), value, imp.out_dtype(node))
 
 
+@_converts("aten.full_like.default", "aten.zeros_like.default", "aten.ones_like.default",
+           graph="`broadcast_to` of a constant (`select` on `iota`s for symbolic dims)")
+def _full_like(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    name = _op_name(node.target)
+    value = a.get("fill_value", 1 if "ones" in name else 0)
+    return _filled(imp, node, list(a["self"].meta["val"].shape), value, imp.out_dtype(node))
+
+
+@_converts("aten.scalar_tensor.default", graph="a rank-0 constant")
+def _scalar_tensor(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return imp.const(np.asarray(a["s"]), imp.out_dtype(node))
+
+
+@_converts("aten.scatter.value", graph="`select` of `equal(index, iota)`",
+           notes="one index per row along dim (index of size 1 there, as nll_loss's backward writes)")
+def _scatter_value(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """``self`` with ``value`` at ``index`` along ``dim``: where the position along dim equals the row's index."""
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a["self"], dtype)
+    rank = len(x.shape)
+    dim = _axis(a["dim"], rank)
+    index = imp.tensor(a["index"], "i64")
+    others = [d for d in range(rank) if d != dim]
+    if len(index.shape) != rank or index.shape[dim] != 1 or any(index.shape[d] != x.shape[d] for d in others):
+        raise imp.unsupported(node, f"an index of shape {index.shape} (one index per row along dim {dim})")
+    positions = imp.emit("iota", x, axis=dim)
+    positions = imp.emit("reshape", positions, tuple(x.shape[dim] if d == dim else 1 for d in range(rank)))
+    hit = imp.emit("equal", index, positions)
+    return imp.emit("select", hit, imp.const(np.asarray(a["value"]), dtype), x)
+
+
 @_converts("aten.embedding.default", graph="`gather` along axis 0",
            notes="padding_idx only matters for training; constant indices are range-checked, run-time ones clamped")
 def _embedding(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
@@ -1838,10 +1920,20 @@ def _layer_norm_op(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return _layer_norm(imp, node, a, None)
 
 
-@_converts("aten.native_layer_norm.default", graph="`layer_norm`", notes="result 0 only")
+@_converts("aten.native_layer_norm.default", graph="`layer_norm`; the saved mean and inverse std (a training "
+           "graph's backward reads them) as `reduce_mean`, `sub`, `mul`, `add`, `rsqrt`",
+           notes="mean and rstd keep the normalized dims as size 1, as PyTorch")
 def _native_layer_norm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Any, ...]:
     y = _layer_norm(imp, node, a, 0)
-    return (y, _Missing("layer_norm's mean"), _Missing("layer_norm's inverse std"))
+    # the statistics, in the type PyTorch saves them in; unused ones are removed by graph-dce
+    dtype = imp.out_dtype(node, 1)
+    x = imp.tensor(a["input"], dtype)
+    axes = list(range(len(x.shape) - len(tuple(a["normalized_shape"])), len(x.shape)))
+    mean = imp.emit("reduce_mean", x, axes=axes, keep_dims=True)
+    centered = imp.emit("sub", x, mean)
+    variance = imp.emit("reduce_mean", imp.emit("mul", centered, centered), axes=axes, keep_dims=True)
+    rstd = imp.emit("rsqrt", imp.emit("add", variance, imp.const(np.asarray(float(a["eps"])), dtype)))
+    return (y, mean, rstd)
 
 
 @_converts(
@@ -1934,6 +2026,42 @@ def _sdpa(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         scores = imp.emit("add", scores, imp.const(_causal_mask(length, source, dtype), dtype))
     probs = imp.emit("softmax", scores, axis=-1)
     return imp.emit("matmul", probs, v)
+
+
+@_converts(
+    "aten._scaled_dot_product_flash_attention_for_cpu_backward.default",
+    graph="the attention recomputed (`matmul`, `mul`, mask `add`, `softmax`), then `matmul`s, `mul`, `sub`, "
+          "`reduce_sum` for dQ, dK, dV",
+    notes="a training graph's attention backward; the saved logsumexp is not read; dropout_p = 0",
+)
+def _sdpa_backward(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Tensor, Tensor, Tensor]:
+    """dV = P^T dO, dP = dO V^T, dS = P (dP - rowsum(dO * O)), dQ = dS K s, dK = dS^T Q s with P = softmax(Q K^T s)."""
+    dtype = imp.out_dtype(node, 0)
+    d_out, q, k, v, out = (imp.tensor(a[key], dtype) for key in ("grad_out", "query", "key", "value", "out"))
+    if a["dropout_p"]:
+        raise imp.unsupported(node, f"dropout_p = {a['dropout_p']}")
+    if q.shape[-3:-2] != k.shape[-3:-2]:
+        raise imp.unsupported(node, "grouped-query attention (fewer key heads than query heads)")
+    head_dim = q.shape[-1]
+    if a.get("scale") is None and head_dim is None:
+        raise imp.unsupported(node, "a dynamic head dim without an explicit scale")
+    scale = imp.const(np.asarray(a["scale"] if a.get("scale") is not None else 1.0 / math.sqrt(head_dim)), dtype)
+    scores = imp.emit("mul", imp.emit("matmul", q, k, transpose_b=True), scale)
+    if a.get("attn_mask") is not None:
+        scores = imp.emit("add", scores, _additive_mask(imp, a["attn_mask"], dtype))
+    elif a["is_causal"]:
+        length, source = q.shape[-2], k.shape[-2]
+        if length is None or source is None:
+            raise imp.unsupported(node, "is_causal with a dynamic sequence length")
+        scores = imp.emit("add", scores, imp.const(_causal_mask(length, source, dtype), dtype))
+    probs = imp.emit("softmax", scores, axis=-1)
+    d_value = imp.emit("matmul", probs, d_out, transpose_a=True)
+    d_probs = imp.emit("matmul", d_out, v, transpose_b=True)
+    row = imp.emit("reduce_sum", imp.emit("mul", d_out, out), axes=[len(q.shape) - 1], keep_dims=True)
+    d_scores = imp.emit("mul", probs, imp.emit("sub", d_probs, row))
+    d_query = imp.emit("mul", imp.emit("matmul", d_scores, k), scale)
+    d_key = imp.emit("mul", imp.emit("matmul", d_scores, q, transpose_a=True), scale)
+    return (d_query, d_key, d_value)
 
 
 def _pool_args(a: dict[str, Any]) -> tuple[list[int], list[int], list[int]]:
