@@ -61,8 +61,10 @@ DEFAULT_CLUSTER_OPS: dict[str, frozenset[str]] = {
     }),
 }
 
-_REDUCTIONS = frozenset({"reduce_sum", "reduce_max", "reduce_min", "reduce_mean"})
-_LAYOUT = frozenset({"reshape", "transpose", "broadcast_to"})
+#: Reductions, and the ops clustered like them: argmax / argmin reduce an axis too, cumsum reads along one.
+_REDUCTIONS = frozenset({"reduce_sum", "reduce_max", "reduce_min", "reduce_mean", "argmax", "argmin", "cumsum"})
+#: Data placed without arithmetic: one_hot spreads an index along a new axis, assign broadcasts its value.
+_LAYOUT = frozenset({"reshape", "transpose", "broadcast_to", "one_hot", "assign"})
 
 
 def cluster_set(backend: str, enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),
