@@ -36,6 +36,7 @@ from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.parallel import default_threads
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines import registry
+from graphfuse.pipelines.context import get_context
 from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, SWITCH_FILE_VARIABLE, FusionSwitches
 from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, Backend, graph_pipeline, opt_level_error
 from graphfuse.pipelines.pass_base import active_rewrite_budget
@@ -297,7 +298,10 @@ def resolve_pipeline(pipeline: str | None, opt_level: int | None, switches: Fusi
             raise GraphfuseError("pass either pipeline= or opt_level=, not both")
         return pipeline
     if opt_level is None:
-        opt_level = switches.flags.opt_level if switches.flags.opt_level is not None else DEFAULT_OPT_LEVEL
+        opt_level = switches.flags.opt_level
+    if opt_level is None:  # MindSpore's enable_graph_kernel (graphfuse.context), else graphfuse's default
+        enabled = get_context("enable_graph_kernel")
+        opt_level = DEFAULT_OPT_LEVEL if enabled is None else (DEFAULT_OPT_LEVEL if enabled else 0)
     problem = opt_level_error(opt_level)
     if problem is not None:
         raise GraphfuseError(problem)
@@ -340,11 +344,16 @@ def compile(
         raise GraphfuseError(f"num_threads must be a positive integer, got {threads!r}")
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
+    # graphfuse.context's flags come after the environment's and before the argument's (later keys win)
+    context_flags = get_context("graph_kernel_flags")
+    if context_flags:
+        graph_kernel_flags = f"{context_flags} {graph_kernel_flags or ''}".strip()
+    save_graphs = get_context("save_graphs")
     key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level,
            threads, fast_math, registry.generation(), os.environ.get(FLAGS_VARIABLE),
-           os.environ.get(SWITCH_FILE_VARIABLE))
+           os.environ.get(SWITCH_FILE_VARIABLE), get_context("enable_graph_kernel"), save_graphs)
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
-    cacheable = active_rewrite_budget() is None
+    cacheable = active_rewrite_budget() is None and not save_graphs  # saving the IR means running the passes
     with _LOCK:
         hit = _CACHE.get(key) if cacheable else None
     if hit is not None:
@@ -361,7 +370,8 @@ def compile(
     module = parse_module(text, filename, context)
     timings = {"parse": time.perf_counter() - start}
     start = time.perf_counter()
-    runner = run_located(module, pipeline, filename, switches)
+    dump_dir = str(Path(get_context("save_graphs_path")) / "graphfuse_ir" / name) if save_graphs else None
+    runner = run_located(module, pipeline, filename, switches, dump_dir=dump_dir)
     fusions = {}
     for record in runner.records:
         for statistic, value in record.statistics.items():
@@ -451,10 +461,11 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
     check_fits_in_memory(buffers, f"@{name}: its arguments and results")
 
 
-def run_located(module: ir.Module, pipeline: str, filename: str, switches: FusionSwitches | None = None) -> Pipeline:
+def run_located(module: ir.Module, pipeline: str, filename: str, switches: FusionSwitches | None = None,
+                dump_dir: str | None = None) -> Pipeline:
     """run_pipeline, with failures located in ``filename`` rather than in the parser's buffer "-"."""
     try:
-        return run_pipeline(module, pipeline, switches=switches)
+        return run_pipeline(module, pipeline, switches=switches, dump_dir=dump_dir)
     except PipelineFailure as failure:
         diagnostics = [relocate(d, filename) for d in failure.diagnostics]
         raise PipelineFailure(diagnostics, failure.step, failure.pipeline, failure.reproducer) from None
