@@ -332,3 +332,25 @@ def test_the_seeds_switch_file_runs_verbatim(tmp_path: Path) -> None:
     for name in ("ConvToFullyConnectionFusionPass", "SoftmaxSmallOpFusionPass", "ConvConcatFusionPass",
                  "MatMulBiasAddFusionPass", "ZConcatv2dFusionPass", "FusionVirtualOpSetSwitch"):
         assert switches.is_enabled(lookup_pass(name)), name
+
+
+@pytest.mark.parametrize("backend", ["cpu", "npu"])
+@pytest.mark.parametrize("model", ["transformer_block", "resnet_block"])
+def test_all_off_compiles_every_bundled_model(model: str, backend: str, tmp_path: Path) -> None:
+    """No built-in pass is needed for correctness: with every GraphFusion and UBFusion rule off, the fused
+    pipeline still compiles and computes the reference's numbers, and no pass claims to stay on."""
+    import numpy as np
+
+    import graphfuse
+    from graphfuse.lowering.npu.compiler import compile_npu
+    from graphfuse.tools.models import MODELS, model_inputs
+
+    path = tmp_path / "off.cfg"
+    path.write_text('{ "Switch":{ "GraphFusion":{ "ALL":"off" }, "UBFusion":{ "ALL":"off" } } }')
+    assert not any(cls.protected for cls in fusion_passes() if not cls.name.startswith("Test"))
+    module = MODELS[model]().module
+    inputs = model_inputs(model)
+    build = graphfuse.compile if backend == "cpu" else compile_npu
+    exe = build(module, opt_level=2, fusion_switch_file=path)
+    for want, got in zip(exe.reference(*inputs), exe(*inputs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
