@@ -2011,21 +2011,26 @@ def _sdpa(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         raise imp.unsupported(node, "both attn_mask and is_causal")
     if a.get("enable_gqa") and len(q.shape) >= 3 and q.shape[-3] != k.shape[-3]:
         k, v = _repeat_heads(imp, k, q.shape[-3]), _repeat_heads(imp, v, q.shape[-3])
+    probs, _ = _attention_probs(imp, node, a, q, k, dtype)
+    return imp.emit("matmul", probs, v)
+
+
+def _attention_probs(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor, k: Tensor, dtype: str
+                     ) -> tuple[Tensor, Tensor]:
+    """softmax(q k^T * scale [+ mask]) over the keys, and the scale as a constant (SDPA and its backward)."""
     head_dim = q.shape[-1]
-    if a["scale"] is None and head_dim is None:
+    if a.get("scale") is None and head_dim is None:
         raise imp.unsupported(node, "a dynamic head dim without an explicit scale")
-    scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(head_dim)
-    scores = imp.emit("matmul", q, k, transpose_b=True)
-    scores = imp.emit("mul", scores, imp.const(np.asarray(scale), dtype))
-    if a["attn_mask"] is not None:
+    scale = imp.const(np.asarray(a["scale"] if a.get("scale") is not None else 1.0 / math.sqrt(head_dim)), dtype)
+    scores = imp.emit("mul", imp.emit("matmul", q, k, transpose_b=True), scale)
+    if a.get("attn_mask") is not None:
         scores = imp.emit("add", scores, _additive_mask(imp, a["attn_mask"], dtype))
     elif a["is_causal"]:
         length, source = q.shape[-2], k.shape[-2]
         if length is None or source is None:
             raise imp.unsupported(node, "is_causal with a dynamic sequence length")
         scores = imp.emit("add", scores, imp.const(_causal_mask(length, source, dtype), dtype))
-    probs = imp.emit("softmax", scores, axis=-1)
-    return imp.emit("matmul", probs, v)
+    return imp.emit("softmax", scores, axis=-1), scale
 
 
 @_converts(
@@ -2042,19 +2047,7 @@ def _sdpa_backward(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Te
         raise imp.unsupported(node, f"dropout_p = {a['dropout_p']}")
     if q.shape[-3:-2] != k.shape[-3:-2]:
         raise imp.unsupported(node, "grouped-query attention (fewer key heads than query heads)")
-    head_dim = q.shape[-1]
-    if a.get("scale") is None and head_dim is None:
-        raise imp.unsupported(node, "a dynamic head dim without an explicit scale")
-    scale = imp.const(np.asarray(a["scale"] if a.get("scale") is not None else 1.0 / math.sqrt(head_dim)), dtype)
-    scores = imp.emit("mul", imp.emit("matmul", q, k, transpose_b=True), scale)
-    if a.get("attn_mask") is not None:
-        scores = imp.emit("add", scores, _additive_mask(imp, a["attn_mask"], dtype))
-    elif a["is_causal"]:
-        length, source = q.shape[-2], k.shape[-2]
-        if length is None or source is None:
-            raise imp.unsupported(node, "is_causal with a dynamic sequence length")
-        scores = imp.emit("add", scores, imp.const(_causal_mask(length, source, dtype), dtype))
-    probs = imp.emit("softmax", scores, axis=-1)
+    probs, scale = _attention_probs(imp, node, a, q, k, dtype)
     d_value = imp.emit("matmul", probs, d_out, transpose_a=True)
     d_probs = imp.emit("matmul", d_out, v, transpose_b=True)
     row = imp.emit("reduce_sum", imp.emit("mul", d_out, out), axes=[len(q.shape) - 1], keep_dims=True)

@@ -306,6 +306,21 @@ def _result_number(value: ir.Value) -> int:
     return ir.OpResult(value).result_number
 
 
+def _unlike_convs(convs: list[ir.Operation]) -> str | None:
+    """Why convs cannot become one (a result used elsewhere, a grouped conv, other strides, pads or
+    dilations), or None."""
+    for c in convs:
+        if not has_one_use(c.results[0]):
+            return "a conv2d result has other users"
+    conv_attrs = [attributes(c) for c in convs]
+    if any(a["groups"] != 1 for a in conv_attrs):
+        return "a conv2d is already grouped (groups != 1)"
+    for name in ("strides", "pads", "dilations"):
+        if len({tuple(a[name]) for a in conv_attrs}) > 1:
+            return f"the convs differ in {name}"
+    return None
+
+
 def split_conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
     """concat(conv2d(split(x)[0], w0), ..., conv2d(split(x)[n-1], wn-1), axis=1) -> conv2d(x, concat(w), groups=n).
 
@@ -335,15 +350,9 @@ def split_conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
     for result in split.results:
         if not has_one_use(result):
             return f"split piece {_result_number(result)} has other users"
-    for c in convs:
-        if not has_one_use(c.results[0]):
-            return "a conv2d result has other users"
-    conv_attrs = [attributes(c) for c in convs]
-    if any(a["groups"] != 1 for a in conv_attrs):
-        return "a conv2d is already grouped (groups != 1)"
-    for name in ("strides", "pads", "dilations"):
-        if len({tuple(a[name]) for a in conv_attrs}) > 1:
-            return f"the convs differ in {name}"
+    problem = _unlike_convs(convs)
+    if problem is not None:
+        return problem
     sizes = list(attributes(split)["sizes"])
     if len(set(sizes)) > 1:
         return f"the split pieces have different channel counts {sizes}: a grouped conv needs equal groups"
@@ -391,15 +400,9 @@ def conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
     rank = sig(concat.results[0]).rank
     if normalize_axis(attributes(concat)["axis"], rank) != 1:
         return "the concat does not join the channel axis 1"
-    for c in convs:
-        if not has_one_use(c.results[0]):
-            return "a conv2d result has other users"
-    conv_attrs = [attributes(c) for c in convs]
-    if any(a["groups"] != 1 for a in conv_attrs):
-        return "a conv2d is grouped (groups != 1)"
-    for name in ("strides", "pads", "dilations"):
-        if len({tuple(a[name]) for a in conv_attrs}) > 1:
-            return f"the convs differ in {name}"
+    problem = _unlike_convs(convs)
+    if problem is not None:
+        return problem
     weights = [constant_array(c.operands[1]) for c in convs]
     if any(w is None for w in weights):
         return "the conv2d weights are not all constants"
