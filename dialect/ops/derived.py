@@ -1,4 +1,5 @@
-"""Ops defined by their expansion into basic ops: MindSpore's Appendix 1 gradients and activations.
+"""Ops defined by their expansion into basic ops: MindSpore's Appendix 1 gradients, optimizer updates,
+losses, activations and helpers.
 
 Each op here is one build function over :class:`~graphfuse.dialect.expansions.ExpansionBuilder` (``b.mul``,
 ``b.exp``, ...).  That function is at once
@@ -9,10 +10,12 @@ Each op here is one build function over :class:`~graphfuse.dialect.expansions.Ex
   graph-decompose, its CPU lowering;
 - its type inference: the same function planned on type signatures.
 
-f16/bf16 operands are computed in f32 and rounded once at the end (``in_f32``), as the other composites are.
-The tests check each against an independent formula in float64 and, for the gradients, against PyTorch's
-autograd.  Operand orders are MindSpore's: the gradients by an op's output take ``(y, dy)`` (SigmoidGrad,
-TanhGrad, SqrtGrad, RsqrtGrad), the others ``(dy, x)``.
+f16/bf16 operands are computed in f32 and each f32 result rounded once at the end (:func:`_f32`), as the
+other composites are.  An op may have several results (an optimizer's new variable and moments).  The tests
+check each against an independent formula in float64 and, for the gradients and optimizers, against
+PyTorch's autograd and torch.optim.  Operand orders are MindSpore's: the gradients by an op's output take
+``(y, dy)`` (SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, SoftmaxGradExt, LogSoftmaxGrad), the others
+``(dy, x)``; the random ops (Dropout, StandardNormal) are built on ``graph.random_uniform``.
 """
 
 from __future__ import annotations
