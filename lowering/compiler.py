@@ -301,7 +301,7 @@ def resolve_pipeline(pipeline: str | None, opt_level: int | None, switches: Fusi
         opt_level = switches.flags.opt_level
     if opt_level is None:  # MindSpore's enable_graph_kernel (graphfuse.context), else graphfuse's default
         enabled = get_context("enable_graph_kernel")
-        opt_level = DEFAULT_OPT_LEVEL if enabled is None else (DEFAULT_OPT_LEVEL if enabled else 0)
+        opt_level = DEFAULT_OPT_LEVEL if enabled is None or enabled else 0
     problem = opt_level_error(opt_level)
     if problem is not None:
         raise GraphfuseError(problem)
