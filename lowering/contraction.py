@@ -1032,15 +1032,17 @@ def schedule_direct_convs(module: ir.Module) -> None:
         conv.attributes["graph.fused_conv"] = ir.UnitAttr.get()
         operands[mapping].add(operand)
     ladder = _column_ladder("%columns", nr // 2).rstrip("\n")
+
+    def script(template: str, sizes: dict[str, object]) -> str:
+        return _sized(template, sizes).replace("      COLUMN_LADDER %columns", ladder)
+
     for mapping, marks in _CONV_MAPPINGS.items():
         sizes = {**marks, "CR": CONV_TASK_ROWS, "MR": mr, "NR": nr}  # the marks first: their tiles hold MR, CR
         for operand in sorted(operands[mapping]):
-            script = _sized(_DIRECT_CONV_EPILOGUE_SCRIPT, {**sizes, "OPERAND": operand})
-            _apply(module, script.replace("      COLUMN_LADDER %columns", ladder),
+            _apply(module, script(_DIRECT_CONV_EPILOGUE_SCRIPT, {**sizes, "OPERAND": operand}),
                    "tiling direct convolutions with their epilogues")
         if mapping in alone:
-            _apply(module, _sized(_DIRECT_CONV_SCRIPT, sizes).replace("      COLUMN_LADDER %columns", ladder),
-                   "tiling direct convolutions")
+            _apply(module, script(_DIRECT_CONV_SCRIPT, sizes), "tiling direct convolutions")
     _erase_fused_products(module)
     _erase_unused_fills(module)
 
@@ -1278,8 +1280,10 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
     serial = SERIAL in op.attributes  # a task's product: all its rows one block, no second product
     whole = n - n % panel if packed else n
     column_ranges = [(0, whole)] if whole else []
+    start = whole
     for width in _powers_of_two(n - whole):
-        column_ranges.append((column_ranges[-1][0] + column_ranges[-1][1] if column_ranges else 0, width))
+        column_ranges.append((start, width))
+        start += width
     parts: list[tuple[ir.Operation, bool, ir.Operation | None]] = []
     element = types[2].element_type
     epilogue = epilogue if packed else None
