@@ -73,6 +73,7 @@ from mlir.dialects import math as mlir_math
 
 from graphfuse.dialect.catalog import lookup_op, read_attributes
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
+from graphfuse.dialect.matching import producer
 from graphfuse.lowering.common import (
     PARALLEL,
     REDUCTION,
@@ -809,9 +810,9 @@ def _filters_last(w: ir.Value) -> ir.Value:
     wt = ir.RankedTensorType(w.type)
     f, c, kh, kw = wt.shape
     transposed = ir.RankedTensorType.get([c, kh, kw, f], wt.element_type)
-    owner = w.owner
-    if not isinstance(owner, ir.Block) and owner.name == "arith.constant":
-        attr = ir.DenseElementsAttr(owner.attributes["value"])
+    constant = producer(w, "arith.constant")
+    if constant is not None:
+        attr = ir.DenseElementsAttr(constant.attributes["value"])
         if attr.is_splat:
             return arith.constant(transposed, ir.DenseElementsAttr.get_splat(transposed, attr.get_splat_value()))
         array = np.ascontiguousarray(attr_to_array(attr).transpose(1, 2, 3, 0))
