@@ -65,7 +65,7 @@ from collections.abc import Sequence
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
-from graphfuse.dialect.ops.shape import RANDOM_GOLDEN, RANDOM_MIX, RANDOM_SEED_HIGH
+from graphfuse.dialect.ops.shape import RANDOM_GOLDEN, RANDOM_MIX, random_seed_bits
 from graphfuse.lowering.common import PARALLEL, broadcast_map, build_generic, register_lowering
 
 __all__ = [
@@ -612,7 +612,7 @@ def lower_random_uniform(op: ir.Operation) -> bool:
     with op.location, ir.InsertionPoint(op):
         sizes = [_dim(like, d) for d in range(rank)]
         init = _empty(sizes, result)
-        seed_bits = (seed & 0xFFFFFFFF) ^ ((((seed >> 32) & 0xFFFFFFFF) * RANDOM_SEED_HIGH) & 0xFFFFFFFF)
+        seed_bits = random_seed_bits(seed)
 
         def const32(value: int) -> ir.Value:
             return arith.ConstantOp(i32, value - (1 << 32) if value >= 1 << 31 else value).result

@@ -624,12 +624,16 @@ register_op(
 RANDOM_GOLDEN, RANDOM_SEED_HIGH, RANDOM_MIX = 0x9E3779B9, 0x85EBCA6B, (0x7FEB352D, 0x846CA68B)
 
 
+def random_seed_bits(seed: int) -> int:
+    """The 64-bit seed folded into the 32 bits the hash mixes in: low half xor high half * RANDOM_SEED_HIGH."""
+    return (seed & 0xFFFFFFFF) ^ ((((seed >> 32) & 0xFFFFFFFF) * RANDOM_SEED_HIGH) & 0xFFFFFFFF)
+
+
 def random_uniform_array(shape: tuple[int, ...], seed: int) -> np.ndarray:
     """The values graph.random_uniform defines: element i (row-major) from the uint32 hash of (seed, i)."""
     with np.errstate(over="ignore"):
         counter = np.arange(math.prod(shape), dtype=np.uint64).astype(np.uint32)
-        seed_bits = np.uint32(seed & 0xFFFFFFFF) ^ (np.uint32((seed >> 32) & 0xFFFFFFFF) * np.uint32(RANDOM_SEED_HIGH))
-        x = counter * np.uint32(RANDOM_GOLDEN) ^ seed_bits
+        x = counter * np.uint32(RANDOM_GOLDEN) ^ np.uint32(random_seed_bits(seed))
         x ^= x >> np.uint32(16)
         x *= np.uint32(RANDOM_MIX[0])
         x ^= x >> np.uint32(15)
