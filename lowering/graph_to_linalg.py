@@ -405,16 +405,10 @@ def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | No
         return None
     if name == "logical_not" and is_bool(et):
         return lambda args: arith.xori(args[0], const(et, True))
-    if name == "isfinite" and is_float(et):
+    if name in ("isfinite", "isinf") and is_float(et):  # |x| < inf, |x| == inf (both false for NaN)
+        predicate = arith.CmpFPredicate.OLT if name == "isfinite" else arith.CmpFPredicate.OEQ
         inf = float("inf")
-        return lambda args: arith.cmpf(
-            arith.CmpFPredicate.OLT, mmath.absf(widen(args[0])), const(compute_type(et), inf)
-        )
-    if name == "isinf" and is_float(et):
-        inf = float("inf")
-        return lambda args: arith.cmpf(
-            arith.CmpFPredicate.OEQ, mmath.absf(widen(args[0])), const(compute_type(et), inf)
-        )
+        return lambda args: arith.cmpf(predicate, mmath.absf(widen(args[0])), const(compute_type(et), inf))
     if name == "isnan" and is_float(et):
         return lambda args: arith.cmpf(arith.CmpFPredicate.UNO, args[0], args[0])
     if name == "pow" and is_float(et) and (exponent := _small_integer_exponent(op)) is not None:
