@@ -47,6 +47,14 @@ def compile_and_compare(module_builder, shapes: list[tuple[int, ...]], dtype: st
     return texts
 
 
+def compiled_matching_reference(module, arrays: list[np.ndarray]):
+    """``module`` compiled at opt level 2, every f32 result checked against the reference interpreter."""
+    exe = graphfuse.compile(module, opt_level=2)
+    for want, got in zip(exe.reference(*arrays), exe(*arrays), strict=True):
+        assert_close(want, got, "f32")
+    return exe
+
+
 # --------------------------------------------------------------------------
 # matmul: rank-3 x rank-2 with an epilogue, 4-D batches, flash attention.
 
@@ -695,9 +703,7 @@ def test_direct_conv_column_tiles_are_powers_of_two(bits: int, width: int, colum
 
     rng = np.random.default_rng(3)
     arrays = [rng.standard_normal(x).astype(np.float32), rng.standard_normal(w).astype(np.float32)]
-    exe = graphfuse.compile(build(), opt_level=2)
-    for want, got in zip(exe.reference(*arrays), exe(*arrays), strict=True):
-        assert_close(want, got, "f32")
+    exe = compiled_matching_reference(build(), arrays)
     tiled, _ = _tiled_and_compiled(str(exe.linalg))
     # a tile of one column is a vector of its filters only (its unit dimension folded away)
     shapes = re.findall(r"math.fma [^\n]*: vector<(\d+x)?(\d+)xf32>", tiled)
@@ -735,9 +741,7 @@ def test_direct_conv_with_filters_in_the_lanes(bits: int, filters: int, lanes: s
         return b.module
 
     arrays = [rng.standard_normal(x).astype(np.float32)] + ([] if constant_weight else [weight])
-    exe = graphfuse.compile(build(), opt_level=2)
-    for want, got in zip(exe.reference(*arrays), exe(*arrays), strict=True):
-        assert_close(want, got, "f32")
+    exe = compiled_matching_reference(build(), arrays)
     linalg_text = str(exe.linalg)
     assert ("linalg.transpose" in linalg_text) != constant_weight, linalg_text
     assert f"tensor<5x3x3x{filters}xf32>" in linalg_text, linalg_text
@@ -773,9 +777,7 @@ def test_direct_conv_epilogue_runs_on_each_task(returned_too: bool, monkeypatch:
 
     rng = np.random.default_rng(7)
     arrays = [rng.standard_normal(x).astype(np.float32), rng.standard_normal(w).astype(np.float32)]
-    exe = graphfuse.compile(build(), opt_level=2)
-    for want, got in zip(exe.reference(*arrays), exe(*arrays), strict=True):
-        assert_close(want, got, "f32")
+    exe = compiled_matching_reference(build(), arrays)
     tiled, compiled = _tiled_and_compiled(str(exe.linalg))
     # the convolution's tasks; the epilogue's maximum in vectors inside them, or a generic of its own after
     assert len(re.findall(r"scf.forall \(", tiled)) == 1, tiled
