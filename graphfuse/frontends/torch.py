@@ -308,8 +308,9 @@ def import_module(
     except GraphfuseError:
         raise
     except Exception as error:  # torch.export reports unsupported Python as many exception types
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise GraphfuseError(f"torch.export could not export {type(module).__name__}.{entry}: {first_line}") from None
+        raise GraphfuseError(
+            f"torch.export could not export {type(module).__name__}.{entry}: {_first_line(error)}"
+        ) from None
     finally:
         module.train(was_training)
     return import_program(program, params=params, entry=entry)
@@ -345,12 +346,18 @@ def import_training_step(
             program = torch.export.export(module, example_args, example_kwargs)
             joint = _export_forward_backward(program, joint_loss_index=loss_index)
     except Exception as error:  # as in import_module: PyTorch raises many exception types
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise GraphfuseError(f"could not trace {type(module).__name__}'s training step: {first_line}") from None
+        raise GraphfuseError(f"could not trace {type(module).__name__}'s training step: {_first_line(error)}") from None
     imported = import_program(joint, params="arguments")
     imported.gradient_names = [spec.target for spec in joint.graph_signature.output_specs
                                if spec.kind == OutputKind.GRADIENT_TO_PARAMETER]
     return imported
+
+
+def _first_line(error: Exception) -> str:
+    """The first line of a PyTorch error's message (its type's name when it has none): the reason, without
+    the pages of trace some of them append."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 class _MethodAsForward(torch.nn.Module):
@@ -393,8 +400,7 @@ def import_program(
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             program = program.run_decompositions({})
     except Exception as error:  # as in import_module: PyTorch raises many exception types
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise GraphfuseError(f"run_decompositions failed on the exported program: {first_line}") from None
+        raise GraphfuseError(f"run_decompositions failed on the exported program: {_first_line(error)}") from None
     importer = _Importer(program, params, entry, input_mutations, constant_inputs or {})
     importer.run()
     return ImportedModel(
