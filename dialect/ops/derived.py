@@ -94,10 +94,6 @@ def _one(b: ExpansionBuilder, like: Value) -> Value:
     return scalar(b, 1.0, like)
 
 
-def _sigmoid(b: ExpansionBuilder, x: Value) -> Value:
-    return b.sigmoid(x)
-
-
 # -- gradients by the op's output (MindSpore: (y, dy)) -------------------------------------------------------
 
 
@@ -125,13 +121,13 @@ def _relu_grad(b: ExpansionBuilder, dy: Value, x: Value) -> Value:
 
 
 def _silu_grad(b: ExpansionBuilder, dy: Value, x: Value) -> Value:
-    s = _sigmoid(b, x)
+    s = b.sigmoid(x)
     return b.mul(dy, b.mul(s, b.add(_one(b, x), b.mul(x, b.sub(_one(b, x), s)))))
 
 
 def _fast_gelu_grad(b: ExpansionBuilder, dy: Value, x: Value) -> Value:
     # d/dx x sigmoid(1.702 x) = s + 1.702 x s (1 - s)
-    s = _sigmoid(b, b.mul(x, scalar(b, 1.702, x)))
+    s = b.sigmoid(b.mul(x, scalar(b, 1.702, x)))
     inner = b.mul(b.mul(x, scalar(b, 1.702, x)), b.mul(s, b.sub(_one(b, x), s)))
     return b.mul(dy, b.add(s, inner))
 
@@ -154,16 +150,21 @@ def _gelu_grad(b: ExpansionBuilder, dy: Value, x: Value, approximate: str) -> Va
 
 
 def _softplus_grad(b: ExpansionBuilder, dy: Value, x: Value) -> Value:
-    return b.mul(dy, _sigmoid(b, x))
+    return b.mul(dy, b.sigmoid(x))
 
 
 # -- activations -------------------------------------------------------------------------------------------
 
 
+def _log1p_exp_minus_abs(b: ExpansionBuilder, x: Value) -> Value:
+    """log(1 + exp(-|x|)): what stable softplus and logistic loss add to max(x, 0) (exp never overflows)."""
+    return b.log(b.add(_one(b, x), b.exp(b.neg(b.abs(x)))))
+
+
 def _softplus(b: ExpansionBuilder, x: Value) -> Value:
     # log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)): no overflow, and no cancellation for large |x|
     zero = scalar(b, 0.0, x)
-    return b.add(b.maximum(x, zero), b.log(b.add(_one(b, x), b.exp(b.neg(b.abs(x))))))
+    return b.add(b.maximum(x, zero), _log1p_exp_minus_abs(b, x))
 
 
 def _hsigmoid(b: ExpansionBuilder, x: Value) -> Value:
@@ -259,11 +260,11 @@ def _bias_add_grad(b: ExpansionBuilder, dy: Value, axis: int) -> Value:
 def _sigmoid_cross_entropy(b: ExpansionBuilder, x: Value, z: Value) -> Value:
     # max(x, 0) - x z + log(1 + exp(-|x|)): the logistic loss without overflow
     zero = scalar(b, 0.0, x)
-    return b.add(b.sub(b.maximum(x, zero), b.mul(x, z)), b.log(b.add(_one(b, x), b.exp(b.neg(b.abs(x))))))
+    return b.add(b.sub(b.maximum(x, zero), b.mul(x, z)), _log1p_exp_minus_abs(b, x))
 
 
 def _sigmoid_cross_entropy_grad(b: ExpansionBuilder, x: Value, z: Value, dout: Value) -> Value:
-    return b.mul(b.sub(_sigmoid(b, x), z), dout)
+    return b.mul(b.sub(b.sigmoid(x), z), dout)
 
 
 def _div_mod(b: ExpansionBuilder, x: Value, y: Value, rounding_mode: str) -> Value:
@@ -373,7 +374,7 @@ def _bce_with_logits(b: ExpansionBuilder, x: Value, y: Value, weight: Value, pos
     # (1 - y) x + (1 + (pos_weight - 1) y) (log(1 + exp(-|x|)) + max(-x, 0)): no overflow for any x
     one = _one(b, x)
     log_weight = b.add(one, b.mul(b.sub(pos_weight, one), y))
-    softplus_neg = b.add(b.log(b.add(one, b.exp(b.neg(b.abs(x))))), b.maximum(b.neg(x), scalar(b, 0.0, x)))
+    softplus_neg = b.add(_log1p_exp_minus_abs(b, x), b.maximum(b.neg(x), scalar(b, 0.0, x)))
     loss = b.add(b.mul(b.sub(one, y), x), b.mul(log_weight, softplus_neg))
     return _reduced(b, b.mul(loss, weight), reduction)
 
