@@ -125,16 +125,20 @@ def skip(op: ir.Operation, reason: str) -> bool:
 
 
 def expand_with(op: ir.Operation, rw: Any, build: Build) -> bool:
-    """Replace one-result ``op`` by ``build(builder, *operands)``, after a dry run on signatures."""
-    want = sig(op.results[0])
+    """Replace ``op`` by ``build(builder, *operands)``, after a dry run on signatures: its one result, or a list
+    of values, one per result of ``op``."""
+    want = [sig(r) for r in op.results]
     try:
         planned = build(ExpansionBuilder(), *[sig(v) for v in op.operands])
     except VerifyError as error:
         return skip(op, f"a basic op would not verify: {error.message}")
+    several = isinstance(planned, list)
+    planned = planned if several else [planned]
     if planned != want:
-        return skip(op, f"the expansion would give {planned}, not {want}")
-    value = build(ExpansionBuilder(rw, op.location), *op.operands)
-    rw.replace_op(op, [value])
+        shown = (planned[0], want[0]) if len(planned) == len(want) == 1 else (planned, want)
+        return skip(op, f"the expansion would give {shown[0]}, not {shown[1]}")
+    values = build(ExpansionBuilder(rw, op.location), *op.operands)
+    rw.replace_op(op, values if several else [values])
     return True
 
 

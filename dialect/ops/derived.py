@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from graphfuse.dialect.catalog import AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
-from graphfuse.dialect.expansions import EXPANDERS, LOW_PRECISION, ExpansionBuilder, Value, expand_with, scalar, skip
-from graphfuse.dialect.matching import attributes, sig
+from graphfuse.dialect.expansions import EXPANDERS, LOW_PRECISION, ExpansionBuilder, Value, expand_with, scalar
+from graphfuse.dialect.matching import attributes
 from graphfuse.dialect.shape_utils import normalize_axes, normalize_axis, require_dtype
 from graphfuse.dialect.types import ALL_DTYPES, FLOAT_DTYPES, NUMERIC_DTYPES, TensorSig, numpy_dtype, sig_of_array
 
@@ -663,17 +663,7 @@ def _register(d: _Derived) -> None:
             return [np.asarray(v) for v in bind(attrs)(NumpyBuilder(), *xs)]
 
     def expand(op: Any, rw: Any) -> bool:
-        build = bind(attributes(op))
-        if len(d.results) == 1:
-            return expand_with(op, rw, lambda b, *xs: build(b, *xs)[0])
-        try:
-            planned = build(ExpansionBuilder(), *[sig(v) for v in op.operands])
-        except VerifyError as error:
-            return skip(op, f"a basic op would not verify: {error.message}")
-        if planned != [sig(r) for r in op.results]:
-            return skip(op, f"the expansion would give {planned}")
-        rw.replace_op(op, build(ExpansionBuilder(rw, op.location), *op.operands))
-        return True
+        return expand_with(op, rw, bind(attributes(op)))
 
     expand.__doc__ = f"graph.{d.name} -> its build function's basic ops: {d.summary} Exact (its reference)."
 
