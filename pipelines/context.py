@@ -31,8 +31,7 @@ _STATE: dict[str, Any] = dict(_DEFAULTS)
 def set_context(**settings: Any) -> None:
     """Set MindSpore's graph-kernel context switches (see the module's docstring); unknown keys are an error."""
     for key, value in settings.items():
-        if key not in _DEFAULTS:
-            raise GraphfuseError(f"set_context: unknown key '{key}' (graphfuse knows {', '.join(sorted(_DEFAULTS))})")
+        _require_known(key, "set_context")
         if key == "enable_graph_kernel" and not isinstance(value, bool | None):
             raise GraphfuseError(f"set_context: enable_graph_kernel must be True or False, got {value!r}")
         if key == "save_graphs":
@@ -46,9 +45,13 @@ def set_context(**settings: Any) -> None:
 
 
 def get_context(key: str) -> Any:
-    if key not in _DEFAULTS:
-        raise GraphfuseError(f"get_context: unknown key '{key}' (graphfuse knows {', '.join(sorted(_DEFAULTS))})")
+    _require_known(key, "get_context")
     return _STATE[key]
+
+
+def _require_known(key: str, caller: str) -> None:
+    if key not in _DEFAULTS:
+        raise GraphfuseError(f"{caller}: unknown key '{key}' (graphfuse knows {', '.join(sorted(_DEFAULTS))})")
 
 
 def reset_context() -> None:
