@@ -28,11 +28,12 @@ from mlir import ir
 from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op, read_attributes
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
-from graphfuse.dialect.interpreter import Interpreter, entry_function, functions, run_function
+from graphfuse.dialect.interpreter import entry_function, functions, run_function
 from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.parsing import load_module, parse_module, relocate, values_defined_by
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
+from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
 from graphfuse.lowering.parallel import default_threads
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines import registry
@@ -102,8 +103,8 @@ class Executable(CompiledGraph):
     kernels: int = 0
     #: fusion_result.json of the graph pipeline: {"graph_fusion": {pass: {"match_times", "effect_times"}}, "ub_fusion"}
     fusion_result: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
-    #: enable_debug_mode: check every call's results for NaN/Inf and name the kernels that produce them
-    debug: bool = False
+    #: enable_debug_mode: the fused graph run launch by launch, checked around each (graphfuse.lowering.launches)
+    launcher: LaunchRunner | None = None
 
     #: the file the graph came from (its locations name the parser's buffer "-")
     filename: str = "<module>"
@@ -117,10 +118,21 @@ class Executable(CompiledGraph):
             expected = self._check_dynamic_shapes(arrays, out)
             if out is None and any(None in shape for shape, _ in self.outputs):
                 out = self._result_buffers(expected)
-        results = self.function(*arrays, out=out)
-        if self.debug:
-            self._check_finite(arrays, results)
-        return results
+        if self.launcher is None:
+            return self.function(*arrays, out=out)
+        inputs = self.function.check_inputs(arrays)
+        buffers = None if out is None else self.function.check_outs(out, inputs)
+        results = self.launcher(inputs)
+        if buffers is None:
+            return results
+        for buffer, result in zip(buffers, results, strict=True):
+            np.copyto(buffer, result)
+        return buffers
+
+    @property
+    def debug(self) -> bool:
+        """Whether enable_debug_mode runs this graph launch by launch."""
+        return self.launcher is not None
 
     def empty_outputs(self) -> list[np.ndarray]:
         """Uninitialized ``out=`` arrays aligned as the compiled code prefers (64 bytes: streamed stores).
@@ -175,33 +187,6 @@ class Executable(CompiledGraph):
             buffers.append(np.empty(shape, spec.dtype))
         return buffers
 
-    def _check_finite(self, arrays: tuple[np.ndarray, ...], results: list[np.ndarray]) -> None:
-        """MindSpore's enable_debug_mode: NaN/Inf in a result is an error naming the kernels behind it.
-
-        The kernels are found by running the fused graph in the reference
-        interpreter and checking each kernel call's outputs; when none produces
-        a non-finite value there, the compiled code and the graph disagree, and
-        the message says so.
-        """
-        bad = [
-            (k, int(np.isnan(r).sum()), int(np.isinf(r).sum()))
-            for k, r in enumerate(results)
-            if r.dtype.kind == "f" and not np.isfinite(r).all()
-        ]
-        if not bad:
-            return
-        found = ", ".join(f"result {k}: {nans} NaN, {infs} Inf" for k, nans, infs in bad)
-        checker = _KernelChecker(parse_module(self.fused_graph, "<fused graph>"))
-        checker.run(list(arrays), self.entry)
-        if checker.findings:
-            where = "; ".join(checker.findings[:5])
-            raise GraphfuseError(f"enable_debug_mode: @{self.entry} {found}; first produced by kernel {where}")
-        raise GraphfuseError(
-            f"enable_debug_mode: @{self.entry} {found}; no kernel of the fused graph produces "
-            "them in the reference interpreter: the compiled code differs from the graph"
-        )
-
-
 
 def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[int, ...]]) -> list[tuple]:
     """The result shapes of ``@entry`` for inputs of these shapes (None where they cannot be told).
@@ -236,6 +221,11 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
                 )]) from None
         if spec is not None and known and spec.group.endswith("elementwise") and inferred and inferred[0] is not None:
             _check_no_dynamic_broadcast(op, entry, inputs, op.operands, inferred[0].shape)
+        if op.name == "func.call" and known:  # a kernel, or a function of the module: its results' shapes
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            shapes = infer_result_shapes(module, callee, [sig.shape for sig in inputs])
+            inferred = [None if d is None or shape is None else d.with_shape(shape)
+                        for d, shape in zip(declared, shapes, strict=True)]
         for result, sig in zip(op.results, inferred, strict=False):
             sigs[result] = sig
     results = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results
@@ -263,25 +253,6 @@ def _check_no_dynamic_broadcast(op: ir.Operation, entry: str, inputs: list, oper
                 )])
 
 
-class _KernelChecker(Interpreter):
-    """The reference interpreter, recording kernel calls whose float outputs hold NaN or Inf."""
-
-    def __init__(self, module: ir.Module):
-        super().__init__(module)
-        self.findings: list[str] = []
-
-    def call(self, func: ir.Operation, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        outputs = super().call(func, inputs)
-        if "graph.kernel" in func.attributes:
-            name = ir.StringAttr(func.attributes["sym_name"]).value
-            for k, array in enumerate(outputs):
-                if array.dtype.kind == "f" and not np.isfinite(array).all():
-                    inputs_finite = all(a.dtype.kind != "f" or np.isfinite(a).all() for a in inputs)
-                    origin = "from finite inputs" if inputs_finite else "(its inputs already were not finite)"
-                    self.findings.append(f"@{name} output {k} {origin}")
-        return outputs
-
-
 _CACHE: dict[tuple, Executable] = {}
 _LOCK = threading.Lock()
 
@@ -289,6 +260,43 @@ _LOCK = threading.Lock()
 def clear_cache() -> None:
     with _LOCK:
         _CACHE.clear()
+
+
+@dataclass(frozen=True)
+class _Jit:
+    """The CPU code of a fused graph module: the lowering pipeline, then the runtime."""
+
+    filename: str
+    fast_math: bool
+    opt_level: int
+    threads: int
+
+    def __call__(self, module: ir.Module, entry: str, timings: dict[str, float]) -> tuple[str, CompiledFunction]:
+        """(the linalg text, the compiled ``@entry``) of ``module``, which is lowered in place."""
+        start = time.perf_counter()
+        lowering = LOWERING_PIPELINE if self.fast_math else LOWERING_PIPELINE.replace(
+            "graph-to-linalg{strict}", "graph-to-linalg{strict fast-math=false}")
+        run_located(module, lowering, self.filename)
+        linalg_text = str(module)
+        timings["lowering"] = timings.get("lowering", 0.0) + time.perf_counter() - start
+        function = compile_linalg(module, entry, opt_level=self.opt_level, threads=self.threads)
+        for stage, seconds in function.timings.items():
+            timings[stage] = timings.get(stage, 0.0) + seconds
+        return linalg_text, function
+
+
+def _launch_runner(module: ir.Module, entry: str, context: ir.Context, jit: _Jit) -> LaunchRunner:
+    """enable_debug_mode: each launch of the fused graph ``module`` compiled on its own (the module is not changed)."""
+    launches = launches_of(module, entry, jit.filename)
+    compiled = []
+    for launch in launches:
+        lowered = parse_module(launch.text, jit.filename, context)
+        linalg_text, function = jit(lowered, LAUNCH_ENTRY, {})
+        source = parse_module(launch.text, jit.filename, context)
+        compiled.append(Executable(LAUNCH_ENTRY, source, "", launch.text, linalg_text, function,
+                                   filename=jit.filename))
+    fused = parse_module(module.operation.get_asm(enable_debug_info=True), jit.filename, context)
+    return LaunchRunner(fused, entry, launches, compiled)
 
 
 def resolve_pipeline(pipeline: str | None, opt_level: int | None, switches: FusionSwitches, backend: Backend) -> str:
@@ -381,14 +389,9 @@ def compile(
     fused_graph = str(module)
     kernels = sum(1 for func_op in functions(module).values() if is_kernel(func_op))
     timings["graph"] = time.perf_counter() - start
-    start = time.perf_counter()
-    lowering = LOWERING_PIPELINE if fast_math else LOWERING_PIPELINE.replace(
-        "graph-to-linalg{strict}", "graph-to-linalg{strict fast-math=false}")
-    run_located(module, lowering, filename)
-    linalg_text = str(module)
-    timings["lowering"] = time.perf_counter() - start
-    function = compile_linalg(module, name, opt_level=jit_opt_level, threads=threads)
-    timings.update(function.timings)
+    jit = _Jit(filename, fast_math, jit_opt_level, threads)
+    launcher = _launch_runner(module, name, context, jit) if switches.flags.enable_debug_mode else None
+    linalg_text, function = jit(module, name, timings)
     executable = Executable(
         name,
         source_module,
@@ -399,7 +402,7 @@ def compile(
         fusions,
         kernels,
         fusion_result=runner.fusion_result(),
-        debug=switches.flags.enable_debug_mode,
+        launcher=launcher,
         filename=filename,
         timings=timings,
     )

@@ -326,10 +326,28 @@ class CompiledFunction:
                 raise GraphfuseError(f"@{self.name}: out[{k}] overlaps argument {i}; outputs must not alias inputs")
         return o
 
-    def __call__(self, *arrays, out=None) -> list[np.ndarray]:
+    def check_inputs(self, arrays) -> list[np.ndarray]:
+        """The arguments as the compiled code takes them (C-contiguous), or an error naming the first wrong one."""
         if len(arrays) != len(self.inputs):
             raise GraphfuseError(f"@{self.name}: expected {len(self.inputs)} argument(s), got {len(arrays)}")
-        ins = [self._check_input(i, s, a) for i, (s, a) in enumerate(zip(self.inputs, arrays, strict=True))]
+        return [self._check_input(i, s, a) for i, (s, a) in enumerate(zip(self.inputs, arrays, strict=True))]
+
+    def check_outs(self, out, ins: list[np.ndarray]) -> list[np.ndarray]:
+        """The ``out=`` buffers as a list, or an error naming the first wrong or overlapping one."""
+        if isinstance(out, np.ndarray):
+            out = [out]
+        out = list(out)
+        if len(out) != len(self.outputs):
+            raise GraphfuseError(f"@{self.name}: expected {len(self.outputs)} out= buffer(s), got {len(out)}")
+        outs = [self._check_out(k, s, o, ins) for k, (s, o) in enumerate(zip(self.outputs, out, strict=True))]
+        for k in range(len(outs)):
+            for j in range(k):
+                if np.may_share_memory(outs[k], outs[j]):
+                    raise GraphfuseError(f"@{self.name}: out[{k}] overlaps out[{j}]")
+        return outs
+
+    def __call__(self, *arrays, out=None) -> list[np.ndarray]:
+        ins = self.check_inputs(arrays)
         if out is None:
             outs = []
             for k, s in enumerate(self.outputs):
@@ -339,16 +357,7 @@ class CompiledFunction:
                     )
                 outs.append(_aligned_empty(s.shape, s.dtype, BUFFER_ALIGNMENT))  # streamed stores need it
         else:
-            if isinstance(out, np.ndarray):
-                out = [out]
-            out = list(out)
-            if len(out) != len(self.outputs):
-                raise GraphfuseError(f"@{self.name}: expected {len(self.outputs)} out= buffer(s), got {len(out)}")
-            outs = [self._check_out(k, s, o, ins) for k, (s, o) in enumerate(zip(self.outputs, out, strict=True))]
-            for k in range(len(outs)):
-                for j in range(k):
-                    if np.may_share_memory(outs[k], outs[j]):
-                        raise GraphfuseError(f"@{self.name}: out[{k}] overlaps out[{j}]")
+            outs = self.check_outs(out, ins)
         # Streamed stores were compiled for 64-byte aligned result buffers: an out= array that is not gets an
         # aligned stand-in, copied into it after the call (empty_outputs() gives aligned arrays).
         standins = {k: _aligned_empty(o.shape, o.dtype, BUFFER_ALIGNMENT) for k, o in enumerate(outs)

@@ -34,6 +34,7 @@ from graphfuse.lowering.compiler import (
     source_text,
 )
 from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
+from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.opt_levels import graph_pipeline
 
@@ -193,6 +194,9 @@ def compile_npu(
     text, filename = source_text(source)
     switches = FusionSwitches.from_sources(graph_kernel_flags, fusion_switch_file, flags_source="graph kernel flags")
     pipeline = resolve_pipeline(pipeline, opt_level, switches, "npu")
+    if switches.flags.enable_debug_mode:
+        log.warning("enable_debug_mode applies to the CPU backend (graphfuse.compile): the emulated NPU runs "
+                    "its kernels inlined in one function, with no launches to check between")
     context = make_context()
     source_module = parse_module(text, filename, context)
     check_lowerable(source_module, filename)

@@ -132,7 +132,7 @@ def test_enable_debug_mode_names_the_kernel_producing_nan() -> None:
     bad = ok.copy()
     bad[1, 2] = 0.5
     plain = graphfuse.compile(module)
-    assert np.isnan(plain(bad)[0]).sum() == 1  # without debug mode the NaN is returned
+    assert not plain.debug and np.isnan(plain(bad)[0]).sum() == 1  # without debug mode the NaN is returned
     debug = graphfuse.compile(module, graph_kernel_flags="--enable_debug_mode")
     assert debug.debug and debug.kernels >= 1
     debug(ok)
@@ -140,5 +140,102 @@ def test_enable_debug_mode_names_the_kernel_producing_nan() -> None:
         GraphfuseError,
         match=r"enable_debug_mode: @f result 0: 1 NaN, 0 Inf; first produced by "
         r"kernel @f_kernel_0 output \d+ from finite inputs",
-    ):
+    ) as raised:
         debug(bad)
+    # a located note per source op the kernel runs
+    notes = raised.value.diagnostics[0].notes
+    wanted = {f"kernel @f_kernel_0 runs this graph.{name}" for name in ("sqrt", "exp")}
+    assert {n.message for n in notes} >= wanted
+
+
+#: A kernel (mul + exp), an op no kernel takes at -O1 (matmul), and a lone op after it: three launches.
+DEBUG_CHAIN = """func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> (tensor<4x3xf32>, tensor<4x8xf32>) {
+  %c = arith.constant dense<2.0> : tensor<4x8xf32>
+  %0 = "graph.mul"(%a, %c) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.exp"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.matmul"(%1, %b) : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %3 = "graph.log"(%2) : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %3, %a : tensor<4x3xf32>, tensor<4x8xf32>
+}"""
+
+
+def test_enable_debug_mode_runs_launch_by_launch(caplog: pytest.LogCaptureFixture) -> None:
+    """Each kernel, and each op no kernel took, is its own compiled launch, run in order and logged before it runs."""
+    debug = graphfuse.compile(DEBUG_CHAIN, opt_level=1, graph_kernel_flags="--enable_debug_mode")
+    names = [launch.name for launch in debug.launcher.launches]
+    assert names == ["kernel @f_kernel_0", "'graph.matmul' at <string>:5:8", "'graph.log' at <string>:6:8"]
+    rng = np.random.default_rng(0)
+    a, b = rng.random((4, 8), np.float32), rng.random((8, 3), np.float32)
+    with caplog.at_level("DEBUG", logger="graphfuse"):
+        got = debug(a, b)
+    logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("enable_debug_mode: launch")]
+    assert logged == [
+        "enable_debug_mode: launch 1 of 3: kernel @f_kernel_0, inputs tensor<4x8xf32>",
+        "enable_debug_mode: launch 2 of 3: 'graph.matmul' at <string>:5:8, inputs tensor<4x8xf32>, tensor<8x3xf32>",
+        "enable_debug_mode: launch 3 of 3: 'graph.log' at <string>:6:8, inputs tensor<4x3xf32>",
+    ]
+    want = graphfuse.compile(DEBUG_CHAIN, opt_level=1)(a, b)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+    np.testing.assert_array_equal(got[1], a)  # an argument returned as it is: no launch
+    out = debug.empty_outputs()
+    assert debug(a, b, out=out) is not None and np.allclose(out[0], want[0], rtol=1e-6)
+    with pytest.raises(GraphfuseError, match=r"@f: argument 1: expected shape \(8, 3\)"):
+        debug(a, a)
+
+
+def test_enable_debug_mode_reports_a_failed_launch() -> None:
+    """A launch that raises is reported with its position, its kernel, its inputs, and notes locating its ops."""
+    debug = graphfuse.compile(DEBUG_CHAIN, opt_level=1, graph_kernel_flags="--enable_debug_mode")
+
+    def failing(*arrays: np.ndarray) -> list[np.ndarray]:
+        raise GraphfuseError("cannot allocate 40 GB")
+
+    debug.launcher._compiled[0] = failing  # what a launch whose runtime refuses it looks like
+    with pytest.raises(GraphfuseError) as raised:
+        debug(np.ones((4, 8), np.float32), np.ones((8, 3), np.float32))
+    error = raised.value.diagnostics[0]
+    assert error.message == ("enable_debug_mode: @f: launch 1 of 3 failed: kernel @f_kernel_0, inputs "
+                             "tensor<4x8xf32>: error: cannot allocate 40 GB")
+    assert [(str(n.location), n.message) for n in error.notes] == [
+        ("<string>:3:8", "kernel @f_kernel_0 runs this graph.mul"),
+        ("<string>:4:8", "kernel @f_kernel_0 runs this graph.exp"),
+    ]
+
+
+def test_enable_debug_mode_dynamic_shapes() -> None:
+    """Dynamic dimensions are sized per launch; Inf carried through a kernel is not blamed on it."""
+    text = """func.func @g(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %0 = "graph.relu"(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %1 = "graph.tanh"(%0) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %1, %0 : tensor<?x8xf32>, tensor<?x8xf32>
+}"""
+    debug = graphfuse.compile(text, graph_kernel_flags="--enable_debug_mode")
+    for rows in (5, 9):
+        x = np.linspace(-1, 1, rows * 8, dtype=np.float32).reshape(rows, 8)
+        got = debug(x)
+        np.testing.assert_allclose(got[0], np.tanh(np.maximum(x, 0)), rtol=1e-6)
+    x[2, 3] = np.inf  # tanh turns it finite: result 0 stays finite, result 1 (relu) is Inf
+    with pytest.raises(GraphfuseError, match=r"^error: enable_debug_mode: @g result 1: 0 NaN, 1 Inf; first produced by "
+                                             r"kernel @g_kernel_0 output \d \(its inputs already were not finite\)$"):
+        debug(x)
+
+
+def test_enable_debug_mode_blames_an_input_returned_as_it_is() -> None:
+    text = """func.func @h(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = "graph.relu"(%y) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %x : tensor<4xf32>, tensor<4xf32>
+}"""
+    debug = graphfuse.compile(text, graph_kernel_flags="--enable_debug_mode")
+    x = np.array([1, np.nan, 2, 3], np.float32)
+    with pytest.raises(GraphfuseError, match=r"^error: enable_debug_mode: @h result 1: 1 NaN, 0 Inf; "
+                                             r"no launch produced them: they come from input 0$"):
+        debug(x, np.ones(4, np.float32))
+
+
+def test_enable_debug_mode_on_the_npu_warns(caplog: pytest.LogCaptureFixture) -> None:
+    from graphfuse.lowering.npu.compiler import compile_npu
+
+    with caplog.at_level("WARNING", logger="graphfuse"):
+        compile_npu(DEBUG_CHAIN, graph_kernel_flags="--enable_debug_mode")
+    assert any("enable_debug_mode applies to the CPU backend" in r.getMessage() for r in caplog.records)
