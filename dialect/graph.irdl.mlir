@@ -419,9 +419,10 @@ irdl.dialect @graph {
   irdl.operation @conv2d {
     %in0 = irdl.base "!builtin.tensor"
     %in1 = irdl.base "!builtin.tensor"
-    %out2 = irdl.base "!builtin.tensor"
-    irdl.operands(x: %in0, w: %in1)
-    irdl.results(result: %out2)
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, w: %in1, bias: optional %in2)
+    irdl.results(result: %out3)
   }
 
   // Elementwise cosine (radians).

@@ -39,6 +39,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "ConvConcatFusionPass": _load("pipelines.fusion.cann", "ConvConcatFusionPass"),
     "BatchNormSplitFusionPass": _load("pipelines.fusion.cann", "BatchNormSplitFusionPass"),
     "ConvBatchnormFusionPass": _load("pipelines.fusion.cann", "ConvBatchnormFusionPass"),
+    "ConvBiasAddFusionPass": _load("pipelines.fusion.cann", "ConvBiasAddFusionPass"),
     "ConvToFullyConnectionFusionPass": _load("pipelines.fusion.cann", "ConvToFullyConnectionFusionPass"),
     "FlashAttentionFusionV1": _load("pipelines.fusion.attention", "FlashAttentionFusionV1"),
     "FlashAttentionFusionV2": _load("pipelines.fusion.attention", "FlashAttentionFusionV2"),

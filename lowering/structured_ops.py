@@ -46,6 +46,9 @@ accumulator back to f16/bf16 (``arith.truncf``).
   ``linalg.depthwise_conv_2d_nchw_chw`` (groups == C == O, one filter per
   channel), or ``linalg.conv_2d_ngchw_gfchw`` on the input and weights expanded
   to a group dim (other groups), strides and dilations as op attributes.
+  Every form accumulates into a tensor filled with zeros, or with the bias
+  operand broadcast over the output (``_accumulator``): the bias is summed in
+  place, the seed's conv + biasAdd, not added by a second pass.
 - ``max_pool2d``: ``tensor.pad`` with -inf (integers: the type's minimum) and
   ``linalg.pooling_nchw_max`` into a destination filled the same way (NaN
   propagates through ``arith.maximumf``).  ``avg_pool2d``: zero padding,
@@ -161,6 +164,23 @@ def _tensor_type(sizes: Sequence[Size | None], et: ir.Type) -> ir.RankedTensorTy
 def _filled(sizes: Sequence[Size], et: ir.Type, value: float | int) -> ir.Value:
     """A ``tensor.empty`` of ``sizes`` filled with ``value`` by ``linalg.fill``."""
     return linalg.fill(const(et, value), outs=[tensor.empty(list(sizes), et)])
+
+
+def _accumulator(sizes: Sequence[Size], et: ir.Type, bias: ir.Value | None, bias_dims: list[int]) -> ir.Value:
+    """A convolution's initial accumulator: zeros, or ``bias`` (its dimensions the ``bias_dims`` of ``sizes``:
+    the output channels) broadcast and widened to ``et``: the bias is accumulated in place, not added after."""
+    if bias is None:
+        return _filled(sizes, et, 0)
+    rank = len(sizes)
+    generic = build_generic(
+        [_tensor_type(sizes, et)],
+        [bias],
+        [tensor.empty(list(sizes), et)],
+        [_dims_map(rank, bias_dims), ir.AffineMap.get_identity(rank)],
+        [PARALLEL] * rank,
+        lambda args: [widen(args[0])],
+    )
+    return generic.results[0]
 
 
 def _collapse(v: ir.Value, groups: list[list[int]]) -> ir.Value:
@@ -715,6 +735,7 @@ def _conv_as_matmul(
     strides: list[int],
     dilations: list[int],
     acc: ir.Type,
+    bias: ir.Value | None,
 ) -> ir.Value:
     """A plain convolution of the padded input as im2col + one contraction (static shapes).
 
@@ -752,7 +773,7 @@ def _conv_as_matmul(
     # loops: f, n, oh, ow, then the reduction k over C*KH*KW
     weights = _collapse(w, [[0], [1, 2, 3]])
     maps = [ir.AffineMap.get(5, 0, [d[0], d[4]]), cols_map, ir.AffineMap.get(5, 0, [d[1], d[0], d[2], d[3]])]
-    init = _filled([n, f, oh, ow], acc, 0)
+    init = _accumulator([n, f, oh, ow], acc, bias, [1])
     return linalg.contract(weights, cols, outs=[init], indexing_maps=maps)
 
 
@@ -768,7 +789,7 @@ def _direct_conv_fits(
     return strides == [1, 1] and dilations == [1, 1] and rt.shape[3] >= register_tile(vector_bits())[1]
 
 
-def _direct_conv(xp: ir.Value, w: ir.Value, rt: ir.RankedTensorType) -> ir.Value:
+def _direct_conv(xp: ir.Value, w: ir.Value, rt: ir.RankedTensorType, bias: ir.Value | None) -> ir.Value:
     """A unit-stride convolution of the padded input as one generic, read in place by the runtime's register
     tiles (no im2col matrix, no copy of the input into panels): ``out[n, f, oh, ow] += w[f, c, kh, kw] *
     xp[n, c, oh + kh, ow + kw]``.
@@ -781,7 +802,7 @@ def _direct_conv(xp: ir.Value, w: ir.Value, rt: ir.RankedTensorType) -> ir.Value
     times NR contiguous input floats of one row.
     """
     d = [ir.AffineDimExpr.get(i) for i in range(7)]
-    init = _filled(list(rt.shape), rt.element_type, 0)
+    init = _accumulator(list(rt.shape), rt.element_type, bias, [1])
     filter_lanes = rt.shape[1] >= register_tile(vector_bits())[1]
     if filter_lanes:  # n, oh, ow, f, c, kh, kw
         w = _filters_last(w)
@@ -823,8 +844,10 @@ def _filters_last(w: ir.Value) -> ir.Value:
 
 @register_lowering("conv2d")
 def lower_conv2d(op: ir.Operation) -> bool:
-    """Zero padding, then im2col + a contraction or a named convolution (depthwise, grouped), accumulating in f32."""
-    x, w = op.operands
+    """Zero padding, then im2col + a contraction or a named convolution (depthwise, grouped), accumulating in f32
+    from zero or from the bias."""
+    x, w = op.operands[:2]
+    bias = op.operands[2] if len(op.operands) == 3 else None
     xt, wt, rt = _ranked(x), _ranked(w), _ranked(op.results[0])
     if xt is None or wt is None or rt is None or not is_float(xt.element_type):
         return False
@@ -844,15 +867,15 @@ def lower_conv2d(op: ir.Operation) -> bool:
         n = _dim(x, 0)
         named = {"strides": strides, "dilations": dilations}
         if groups == 1 and _direct_conv_fits(xp, w, rt, strides, dilations):
-            r = _direct_conv(xp, w, rt)
+            r = _direct_conv(xp, w, rt, bias)
         elif groups == 1 and _im2col_fits(xp, w, rt):
-            r = _conv_as_matmul(xp, w, rt, kernel, strides, dilations, acc)
+            r = _conv_as_matmul(xp, w, rt, kernel, strides, dilations, acc, bias)
         elif groups == 1:
-            init = _filled([n, _dim(w, 0), oh, ow], acc, 0)
+            init = _accumulator([n, _dim(w, 0), oh, ow], acc, bias, [1])
             r = linalg.conv_2d_nchw_fchw(xp, w, outs=[init], **named)
         elif i_static == 1 and o_static == groups:
             # Depthwise: channel c is convolved with filter w[c, 0] alone.
-            init = _filled([n, groups, oh, ow], acc, 0)
+            init = _accumulator([n, groups, oh, ow], acc, bias, [1])
             r = linalg.depthwise_conv_2d_nchw_chw(xp, _collapse(w, [[0, 1], [2], [3]]), outs=[init], **named)
         else:
             per_group_in = _dim(w, 1)
@@ -861,7 +884,8 @@ def lower_conv2d(op: ir.Operation) -> bool:
             )
             xg = _expand(xp, [[0], [1, 2], [3], [4]], [n, groups, per_group_in, _dim(xp, 2), _dim(xp, 3)])
             wg = _expand(w, [[0, 1], [2], [3], [4]], [groups, per_group_out, per_group_in, *kernel])
-            init = _filled([n, groups, per_group_out, oh, ow], acc, 0)
+            grouped_bias = None if bias is None else _expand(bias, [[0, 1]], [groups, per_group_out])
+            init = _accumulator([n, groups, per_group_out, oh, ow], acc, grouped_bias, [1, 2])
             r = linalg.conv_2d_ngchw_gfchw(xg, wg, outs=[init], **named)
             r = _collapse(r, [[0], [1, 2], [3], [4]])
         return _replace(op, _round_to(r, et))

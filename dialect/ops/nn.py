@@ -402,8 +402,14 @@ def _read_strides(attrs: dict[str, Any]) -> list[int]:
 
 
 def _infer_conv2d(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
-    x, w = inputs
-    dtype = _require_floats(inputs, ("x", "w"))
+    x, w = inputs[:2]
+    dtype = _require_floats(inputs, ("x", "w", "bias"))
+    if len(inputs) == 3:
+        bias = inputs[2]
+        if bias.rank != 1:
+            raise VerifyError(f"operand bias {bias} must have rank 1 (one value per output channel)")
+        if None not in (bias.shape[0], w.shape[0]) and bias.shape[0] != w.shape[0]:
+            raise VerifyError(f"operand bias {bias} must have one value per output channel of w {w} ({w.shape[0]})")
     if x.rank != 4:
         raise VerifyError(f"operand x {x} must have rank 4 (NCHW)")
     if w.rank != 4:
@@ -430,7 +436,7 @@ def _infer_conv2d(inputs: list[TensorSig], attrs: dict[str, Any], declared: list
 
 
 def _conv2d_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
-    x, w = xs
+    x, w = xs[:2]
     groups = int(attrs["groups"])
     n = x.shape[0]
     o, i, kh, kw = w.shape
@@ -439,13 +445,15 @@ def _conv2d_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list
     # (N, G, I, OH, OW, kh, kw) x (G, O/G, I, kh, kw) -> (N, G, O/G, OH, OW): one contraction per group.
     windows = windows.reshape(n, groups, i, oh, ow, kh, kw)
     wg = w.reshape(groups, o // groups, i, kh, kw)
-    out = np.einsum("ngcyxij,gocij->ngoyx", windows, wg, optimize=True)
-    return [out.reshape(n, o, oh, ow).astype(np.float32, copy=False)]
+    out = np.einsum("ngcyxij,gocij->ngoyx", windows, wg, optimize=True).reshape(n, o, oh, ow)
+    if len(xs) == 3:  # the bias joins the sums before they are rounded to the result type
+        out = out.astype(np.float32, copy=False) + xs[2].astype(np.float32).reshape(1, o, 1, 1)
+    return [out.astype(np.float32, copy=False)]
 
 
 register_op(OpSpec(
     name="conv2d", group="nn", summary="2-D convolution (cross-correlation), NCHW input and OIHW weights.",
-    operands=(ValueSpec("x"), ValueSpec("w")), results=(ValueSpec("result"),),
+    operands=(ValueSpec("x"), ValueSpec("w"), ValueSpec("bias", "optional")), results=(ValueSpec("result"),),
     attrs=(
         _STRIDES_ATTR,
         _PADS_ATTR,
@@ -455,10 +463,12 @@ register_op(OpSpec(
     infer=_infer_conv2d, reference=_conv2d_reference,
     doc="`x` is `N x C x H x W`, `w` is `O x I x kh x kw` with `C = I * groups`, `O % groups == 0`. With `x` "
         "zero-padded by `pads` = [top, left, bottom, right] and `g = o / (O / groups)`: `result[n, o, y, x'] = "
-        "sum_{c<I, i<kh, j<kw} xpad[n, g*I + c, y*sh + i*dh, x'*sw + j*dw] * w[o, c, i, j]` (no kernel flip, no "
-        "bias). Output `OH = floor((H + top + bottom - dh*(kh-1) - 1) / sh) + 1`, likewise `OW`; it must be >= 1. "
+        "bias[o] + sum_{c<I, i<kh, j<kw} xpad[n, g*I + c, y*sh + i*dh, x'*sw + j*dw] * w[o, c, i, j]` (no kernel "
+        "flip). The optional `bias` (`O` values, ONNX Conv's `B`, the seed's conv + biasAdd) starts each output's "
+        "accumulator, before the result is rounded to the result type; without it the sums start at 0. "
+        "Output `OH = floor((H + top + bottom - dh*(kh-1) - 1) / sh) + 1`, likewise `OW`; it must be >= 1. "
         "groups == C == O gives a depthwise convolution. Dynamic N, C, H, W are allowed; kh and kw must be static.",
-    example=((TensorSig((1, 4, 8, 8), "f32"), TensorSig((6, 2, 3, 3), "f32")),
+    example=((TensorSig((1, 4, 8, 8), "f32"), TensorSig((6, 2, 3, 3), "f32"), TensorSig((6,), "f32")),
              {"strides": [2, 1], "pads": [1, 1, 1, 1], "dilations": [1, 2], "groups": 2}),
 ))
 

@@ -12,6 +12,7 @@ pass                                rewrite
 ConvBatchnormFusionPass             conv2d [+ bias_add] + batch_norm (constants) -> conv2d(w * s) + bias_add
 BatchNormSplitFusionPass            conv2d + batch_norm + bias_add (constants) -> conv2d(w * s) + bias_add;
                                     the batch_norm's scale goes into the conv, its shift into the bias
+ConvBiasAddFusionPass               conv2d + bias_add (or add of a per-channel constant) -> conv2d with a bias
 ConvToFullyConnectionFusionPass     conv2d whose kernel covers the whole input -> reshape + matmul + reshape
 ZConcatv2dFusionPass                concat(a, concat(b, c)) on one axis -> concat(a, b, c)
 SplitConvConcatFusionPass           split(x, C) -> n conv2d -> concat(C) -> one conv2d with groups = n
@@ -65,6 +66,7 @@ from graphfuse.pipelines.fusion.base import GRAPH_FUSION, FusionPass, Pattern
 from graphfuse.pipelines.fusion.cann_conv import (
     batchnorm_split,
     conv_batchnorm,
+    conv_bias_add,
     conv_bias_batchnorm,
     conv_concat,
     conv_to_fully_connection,
@@ -188,6 +190,35 @@ func.func @conv_bn_bias(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
     patterns: ClassVar[tuple[Pattern, ...]] = (
         Pattern("BatchNormSplitBiasAddFusion", "graph.bias_add", batchnorm_split),
         Pattern("BatchNormSplitAddFusion", "graph.add", batchnorm_split),
+    )
+
+
+@dataclass(frozen=True)
+class ConvBiasAddFusionPass(FusionPass):
+    """bias_add(conv2d(x, w), b) -> conv2d(x, w, b): the seed's conv + biasAdd, accumulated in place.
+
+    The seed's example of a rewrite "by the math" that the hardware rewards: the bias initializes the
+    convolution's accumulator (L0C on Ascend), so no add runs over the output.  On the CPU the bias starts
+    each register tile.  Takes ``bias_add`` along the channel axis (any 1-D bias) and ``add`` of a
+    per-channel constant; it runs after the batch_norm folds, which leave a conv2d + bias_add.  The seed
+    names no pass for it: graphfuse names it in CANN's style.
+    """
+
+    name: ClassVar[str] = "ConvBiasAddFusionPass"
+    priority: ClassVar[int] = 85
+    summary: ClassVar[str] = "Make a bias added to a conv2d's channels the conv2d's own bias, accumulated in place"
+    group: ClassVar[str] = GRAPH_FUSION
+    origin: ClassVar[str] = "cann"
+    example: ClassVar[str] = """\
+func.func @conv_bias(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x2x2xf32> {
+  %0 = "graph.conv2d"(%x, %w) : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
+  %1 = "graph.bias_add"(%0, %b) {axis = 1 : i64} : (tensor<1x3x2x2xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
+  return %1 : tensor<1x3x2x2xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (
+        Pattern("ConvBiasAddFusion", "graph.bias_add", conv_bias_add),
+        Pattern("ConvAddFusion", "graph.add", conv_bias_add),
     )
 
 

@@ -3,7 +3,13 @@
 - :func:`conv_batchnorm` / :func:`conv_bias_batchnorm`: ConvBatchnormFusionPass;
 - :func:`batchnorm_split`: BatchNormSplitFusionPass (split fusion);
 - :func:`conv_to_fully_connection`: ConvToFullyConnectionFusionPass;
-- :func:`split_conv_concat`: SplitConvConcatFusionPass.
+- :func:`split_conv_concat`: SplitConvConcatFusionPass;
+- :func:`conv_concat`: ConvConcatFusionPass;
+- :func:`conv_bias_add`: ConvBiasAddFusionPass (the bias becomes the conv2d's own, accumulated in place).
+
+A conv2d with a bias operand is taken by every rewrite: the batch_norm folds
+fold its (constant) bias too, the joins concatenate the biases (a conv
+without one adds zeros), and ConvToFullyConnection adds it to the matmul.
 
 Folding batch_norm into a conv is the one rewrite here that changes rounding:
 the folded weights ``w * s`` and bias are computed in float64 and rounded once
@@ -132,6 +138,22 @@ def _channels(conv: ir.Operation) -> int | None:
     return sig(conv.results[0]).shape[1]
 
 
+def conv_bias(conv: ir.Operation) -> ir.Value | None:
+    """The bias operand of a conv2d, None when it has none."""
+    return conv.operands[2] if len(conv.operands) == 3 else None
+
+
+def _constant_bias(conv: ir.Operation, channels: int) -> np.ndarray | str:
+    """The conv2d's bias as a constant array of ``channels`` (zeros without one), or why not."""
+    bias = conv_bias(conv)
+    if bias is None:
+        return np.zeros(channels, np.float64)
+    array = constant_array(bias)
+    if array is None:
+        return "the conv2d bias is not a constant"
+    return array
+
+
 def _conv_weights(conv: ir.Operation) -> np.ndarray | str:
     w = constant_array(conv.operands[1])
     if w is None:
@@ -160,7 +182,11 @@ def _fold_batchnorm(
     if isinstance(affine, str):
         return affine
     s, mean, offset = affine
-    bias = (pre_bias.astype(np.float64) - mean) * s + offset + post_bias.astype(np.float64)
+    own = _constant_bias(conv, len(s))
+    if isinstance(own, str):
+        return own
+    pre_bias = pre_bias.astype(np.float64) + own.astype(np.float64)
+    bias = (pre_bias - mean) * s + offset + post_bias.astype(np.float64)
     dtype = sig(conv.results[0]).dtype
     folded = fold_into_conv(w, s, bias, dtype)
     if isinstance(folded, str):
@@ -262,7 +288,7 @@ def batchnorm_split(root: ir.Operation, rw: Any) -> bool | str:
 
 
 def conv_to_fully_connection(conv: ir.Operation, rw: Any) -> bool | str:
-    """conv2d(x, w) whose kernel covers all of x -> reshape(matmul(reshape(x), reshape(w), transpose_b)).
+    """conv2d(x, w [, b]) whose kernel covers all of x -> reshape(matmul(reshape(x), reshape(w), transpose_b) [+ b]).
 
     With ``kh = H``, ``kw = W`` and no padding the conv has one output
     position; it is the dot product of each flattened image ``x[n]`` (C*H*W,
@@ -292,8 +318,11 @@ def conv_to_fully_connection(conv: ir.Operation, rw: Any) -> bool | str:
         w2 = create_constant(rw, w_const.reshape(o, k), loc)
     else:
         w2 = create_op(rw, "reshape", [w], loc, declared=[TensorSig((o, k), dtype)]).results[0]
-    mm = create_op(rw, "matmul", [x2.results[0], w2], loc, transpose_b=True)
-    out = create_op(rw, "reshape", [mm.results[0]], loc, declared=[sig(conv.results[0])])
+    product = create_op(rw, "matmul", [x2.results[0], w2], loc, transpose_b=True).results[0]
+    bias = conv_bias(conv)
+    if bias is not None:  # [N, O] + bias[O]: MatMulBiasAddFusionPass may fuse it next
+        product = create_op(rw, "bias_add", [product, bias], loc, axis=1).results[0]
+    out = create_op(rw, "reshape", [product], loc, declared=[sig(conv.results[0])])
     rw.replace_op(conv, [out.results[0]])
     return True
 
@@ -321,8 +350,32 @@ def _unlike_convs(convs: list[ir.Operation]) -> str | None:
     return None
 
 
+def _joined_bias(convs: list[ir.Operation], outs: list[int]) -> np.ndarray | str | None:
+    """The biases of convs joined into one (``outs`` output channels each), in order: None when none has a
+    bias, zeros for those without one, or why not (a bias that is not a constant)."""
+    if all(conv_bias(c) is None for c in convs):
+        return None
+    parts = [_constant_bias(c, o) for c, o in zip(convs, outs, strict=True)]
+    problem = next((p for p in parts if isinstance(p, str)), None)
+    if problem is not None:
+        return problem
+    dtype = NUMPY_DTYPES[sig(convs[0].results[0]).dtype]
+    return np.concatenate(parts).astype(dtype)
+
+
+def _joined_conv(rw: Any, x: ir.Value, weights: np.ndarray, bias: np.ndarray | None, loc: ir.Location,
+                 attrs: dict[str, Any]) -> ir.Operation:
+    """conv2d(x, weights [, bias]) with the weights and bias as new constants."""
+    operands = [x, create_constant(rw, weights, loc)]
+    if bias is not None:
+        operands.append(create_constant(rw, bias, loc))
+    return create_op(rw, "conv2d", operands, loc, **attrs)
+
+
 def split_conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
     """concat(conv2d(split(x)[0], w0), ..., conv2d(split(x)[n-1], wn-1), axis=1) -> conv2d(x, concat(w), groups=n).
+
+    Biases (constants) are concatenated likewise, zeros standing for a conv without one.
 
     Group g of a grouped conv reads input channels ``[g*I, (g+1)*I)`` and
     writes output channels ``[g*O, (g+1)*O)`` with filters ``w[g*O:(g+1)*O]``:
@@ -364,6 +417,9 @@ def split_conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
     outs = [w.shape[0] for w in weights]
     if len(set(outs)) > 1:
         return f"the convs have different output channel counts {outs}: a grouped conv needs equal groups"
+    bias = _joined_bias(convs, outs)
+    if isinstance(bias, str):
+        return bias
     new_w = np.concatenate(weights, axis=0)
     attrs = written_attrs(convs[0])
     attrs["groups"] = pieces
@@ -373,8 +429,7 @@ def split_conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
         # Dynamic dims may be written differently; never change a result type.
         return "the grouped conv's result type would differ from the concat's"
     loc = fused_location([split, *convs, concat])
-    w_value = create_constant(rw, new_w, loc)
-    new_conv = create_op(rw, "conv2d", [x, w_value], loc, **attrs)
+    new_conv = _joined_conv(rw, x, new_w, bias, loc, attrs)
     rw.replace_op(concat, [new_conv.results[0]])
     erase_dead(rw, [*convs, split])
     return True
@@ -389,7 +444,8 @@ def conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
 
     Convolutions of one input that differ only in their filters are one convolution with all the filters:
     output channel block i is conv2d(x, w_i).  The convs must share the input, strides, pads, dilations and
-    groups (1), their weights be constants of one kernel size, and their results have no other users.
+    groups (1), their weights (and biases, if any) be constants of one kernel size, and their results have no
+    other users.
     """
     convs = [producer(v, "graph.conv2d") for v in concat.operands]
     if len(convs) < 2 or any(c is None for c in convs):
@@ -408,13 +464,63 @@ def conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
         return "the conv2d weights are not all constants"
     if len({w.shape[1:] for w in weights}) > 1:
         return f"the convs have different kernel shapes {[w.shape[1:] for w in weights]}"
+    bias = _joined_bias(convs, [w.shape[0] for w in weights])
+    if isinstance(bias, str):
+        return bias
     new_w = np.concatenate(weights, axis=0)
     attrs = written_attrs(convs[0])
     w_sig = TensorSig(new_w.shape, sig(x).dtype)
     if inferred_conv([sig(x), w_sig], attrs) != sig(concat.results[0]):
         return "the joined conv's result type would differ from the concat's"
     loc = fused_location([*convs, concat])
-    new_conv = create_op(rw, "conv2d", [x, create_constant(rw, new_w, loc)], loc, **attrs)
+    new_conv = _joined_conv(rw, x, new_w, bias, loc, attrs)
     rw.replace_op(concat, [new_conv.results[0]])
     erase_dead(rw, convs)
+    return True
+
+
+# --------------------------------------------------------------------------
+# ConvBiasAddFusionPass
+
+
+def conv_bias_add(op: ir.Operation, rw: Any) -> bool | str:
+    """bias_add(conv2d(x, w), b, axis 1) -> conv2d(x, w, b); also add(conv2d(x, w), c) with a per-channel
+    constant ``c``.
+
+    The seed's conv + biasAdd fusion: the bias starts the conv's accumulator (on the NPU, in L0C; on the CPU,
+    in the register tile) instead of a second pass over the output.  The bias_add's bias may be any 1-D value
+    of the output channels, the add's must be a constant that broadcasts per channel without growing the
+    result.  The conv must not have a bias already, and its result no other user.
+    """
+    conv = next((p for p in (producer(v, "graph.conv2d") for v in op.operands) if p is not None), None)
+    if conv is None:
+        return False
+    if op.name == "graph.bias_add":
+        if op.operands[0] != conv.results[0]:
+            return False
+        axis = normalize_axis(attributes(op)["axis"], 4)
+        if axis != 1:
+            return f"the bias_add adds along axis {axis}, not the channel axis 1"
+        bias = op.operands[1]
+    else:
+        channels = _channels(conv)
+        if channels is None:
+            return _DYNAMIC_CHANNELS
+        array = channel_bias(op, conv.results[0], channels)
+        if array is None or isinstance(array, str):
+            return array or False
+        bias = None
+    if conv_bias(conv) is not None:
+        return "the conv2d already has a bias"
+    if not has_one_use(conv.results[0]):
+        return "the conv2d result has other users"
+    if sig(op.results[0]) != sig(conv.results[0]):
+        return "the bias changes the result type"
+    loc = fused_location([conv, op])
+    if bias is None:
+        dtype = NUMPY_DTYPES[sig(conv.results[0]).dtype]
+        bias = create_constant(rw, np.ascontiguousarray(array, dtype=dtype), loc)
+    new_conv = create_op(rw, "conv2d", [*conv.operands, bias], loc, **written_attrs(conv))
+    rw.replace_op(op, [new_conv.results[0]])
+    erase_dead(rw, [conv])
     return True

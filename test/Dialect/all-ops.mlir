@@ -153,8 +153,8 @@ module {
     %0 = "graph.concat"(%arg0, %arg1) {axis = -1 : i64} : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x10xf32>
     return %0 : tensor<4x10xf32>
   }
-  func.func @conv2d(%arg0: tensor<1x4x8x8xf32>, %arg1: tensor<6x2x3x3xf32>) -> tensor<1x6x4x6xf32> {
-    %0 = "graph.conv2d"(%arg0, %arg1) {dilations = array<i64: 1, 2>, groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x4x6xf32>
+  func.func @conv2d(%arg0: tensor<1x4x8x8xf32>, %arg1: tensor<6x2x3x3xf32>, %arg2: tensor<6xf32>) -> tensor<1x6x4x6xf32> {
+    %0 = "graph.conv2d"(%arg0, %arg1, %arg2) {dilations = array<i64: 1, 2>, groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x6xf32>
     return %0 : tensor<1x6x4x6xf32>
   }
   func.func @cos(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
+import graphfuse
 from graphfuse import parse_module, run_function, run_pipeline
 from graphfuse.dialect.builder import FunctionBuilder, GraphBuilder
 from graphfuse.dialect.evaluate import evaluate_op
@@ -38,6 +39,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 UNIT_ROUNDOFF = {"f32": 2.0**-24, "f16": 2.0**-11, "bf16": 2.0**-8}
 PASSES = (
     cann.ConvBatchnormFusionPass,
+    cann.ConvBiasAddFusionPass,
     cann.BatchNormSplitFusionPass,
     cann.ConvToFullyConnectionFusionPass,
     cann.ZConcatv2dFusionPass,
@@ -171,7 +173,7 @@ def test_unsupported_passes_are_documented_not_registered() -> None:
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("bias", [None, "bias_add", "add"])
+@pytest.mark.parametrize("bias", [None, "bias_add", "add", "operand"])
 @pytest.mark.parametrize("config", range(len(CONVS)))
 def test_conv_batchnorm(config: int, bias: str | None, dtype: str) -> None:
     rng = np.random.default_rng(100 + config)
@@ -182,9 +184,9 @@ def test_conv_batchnorm(config: int, bias: str | None, dtype: str) -> None:
     x = b.arg(x_shape, dtype)
     w = rand(rng, w_shape, dtype)
     params = bn_params(rng, channels, dtype)
-    y = b.conv2d(x, b.const(w), **attrs)
     c = rand(rng, (channels,), dtype)
-    if bias is not None:
+    y = b.conv2d(x, b.const(w), *([b.const(c)] if bias == "operand" else []), **attrs)  # the conv's own bias
+    if bias in ("bias_add", "add"):
         y = b.bias_add(y, b.const(c), axis=1) if bias == "bias_add" else b.add(b.const(c.reshape(channels, 1, 1)), y)
     out = b.batch_norm(y, *(b.const(p) for p in params), epsilon=eps)
     b.ret(out)
@@ -418,6 +420,139 @@ def test_split_conv_concat_unequal_groups_not_fused() -> None:
     b.ret(b.concat(c0, c1, axis=1))
     run_pipeline(b.module, "builtin.module(SplitConvConcatFusionPass)")
     assert graph_ops(b.module) == ["graph.split", "graph.conv2d", "graph.conv2d", "graph.concat"]
+
+
+# --------------------------------------------------------------------------
+# ConvBiasAddFusionPass and convolutions with a bias operand
+
+
+def conv_bias_tolerance(x: np.ndarray, w: np.ndarray, bias: np.ndarray, attrs: dict, dtype: str) -> np.ndarray:
+    """The bias summed first rather than last: ``(K + 1) 2^-24`` of ``M = conv(|x|, |w|) + |bias|``; in a
+    narrow dtype the unfused chain also rounds the conv's result (at most M) and the sum: ``2 u M``."""
+    k = w.shape[1] * w.shape[2] * w.shape[3]
+    magnitude = conv_magnitude(x, w, attrs) + np.abs(as_f64(bias))[None, :, None, None]
+    return 2 * ((k + 1) * 2.0**-24 + 2 * UNIT_ROUNDOFF[dtype]) * magnitude + 1e-30
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("form", ["bias_add", "bias_add_argument", "add", "add_scalar"])
+@pytest.mark.parametrize("config", range(len(CONVS)))
+def test_conv_bias_add(config: int, form: str, dtype: str) -> None:
+    """conv2d + a per-channel bias -> conv2d with the bias as its operand, for every conv shape."""
+    rng = np.random.default_rng(300 + config)
+    x_shape, w_shape, attrs = CONVS[config]
+    channels = w_shape[0]
+    b = GraphBuilder("main")
+    x = b.arg(x_shape, dtype)
+    w = rand(rng, w_shape, dtype)
+    bias = rand(rng, (1,) if form == "add_scalar" else (channels,), dtype, scale=4.0)
+    inputs = [rand(rng, x_shape, dtype)]
+    y = b.conv2d(x, b.const(w), **attrs)
+    if form == "bias_add_argument":
+        y = b.bias_add(y, b.arg((channels,), dtype), axis=1)
+        inputs.append(bias)
+    elif form == "bias_add":
+        y = b.bias_add(y, b.const(bias), axis=-3)
+    elif form == "add":
+        y = b.add(y, b.const(bias.reshape(1, channels, 1, 1)))
+    else:
+        y = b.add(b.const(bias.reshape(())), y)
+    b.ret(y)
+    before, after = apply(b.module, "ConvBiasAddFusionPass", inputs)
+    assert graph_ops(b.module) == ["graph.conv2d"]
+    full_bias = np.broadcast_to(bias, (channels,))
+    assert_within(after[0], before[0], conv_bias_tolerance(inputs[0], w, full_bias, attrs, dtype))
+
+
+def test_conv_bias_add_keeps_what_it_cannot_fuse() -> None:
+    """Another axis, a conv that already has a bias, a shared conv result, a non-constant add: no rewrite."""
+    text = """
+func.func @main(%x: tensor<1x2x4x4xf32>, %w: tensor<4x2x1x1xf32>, %b: tensor<4xf32>, %c: tensor<1x4x1x1xf32>)
+    -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) {
+  %k = arith.constant dense<1.0> : tensor<4xf32>
+  %0 = "graph.conv2d"(%x, %w) : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %1 = "graph.bias_add"(%0, %k) {axis = 3 : i64} : (tensor<1x4x4x4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %2 = "graph.conv2d"(%x, %w, %b) : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %3 = "graph.bias_add"(%2, %k) {axis = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %4 = "graph.conv2d"(%x, %w) : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %5 = "graph.add"(%4, %c) : (tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %1, %3, %5, %4 : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
+}"""
+    module = parse_module(text)
+    before = str(module)
+    run_pipeline(module, "builtin.module(ConvBiasAddFusionPass)")
+    assert str(module) == before
+
+
+@pytest.mark.parametrize("config", range(len(CONVS)))
+def test_conv2d_bias_operand_compiles(config: int) -> None:
+    """Every CPU lowering of conv2d (direct, im2col, named, depthwise, grouped) starts from the bias, and the
+    NPU emulator does too."""
+    from graphfuse.lowering.npu.compiler import compile_npu
+
+    rng = np.random.default_rng(400 + config)
+    x_shape, w_shape, attrs = CONVS[config]
+    b = GraphBuilder("main")
+    b.ret(b.conv2d(b.arg(x_shape), b.arg(w_shape), b.arg((w_shape[0],)), **attrs))
+    inputs = [rand(rng, x_shape, "f32"), rand(rng, w_shape, "f32"), rand(rng, (w_shape[0],), "f32", scale=4.0)]
+    want = run_function(b.module, inputs)[0]
+    tolerance = conv_bias_tolerance(inputs[0], inputs[1], inputs[2], attrs, "f32")
+    for compiled in (graphfuse.compile(b.module, opt_level=0), compile_npu(b.module, opt_level=0)):
+        assert_within(compiled(*inputs)[0], want, tolerance)
+
+
+def test_conv2d_direct_with_bias_compiles() -> None:
+    """A 3x3 conv wide enough for the direct convolution's register tiles, its bias in the accumulator."""
+    rng = np.random.default_rng(5)
+    b = GraphBuilder("main")
+    b.ret(b.conv2d(b.arg((1, 16, 20, 40)), b.arg((32, 16, 3, 3)), b.arg((32,)), pads=[1, 1, 1, 1]))
+    inputs = [rand(rng, (1, 16, 20, 40), "f32"), rand(rng, (32, 16, 3, 3), "f32"), rand(rng, (32,), "f32", 4.0)]
+    want = run_function(b.module, inputs)[0]
+    exe = graphfuse.compile(b.module)
+    assert "graph.direct_conv" in exe.linalg
+    assert_within(exe(*inputs)[0], want, conv_bias_tolerance(*inputs, {"pads": [1, 1, 1, 1]}, "f32"))
+
+
+def test_conv_joins_take_biases() -> None:
+    """ConvConcat and SplitConvConcat concatenate the convs' biases (zeros for a conv without one);
+    ConvToFullyConnection adds the bias to the matmul."""
+    rng = np.random.default_rng(9)
+    b = GraphBuilder("main")
+    x = b.arg((1, 4, 5, 5))
+    w0, w1 = rand(rng, (2, 4, 3, 3), "f32"), rand(rng, (3, 4, 3, 3), "f32")
+    c0 = b.conv2d(x, b.const(w0), b.const(rand(rng, (2,), "f32")), pads=[1, 1, 1, 1])
+    c1 = b.conv2d(x, b.const(w1), pads=[1, 1, 1, 1])
+    b.ret(b.concat(c0, c1, axis=1))
+    xv = rand(rng, (1, 4, 5, 5), "f32")
+    before, after = apply(b.module, "ConvConcatFusionPass", [xv])
+    assert graph_ops(b.module) == ["graph.conv2d"] and len(list(b.module.body.operations[0].regions[0]
+                                                                  .blocks[0].arguments)) == 1
+    np.testing.assert_allclose(after[0], before[0], rtol=1e-5, atol=1e-5)
+
+    b = GraphBuilder("main")
+    parts = b.split(b.arg((1, 4, 5, 5)), axis=1, sizes=[2, 2])
+    convs = [b.conv2d(p, b.const(rand(rng, (3, 2, 1, 1), "f32")), b.const(rand(rng, (3,), "f32"))) for p in parts]
+    b.ret(b.concat(*convs, axis=1))
+    before, after = apply(b.module, "SplitConvConcatFusionPass", [xv])
+    assert graph_ops(b.module) == ["graph.conv2d"]
+    np.testing.assert_allclose(after[0], before[0], rtol=1e-5, atol=1e-5)
+
+    b = GraphBuilder("main")
+    b.ret(b.conv2d(b.arg((2, 4, 5, 5)), b.const(rand(rng, (6, 4, 5, 5), "f32")), b.arg((6,))))
+    inputs = [rand(rng, (2, 4, 5, 5), "f32"), rand(rng, (6,), "f32")]
+    before, after = apply(b.module, "ConvToFullyConnectionFusionPass", inputs)
+    assert sorted(graph_ops(b.module)) == ["graph.bias_add", "graph.matmul", "graph.reshape", "graph.reshape"]
+    np.testing.assert_allclose(after[0], before[0], rtol=1e-5, atol=1e-5)
+
+
+def test_conv_joins_refuse_non_constant_biases() -> None:
+    b = GraphBuilder("main")
+    x, bias = b.arg((1, 4, 5, 5)), b.arg((2,))
+    c0 = b.conv2d(x, b.const(np.ones((2, 4, 1, 1), np.float32)), bias)
+    c1 = b.conv2d(x, b.const(np.ones((2, 4, 1, 1), np.float32)))
+    b.ret(b.concat(c0, c1, axis=1))
+    run_pipeline(b.module, "builtin.module(ConvConcatFusionPass)")
+    assert graph_ops(b.module) == ["graph.conv2d", "graph.conv2d", "graph.concat"]
 
 
 # --------------------------------------------------------------------------
