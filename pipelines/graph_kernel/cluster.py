@@ -56,15 +56,16 @@ DEFAULT_CLUSTER_OPS: dict[str, frozenset[str]] = {
     "npu": frozenset({
         "abs", "add", "broadcast_to", "cast", "exp", "log", "maximum", "minimum", "mul", "neg", "pow", "div",
         "reciprocal", "rsqrt", "sqrt", "sub", "equal", "not_equal", "greater", "greater_equal", "less",
-        "less_equal", "logical_and", "logical_or", "logical_not", "select", "reduce_sum", "isfinite",
+        "less_equal", "logical_and", "logical_or", "logical_not", "select", "assign", "reduce_sum", "isfinite",
         "transpose", "floor", "ceil", "trunc",
     }),
 }
 
 #: Reductions, and the ops clustered like them: argmax / argmin reduce an axis too, cumsum reads along one.
 _REDUCTIONS = frozenset({"reduce_sum", "reduce_max", "reduce_min", "reduce_mean", "argmax", "argmin", "cumsum"})
-#: Data placed without arithmetic: one_hot spreads an index along a new axis, assign broadcasts its value.
-_LAYOUT = frozenset({"reshape", "transpose", "broadcast_to", "one_hot", "assign"})
+#: Data placed without arithmetic: one_hot spreads an index along a new axis, assign broadcasts its value, slice
+#: (StridedSlice) reads a strided window.
+_LAYOUT = frozenset({"reshape", "transpose", "broadcast_to", "one_hot", "assign", "slice"})
 
 
 def cluster_set(backend: str, enable: tuple[str, ...] = (), disable: tuple[str, ...] = (),

@@ -95,11 +95,18 @@ class GraphKernelFusion(GraphPass):
                 raise OptionError(f"pass '{self.name}' has no step '{name}' (steps: {known})")
 
     def resolved(self, flags: Any) -> dict[str, Any]:
-        """The effective settings: pipeline options where written, else the flags, else defaults."""
+        """The effective settings: pipeline options where written, else the flags, else defaults.
+
+        The enable/disable lists add up instead: the CPU pipeline writes its extra cluster ops as an option,
+        and a user's ``--enable_cluster_ops=Atan`` (or ``--disable_cluster_ops=sin``) still counts.
+        """
         lists = flags.lists if flags is not None else {}
 
         def pick(own: tuple[str, ...], key: str) -> tuple[str, ...]:
             return own or tuple(lists.get(key, ()))
+
+        def both(own: tuple[str, ...], key: str) -> tuple[str, ...]:
+            return tuple(dict.fromkeys((*own, *lists.get(key, ()))))
 
         level = self.opt_level
         if level < 0:
@@ -110,11 +117,11 @@ class GraphKernelFusion(GraphPass):
         return {
             "opt_level": level,
             "limit": limit,
-            "expand": (pick(self.enable_expand_ops, "enable_expand_ops"),
-                       pick(self.disable_expand_ops, "disable_expand_ops"),
+            "expand": (both(self.enable_expand_ops, "enable_expand_ops"),
+                       both(self.disable_expand_ops, "disable_expand_ops"),
                        pick(self.enable_expand_ops_only, "enable_expand_ops_only")),
-            "cluster": (pick(self.enable_cluster_ops, "enable_cluster_ops"),
-                        pick(self.disable_cluster_ops, "disable_cluster_ops"),
+            "cluster": (both(self.enable_cluster_ops, "enable_cluster_ops"),
+                        both(self.disable_cluster_ops, "disable_cluster_ops"),
                         pick(self.enable_cluster_ops_only, "enable_cluster_ops_only")),
             # Steps switched by the flags, then by the pipeline's own options (which win, as in graph-fusion).
             "flags_enable_pass": {canonical_pass_name(n) for n in lists.get("enable_pass", ())} & _STEP_NAMES,

@@ -125,14 +125,20 @@ _NEW_CLUSTER_OPS = {
     "IsNan": lambda b, x: b.cast(b.isnan(x), "f32"), "ArgMax": lambda b, x: b.cast(b.argmax(x, axis=1), "f32"),
     "Argmin": lambda b, x: b.cast(b.argmin(x, axis=1), "f32"), "CumSum": lambda b, x: b.cumsum(x, axis=1),
     "Assign": lambda b, x: b.assign(x, b.exp(x)),
+    "StridedSlice": lambda b, x: b.slice(x, start=[1, 0], limit=[4, 6], strides=[2, 2]),
 }
+
+
+#: Ops with a boolean result: the emulated NPU has no i1 buffers (docs/npu.md), so they run on the CPU only.
+_BOOLEAN_RESULTS = frozenset({"IsInf", "IsNan"})
 
 
 @pytest.mark.parametrize("name", sorted(_NEW_CLUSTER_OPS))
 def test_new_cluster_ops_join_kernels(name: str) -> None:
     """exp -> <op> -> neg with the op enabled as a cluster op: it joins the exp's kernel, and the fused graph
-    computes what the unfused one does (reference interpreter)."""
+    computes what the unfused one does (reference interpreter), compiled for the CPU and the emulated NPU."""
     import graphfuse
+    from graphfuse.lowering.npu.compiler import compile_npu
 
     b = GraphBuilder("f")
     x = b.arg((4, 6))
@@ -151,3 +157,24 @@ def test_new_cluster_ops_join_kernels(name: str) -> None:
     np.testing.assert_array_equal(got, want)
     (compiled,) = graphfuse.compile(module)(*sample)
     np.testing.assert_allclose(compiled, want, rtol=1e-4, atol=2e-5)  # acos and asin near 1 amplify tanh's ulp
+    if name not in _BOOLEAN_RESULTS:
+        (emulated,) = compile_npu(module)(*sample)
+        np.testing.assert_allclose(emulated, want, rtol=1e-4, atol=2e-5)
+
+
+def test_cluster_flags_add_to_the_default_pipeline() -> None:
+    """The CPU pipeline writes its extra cluster ops as an option; the flags' enable/disable lists still count
+    (they add up with the option instead of being overridden by it)."""
+    import graphfuse
+
+    b = GraphBuilder("f")
+    x = b.arg((4, 6))
+    b.ret(b.exp(b.sin(b.atan(b.exp(x)))))
+
+    def outside_kernels(flags: str) -> str:
+        return graphfuse.compile(b.module, graph_kernel_flags=flags).fused_graph.split("func.func private")[0]
+
+    plain = outside_kernels("")
+    assert '"graph.atan"' in plain and '"graph.sin"' not in plain  # atan: no cluster op; sin: a CPU extra
+    assert '"graph.atan"' not in outside_kernels("--enable_cluster_ops=Atan")
+    assert '"graph.sin"' in outside_kernels("--disable_cluster_ops=Sin")
