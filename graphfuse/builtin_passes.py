@@ -51,6 +51,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "add_cast_rms_norm_cast_fusion": _load("pipelines.fusion.norm", "AddCastRmsNormCastFusion"),
     "add_rms_norm_fusion": _load("pipelines.fusion.norm", "AddRmsNormFusion"),
     "pattern_fusion_pass": _load("pipelines.fusion.torchair", "PatternFusionPass"),
+    "transpose_matmul_fusion": _load("pipelines.fusion.matmul", "TransposeMatmulFusion"),
     "inference_swiglu_fusion": _load("pipelines.fusion.matmul", "InferenceSwigluFusion"),
     "matmul_weight_concat_fusion": _load("pipelines.fusion.horizontal", "MatmulWeightConcatFusion"),
     "inference_matmul_split_fusion": _load("pipelines.fusion.matmul", "InferenceMatmulSplitFusion"),

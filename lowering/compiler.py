@@ -37,7 +37,7 @@ from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
 from graphfuse.lowering.parallel import default_threads
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines import registry
-from graphfuse.pipelines.context import get_context
+from graphfuse.pipelines.context import get_context, graph_kernel_enabled
 from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, SWITCH_FILE_VARIABLE, FusionSwitches
 from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, Backend, graph_pipeline, opt_level_error
 from graphfuse.pipelines.pass_base import active_rewrite_budget
@@ -300,16 +300,16 @@ def _launch_runner(module: ir.Module, entry: str, context: ir.Context, jit: _Jit
 
 
 def resolve_pipeline(pipeline: str | None, opt_level: int | None, switches: FusionSwitches, backend: Backend) -> str:
-    """The graph pipeline: ``pipeline`` as given, else that of ``opt_level`` (default: the flags', else 2)."""
+    """The graph pipeline: ``pipeline`` as given, else that of ``opt_level`` (default: the flags', else 2, with
+    graph-kernel fusion unless graphfuse.context turns it off)."""
     if pipeline is not None:
         if opt_level is not None:
             raise GraphfuseError("pass either pipeline= or opt_level=, not both")
         return pipeline
     if opt_level is None:
         opt_level = switches.flags.opt_level
-    if opt_level is None:  # MindSpore's enable_graph_kernel (graphfuse.context), else graphfuse's default
-        enabled = get_context("enable_graph_kernel")
-        opt_level = DEFAULT_OPT_LEVEL if enabled is None or enabled else 0
+    if opt_level is None:  # graphfuse's default level, graph-kernel fusion as MindSpore's context says
+        return graph_pipeline(DEFAULT_OPT_LEVEL, backend, graph_kernel=graph_kernel_enabled() is not False)
     problem = opt_level_error(opt_level)
     if problem is not None:
         raise GraphfuseError(problem)
@@ -359,7 +359,7 @@ def compile(
     save_graphs = get_context("save_graphs")
     key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level,
            threads, fast_math, registry.generation(), os.environ.get(FLAGS_VARIABLE),
-           os.environ.get(SWITCH_FILE_VARIABLE), get_context("enable_graph_kernel"), save_graphs)
+           os.environ.get(SWITCH_FILE_VARIABLE), graph_kernel_enabled(), save_graphs)
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
     cacheable = active_rewrite_budget() is None and not save_graphs  # saving the IR means running the passes
     with _LOCK:

@@ -43,8 +43,9 @@ def opt_level_error(value: object) -> str | None:
     return f"opt level must be an integer in [{OPT_LEVELS[0]}, {OPT_LEVELS[-1]}], got {value!r}"
 
 
-def graph_pipeline(opt_level: int, backend: Backend = "cpu") -> str:
-    """The graph pipeline of ``opt_level`` for ``backend`` (ValueError for a level out of range)."""
+def graph_pipeline(opt_level: int, backend: Backend = "cpu", graph_kernel: bool = True) -> str:
+    """The graph pipeline of ``opt_level`` for ``backend`` (ValueError for a level out of range); without
+    ``graph_kernel`` (MindSpore's ``enable_graph_kernel=False``, ``jit_level="O0"``) pattern fusion alone."""
     problem = opt_level_error(opt_level)
     if problem is not None:
         raise ValueError(problem)
@@ -60,4 +61,6 @@ def graph_pipeline(opt_level: int, backend: Backend = "cpu") -> str:
         kernels = f"graph-kernel-fusion{{opt-level={opt_level} enable-cluster-ops={CPU_EXTRA_CLUSTER_OPS}}}"
         # the CPU generator fuses a compound op's row loops with the elementwise ops around it
         outline = "outline-fused-ops{absorb=true}"
+    if not graph_kernel:
+        return f"builtin.module({CLEANUP},{fusion},graph-dce,{outline})"
     return f"builtin.module({CLEANUP},{fusion},{kernels},graph-dce,{outline})"

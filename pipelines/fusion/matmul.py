@@ -9,7 +9,9 @@
 - ``inference_swiglu_fusion``: ``silu(first half) * second half`` of ``x`` cut in two equal halves along its
   last axis, by one ``split`` or by two ``slice`` ops, the halves possibly reshaped alike with their last dim
   kept (a linear layer's [tokens, n] output viewed as [batch, seq, n]) => ``swiglu(x)``;
-- ``inference_matmul_split_fusion``: ``matmul -> split`` along the last axis => ``matmul_split``.
+- ``inference_matmul_split_fusion``: ``matmul -> split`` along the last axis => ``matmul_split``;
+- ``transpose_matmul_fusion`` (off by default): ``transpose`` of the last two axes ``-> matmul`` => the
+  matmul's ``transpose_a`` / ``transpose_b`` flag.
 
 Every absorbed intermediate (the matmul result, silu output, halves) must have
 the fusing op as its only user: the fused ops do not return intermediates, so
@@ -200,6 +202,69 @@ func.func @residual(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>, %r: tensor<4x32
 }
 """
     patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("MatMulAdd", "graph.add", matmul_add),)
+
+
+# --------------------------------------------------------------------------
+# transpose -> matmul  (transpose_matmul_fusion)
+
+
+def _swaps_last_two(perm: list[int]) -> bool:
+    rank = len(perm)
+    return rank >= 2 and list(perm) == [*range(rank - 2), rank - 1, rank - 2]
+
+
+def transpose_matmul(op: ir.Operation, rw: Any) -> bool | str:
+    """matmul(transpose(a), b) => matmul(a, b, transpose_a) when the transpose swaps the last two axes (and
+    likewise for b); a flag already set is cleared instead (two swaps cancel)."""
+    operands = list(op.operands)
+    flags = attributes(op)
+    absorbed, reasons = [], []
+    for k, flag in ((0, "transpose_a"), (1, "transpose_b")):
+        transpose = producer(operands[k], "graph.transpose")
+        if transpose is None:
+            continue
+        if not _swaps_last_two(attributes(transpose)["perm"]):
+            reasons.append(f"the transpose of operand {k} moves more than the last two axes")
+            continue
+        reason = sole_use_reason(transpose.results[0], op, f"the transpose of operand {k}")
+        if reason:
+            reasons.append(reason)
+            continue
+        operands[k] = transpose.operands[0]
+        flags[flag] = not flags[flag]
+        absorbed.append(transpose)
+    if not absorbed:
+        return "; ".join(reasons) or False
+    set_flags = {name: True for name in ("transpose_a", "transpose_b") if flags[name]}
+    reason = replace_with_new(rw, op, "matmul", operands, [*absorbed, op], **set_flags)
+    if reason:
+        return reason
+    erase_dead(rw, absorbed)
+    return True
+
+
+@dataclass(frozen=True)
+class TransposeMatmulFusion(FusionPass):
+    """transpose (of the last two axes) -> matmul => matmul with ``transpose_a`` / ``transpose_b``.
+
+    MindSpore's ``transpose_matmul_fusion``, off by default there and here (``enable_pass`` turns it on): the
+    matmul reads the operand transposed instead of a transposed copy being written first.  The transpose must
+    swap exactly the last two axes (batch axes stay) and feed nothing else.
+    """
+
+    name: ClassVar[str] = "transpose_matmul_fusion"
+    priority: ClassVar[int] = 190
+    summary: ClassVar[str] = "transpose of the last two axes -> matmul => matmul with a transpose flag"
+    origin: ClassVar[str] = "mindspore"
+    default_backends: ClassVar[frozenset[str]] = frozenset()
+    example: ClassVar[str] = """\
+func.func @scores(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>) -> tensor<2x8x8xf32> {
+  %0 = "graph.transpose"(%k) {perm = array<i64: 0, 2, 1>} : (tensor<2x8x16xf32>) -> tensor<2x16x8xf32>
+  %1 = "graph.matmul"(%q, %0) : (tensor<2x8x16xf32>, tensor<2x16x8xf32>) -> tensor<2x8x8xf32>
+  return %1 : tensor<2x8x8xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("TransposeMatMul", "graph.matmul", transpose_matmul),)
 
 
 # --------------------------------------------------------------------------

@@ -38,6 +38,40 @@ def test_enable_graph_kernel_sets_the_default_opt_level() -> None:
     np.testing.assert_array_equal(exe(x, y)[0], x * y + y)
 
 
+def _add_rms_norm_net() -> object:
+    """x + r, then rms_norm: add_rms_norm_fusion's pattern, and an exp for graph-kernel fusion to cluster."""
+    b = GraphBuilder("norm")
+    x, r, gamma = b.arg((4, 64)), b.arg((4, 64)), b.arg((64,))
+    b.ret(b.exp(b.mul(b.rms_norm(b.add(x, r), gamma), b.const(np.float32(2.0)))))
+    return b.module
+
+
+@pytest.mark.parametrize(("key", "value"), [("enable_graph_kernel", False), ("jit_level", "O0")])
+def test_graph_kernel_off_keeps_pattern_fusion(key: str, value: object) -> None:
+    """Seed 000: pattern fusion is "enabled by default", graph-kernel fusion by jit_level=O1 (or
+    enable_graph_kernel): turned off, the pattern passes still fuse."""
+    context.set_context(**{key: value})
+    exe = graphfuse.compile(_add_rms_norm_net())
+    assert "graph-kernel-fusion" not in exe.pipeline and '"graph.add_rms_norm"' in exe.fused_graph
+    assert exe.fusion_result["graph_fusion"]["add_rms_norm_fusion"]["effect_times"] == "1"
+    assert not any(k.startswith("graph-kernel-fusion.") for k in exe.fusions)
+
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_jit_level_turns_graph_kernel_fusion_on(level: str) -> None:
+    context.set_context(jit_level="O0")
+    assert graphfuse.compile(_seed_net()).kernels == 0
+    context.set_context(jit_level=level)
+    assert graphfuse.compile(_seed_net()).kernels == 1
+    context.set_context(enable_graph_kernel=False)  # the explicit switch wins over the level
+    assert graphfuse.compile(_seed_net()).kernels == 0
+
+
+def test_jit_level_rejects_other_levels() -> None:
+    with pytest.raises(GraphfuseError, match=r"jit_level must be one of O0, O1, O2, got 'O3'"):
+        context.set_context(jit_level="O3")
+
+
 def test_graph_kernel_flags_in_the_context() -> None:
     context.set_context(graph_kernel_flags="--opt_level=0")
     assert graphfuse.compile(_seed_net()).kernels == 0

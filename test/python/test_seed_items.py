@@ -26,6 +26,7 @@ from graphfuse.dialect.catalog import lookup_op
 from graphfuse.dialect.expansions import EXPANDERS
 from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES
+from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.cann import UNSUPPORTED_PASSES
 from graphfuse.pipelines.fusion.graph_fusion import GraphFusion
 from graphfuse.pipelines.fusion.switches import FusionSwitches, parse_graph_kernel_flags, parse_switch_file
@@ -238,13 +239,23 @@ def test_unsupported_pass_name_warns_and_a_pipeline_refuses_it(name: str, tmp_pa
         run_pipeline(parse_module(_EMPTY_MODULE), f"builtin.module({name})")
 
 
-def test_transpose_matmul_fusion_is_an_unknown_pass() -> None:
-    """Seed 000 names transpose_matmul_fusion as a pass off by default; graphfuse neither has it nor lists it
-    as unsupported, so the flags call it unknown."""
-    assert lookup_pass("transpose_matmul_fusion") is None and "transpose_matmul_fusion" not in UNSUPPORTED_PASSES
-    flags = parse_graph_kernel_flags("--enable_pass=transpose_matmul_fusion")
-    assert [w.message for w in flags.warnings] == [
-        "graph kernel flags: flag '--enable_pass' names unknown pass 'transpose_matmul_fusion'"]
+def test_transpose_matmul_fusion_is_off_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    """Seed 000's log example: transpose_matmul_fusion "is disabled and can be enabled using enable_pass"."""
+    b = GraphBuilder("f")
+    a, w = b.arg((4, 8)), b.arg((6, 8))
+    b.ret(b.matmul(a, b.transpose(w, perm=[1, 0])))
+    module = b.module
+    log.configure("info")
+    try:
+        run_pipeline(module, "builtin.module(graph-fusion)")
+        assert "graph kernel pass transpose_matmul_fusion is disabled" in capsys.readouterr().err
+        assert "graph.transpose" in str(module)
+        run_pipeline(module, "builtin.module(graph-fusion)",
+                     switches=_flags("--enable_pass=transpose_matmul_fusion"))
+        assert "Run graph kernel pass transpose_matmul_fusion in" in capsys.readouterr().err
+    finally:
+        log.configure()
+    assert "graph.transpose" not in str(module) and "transpose_b = true" in str(module)
 
 
 # --------------------------------------------------------------------------
@@ -368,8 +379,7 @@ def test_compile_takes_fusion_switch_file(tmp_path: Path, monkeypatch: pytest.Mo
 # MindSpore's context and seed 002's example nets.
 
 
-@pytest.mark.parametrize(("key", "value"), [("jit_level", "O1"), ("mode", 0), ("device_target", "GPU")],
-                         ids=["jit_level", "mode", "device_target"])
+@pytest.mark.parametrize(("key", "value"), [("mode", 0), ("device_target", "GPU")], ids=["mode", "device_target"])
 def test_context_keys_graphfuse_lacks_are_errors(key: str, value: object, fresh_context: None) -> None:
     with pytest.raises(GraphfuseError, match=f"unknown key '{key}'"):
         context.set_context(**{key: value})
