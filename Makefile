@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-generate bench-compile bench-peers-setup fuzz onnx-conformance clean
+.PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-generate bench-training bench-compile bench-peers-setup fuzz onnx-conformance clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,12 @@ bench-models: $(STAMP)
 # make bench-generate ARGS="--hidden 256 --layers 2 --variants eager,graphfuse"
 bench-generate: $(STAMP)
 	$(BIN)/python -m bench.generate --markdown bench/generate-latest.md $(ARGS)
+
+# A training step (forward, backward, Adam) of a transformer encoder layer: eager PyTorch, torch.compile's
+# Inductor, graphfuse fused and unfused, losses checked against eager; writes bench/training-latest.md.
+# make bench-training ARGS="--batch 8 --seq 64 --variants eager,graphfuse"
+bench-training: $(STAMP)
+	$(BIN)/python -m bench.training --markdown bench/training-latest.md $(ARGS)
 
 # Compile time and memory at scale: elementwise chains and random graphs of 1k to 50k ops through graphfuse.compile,
 # each case in a subprocess (seconds, CPU seconds and peak RSS per op), and graphfuse-run's peak RSS on a
