@@ -483,14 +483,27 @@ def conv_concat(concat: ir.Operation, rw: Any) -> bool | str:
 # ConvBiasAddFusionPass
 
 
+def _channel_shaped(op: ir.Operation, data: ir.Value, channels: int) -> ir.Value | None:
+    """The other operand of ``add(data, b)`` when it holds one value per channel as ``[C, 1, 1]`` or
+    ``[1, C, 1, 1]`` (any value, not only a constant), else None."""
+    lhs, rhs = op.operands[0], op.operands[1]
+    other = rhs if lhs == data else lhs if rhs == data else None
+    if other is None or other == data:
+        return None
+    shape = sig(other).shape
+    if len(shape) not in (3, 4) or (len(shape) == 4 and shape[0] != 1):
+        return None
+    return other if tuple(shape[-3:]) == (channels, 1, 1) else None
+
+
 def conv_bias_add(op: ir.Operation, rw: Any) -> bool | str:
-    """bias_add(conv2d(x, w), b, axis 1) -> conv2d(x, w, b); also add(conv2d(x, w), c) with a per-channel
-    constant ``c``.
+    """bias_add(conv2d(x, w), b, axis 1) -> conv2d(x, w, b); also add(conv2d(x, w), c) with ``c`` one value
+    per channel: shaped ``[C, 1, 1]`` or ``[1, C, 1, 1]`` (any value, reshaped to ``[C]``), or a constant that
+    broadcasts per channel (a scalar included).
 
     The seed's conv + biasAdd fusion: the bias starts the conv's accumulator (on the NPU, in L0C; on the CPU,
-    in the register tile) instead of a second pass over the output.  The bias_add's bias may be any 1-D value
-    of the output channels, the add's must be a constant that broadcasts per channel without growing the
-    result.  The conv must not have a bias already, and its result no other user.
+    in the register tile) instead of a second pass over the output.  The conv must not have a bias already,
+    its result no other user, and the add must not grow the result.
     """
     conv = next((p for p in (producer(v, "graph.conv2d") for v in op.operands) if p is not None), None)
     if conv is None:
@@ -506,10 +519,15 @@ def conv_bias_add(op: ir.Operation, rw: Any) -> bool | str:
         channels = _channels(conv)
         if channels is None:
             return _DYNAMIC_CHANNELS
-        array = channel_bias(op, conv.results[0], channels)
-        if array is None or isinstance(array, str):
-            return array or False
-        bias = None
+        array = channel_bias(op, conv.results[0], channels)  # a constant becomes a 1-D constant
+        if array is None:
+            return False
+        if isinstance(array, str):  # else a [C, 1, 1] / [1, C, 1, 1] value is reshaped
+            bias = _channel_shaped(op, conv.results[0], channels)
+            if bias is None:
+                return array
+        else:
+            bias = None
     if conv_bias(conv) is not None:
         return "the conv2d already has a bias"
     if not has_one_use(conv.results[0]):
@@ -520,6 +538,8 @@ def conv_bias_add(op: ir.Operation, rw: Any) -> bool | str:
     if bias is None:
         dtype = NUMPY_DTYPES[sig(conv.results[0]).dtype]
         bias = create_constant(rw, np.ascontiguousarray(array, dtype=dtype), loc)
+    elif sig(bias).rank != 1:
+        bias = create_op(rw, "reshape", [bias], loc, declared=[TensorSig((channels,), sig(bias).dtype)]).results[0]
     new_conv = create_op(rw, "conv2d", [*conv.operands, bias], loc, **written_attrs(conv))
     rw.replace_op(op, [new_conv.results[0]])
     erase_dead(rw, [conv])

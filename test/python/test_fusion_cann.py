@@ -137,8 +137,10 @@ def fold_tolerance(
 def test_registered_as_cann_graph_fusion(cls: type) -> None:
     assert lookup_pass(cls.name) is cls
     assert cls.origin == "cann" and cls.group == GRAPH_FUSION
-    expected = frozenset() if cls is cann.SoftmaxSmallOpFusionPass else frozenset({"cpu", "npu"})
-    assert cls.default_backends == expected
+    # off by default: the small-op softmax (the seed's configs switch it), and conv + bias on the CPU (slower
+    # there than the bias in the convolution's epilogue)
+    expected = {cann.SoftmaxSmallOpFusionPass: frozenset(), cann.ConvBiasAddFusionPass: frozenset({"npu"})}
+    assert cls.default_backends == expected.get(cls, frozenset({"cpu", "npu"}))
 
 
 @pytest.mark.parametrize("cls", PASSES, ids=lambda c: c.name)
@@ -435,7 +437,7 @@ def conv_bias_tolerance(x: np.ndarray, w: np.ndarray, bias: np.ndarray, attrs: d
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("form", ["bias_add", "bias_add_argument", "add", "add_scalar"])
+@pytest.mark.parametrize("form", ["bias_add", "bias_add_argument", "add", "add_scalar", "add_argument"])
 @pytest.mark.parametrize("config", range(len(CONVS)))
 def test_conv_bias_add(config: int, form: str, dtype: str) -> None:
     """conv2d + a per-channel bias -> conv2d with the bias as its operand, for every conv shape."""
@@ -455,11 +457,14 @@ def test_conv_bias_add(config: int, form: str, dtype: str) -> None:
         y = b.bias_add(y, b.const(bias), axis=-3)
     elif form == "add":
         y = b.add(y, b.const(bias.reshape(1, channels, 1, 1)))
+    elif form == "add_argument":
+        y = b.add(b.arg((channels, 1, 1), dtype), y)
+        inputs.append(bias.reshape(channels, 1, 1))
     else:
         y = b.add(b.const(bias.reshape(())), y)
     b.ret(y)
     before, after = apply(b.module, "ConvBiasAddFusionPass", inputs)
-    assert graph_ops(b.module) == ["graph.conv2d"]
+    assert graph_ops(b.module) == (["graph.reshape"] if form == "add_argument" else []) + ["graph.conv2d"]
     full_bias = np.broadcast_to(bias, (channels,))
     assert_within(after[0], before[0], conv_bias_tolerance(inputs[0], w, full_bias, attrs, dtype))
 

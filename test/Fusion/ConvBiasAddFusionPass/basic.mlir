@@ -45,3 +45,17 @@ func.func @scalar(%x: tensor<1x2x3x3xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x
   %1 = "graph.add"(%0, %c) : (tensor<1x2x3x3xf32>, tensor<f32>) -> tensor<1x2x3x3xf32>
   return %1 : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// An add of a per-channel value that is not a constant (a model's bias as a [C, 1, 1] argument): reshaped to
+// [C] and made the conv2d's bias.
+// CHECK-LABEL: func.func @add_argument
+// CHECK-NEXT:    %[[B:.*]] = "graph.reshape"(%arg2) : (tensor<3x1x1xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %[[C:.*]] = "graph.conv2d"(%arg0, %arg1, %[[B]]) : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
+// CHECK-NEXT:    return %[[C]]
+func.func @add_argument(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3x1x1xf32>) -> tensor<1x3x2x2xf32> {
+  %0 = "graph.conv2d"(%x, %w) : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x2x2xf32>
+  %1 = "graph.add"(%b, %0) : (tensor<3x1x1xf32>, tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>
+  return %1 : tensor<1x3x2x2xf32>
+}

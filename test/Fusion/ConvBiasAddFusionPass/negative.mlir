@@ -38,15 +38,15 @@ func.func @shared(%x: tensor<1x2x4x4xf32>, %w: tensor<4x2x1x1xf32>, %b: tensor<4
 
 // -----
 
-// An add of a value that is not a constant, and of a constant that varies along W (not per channel).
+// An add of a value that varies along H and W, and of a constant that varies along W (neither is per channel).
 // CHECK-LABEL: func.func @not_a_channel_bias
 // CHECK-COUNT-2: "graph.add"
 // WHY-DAG: pattern ConvAddFusion not fused at {{.*}}: the other operand of the add is not a constant
 // WHY-DAG: pattern ConvAddFusion not fused at {{.*}}: the added constant of shape (4,) is not a per-channel bias
-func.func @not_a_channel_bias(%x: tensor<1x2x4x4xf32>, %w: tensor<4x2x1x1xf32>, %c: tensor<1x4x1x1xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) {
+func.func @not_a_channel_bias(%x: tensor<1x2x4x4xf32>, %w: tensor<4x2x1x1xf32>, %c: tensor<1x1x4x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) {
   %k = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   %0 = "graph.conv2d"(%x, %w) : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
-  %1 = "graph.add"(%0, %c) : (tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %1 = "graph.add"(%0, %c) : (tensor<1x4x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x4x4x4xf32>
   %2 = "graph.conv2d"(%x, %w) : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
   %3 = "graph.add"(%2, %k) : (tensor<1x4x4x4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
   return %1, %3 : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
