@@ -35,6 +35,7 @@ from mlir.dialects import func
 from graphfuse.dialect.constants import attr_to_array
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, source_loc
 from graphfuse.dialect.interpreter import functions
+from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.parsing import PARSER_BUFFER
 from graphfuse.dialect.types import sig_of_array
 from graphfuse.lowering.kernels import is_kernel
@@ -77,16 +78,13 @@ def _callees(op: ir.Operation, funcs: dict[str, ir.Operation]) -> list[str]:
     pending = [op]
     while pending:
         current = pending.pop()
-        nested = [current] + [o for region in current.regions for block in region.blocks for o in block.operations]
-        for inner in nested:
-            inner = inner.operation
-            if inner.name == "func.call":
-                callee = ir.FlatSymbolRefAttr(inner.attributes["callee"]).value
-                if callee not in found and callee in funcs:
-                    found.append(callee)
-                    pending.append(funcs[callee])
-            elif inner is not current:
-                pending.append(inner)
+        for inner in [current, *nested_ops(current)]:
+            if inner.name != "func.call":
+                continue
+            callee = ir.FlatSymbolRefAttr(inner.attributes["callee"]).value
+            if callee not in found and callee in funcs:
+                found.append(callee)
+                pending.append(funcs[callee])
     return found
 
 

@@ -253,7 +253,7 @@ class TransposeMatmulFusion(FusionPass):
     """
 
     name: ClassVar[str] = "transpose_matmul_fusion"
-    priority: ClassVar[int] = 190
+    priority: ClassVar[int] = 197
     summary: ClassVar[str] = "transpose of the last two axes -> matmul => matmul with a transpose flag"
     origin: ClassVar[str] = "mindspore"
     default_backends: ClassVar[frozenset[str]] = frozenset()

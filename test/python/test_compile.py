@@ -233,6 +233,24 @@ def test_enable_debug_mode_blames_an_input_returned_as_it_is() -> None:
         debug(x, np.ones(4, np.float32))
 
 
+def test_enable_debug_mode_launches_a_call_whole() -> None:
+    """A call of one of the module's own functions is one launch, its callee compiled beside it."""
+    text = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "graph.log"(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "graph.neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}"""
+    debug = graphfuse.compile(text, graph_kernel_flags="--enable_debug_mode")
+    assert [launch.name for launch in debug.launcher.launches] == [
+        "call of @helper at <string>:2:8", "'graph.log' at <string>:3:8"]
+    x = np.array([-1, -2, -3, -4], np.float32)
+    np.testing.assert_allclose(debug(x)[0], np.log(-x), rtol=1e-6)
+
+
 def test_enable_debug_mode_on_the_npu_warns(caplog: pytest.LogCaptureFixture) -> None:
     from graphfuse.lowering.npu.compiler import compile_npu
 
