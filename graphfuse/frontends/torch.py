@@ -326,14 +326,16 @@ def import_training_step(
     """Import one training step of ``module``: its forward and backward, as one graph.
 
     ``module`` returns its loss as output ``loss_index`` (a scalar).  The forward is exported with
-    ``torch.export`` and joined with its backward by PyTorch's own autograd tracing
-    (``torch.export.experimental._export_forward_backward``); the imported function takes the inputs, then
-    the parameters (``params="arguments"``), and returns the loss and the gradient of each trainable
-    parameter (``gradient_names``), then any other outputs.  The module is traced in its own mode
-    (``train()`` or ``eval()``); random ops (dropout in training mode) are not imported.  The parameters'
-    update is a separate step (:class:`graphfuse.optim.Adam`, or the caller's).
+    ``torch.export`` and joined with its backward by PyTorch's own autograd tracing (what
+    ``torch.export.experimental._export_forward_backward`` does, with the backward ops of
+    :data:`KEPT_BACKWARD_OPS` kept whole: they become MindSpore's gradient ops, ``graph.relu_grad``,
+    ``graph.softmax_grad``, ``graph.layer_norm_grad``..., which graph-kernel fusion expands and clusters);
+    the imported function takes the inputs, then the parameters (``params="arguments"``), and returns the
+    loss and the gradient of each trainable parameter (``gradient_names``), then any other outputs.  The
+    module is traced in its own mode (``train()`` or ``eval()``); random ops (dropout in training mode) are
+    not imported.  The parameters' update is a separate step (:class:`graphfuse.optim.Adam`, or the
+    caller's).
     """
-    from torch.export.experimental import _export_forward_backward
     from torch.export.graph_signature import OutputKind
 
     if not isinstance(module, torch.nn.Module):
@@ -344,13 +346,40 @@ def import_training_step(
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             program = torch.export.export(module, example_args, example_kwargs)
-            joint = _export_forward_backward(program, joint_loss_index=loss_index)
+            joint = _joint_program(program, loss_index)
     except Exception as error:  # as in import_module: PyTorch raises many exception types
         raise GraphfuseError(f"could not trace {type(module).__name__}'s training step: {_first_line(error)}") from None
     imported = import_program(joint, params="arguments")
     imported.gradient_names = [spec.target for spec in joint.graph_signature.output_specs
                                if spec.kind == OutputKind.GRADIENT_TO_PARAMETER]
     return imported
+
+
+#: ATen backward ops a training step keeps whole (PyTorch's core decompositions would spell them as basic ops):
+#: each is one of MindSpore's gradient ops (Appendix 1's ReluGrad, SigmoidGrad, ...).
+KEPT_BACKWARD_OPS = (
+    "threshold_backward", "sigmoid_backward", "tanh_backward", "gelu_backward",
+    "_softmax_backward_data", "_log_softmax_backward_data", "native_layer_norm_backward",
+)
+
+
+def _joint_program(program: torch.export.ExportedProgram, loss_index: int) -> torch.export.ExportedProgram:
+    """``program`` joined with its backward, decomposed to core ATen but for :data:`KEPT_BACKWARD_OPS`."""
+    from torch._decomp import core_aten_decompositions
+    from torch.export.experimental import (
+        _copy_graph_module_and_signature,
+        _decompose_exported_program,
+        _remove_detach_pass,
+    )
+
+    table = core_aten_decompositions()
+    for name in KEPT_BACKWARD_OPS:
+        table.pop(getattr(torch.ops.aten, name).default, None)
+    joint = _decompose_exported_program(program, cia_to_decomp={}, python_decomp_table=table,
+                                        joint_loss_index=loss_index, decompose_custom_triton_ops=False)
+    module, signature = _copy_graph_module_and_signature(joint)
+    _remove_detach_pass(module, signature)
+    return joint._update(module, signature)
 
 
 def _first_line(error: Exception) -> str:
@@ -1962,6 +1991,74 @@ def _rms_norm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         gamma = imp.emit("reshape", gamma, (width,))
     y = imp.emit("rms_norm", flat, gamma, epsilon=float(eps))
     return imp.emit("reshape", y, x.shape)
+
+
+# -------------------------------------------------------------------------- backward ops of training steps
+
+
+@_converts("aten.threshold_backward.default", graph="`relu_grad` (threshold 0); else `greater`, `select`")
+def _threshold_backward(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    grad, x = imp.tensor(a["grad_output"], dtype), imp.tensor(a["self"], dtype)
+    if float(a["threshold"]) == 0.0:
+        return imp.emit("relu_grad", grad, x)
+    above = imp.emit("greater", x, imp.const(np.asarray(float(a["threshold"])), dtype))
+    return imp.emit("select", above, grad, imp.const(np.asarray(0.0), dtype))
+
+
+def _by_output(graph_op: str) -> Converter:
+    """``aten.<op>_backward(grad_output, output)`` -> ``graph.<op>_grad(y = output, dy = grad_output)``."""
+
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        dtype = imp.out_dtype(node)
+        return imp.emit(graph_op, imp.tensor(a["output"], dtype), imp.tensor(a["grad_output"], dtype))
+
+    return convert
+
+
+_converts("aten.sigmoid_backward.default", graph="`sigmoid_grad`")(_by_output("sigmoid_grad"))
+_converts("aten.tanh_backward.default", graph="`tanh_grad`")(_by_output("tanh_grad"))
+
+
+@_converts("aten.gelu_backward.default", graph="`gelu_grad` (either approximation)")
+def _gelu_backward(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    approximate = a.get("approximate", "none")
+    return imp.emit("gelu_grad", imp.tensor(a["grad_output"], dtype), imp.tensor(a["self"], dtype),
+                    approximate=None if approximate == "none" else approximate)
+
+
+def _softmax_backward(graph_op: str) -> Converter:
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        dtype = imp.out_dtype(node)
+        y, dy = imp.tensor(a["output"], dtype), imp.tensor(a["grad_output"], dtype)
+        return imp.emit(graph_op, y, dy, axis=_axis(a["dim"], len(y.shape)))
+
+    return convert
+
+
+_converts("aten._softmax_backward_data.default", graph="`softmax_grad`")(_softmax_backward("softmax_grad"))
+_converts("aten._log_softmax_backward_data.default", graph="`log_softmax_grad`")(
+    _softmax_backward("log_softmax_grad"))
+
+
+@_converts("aten.native_layer_norm_backward.default",
+           graph="`layer_norm_grad` (the saved inverse std as a variance: `rsqrt` of it squared)",
+           notes="a missing weight is ones; the gradients output_mask leaves out are not computed")
+def _native_layer_norm_backward(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Any, ...]:
+    dtype = imp.out_dtype(node, 0)
+    x, dy = imp.tensor(a["input"], dtype), imp.tensor(a["grad_out"], dtype)
+    normalized = tuple(a["normalized_shape"])
+    begin = len(x.shape) - len(normalized)
+    rstd = imp.tensor(a["rstd"], dtype)
+    # layer_norm_grad takes the variance and epsilon; 1 / rstd^2 with epsilon 0 gives rstd back
+    variance = imp.emit("reciprocal", imp.emit("mul", rstd, rstd))
+    gamma = (imp.const(np.ones(normalized), dtype) if a["weight"] is None else imp.tensor(a["weight"], dtype))
+    dx, dgamma, dbeta = imp.emit("layer_norm_grad", x, dy, variance, imp.tensor(a["mean"], dtype), gamma,
+                                 begin_norm_axis=begin, begin_params_axis=begin, epsilon=0.0)
+    mask = list(a["output_mask"])
+    return (dx if mask[0] else None, dgamma if mask[1] and a["weight"] is not None else None,
+            dbeta if mask[2] and a["bias"] is not None else None)
 
 
 def _softmax_like(graph_op: str) -> Converter:

@@ -15,8 +15,16 @@ from graphfuse.optim import Adam
 
 torch = pytest.importorskip("torch")
 
-#: ATen ops only training graphs hold (test_frontend_torch's forward cases cannot reach them).
-TRAINING_ONLY_OPS = {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default"}
+#: ATen ops only training graphs hold (test_frontend_torch's forward cases cannot reach them): the attention's
+#: backward, and the backward ops import_training_step keeps whole as MindSpore's gradient ops.
+GRADIENT_OPS = {
+    "aten.threshold_backward.default": "graph.relu_grad", "aten.sigmoid_backward.default": "graph.sigmoid_grad",
+    "aten.tanh_backward.default": "graph.tanh_grad", "aten.gelu_backward.default": "graph.gelu_grad",
+    "aten._softmax_backward_data.default": "graph.softmax_grad",
+    "aten._log_softmax_backward_data.default": "graph.log_softmax_grad",
+    "aten.native_layer_norm_backward.default": "graph.layer_norm_grad",
+}
+TRAINING_ONLY_OPS = {"aten._scaled_dot_product_flash_attention_for_cpu_backward.default", *GRADIENT_OPS}
 
 
 class MLP(torch.nn.Module):
@@ -41,7 +49,25 @@ class EncoderLayer(torch.nn.Module):
         return (torch.nn.functional.cross_entropy(self.head(self.layer(x).mean(1)), y),)
 
 
-CASES = {"mlp": (MLP, (5, 8), 4), "encoder-layer": (EncoderLayer, (4, 6, 16), 3)}
+class Activations(torch.nn.Module):
+    """Every activation whose backward the import keeps whole (silu is traced as x * sigmoid(x)), a layer norm
+    without weights, a softmax."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.l1, self.norm, self.l2 = torch.nn.Linear(8, 12), torch.nn.LayerNorm(12, elementwise_affine=False), \
+            torch.nn.Linear(12, 4)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor]:
+        h = self.l1(x)
+        functional = torch.nn.functional
+        h = torch.sigmoid(h) + torch.tanh(h) + functional.silu(h) + functional.gelu(h, approximate="tanh")
+        h = functional.threshold(self.norm(h), 0.1, 0.0) * torch.softmax(h, dim=-1)
+        return (functional.cross_entropy(self.l2(h), y),)
+
+
+CASES = {"mlp": (MLP, (5, 8), 4), "encoder-layer": (EncoderLayer, (4, 6, 16), 3),
+         "activations": (Activations, (6, 8), 4)}
 
 
 def _setup(name: str) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
@@ -66,7 +92,35 @@ def test_gradients_match_autograd(name: str) -> None:
     for name_, got in zip(step.gradient_names, outs[1:], strict=False):
         np.testing.assert_allclose(got, grads[name_].grad.numpy(), rtol=1e-4, atol=1e-6, err_msg=name_)
     if name == "encoder-layer":  # the attention's backward is imported as graph ops
-        assert TRAINING_ONLY_OPS <= set(step.aten_ops)
+        assert "aten._scaled_dot_product_flash_attention_for_cpu_backward.default" in step.aten_ops
+    kept = {op for op in GRADIENT_OPS if op in step.aten_ops}
+    # activations' threshold is 0.1, not relu's 0: a select, not a relu_grad
+    gradient_ops = {GRADIENT_OPS[op] for op in kept} - ({"graph.relu_grad"} if name == "activations" else set())
+    assert kept and all(op in str(step.module) for op in gradient_ops)
+    if name == "activations":
+        assert kept == set(GRADIENT_OPS)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "npu"])
+def test_gradient_ops_are_expanded_as_appendix_1_says(backend: str) -> None:
+    """The imported gradient ops are MindSpore's: graph-kernel fusion expands those the backend's column of
+    Appendix 1 lists (GeLUGrad on both, ReluGrad on npu) and clusters their basic ops; the others (ReluGrad
+    on the CPU, LayerNormGrad, LogSoftmaxGrad) stay whole and are lowered as one op each."""
+    from graphfuse.pipelines.opt_levels import graph_pipeline
+
+    model, x, y = _setup("mlp")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        step = import_training_step(model, (x, y))
+    imported = str(step.module)
+    assert all(op in imported for op in ("graph.relu_grad", "graph.layer_norm_grad", "graph.log_softmax_grad",
+                                         "graph.gelu_grad"))
+    module = graphfuse.parse_module(imported)
+    graphfuse.run_pipeline(module, graph_pipeline(2, backend))  # the default pipeline's graph passes
+    left = {op for op in GRADIENT_OPS.values() if f"{op}\"" in str(module)}
+    expanded = {"graph.gelu_grad"} | ({"graph.relu_grad"} if backend == "npu" else set())
+    assert left == {"graph.relu_grad", "graph.layer_norm_grad", "graph.log_softmax_grad"} - expanded
+    assert "graph.kernel" in str(module)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
