@@ -149,6 +149,64 @@ def mlp(cfg: MLPConfig = MLPConfig()) -> ModelBuilder:
 
 
 # --------------------------------------------------------------------------
+# A training step as MindSpore's graph holds it
+
+
+@dataclass(frozen=True)
+class TrainStepConfig:
+    batch: int = 16
+    features: int = 32
+    hidden: int = 64
+    classes: int = 10
+    learning_rate: float = 1e-3
+    beta1: float = 0.9
+    beta2: float = 0.999
+    epsilon: float = 1e-8
+    #: the step's number t (Adam's bias correction uses beta^t)
+    step: int = 3
+    seed: int = 0
+
+
+def mlp_train_step(cfg: TrainStepConfig = TrainStepConfig()) -> ModelBuilder:
+    """One training step of a 2-layer classifier, written with MindSpore's training ops: forward, backward and
+    Adam, as a MindSpore training graph holds them.
+
+    ``logits = fc2(relu(fc1(x)))``; ``SoftmaxCrossEntropyWithLogits(logits, labels)`` gives the per-row loss
+    and its gradient; the backward is matmuls, ``BiasAddGrad`` and ``ReluGrad``; each parameter is updated by
+    ``Adam`` with moments ``m`` and ``v`` (constants, as after some earlier steps).  Arguments x [batch,
+    features] and one-hot labels [batch, classes]; results the mean loss, then ``fc1.weight``, ``fc1.bias``,
+    ``fc2.weight``, ``fc2.bias`` updated.
+    """
+    rng = np.random.default_rng(cfg.seed)
+    b = ModelBuilder("mlp_train_step")
+    x, labels = b.arg((cfg.batch, cfg.features)), b.arg((cfg.batch, cfg.classes))
+    shapes = {"fc1.weight": (cfg.hidden, cfg.features), "fc1.bias": (cfg.hidden,),
+              "fc2.weight": (cfg.classes, cfg.hidden), "fc2.bias": (cfg.classes,)}
+    params, moments = {}, {}
+    for name, shape in shapes.items():
+        params[name] = b.param(name, rng.normal(0.0, shape[-1] ** -0.5, shape))
+        moments[name] = (b.param(f"{name}.m", rng.normal(0.0, 0.01, shape)),
+                         b.param(f"{name}.v", rng.uniform(0.0, 1e-4, shape)))
+    pre = b.bias_add(b.matmul(x, params["fc1.weight"], transpose_b=True), params["fc1.bias"])
+    h = b.relu(pre)
+    logits = b.bias_add(b.matmul(h, params["fc2.weight"], transpose_b=True), params["fc2.bias"])
+    loss, backprop = b.softmax_cross_entropy_with_logits(logits, labels)
+    mean_loss = b.reduce_mean(loss, axes=[0], keep_dims=False)
+    dlogits = b.mul(backprop, b.const(np.float32(1.0 / cfg.batch)))
+    dh = b.relu_grad(b.matmul(dlogits, params["fc2.weight"]), h)
+    grads = {"fc2.weight": b.matmul(dlogits, h, transpose_a=True), "fc2.bias": b.bias_add_grad(dlogits, axis=1),
+             "fc1.weight": b.matmul(dh, x, transpose_a=True), "fc1.bias": b.bias_add_grad(dh, axis=1)}
+    scalars = [b.const(np.float32(v)) for v in (cfg.beta1**cfg.step, cfg.beta2**cfg.step, cfg.learning_rate,
+                                                  cfg.beta1, cfg.beta2, cfg.epsilon)]
+    updated = []
+    for name in shapes:
+        new_param, _, _ = b.adam(params[name], *moments[name], *scalars, grads[name])
+        updated.append(new_param)
+    b.ret(mean_loss, *updated)
+    return b
+
+
+# --------------------------------------------------------------------------
 # BERT encoder layer
 
 
@@ -366,12 +424,21 @@ _MODEL_SPECS: dict[str, tuple[Callable[..., ModelBuilder], object]] = {
 }
 
 
+#: training steps (several results: the loss, then the updated parameters), kept apart from MODELS
+_TRAINING_SPECS: dict[str, tuple[Callable[..., ModelBuilder], object]] = {
+    "mlp_train_step": (mlp_train_step, TrainStepConfig()),
+}
+
+
 def _bind(build: Callable[..., ModelBuilder], cfg: object) -> Callable[[], FunctionBuilder]:
     return lambda: build(cfg)
 
 
 #: model name -> a function building it with its default config (a :class:`ModelBuilder`)
 MODELS: dict[str, Callable[[], FunctionBuilder]] = {name: _bind(*spec) for name, spec in _MODEL_SPECS.items()}
+#: training-step name -> a function building it with its default config
+TRAINING_MODELS: dict[str, Callable[[], FunctionBuilder]] = {
+    name: _bind(*spec) for name, spec in _TRAINING_SPECS.items()}
 
 
 def padding_mask(batch: int, seq: int, lengths: list[int]) -> np.ndarray:
@@ -403,11 +470,15 @@ def inputs_for(cfg: object, seed: int = 0) -> list[np.ndarray]:
         return [normal(cfg.seq, cfg.d_model)]
     if isinstance(cfg, ResNetConfig):
         return [normal(cfg.batch, cfg.channels, cfg.size, cfg.size)]
+    if isinstance(cfg, TrainStepConfig):
+        labels = np.eye(cfg.classes, dtype=np.float32)[rng.integers(0, cfg.classes, cfg.batch)]
+        return [normal(cfg.batch, cfg.features), labels]
     raise TypeError(f"no inputs known for config {cfg!r}")
 
 
 def model_inputs(name: str, seed: int = 0) -> list[np.ndarray]:
     """Random inputs of the right shapes and dtypes for ``MODELS[name]()`` (masks: 0 / -1e9 patterns)."""
-    if name not in _MODEL_SPECS:
-        raise KeyError(f"unknown model {name!r} (models: {', '.join(MODELS)})")
-    return inputs_for(_MODEL_SPECS[name][1], seed)
+    specs = {**_MODEL_SPECS, **_TRAINING_SPECS}
+    if name not in specs:
+        raise KeyError(f"unknown model {name!r} (models: {', '.join(specs)})")
+    return inputs_for(specs[name][1], seed)
