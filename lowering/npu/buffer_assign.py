@@ -48,6 +48,7 @@ from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, op_id
 from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.lowering.kernels import is_kernel
+from graphfuse.lowering.npu.cube_tiling import CubeTiles, choose_tiles
 from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect, with_space
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
@@ -461,9 +462,29 @@ def _fits(peaks: dict[str, int], target: NpuTarget) -> str | None:
     return next((s for s in PLACED_SPACES if peaks[s] > target.buffer(s).bytes), None)
 
 
-def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool) -> _Plan:
-    """Choose the tile of ``kernel``; raises NpuAssignError when even the smallest tile does not fit."""
+def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool) -> _Plan | _CopyPlan | _CubePlan:
+    """Choose the tile of ``kernel``: rows when some row tile fits, else M x N x K tiles of a matmul kernel;
+    raises NpuAssignError when neither fits."""
     buffers, ops, tileable = _collect(kernel)
+    try:
+        return _plan_rows(kernel, buffers, ops, tileable, target, double_buffer)
+    except NpuAssignError as row_error:
+        copy = _copy_plan(buffers, ops, target, double_buffer)
+        if copy is not None:
+            return copy
+        cube = _cube_analysis(buffers, ops) if tileable else None
+        if cube is None:
+            raise
+        tiles = choose_tiles(cube.m, cube.n, cube.k, _element_bytes(cube.a.type.element_type),
+                             _element_bytes(cube.c.type.element_type), target, double_buffer, cube.epilogue_buffers())
+        if isinstance(tiles, str):
+            raise NpuAssignError(f"{row_error.diagnostics[0].message}; tiled over M, N and K, {tiles}") from None
+        return _CubePlan(cube, tiles, double_buffer)
+
+
+def _plan_rows(kernel: ir.Operation, buffers: list[_Buffer], ops: list[ir.Operation], tileable: bool,
+               target: NpuTarget, double_buffer: bool) -> _Plan:
+    """The largest row tile that fits, or NpuAssignError stating the smallest one's sizes."""
     rows = _row_analysis(buffers, ops) if tileable else None
     if rows is None:
         for b in buffers:
@@ -491,6 +512,286 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool) ->
         f"kernel '{name}' needs {peaks[space]} bytes of {space.upper()} for {what} ({', '.join(parts)}) "
         f"but the target '{target.name}' has {target.buffer(space).bytes}"
     )
+
+
+# --------------------------------------------------------------------------- copy kernels
+
+
+@dataclass
+class _CopyPart:
+    """One memref.copy of a copy kernel, staged through UB in chunks of ``chunk`` along ``dim``."""
+
+    copy: ir.Operation
+    #: copy between whole contiguous buffers (through reshapes only): chunked over the flat element range
+    flat: bool
+    shape: list[int]
+    dim: int
+    chunk: int
+    element_bytes: int
+
+    def chunk_bytes(self) -> int:
+        return math.prod(self.shape) // self.shape[self.dim] * self.chunk * self.element_bytes
+
+    def candidates(self) -> list[int]:
+        size = self.shape[self.dim]
+        return [d for d in range(size, 0, -1) if size % d == 0]
+
+
+@dataclass
+class _CopyPlan:
+    """A kernel that only copies GM inputs (whole, reshaped or static slices of them: a reshape, split or
+    slice kernel) to GM outputs: each copy staged through UB in chunks."""
+
+    parts: list[_CopyPart]
+    peaks: dict[str, int]
+    double: bool
+
+    @property
+    def tiles(self) -> int:
+        return sum(p.shape[p.dim] // p.chunk for p in self.parts)
+
+
+def _copy_plan(buffers: list[_Buffer], ops: list[ir.Operation], target: NpuTarget, double_buffer: bool
+               ) -> _CopyPlan | None:
+    """Chunks for every copy of a copy kernel that does not fit UB whole, or None when it is not one."""
+    compute = [op for op in ops if op.name not in ("func.return", "arith.constant") and op.name not in VIEW_OPS]
+    if not compute or any(op.name != "memref.copy" for op in compute):
+        return None
+    parts = []
+    for copy in compute:
+        source = next((b for b in buffers if b.value == _root(copy.operands[0])), None)
+        dest = next((b for b in buffers if b.value == _root(copy.operands[1])), None)
+        if source is None or dest is None or source.kind != "gm_in" or dest.kind != "gm_out":
+            return None
+        shape = list(ir.MemRefType(copy.operands[0].type).shape)
+        if not all(ir.MemRefType(v.type).has_static_shape for v in copy.operands):
+            return None
+        size = _element_bytes(source.type.element_type)
+        if _reshaped_only(source.value) and _reshaped_only(dest.value) and not source.slices:
+            total = math.prod(shape)
+            parts.append(_CopyPart(copy, True, [total], 0, total, size))
+            continue
+        views = [as_operation(v.owner) for v in copy.operands if not isinstance(v.owner, ir.Block)]
+        if any(v.name != "memref.subview" for v in views):
+            return None  # a slice read or written directly: chunk its outer dim
+        dim = next((d for d, n in enumerate(shape) if n > 1), 0)
+        parts.append(_CopyPart(copy, False, shape, dim, shape[dim], size))
+    ub = target.buffer("ub")
+
+    def need() -> int:
+        return sum((2 if double_buffer and p.shape[p.dim] > p.chunk else 1) * ub.footprint(p.chunk_bytes())
+                   for p in parts)
+
+    while need() > ub.bytes:  # the largest staging buffers shrink together (next divisor) until all fit
+        shrinkable = [p for p in parts if p.chunk > 1]
+        if not shrinkable:
+            return None
+        top = max(p.chunk_bytes() for p in shrinkable)
+        for part in shrinkable:
+            if part.chunk_bytes() == top:
+                part.chunk = next(c for c in part.candidates() if c < part.chunk)
+    return _CopyPlan(parts, {"ub": need(), "l1": 0, "l0c": 0}, double_buffer)
+
+
+def _flat(value: ir.Value) -> ir.Value:
+    """A 1-D view of an identity-layout memref."""
+    t = ir.MemRefType(value.type)
+    if t.rank == 1:
+        return value
+    flat = ir.MemRefType.get([math.prod(t.shape)], t.element_type, None, t.memory_space)
+    i64 = ir.IntegerType.get_signless(64)
+    reassociation = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in range(t.rank)])])
+    return ir.Operation.create("memref.collapse_shape", results=[flat], operands=[value],
+                               attributes={"reassociation": reassociation}).results[0]
+
+
+def _chunk_view(source: ir.Value, dim: int, offset: ir.Value, chunk: int) -> ir.Value:
+    """``source`` (any strided layout) restricted to ``[offset, offset + chunk)`` along ``dim``."""
+    t = ir.MemRefType(source.type)
+    strides, _ = t.get_strides_and_offset()
+    sizes = list(t.shape)
+    sizes[dim] = chunk
+    dims = "x".join(str(d) for d in sizes)
+    result = ir.Type.parse(f"memref<{dims}x{t.element_type}, strided<[{', '.join(map(str, strides))}], offset: ?>>")
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    offsets = [dynamic if d == dim else 0 for d in range(t.rank)]
+    return _subview(source, offset, result, offsets, sizes, [1] * t.rank)
+
+
+def rewrite_copies(kernel: ir.Operation, plan: _CopyPlan) -> int:
+    """Each copy as chunks GM -> UB -> GM; returns the number of npu.dma ops."""
+    transfers = 0
+    with kernel.location:
+        for part in plan.parts:
+            copy = part.copy
+            with ir.InsertionPoint(copy):
+                if part.flat:
+                    source, dest = _flat(_root(copy.operands[0])), _flat(_root(copy.operands[1]))
+                else:
+                    source, dest = copy.operands[0], copy.operands[1]
+                element = ir.MemRefType(source.type).element_type
+                tile = list(part.shape)
+                tile[part.dim] = part.chunk
+                count = part.shape[part.dim] // part.chunk
+                slots = 2 if plan.double and count > 1 else 1
+                buffer = _alloc(ir.MemRefType.get([2, *tile] if slots == 2 else tile, element, None,
+                                                  ir.Attribute.parse('#npu.mem<"ub">')))
+                loop = scf.ForOp(_index(0), _index(part.shape[part.dim]), _index(part.chunk))
+            with ir.InsertionPoint(loop.body):
+                iv = loop.induction_variable
+                slot = arith.remui(arith.divui(iv, _index(part.chunk)), _index(2)) if slots == 2 else None
+                staged = _slot_subview(buffer, slot, "ub") if slot is not None else buffer
+                _dma(_chunk_view(source, part.dim, iv, part.chunk), staged)
+                _dma(staged, _chunk_view(dest, part.dim, iv, part.chunk))
+                scf.YieldOp([])
+            transfers += 2
+            views = [as_operation(v.owner) for v in copy.operands if not isinstance(v.owner, ir.Block)]
+            copy.erase()
+            for view in views:  # the views the copy read or wrote through, now unused
+                if not list(view.results[0].uses):
+                    view.erase()
+    return transfers
+
+
+# --------------------------------------------------------------------------- cube tiling (analysis)
+
+
+#: What a dim of a buffer follows in a cube-tiled kernel: the M, N or K loop, or nothing (kept whole).
+Follows = tuple[str | None, ...]
+
+
+@dataclass
+class _CubeKernel:
+    """A kernel ``C[M, N] = A x B`` (one cube op), C filled before it and read by elementwise ops after it."""
+
+    cube: ir.Operation
+    fill: ir.Operation | None
+    epilogue: list[ir.Operation]
+    a: _Buffer
+    b: _Buffer
+    c: _Buffer
+    m: int
+    n: int
+    k: int
+    #: every used buffer (by position in the kernel's buffer list) -> what each of its dims follows
+    follows: list[tuple[_Buffer, Follows]]
+
+    def epilogue_buffers(self) -> list[tuple[str, int, bool]]:
+        """The UB buffers for choose_tiles: (the loops they follow, element bytes, transferred)."""
+        out = []
+        for buf, follows in self.follows:
+            if buf is self.a or buf is self.b or buf is self.c:
+                continue
+            out.append(("".join(f for f in follows if f), _element_bytes(buf.type.element_type), buf.transferred))
+        return out
+
+
+def _single_dims(dims: list[frozenset[int]]) -> list[int | None] | None:
+    """Each indexing result's one loop dim (None for a constant index), or None when one mixes loops."""
+    out: list[int | None] = []
+    for d in dims:
+        if len(d) > 1:
+            return None
+        out.append(next(iter(d)) if d else None)
+    return out
+
+
+def _cube_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> _CubeKernel | None:
+    """The kernel as a cube kernel, or None when it is not one (then only row tiling applies)."""
+    skip = ("memref.alloc", "memref.get_global", "arith.constant", "func.return")
+    compute = [op for op in ops if op.name not in skip and op.name not in VIEW_OPS]
+    cubes = [op for op in compute if is_cube_op(op)]
+    if len(cubes) != 1 or any(b.has_views for b in buffers if b.read or b.written):
+        return None
+    cube = cubes[0]
+    access = loop_access(cube)
+    if access is None:
+        return None
+    operands, iterators = access
+    if len(iterators) != 3 or iterators.count("reduction") != 1:
+        return None
+    writes = [(v, _single_dims(d)) for v, d, w in operands if w]
+    reads = [(v, _single_dims(d)) for v, d, w in operands if not w]
+    if len(writes) != 1 or len(reads) != 2 or any(d is None or None in d for _, d in writes + reads):
+        return None
+    (k_loop,) = [d for d, kind in enumerate(iterators) if kind == "reduction"]
+    c_value, c_dims = writes[0]
+    if len(c_dims) != 2:
+        return None
+    roles = {c_dims[0]: "m", c_dims[1]: "n", k_loop: "k"}
+
+    def find(value: ir.Value) -> _Buffer | None:
+        return next((b for b in buffers if b.value == value), None)
+
+    tags: dict[int, tuple[_Buffer, Follows]] = {}
+
+    def tag(value: ir.Value, follows: Follows) -> bool:
+        buf = find(value)  # tiled operands are whole root buffers, never views
+        if buf is None:
+            return False
+        seen = tags.setdefault(id(buf), (buf, follows))[1]
+        return seen == follows
+
+    c_follows = ("m", "n")
+    a_value, a_dims = reads[0]
+    b_value, b_dims = reads[1]
+    a_follows = tuple(roles[d] for d in a_dims)
+    b_follows = tuple(roles[d] for d in b_dims)
+    if sorted(a_follows) != ["k", "m"] or sorted(b_follows) != ["k", "n"]:
+        return None
+    if not (tag(c_value, c_follows) and tag(a_value, a_follows) and tag(b_value, b_follows)):
+        return None
+    a, b, c = find(a_value), find(b_value), find(c_value)
+    if a.kind == "local" or b.kind == "local" or a.written or b.written:
+        return None
+    m, n = c.type.shape
+    k = a.type.shape[a_follows.index("k")]
+    position = next(i for i, op in enumerate(compute) if op_id(op) == op_id(cube))
+    fill = None
+    for op in compute[:position]:  # before the cube: at most the fill of its accumulator
+        if op.name != "linalg.fill" or fill is not None or find(op.operands[-1]) is not c:
+            return None
+        fill = op
+    epilogue = compute[position + 1:]
+    for op in epilogue:  # after it: elementwise over [M, N]
+        access = loop_access(op)
+        if access is None:
+            return None
+        operands, iterators = access
+        out = [(v, _single_dims(d)) for v, d, w in operands if w]
+        if not out or len(iterators) != 2 or "reduction" in iterators:
+            return None
+        first = out[0][1]
+        if first is None or None in first or len(first) != 2 or list(find(out[0][0]).type.shape
+                                                                     if find(out[0][0]) else []) != [m, n]:
+            return None
+        loop_roles = {first[0]: "m", first[1]: "n"}
+        for value, dims, _ in operands:
+            single = _single_dims(dims)
+            if single is None or not tag(value, tuple(None if d is None else loop_roles[d] for d in single)):
+                return None
+    follows = list(tags.values())
+    for buf, dims in follows:
+        sizes = {"m": m, "n": n, "k": k}
+        if any(f is not None and buf.type.shape[i] != sizes[f] for i, f in enumerate(dims)):
+            return None
+    return _CubeKernel(cube, fill, epilogue, a, b, c, m, n, k, follows)
+
+
+@dataclass
+class _CubePlan:
+    kernel: _CubeKernel
+    tiles: CubeTiles
+    double: bool
+
+    @property
+    def peaks(self) -> dict[str, int]:
+        return {space: self.tiles.peaks.get(space, 0) for space in PLACED_SPACES}
+
+    @property
+    def tile_counts(self) -> tuple[int, int, int]:
+        t = self.tiles
+        return self.kernel.m // t.tm, self.kernel.n // t.tn, self.kernel.k // t.tk
 
 
 # --------------------------------------------------------------------------- rewriting
@@ -691,6 +992,107 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
     return transfers
 
 
+def _tile_subview(source: ir.Value, offsets: list[ir.Value | None], sizes: list[int], space: str | None
+                  ) -> ir.Value:
+    """``source[offsets : offsets + sizes]`` (None: offset 0) of an identity-layout memref."""
+    shape = list(ir.MemRefType(source.type).shape)
+    element = ir.MemRefType(source.type).element_type
+    strides = _strides(shape)
+    dims = "x".join(str(d) for d in sizes)
+    result = ir.Type.parse(
+        f"memref<{dims}x{element}, strided<[{', '.join(map(str, strides))}], offset: ?>{_space_suffix(space)}>")
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    values = [o for o in offsets if o is not None]
+    op = ir.Operation.create(
+        "memref.subview",
+        results=[result],
+        operands=[source, *values],
+        attributes={
+            "static_offsets": ir.DenseI64ArrayAttr.get([0 if o is None else dynamic for o in offsets]),
+            "static_sizes": ir.DenseI64ArrayAttr.get(sizes),
+            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(values), 0, 0]),
+        },
+    )
+    return op.results[0]
+
+
+def rewrite_cube(kernel: ir.Operation, plan: _CubePlan) -> int:
+    """Apply a cube plan: loops over M and N tiles, the fill and the epilogue per tile, the cube op in a loop
+    over K tiles; operand tiles moved GM -> L1 inside it, epilogue operands GM -> UB per tile, results back
+    to GM per tile.  Returns the number of npu.dma ops."""
+    ck, t = plan.kernel, plan.tiles
+    sizes = {"m": t.tm, "n": t.tn, "k": t.tk}
+    block = kernel.regions[0].blocks[0]
+    ret = as_operation(block.operations[len(block.operations) - 1])
+    for op in [as_operation(o) for o in block.operations]:  # globals first: the tile loops read them
+        if op.name == "memref.get_global":
+            op.move_before(as_operation(block.operations[0]))
+    first = ck.fill if ck.fill is not None else ck.cube
+    k_steps = plan.tile_counts[2]
+    transfers = 0
+    with kernel.location:
+        with ir.InsertionPoint(first):  # the loop bounds first, outside the loops
+            zero = _index(0)
+            bounds = [(_index(size), _index(step)) for size, step in ((ck.m, t.tm), (ck.n, t.tn), (ck.k, t.tk))]
+            m_loop = scf.ForOp(zero, *bounds[0])
+        with ir.InsertionPoint(m_loop.body):
+            n_loop = scf.ForOp(zero, *bounds[1])
+            scf.YieldOp([])
+        with ir.InsertionPoint(n_loop.body):
+            k_loop = scf.ForOp(zero, *bounds[2])
+            n_yield = scf.YieldOp([])
+        with ir.InsertionPoint(k_loop.body):
+            k_yield = scf.YieldOp([])
+        if ck.fill is not None:
+            ck.fill.move_before(k_loop.operation)
+        ck.cube.move_before(k_yield.operation)
+        for op in ck.epilogue:
+            op.move_before(n_yield.operation)
+        ivs = {"m": m_loop.induction_variable, "n": n_loop.induction_variable, "k": k_loop.induction_variable}
+        with ir.InsertionPoint(as_operation(k_loop.body.operations[0])):
+            slot = arith.remui(arith.divui(ivs["k"], _index(t.tk)), _index(2)) if plan.double and k_steps > 1 \
+                else None
+        for buf, follows in ck.follows:
+            shape = [sizes[f] if f else d for f, d in zip(follows, buf.type.shape, strict=True)]
+            offsets = [ivs[f] if f else None for f in follows]
+            space = buf.space
+            tiled = any(follows)
+            if buf.kind == "local":
+                buf.value.set_type(ir.MemRefType.get(shape, buf.type.element_type, None,
+                                                     ir.Attribute.parse(f'#npu.mem<"{space}">')))
+                continue
+            operand = buf is ck.a or buf is ck.b
+            slots = 2 if operand and slot is not None else 1
+            alloc_shape = [2, *shape] if slots == 2 else shape
+            with ir.InsertionPoint(m_loop.operation):
+                buffer = _alloc(ir.MemRefType.get(alloc_shape, buf.type.element_type, None,
+                                                  ir.Attribute.parse(f'#npu.mem<"{space}">')))
+            if not tiled:  # kept whole: loaded once before the loops, stored once after them
+                buf.value.replace_all_uses_with(buffer)
+                if buf.kind == "gm_in":
+                    with ir.InsertionPoint(m_loop.operation):
+                        _dma(buf.value, buffer)
+                else:
+                    with ir.InsertionPoint(ret):
+                        _dma(buffer, buf.value)
+                transfers += 1
+                continue
+            # operand tiles are loaded right before the cube op, the epilogue's before the fill (or the K loop)
+            head = ck.cube if operand else ck.fill if ck.fill is not None else k_loop.operation
+            with ir.InsertionPoint(head):
+                view = _slot_subview(buffer, slot, space) if slots == 2 else buffer
+            buf.value.replace_all_uses_with(view)
+            if buf.kind == "gm_in":
+                with ir.InsertionPoint(head):
+                    _dma(_tile_subview(buf.value, offsets, shape, None), view)
+            else:
+                with ir.InsertionPoint(n_yield):
+                    _dma(view, _tile_subview(buf.value, offsets, shape, None))
+            transfers += 1
+    return transfers
+
+
 def forward_result_copies(func_op: ir.Operation) -> int:
     """``memref.copy %buf, %out`` where %buf is a fresh allocation and %out is only this copy's target:
     compute into %out directly (no GM -> GM copy).  Returns the number of copies removed."""
@@ -755,8 +1157,33 @@ class NpuBufferAssign(GraphPass):
                 plan = plan_kernel(func_op, target, self.double_buffer)
             except NpuAssignError as error:
                 context.fail(error.diagnostics[0].message, func_op.location)
-            transfers = rewrite_kernel(func_op, plan)
             i64 = ir.IntegerType.get_signless(64, module.context)
+            if isinstance(plan, _CopyPlan):
+                transfers = rewrite_copies(func_op, plan)
+                func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, plan.tiles)
+                for space in PLACED_SPACES:
+                    func_op.attributes[f"npu.{space}_bytes"] = ir.IntegerAttr.get(i64, plan.peaks[space])
+                context.count("num-kernels")
+                context.count("num-tiled")
+                context.count("num-transfers", transfers)
+                continue
+            if isinstance(plan, _CubePlan):
+                transfers = rewrite_cube(func_op, plan)
+                t = plan.tiles
+                func_op.attributes["npu.cube_tile"] = ir.DenseI64ArrayAttr.get([t.tm, t.tn, t.tk])
+                func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, math.prod(plan.tile_counts[:2]))
+                for space in PLACED_SPACES:
+                    func_op.attributes[f"npu.{space}_bytes"] = ir.IntegerAttr.get(i64, plan.peaks[space])
+                if plan.double:
+                    func_op.attributes["npu.double_buffered"] = ir.UnitAttr.get()
+                context.count("num-kernels")
+                context.count("num-tiled")
+                context.count("num-transfers", transfers)
+                log.debug(f"npu-buffer-assign: @{name}: cube tiles {t.tm}x{t.tn}x{t.tk} over "
+                          f"{plan.kernel.m}x{plan.kernel.n}x{plan.kernel.k}; "
+                          + ", ".join(f"{s.upper()} {plan.peaks[s]} B" for s in PLACED_SPACES))
+                continue
+            transfers = rewrite_kernel(func_op, plan)
             rows = plan.rows if plan.rows is not None else 0
             func_op.attributes["npu.tile_rows"] = ir.IntegerAttr.get(i64, plan.tile if plan.rows else rows)
             func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, plan.tiles)

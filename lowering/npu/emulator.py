@@ -99,6 +99,26 @@ def _op_work(op: ir.Operation) -> tuple[int, int]:
     return 0, 0
 
 
+def _constant_index(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.constant":
+        return None
+    return ir.IntegerAttr(as_operation(owner).attributes["value"]).value
+
+
+def _trips(op: ir.Operation) -> int:
+    """How often ``op`` runs per kernel call: the product of its enclosing scf.for loops' trip counts."""
+    count = 1
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name == "scf.for":
+            lower, upper, step = (_constant_index(v) for v in list(parent.operands)[:3])
+            if None not in (lower, upper, step) and step > 0:
+                count *= max(0, -(-(upper - lower) // step))
+        parent = parent.parent
+    return count
+
+
 def kernel_infos(module: ir.Module) -> list[KernelInfo]:
     """Static facts of each assigned kernel, in the order the module defines them."""
     infos = []
@@ -111,7 +131,7 @@ def kernel_infos(module: ir.Module) -> list[KernelInfo]:
             if op.name in ("npu.dma",) or op.parent.name == "linalg.generic":
                 continue
             v, c = _op_work(op)
-            repeat = tiles if op.parent.name == "scf.for" else 1
+            repeat = _trips(op)
             vector += v * repeat
             cube += c * repeat
         peaks = {s: ir.IntegerAttr(func_op.attributes[f"npu.{s}_bytes"]).value

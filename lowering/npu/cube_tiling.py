@@ -1,0 +1,104 @@
+"""Cube tiling of a matmul kernel: the tile sizes over M, N and K, the GM traffic they cause, its lower bound.
+
+A kernel ``C[M, N] = A[M, K] x B[K, N]`` (then an elementwise epilogue on C)
+runs on the NPU as
+
+    for m0 in 0..M step tm:                      # C tile [tm, tn] accumulates in L0C
+      for n0 in 0..N step tn:
+        for k0 in 0..K step tk:                  # GM -> L1: A[m0, k0] [tm, tk], B[k0, n0] [tk, tn]
+          C_tile += A_tile x B_tile              # the cube reads its operands through L0A / L0B
+        epilogue on the tile (UB), then UB / L0C -> GM
+
+A is read once per column of tiles (``N / tn`` times), B once per row of
+tiles (``M / tm`` times), C written once: GM bytes ``e (M K N / tn + K N M /
+tm + M N)`` plus the epilogue's operands.  The traffic does not depend on
+tk; tm x tn is bounded by L0C (the accumulator), tm x tk by L0A, tk x tn by
+L0B and the two operand tiles (two slots each when double buffered) by L1.
+:func:`choose_tiles` takes the divisors of M, N and K that fit and minimise
+the GM bytes (ties: multiples of the cube's 16 x 16 fractal, then the
+largest tk, which means fewer transfers).
+
+The lower bound printed beside it (:func:`traffic_lower_bound`) is the larger
+of the compulsory traffic (every operand read once, C written once) and the
+classic bound for a matmul computed through a fast memory of S elements,
+``2 M N K / sqrt(S)`` elements moved (Hong and Kung), with S the elements
+L1 holds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from graphfuse.dialect.npu_target import NpuTarget
+
+__all__ = ["CubeTiles", "choose_tiles", "traffic_lower_bound"]
+
+#: The cube's fractal: tile sizes that are multiples of it are preferred.
+FRACTAL = 16
+
+
+@dataclass(frozen=True)
+class CubeTiles:
+    tm: int
+    tn: int
+    tk: int
+    #: GM bytes the tiling moves (operands, accumulator result, epilogue operands)
+    gm_bytes: int
+    #: bytes per on-chip space at this tiling
+    peaks: dict[str, int]
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def traffic_lower_bound(m: int, n: int, k: int, element_bytes: int, l1_bytes: int) -> int:
+    """GM bytes no tiling of ``[M, K] x [K, N]`` through an L1 of ``l1_bytes`` can go below."""
+    compulsory = m * k + k * n + m * n
+    fast = l1_bytes // element_bytes
+    return element_bytes * max(compulsory, math.ceil(2 * m * n * k / math.sqrt(fast)))
+
+
+def choose_tiles(m: int, n: int, k: int, element_bytes: int, accumulator_bytes: int, target: NpuTarget,
+                 double_buffer: bool, epilogue: list[tuple[str, int, bool]]) -> CubeTiles | str:
+    """The tiling of least GM traffic that fits ``target``, or why none does.
+
+    ``epilogue`` lists the kernel's other on-chip buffers as (what it follows: "mn", "m", "n" or "", its
+    element bytes, whether it is transferred from or to GM): they live in UB, one tile each.
+    """
+    best: tuple | None = None
+    smallest_need: dict[str, int] | None = None
+    for tm in _divisors(m):
+        for tn in _divisors(n):
+            if target.buffer("l0c").footprint(tm * tn * accumulator_bytes) > target.buffer("l0c").bytes:
+                continue
+            ub = 0
+            for follows, size, transferred in epilogue:
+                elements = {"mn": tm * tn, "m": tm, "n": tn, "": 1}[follows]
+                slots = 2 if double_buffer and transferred and (m // tm) * (n // tn) > 1 else 1
+                ub += slots * target.buffer("ub").footprint(elements * size)
+            if ub > target.buffer("ub").bytes:
+                continue
+            for tk in reversed(_divisors(k)):
+                a, b = tm * tk * element_bytes, tk * tn * element_bytes
+                steps = (m // tm) * (n // tn) * (k // tk)
+                slots = 2 if double_buffer and steps > 1 else 1
+                l1 = slots * (target.buffer("l1").footprint(a) + target.buffer("l1").footprint(b))
+                need = {"l1": l1, "l0a": target.buffer("l0a").footprint(a), "l0b": target.buffer("l0b").footprint(b)}
+                if smallest_need is None or sum(need.values()) < sum(smallest_need.values()):
+                    smallest_need = need
+                if any(need[s] > target.buffer(s).bytes for s in need):
+                    continue
+                gm = element_bytes * (m * k * (n // tn) + k * n * (m // tm))
+                aligned = sum(1 for t in (tm, tn, tk) if t % FRACTAL == 0)
+                key = (gm, -aligned, -tk, -tm * tn)
+                if best is None or key < best[0]:
+                    peaks = {"l1": l1, "l0c": target.buffer("l0c").footprint(tm * tn * accumulator_bytes), "ub": ub}
+                    best = (key, CubeTiles(tm, tn, tk, gm, peaks))
+                break  # the largest tk that fits: smaller ones move the same bytes
+    if best is None:
+        wanted = ", ".join(f"{s.upper()} {b}" for s, b in (smallest_need or {}).items())
+        return (f"no tiling of [{m}, {k}] x [{k}, {n}] fits: the smallest tiles need {wanted or 'more'} bytes "
+                f"(L0C holds {target.buffer('l0c').bytes}, L1 {target.buffer('l1').bytes})")
+    return best[1]
