@@ -223,8 +223,10 @@ class _Buffer:
     has_views: bool = False
     #: touched by an op the pass does not understand: a GM argument is then both loaded and stored
     unknown_access: bool = False
-    #: "rows" (dim 0 follows the tiled loop) or "whole"; None: not accessed by a loop op
+    #: "rows" (dim ``axis`` follows the tiled loop) or "whole"; None: not accessed by a loop op
     tiling: str | None = None
+    #: the dim that follows the tiled loop (0 unless leading dims are 1 or a transpose moves it)
+    axis: int = 0
     #: static memref.subview ops that are the only uses of a GM input: each slice is staged on its own
     slices: list[ir.Operation] = field(default_factory=list)
 
@@ -254,18 +256,18 @@ class _Buffer:
     def bytes_at(self, rows: int | None) -> int:
         shape = list(self.type.shape)
         if rows is not None and self.tiling == "rows":
-            shape[0] = rows
+            shape[self.axis] = rows
         return math.prod(shape) * _element_bytes(self.type.element_type)
 
     def describe(self, rows: int | None) -> str:
         shape = list(self.type.shape)
         if rows is not None and self.tiling == "rows":
-            shape[0] = rows
+            shape[self.axis] = rows
         role = {"gm_in": "in", "gm_out": "out", "local": "local"}[self.kind]
         if self.slices:
             shapes = [list(ir.MemRefType(op.results[0].type).shape) for op in self.slices]
             return ", ".join(f"{'x'.join(str(d) for d in sh)}x{self.type.element_type} in (slice)" for sh in shapes)
-        return f"{'x'.join(str(d) for d in shape)}x{self.type.element_type} {role}"
+        return f"{''.join(f'{d}x' for d in shape)}{self.type.element_type} {role}"
 
 
 def _element_bytes(element: ir.Type) -> int:
@@ -388,12 +390,19 @@ def _static_slices(value: ir.Value) -> list[ir.Operation]:
 
 
 def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> int | None:
-    """Mark each buffer rows / whole for tiling the outer parallel loop; the row count, or None if not tileable."""
+    """Mark each buffer rows / whole for tiling the outer parallel loop; the row count, or None if not tileable.
+
+    The loop is the one each output's first dim larger than 1 follows (dim 0, or the first after leading
+    1s: a [1, 256, 512] activation is tiled over its 256 rows); every other buffer follows it in one dim,
+    whichever (a transpose moves it), or does not depend on it.
+    """
     outputs = [b for b in buffers if b.kind == "gm_out"]
     if not outputs or any(b.type.rank == 0 for b in outputs):
         return None
-    rows = outputs[0].type.shape[0]
-    if any(b.type.shape[0] != rows for b in outputs) or rows <= 1:
+    for b in outputs:
+        b.axis = next((d for d, n in enumerate(b.type.shape) if n > 1), 0)
+    rows = outputs[0].type.shape[outputs[0].axis]
+    if any(b.type.shape[b.axis] != rows for b in outputs) or rows <= 1:
         return None
 
     def find(value: ir.Value) -> _Buffer | None:
@@ -414,9 +423,14 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> int | None
         writes = [(v, d) for v, d, w in operands if w]
         loop = None
         for value, dims in writes:
-            if value != _root(value) or not dims or len(dims[0]) != 1:
+            buf = find(value)
+            if value != _root(value) or buf is None or not dims:
                 return None
-            (candidate,) = dims[0]
+            # a buffer already tiled names its loop; a new local one follows it in its first dim above 1
+            axis = buf.axis if buf.tiling == "rows" else next((d for d, n in enumerate(buf.type.shape) if n > 1), 0)
+            if len(dims[axis]) != 1:
+                return None
+            (candidate,) = dims[axis]
             if loop is None:
                 loop = candidate
             elif loop != candidate:
@@ -427,17 +441,18 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> int | None
             buf = find(value)
             if buf is None:
                 return None
-            if dims and dims[0] == frozenset({loop}) and all(loop not in d for d in dims[1:]):
-                wanted = "rows"
-                if value != buf.value or buf.type.shape[0] != rows:
+            positions = [p for p, d in enumerate(dims) if loop in d]
+            if len(positions) == 1 and dims[positions[0]] == frozenset({loop}):
+                wanted, axis = "rows", positions[0]
+                if value != buf.value or buf.type.shape[axis] != rows:
                     return None
-            elif all(loop not in d for d in dims):
-                wanted = "whole"
+            elif not positions:
+                wanted, axis = "whole", 0
             else:
                 return None
             if buf.tiling is None:
-                buf.tiling = wanted
-            elif buf.tiling != wanted:
+                buf.tiling, buf.axis = wanted, axis
+            elif buf.tiling != wanted or (wanted == "rows" and buf.axis != axis):
                 return None
     if any(b.tiling == "rows" and b.has_views for b in buffers):
         return None
@@ -492,11 +507,13 @@ def _plan_rows(kernel: ir.Operation, buffers: list[_Buffer], ops: list[ir.Operat
         candidates = [None]
     else:
         candidates = [t for t in range(rows, 0, -1) if rows % t == 0]
-    for tile in candidates:
-        tiles = 1 if tile is None else rows // tile
-        peaks = _peaks(buffers, target, tile, tiles, double_buffer)
-        if _fits(peaks, target) is None:
-            return _Plan(buffers, rows, tile if tile is not None else 0, peaks, double_buffer and tiles > 1)
+    # two slots where capacity allows, else one (the transfers then do not overlap the compute)
+    for double in dict.fromkeys((double_buffer, False)):
+        for tile in candidates:
+            tiles = 1 if tile is None else rows // tile
+            peaks = _peaks(buffers, target, tile, tiles, double)
+            if _fits(peaks, target) is None:
+                return _Plan(buffers, rows, tile if tile is not None else 0, peaks, double and tiles > 1)
     smallest = candidates[-1]
     tiles = 1 if smallest is None else rows // smallest
     peaks = _peaks(buffers, target, smallest, tiles, double_buffer)
@@ -813,18 +830,20 @@ def _space_suffix(space: str | None) -> str:
     return f', #npu.mem<"{space}">' if space else ""
 
 
-def _row_subview(source: ir.Value, offset: ir.Value, tile: int, space: str | None) -> ir.Value:
-    """``source[offset : offset + tile, ...]`` (source: an identity-layout memref)."""
+def _row_subview(source: ir.Value, offset: ir.Value, tile: int, space: str | None, axis: int = 0) -> ir.Value:
+    """``source`` restricted to ``[offset, offset + tile)`` along ``axis`` (source: an identity-layout memref)."""
     t = ir.MemRefType(source.type)
     shape = list(t.shape)
-    sizes = [tile, *shape[1:]]
+    sizes = list(shape)
+    sizes[axis] = tile
     strides = _strides(shape)
     dims = "x".join(str(d) for d in sizes)
     result = ir.Type.parse(
         f"memref<{dims}x{t.element_type}, strided<[{', '.join(map(str, strides))}], offset: ?>{_space_suffix(space)}>"
     )
     dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-    return _subview(source, offset, result, [dynamic] + [0] * (len(shape) - 1), sizes, [1] * len(shape))
+    offsets = [dynamic if d == axis else 0 for d in range(len(shape))]
+    return _subview(source, offset, result, offsets, sizes, [1] * len(shape))
 
 
 def _slot_subview(source: ir.Value, slot: ir.Value, space: str) -> ir.Value:
@@ -892,7 +911,7 @@ def _relayout_reshapes(value: ir.Value, space: str) -> None:
 def _tile_type(buf: _Buffer, tile: int | None, slots: int) -> ir.Type:
     shape = list(buf.type.shape)
     if tile is not None and buf.tiling == "rows":
-        shape[0] = tile
+        shape[buf.axis] = tile
     if slots == 2:
         shape = [2, *shape]
     return ir.MemRefType.get(shape, buf.type.element_type, None, ir.Attribute.parse(f'#npu.mem<"{buf.space}">'))
@@ -984,10 +1003,10 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
             b.value.replace_all_uses_with(view)
             if b.kind == "gm_in":
                 with ir.InsertionPoint(body_first):
-                    _dma(_row_subview(b.value, iv, plan.tile, None), view)
+                    _dma(_row_subview(b.value, iv, plan.tile, None, b.axis), view)
             else:
                 with ir.InsertionPoint(yield_op):
-                    _dma(view, _row_subview(b.value, iv, plan.tile, None))
+                    _dma(view, _row_subview(b.value, iv, plan.tile, None, b.axis))
             transfers += 1
     return transfers
 

@@ -337,3 +337,32 @@ def test_issue_llama_block_runs_on_the_npu() -> None:
         (want,) = exe.reference(x.numpy())
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
         assert "npu.cube_tile" in exe.npu_ir
+
+
+@pytest.mark.parametrize(("text", "tiles"), [
+    # leading 1s: the 256 rows of a [1, 256, 512] activation are the tiled loop
+    ("""func.func @f(%x: tensor<1x256x512xf32>, %y: tensor<1x256x512xf32>) -> tensor<1x256x512xf32> {
+  %0 = "graph.add"(%x, %y) : (tensor<1x256x512xf32>, tensor<1x256x512xf32>) -> tensor<1x256x512xf32>
+  return %0 : tensor<1x256x512xf32>
+}""", 16),
+    # a transpose follows the loop in another dim of its input; one head (64 KiB in and out) fits only
+    # without the second slot
+    ("""func.func @f(%x: tensor<1x256x8x64xf32>) -> tensor<1x8x256x64xf32> {
+  %0 = "graph.transpose"(%x) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x256x8x64xf32>) -> tensor<1x8x256x64xf32>
+  return %0 : tensor<1x8x256x64xf32>
+}""", 8),
+    # a column sum: the loop is the columns, each tile reads every row of its columns
+    ("""func.func @f(%x: tensor<1000x100xf32>) -> tensor<100xf32> {
+  %0 = "graph.reduce_sum"(%x) {axes = array<i64: 0>, keep_dims = false} : (tensor<1000x100xf32>) -> tensor<100xf32>
+  return %0 : tensor<100xf32>
+}""", 5),
+])
+def test_vector_kernels_are_tiled_along_any_axis(text: str, tiles: int) -> None:
+    exe = compile_npu(text)
+    inputs = _random_inputs(exe)
+    (got,) = exe(*inputs)
+    np.testing.assert_allclose(got, exe.reference(*inputs)[0], rtol=1e-5, atol=1e-5)
+    (row,) = exe.report().rows
+    assert row.tiles == tiles
+    assert row.gm_read == sum(a.nbytes for a in inputs) and row.gm_write == got.nbytes  # each element moved once
+    assert row.ub_bytes <= load_target("910b").buffer("ub").bytes

@@ -10,9 +10,9 @@ func.func @wide_rows(%x: tensor<4x75000xf32>) -> tensor<4x75000xf32> {
 
 // -----
 
-// A kernel that cannot be tiled (a reduction over its rows) must fit whole.
-// CHECK: over-capacity.mlir:[[@LINE+2]]:8: error: kernel 'column_sum_reduce_sum_0' needs 400416 bytes of UB for its only tile (it cannot be tiled) (1000x100xf32 in, 100xf32 out) but the target '910b' has 196608
-func.func @column_sum(%x: tensor<1000x100xf32>) -> tensor<100xf32> {
-  %0 = "graph.reduce_sum"(%x) {axes = array<i64: 0>, keep_dims = false} : (tensor<1000x100xf32>) -> tensor<100xf32>
-  return %0 : tensor<100xf32>
+// A kernel that cannot be tiled (a reduction of everything to one value) must fit whole.
+// CHECK: over-capacity.mlir:[[@LINE+2]]:8: error: kernel 'total_reduce_sum_0' needs 400032 bytes of UB for its only tile (it cannot be tiled) (1000x100xf32 in, f32 out) but the target '910b' has 196608
+func.func @total(%x: tensor<1000x100xf32>) -> tensor<f32> {
+  %0 = "graph.reduce_sum"(%x) {axes = array<i64: 0, 1>, keep_dims = false} : (tensor<1000x100xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
 }
