@@ -389,18 +389,22 @@ def _static_slices(value: ir.Value) -> list[ir.Operation]:
     return slices
 
 
-def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> int | None:
+def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int = 0) -> int | None:
     """Mark each buffer rows / whole for tiling the outer parallel loop; the row count, or None if not tileable.
 
     The loop is the one each output's first dim larger than 1 follows (dim 0, or the first after leading
-    1s: a [1, 256, 512] activation is tiled over its 256 rows); every other buffer follows it in one dim,
-    whichever (a transpose moves it), or does not depend on it.
+    1s: a [1, 256, 512] activation is tiled over its 256 rows), or with ``choice`` = i its (i+1)-th dim
+    larger than 1 (the dims before it then stay whole in every tile); every other buffer follows it in one
+    dim, whichever (a transpose moves it), or does not depend on it.
     """
     outputs = [b for b in buffers if b.kind == "gm_out"]
     if not outputs or any(b.type.rank == 0 for b in outputs):
         return None
     for b in outputs:
-        b.axis = next((d for d, n in enumerate(b.type.shape) if n > 1), 0)
+        above_one = [d for d, n in enumerate(b.type.shape) if n > 1]
+        if choice >= max(len(above_one), 1):
+            return None
+        b.axis = above_one[choice] if above_one else 0
     rows = outputs[0].type.shape[outputs[0].axis]
     if any(b.type.shape[b.axis] != rows for b in outputs) or rows <= 1:
         return None
@@ -499,8 +503,27 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool) ->
 
 def _plan_rows(kernel: ir.Operation, buffers: list[_Buffer], ops: list[ir.Operation], tileable: bool,
                target: NpuTarget, double_buffer: bool) -> _Plan:
-    """The largest row tile that fits, or NpuAssignError stating the smallest one's sizes."""
-    rows = _row_analysis(buffers, ops) if tileable else None
+    """The largest row tile that fits along the outermost loop where one does (the heads of [1, 8, 256,
+    256] scores, else their rows), or NpuAssignError stating the outermost loop's smallest tile."""
+    first_error = None
+    for choice in range(max(1, max((b.type.rank for b in buffers if b.kind == "gm_out"), default=1))):
+        for b in buffers:
+            b.tiling, b.axis = None, 0
+        rows = _row_analysis(buffers, ops, choice) if tileable else None
+        if rows is None and choice > 0:
+            break
+        try:
+            return _plan_rows_along(kernel, buffers, rows, target, double_buffer)
+        except NpuAssignError as error:
+            first_error = first_error or error
+        if rows is None:
+            break
+    raise first_error
+
+
+def _plan_rows_along(kernel: ir.Operation, buffers: list[_Buffer], rows: int | None, target: NpuTarget,
+                     double_buffer: bool) -> _Plan:
+    """The largest tile of ``rows`` (None: the kernel whole) that fits, or NpuAssignError."""
     if rows is None:
         for b in buffers:
             b.tiling = "whole"
@@ -692,6 +715,8 @@ class _CubeKernel:
     k: int
     #: every used buffer (by position in the kernel's buffer list) -> what each of its dims follows
     follows: list[tuple[_Buffer, Follows]]
+    #: a batch matmul's batch dims ("b0", "b1"...) -> their sizes (one index of each per tile)
+    batch: dict[str, int] = field(default_factory=dict)
 
     def epilogue_buffers(self) -> list[tuple[str, int, bool]]:
         """The UB buffers for choose_tiles: (the loops they follow, element bytes, transferred)."""
@@ -699,7 +724,8 @@ class _CubeKernel:
         for buf, follows in self.follows:
             if buf is self.a or buf is self.b or buf is self.c:
                 continue
-            out.append(("".join(f for f in follows if f), _element_bytes(buf.type.element_type), buf.transferred))
+            out.append(("".join(f for f in follows if f in ("m", "n")), _element_bytes(buf.type.element_type),
+                        buf.transferred))
         return out
 
 
@@ -725,7 +751,7 @@ def _cube_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> _CubeKern
     if access is None:
         return None
     operands, iterators = access
-    if len(iterators) != 3 or iterators.count("reduction") != 1:
+    if len(iterators) < 3 or iterators.count("reduction") != 1:
         return None
     writes = [(v, _single_dims(d)) for v, d, w in operands if w]
     reads = [(v, _single_dims(d)) for v, d, w in operands if not w]
@@ -733,9 +759,10 @@ def _cube_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> _CubeKern
         return None
     (k_loop,) = [d for d, kind in enumerate(iterators) if kind == "reduction"]
     c_value, c_dims = writes[0]
-    if len(c_dims) != 2:
+    batch = len(iterators) - 3  # a batch matmul's leading loops, one index of each per tile
+    if len(c_dims) != batch + 2:
         return None
-    roles = {c_dims[0]: "m", c_dims[1]: "n", k_loop: "k"}
+    roles = {loop: f"b{i}" for i, loop in enumerate(c_dims[:batch])} | {c_dims[-2]: "m", c_dims[-1]: "n", k_loop: "k"}
 
     def find(value: ir.Value) -> _Buffer | None:
         return next((b for b in buffers if b.value == value), None)
@@ -749,20 +776,22 @@ def _cube_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> _CubeKern
         seen = tags.setdefault(id(buf), (buf, follows))[1]
         return seen == follows
 
-    c_follows = ("m", "n")
+    c_follows = tuple(roles[d] for d in c_dims)
     a_value, a_dims = reads[0]
     b_value, b_dims = reads[1]
     a_follows = tuple(roles[d] for d in a_dims)
     b_follows = tuple(roles[d] for d in b_dims)
-    if sorted(a_follows) != ["k", "m"] or sorted(b_follows) != ["k", "n"]:
+    if sorted(f for f in a_follows if f in "mnk") != ["k", "m"] or \
+            sorted(f for f in b_follows if f in "mnk") != ["k", "n"]:
         return None
     if not (tag(c_value, c_follows) and tag(a_value, a_follows) and tag(b_value, b_follows)):
         return None
     a, b, c = find(a_value), find(b_value), find(c_value)
     if a.kind == "local" or b.kind == "local" or a.written or b.written:
         return None
-    m, n = c.type.shape
+    m, n = c.type.shape[-2:]
     k = a.type.shape[a_follows.index("k")]
+    batch_sizes = {f"b{i}": size for i, size in enumerate(c.type.shape[:batch])}
     position = next(i for i, op in enumerate(compute) if op_id(op) == op_id(cube))
     fill = None
     for op in compute[:position]:  # before the cube: at most the fill of its accumulator
@@ -776,23 +805,22 @@ def _cube_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> _CubeKern
             return None
         operands, iterators = access
         out = [(v, _single_dims(d)) for v, d, w in operands if w]
-        if not out or len(iterators) != 2 or "reduction" in iterators:
+        if not out or len(iterators) != batch + 2 or "reduction" in iterators:
             return None
-        first = out[0][1]
-        if first is None or None in first or len(first) != 2 or list(find(out[0][0]).type.shape
-                                                                     if find(out[0][0]) else []) != [m, n]:
+        first, written = out[0][1], find(out[0][0])
+        if first is None or None in first or written is None or tuple(written.type.shape) != tuple(c.type.shape):
             return None
-        loop_roles = {first[0]: "m", first[1]: "n"}
+        loop_roles = dict(zip(first, c_follows, strict=True))
         for value, dims, _ in operands:
             single = _single_dims(dims)
             if single is None or not tag(value, tuple(None if d is None else loop_roles[d] for d in single)):
                 return None
     follows = list(tags.values())
+    sizes = {"m": m, "n": n, "k": k, **batch_sizes}
     for buf, dims in follows:
-        sizes = {"m": m, "n": n, "k": k}
         if any(f is not None and buf.type.shape[i] != sizes[f] for i, f in enumerate(dims)):
             return None
-    return _CubeKernel(cube, fill, epilogue, a, b, c, m, n, k, follows)
+    return _CubeKernel(cube, fill, epilogue, a, b, c, m, n, k, follows, batch_sizes)
 
 
 @dataclass
@@ -807,8 +835,10 @@ class _CubePlan:
 
     @property
     def tile_counts(self) -> tuple[int, int, int]:
+        """(M tiles times the batch, N tiles, K steps)."""
         t = self.tiles
-        return self.kernel.m // t.tm, self.kernel.n // t.tn, self.kernel.k // t.tk
+        return (math.prod(self.kernel.batch.values()) * self.kernel.m // t.tm, self.kernel.n // t.tn,
+                self.kernel.k // t.tk)
 
 
 # --------------------------------------------------------------------------- rewriting
@@ -1041,7 +1071,7 @@ def rewrite_cube(kernel: ir.Operation, plan: _CubePlan) -> int:
     over K tiles; operand tiles moved GM -> L1 inside it, epilogue operands GM -> UB per tile, results back
     to GM per tile.  Returns the number of npu.dma ops."""
     ck, t = plan.kernel, plan.tiles
-    sizes = {"m": t.tm, "n": t.tn, "k": t.tk}
+    sizes = {"m": t.tm, "n": t.tn, "k": t.tk, **dict.fromkeys(ck.batch, 1)}
     block = kernel.regions[0].blocks[0]
     ret = as_operation(block.operations[len(block.operations) - 1])
     for op in [as_operation(o) for o in block.operations]:  # globals first: the tile loops read them
@@ -1052,8 +1082,17 @@ def rewrite_cube(kernel: ir.Operation, plan: _CubePlan) -> int:
     transfers = 0
     with kernel.location:
         with ir.InsertionPoint(first):  # the loop bounds first, outside the loops
-            zero = _index(0)
+            zero, one = _index(0), _index(1)
             bounds = [(_index(size), _index(step)) for size, step in ((ck.m, t.tm), (ck.n, t.tn), (ck.k, t.tk))]
+            batch_bounds = [_index(size) for size in ck.batch.values()]
+        outer, batch_loops = first, []
+        for upper in batch_bounds:  # a batch matmul's batch loops, outermost, one index per iteration
+            with ir.InsertionPoint(outer):
+                loop = scf.ForOp(zero, upper, one)
+            with ir.InsertionPoint(loop.body):
+                outer = scf.YieldOp([]).operation  # the next loop goes before this terminator
+            batch_loops.append(loop)
+        with ir.InsertionPoint(outer):
             m_loop = scf.ForOp(zero, *bounds[0])
         with ir.InsertionPoint(m_loop.body):
             n_loop = scf.ForOp(zero, *bounds[1])
@@ -1068,7 +1107,9 @@ def rewrite_cube(kernel: ir.Operation, plan: _CubePlan) -> int:
         ck.cube.move_before(k_yield.operation)
         for op in ck.epilogue:
             op.move_before(n_yield.operation)
-        ivs = {"m": m_loop.induction_variable, "n": n_loop.induction_variable, "k": k_loop.induction_variable}
+        ivs = {"m": m_loop.induction_variable, "n": n_loop.induction_variable, "k": k_loop.induction_variable,
+               **{tag: loop.induction_variable for tag, loop in zip(ck.batch, batch_loops, strict=True)}}
+        outermost = batch_loops[0] if batch_loops else m_loop
         with ir.InsertionPoint(as_operation(k_loop.body.operations[0])):
             slot = arith.remui(arith.divui(ivs["k"], _index(t.tk)), _index(2)) if plan.double and k_steps > 1 \
                 else None
@@ -1084,13 +1125,13 @@ def rewrite_cube(kernel: ir.Operation, plan: _CubePlan) -> int:
             operand = buf is ck.a or buf is ck.b
             slots = 2 if operand and slot is not None else 1
             alloc_shape = [2, *shape] if slots == 2 else shape
-            with ir.InsertionPoint(m_loop.operation):
+            with ir.InsertionPoint(outermost.operation):
                 buffer = _alloc(ir.MemRefType.get(alloc_shape, buf.type.element_type, None,
                                                   ir.Attribute.parse(f'#npu.mem<"{space}">')))
             if not tiled:  # kept whole: loaded once before the loops, stored once after them
                 buf.value.replace_all_uses_with(buffer)
                 if buf.kind == "gm_in":
-                    with ir.InsertionPoint(m_loop.operation):
+                    with ir.InsertionPoint(outermost.operation):
                         _dma(buf.value, buffer)
                 else:
                     with ir.InsertionPoint(ret):

@@ -1,38 +1,40 @@
-// A matmul kernel whose weight does not fit L1 is tiled over M, N and K: the accumulator tile stays in L0C over
+// A matmul kernel whose operands do not fit L1 is tiled over M, N and K: the accumulator tile stays in L0C over
 // the K loop, the operand tiles move GM -> L1 inside it (two slots), the epilogue and the store run per tile.
 // RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' | FileCheck %s
 
-// [16, 256] x [256, 1024]: the 1 MiB weight is twice L1; the [16, 1024] accumulator fits L0C whole.
+// [128, 2048] x [2048, 512]: neither operand fits L1 whole (1 MiB, 4 MiB). A [128, 256] accumulator tile fills
+// L0C; L0B (64 KiB) bounds the weight's tile to 64 rows of K. A is read twice (once per column of tiles), B once.
 // CHECK-LABEL: func.func private @projection_matmul_0
-// L0B (64 KiB) bounds the weight's tile to 16 rows of K; the traffic does not depend on K's tile.
-// CHECK-SAME:    npu.cube_tile = array<i64: 16, 1024, 16>
-// CHECK-SAME:    npu.l0c_bytes = 65536 : i64, npu.l1_bytes = 133120 : i64
-// CHECK:         %[[C:.*]] = memref.alloc() : memref<16x1024xf32, #npu.mem<"l0c">>
-// CHECK:         memref.alloc() : memref<2x16x16xf32, #npu.mem<"l1">>
-// CHECK:         memref.alloc() : memref<2x16x1024xf32, #npu.mem<"l1">>
-// CHECK:         scf.for %[[M:.*]] = %{{.*}} to %c16 step %{{.*}}
-// CHECK-NEXT:      scf.for %[[N:.*]] = %{{.*}} to %c1024 step %{{.*}}
-// CHECK-NEXT:        linalg.fill {{.*}} outs(%[[C]] : memref<16x1024xf32, #npu.mem<"l0c">>)
-// CHECK-NEXT:        scf.for %[[K:.*]] = %{{.*}} to %c256 step %{{.*}}
+// CHECK-SAME:    npu.cube_tile = array<i64: 128, 256, 64>
+// CHECK-SAME:    npu.l0c_bytes = 131072 : i64, npu.l1_bytes = 196608 : i64
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<128x256xf32, #npu.mem<"l0c">>
+// CHECK:         memref.alloc() : memref<2x128x64xf32, #npu.mem<"l1">>
+// CHECK:         memref.alloc() : memref<2x64x256xf32, #npu.mem<"l1">>
+// CHECK:         scf.for %[[M:.*]] = %{{.*}} to %c128 step %{{.*}}
+// CHECK-NEXT:      scf.for %[[N:.*]] = %{{.*}} to %c512 step %{{.*}}
+// CHECK-NEXT:        linalg.fill {{.*}} outs(%[[C]] : memref<128x256xf32, #npu.mem<"l0c">>)
+// CHECK-NEXT:        scf.for %[[K:.*]] = %{{.*}} to %c2048 step %{{.*}}
 // CHECK:               npu.dma
 // CHECK:               npu.dma
 // CHECK:               linalg.matmul
-// CHECK:             "npu.dma"(%[[C]], %{{.*}}) : (memref<16x1024xf32, #npu.mem<"l0c">>, memref<16x1024xf32, strided<[1024, 1], offset: ?>>)
-func.func @projection(%x: tensor<16x256xf32>, %w: tensor<256x1024xf32>) -> tensor<16x1024xf32> {
-  %0 = "graph.matmul"(%x, %w) : (tensor<16x256xf32>, tensor<256x1024xf32>) -> tensor<16x1024xf32>
-  return %0 : tensor<16x1024xf32>
+// CHECK:             "npu.dma"(%[[C]], %{{.*}}) : (memref<128x256xf32, #npu.mem<"l0c">>, memref<128x256xf32, strided<[512, 1], offset: ?>>)
+func.func @projection(%x: tensor<128x2048xf32>, %w: tensor<2048x512xf32>) -> tensor<128x512xf32> {
+  %0 = "graph.matmul"(%x, %w) : (tensor<128x2048xf32>, tensor<2048x512xf32>) -> tensor<128x512xf32>
+  return %0 : tensor<128x512xf32>
 }
 
 // -----
 
-// [64, 512] x [512, 1024]: the [64, 1024] accumulator (256 KiB) is twice L0C, so N is tiled too.
-// CHECK-LABEL: func.func private @wide_matmul_0
-// CHECK-SAME:    npu.cube_tile = array<i64: 64, 512, 32>
-// CHECK:         scf.for %{{.*}} = %{{.*}} to %c64 step %{{.*}}
-// CHECK-NEXT:      scf.for %{{.*}} = %{{.*}} to %c1024 step %c512
-func.func @wide(%x: tensor<64x512xf32>, %w: tensor<512x1024xf32>) -> tensor<64x1024xf32> {
-  %0 = "graph.matmul"(%x, %w) : (tensor<64x512xf32>, tensor<512x1024xf32>) -> tensor<64x1024xf32>
-  return %0 : tensor<64x1024xf32>
+// [16, 256] x [256, 1024]: the activation fits L1 whole, so the 1 MiB weight is tiled by its columns (the
+// loop of the result's second dim), 128 at a time: every operand is read once, no cube tiling needed.
+// CHECK-LABEL: func.func private @small_matmul_0
+// CHECK-NOT:     npu.cube_tile
+// CHECK-SAME:    npu.tile_rows = 128 : i64, npu.tiles = 8 : i64
+// CHECK:         memref.alloc() : memref<16x256xf32, #npu.mem<"l1">>
+// CHECK:         memref.alloc() : memref<2x256x128xf32, #npu.mem<"l1">>
+func.func @small(%x: tensor<16x256xf32>, %w: tensor<256x1024xf32>) -> tensor<16x1024xf32> {
+  %0 = "graph.matmul"(%x, %w) : (tensor<16x256xf32>, tensor<256x1024xf32>) -> tensor<16x1024xf32>
+  return %0 : tensor<16x1024xf32>
 }
 
 // -----
