@@ -823,6 +823,15 @@ def _cube_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> _CubeKern
     return _CubeKernel(cube, fill, epilogue, a, b, c, m, n, k, follows, batch_sizes)
 
 
+def matmul_shape(kernel: ir.Operation) -> tuple[int, int, int, int, int] | None:
+    """(batch, M, N, K, element bytes) of a matmul kernel (one cube op and an elementwise epilogue), else None."""
+    buffers, ops, _ = _collect(kernel)
+    cube = _cube_analysis(buffers, ops)
+    if cube is None:
+        return None
+    return (math.prod(cube.batch.values()), cube.m, cube.n, cube.k, _element_bytes(cube.a.type.element_type))
+
+
 @dataclass
 class _CubePlan:
     kernel: _CubeKernel
@@ -1213,11 +1222,14 @@ class NpuBufferAssign(GraphPass):
             if any(not is_gm(a.type) for a in func_op.regions[0].blocks[0].arguments
                    if isinstance(a.type, ir.MemRefType)) or "npu.ub_bytes" in func_op.attributes:
                 continue  # already assigned
+            shape = matmul_shape(func_op)
             try:
                 plan = plan_kernel(func_op, target, self.double_buffer)
             except NpuAssignError as error:
                 context.fail(error.diagnostics[0].message, func_op.location)
             i64 = ir.IntegerType.get_signless(64, module.context)
+            if shape is not None:  # what the report's traffic lower bound is computed from
+                func_op.attributes["npu.matmul"] = ir.DenseI64ArrayAttr.get(list(shape))
             if isinstance(plan, _CopyPlan):
                 transfers = rewrite_copies(func_op, plan)
                 func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, plan.tiles)

@@ -33,6 +33,7 @@ from graphfuse.lowering.compiler import (
     run_located,
     source_text,
 )
+from graphfuse.lowering.npu.cube_tiling import traffic_lower_bound
 from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.switches import FusionSwitches
@@ -94,10 +95,19 @@ class KernelRow:
     cube_flops: int
     #: the cost model's estimate, seconds
     time_s: float
+    #: what bounds the estimate: "GM" (transfers), "vector" or "cube"
+    limit: str = "GM"
+    #: a matmul kernel's GM traffic lower bound for the target's L1 (cube_tiling.traffic_lower_bound), bytes
+    gm_bound: int | None = None
 
     @property
     def gm_bytes(self) -> int:
         return self.gm_read + self.gm_write
+
+    @property
+    def bound_ratio(self) -> float | None:
+        """GM bytes moved over the lower bound (1.0: the bound itself)."""
+        return None if not self.gm_bound else self.gm_bytes / self.gm_bound
 
 
 @dataclass(frozen=True)
@@ -124,11 +134,12 @@ class NpuReport:
     def table(self) -> str:
         """A fixed-width table: one line per kernel, then the totals."""
         header = (f"{'kernel':<40} {'kind':<22} {'tiles':>5} {'UB peak':>9} {'L1 peak':>9} {'GM read':>10} "
-                  f"{'GM write':>10} {'est. time':>10}")
+                  f"{'GM write':>10} {'est. time':>10} {'limit':>6} {'GM bound':>10} {'x bound':>7}")
         lines = [header, "-" * len(header)]
         for r in self.rows:
+            bound = f"{r.gm_bound:>10} {r.bound_ratio:>7.2f}" if r.gm_bound else f"{'':>10} {'':>7}"
             lines.append(f"{r.name:<40} {r.kind:<22} {r.tiles:>5} {r.ub_bytes:>9} {r.l1_bytes:>9} {r.gm_read:>10} "
-                         f"{r.gm_write:>10} {r.time_s * 1e6:>8.3f}us")
+                         f"{r.gm_write:>10} {r.time_s * 1e6:>8.3f}us {r.limit:>6} {bound}".rstrip())
         lines.append("-" * len(header))
         count = f"total ({len(self.rows)} kernel{'' if len(self.rows) == 1 else 's'})"
         lines.append(f"{count:<40} {'':<22} {'':>5} "
@@ -166,10 +177,16 @@ class NpuExecutable(CompiledGraph):
             read, write = self.function.gm_bytes.get(info.name, (0, 0))
             if info.name == OUTSIDE_KERNELS and read + write == 0:
                 continue
-            time_s = max((read + write) / t.gm_bandwidth_bytes_per_s, info.vector_ops / t.vector_ops_per_s,
-                         info.cube_flops / t.cube_flops_per_s)
+            times = {"GM": (read + write) / t.gm_bandwidth_bytes_per_s, "vector": info.vector_ops / t.vector_ops_per_s,
+                     "cube": info.cube_flops / t.cube_flops_per_s}
+            limit = max(times, key=times.__getitem__)
+            bound = None
+            if info.matmul is not None:
+                batch, m, n, k, size = info.matmul
+                bound = batch * traffic_lower_bound(m, n, k, size, t.buffer("l1").bytes)
             rows.append(KernelRow(info.name, info.kind, info.tiles, info.peaks["ub"], info.peaks["l1"],
-                                  info.peaks["l0c"], read, write, info.vector_ops, info.cube_flops, time_s))
+                                  info.peaks["l0c"], read, write, info.vector_ops, info.cube_flops, times[limit],
+                                  limit, bound))
         return NpuReport(t, rows)
 
 

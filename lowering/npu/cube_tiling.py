@@ -14,9 +14,9 @@ tiles (``M / tm`` times), C written once: GM bytes ``e (M K N / tn + K N M /
 tm + M N)`` plus the epilogue's operands.  The traffic does not depend on
 tk; tm x tn is bounded by L0C (the accumulator), tm x tk by L0A, tk x tn by
 L0B and the two operand tiles (two slots each when double buffered) by L1.
-:func:`choose_tiles` takes the divisors of M, N and K that fit and minimise
-the GM bytes (ties: multiples of the cube's 16 x 16 fractal, then the
-largest tk, which means fewer transfers).
+:func:`choose_tiles` takes the divisors of M, N and K that are multiples of
+the cube's 16 x 16 fractal (or the whole dim), fit, and minimise the GM
+bytes (ties: the largest tk, which means fewer transfers).
 
 The lower bound printed beside it (:func:`traffic_lower_bound`) is the larger
 of the compulsory traffic (every operand read once, C written once) and the
@@ -49,8 +49,10 @@ class CubeTiles:
     peaks: dict[str, int]
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+def _tile_sizes(n: int) -> list[int]:
+    """The tile sizes of a dim of ``n``: divisors that are multiples of the fractal, or ``n`` itself (a dim
+    shorter than a fractal, or not divisible by one, is one padded tile)."""
+    return [d for d in range(1, n + 1) if n % d == 0 and (d % FRACTAL == 0 or d == n)]
 
 
 def traffic_lower_bound(m: int, n: int, k: int, element_bytes: int, l1_bytes: int) -> int:
@@ -69,8 +71,8 @@ def choose_tiles(m: int, n: int, k: int, element_bytes: int, accumulator_bytes: 
     """
     best: tuple | None = None
     smallest_need: dict[str, int] | None = None
-    for tm in _divisors(m):
-        for tn in _divisors(n):
+    for tm in _tile_sizes(m):
+        for tn in _tile_sizes(n):
             if target.buffer("l0c").footprint(tm * tn * accumulator_bytes) > target.buffer("l0c").bytes:
                 continue
             ub = 0
@@ -80,7 +82,7 @@ def choose_tiles(m: int, n: int, k: int, element_bytes: int, accumulator_bytes: 
                 ub += slots * target.buffer("ub").footprint(elements * size)
             if ub > target.buffer("ub").bytes:
                 continue
-            for tk in reversed(_divisors(k)):
+            for tk in reversed(_tile_sizes(k)):
                 a, b = tm * tk * element_bytes, tk * tn * element_bytes
                 steps = (m // tm) * (n // tn) * (k // tk)
                 slots = 2 if double_buffer and steps > 1 else 1

@@ -64,6 +64,8 @@ class KernelInfo:
     peaks: dict[str, int]
     vector_ops: int
     cube_flops: int
+    #: a matmul kernel's (batch, M, N, K, element bytes), for the GM traffic lower bound
+    matmul: tuple[int, int, int, int, int] | None = None
 
 
 def _loop_ranges(op: ir.Operation) -> list[int] | None:
@@ -138,7 +140,9 @@ def kernel_infos(module: ir.Module) -> list[KernelInfo]:
                  if f"npu.{s}_bytes" in func_op.attributes else 0 for s in PLACED_SPACES}
         kind = ir.StringAttr(func_op.attributes["graph.fusion_kind"]).value \
             if "graph.fusion_kind" in func_op.attributes else ""
-        infos.append(KernelInfo(name, kind, tiles, peaks, vector, cube))
+        matmul = tuple(ir.DenseI64ArrayAttr(func_op.attributes["npu.matmul"])) \
+            if "npu.matmul" in func_op.attributes else None
+        infos.append(KernelInfo(name, kind, tiles, peaks, vector, cube, matmul))
     return infos
 
 

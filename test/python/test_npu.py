@@ -22,6 +22,7 @@ from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.npu_target import load_target
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
+from graphfuse.lowering.npu.cube_tiling import choose_tiles, traffic_lower_bound
 from graphfuse.lowering.npu.dialect import is_gm
 from graphfuse.tools.models import MODELS
 
@@ -338,6 +339,11 @@ def test_matmul_weight_larger_than_l1_is_tiled(m: int, k: int, n: int, form: str
         assert operands < row.gm_read <= operands + 4 * (m * n + n * (m // tm))
     target = load_target("910b")
     assert row.l0c_bytes <= target.buffer("l0c").bytes and row.l1_bytes <= target.buffer("l1").bytes
+    assert row.gm_bound == traffic_lower_bound(m, n, k, 4, target.buffer("l1").bytes)
+    assert row.bound_ratio is not None and row.bound_ratio >= 1.0 and row.limit in ("GM", "vector", "cube")
+    if form in ("plain", "transpose_b"):  # (an epilogue's UB tiles can force smaller tiles)
+        assert row.bound_ratio <= 1.5
+    assert f"{row.bound_ratio:7.2f}" in report.table()
 
 
 def test_issue_llama_block_runs_on_the_npu() -> None:
@@ -386,3 +392,36 @@ def test_vector_kernels_are_tiled_along_any_axis(text: str, tiles: int) -> None:
     assert row.tiles == tiles
     assert row.gm_read == sum(a.nbytes for a in inputs) and row.gm_write == got.nbytes  # each element moved once
     assert row.ub_bytes <= load_target("910b").buffer("ub").bytes
+
+
+#: A Llama layer at hidden 4096 (MLP 11008, sequence 128): its projections' [M, K] x [K, N].
+LLAMA_4096_PROJECTIONS = {"qkv": (128, 4096, 12288), "o": (128, 4096, 4096), "gate_up": (128, 4096, 22016),
+                          "down": (128, 11008, 4096)}
+
+
+@pytest.mark.parametrize("name", sorted(LLAMA_4096_PROJECTIONS))
+def test_cube_tiles_of_a_4096_llama_layer_stay_within_1_5x_the_bound(name: str) -> None:
+    """The tiling model on the projections of a 4096-hidden Llama layer: tiles fit every level, and the GM
+    bytes (operands as tiled, the result once) stay within 1.5x the lower bound.  With M = 128 the bound is
+    the compulsory traffic and L0C bounds the accumulator to 128 x 256: A is read N / 256 times."""
+    m, k, n = LLAMA_4096_PROJECTIONS[name]
+    target = load_target("910b")
+    tiles = choose_tiles(m, n, k, 4, 4, target, True, [])
+    assert not isinstance(tiles, str)
+    assert (tiles.tm, tiles.tn) == (128, 256) and tiles.tk % 16 == 0
+    assert tiles.tm * tiles.tn * 4 <= target.buffer("l0c").bytes and tiles.peaks["l1"] <= target.buffer("l1").bytes
+    moved = tiles.gm_bytes + 4 * m * n
+    assert moved <= 1.5 * traffic_lower_bound(m, n, k, 4, target.buffer("l1").bytes)
+
+
+def test_cube_tiling_reports_what_would_fit() -> None:
+    """With a 1 KiB L1 no fractal-aligned tile of a matmul fits (16 x 16 f32 is 1 KiB per operand): the
+    reason says what the smallest tiles need (two slots of each in L1)."""
+    import dataclasses
+
+    target = load_target("910b")
+    tiny = dataclasses.replace(target, buffers={**target.buffers, "l1": dataclasses.replace(target.buffer("l1"),
+                                                                                            bytes=1024)})
+    problem = choose_tiles(128, 512, 2048, 4, 4, tiny, True, [])
+    assert isinstance(problem, str) and problem.startswith("no tiling of [128, 2048] x [2048, 512] fits")
+    assert "the smallest tiles need L1 4096, L0A 1024, L0B 1024 bytes" in problem and "L1 1024" in problem

@@ -5,7 +5,7 @@
 // RUN: graphfuse-opt %s --split-input-file --npu-buffer-assign | FileCheck %s
 
 // CHECK-LABEL: func.func private @contract_kernel
-// CHECK-SAME:      npu.l0c_bytes = 4096 : i64, npu.l1_bytes = 16384 : i64, npu.tile_rows = 2 : i64, npu.tiles = 1 : i64, npu.ub_bytes = 0 : i64
+// CHECK-SAME:      npu.l0c_bytes = 4096 : i64, npu.l1_bytes = 16384 : i64, npu.matmul = array<i64: 2, 16, 32, 64, 4>, npu.tile_rows = 2 : i64, npu.tiles = 1 : i64, npu.ub_bytes = 0 : i64
 // CHECK:         %[[X:.*]] = memref.alloc() : memref<2x16x64xf32, #npu.mem<"l1">>
 // CHECK-NEXT:    "npu.dma"(%arg0, %[[X]])
 // CHECK-NEXT:    %[[W:.*]] = memref.alloc() : memref<64x32xf32, #npu.mem<"l1">>

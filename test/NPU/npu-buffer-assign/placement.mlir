@@ -35,7 +35,7 @@ func.func @two_ops(%x: tensor<16x64xf32>, %y: tensor<16x64xf32>) -> tensor<16x64
 // A matmul kernel: both operands staged in L1 (the cube unit's input buffer), the accumulator in L0C; the
 // bias-add epilogue updates the accumulator in place, which goes back to GM from L0C.  Nothing in UB.
 // CHECK-LABEL: func.func private @matmul_bias_matmul_bias_add_1
-// CHECK-SAME:      npu.l0c_bytes = 1024 : i64, npu.l1_bytes = 4096 : i64, npu.tile_rows = 16 : i64, npu.tiles = 1 : i64, npu.ub_bytes = 0 : i64
+// CHECK-SAME:      npu.l0c_bytes = 1024 : i64, npu.l1_bytes = 4096 : i64, npu.matmul = array<i64: 1, 16, 16, 32, 4>, npu.tile_rows = 16 : i64, npu.tiles = 1 : i64, npu.ub_bytes = 0 : i64
 // CHECK-DAG:     "npu.dma"(%arg0, %{{.*}}) : (memref<16x32xf32>, memref<16x32xf32, #npu.mem<"l1">>) -> ()
 // CHECK-DAG:     "npu.dma"(%arg1, %{{.*}}) : (memref<32x16xf32>, memref<32x16xf32, #npu.mem<"l1">>) -> ()
 // CHECK:         linalg.matmul ins({{.*}} : memref<16x32xf32, #npu.mem<"l1">>, memref<32x16xf32, #npu.mem<"l1">>) outs({{.*}} : memref<16x16xf32, #npu.mem<"l0c">>)
