@@ -229,6 +229,8 @@ class _Buffer:
     axis: int = 0
     #: static memref.subview ops that are the only uses of a GM input: each slice is staged on its own
     slices: list[ir.Operation] = field(default_factory=list)
+    #: a static slice of a GM input read as it is: a GM input of its own (the parent is then unused)
+    slice_of: bool = False
 
     @property
     def type(self) -> ir.MemRefType:
@@ -359,7 +361,19 @@ def _collect(kernel: ir.Operation) -> tuple[list[_Buffer], list[ir.Operation], b
             buf.kind = "gm_out"
         if buf.kind == "gm_in":
             buf.slices = _static_slices(buf.value)
-    return list(buffers.values()), ops, tileable
+    found = list(buffers.values())
+    for buf in list(found):
+        if buf.slices and all(_read_directly(view.results[0]) for view in buf.slices):
+            # each slice read as it is is a GM input of its own, tiled like any other; the parent is not used
+            for view in buf.slices:
+                found.append(_Buffer(view.results[0], "gm_in", read=True, cube_read=buf.cube_read, slice_of=True))
+            buf.read, buf.slices = False, []
+    return found, ops, tileable
+
+
+def _read_directly(value: ir.Value) -> bool:
+    """Whether ``value`` is only an operand of non-view ops (a slice read as it is, not reshaped)."""
+    return all(as_operation(use.owner).name not in VIEW_OPS for use in value.uses)
 
 
 #: Views that keep a contiguous identity-layout buffer contiguous: a staged slice may be reshaped by them.
@@ -410,8 +424,9 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int =
         return None
 
     def find(value: ir.Value) -> _Buffer | None:
+        exact = next((b for b in buffers if b.value == value and b.slice_of), None)
         root = _root(value)
-        return next((b for b in buffers if b.value == root), None)
+        return exact or next((b for b in buffers if b.value == root), None)
 
     for b in outputs:
         b.tiling = "rows"
@@ -869,22 +884,6 @@ def _space_suffix(space: str | None) -> str:
     return f', #npu.mem<"{space}">' if space else ""
 
 
-def _row_subview(source: ir.Value, offset: ir.Value, tile: int, space: str | None, axis: int = 0) -> ir.Value:
-    """``source`` restricted to ``[offset, offset + tile)`` along ``axis`` (source: an identity-layout memref)."""
-    t = ir.MemRefType(source.type)
-    shape = list(t.shape)
-    sizes = list(shape)
-    sizes[axis] = tile
-    strides = _strides(shape)
-    dims = "x".join(str(d) for d in sizes)
-    result = ir.Type.parse(
-        f"memref<{dims}x{t.element_type}, strided<[{', '.join(map(str, strides))}], offset: ?>{_space_suffix(space)}>"
-    )
-    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-    offsets = [dynamic if d == axis else 0 for d in range(len(shape))]
-    return _subview(source, offset, result, offsets, sizes, [1] * len(shape))
-
-
 def _slot_subview(source: ir.Value, slot: ir.Value, space: str) -> ir.Value:
     """Slot ``slot`` of a two-slot buffer ``memref<2x...>``, rank-reduced to the slot's shape."""
     t = ir.MemRefType(source.type)
@@ -962,10 +961,12 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
     ret = as_operation(block.operations[len(block.operations) - 1])
     used = [b for b in plan.buffers if b.read or b.written]
     # Globals first, so their staging can be filled at the top.
-    for b in used:
-        if not isinstance(b.value.owner, ir.Block) and as_operation(b.value.owner).name == "memref.get_global":
+    for b in used:  # globals and slices read as they are first: their staging is filled at the top
+        if b.slice_of or (not isinstance(b.value.owner, ir.Block)
+                          and as_operation(b.value.owner).name == "memref.get_global"):
             as_operation(b.value.owner).move_before(as_operation(block.operations[0]))
-    staged_slices = {op_id(view) for b in used for view in b.slices}
+    staged_slices = {op_id(view) for b in used for view in b.slices} | {
+        op_id(as_operation(b.value.owner)) for b in used if b.slice_of}
     first = next(as_operation(o) for o in block.operations
                  if as_operation(o).name != "memref.get_global" and op_id(o) not in staged_slices)
     transfers = 0
@@ -1042,10 +1043,10 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
             b.value.replace_all_uses_with(view)
             if b.kind == "gm_in":
                 with ir.InsertionPoint(body_first):
-                    _dma(_row_subview(b.value, iv, plan.tile, None, b.axis), view)
+                    _dma(_chunk_view(b.value, b.axis, iv, plan.tile), view)
             else:
                 with ir.InsertionPoint(yield_op):
-                    _dma(view, _row_subview(b.value, iv, plan.tile, None, b.axis))
+                    _dma(view, _chunk_view(b.value, b.axis, iv, plan.tile))
             transfers += 1
     return transfers
 

@@ -346,16 +346,18 @@ def test_matmul_weight_larger_than_l1_is_tiled(m: int, k: int, n: int, form: str
     assert f"{row.bound_ratio:7.2f}" in report.table()
 
 
-def test_issue_llama_block_runs_on_the_npu() -> None:
-    """A Llama-style block with hidden size 256 and MLP width 1024 (a 256 x 2048 gate/up weight): the
-    matmuls are cube-tiled and the reshape and split copies staged in chunks, at the default level and at 0."""
+@pytest.mark.parametrize(("dim", "hidden", "seq", "heads"), [(256, 1024, 16, 4), (1024, 2752, 128, 8)])
+def test_issue_llama_block_runs_on_the_npu(dim: int, hidden: int, seq: int, heads: int) -> None:
+    """A Llama-style block with hidden size 256 and MLP width 1024 (a 256 x 2048 gate/up weight), and one of
+    hidden 1024 over 128 tokens: the matmuls are tiled, the reshape and split copies staged in chunks, the
+    [1, 128, 1024] activations tiled over their rows, at the default level and at 0."""
     torch = pytest.importorskip("torch")
     from bench.models import _example
     from graphfuse.frontends.torch import import_module
 
     torch.manual_seed(0)
-    layer = _example("llama_decoder_layer").LlamaDecoderLayer(256, 4, hidden=1024).eval()
-    x = torch.randn(1, 16, 256)
+    layer = _example("llama_decoder_layer").LlamaDecoderLayer(dim, heads, hidden=hidden).eval()
+    x = torch.randn(1, seq, dim)
     module = import_module(layer, (x,)).module
     for level in (None, 0):
         exe = compile_npu(module, opt_level=level)

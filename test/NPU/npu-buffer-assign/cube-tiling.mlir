@@ -39,13 +39,29 @@ func.func @small(%x: tensor<16x256xf32>, %w: tensor<256x1024xf32>) -> tensor<16x
 
 // -----
 
-// A split whose four pieces (64 KiB each, in and out) do not fit UB whole: each copy is staged in chunks of 4 of
-// its 16 rows, two slots each (16 KiB a slot).
+// A split whose four pieces (64 KiB each, in and out) do not fit UB whole: each piece, a slice of the input
+// read as it is, is a GM input of its own, and the rows are tiled as in any kernel: 2 of 16 at a time, each
+// slice tile and each output tile in two slots (8 x 2 x 8 KiB).
 // CHECK-LABEL: func.func private @pieces_split_0
-// CHECK-SAME:    npu.tiles = 16 : i64, npu.ub_bytes = 131072 : i64
-// CHECK-COUNT-4: scf.for %{{.*}} = %{{.*}} to %c16{{(_[0-9]+)?}} step %c4{{(_[0-9]+)?}} {
-// CHECK-NOT:     scf.for
+// CHECK-SAME:    npu.tile_rows = 2 : i64, npu.tiles = 8 : i64, npu.ub_bytes = 131072 : i64
+// CHECK-COUNT-8: memref.alloc() : memref<2x1x2x1024xf32, #npu.mem<"ub">>
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c16 step %c2 {
+// CHECK:           "npu.dma"(%{{.*}}, %{{.*}}) : (memref<1x2x1024xf32, strided<[65536, 4096, 1], offset: ?>>, memref<1x2x1024xf32, strided<[2048, 1024, 1], offset: ?>, #npu.mem<"ub">>)
 func.func @pieces(%x: tensor<1x16x4096xf32>) -> (tensor<1x16x1024xf32>, tensor<1x16x1024xf32>, tensor<1x16x1024xf32>, tensor<1x16x1024xf32>) {
   %0:4 = "graph.split"(%x) {axis = 2 : i64, sizes = array<i64: 1024, 1024, 1024, 1024>} : (tensor<1x16x4096xf32>) -> (tensor<1x16x1024xf32>, tensor<1x16x1024xf32>, tensor<1x16x1024xf32>, tensor<1x16x1024xf32>)
   return %0#0, %0#1, %0#2, %0#3 : tensor<1x16x1024xf32>, tensor<1x16x1024xf32>, tensor<1x16x1024xf32>, tensor<1x16x1024xf32>
+}
+
+// -----
+
+// A reshape kernel (a copy through a view: no row loop to tile) over UB: the copy is staged in chunks of its
+// flat element range, two slots of 16384 elements.
+// CHECK-LABEL: func.func private @flatten_reshape_0
+// CHECK-SAME:    npu.tiles = 4 : i64, npu.ub_bytes = 131072 : i64
+// CHECK:         memref.alloc() : memref<2x16384xf32, #npu.mem<"ub">>
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c65536 step %c16384 {
+// CHECK:           "npu.dma"(%{{.*}}, %{{.*}}) : (memref<16384xf32, strided<[1], offset: ?>>, memref<16384xf32, strided<[1], offset: ?>, #npu.mem<"ub">>)
+func.func @flatten(%x: tensor<64x1024xf32>) -> tensor<1x64x1024xf32> {
+  %0 = "graph.reshape"(%x) : (tensor<64x1024xf32>) -> tensor<1x64x1024xf32>
+  return %0 : tensor<1x64x1024xf32>
 }
