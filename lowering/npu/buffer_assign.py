@@ -13,18 +13,22 @@ on chip:
   A GM input read only through static slices (the pieces of a no-task split),
   reshaped or not, is staged slice by slice.  A GM argument touched by an op
   the pass does not understand is both loaded and stored.
-- tiling: the kernel's outer parallel loop (dim 0 of its results, "rows") is
-  tiled when every buffer either follows that loop in its dim 0 or does not
-  depend on it (reduction dims stay whole).  The tile is the largest divisor
+- tiling: the kernel's outer parallel loop (its results' first dim above 1,
+  "rows"; when no tile of it fits, the next dim's loop) is tiled when every
+  buffer either follows that loop in one of its dims or does not depend on
+  it (reduction dims stay whole).  The tile is the largest divisor
   of the row count whose buffers fit every on-chip space, each buffer rounded
   up to the space's alignment; with ``double-buffer`` the transferred tiles
   count twice (two slots, alternating between tiles, so the next tile's
   transfer can overlap the current tile's compute).  Buffers that do not
   depend on the rows (weights, gamma) are loaded once before the loop.
   A kernel that cannot be tiled runs as one tile.
+- cube tiling: a matmul (or batch matmul) kernel no row tile fits is tiled
+  over M, N and K (:mod:`graphfuse.lowering.npu.cube_tiling` chooses the
+  tiles); a copy kernel (reshape, split, slice) is staged in chunks.
 - over capacity: when even the smallest legal tile (one row, or the whole
-  kernel when it cannot be tiled) does not fit, the pass fails with a located
-  error stating the sizes.
+  kernel when it cannot be tiled) does not fit and neither does cube
+  tiling, the pass fails with a located error stating the sizes.
 
 Each kernel is annotated with its tile and its per-space peak (all its
 buffers are live for the whole kernel: no reuse inside a kernel):
