@@ -144,7 +144,7 @@ def measure(row: Row, variant: Variant, target: str = "910b") -> Measurement:
 def _cell(m: Measurement, base: Measurement | None) -> str:
     kernels = f"{m.kernels} kernel{'' if m.kernels == 1 else 's'}"
     factor = "" if base is None else f", {base.gm_bytes / m.gm_bytes:.2f}x"
-    return f"{m.gm_bytes:,} B ({kernels}{factor}), {m.time_s * 1e6:,.1f} us"
+    return f"{m.gm_bytes:,} B ({kernels}{factor}), {m.time_s * 1e6:.3g} us"
 
 
 def table(names: list[str], target: str = "910b") -> str:
