@@ -407,6 +407,36 @@ def _static_slices(value: ir.Value) -> list[ir.Operation]:
     return slices
 
 
+def _groups(view: ir.Operation) -> list[list[int]]:
+    """The reassociation groups of an expand_shape / collapse_shape."""
+    return [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(group)]
+            for group in ir.ArrayAttr(view.attributes["reassociation"])]
+
+
+def _root_axis(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
+    """The root buffer of ``value`` and the dim of it that ``value``'s ``dim`` is, through reshapes that keep
+    that dim whole (its group holds no other dim larger than 1); None through any other view."""
+    while not isinstance(value.owner, ir.Block) and as_operation(value.owner).name in VIEW_OPS:
+        view = as_operation(value.owner)
+        if view.name not in RESHAPE_VIEWS:
+            return None
+        groups = _groups(view)
+        result_shape = list(ir.MemRefType(view.results[0].type).shape)
+        source_shape = list(ir.MemRefType(view.operands[0].type).shape)
+        if view.name == "memref.expand_shape":  # groups: per source dim, its result dims
+            group = next(g for g, members in enumerate(groups) if dim in members)
+            if any(result_shape[d] != 1 for d in groups[group] if d != dim):
+                return None
+            dim = group
+        else:  # collapse_shape: per result dim, its source dims
+            large = [d for d in groups[dim] if source_shape[d] != 1]
+            if len(large) != 1:
+                return None
+            dim = large[0]
+        value = view.operands[0]
+    return value, dim
+
+
 def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int = 0) -> int | None:
     """Mark each buffer rows / whole for tiling the outer parallel loop; the row count, or None if not tileable.
 
@@ -467,7 +497,12 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int =
             positions = [p for p, d in enumerate(dims) if loop in d]
             if len(positions) == 1 and dims[positions[0]] == frozenset({loop}):
                 wanted, axis = "rows", positions[0]
-                if value != buf.value or buf.type.shape[axis] != rows:
+                if value != buf.value:  # through reshapes: the dim of the buffer itself
+                    mapped = _root_axis(value, axis)
+                    if mapped is None or mapped[0] != buf.value:
+                        return None
+                    axis = mapped[1]
+                if buf.type.shape[axis] != rows:
                     return None
             elif not positions:
                 wanted, axis = "whole", 0
@@ -477,7 +512,7 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int =
                 buf.tiling, buf.axis = wanted, axis
             elif buf.tiling != wanted or (wanted == "rows" and buf.axis != axis):
                 return None
-    if any(b.tiling == "rows" and b.has_views for b in buffers):
+    if any(b.tiling == "rows" and b.has_views and not _reshaped_only(b.value) for b in buffers):
         return None
     for b in buffers:
         if b.tiling is None:
@@ -525,19 +560,22 @@ def _plan_rows(kernel: ir.Operation, buffers: list[_Buffer], ops: list[ir.Operat
     """The largest row tile that fits along the outermost loop where one does (the heads of [1, 8, 256,
     256] scores, else their rows), or NpuAssignError stating the outermost loop's smallest tile."""
     first_error = None
-    for choice in range(max(1, max((b.type.rank for b in buffers if b.kind == "gm_out"), default=1))):
+    for choice in range(max((b.type.rank for b in buffers if b.kind == "gm_out"), default=0) if tileable else 0):
         for b in buffers:
             b.tiling, b.axis = None, 0
-        rows = _row_analysis(buffers, ops, choice) if tileable else None
-        if rows is None and choice > 0:
-            break
+        rows = _row_analysis(buffers, ops, choice)
+        if rows is None:
+            continue
         try:
             return _plan_rows_along(kernel, buffers, rows, target, double_buffer)
         except NpuAssignError as error:
             first_error = first_error or error
-        if rows is None:
-            break
-    raise first_error
+    for b in buffers:  # no loop tiles (or none fits): the kernel whole
+        b.tiling, b.axis = "whole", 0
+    try:
+        return _plan_rows_along(kernel, buffers, None, target, double_buffer)
+    except NpuAssignError as error:
+        raise first_error or error from None
 
 
 def _plan_rows_along(kernel: ir.Operation, buffers: list[_Buffer], rows: int | None, target: NpuTarget,
@@ -937,6 +975,32 @@ def _retype_views(value: ir.Value, space: str) -> None:
                 _retype_views(result, space)
 
 
+def _retile_views(value: ir.Value, axis: int, tile: int, space: str) -> None:
+    """The reshapes of ``value`` (now a tile of ``tile`` along ``axis`` in ``space``) reshape the tile: their
+    dim that follows ``axis`` becomes ``tile`` (row analysis checked it is whole in its group)."""
+    dynamic_offset = "offset: ?" in str(value.type)
+    for use in list(value.uses):
+        view = as_operation(use.owner)
+        if view.name not in RESHAPE_VIEWS or use.operand_number != 0:
+            continue
+        result = view.results[0]
+        result_type = ir.MemRefType(result.type)
+        shape = list(result_type.shape)
+        groups = _groups(view)
+        if view.name == "memref.expand_shape":
+            members = groups[axis]
+            new_axis = next((d for d in members if shape[d] != 1), members[0])
+        else:
+            new_axis = next(g for g, members in enumerate(groups) if axis in members)
+        shape[new_axis] = tile
+        dims = "".join(f"{d}x" for d in shape)
+        layout = f", strided<[{', '.join(map(str, _strides(shape)))}], offset: ?>" if dynamic_offset else ""
+        result.set_type(ir.Type.parse(f'memref<{dims}{result_type.element_type}{layout}, #npu.mem<"{space}">>'))
+        if view.name == "memref.expand_shape":
+            view.attributes["static_output_shape"] = ir.DenseI64ArrayAttr.get(shape)
+        _retile_views(result, new_axis, tile, space)
+
+
 def _relayout_reshapes(value: ir.Value, space: str) -> None:
     """Reshapes of ``value``, now an identity-layout staging buffer in ``space`` instead of a strided slice of
     GM, get identity layouts in ``space`` too (a reshape of a contiguous identity buffer is one)."""
@@ -981,7 +1045,10 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
         for b in used:
             if b.kind == "local":
                 b.value.set_type(_tile_type(b, tile, 1))
-                _retype_views(b.value, b.space)
+                if tile is not None and b.tiling == "rows":
+                    _retile_views(b.value, b.axis, tile, b.space)
+                else:
+                    _retype_views(b.value, b.space)
         # Staging for GM buffers that are not tiled: filled before the loop, drained after it.
         for b in used:
             for view in b.slices:  # a GM input read only through static slices: stage just the slices
@@ -1045,6 +1112,7 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
             with ir.InsertionPoint(body_first):
                 view = _slot_subview(buffer, slot, b.space) if slots == 2 else buffer
             b.value.replace_all_uses_with(view)
+            _retile_views(view, b.axis, plan.tile, b.space)
             if b.kind == "gm_in":
                 with ir.InsertionPoint(body_first):
                     _dma(_chunk_view(b.value, b.axis, iv, plan.tile), view)

@@ -445,3 +445,22 @@ def test_llama_4096_layer_matmuls_within_1_5x_the_traffic_bound() -> None:
     assert len(matmuls) == 4
     for row in matmuls:
         assert row.bound_ratio <= 1.5, (row.name, row.bound_ratio)
+
+
+def test_a_kernel_reading_through_a_reshape_is_row_tiled() -> None:
+    """Graph-kernel fusion (CPU list) puts a reshape, a transpose and a product in one kernel (a rotary
+    embedding's shape): its input is read through the reshape, and the tiles follow the rows through it."""
+    from graphfuse.lowering.compiler import default_pipeline
+
+    text = """func.func @rope(%x: tensor<1x128x4096xf32>, %c: tensor<128x128xf32>) -> tensor<1x32x128x128xf32> {
+  %0 = "graph.reshape"(%x) : (tensor<1x128x4096xf32>) -> tensor<1x128x32x128xf32>
+  %1 = "graph.transpose"(%0) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x128x32x128xf32>) -> tensor<1x32x128x128xf32>
+  %2 = "graph.mul"(%1, %c) : (tensor<1x32x128x128xf32>, tensor<128x128xf32>) -> tensor<1x32x128x128xf32>
+  return %2 : tensor<1x32x128x128xf32>
+}"""
+    exe = compile_npu(text, pipeline=default_pipeline(2))
+    inputs = _random_inputs(exe)
+    (got,) = exe(*inputs)
+    np.testing.assert_array_equal(got, exe.reference(*inputs)[0])
+    (row,) = exe.report().rows
+    assert row.tiles > 1 and row.gm_read == sum(a.nbytes for a in inputs) and row.gm_write == got.nbytes

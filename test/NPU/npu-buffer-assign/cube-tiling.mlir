@@ -54,14 +54,26 @@ func.func @pieces(%x: tensor<1x16x4096xf32>) -> (tensor<1x16x1024xf32>, tensor<1
 
 // -----
 
-// A reshape kernel (a copy through a view: no row loop to tile) over UB: the copy is staged in chunks of its
-// flat element range, two slots of 16384 elements.
+// A reshape kernel that merges the rows into one dim (no loop of the result follows a whole dim of the input)
+// over UB: the copy is staged in chunks of its flat element range, two slots of 16384 elements.
 // CHECK-LABEL: func.func private @flatten_reshape_0
 // CHECK-SAME:    npu.tiles = 4 : i64, npu.ub_bytes = 131072 : i64
 // CHECK:         memref.alloc() : memref<2x16384xf32, #npu.mem<"ub">>
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %c65536 step %c16384 {
 // CHECK:           "npu.dma"(%{{.*}}, %{{.*}}) : (memref<16384xf32, strided<[1], offset: ?>>, memref<16384xf32, strided<[1], offset: ?>, #npu.mem<"ub">>)
-func.func @flatten(%x: tensor<64x1024xf32>) -> tensor<1x64x1024xf32> {
+func.func @flatten(%x: tensor<64x1024xf32>) -> tensor<65536xf32> {
+  %0 = "graph.reshape"(%x) : (tensor<64x1024xf32>) -> tensor<65536xf32>
+  return %0 : tensor<65536xf32>
+}
+
+// -----
+
+// A reshape that keeps the rows a dim of their own ([64, 1024] -> [1, 64, 1024]) is row-tiled through the view:
+// the tile of the input is reshaped as the input was.
+// CHECK-LABEL: func.func private @lift_reshape_0
+// CHECK-SAME:    npu.tile_rows = 8 : i64, npu.tiles = 8 : i64, npu.ub_bytes = 131072 : i64
+// CHECK:         memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [1, 8, 1024] : memref<8x1024xf32, strided<[1024, 1], offset: ?>, #npu.mem<"ub">> into memref<1x8x1024xf32, strided<[8192, 1024, 1], offset: ?>, #npu.mem<"ub">>
+func.func @lift(%x: tensor<64x1024xf32>) -> tensor<1x64x1024xf32> {
   %0 = "graph.reshape"(%x) : (tensor<64x1024xf32>) -> tensor<1x64x1024xf32>
   return %0 : tensor<1x64x1024xf32>
 }
