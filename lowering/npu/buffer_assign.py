@@ -464,7 +464,8 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int =
 
     for b in outputs:
         b.tiling = "rows"
-    for op in ops:
+    # consumers first: each op's written buffers were tagged by the ops reading them (the outputs by the caller)
+    for op in reversed(ops):
         if op.name in VIEW_OPS:
             continue
         access = loop_access(op)
@@ -479,7 +480,7 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int =
             buf = find(value)
             if value != _root(value) or buf is None or not dims:
                 return None
-            # a buffer already tiled names its loop; a new local one follows it in its first dim above 1
+            # a buffer already tiled names its loop; an untagged one (read by no later op) its first dim above 1
             axis = buf.axis if buf.tiling == "rows" else next((d for d, n in enumerate(buf.type.shape) if n > 1), 0)
             if len(dims[axis]) != 1:
                 return None
