@@ -703,17 +703,34 @@ def _flat(value: ir.Value) -> ir.Value:
                                attributes={"reassociation": reassociation}).results[0]
 
 
-def _chunk_view(source: ir.Value, dim: int, offset: ir.Value, chunk: int) -> ir.Value:
-    """``source`` (any strided layout) restricted to ``[offset, offset + chunk)`` along ``dim``."""
+def _tile_view(source: ir.Value, offsets: list[ir.Value | None], sizes: list[int]) -> ir.Value:
+    """``source`` (any strided layout) restricted to ``[offsets, offsets + sizes)`` (None: offset 0, the
+    whole dim when its size is the source's)."""
     t = ir.MemRefType(source.type)
     strides, _ = t.get_strides_and_offset()
-    sizes = list(t.shape)
-    sizes[dim] = chunk
     dims = "x".join(str(d) for d in sizes)
     result = ir.Type.parse(f"memref<{dims}x{t.element_type}, strided<[{', '.join(map(str, strides))}], offset: ?>>")
     dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-    offsets = [dynamic if d == dim else 0 for d in range(t.rank)]
-    return _subview(source, offset, result, offsets, sizes, [1] * t.rank)
+    values = [o for o in offsets if o is not None]
+    op = ir.Operation.create(
+        "memref.subview",
+        results=[result],
+        operands=[source, *values],
+        attributes={
+            "static_offsets": ir.DenseI64ArrayAttr.get([0 if o is None else dynamic for o in offsets]),
+            "static_sizes": ir.DenseI64ArrayAttr.get(sizes),
+            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(values), 0, 0]),
+        },
+    )
+    return op.results[0]
+
+
+def _chunk_view(source: ir.Value, dim: int, offset: ir.Value, chunk: int) -> ir.Value:
+    """``source`` restricted to ``[offset, offset + chunk)`` along ``dim``."""
+    sizes = list(ir.MemRefType(source.type).shape)
+    sizes[dim] = chunk
+    return _tile_view(source, [offset if d == dim else None for d in range(len(sizes))], sizes)
 
 
 def rewrite_copies(kernel: ir.Operation, plan: _CopyPlan) -> int:
@@ -1124,31 +1141,6 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
     return transfers
 
 
-def _tile_subview(source: ir.Value, offsets: list[ir.Value | None], sizes: list[int], space: str | None
-                  ) -> ir.Value:
-    """``source[offsets : offsets + sizes]`` (None: offset 0) of an identity-layout memref."""
-    shape = list(ir.MemRefType(source.type).shape)
-    element = ir.MemRefType(source.type).element_type
-    strides = _strides(shape)
-    dims = "x".join(str(d) for d in sizes)
-    result = ir.Type.parse(
-        f"memref<{dims}x{element}, strided<[{', '.join(map(str, strides))}], offset: ?>{_space_suffix(space)}>")
-    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-    values = [o for o in offsets if o is not None]
-    op = ir.Operation.create(
-        "memref.subview",
-        results=[result],
-        operands=[source, *values],
-        attributes={
-            "static_offsets": ir.DenseI64ArrayAttr.get([0 if o is None else dynamic for o in offsets]),
-            "static_sizes": ir.DenseI64ArrayAttr.get(sizes),
-            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(values), 0, 0]),
-        },
-    )
-    return op.results[0]
-
-
 def rewrite_cube(kernel: ir.Operation, plan: _CubePlan) -> int:
     """Apply a cube plan: loops over M and N tiles, the fill and the epilogue per tile, the cube op in a loop
     over K tiles; operand tiles moved GM -> L1 inside it, epilogue operands GM -> UB per tile, results back
@@ -1228,10 +1220,10 @@ def rewrite_cube(kernel: ir.Operation, plan: _CubePlan) -> int:
             buf.value.replace_all_uses_with(view)
             if buf.kind == "gm_in":
                 with ir.InsertionPoint(head):
-                    _dma(_tile_subview(buf.value, offsets, shape, None), view)
+                    _dma(_tile_view(buf.value, offsets, shape), view)
             else:
                 with ir.InsertionPoint(n_yield):
-                    _dma(view, _tile_subview(buf.value, offsets, shape, None))
+                    _dma(view, _tile_view(buf.value, offsets, shape))
             transfers += 1
     return transfers
 
