@@ -536,24 +536,26 @@ def _fits(peaks: dict[str, int], target: NpuTarget) -> str | None:
     return next((s for s in PLACED_SPACES if peaks[s] > target.buffer(s).bytes), None)
 
 
-def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool) -> _Plan | _CopyPlan | _CubePlan:
+def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
+                ) -> tuple[_Plan | _CopyPlan | _CubePlan, _CubeKernel | None]:
     """Choose the tile of ``kernel``: rows when some row tile fits, else M x N x K tiles of a matmul kernel;
-    raises NpuAssignError when neither fits."""
+    raises NpuAssignError when neither fits.  Also the kernel as a matmul kernel (None when it is not one),
+    whose shape the report's traffic bound needs, whichever plan is chosen."""
     buffers, ops, tileable = _collect(kernel)
+    cube = _cube_analysis(buffers, ops)
     try:
-        return _plan_rows(kernel, buffers, ops, tileable, target, double_buffer)
+        return _plan_rows(kernel, buffers, ops, tileable, target, double_buffer), cube
     except NpuAssignError as row_error:
         copy = _copy_plan(buffers, ops, target, double_buffer)
         if copy is not None:
-            return copy
-        cube = _cube_analysis(buffers, ops) if tileable else None
-        if cube is None:
+            return copy, cube
+        if cube is None or not tileable:
             raise
         tiles = choose_tiles(cube.m, cube.n, cube.k, _element_bytes(cube.a.type.element_type),
                              _element_bytes(cube.c.type.element_type), target, double_buffer, cube.epilogue_buffers())
         if isinstance(tiles, str):
             raise NpuAssignError(f"{row_error.diagnostics[0].message}; tiled over M, N and K, {tiles}") from None
-        return _CubePlan(cube, tiles, double_buffer)
+        return _CubePlan(cube, tiles, double_buffer), cube
 
 
 def _plan_rows(kernel: ir.Operation, buffers: list[_Buffer], ops: list[ir.Operation], tileable: bool,
@@ -793,6 +795,11 @@ class _CubeKernel:
     #: a batch matmul's batch dims ("b0", "b1"...) -> their sizes (one index of each per tile)
     batch: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def shape(self) -> tuple[int, int, int, int, int]:
+        """(batch, M, N, K, element bytes): what the report's traffic lower bound is computed from."""
+        return math.prod(self.batch.values()), self.m, self.n, self.k, _element_bytes(self.a.type.element_type)
+
     def epilogue_buffers(self) -> list[tuple[str, int, bool]]:
         """The UB buffers for choose_tiles: (the loops they follow, element bytes, transferred)."""
         out = []
@@ -896,15 +903,6 @@ def _cube_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> _CubeKern
         if any(f is not None and buf.type.shape[i] != sizes[f] for i, f in enumerate(dims)):
             return None
     return _CubeKernel(cube, fill, epilogue, a, b, c, m, n, k, follows, batch_sizes)
-
-
-def matmul_shape(kernel: ir.Operation) -> tuple[int, int, int, int, int] | None:
-    """(batch, M, N, K, element bytes) of a matmul kernel (one cube op and an elementwise epilogue), else None."""
-    buffers, ops, _ = _collect(kernel)
-    cube = _cube_analysis(buffers, ops)
-    if cube is None:
-        return None
-    return (math.prod(cube.batch.values()), cube.m, cube.n, cube.k, _element_bytes(cube.a.type.element_type))
 
 
 @dataclass
@@ -1288,49 +1286,37 @@ class NpuBufferAssign(GraphPass):
             if any(not is_gm(a.type) for a in func_op.regions[0].blocks[0].arguments
                    if isinstance(a.type, ir.MemRefType)) or "npu.ub_bytes" in func_op.attributes:
                 continue  # already assigned
-            shape = matmul_shape(func_op)
             try:
-                plan = plan_kernel(func_op, target, self.double_buffer)
+                plan, cube = plan_kernel(func_op, target, self.double_buffer)
             except NpuAssignError as error:
                 context.fail(error.diagnostics[0].message, func_op.location)
             i64 = ir.IntegerType.get_signless(64, module.context)
-            if shape is not None:  # what the report's traffic lower bound is computed from
-                func_op.attributes["npu.matmul"] = ir.DenseI64ArrayAttr.get(list(shape))
+            if cube is not None:
+                func_op.attributes["npu.matmul"] = ir.DenseI64ArrayAttr.get(list(cube.shape))
+            # copy and cube plans are only chosen when the kernel does not fit whole: tiled, whatever their count
             if isinstance(plan, _CopyPlan):
-                transfers = rewrite_copies(func_op, plan)
-                func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, plan.tiles)
-                for space in PLACED_SPACES:
-                    func_op.attributes[f"npu.{space}_bytes"] = ir.IntegerAttr.get(i64, plan.peaks[space])
-                context.count("num-kernels")
-                context.count("num-tiled")
-                context.count("num-transfers", transfers)
-                continue
-            if isinstance(plan, _CubePlan):
-                transfers = rewrite_cube(func_op, plan)
+                transfers, tiles, tiled = rewrite_copies(func_op, plan), plan.tiles, True
+                double = False  # (its slots are per copy; the kernel is not marked)
+                what = f"{tiles} chunk(s)"
+            elif isinstance(plan, _CubePlan):
+                transfers, tiles, tiled = rewrite_cube(func_op, plan), math.prod(plan.tile_counts[:2]), True
+                double = plan.double
                 t = plan.tiles
                 func_op.attributes["npu.cube_tile"] = ir.DenseI64ArrayAttr.get([t.tm, t.tn, t.tk])
-                func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, math.prod(plan.tile_counts[:2]))
-                for space in PLACED_SPACES:
-                    func_op.attributes[f"npu.{space}_bytes"] = ir.IntegerAttr.get(i64, plan.peaks[space])
-                if plan.double:
-                    func_op.attributes["npu.double_buffered"] = ir.UnitAttr.get()
-                context.count("num-kernels")
-                context.count("num-tiled")
-                context.count("num-transfers", transfers)
-                log.debug(f"npu-buffer-assign: @{name}: cube tiles {t.tm}x{t.tn}x{t.tk} over "
-                          f"{plan.kernel.m}x{plan.kernel.n}x{plan.kernel.k}; "
-                          + ", ".join(f"{s.upper()} {plan.peaks[s]} B" for s in PLACED_SPACES))
-                continue
-            transfers = rewrite_kernel(func_op, plan)
-            rows = plan.rows if plan.rows is not None else 0
-            func_op.attributes["npu.tile_rows"] = ir.IntegerAttr.get(i64, plan.tile if plan.rows else rows)
-            func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, plan.tiles)
+                what = f"cube tiles {t.tm}x{t.tn}x{t.tk} over {plan.kernel.m}x{plan.kernel.n}x{plan.kernel.k}"
+            else:
+                transfers, tiles = rewrite_kernel(func_op, plan), plan.tiles
+                tiled, double = tiles > 1, plan.double
+                rows = plan.rows if plan.rows is not None else 0
+                func_op.attributes["npu.tile_rows"] = ir.IntegerAttr.get(i64, plan.tile if plan.rows else rows)
+                what = f"{tiles} tile(s) of {plan.tile or 'all'} row(s)"
+            func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, tiles)
             for space in PLACED_SPACES:
                 func_op.attributes[f"npu.{space}_bytes"] = ir.IntegerAttr.get(i64, plan.peaks[space])
-            if plan.double:
+            if double:
                 func_op.attributes["npu.double_buffered"] = ir.UnitAttr.get()
             context.count("num-kernels")
-            context.count("num-tiled", int(plan.tiles > 1))
+            context.count("num-tiled", int(tiled))
             context.count("num-transfers", transfers)
-            log.debug(f"npu-buffer-assign: @{name}: {plan.tiles} tile(s) of {plan.tile or 'all'} row(s); "
+            log.debug(f"npu-buffer-assign: @{name}: {what}; "
                       + ", ".join(f"{s.upper()} {plan.peaks[s]} B" for s in PLACED_SPACES))
