@@ -35,7 +35,7 @@ from mlir.dialects import func
 from graphfuse.dialect.constants import attr_to_array
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, source_loc
 from graphfuse.dialect.interpreter import functions
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import nested_ops, producer
 from graphfuse.dialect.parsing import PARSER_BUFFER
 from graphfuse.dialect.types import sig_of_array
 from graphfuse.lowering.kernels import is_kernel
@@ -101,8 +101,7 @@ def _describe_launch(op: ir.Operation, funcs: dict[str, ir.Operation], filename:
 
 
 def _is_constant(value: ir.Value) -> bool:
-    owner = value.owner
-    return isinstance(owner, ir.Operation | ir.OpView) and owner.operation.name == "arith.constant"
+    return producer(value, "arith.constant") is not None
 
 
 def _launch_inputs(op: ir.Operation) -> list[ir.Value]:
@@ -128,7 +127,7 @@ def _launch_module(op: ir.Operation, funcs: dict[str, ir.Operation]) -> str:
             constants: dict[ir.Value, ir.Value] = {}
             for value in op.operands:
                 if _is_constant(value) and value not in constants:
-                    constants[value] = value.owner.clone().results[0]
+                    constants[value] = producer(value).clone().results[0]
             copy = op.clone()
             for k, value in enumerate(op.operands):
                 copy.operands[k] = constants[value] if value in constants else block.arguments[inputs.index(value)]
