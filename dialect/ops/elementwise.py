@@ -98,13 +98,18 @@ def _fmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(special, np.zeros_like(a), np.fmod(a, np.where(special, np.ones_like(b), b))).astype(a.dtype)
 
 
+def _floors_away(r: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where a truncated division's remainder ``r`` is non-zero with the opposite sign of ``b``: there the
+    floor division is one lower, and its remainder ``r + b``."""
+    return (r != 0) & ((r < 0) != (b < 0))
+
+
 def _floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Python's %: the remainder of the floor division, the sign of ``b``: fmod, plus ``b`` when the signs of
     a non-zero remainder and ``b`` differ.  Floats: a zero remainder takes the sign of ``b``; x % 0 is NaN.
     Integers: x % 0 = 0."""
     r = _fmod(a, b)
-    adjust = (r != 0) & ((r < 0) != (b < 0))
-    r = np.where(adjust, r + b, r)
+    r = np.where(_floors_away(r, b), r + b, r)
     if not _is_int(a):
         r = np.where(r == 0, np.copysign(np.zeros_like(r), b), r)
     return np.asarray(r).astype(a.dtype)
@@ -119,7 +124,7 @@ def _floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = np.broadcast_arrays(a, b)
     q = _int_div(a, b)
     r = _fmod(a, b)
-    return np.where((r != 0) & ((r < 0) != (b < 0)), q - 1, q).astype(a.dtype)
+    return np.where(_floors_away(r, b), q - 1, q).astype(a.dtype)
 
 
 def _int_pow(a: np.ndarray, e: np.ndarray) -> np.ndarray:
