@@ -80,6 +80,7 @@ from graphfuse.dialect.matching import producer
 from graphfuse.lowering.common import (
     PARALLEL,
     REDUCTION,
+    broadcast_map,
     build_generic,
     compute_type,
     const,
@@ -439,14 +440,14 @@ def lower_assign(op: ir.Operation) -> bool:
     vt, rt = _ranked(value), _ranked(op.results[0])
     if vt is None or rt is None or not rt.has_static_shape:
         return False
+    operand_map = broadcast_map(vt, rt)
+    if operand_map is None:
+        return False
     with op.location, ir.InsertionPoint(op):
         rank = rt.rank
-        lead = rank - vt.rank
-        exprs = [ir.AffineConstantExpr.get(0) if vt.shape[i] == 1 and rt.shape[lead + i] != 1
-                 else ir.AffineDimExpr.get(lead + i) for i in range(vt.rank)]
         generic = build_generic([rt], [value], [tensor.empty(list(rt.shape), rt.element_type)],
-                                [ir.AffineMap.get(rank, 0, exprs), ir.AffineMap.get_identity(rank)],
-                                [PARALLEL] * rank, lambda args: [args[0]])
+                                [operand_map, ir.AffineMap.get_identity(rank)], [PARALLEL] * rank,
+                                lambda args: [args[0]])
         return _replace(op, generic.results[0])
 
 
