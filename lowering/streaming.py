@@ -39,7 +39,8 @@ from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.host import last_level_cache_bytes
 
 __all__ = [
-    "BUFFER_ALIGNMENT", "STREAM_VARIABLE", "prefetch_next_rows", "stream_large_stores", "stream_min_bytes",
+    "BUFFER_ALIGNMENT", "STREAM_VARIABLE", "prefetch_next_rows", "static_bounds", "stream_large_stores",
+    "stream_min_bytes",
 ]
 
 #: Environment variable: footprint in bytes from which loop nests use streaming stores, or ``off``.
@@ -259,7 +260,7 @@ def stream_large_stores(func: ir.Operation, aligned: list[ir.Value], min_bytes: 
 _LINE = 64
 
 
-def _static_bounds(loop: ir.Operation) -> tuple[ir.Value, int, int, int] | None:
+def static_bounds(loop: ir.Operation) -> tuple[ir.Value, int, int, int] | None:
     """(induction variable, lower bound, upper bound, step) of a one-dimensional loop with constant bounds."""
     body = loop.regions[0].blocks[0]
     if loop.name == "scf.for":
@@ -285,7 +286,7 @@ def _index(value: int) -> ir.Value:
 
 def _pass_work(loop: ir.Operation) -> int:
     """A chunk loop's work on its row: its trip count times the ops of its body (nested ones included)."""
-    lower, upper, step = _static_bounds(loop)[1:]
+    lower, upper, step = static_bounds(loop)[1:]
     return (upper - lower) // step * sum(1 for _ in nested_ops(loop))
 
 
@@ -303,7 +304,7 @@ def prefetch_next_rows(func: ir.Operation, inputs: list[ir.Value], min_bytes: in
     done = 0
     for nest in func.regions[0].blocks[0].operations:
         nest = as_operation(nest)
-        bounds = _static_bounds(nest) if nest.name in {"scf.for", "scf.forall"} else None
+        bounds = static_bounds(nest) if nest.name in {"scf.for", "scf.forall"} else None
         if bounds is None or _footprint(nest) < min_bytes:
             continue
         row, lower, upper, step = bounds
@@ -311,11 +312,11 @@ def prefetch_next_rows(func: ir.Operation, inputs: list[ir.Value], min_bytes: in
         rows = [as_operation(op) for op in body.operations]
         slices = [op for op in rows if op.name == "memref.subview" and any(v == row for v in op.operands[1:])
                   and _root(op.operands[0])[0] is not None and any(_root(op.operands[0])[0] == r for r in input_roots)]
-        chunk_loops = [op for op in rows if op.name == "scf.for" and _static_bounds(op) is not None]
+        chunk_loops = [op for op in rows if op.name == "scf.for" and static_bounds(op) is not None]
         if not slices or not chunk_loops or upper - lower <= step:
             continue
         loop = max(reversed(chunk_loops), key=_pass_work)
-        j, _, _, chunk_step = _static_bounds(loop)
+        j, _, _, chunk_step = static_bounds(loop)
         with nest.location, ir.InsertionPoint(loop):
             last = _index(lower + (upper - lower - 1) // step * step)
             following = arith.minsi(arith.addi(row, _index(step)), last)

@@ -46,6 +46,7 @@ from graphfuse.lowering.runtime import (
     _numpy_dtype,
     pack_arguments,
 )
+from graphfuse.lowering.streaming import static_bounds
 
 __all__ = ["OUTSIDE_KERNELS", "EmulatedFunction", "KernelInfo", "emulate", "kernel_infos"]
 
@@ -101,22 +102,15 @@ def _op_work(op: ir.Operation) -> tuple[int, int]:
     return 0, 0
 
 
-def _constant_index(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.constant":
-        return None
-    return ir.IntegerAttr(as_operation(owner).attributes["value"]).value
-
-
 def _trips(op: ir.Operation) -> int:
     """How often ``op`` runs per kernel call: the product of its enclosing scf.for loops' trip counts."""
     count = 1
     parent = op.parent
     while parent is not None and parent.name != "func.func":
-        if parent.name == "scf.for":
-            lower, upper, step = (_constant_index(v) for v in list(parent.operands)[:3])
-            if None not in (lower, upper, step) and step > 0:
-                count *= max(0, -(-(upper - lower) // step))
+        bounds = static_bounds(parent) if parent.name == "scf.for" else None
+        if bounds is not None and bounds[3] > 0:
+            _, lower, upper, step = bounds
+            count *= max(0, -(-(upper - lower) // step))
         parent = parent.parent
     return count
 
