@@ -34,6 +34,7 @@ import numpy as np
 
 from bench import machine
 from bench.models import _example
+from bench.run import SETTLE_SECONDS, Variant
 from graphfuse.lowering.host import last_level_cache_bytes
 
 VARIANTS = ("eager", "inductor", "graphfuse", "graphfuse-O0")
@@ -146,17 +147,13 @@ def main(argv: list[str] | None = None) -> int:
         for variant, trainer in trainers.items():
             losses[variant].append(trainer.step())
     evict = machine.Evictor(not args.no_evict, machine.evict_bytes(last_level_cache_bytes()))
+    timed = {variant: Variant(trainer.step, lambda _: []) for variant, trainer in trainers.items()}
     seconds: dict[str, float] = {}
     for _ in range(args.rounds):
-        for variant, trainer in trainers.items():
-            time.sleep(0.3)  # the previous variant's thread pool stops spinning (bench/run.py, SETTLE_SECONDS)
-            times = []
-            for _ in range(args.steps):
-                evict()
-                start = time.perf_counter()
-                trainer.step()
-                times.append(time.perf_counter() - start)
-            seconds[variant] = min(seconds.get(variant, float("inf")), statistics.median(times))
+        for variant, steps in timed.items():
+            time.sleep(SETTLE_SECONDS)  # the previous variant's thread pool stops spinning
+            median = statistics.median(steps.times(args.steps, evict))
+            seconds[variant] = min(seconds.get(variant, median), median)
 
     eager = np.array(losses["eager"])
     rows, worst = [], 0.0
