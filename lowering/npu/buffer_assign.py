@@ -53,7 +53,7 @@ from graphfuse.dialect.matching import as_operation, op_id
 from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.cube_tiling import CubeTiles, choose_tiles
-from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect, with_space
+from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect, mem_space, with_space
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
@@ -752,7 +752,7 @@ def rewrite_copies(kernel: ir.Operation, plan: _CopyPlan) -> int:
                 count = part.shape[part.dim] // part.chunk
                 slots = 2 if plan.double and count > 1 else 1
                 buffer = _alloc(ir.MemRefType.get([2, *tile] if slots == 2 else tile, element, None,
-                                                  ir.Attribute.parse('#npu.mem<"ub">')))
+                                                  mem_space("ub")))
                 loop = scf.ForOp(_index(0), _index(part.shape[part.dim]), _index(part.chunk))
             with ir.InsertionPoint(loop.body):
                 iv = loop.induction_variable
@@ -1025,8 +1025,7 @@ def _relayout_reshapes(value: ir.Value, space: str) -> None:
         if owner.name in RESHAPE_VIEWS and use.operand_number == 0:
             result = owner.results[0]
             t = ir.MemRefType(result.type)
-            result.set_type(ir.MemRefType.get(list(t.shape), t.element_type, None,
-                                              ir.Attribute.parse(f'#npu.mem<"{space}">')))
+            result.set_type(ir.MemRefType.get(list(t.shape), t.element_type, None, mem_space(space)))
             _relayout_reshapes(result, space)
 
 
@@ -1036,7 +1035,7 @@ def _tile_type(buf: _Buffer, tile: int | None, slots: int) -> ir.Type:
         shape[buf.axis] = tile
     if slots == 2:
         shape = [2, *shape]
-    return ir.MemRefType.get(shape, buf.type.element_type, None, ir.Attribute.parse(f'#npu.mem<"{buf.space}">'))
+    return ir.MemRefType.get(shape, buf.type.element_type, None, mem_space(buf.space))
 
 
 def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
@@ -1073,7 +1072,7 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
                 t = ir.MemRefType(result.type)
                 with ir.InsertionPoint(first):
                     buffer = _alloc(ir.MemRefType.get(list(t.shape), t.element_type, None,
-                                                      ir.Attribute.parse(f'#npu.mem<"{b.space}">')))
+                                                      mem_space(b.space)))
                     dma = ir.Operation.create("npu.dma", operands=[result, buffer])
                 result.replace_all_uses_except(buffer, dma)
                 _relayout_reshapes(buffer, b.space)
@@ -1192,15 +1191,13 @@ def rewrite_cube(kernel: ir.Operation, plan: _CubePlan) -> int:
             space = buf.space
             tiled = any(follows)
             if buf.kind == "local":
-                buf.value.set_type(ir.MemRefType.get(shape, buf.type.element_type, None,
-                                                     ir.Attribute.parse(f'#npu.mem<"{space}">')))
+                buf.value.set_type(ir.MemRefType.get(shape, buf.type.element_type, None, mem_space(space)))
                 continue
             operand = buf is ck.a or buf is ck.b
             slots = 2 if operand and slot is not None else 1
             alloc_shape = [2, *shape] if slots == 2 else shape
             with ir.InsertionPoint(outermost.operation):
-                buffer = _alloc(ir.MemRefType.get(alloc_shape, buf.type.element_type, None,
-                                                  ir.Attribute.parse(f'#npu.mem<"{space}">')))
+                buffer = _alloc(ir.MemRefType.get(alloc_shape, buf.type.element_type, None, mem_space(space)))
             if not tiled:  # kept whole: loaded once before the loops, stored once after them
                 buf.value.replace_all_uses_with(buffer)
                 if buf.kind == "gm_in":
