@@ -101,6 +101,20 @@ func.func @conv2d_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<5x2x3x3xf32>, %w1: 
 
 // -----
 
+// The bias: one value per output channel, of the convolution's element type.
+func.func @conv2d_bias(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b5: tensor<5xf32>, %b2: tensor<1x6xf32>,
+                       %b16: tensor<6xf16>) {
+  // expected-error@+1 {{'graph.conv2d' operand bias tensor<5xf32> must have one value per output channel of w tensor<6x4x3x3xf32> (6)}}
+  %0 = "graph.conv2d"(%x, %w, %b5) : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<5xf32>) -> tensor<1x6x6x6xf32>
+  // expected-error@+1 {{'graph.conv2d' operand bias tensor<1x6xf32> must have rank 1 (one value per output channel)}}
+  %1 = "graph.conv2d"(%x, %w, %b2) : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<1x6xf32>) -> tensor<1x6x6x6xf32>
+  // expected-error@+1 {{'graph.conv2d' operands tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf16> must have the same element type}}
+  %2 = "graph.conv2d"(%x, %w, %b16) : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf16>) -> tensor<1x6x6x6xf32>
+  return
+}
+
+// -----
+
 func.func @conv2d_pads(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) {
   // expected-error@+1 {{'graph.conv2d' attribute 'pads' must contain only non-negative values, got [-1, 0, 0, 0]}}
   %0 = "graph.conv2d"(%x, %w) {pads = array<i64: -1, 0, 0, 0>} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x5x6xf32>
