@@ -23,6 +23,9 @@ on chip:
   transfer can overlap the current tile's compute).  Buffers that do not
   depend on the rows (weights, gamma) are loaded once before the loop.
   A kernel that cannot be tiled runs as one tile.
+- tile nests: when no single loop's tile fits, two loops (then more) are
+  tiled at once, the nest of least GM traffic (a buffer that does not follow
+  an outer loop is reloaded per outer tile): attention's heads x query rows.
 - cube tiling: a matmul (or batch matmul) kernel no row tile fits is tiled
   over M, N and K (:mod:`graphfuse.lowering.npu.cube_tiling` chooses the
   tiles); a copy kernel (reshape, split, slice) is staged in chunks.
@@ -33,14 +36,16 @@ on chip:
 Each kernel is annotated with its tile and its per-space peak (all its
 buffers are live for the whole kernel: no reuse inside a kernel):
 ``npu.tile_rows``, ``npu.tiles``, ``npu.ub_bytes``, ``npu.l1_bytes``,
-``npu.l0c_bytes``.  Outside kernels, a result computed into a buffer and then
+``npu.l0c_bytes``, and for a nest ``npu.loop_tiles``.  Outside kernels, a result computed into a buffer and then
 copied into the caller's output buffer is computed in place instead.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -52,7 +57,7 @@ from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, op_id
 from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.lowering.kernels import is_kernel
-from graphfuse.lowering.npu.cube_tiling import CubeTiles, choose_tiles
+from graphfuse.lowering.npu.cube_tiling import CubeTiles, choose_tiles, fractal_tile_sizes
 from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect, mem_space, with_space
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
@@ -252,28 +257,23 @@ class _Buffer:
     def transferred(self) -> bool:
         return self.kind != "local"
 
-    def sizes_at(self, rows: int | None) -> list[int]:
-        """The byte size of each staging buffer (one, or one per staged slice)."""
+    def tile_shape(self, tiled: dict[int, int]) -> list[int]:
+        """The buffer's shape in one tile: each dim in ``tiled`` (dim -> tile size) cut to its tile."""
+        return [tiled.get(d, n) for d, n in enumerate(self.type.shape)]
+
+    def sizes_at(self, tiled: dict[int, int]) -> list[int]:
+        """The byte size of each staging buffer in one tile (one, or one per staged slice)."""
+        element = _element_bytes(self.type.element_type)
         if self.slices:
-            element = _element_bytes(self.type.element_type)
             return [math.prod(ir.MemRefType(op.results[0].type).shape) * element for op in self.slices]
-        return [self.bytes_at(rows)]
+        return [math.prod(self.tile_shape(tiled)) * element]
 
-    def bytes_at(self, rows: int | None) -> int:
-        shape = list(self.type.shape)
-        if rows is not None and self.tiling == "rows":
-            shape[self.axis] = rows
-        return math.prod(shape) * _element_bytes(self.type.element_type)
-
-    def describe(self, rows: int | None) -> str:
-        shape = list(self.type.shape)
-        if rows is not None and self.tiling == "rows":
-            shape[self.axis] = rows
+    def describe(self, tiled: dict[int, int]) -> str:
         role = {"gm_in": "in", "gm_out": "out", "local": "local"}[self.kind]
         if self.slices:
             shapes = [list(ir.MemRefType(op.results[0].type).shape) for op in self.slices]
             return ", ".join(f"{'x'.join(str(d) for d in sh)}x{self.type.element_type} in (slice)" for sh in shapes)
-        return f"{''.join(f'{d}x' for d in shape)}{self.type.element_type} {role}"
+        return f"{''.join(f'{d}x' for d in self.tile_shape(tiled))}{self.type.element_type} {role}"
 
 
 def _element_bytes(element: ir.Type) -> int:
@@ -292,17 +292,41 @@ def _root(value: ir.Value) -> ir.Value:
     return value
 
 
+@dataclass(frozen=True)
+class _TiledLoop:
+    """A loop of a kernel's tile nest: the loop an output dim follows, cut into tiles of ``tile``."""
+
+    extent: int
+    tile: int
+    #: a buffer's position in the kernel's buffer list -> its dim that follows the loop (absent: whole along it)
+    dims: dict[int, int]
+
+    @property
+    def count(self) -> int:
+        return self.extent // self.tile
+
+
 @dataclass
 class _Plan:
     buffers: list[_Buffer]
-    rows: int | None  # the row count when tileable
-    tile: int  # rows per tile (== rows: one tile)
+    #: the tile nest, outermost loop first ([]: the kernel whole, one tile)
+    loops: list[_TiledLoop]
     peaks: dict[str, int] = field(default_factory=dict)
     double: bool = False
 
     @property
     def tiles(self) -> int:
-        return 1 if self.rows is None else self.rows // self.tile
+        return math.prod(loop.count for loop in self.loops)
+
+
+def _tiled_dims(loops: list[_TiledLoop], index: int) -> dict[int, int]:
+    """Buffer ``index``'s tiled dims in the nest ``loops``: dim -> tile size."""
+    return {loop.dims[index]: loop.tile for loop in loops if index in loop.dims}
+
+
+def _moves_per_tile(buf: _Buffer, index: int, loops: list[_TiledLoop]) -> bool:
+    """Whether the buffer is transferred tile by tile (it follows a loop of more than one tile)."""
+    return buf.transferred and not buf.slices and any(index in loop.dims and loop.count > 1 for loop in loops)
 
 
 class NpuAssignError(GraphfuseError):
@@ -437,8 +461,9 @@ def _root_axis(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
     return value, dim
 
 
-def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int = 0) -> int | None:
-    """Mark each buffer rows / whole for tiling the outer parallel loop; the row count, or None if not tileable.
+def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int = 0) -> tuple[int, bool] | None:
+    """Mark each buffer rows / whole for tiling the outer parallel loop; (the row count, whether the loop is
+    the M or N loop of a cube op: its tiles are then fractal-aligned), or None if not tileable.
 
     The loop is the one each output's first dim larger than 1 follows (dim 0, or the first after leading
     1s: a [1, 256, 512] activation is tiled over its 256 rows), or with ``choice`` = i its (i+1)-th dim
@@ -464,6 +489,7 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int =
 
     for b in outputs:
         b.tiling = "rows"
+    fractal = False
     # consumers first: each op's written buffers were tagged by the ops reading them (the outputs by the caller)
     for op in reversed(ops):
         if op.name in VIEW_OPS:
@@ -491,6 +517,8 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int =
                 return None
         if loop is None or iterators[loop] != "parallel":
             return None
+        if is_cube_op(op):  # M (or N): the loop indexes one cube operand; a batch loop indexes both
+            fractal |= sum(1 for _, dims, w in operands if not w and any(loop in d for d in dims)) == 1
         for value, dims, _ in operands:
             buf = find(value)
             if buf is None:
@@ -518,17 +546,37 @@ def _row_analysis(buffers: list[_Buffer], ops: list[ir.Operation], choice: int =
     for b in buffers:
         if b.tiling is None:
             b.tiling = "whole"
-    return rows
+    return rows, fractal
 
 
-def _peaks(buffers: list[_Buffer], target: NpuTarget, rows: int | None, tiles: int, double: bool) -> dict[str, int]:
+def _peaks(buffers: list[_Buffer], target: NpuTarget, loops: list[_TiledLoop], double: bool) -> dict[str, int]:
+    """Bytes per on-chip space of one tile of the nest ``loops``; with ``double``, two slots per buffer moved
+    tile by tile."""
     peaks = dict.fromkeys(PLACED_SPACES, 0)
-    for b in buffers:
+    for index, b in enumerate(buffers):
         if not (b.read or b.written):
             continue
-        slots = 2 if double and tiles > 1 and b.transferred and b.tiling == "rows" else 1
-        peaks[b.space] += slots * sum(target.buffer(b.space).footprint(size) for size in b.sizes_at(rows))
+        slots = 2 if double and _moves_per_tile(b, index, loops) else 1
+        space = target.buffer(b.space)
+        peaks[b.space] += slots * sum(space.footprint(size) for size in b.sizes_at(_tiled_dims(loops, index)))
     return peaks
+
+
+def _nest_traffic(buffers: list[_Buffer], loops: list[_TiledLoop]) -> int:
+    """The GM bytes the nest moves.  A buffer is transferred in the body of the innermost loop it follows, so
+    it moves once per iteration of each loop around that transfer it does not follow: a [1, 1, S, S] mask
+    inside a loop over heads is loaded once per head."""
+    total = 0
+    for index, b in enumerate(buffers):
+        if not b.transferred or not (b.read or b.written):
+            continue
+        followed = [level for level, loop in enumerate(loops) if index in loop.dims and loop.count > 1]
+        repeats = 1
+        if followed and not b.slices:
+            repeats = math.prod(loop.count for level, loop in enumerate(loops[:max(followed)])
+                                if level not in followed)
+        total += repeats * sum(b.sizes_at({}))
+    return total
 
 
 def _fits(peaks: dict[str, int], target: NpuTarget) -> str | None:
@@ -538,80 +586,149 @@ def _fits(peaks: dict[str, int], target: NpuTarget) -> str | None:
 
 def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
                 ) -> tuple[_Plan | _CopyPlan | _CubePlan, _CubeKernel | None]:
-    """Choose the tile of ``kernel``: rows when some row tile fits, else M x N x K tiles of a matmul kernel;
-    raises NpuAssignError when neither fits.  Also the kernel as a matmul kernel (None when it is not one),
-    whose shape the report's traffic bound needs, whichever plan is chosen."""
+    """Choose the tiles of ``kernel``, the first that fits of:
+
+    1. one loop (:func:`_plan_loops`, depth 1): every GM byte moves once;
+    2. the kernel whole (when it has no loop to tile);
+    3. a copy kernel's chunks;
+    4. a matmul kernel's M x N x K tiles (:mod:`graphfuse.lowering.npu.cube_tiling`), which split K, as a
+       nest of parallel loops cannot;
+    5. a nest of two or more loops (heads x query rows of attention scores).
+
+    Raises NpuAssignError when none fits.  Also returns the kernel as a matmul kernel (None when it is not
+    one), whose shape the report's traffic bound needs, whichever plan is chosen."""
     buffers, ops, tileable = _collect(kernel)
     cube = _cube_analysis(buffers, ops)
-    try:
-        return _plan_rows(kernel, buffers, ops, tileable, target, double_buffer), cube
-    except NpuAssignError as row_error:
-        copy = _copy_plan(buffers, ops, target, double_buffer)
-        if copy is not None:
-            return copy, cube
-        if cube is None or not tileable:
-            raise
+    choices = _loop_choices(buffers, ops) if tileable else []
+    plan = _plan_loops(buffers, choices, target, double_buffer, [1])
+    if plan is None:
+        for b in buffers:
+            b.tiling, b.axis = "whole", 0
+        peaks = _peaks(buffers, target, [], False)
+        plan = _Plan(buffers, [], peaks) if _fits(peaks, target) is None else None
+    if plan is not None:
+        return plan, cube
+    copy = _copy_plan(buffers, ops, target, double_buffer)
+    if copy is not None:
+        return copy, cube
+    cube_error = None
+    if cube is not None and tileable:
         tiles = choose_tiles(cube.m, cube.n, cube.k, _element_bytes(cube.a.type.element_type),
                              _element_bytes(cube.c.type.element_type), target, double_buffer, cube.epilogue_buffers())
-        if isinstance(tiles, str):
-            raise NpuAssignError(f"{row_error.diagnostics[0].message}; tiled over M, N and K, {tiles}") from None
-        return _CubePlan(cube, tiles, double_buffer), cube
+        if not isinstance(tiles, str):
+            return _CubePlan(cube, tiles, double_buffer), cube
+        cube_error = tiles
+    plan = _plan_loops(buffers, choices, target, double_buffer, range(2, len(choices) + 1))
+    if plan is not None:
+        return plan, cube
+    smallest: list[_TiledLoop] = []
+    for choice in choices:  # every loop at its smallest tile (those a nest can hold together)
+        if _distinct_dims([*(loop.dims for loop in smallest), choice.dims]):
+            smallest.append(choice.loop(min(choice.tile_sizes())))
+    message = _over_capacity(kernel, buffers, smallest, target, double_buffer)
+    raise NpuAssignError(message + (f"; tiled over M, N and K, {cube_error}" if cube_error else ""))
 
 
-def _plan_rows(kernel: ir.Operation, buffers: list[_Buffer], ops: list[ir.Operation], tileable: bool,
-               target: NpuTarget, double_buffer: bool) -> _Plan:
-    """The largest row tile that fits along the outermost loop where one does (the heads of [1, 8, 256,
-    256] scores, else their rows), or NpuAssignError stating the outermost loop's smallest tile."""
-    first_error = None
-    for choice in range(max((b.type.rank for b in buffers if b.kind == "gm_out"), default=0) if tileable else 0):
+@dataclass(frozen=True)
+class _LoopChoice:
+    """A loop a kernel can be tiled along: an output dim's loop that every buffer follows or does not use."""
+
+    extent: int
+    #: a buffer's position in the kernel's buffer list -> its dim that follows the loop
+    dims: dict[int, int]
+    #: the M or N loop of a cube op: tiles are multiples of the cube's fractal, or the whole loop
+    fractal: bool
+
+    def tile_sizes(self) -> list[int]:
+        """The loop's legal tile sizes, largest first."""
+        sizes = fractal_tile_sizes(self.extent) if self.fractal else \
+            [d for d in range(1, self.extent + 1) if self.extent % d == 0]
+        return sorted(sizes, reverse=True)
+
+    def loop(self, tile: int) -> _TiledLoop:
+        return _TiledLoop(self.extent, tile, self.dims)
+
+
+def _loop_choices(buffers: list[_Buffer], ops: list[ir.Operation]) -> list[_LoopChoice]:
+    """The loops the kernel can be tiled along, one per output dim above 1 that every buffer follows or does
+    not depend on, outermost first."""
+    choices = []
+    for choice in range(max((b.type.rank for b in buffers if b.kind == "gm_out"), default=0)):
         for b in buffers:
             b.tiling, b.axis = None, 0
-        rows = _row_analysis(buffers, ops, choice)
-        if rows is None:
+        found = _row_analysis(buffers, ops, choice)
+        if found is not None:
+            dims = {i: b.axis for i, b in enumerate(buffers) if b.tiling == "rows"}
+            choices.append(_LoopChoice(found[0], dims, found[1]))
+    return choices
+
+
+def _distinct_dims(loop_dims: list[dict[int, int]]) -> bool:
+    """Whether no buffer follows two loops of a nest in the same dim."""
+    for index in set().union(*loop_dims):
+        dims = [d[index] for d in loop_dims if index in d]
+        if len(set(dims)) != len(dims):
+            return False
+    return True
+
+
+def _plan_loops(buffers: list[_Buffer], choices: list[_LoopChoice], target: NpuTarget,
+                double_buffer: bool, depths: Iterable[int]) -> _Plan | None:
+    """The best tile nest of ``depths`` loops (from ``choices``, :func:`_loop_choices`) that fits, or None.
+
+    One loop: the outermost that some tile of fits, its largest such tile (every GM byte moves once).
+    Two loops or more: of every order and every combination of tiles that fits, the nest moving the fewest
+    GM bytes (:func:`_nest_traffic`), then double-buffered, then of the fewest tiles: the heads x query rows
+    of attention scores whose [S, S] mask and [heads, S, D] keys fit along neither loop alone.
+    Double buffering where capacity allows, else one slot.
+    """
+    slot_counts = dict.fromkeys((double_buffer, False))
+    for depth in depths:
+        if depth == 1:
+            for choice in choices:
+                for double in slot_counts:
+                    for tile in choice.tile_sizes():
+                        loops = [choice.loop(tile)]
+                        peaks = _peaks(buffers, target, loops, double)
+                        if _fits(peaks, target) is None:
+                            return _Plan(buffers, loops, peaks, double and tile < choice.extent)
             continue
-        try:
-            return _plan_rows_along(kernel, buffers, rows, target, double_buffer)
-        except NpuAssignError as error:
-            first_error = first_error or error
-    for b in buffers:  # no loop tiles (or none fits): the kernel whole
-        b.tiling, b.axis = "whole", 0
-    try:
-        return _plan_rows_along(kernel, buffers, None, target, double_buffer)
-    except NpuAssignError as error:
-        raise first_error or error from None
+        best: tuple[tuple[int, bool, int], _Plan] | None = None
+        for order in itertools.permutations(choices, depth):
+            if not _distinct_dims([choice.dims for choice in order]):
+                continue
+            # each loop of a nest has more than one tile (else it is a smaller nest, already tried)
+            for tiles in itertools.product(*([t for t in c.tile_sizes() if t < c.extent] for c in order)):
+                loops = [choice.loop(tile) for choice, tile in zip(order, tiles, strict=True)]
+                for double in slot_counts:
+                    peaks = _peaks(buffers, target, loops, double)
+                    if _fits(peaks, target) is None:
+                        key = (_nest_traffic(buffers, loops), not double, math.prod(loop.count for loop in loops))
+                        if best is None or key < best[0]:
+                            best = (key, _Plan(buffers, loops, peaks, double))
+                        break
+        if best is not None:
+            return best[1]
+    return None
 
 
-def _plan_rows_along(kernel: ir.Operation, buffers: list[_Buffer], rows: int | None, target: NpuTarget,
-                     double_buffer: bool) -> _Plan:
-    """The largest tile of ``rows`` (None: the kernel whole) that fits, or NpuAssignError."""
-    if rows is None:
-        for b in buffers:
-            b.tiling = "whole"
-        candidates = [None]
-    else:
-        candidates = [t for t in range(rows, 0, -1) if rows % t == 0]
-    # two slots where capacity allows, else one (the transfers then do not overlap the compute)
-    for double in dict.fromkeys((double_buffer, False)):
-        for tile in candidates:
-            tiles = 1 if tile is None else rows // tile
-            peaks = _peaks(buffers, target, tile, tiles, double)
-            if _fits(peaks, target) is None:
-                return _Plan(buffers, rows, tile if tile is not None else 0, peaks, double and tiles > 1)
-    smallest = candidates[-1]
-    tiles = 1 if smallest is None else rows // smallest
-    peaks = _peaks(buffers, target, smallest, tiles, double_buffer)
+def _over_capacity(kernel: ir.Operation, buffers: list[_Buffer], loops: list[_TiledLoop], target: NpuTarget,
+                   double_buffer: bool) -> str:
+    """The message for a kernel whose smallest tile (the nest ``loops`` at its smallest tiles) fits nowhere."""
+    peaks = _peaks(buffers, target, loops, double_buffer)
     space = _fits(peaks, target)
+    if space is None:  # fits with one slot only, yet was refused: report the single-slot need
+        peaks, double_buffer = _peaks(buffers, target, loops, False), False
+        space = _fits(peaks, target) or max(PLACED_SPACES, key=lambda s: peaks[s] / target.buffer(s).bytes)
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
-    what = "its smallest tile" if smallest is not None else "its only tile (it cannot be tiled)"
+    what = "its smallest tile" if loops else "its only tile (it cannot be tiled)"
     parts = []
-    for b in buffers:
+    for index, b in enumerate(buffers):
         if b.space == space and (b.read or b.written):
-            slots = 2 if double_buffer and tiles > 1 and b.transferred and b.tiling == "rows" else 1
-            parts.append(b.describe(smallest) + (" x2" if slots == 2 else ""))
-    raise NpuAssignError(
-        f"kernel '{name}' needs {peaks[space]} bytes of {space.upper()} for {what} ({', '.join(parts)}) "
-        f"but the target '{target.name}' has {target.buffer(space).bytes}"
-    )
+            slots = 2 if double_buffer and _moves_per_tile(b, index, loops) else 1
+            parts.append(b.describe(_tiled_dims(loops, index)) + (" x2" if slots == 2 else ""))
+    return (f"kernel '{name}' needs {peaks[space]} bytes of {space.upper()} for {what} ({', '.join(parts)}) "
+            f"but the target '{target.name}' has {target.buffer(space).bytes}")
 
 
 # --------------------------------------------------------------------------- copy kernels
@@ -1029,43 +1146,92 @@ def _relayout_reshapes(value: ir.Value, space: str) -> None:
             _relayout_reshapes(result, space)
 
 
-def _tile_type(buf: _Buffer, tile: int | None, slots: int) -> ir.Type:
-    shape = list(buf.type.shape)
-    if tile is not None and buf.tiling == "rows":
-        shape[buf.axis] = tile
+def _tile_type(buf: _Buffer, tiled: dict[int, int], slots: int) -> ir.Type:
+    shape = buf.tile_shape(tiled)
     if slots == 2:
         shape = [2, *shape]
     return ir.MemRefType.get(shape, buf.type.element_type, None, mem_space(buf.space))
 
 
+def _retile(value: ir.Value, tiled: dict[int, int], space: str) -> None:
+    """The reshapes of ``value``, now a tile in ``space`` (``tiled``: dim -> tile size), reshape the tile."""
+    for dim, size in tiled.items():
+        _retile_views(value, dim, size, space)
+
+
+def _build_nest(block: ir.Block, loops: list[_TiledLoop], staged_slices: set) -> list[scf.ForOp]:
+    """The tile loops, outermost first, with every compute op of ``block`` moved into the innermost one."""
+    movable = [as_operation(o) for o in block.operations
+               if as_operation(o).name not in ("memref.alloc", "memref.get_global", "arith.constant", "npu.dma",
+                                               "func.return") and op_id(o) not in staged_slices]
+    with ir.InsertionPoint(movable[0]):
+        bounds = [(_index(0), _index(loop.extent), _index(loop.tile)) for loop in loops]
+    nest: list[scf.ForOp] = []
+    point = movable[0]
+    for lower, upper, step in bounds:
+        with ir.InsertionPoint(point):
+            loop = scf.ForOp(lower, upper, step)
+        with ir.InsertionPoint(loop.body):
+            point = scf.YieldOp([]).operation  # the next loop (or the compute ops) goes before this terminator
+        nest.append(loop)
+    for op in movable:
+        op.move_before(point)
+    # Allocations and constants that followed the first compute op are needed inside: hoist them.
+    outer = nest[0].operation
+    after_loop = False
+    for op in [as_operation(o) for o in block.operations]:
+        if op_id(op) == op_id(outer):
+            after_loop = True
+        elif after_loop and op.name not in ("func.return", "npu.dma") and op_id(op) not in staged_slices:
+            op.move_before(outer)
+    return nest
+
+
+def _tile_index(nest: list[scf.ForOp], loops: list[_TiledLoop], level: int) -> ir.Value:
+    """The running number of the current tile of the loops up to ``level`` (outer loops' tiles counted
+    first): consecutive transfers at that level alternate slots by it."""
+    index = None
+    for loop, tiled in zip(nest[:level + 1], loops[:level + 1], strict=True):
+        step = arith.divui(loop.induction_variable, _index(tiled.tile))
+        index = step if index is None else arith.addi(arith.muli(index, _index(tiled.count)), step)
+    return index
+
+
 def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
-    """Apply ``plan``: staging buffers, explicit transfers, the tile loop.  Returns the number of npu.dma ops."""
+    """Apply ``plan``: staging buffers, explicit transfers, the tile nest.  Returns the number of npu.dma ops.
+
+    A buffer that follows loops of the nest moves in the body of the innermost of them: inputs at its start
+    (before any inner loop), outputs before its end; a buffer that follows none moves once, before (inputs)
+    or after (outputs) the nest."""
     block = kernel.regions[0].blocks[0]
     ret = as_operation(block.operations[len(block.operations) - 1])
-    used = [b for b in plan.buffers if b.read or b.written]
-    # Globals first, so their staging can be filled at the top.
-    for b in used:  # globals and slices read as they are first: their staging is filled at the top
+    used = [(index, b) for index, b in enumerate(plan.buffers) if b.read or b.written]
+    for _, b in used:  # globals and slices read as they are first: their staging is filled at the top
         if b.slice_of or (not isinstance(b.value.owner, ir.Block)
                           and as_operation(b.value.owner).name == "memref.get_global"):
             as_operation(b.value.owner).move_before(as_operation(block.operations[0]))
-    staged_slices = {op_id(view) for b in used for view in b.slices} | {
-        op_id(as_operation(b.value.owner)) for b in used if b.slice_of}
+    staged_slices = {op_id(view) for _, b in used for view in b.slices} | {
+        op_id(as_operation(b.value.owner)) for _, b in used if b.slice_of}
     first = next(as_operation(o) for o in block.operations
                  if as_operation(o).name != "memref.get_global" and op_id(o) not in staged_slices)
+    loops = [loop for loop in plan.loops if loop.count > 1]  # a loop of one tile is no loop
+
+    def levels(index: int) -> list[int]:
+        return [level for level, loop in enumerate(loops) if index in loop.dims]
+
     transfers = 0
-    tiled = plan.rows is not None and plan.tiles > 1
-    tile = plan.tile if plan.rows is not None else None
     with kernel.location:
-        # Local buffers move on chip (tile-shaped when they follow the rows).
-        for b in used:
+        # Local buffers move on chip (tile-shaped along the loops they follow).
+        for index, b in used:
             if b.kind == "local":
-                b.value.set_type(_tile_type(b, tile, 1))
-                if tile is not None and b.tiling == "rows":
-                    _retile_views(b.value, b.axis, tile, b.space)
+                tiled = _tiled_dims(plan.loops, index)
+                b.value.set_type(_tile_type(b, tiled, 1))
+                if tiled:
+                    _retile(b.value, tiled, b.space)
                 else:
                     _retype_views(b.value, b.space)
-        # Staging for GM buffers that are not tiled: filled before the loop, drained after it.
-        for b in used:
+        # Staging for GM buffers that are not tiled: filled before the nest, drained after it.
+        for _, b in used:
             for view in b.slices:  # a GM input read only through static slices: stage just the slices
                 view.move_before(first)
                 result = view.results[0]
@@ -1077,11 +1243,11 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
                 result.replace_all_uses_except(buffer, dma)
                 _relayout_reshapes(buffer, b.space)
                 transfers += 1
-        for b in used:
-            if b.kind == "local" or (tiled and b.tiling == "rows") or b.slices:
+        for index, b in used:
+            if b.kind == "local" or levels(index) or b.slices:
                 continue
             with ir.InsertionPoint(first):
-                buffer = _alloc(_tile_type(b, None, 1))
+                buffer = _alloc(_tile_type(b, {}, 1))
             b.value.replace_all_uses_with(buffer)
             _retype_views(buffer, b.space)
             if b.kind == "gm_in" or b.unknown_access:
@@ -1092,48 +1258,39 @@ def rewrite_kernel(kernel: ir.Operation, plan: _Plan) -> int:
                 with ir.InsertionPoint(ret):
                     _dma(buffer, b.value)
                 transfers += 1
-        if not tiled:
+        if not loops:
             return transfers
-        # The tile loop: every compute op moves into it.
-        movable = [as_operation(o) for o in block.operations
-                   if as_operation(o).name not in ("memref.alloc", "memref.get_global", "arith.constant", "npu.dma",
-                                                   "func.return") and op_id(o) not in staged_slices]
-        with ir.InsertionPoint(movable[0]):
-            lower, upper, step = _index(0), _index(plan.rows), _index(plan.tile)
-            loop = scf.ForOp(lower, upper, step)
-        with ir.InsertionPoint(loop.body):
-            yield_op = scf.YieldOp([])
-        for op in movable:
-            op.move_before(yield_op.operation)
-        # Allocations and constants that followed the first compute op are needed inside: hoist them.
-        after_loop = False
-        for op in [as_operation(o) for o in block.operations]:
-            if op_id(op) == op_id(loop.operation):
-                after_loop = True
-            elif after_loop and op.name not in ("func.return", "npu.dma") and op_id(op) not in staged_slices:
-                op.move_before(loop.operation)
-        body_first = as_operation(loop.body.operations[0])
-        iv = loop.induction_variable
-        with ir.InsertionPoint(body_first):
-            slot = None
-            if plan.double:
-                slot = arith.remui(arith.divui(iv, _index(plan.tile)), _index(2))
-        for b in used:
-            if b.kind == "local" or b.tiling != "rows":
+        nest = _build_nest(block, loops, staged_slices)
+        heads = [as_operation(loop.body.operations[0]) for loop in nest]  # each body's first op, before any transfer
+        tails = [as_operation(loop.body.operations[len(loop.body.operations) - 1]) for loop in nest]  # the yields
+        slots = 2 if plan.double else 1
+        slot_of: dict[int, ir.Value] = {}
+        for index, b in used:
+            followed = levels(index)
+            if b.kind == "local" or not followed or b.slices:
                 continue
-            slots = 2 if plan.double else 1
-            with ir.InsertionPoint(loop.operation):
-                buffer = _alloc(_tile_type(b, plan.tile, slots))
-            with ir.InsertionPoint(body_first):
-                view = _slot_subview(buffer, slot, b.space) if slots == 2 else buffer
+            level = max(followed)
+            if slots == 2 and level not in slot_of:
+                with ir.InsertionPoint(heads[level]):
+                    slot_of[level] = arith.remui(_tile_index(nest, loops, level), _index(2))
+            tiled = _tiled_dims(plan.loops, index)
+            with ir.InsertionPoint(nest[0].operation):
+                buffer = _alloc(_tile_type(b, tiled, slots))
+            with ir.InsertionPoint(heads[level]):
+                view = _slot_subview(buffer, slot_of[level], b.space) if slots == 2 else buffer
             b.value.replace_all_uses_with(view)
-            _retile_views(view, b.axis, plan.tile, b.space)
+            _retile(view, tiled, b.space)
+            offsets = [None] * b.type.rank
+            for loop, iteration in zip(loops, nest, strict=True):
+                if index in loop.dims:
+                    offsets[loop.dims[index]] = iteration.induction_variable
+            window = b.tile_shape(tiled)
             if b.kind == "gm_in":
-                with ir.InsertionPoint(body_first):
-                    _dma(_chunk_view(b.value, b.axis, iv, plan.tile), view)
+                with ir.InsertionPoint(heads[level]):
+                    _dma(_tile_view(b.value, offsets, window), view)
             else:
-                with ir.InsertionPoint(yield_op):
-                    _dma(view, _chunk_view(b.value, b.axis, iv, plan.tile))
+                with ir.InsertionPoint(tails[level]):
+                    _dma(view, _tile_view(b.value, offsets, window))
             transfers += 1
     return transfers
 
@@ -1304,9 +1461,11 @@ class NpuBufferAssign(GraphPass):
             else:
                 transfers, tiles = rewrite_kernel(func_op, plan), plan.tiles
                 tiled, double = tiles > 1, plan.double
-                rows = plan.rows if plan.rows is not None else 0
-                func_op.attributes["npu.tile_rows"] = ir.IntegerAttr.get(i64, plan.tile if plan.rows else rows)
-                what = f"{tiles} tile(s) of {plan.tile or 'all'} row(s)"
+                outer = plan.loops[0].tile if plan.loops else 0
+                func_op.attributes["npu.tile_rows"] = ir.IntegerAttr.get(i64, outer)
+                if len(plan.loops) > 1:  # a nest: each loop's tile, outermost first
+                    func_op.attributes["npu.loop_tiles"] = ir.DenseI64ArrayAttr.get([lp.tile for lp in plan.loops])
+                what = f"{tiles} tile(s) of {' x '.join(str(lp.tile) for lp in plan.loops) or 'all'} row(s)"
             func_op.attributes["npu.tiles"] = ir.IntegerAttr.get(i64, tiles)
             for space in PLACED_SPACES:
                 func_op.attributes[f"npu.{space}_bytes"] = ir.IntegerAttr.get(i64, plan.peaks[space])

@@ -14,9 +14,14 @@ tiles (``M / tm`` times), C written once: GM bytes ``e (M K N / tn + K N M /
 tm + M N)`` plus the epilogue's operands.  The traffic does not depend on
 tk; tm x tn is bounded by L0C (the accumulator), tm x tk by L0A, tk x tn by
 L0B and the two operand tiles (two slots each when double buffered) by L1.
-:func:`choose_tiles` takes the divisors of M, N and K that are multiples of
-the cube's 16 x 16 fractal (or the whole dim), fit, and minimise the GM
-bytes (ties: the largest tk, which means fewer transfers).
+:func:`choose_tiles` takes the divisors of M, N and K of at least the
+cube's 16 x 16 fractal (or the whole dim) that fit and minimise the GM bytes
+(ties: multiples of the fractal, then the largest tk, which means fewer
+transfers).  The cube stores its operands and accumulator in whole
+fractals, so a tile's footprint in L1, L0A, L0B and L0C is counted with
+each dim rounded up to a multiple of 16: a 172-wide tile of N = 5504 (43 x
+128) is 11 fractals wide, 2% padding, where 128-wide tiles would read A
+43 times instead of 32.
 
 The lower bound printed beside it (:func:`traffic_lower_bound`) is the larger
 of the compulsory traffic (every operand read once, C written once) and the
@@ -32,10 +37,15 @@ from dataclasses import dataclass
 
 from graphfuse.dialect.npu_target import NpuTarget
 
-__all__ = ["CubeTiles", "choose_tiles", "traffic_lower_bound"]
+__all__ = ["CubeTiles", "choose_tiles", "fractal_tile_sizes", "traffic_lower_bound"]
 
-#: The cube's fractal: tile sizes that are multiples of it are preferred.
+#: The cube's fractal: tiles are stored in whole fractals; sizes that are multiples of it are preferred.
 FRACTAL = 16
+
+
+def _padded(size: int) -> int:
+    """``size`` rounded up to whole fractals."""
+    return -(-size // FRACTAL) * FRACTAL
 
 
 @dataclass(frozen=True)
@@ -49,10 +59,11 @@ class CubeTiles:
     peaks: dict[str, int]
 
 
-def _tile_sizes(n: int) -> list[int]:
-    """The tile sizes of a dim of ``n``: divisors that are multiples of the fractal, or ``n`` itself (a dim
-    shorter than a fractal, or not divisible by one, is one padded tile)."""
-    return [d for d in range(1, n + 1) if n % d == 0 and (d % FRACTAL == 0 or d == n)]
+def fractal_tile_sizes(n: int) -> list[int]:
+    """The tile sizes of an M, N or K dim of ``n``: its divisors of at least one fractal, and ``n`` itself (a dim
+    shorter than a fractal is one padded tile).  A smaller tile would be padded to a whole fractal on chip:
+    it saves no space there, and wastes the cube's work."""
+    return [d for d in range(1, n + 1) if n % d == 0 and (d >= FRACTAL or d == n)]
 
 
 def traffic_lower_bound(m: int, n: int, k: int, element_bytes: int, l1_bytes: int) -> int:
@@ -71,9 +82,10 @@ def choose_tiles(m: int, n: int, k: int, element_bytes: int, accumulator_bytes: 
     """
     best: tuple | None = None
     smallest_need: dict[str, int] | None = None
-    for tm in _tile_sizes(m):
-        for tn in _tile_sizes(n):
-            if target.buffer("l0c").footprint(tm * tn * accumulator_bytes) > target.buffer("l0c").bytes:
+    for tm in fractal_tile_sizes(m):
+        for tn in fractal_tile_sizes(n):
+            accumulator = target.buffer("l0c").footprint(_padded(tm) * _padded(tn) * accumulator_bytes)
+            if accumulator > target.buffer("l0c").bytes:
                 continue
             ub = 0
             for follows, size, transferred in epilogue:
@@ -82,8 +94,8 @@ def choose_tiles(m: int, n: int, k: int, element_bytes: int, accumulator_bytes: 
                 ub += slots * target.buffer("ub").footprint(elements * size)
             if ub > target.buffer("ub").bytes:
                 continue
-            for tk in reversed(_tile_sizes(k)):
-                a, b = tm * tk * element_bytes, tk * tn * element_bytes
+            for tk in reversed(fractal_tile_sizes(k)):
+                a, b = _padded(tm) * _padded(tk) * element_bytes, _padded(tk) * _padded(tn) * element_bytes
                 steps = (m // tm) * (n // tn) * (k // tk)
                 slots = 2 if double_buffer and steps > 1 else 1
                 l1 = slots * (target.buffer("l1").footprint(a) + target.buffer("l1").footprint(b))
@@ -96,7 +108,7 @@ def choose_tiles(m: int, n: int, k: int, element_bytes: int, accumulator_bytes: 
                 aligned = sum(1 for t in (tm, tn, tk) if t % FRACTAL == 0)
                 key = (gm, -aligned, -tk, -tm * tn)
                 if best is None or key < best[0]:
-                    peaks = {"l1": l1, "l0c": target.buffer("l0c").footprint(tm * tn * accumulator_bytes), "ub": ub}
+                    peaks = {"l1": l1, "l0c": accumulator, "ub": ub}
                     best = (key, CubeTiles(tm, tn, tk, gm, peaks))
                 break  # the largest tk that fits: smaller ones move the same bytes
     if best is None:

@@ -470,3 +470,40 @@ def test_a_kernel_reading_through_a_reshape_is_row_tiled() -> None:
     np.testing.assert_array_equal(got, exe.reference(*inputs)[0])
     (row,) = exe.report().rows
     assert row.tiles > 1 and row.gm_read == sum(a.nbytes for a in inputs) and row.gm_write == got.nbytes
+
+
+def _attention(tokens: int, heads: int = 8, head_dim: int = 64) -> str:
+    t = f"tensor<1x{heads}x{tokens}x{head_dim}xf32>"
+    mask = f"tensor<1x1x{tokens}x{tokens}xf32>"
+    return f"""func.func @attention(%q: {t}, %k: {t}, %v: {t}, %mask: {mask}) -> {t} {{
+  %0 = "graph.flash_attention"(%q, %k, %v, %mask) {{scale = 1.250000e-01 : f32}} : ({t}, {t}, {t}, {mask}) -> {t}
+  return %0 : {t}
+}}"""
+
+
+def test_attention_over_capacity_along_every_single_loop_is_tiled_by_a_nest() -> None:
+    """8 heads x 256 tokens: the mask is over UB along the heads, the keys and values over L1 along the query
+    rows.  Heads x rows tiles fit; the mask (which does not follow the heads) is read once per tile of heads,
+    everything else once."""
+    exe = compile_npu(_attention(256))
+    inputs = _random_inputs(exe)
+    (got,) = exe(*inputs)
+    np.testing.assert_allclose(got, exe.reference(*inputs)[0], rtol=1e-5, atol=1e-5)
+    module = ir.Module.parse(exe.npu_ir, make_context())
+    (kernel,) = [f for f in functions(module).values() if is_kernel(f)]
+    head_tile, row_tile = ir.DenseI64ArrayAttr(kernel.attributes["npu.loop_tiles"])
+    assert row_tile % 16 == 0  # the rows are the M of the scores' matmul: fractal-aligned
+    (row,) = exe.report().rows
+    q, k, v, mask = (a.nbytes for a in inputs)
+    assert row.gm_read == q + k + v + mask * (8 // head_tile) and row.gm_write == got.nbytes
+    target = load_target("910b")
+    assert row.ub_bytes <= target.buffer("ub").bytes and row.l1_bytes <= target.buffer("l1").bytes
+
+
+def test_attention_no_nest_fits_says_its_smallest_tile() -> None:
+    """At 1024 tokens one head's keys and values (256 KiB each, two slots) are over L1 at any tile of the
+    query rows: the error names the smallest tile, one head x 16 rows."""
+    with pytest.raises(GraphfuseError, match=r"needs \d+ bytes of L1 for its smallest tile \(1x1x16x64xf32 in x2, "
+                       r"1x1x1024x64xf32 in x2, 1x1x1024x64xf32 in x2, 1x1x16x1024xf32 local\) but the target "
+                       r"'910b' has 524288"):
+        compile_npu(_attention(1024))
