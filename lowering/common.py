@@ -16,7 +16,9 @@ modules of this package register theirs at import time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from mlir import ir
@@ -39,6 +41,8 @@ __all__ = [
     "build_generic",
     "compute_type",
     "const",
+    "cube_convolutions",
+    "cube_convolutions_enabled",
     "decompose_graph_ops",
     "dynamic_sizes",
     "element_type",
@@ -81,6 +85,24 @@ def register_lowering(*names: str) -> Callable[[Lowering], Lowering]:
 
 def register_decomposition(*names: str) -> Callable[[Decomposition], Decomposition]:
     return _register(DECOMPOSITIONS, "decompositions", names)
+
+
+_CUBE_CONVOLUTIONS: ContextVar[bool] = ContextVar("graphfuse_cube_convolutions", default=False)
+
+
+@contextmanager
+def cube_convolutions(enabled: bool) -> Iterator[None]:
+    """Lower the convolutions inside the block as ``linalg.conv_2d_nchw_fchw`` (True: for a cube unit, which
+    npu-buffer-assign tiles) or in the CPU's forms chosen for the host's registers (False)."""
+    token = _CUBE_CONVOLUTIONS.set(enabled)
+    try:
+        yield
+    finally:
+        _CUBE_CONVOLUTIONS.reset(token)
+
+
+def cube_convolutions_enabled() -> bool:
+    return _CUBE_CONVOLUTIONS.get()
 
 
 # --------------------------------------------------------------------------

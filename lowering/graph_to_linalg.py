@@ -57,6 +57,7 @@ from graphfuse.lowering.common import (
     build_generic,
     compute_type,
     const,
+    cube_convolutions,
     decompose_graph_ops,
     dynamic_sizes,
     is_bool,
@@ -525,11 +526,14 @@ class GraphToLinalg(GraphPass):
     }
     strict: bool = option(False, "fail on a graph op that cannot be lowered")
     fast_math: bool = option(True, "contract float mul/add into FMAs, divide by row scalars through a reciprocal")
+    cube_convolutions: bool = option(
+        False, "keep each convolution of one group a linalg.conv_2d_nchw_fchw for a cube unit (the NPU), not "
+        "the CPU's direct or im2col forms sized for the host's registers")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         with module.context:
             decompose_graph_ops(module, context.count)
-        with fast_math(self.fast_math):
+        with fast_math(self.fast_math), cube_convolutions(self.cube_convolutions):
             self._lower(module, context)
 
     def _lower(self, module: ir.Module, context: PassContext) -> None:

@@ -84,6 +84,7 @@ from graphfuse.lowering.common import (
     build_generic,
     compute_type,
     const,
+    cube_convolutions_enabled,
     element_type,
     is_bool,
     is_float,
@@ -867,9 +868,10 @@ def lower_conv2d(op: ir.Operation) -> bool:
         oh, ow = _spatial_out(xp, rt, kernel, strides, dilations)
         n = _dim(x, 0)
         named = {"strides": strides, "dilations": dilations}
-        if groups == 1 and _direct_conv_fits(xp, w, rt, strides, dilations):
+        cpu_forms = not cube_convolutions_enabled()
+        if groups == 1 and cpu_forms and _direct_conv_fits(xp, w, rt, strides, dilations):
             r = _direct_conv(xp, w, rt, bias)
-        elif groups == 1 and _im2col_fits(xp, w, rt):
+        elif groups == 1 and cpu_forms and _im2col_fits(xp, w, rt):
             r = _conv_as_matmul(xp, w, rt, kernel, strides, dilations, acc, bias)
         elif groups == 1:
             init = _accumulator([n, _dim(w, 0), oh, ow], acc, bias, [1])

@@ -50,14 +50,21 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import arith, linalg, scf
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, op_id
 from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.lowering.kernels import is_kernel
-from graphfuse.lowering.npu.cube_tiling import CubeTiles, choose_tiles, fractal_tile_sizes
+from graphfuse.lowering.npu.cube_tiling import (
+    ConvShape,
+    ConvTiles,
+    CubeTiles,
+    choose_conv_tiles,
+    choose_tiles,
+    fractal_tile_sizes,
+)
 from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect, mem_space, with_space
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
@@ -585,14 +592,14 @@ def _fits(peaks: dict[str, int], target: NpuTarget) -> str | None:
 
 
 def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
-                ) -> tuple[_Plan | _CopyPlan | _CubePlan, _CubeKernel | None]:
+                ) -> tuple[_Plan | _CopyPlan | _CubePlan | _ConvPlan, _CubeKernel | None]:
     """Choose the tiles of ``kernel``, the first that fits of:
 
     1. one loop (:func:`_plan_loops`, depth 1): every GM byte moves once;
     2. the kernel whole (when it has no loop to tile);
     3. a copy kernel's chunks;
     4. a matmul kernel's M x N x K tiles (:mod:`graphfuse.lowering.npu.cube_tiling`), which split K, as a
-       nest of parallel loops cannot;
+       nest of parallel loops cannot; a convolution kernel's batch x filter x output-row x channel tiles;
     5. a nest of two or more loops (heads x query rows of attention scores).
 
     Raises NpuAssignError when none fits.  Also returns the kernel as a matmul kernel (None when it is not
@@ -617,7 +624,15 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
                              _element_bytes(cube.c.type.element_type), target, double_buffer, cube.epilogue_buffers())
         if not isinstance(tiles, str):
             return _CubePlan(cube, tiles, double_buffer), cube
-        cube_error = tiles
+        cube_error = f"tiled over M, N and K, {tiles}"
+    conv = _conv_analysis(buffers, ops) if cube is None and tileable else None
+    if conv is not None:
+        tiles = choose_conv_tiles(conv.shape, _element_bytes(conv.window.type.element_type),
+                                  _element_bytes(conv.acc.type.element_type), target, double_buffer,
+                                  conv.epilogue_buffers())
+        if not isinstance(tiles, str):
+            return _ConvPlan(conv, tiles, double_buffer), cube
+        cube_error = f"tiled over batch, filters, output rows and channels, {tiles}"
     plan = _plan_loops(buffers, choices, target, double_buffer, range(2, len(choices) + 1))
     if plan is not None:
         return plan, cube
@@ -626,7 +641,7 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
         if _distinct_dims([*(loop.dims for loop in smallest), choice.dims]):
             smallest.append(choice.loop(min(choice.tile_sizes())))
     message = _over_capacity(kernel, buffers, smallest, target, double_buffer)
-    raise NpuAssignError(message + (f"; tiled over M, N and K, {cube_error}" if cube_error else ""))
+    raise NpuAssignError(message + (f"; {cube_error}" if cube_error else ""))
 
 
 @dataclass(frozen=True)
@@ -1040,6 +1055,174 @@ class _CubePlan:
                 self.kernel.k // t.tk)
 
 
+# --------------------------------------------------------------------------- convolution tiling (analysis)
+
+
+#: What each dim of a convolution's result follows: the batch, filter and output-row loops; columns stay whole.
+CONV_ROLES = ("n", "f", "o", "w")
+
+
+@dataclass
+class _ConvKernel:
+    """A kernel holding one ``linalg.conv_2d_nchw_fchw``: its input zero-padded into a local buffer (or read
+    as it is), its accumulator initialised by elementwise ops before it (a fill, a bias) and read by
+    elementwise ops after it (an activation, a residual)."""
+
+    conv: ir.Operation
+    shape: ConvShape
+    #: the GM input the convolution reads, unpadded
+    x: _Buffer
+    #: the buffer the convolution reads: the padded local, or ``x`` itself
+    window: _Buffer
+    #: the zero fill, the copy of ``x`` into the padded local and its subview: replaced by padding each window
+    pad_ops: list[ir.Operation]
+    w: _Buffer
+    acc: _Buffer
+    init: list[ir.Operation]
+    epilogue: list[ir.Operation]
+    #: the accumulator and every buffer of ``init`` and ``epilogue`` -> what each of its dims follows
+    follows: list[tuple[_Buffer, Follows]]
+
+    def epilogue_buffers(self) -> list[tuple[str, int, bool]]:
+        """The UB buffers for choose_conv_tiles: (the loops they follow, element bytes, transferred)."""
+        return [("".join(f for f in follows if f), _element_bytes(buf.type.element_type), buf.transferred)
+                for buf, follows in self.follows if buf is not self.acc]
+
+
+def _is_zero(value: ir.Value) -> bool:
+    """Whether ``value`` is an ``arith.constant`` zero scalar."""
+    if isinstance(value.owner, ir.Block) or as_operation(value.owner).name != "arith.constant":
+        return False
+    attr = as_operation(value.owner).attributes["value"]
+    if isinstance(attr, ir.FloatAttr) or ir.FloatAttr.isinstance(attr):
+        return ir.FloatAttr(attr).value == 0.0
+    return ir.IntegerAttr.isinstance(attr) and ir.IntegerAttr(attr).value == 0
+
+
+def _zero_fill(op: ir.Operation, target: ir.Value) -> bool:
+    """Whether ``op`` sets every element of ``target`` to zero (a linalg.fill, or a linalg.map of no input
+    yielding a zero constant)."""
+    if not op.operands[len(op.operands) - 1] == target:
+        return False
+    if op.name == "linalg.fill":
+        return _is_zero(op.operands[0])
+    if op.name == "linalg.map" and len(op.operands) == 1:
+        body = [as_operation(o) for o in op.regions[0].blocks[0].operations]
+        return len(body) == 1 and _is_zero(body[0].operands[0])
+    return False
+
+
+def _static_offsets(view: ir.Operation) -> list[int] | None:
+    """A memref.subview's offsets when they are static and its strides are 1, else None."""
+    if view.name != "memref.subview" or len(view.operands) != 1:
+        return None
+    if any(s != 1 for s in ir.DenseI64ArrayAttr(view.attributes["static_strides"])):
+        return None
+    return list(ir.DenseI64ArrayAttr(view.attributes["static_offsets"]))
+
+
+def _conv_analysis(buffers: list[_Buffer], ops: list[ir.Operation]) -> _ConvKernel | None:
+    """The kernel as a convolution kernel, or None when it is not one."""
+    skip = ("memref.alloc", "memref.get_global", "arith.constant", "func.return")
+    compute = [op for op in ops if op.name not in skip and op.name not in VIEW_OPS]
+    convs = [op for op in compute if is_cube_op(op)]
+    if len(convs) != 1 or convs[0].name != "linalg.conv_2d_nchw_fchw" or len(convs[0].operands) != 3:
+        return None
+    conv = convs[0]
+
+    def find(value: ir.Value) -> _Buffer | None:
+        return next((b for b in buffers if b.value == value), None)
+
+    window, w, acc = (find(v) for v in conv.operands)
+    if window is None or w is None or acc is None or w.kind != "gm_in" or w.written or w.has_views:
+        return None
+    position = next(i for i, op in enumerate(compute) if op_id(op) == op_id(conv))
+    before = compute[:position]
+    pad_ops: list[ir.Operation] = []
+    pad_top = pad_left = 0
+    x = window
+    if window.kind == "local":  # the padded input: zero-filled, then x copied into its interior
+        writers = [op for op in before if any(_root(v) == window.value for v in op.operands)]
+        if len(writers) != 2 or not _zero_fill(writers[0], window.value) or writers[1].name != "memref.copy":
+            return None
+        copy = writers[1]
+        source, interior = copy.operands
+        x = find(source)
+        view = None if isinstance(interior.owner, ir.Block) else as_operation(interior.owner)
+        offsets = None if view is None else _static_offsets(view)
+        if x is None or x.kind != "gm_in" or x.has_views or offsets is None or not view.operands[0] == window.value:
+            return None
+        if offsets[:2] != [0, 0] or list(ir.MemRefType(interior.type).shape) != list(x.type.shape):
+            return None
+        pad_top, pad_left = offsets[2], offsets[3]
+        pad_ops = [copy, view, writers[0]]
+        before = [op for op in before if op_id(op) not in {op_id(o) for o in writers}]
+    elif window.kind != "gm_in" or window.has_views or window.written:
+        return None
+    tags: dict[int, tuple[_Buffer, Follows]] = {id(acc): (acc, CONV_ROLES)}
+
+    def tag(value: ir.Value, follows: Follows) -> bool:
+        buf = find(value)
+        if buf is None or buf in (x, window, w):
+            return False
+        return tags.setdefault(id(buf), (buf, follows))[1] == follows
+
+    initial = {op_id(op) for op in before}
+    for op in [*before, *compute[position + 1:]]:  # elementwise over the result's [N, F, OH, OW]
+        access = loop_access(op)
+        if access is None:
+            return None
+        operands, iterators = access
+        out = [(v, _single_dims(d)) for v, d, is_write in operands if is_write]
+        if not out or len(iterators) != 4 or "reduction" in iterators:
+            return None
+        first, written = out[0][1], find(out[0][0])
+        if first is None or None in first or written is None or written.type.shape != acc.type.shape:
+            return None
+        if op_id(op) in initial and written is not acc:  # before the convolution: the accumulator's start
+            return None
+        loop_roles = dict(zip(first, CONV_ROLES, strict=True))
+        for value, dims, _ in operands:
+            single = _single_dims(dims)
+            if single is None or not tag(value, tuple(None if d is None else loop_roles[d] for d in single)):
+                return None
+    follows = list(tags.values())
+    used = {id(b) for b in buffers if b.read or b.written}
+    if used - {id(x), id(window), id(w)} - set(tags):
+        return None
+    n, c, h, width = x.type.shape
+    f, c_w, kh, kw = w.type.shape
+    _, _, padded_h, padded_w = window.type.shape
+    n_out, f_out, oh, ow = acc.type.shape
+    strides = tuple(ir.DenseIntElementsAttr(conv.attributes["strides"])[i] for i in range(2))
+    dilations = tuple(ir.DenseIntElementsAttr(conv.attributes["dilations"])[i] for i in range(2))
+    shape = ConvShape(n, c, h, width, f, kh, kw, oh, ow, strides, dilations, pad_top, pad_left, padded_w)
+    if (c_w, n_out, f_out) != (c, n, f) or shape.window_rows(oh) > padded_h:
+        return None
+    sizes = {"n": n, "f": f, "o": oh, "w": ow}
+    for buf, dims in follows:
+        if any(role is not None and buf.type.shape[i] != sizes[role] for i, role in enumerate(dims)):
+            return None
+    return _ConvKernel(conv, shape, x, window, pad_ops, w, acc, before, compute[position + 1:], follows)
+
+
+@dataclass
+class _ConvPlan:
+    kernel: _ConvKernel
+    tiles: ConvTiles
+    double: bool
+
+    @property
+    def peaks(self) -> dict[str, int]:
+        return {space: self.tiles.peaks.get(space, 0) for space in PLACED_SPACES}
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Tiles per loop: batch, filters, output rows, input channels."""
+        s, t = self.kernel.shape, self.tiles
+        return {"n": s.n // t.tn, "f": s.f // t.tf, "o": s.oh // t.toh, "c": s.c // t.tc}
+
+
 # --------------------------------------------------------------------------- rewriting
 
 
@@ -1380,6 +1563,147 @@ def rewrite_cube(kernel: ir.Operation, plan: _CubePlan) -> int:
     return transfers
 
 
+def _view(source: ir.Value, offsets: list[ir.Value | int], sizes: list[ir.Value | int]) -> ir.Value:
+    """``source`` restricted to ``[offsets, offsets + sizes)``, each offset and size static (an int) or not."""
+    t = ir.MemRefType(source.type)
+    strides, _ = t.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_size()
+    dims = "x".join("?" if isinstance(d, ir.Value) else str(d) for d in sizes)
+    space = f", {t.memory_space}" if t.memory_space is not None else ""
+    result = ir.Type.parse(f"memref<{dims}x{t.element_type}, strided<[{', '.join(map(str, strides))}], "
+                           f"offset: ?>{space}>")
+    values = [v for v in offsets if isinstance(v, ir.Value)]
+    sized = [v for v in sizes if isinstance(v, ir.Value)]
+    marker = ir.ShapedType.get_dynamic_stride_or_offset()
+    op = ir.Operation.create(
+        "memref.subview",
+        results=[result],
+        operands=[source, *values, *sized],
+        attributes={
+            "static_offsets": ir.DenseI64ArrayAttr.get([marker if isinstance(o, ir.Value) else o for o in offsets]),
+            "static_sizes": ir.DenseI64ArrayAttr.get([dynamic if isinstance(d, ir.Value) else d for d in sizes]),
+            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(values), len(sized), 0]),
+        },
+    )
+    return op.results[0]
+
+
+def rewrite_conv(kernel: ir.Operation, plan: _ConvPlan) -> int:
+    """Apply a convolution plan: loops over batch, filter and output-row tiles, the accumulator tile in L0C;
+    the init ops, then a loop over input-channel tiles moving the (zero-padded) input window and the weight
+    tile GM -> L1 before the convolution, then the epilogue and the store.  Returns the number of npu.dma ops."""
+    ck, t, s = plan.kernel, plan.tiles, plan.kernel.shape
+    sizes = {"n": t.tn, "f": t.tf, "o": t.toh, "w": s.ow}
+    counts = plan.counts
+    rows = s.window_rows(t.toh)
+    block = kernel.regions[0].blocks[0]
+    ret = as_operation(block.operations[len(block.operations) - 1])
+    for op in [as_operation(o) for o in block.operations]:  # globals first: the tile loops read them
+        if op.name == "memref.get_global":
+            op.move_before(as_operation(block.operations[0]))
+    for op in ck.pad_ops:  # each window is padded on chip instead
+        op.erase()
+    first = ck.init[0] if ck.init else ck.conv
+    transfers = 0
+    element = ck.window.type.element_type
+    with kernel.location:
+        with ir.InsertionPoint(first):  # the loop bounds first, outside the loops
+            zero = _index(0)
+            bounds = {loop: (_index(extent), _index(step)) for loop, extent, step in
+                      (("n", s.n, t.tn), ("f", s.f, t.tf), ("o", s.oh, t.toh), ("c", s.c, t.tc))}
+        # a loop of one tile is no loop: its index is 0
+        ivs: dict[str, ir.Value] = {}
+        loops: list[tuple[str, scf.ForOp]] = []
+        tile_end = channel_end = ret  # where the epilogue and the store go, and where the convolution goes
+        for name in ("n", "f", "o", "c"):
+            if counts[name] == 1:
+                ivs[name] = zero
+                continue
+            with ir.InsertionPoint(channel_end):
+                loop = scf.ForOp(zero, *bounds[name])
+            with ir.InsertionPoint(loop.body):
+                channel_end = scf.YieldOp([]).operation
+            if name != "c":
+                tile_end = channel_end
+            ivs[name] = loop.induction_variable
+            loops.append((name, loop))
+        ck.conv.move_before(channel_end)
+        channel_loop = next((loop.operation for name, loop in loops if name == "c"), None)
+        for op in ck.init:
+            op.move_before(channel_loop or ck.conv)
+        for op in ck.epilogue:
+            op.move_before(tile_end)
+        # the allocations go before the tile loops (or before the init ops, when only the channel loop exists)
+        outer = [loop.operation for name, loop in loops if name != "c"]
+        outermost = outer[0] if outer else ck.init[0] if ck.init else channel_loop or ck.conv
+        slots = 2 if plan.double and loops else 1
+        with ir.InsertionPoint(ck.conv):
+            slot = None
+            if slots == 2:  # the running number of the (n, f, o, c) tile, odd or even
+                index = None
+                for name, loop in loops:
+                    step = arith.divui(loop.induction_variable, bounds[name][1])
+                    index = step if index is None else arith.addi(arith.muli(index, _index(counts[name])), step)
+                slot = arith.remui(index, _index(2))
+        # the input window and the weight tile, in L1
+        window_shape = [t.tn, t.tc, rows, s.padded_w]
+        weight_shape = [t.tf, t.tc, s.kh, s.kw]
+        staged = []
+        for shape in (window_shape, weight_shape):
+            with ir.InsertionPoint(outermost):
+                buffer = _alloc(ir.MemRefType.get([2, *shape] if slots == 2 else shape, element, None,
+                                                  mem_space("l1")))
+            with ir.InsertionPoint(ck.conv):
+                staged.append(_slot_subview(buffer, slot, "l1") if slots == 2 else buffer)
+        window, weights = staged
+        padded = ck.window is not ck.x
+        with ir.InsertionPoint(ck.conv):
+            start = arith.subi(arith.muli(ivs["o"], _index(s.strides[0])), _index(s.pad_top))
+            if padded:
+                linalg.fill(arith.ConstantOp(element, 0.0).result, outs=[window])
+                # the rows of x the window holds (none above row 0 or below row H - 1): zero padding around them
+                low = arith.maxsi(start, zero)
+                high = arith.minsi(arith.addi(start, _index(rows)), _index(s.h))
+                count = arith.subi(high, low)
+                source = _view(ck.x.value, [ivs["n"], ivs["c"], low, 0], [t.tn, t.tc, count, s.w])
+                dest = _view(window, [0, 0, arith.subi(low, start), s.pad_left], [t.tn, t.tc, count, s.w])
+                _dma(source, dest)
+            else:
+                _dma(_view(ck.x.value, [ivs["n"], ivs["c"], start, 0], [t.tn, t.tc, rows, s.w]), window)
+            _dma(_view(ck.w.value, [ivs["f"], ivs["c"], 0, 0], weight_shape), weights)
+        transfers += 2
+        ck.conv.operands[0] = window
+        ck.conv.operands[1] = weights
+        if ck.window is not ck.x:  # the padded input, no longer used
+            as_operation(ck.window.value.owner).erase()
+        # the accumulator and the init / epilogue buffers, per (n, f, o) tile
+        tile_head = ck.init[0] if ck.init else channel_loop or ck.conv
+        for buf, follows in ck.follows:
+            shape = [sizes[f] if f else d for f, d in zip(follows, buf.type.shape, strict=True)]
+            tile_type = ir.MemRefType.get(shape, buf.type.element_type, None, mem_space(buf.space))
+            if buf.kind == "local":
+                buf.value.set_type(tile_type)
+                continue
+            with ir.InsertionPoint(outermost):
+                buffer = _alloc(tile_type)
+            buf.value.replace_all_uses_with(buffer)
+            if not any(follows):  # a scalar or broadcast operand: loaded once before the loops
+                with ir.InsertionPoint(outermost if buf.kind == "gm_in" else ret):
+                    _dma(buf.value, buffer) if buf.kind == "gm_in" else _dma(buffer, buf.value)
+                transfers += 1
+                continue
+            offsets = [ivs[f] if f in ivs else 0 for f in follows]
+            if buf.kind == "gm_in":
+                with ir.InsertionPoint(tile_head):
+                    _dma(_view(buf.value, offsets, shape), buffer)
+            else:
+                with ir.InsertionPoint(tile_end):
+                    _dma(buffer, _view(buf.value, offsets, shape))
+            transfers += 1
+    return transfers
+
+
 def forward_result_copies(func_op: ir.Operation) -> int:
     """``memref.copy %buf, %out`` where %buf is a fresh allocation and %out is only this copy's target:
     compute into %out directly (no GM -> GM copy).  Returns the number of copies removed."""
@@ -1452,6 +1776,13 @@ class NpuBufferAssign(GraphPass):
                 transfers, tiles, tiled = rewrite_copies(func_op, plan), plan.tiles, True
                 double = False  # (its slots are per copy; the kernel is not marked)
                 what = f"{tiles} chunk(s)"
+            elif isinstance(plan, _ConvPlan):
+                transfers, tiled, double = rewrite_conv(func_op, plan), True, plan.double
+                counts = plan.counts
+                tiles = counts["n"] * counts["f"] * counts["o"]
+                t = plan.tiles
+                func_op.attributes["npu.conv_tile"] = ir.DenseI64ArrayAttr.get([t.tn, t.tf, t.toh, t.tc])
+                what = f"convolution tiles {t.tn}x{t.tf}x{t.toh}x{t.tc} (batch, filters, output rows, channels)"
             elif isinstance(plan, _CubePlan):
                 transfers, tiles, tiled = rewrite_cube(func_op, plan), math.prod(plan.tile_counts[:2]), True
                 double = plan.double

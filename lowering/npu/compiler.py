@@ -76,7 +76,7 @@ def npu_lowering_pipeline(target: str = "910b", double_buffer: bool = True) -> s
     """Graph (kernels outlined) -> bufferized kernels with UB/L1 buffers and explicit GM transfers."""
     assign = f"npu-buffer-assign{{target={target} double-buffer={'true' if double_buffer else 'false'}}}"
     return (
-        "builtin.module(npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,"
+        "builtin.module(npu-outline-ops,graph-to-linalg{strict cube-convolutions},fuse-kernel-loops,canonicalize,cse,"
         f"dedupe-kernel-results,{BUFFERIZE},canonicalize,cse,{assign})"
     )
 

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 from graphfuse.dialect.npu_target import NpuTarget
 
-__all__ = ["CubeTiles", "choose_tiles", "fractal_tile_sizes", "traffic_lower_bound"]
+__all__ = ["ConvShape", "ConvTiles", "CubeTiles", "choose_conv_tiles", "choose_tiles", "fractal_tile_sizes",
+           "traffic_lower_bound"]
 
 #: The cube's fractal: tiles are stored in whole fractals; sizes that are multiples of it are preferred.
 FRACTAL = 16
@@ -115,4 +116,97 @@ def choose_tiles(m: int, n: int, k: int, element_bytes: int, accumulator_bytes: 
         wanted = ", ".join(f"{s.upper()} {b}" for s, b in (smallest_need or {}).items())
         return (f"no tiling of [{m}, {k}] x [{k}, {n}] fits: the smallest tiles need {wanted or 'more'} bytes "
                 f"(L0C holds {target.buffer('l0c').bytes}, L1 {target.buffer('l1').bytes})")
+    return best[1]
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """A convolution ``out[N, F, OH, OW] = x[N, C, H, W] (zero-padded) * w[F, C, KH, KW]``."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    f: int
+    kh: int
+    kw: int
+    oh: int
+    ow: int
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    #: zero rows above and columns left of x in the padded input
+    pad_top: int
+    pad_left: int
+    #: the padded input's width (x's columns and their padding: every tile holds whole rows)
+    padded_w: int
+
+    def window_rows(self, toh: int) -> int:
+        """Rows of the padded input that ``toh`` output rows read."""
+        return (toh - 1) * self.strides[0] + (self.kh - 1) * self.dilations[0] + 1
+
+
+@dataclass(frozen=True)
+class ConvTiles:
+    tn: int
+    tf: int
+    toh: int
+    tc: int
+    gm_bytes: int
+    peaks: dict[str, int]
+
+
+def choose_conv_tiles(shape: ConvShape, element_bytes: int, accumulator_bytes: int, target: NpuTarget,
+                      double_buffer: bool, epilogue: list[tuple[str, int, bool]]) -> ConvTiles | str:
+    """The tiling of a convolution kernel of least GM traffic that fits ``target``, or why none does.
+
+    The kernel runs as loops over tiles of the batch (``tn``), the filters (``tf``) and the output rows
+    (``toh``, each a window of :meth:`ConvShape.window_rows` input rows, the halo read again by the next tile),
+    the accumulator tile ``[tn, tf, toh, OW]`` in L0C, and inside them a loop over ``tc`` input channels: the
+    input window ``[tn, tc, rows, padded W]`` and the weights ``[tf, tc, KH, KW]`` move GM -> L1 (two slots
+    each when double buffered).  As a matmul of ``[N OH OW, C KH KW] x [C KH KW, F]`` (the cube builds the
+    im2col fractals from the window in L1), tf is the N tile: at least a fractal (or all of F); the
+    accumulator counts in whole fractals.  The input is read once per filter tile, the weights once per
+    batch x row tile.  ``epilogue`` lists the UB buffers as (the loops they follow among "n", "f", "o"
+    (output rows) and "w" (output columns, whole), element bytes, transferred).
+    """
+    s = shape
+    best: tuple | None = None
+    smallest: int | None = None
+    ub_space, l1_space, l0c_space = target.buffer("ub"), target.buffer("l1"), target.buffer("l0c")
+    channel_tiles = [d for d in range(s.c, 0, -1) if s.c % d == 0 and (d * s.kh * s.kw >= FRACTAL or d == s.c)]
+    for tn in (d for d in range(1, s.n + 1) if s.n % d == 0):
+        for tf in fractal_tile_sizes(s.f):
+            for toh in (d for d in range(1, s.oh + 1) if s.oh % d == 0):
+                accumulator = l0c_space.footprint(_padded(tn * toh * s.ow) * _padded(tf) * accumulator_bytes)
+                if accumulator > l0c_space.bytes:
+                    continue
+                tiles = (s.n // tn) * (s.f // tf) * (s.oh // toh)
+                ub = 0
+                for follows, size, transferred in epilogue:
+                    extent = {"n": tn, "f": tf, "o": toh, "w": s.ow}
+                    elements = math.prod(extent[c] for c in follows)
+                    slots = 2 if double_buffer and transferred and tiles > 1 else 1
+                    ub += slots * ub_space.footprint(elements * size)
+                if ub > ub_space.bytes:
+                    continue
+                rows = s.window_rows(toh)
+                for tc in channel_tiles:  # the most channels that fit: fewer, smaller transfers move the same bytes
+                    window = tn * tc * rows * s.padded_w * element_bytes
+                    weights = _padded(tf) * _padded(tc * s.kh * s.kw) * element_bytes
+                    slots = 2 if double_buffer and tiles * (s.c // tc) > 1 else 1
+                    l1 = slots * (l1_space.footprint(window) + l1_space.footprint(weights))
+                    smallest = l1 if smallest is None else min(smallest, l1)
+                    if l1 > l1_space.bytes:
+                        continue
+                    x_rows = min(rows, s.h)  # a window's rows of x itself (an upper bound: borders read fewer)
+                    gm = element_bytes * ((s.f // tf) * s.n * s.c * (s.oh // toh) * x_rows * s.w
+                                          + (s.n // tn) * (s.oh // toh) * s.f * s.c * s.kh * s.kw)
+                    key = (gm, -tc, -tn * tf * toh)
+                    if best is None or key < best[0]:
+                        best = (key, ConvTiles(tn, tf, toh, tc, gm, {"l1": l1, "l0c": accumulator, "ub": ub}))
+                    break
+    if best is None:
+        need = f"L1 {smallest}" if smallest is not None else "more"
+        return (f"no tiling of the convolution fits: the smallest tiles need {need} bytes "
+                f"(L0C holds {l0c_space.bytes}, L1 {l1_space.bytes}, UB {ub_space.bytes})")
     return best[1]

@@ -186,12 +186,28 @@ def _bytes_of(t: ir.Type) -> int:
     return math.prod(m.shape) * _numpy_dtype(m.element_type, "transfer").itemsize
 
 
-def _count(counters: ir.Value, row: int, column: int, amount: int) -> None:
+def _transfer_bytes(value: ir.Value) -> int | ir.Value:
+    """The bytes a transfer of ``value`` moves: a constant, or computed from its dynamic sizes (the clipped
+    rows of a convolution's window at the border)."""
+    from mlir.dialects import arith, memref
+
+    m = ir.MemRefType(value.type)
+    if m.has_static_shape:
+        return _bytes_of(m)
+    total = _i64(_numpy_dtype(m.element_type, "transfer").itemsize)
+    for d, size in enumerate(m.shape):
+        extent = _i64(size) if size != ir.ShapedType.get_dynamic_size() else \
+            arith.index_cast(ir.IntegerType.get_signless(64), memref.dim(value, _index(d)))
+        total = arith.muli(total, extent)
+    return total
+
+
+def _count(counters: ir.Value, row: int, column: int, amount: int | ir.Value) -> None:
     from mlir.dialects import arith, memref
 
     indices = [_index(row), _index(column)]
     old = memref.LoadOp(counters, indices).result
-    memref.StoreOp(arith.addi(old, _i64(amount)), counters, indices)
+    memref.StoreOp(arith.addi(old, _i64(amount) if isinstance(amount, int) else amount), counters, indices)
 
 
 def emulate(text: str, entry: str | None, n_outputs: int, opt_level: int = 0) -> EmulatedFunction:
@@ -235,8 +251,8 @@ def emulate(text: str, entry: str | None, n_outputs: int, opt_level: int = 0) ->
                 continue
             source, dest = op.operands
             row = ir.IntegerAttr(op.attributes[_KERNEL_TAG]).value
-            size = _bytes_of(source.type)
             with ir.InsertionPoint(op):
+                size = _transfer_bytes(source)
                 if is_gm(source.type):
                     _count(counters, row, 0, size)
                 if is_gm(dest.type):

@@ -507,3 +507,41 @@ def test_attention_no_nest_fits_says_its_smallest_tile() -> None:
                        r"1x1x1024x64xf32 in x2, 1x1x1024x64xf32 in x2, 1x1x16x1024xf32 local\) but the target "
                        r"'910b' has 524288"):
         compile_npu(_attention(1024))
+
+
+#: Convolutions over capacity (N, C, H, F, kernel, stride, padding): ResNet stages, a stem, a batch of 2, a
+#: strided 1x1 projection, a 512-channel 3x3 (9 MiB of weights), odd sizes without padding.
+CONVOLUTIONS = [(1, 64, 56, 64, 3, 1, 1), (1, 512, 7, 512, 3, 1, 1), (1, 3, 224, 64, 7, 2, 3), (2, 64, 56, 64, 3, 1, 1),
+                (1, 256, 56, 128, 1, 2, 0), (1, 96, 35, 80, 3, 1, 0)]
+
+
+@pytest.mark.parametrize(("n", "c", "h", "f", "k", "stride", "pad"), CONVOLUTIONS)
+def test_convolution_over_capacity_is_tiled(n: int, c: int, h: int, f: int, k: int, stride: int, pad: int) -> None:
+    """Numerics equal the reference; every tile fits; GM bytes are exactly the tiling's: each output-row
+    window of x (the rows inside the image) once per filter tile, the weights once per batch x row tile, the
+    bias once per tile, the result once."""
+    oh = (h + 2 * pad - k) // stride + 1
+    x_t, w_t, o_t = f"tensor<{n}x{c}x{h}x{h}xf32>", f"tensor<{f}x{c}x{k}x{k}xf32>", f"tensor<{n}x{f}x{oh}x{oh}xf32>"
+    text = f"""func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{f}xf32>) -> {o_t} {{
+  %0 = "graph.conv2d"(%x, %w, %b) {{strides = array<i64: {stride}, {stride}>, pads = array<i64: {pad}, {pad}, {pad},
+      {pad}>, dilations = array<i64: 1, 1>, groups = 1 : i64}} : ({x_t}, {w_t}, tensor<{f}xf32>) -> {o_t}
+  return %0 : {o_t}
+}}"""
+    exe = compile_npu(text, opt_level=0)
+    inputs = _random_inputs(exe)
+    (got,) = exe(*inputs)
+    (want,) = exe.reference(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+    module = ir.Module.parse(exe.npu_ir, make_context())
+    (kernel,) = [fn for fn in functions(module).values() if is_kernel(fn)]
+    tn, tf, toh, tc = ir.DenseI64ArrayAttr(kernel.attributes["npu.conv_tile"])
+    assert f % tf == 0 and (tf >= 16 or tf == f) and n % tn == 0 and oh % toh == 0 and c % tc == 0
+    (row,) = exe.report().rows
+    window = (toh - 1) * stride + k
+    x_rows = sum(min(start + window, h) - max(start, 0) for start in range(-pad, oh * stride - pad, toh * stride))
+    x_bytes = (f // tf) * n * c * x_rows * h * 4
+    tiles = (n // tn) * (f // tf) * (oh // toh)
+    assert row.gm_read == x_bytes + (n // tn) * (oh // toh) * inputs[1].nbytes + tiles * tf * 4
+    assert row.gm_write == got.nbytes
+    target = load_target("910b")
+    assert all(getattr(row, f"{space}_bytes") <= target.buffer(space).bytes for space in ("ub", "l1", "l0c"))

@@ -1,6 +1,6 @@
 // A matmul kernel whose operands do not fit L1 is tiled over M, N and K: the accumulator tile stays in L0C over
 // the K loop, the operand tiles move GM -> L1 inside it (two slots), the epilogue and the store run per tile.
-// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' | FileCheck %s
+// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict cube-convolutions},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' | FileCheck %s
 
 // [128, 2048] x [2048, 512]: neither operand fits L1 whole (1 MiB, 4 MiB). A [128, 256] accumulator tile fills
 // L0C; L0B (64 KiB) bounds the weight's tile to 64 rows of K. A is read twice (once per column of tiles), B once.

@@ -1,6 +1,6 @@
 // Tile nests: a vector kernel no single loop's tile fits is tiled along two loops at once (heads x query rows
 // of attention), the nest of least GM traffic; a buffer moves in the body of the innermost loop it follows.
-// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' | FileCheck %s
+// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict cube-convolutions},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' | FileCheck %s
 
 // 8 heads x 256 tokens: along the heads alone the [256, 256] mask (256 KiB) is over UB; along the query rows
 // alone the keys and values (512 KiB each, every head) are over L1. Heads outer (2 at a time: the keys and

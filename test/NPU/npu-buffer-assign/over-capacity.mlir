@@ -1,5 +1,5 @@
 // A kernel that does not fit even at its smallest tile is a located error stating the sizes.
-// RUN: not graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' 2>&1 | FileCheck %s
+// RUN: not graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict cube-convolutions},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' 2>&1 | FileCheck %s
 
 // A softmax over rows of 75000 f32 (300000 bytes): a row cannot be cut (the reduction reads all of it), and one
 // row in and out, two slots each, is over UB.

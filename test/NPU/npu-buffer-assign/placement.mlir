@@ -1,7 +1,7 @@
 // npu-buffer-assign places each kernel's buffers on chip and makes its GM transfers explicit: GM arguments
 // are staged in UB (vector kernels) or L1 (cube operands), a matmul accumulates in L0C, results go back to
 // GM with npu.dma.  Small kernels fit the 910b's UB whole: one tile, no loop.
-// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' | FileCheck %s
+// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict cube-convolutions},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' | FileCheck %s
 
 // The entry only calls kernels; its intermediate lives in GM (no memory space) and its result is computed in
 // place into the output argument (no GM -> GM copy).

@@ -1,7 +1,7 @@
 // A piece of a no-task split (FusionVirtualOpSetSwitch) is a view: the consumer's kernel takes the split's
 // input and stages only the slice it reads, also when it reshapes the piece (the reshape then views the
 // slice's UB copy).  An unmarked split is a kernel of its own, whose result the consumer reads whole.
-// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(FusionVirtualOpSetSwitch,npu-outline-ops,graph-to-linalg{strict},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' | FileCheck %s
+// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(FusionVirtualOpSetSwitch,npu-outline-ops,graph-to-linalg{strict cube-convolutions},fuse-kernel-loops,canonicalize,cse,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse,npu-buffer-assign)' | FileCheck %s
 
 // Split along axis 0 (split_n): the reshape kernel moves its 4x16 piece (256 bytes) in, not the 8x16 input.
 // CHECK-LABEL: func.func @reshape_piece(%arg0: memref<8x16xf32>, %arg1: memref<64xf32>, %arg2: memref<8x8xf32>)
