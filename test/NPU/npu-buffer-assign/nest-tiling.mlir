@@ -45,3 +45,37 @@ func.func @short(%q: tensor<1x8x64x64xf32>, %k: tensor<1x8x64x64xf32>, %v: tenso
   %0 = "graph.flash_attention"(%q, %k, %v, %mask) {scale = 1.250000e-01 : f32} : (tensor<1x8x64x64xf32>, tensor<1x8x64x64xf32>, tensor<1x8x64x64xf32>, tensor<1x1x64x64xf32>) -> tensor<1x8x64x64xf32>
   return %0 : tensor<1x8x64x64xf32>
 }
+
+// -----
+
+// 1024 tokens: one head's keys and values (256 KiB each) are over L1 at any tile of the query rows. The keys
+// are cut into blocks, one pass over them per reduction over the keys (the row max, the row sum, the product
+// with V), each recomputing the scores' block and the ops on it; the rows' max and sum are finished before
+// the pass that reads them. The max's buffer, reused for the sum, gets one of its own.
+// CHECK-LABEL: func.func private @long_flash_attention_0
+// CHECK-SAME:    npu.key_blocks = array<i64: 2, 256, 64>
+// CHECK:         %[[OUT:.*]] = memref.alloc() : memref<1x2x256x64xf32, #npu.mem<"l0c">>
+// CHECK:         scf.for %[[HEAD:.*]] = %{{.*}} to %c8 step %c2 {
+// CHECK:           scf.for %[[ROW:.*]] = %{{.*}} to %c1024 step %c256 {
+// CHECK:             linalg.fill {{.*}} outs(%[[MAX:.*]] : memref<1x2x256xf32, #npu.mem<"ub">>)
+// CHECK:             scf.for %[[KEY:.*]] = %{{.*}} to %c1024{{.*}} step %c64{{.*}} {
+// CHECK:               memref.subview %arg1[%{{.*}}, %[[HEAD]], %[[KEY]], 0] [1, 2, 64, 64]
+// CHECK:               memref.subview %arg3[%{{.*}}, 0, %[[ROW]], %[[KEY]]] [1, 1, 256, 64]
+// CHECK:               linalg.contract
+// CHECK:               linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%[[MAX]] :
+// CHECK:             linalg.fill {{.*}} outs(%[[SUM:.*]] : memref<1x2x256xf32, #npu.mem<"ub">>)
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c64{{.*}} {
+// CHECK:               linalg.contract
+// CHECK:               linalg.generic {{.*}} ins(%{{.*}}, %[[MAX]] :
+// CHECK:               linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%[[SUM]] :
+// CHECK:             linalg.fill {{.*}} outs(%[[OUT]] :
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c64{{.*}} {
+// CHECK:               memref.subview %arg2[
+// CHECK:               linalg.contract
+// CHECK:               linalg.generic {{.*}} ins(%{{.*}}, %[[SUM]] :
+// CHECK:               linalg.contract {{.*}} outs(%[[OUT]] :
+// CHECK:             "npu.dma"(%[[OUT]], %{{.*}})
+func.func @long(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x8x1024x64xf32>, %v: tensor<1x8x1024x64xf32>, %mask: tensor<1x1x1024x1024xf32>) -> tensor<1x8x1024x64xf32> {
+  %0 = "graph.flash_attention"(%q, %k, %v, %mask) {scale = 1.250000e-01 : f32} : (tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x1x1024x1024xf32>) -> tensor<1x8x1024x64xf32>
+  return %0 : tensor<1x8x1024x64xf32>
+}
