@@ -33,8 +33,8 @@ from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.dialect.interpreter import entry_function, functions
 from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.kernels import is_kernel
-from graphfuse.lowering.npu.buffer_assign import PLACED_SPACES, is_cube_op, loop_access
 from graphfuse.lowering.npu.dialect import is_gm, with_space
+from graphfuse.lowering.npu.kernel_buffers import PLACED_SPACES, is_cube_op, loop_access
 from graphfuse.lowering.runtime import (
     C_RUNNER_UTILS,
     LOOPS,
