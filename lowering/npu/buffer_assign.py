@@ -53,13 +53,6 @@ from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation
 from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.lowering.kernels import is_kernel
-from graphfuse.lowering.npu.attention_tiling import (
-    KeyBlockPlan,
-    key_block_analysis,
-    plan_key_blocks,
-    rewrite_key_blocks,
-    split_live_ranges,
-)
 from graphfuse.lowering.npu.copy_tiling import (
     CopyPlan,
     plan_copies,
@@ -100,6 +93,13 @@ from graphfuse.lowering.npu.loop_tiling import (
     rewrite_loops,
     tile_peaks,
 )
+from graphfuse.lowering.npu.reduction_blocks import (
+    BlockPlan,
+    blocked_kernels,
+    plan_blocks,
+    rewrite_blocks,
+    split_live_ranges,
+)
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
@@ -107,7 +107,7 @@ __all__ = ["CUBE_OPS", "PLACED_SPACES", "VIEW_OPS", "NpuBufferAssign", "is_cube_
 
 
 def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
-                ) -> tuple[LoopPlan | CopyPlan | CubePlan | ConvPlan | KeyBlockPlan, CubeKernel | None]:
+                ) -> tuple[LoopPlan | CopyPlan | CubePlan | ConvPlan | BlockPlan, CubeKernel | None]:
     """Choose the tiles of ``kernel``, the first that fits of:
 
     1. one loop (:func:`plan_loops`, depth 1): every GM byte moves once;
@@ -116,7 +116,8 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
     4. a matmul kernel's M x N x K tiles (:mod:`graphfuse.lowering.npu.cube_tiling`), which split K, as a
        nest of parallel loops cannot; a convolution kernel's batch x filter x output-row x channel tiles;
     5. a nest of two or more loops (heads x query rows of attention scores);
-    6. attention in blocks of keys, one pass over them per reduction over the keys.
+    6. blocks of a reduced dim, one pass over them per reduction (:mod:`graphfuse.lowering.npu.reduction_blocks`:
+       attention over many keys, a softmax over a row longer than UB, a total).
 
     Raises NpuAssignError when none fits.  Also returns the kernel as a matmul kernel (None when it is not
     one), whose shape the report's traffic bound needs, whichever plan is chosen."""
@@ -152,15 +153,14 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
     plan = plan_loops(buffers, choices, target, double_buffer, range(2, len(choices) + 1))
     if plan is not None:
         return plan, cube
-    if tileable and cube is None and conv is None:  # attention whose scores' rows do not fit: key blocks
+    if tileable and cube is None and conv is None:  # a reduced dim too long for any tile: blocks of it
         split_live_ranges(kernel)
-        key_buffers, key_ops, _ = collect_buffers(kernel)
-        attention = key_block_analysis(key_buffers, key_ops)
-        if attention is not None:
-            key_plan = plan_key_blocks(attention, target, double_buffer)
-            if not isinstance(key_plan, str):
-                return key_plan, cube
-            cube_error = f"in blocks of keys, {key_plan}"
+        candidates = blocked_kernels(*collect_buffers(kernel)[:2])
+        plans = [plan_blocks(blocked, target, double_buffer) for blocked in candidates]
+        fitting = [p for p in plans if not isinstance(p, str)]
+        if fitting:
+            return min(fitting, key=lambda p: p.gm_bytes), cube
+        cube_error = cube_error or (f"in blocks of a reduced dim, {plans[0]}" if plans else None)
     smallest: list[TiledLoop] = []
     for choice in choices:  # every loop at its smallest tile (those a nest can hold together)
         if distinct_dims([*(loop.dims for loop in smallest), choice.dims]):
@@ -241,14 +241,13 @@ class NpuBufferAssign(GraphPass):
                 transfers, tiles, tiled = rewrite_copies(func_op, plan), plan.tiles, True
                 double = False  # (its slots are per copy; the kernel is not marked)
                 what = f"{tiles} chunk(s)"
-            elif isinstance(plan, KeyBlockPlan):
-                transfers, tiled, double = rewrite_key_blocks(func_op, plan), True, plan.double
+            elif isinstance(plan, BlockPlan):
+                transfers, tiled, double = rewrite_blocks(func_op, plan), True, plan.double
                 tiles = plan.outer_tiles
-                heads = plan.kernel.batch[-1] if plan.kernel.batch else None
-                shape = [plan.tiles[heads] if heads else 1, plan.tiles["q"], plan.tiles["k"]]
-                func_op.attributes["npu.key_blocks"] = ir.DenseI64ArrayAttr.get(shape)
-                what = (f"{tiles} tile(s) of {shape[0]} head(s) x {shape[1]} queries, keys in blocks of {shape[2]}, "
-                        f"{len(plan.kernel.passes)} pass(es)")
+                shape = [plan.tiles[r] for r in plan.kernel.outer] + [plan.tiles["k"]]
+                func_op.attributes["npu.block_tiles"] = ir.DenseI64ArrayAttr.get(shape)
+                what = (f"{tiles} tile(s) of {'x'.join(map(str, shape[:-1]))}, blocks of {shape[-1]} along the "
+                        f"reduced dim, {len(plan.kernel.passes)} pass(es)")
             elif isinstance(plan, ConvPlan):
                 transfers, tiled, double = rewrite_conv(func_op, plan), True, plan.double
                 counts = plan.counts

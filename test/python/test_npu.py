@@ -221,17 +221,34 @@ def test_consumer_of_a_no_task_piece_reads_only_the_piece() -> None:
 # ------------------------------------------------------------------------- capacity and targets
 
 
-def test_over_capacity_is_a_located_error() -> None:
-    """A softmax over rows of 75000: its rows cannot be cut (the reduction reads all of one), and one row
-    with its staging is over UB."""
-    text = """func.func @wide(%x: tensor<4x75000xf32>) -> tensor<4x75000xf32> {
+WIDE_SOFTMAX = """func.func @wide(%x: tensor<4x75000xf32>) -> tensor<4x75000xf32> {
   %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<4x75000xf32>) -> tensor<4x75000xf32>
   return %0 : tensor<4x75000xf32>
 }"""
+
+
+def test_over_capacity_is_a_located_error() -> None:
+    """On a target with a 64-byte UB not even a block of one element of a softmax's row fits (with the row's
+    max and sum, each 32-byte aligned): a located error stating the smallest tiles."""
+    tiny = Path(__file__).parents[1] / "NPU" / "npu-buffer-assign" / "Inputs" / "tiny-ub.json"
     with pytest.raises(GraphfuseError, match=r"<string>:2:8: error: kernel 'wide_\w+' needs \d+ bytes of UB "
-                       r"for its smallest tile \(1x75000xf32 in x2, 1x75000xf32 out x2.*\) but the target '910b' has "
-                       r"196608"):
-        compile_npu(text, opt_level=0)
+                       r"for its smallest tile \(1x75000xf32 in x2, 1x75000xf32 out x2.*\) but the target 'tiny-ub' "
+                       r"has 64; in blocks of a reduced dim, no tiling of the blocks fits: the smallest tiles need UB "
+                       r"160 bytes"):
+        compile_npu(WIDE_SOFTMAX, opt_level=0, target=tiny)
+
+
+def test_a_softmax_row_longer_than_ub_runs_in_blocks() -> None:
+    """A row of 75000 f32 in and out is over UB, and the softmax's reductions need all of it: the row is cut
+    into blocks, one pass for its max, one for its sum, a last one for the result; x is read three times,
+    the result written once."""
+    exe = compile_npu(WIDE_SOFTMAX, opt_level=0)
+    x = np.random.default_rng(0).standard_normal((4, 75000)).astype(np.float32)
+    (got,) = exe(x)
+    np.testing.assert_allclose(got, exe.reference(x)[0], rtol=1e-5, atol=1e-9)
+    (row,) = exe.report().rows
+    assert row.gm_read == 3 * x.nbytes and row.gm_write == x.nbytes
+    assert row.ub_bytes <= load_target("910b").buffer("ub").bytes
 
 
 def test_a_row_wider_than_ub_is_tiled_along_its_columns() -> None:
@@ -512,7 +529,7 @@ def test_attention_over_l1_at_any_query_tile_runs_in_key_blocks() -> None:
     np.testing.assert_allclose(got, exe.reference(*inputs)[0], rtol=1e-5, atol=1e-5)
     module = ir.Module.parse(exe.npu_ir, make_context())
     (kernel,) = [fn for fn in functions(module).values() if is_kernel(fn)]
-    heads, queries, keys = ir.DenseI64ArrayAttr(kernel.attributes["npu.key_blocks"])
+    _, heads, queries, keys = ir.DenseI64ArrayAttr(kernel.attributes["npu.block_tiles"])
     assert queries % 16 == 0 and keys % 16 == 0 and 1024 % keys == 0 and keys < 1024
     q, k, v, mask = (a.nbytes for a in inputs)
     query_tiles = 1024 // queries

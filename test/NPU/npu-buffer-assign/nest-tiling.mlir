@@ -53,14 +53,14 @@ func.func @short(%q: tensor<1x8x64x64xf32>, %k: tensor<1x8x64x64xf32>, %v: tenso
 // with V), each recomputing the scores' block and the ops on it; the rows' max and sum are finished before
 // the pass that reads them. The max's buffer, reused for the sum, gets one of its own.
 // CHECK-LABEL: func.func private @long_flash_attention_0
-// CHECK-SAME:    npu.key_blocks = array<i64: 2, 256, 64>
+// CHECK-SAME:    npu.block_tiles = array<i64: 1, 2, 256, 64>
 // CHECK:         %[[OUT:.*]] = memref.alloc() : memref<1x2x256x64xf32, #npu.mem<"l0c">>
 // CHECK:         scf.for %[[HEAD:.*]] = %{{.*}} to %c8 step %c2 {
 // CHECK:           scf.for %[[ROW:.*]] = %{{.*}} to %c1024 step %c256 {
 // CHECK:             linalg.fill {{.*}} outs(%[[MAX:.*]] : memref<1x2x256xf32, #npu.mem<"ub">>)
 // CHECK:             scf.for %[[KEY:.*]] = %{{.*}} to %c1024{{.*}} step %c64{{.*}} {
-// CHECK:               memref.subview %arg1[%{{.*}}, %[[HEAD]], %[[KEY]], 0] [1, 2, 64, 64]
-// CHECK:               memref.subview %arg3[%{{.*}}, 0, %[[ROW]], %[[KEY]]] [1, 1, 256, 64]
+// CHECK-DAG:           memref.subview %arg1[0, %[[HEAD]], %[[KEY]], 0] [1, 2, 64, 64]
+// CHECK-DAG:           memref.subview %arg3[0, 0, %[[ROW]], %[[KEY]]] [1, 1, 256, 64]
 // CHECK:               linalg.contract
 // CHECK:               linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%[[MAX]] :
 // CHECK:             linalg.fill {{.*}} outs(%[[SUM:.*]] : memref<1x2x256xf32, #npu.mem<"ub">>)
