@@ -13,31 +13,37 @@ on chip:
   A GM input read only through static slices (the pieces of a no-task split),
   reshaped or not, is staged slice by slice.  A GM argument touched by an op
   the pass does not understand is both loaded and stored.
-- tiling: the kernel's outer parallel loop (its results' first dim above 1,
-  "rows"; when no tile of it fits, the next dim's loop) is tiled when every
-  buffer either follows that loop in one of its dims or does not depend on
-  it (reduction dims stay whole).  The tile is the largest divisor
-  of the row count whose buffers fit every on-chip space, each buffer rounded
-  up to the space's alignment; with ``double-buffer`` the transferred tiles
-  count twice (two slots, alternating between tiles, so the next tile's
-  transfer can overlap the current tile's compute).  Buffers that do not
-  depend on the rows (weights, gamma) are loaded once before the loop.
-  A kernel that cannot be tiled runs as one tile.
-- tile nests: when no single loop's tile fits, two loops (then more) are
-  tiled at once, the nest of least GM traffic (a buffer that does not follow
-  an outer loop is reloaded per outer tile): attention's heads x query rows.
-- cube tiling: a matmul (or batch matmul) kernel no row tile fits is tiled
-  over M, N and K (:mod:`graphfuse.lowering.npu.cube_tiling` chooses the
-  tiles); a copy kernel (reshape, split, slice) is staged in chunks.
-- over capacity: when even the smallest legal tile (one row, or the whole
-  kernel when it cannot be tiled) does not fit and neither does cube
-  tiling, the pass fails with a located error stating the sizes.
+- tiling (:func:`plan_kernel` tries them in this order; the first that fits is used):
 
-Each kernel is annotated with its tile and its per-space peak (all its
+  - one loop (:mod:`~graphfuse.lowering.npu.loop_tiling`): the kernel's outer
+    parallel loop (its results' first dim above 1, "rows"; when no tile of it
+    fits, the next dim's loop), when every buffer either follows it in one of
+    its dims or does not depend on it; the largest tile that fits, each
+    buffer rounded up to its space's alignment, the transferred ones in two
+    slots with ``double-buffer``.  Buffers that do not depend on the rows
+    (weights, gamma) are loaded once before the loop;
+  - the kernel whole, when it has no loop to tile;
+  - a copy kernel (reshape, split, slice, concat) staged in chunks
+    (:mod:`~graphfuse.lowering.npu.copy_tiling`);
+  - a matmul kernel tiled over M, N and K, a convolution kernel over batch,
+    filters, output rows and channels (:mod:`~graphfuse.lowering.npu.cube_kernels`;
+    :mod:`~graphfuse.lowering.npu.cube_tiling` chooses the tiles);
+  - a nest of two loops or more, the nest of least GM traffic (a buffer that
+    does not follow an outer loop is reloaded per outer tile): attention's
+    heads x query rows;
+  - blocks of a reduced dim, one pass per reduction
+    (:mod:`~graphfuse.lowering.npu.reduction_blocks`): attention over many
+    keys, a softmax over a row longer than UB, a total.
+- over capacity: when none fits, the pass fails with a located error stating
+  the sizes of the smallest tile, and of the other tilings' smallest tiles.
+
+Each kernel is annotated with its tiles and its per-space peak (all its
 buffers are live for the whole kernel: no reuse inside a kernel):
 ``npu.tile_rows``, ``npu.tiles``, ``npu.ub_bytes``, ``npu.l1_bytes``,
-``npu.l0c_bytes``, and for a nest ``npu.loop_tiles``.  Outside kernels, a result computed into a buffer and then
-copied into the caller's output buffer is computed in place instead.
+``npu.l0c_bytes``; ``npu.loop_tiles`` (a nest), ``npu.cube_tile`` (a matmul),
+``npu.conv_tile`` (a convolution), ``npu.block_tiles`` (blocks of a reduced
+dim).  Outside kernels, a result computed into a buffer and then copied into
+the caller's output buffer is computed in place instead.
 """
 
 from __future__ import annotations
