@@ -10,6 +10,7 @@ epilogue's tiles in UB.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -141,27 +142,38 @@ def cube_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> CubeK
         fill = op
     epilogue = compute[position + 1:]
     for op in epilogue:  # after it: elementwise over [M, N]
-        access = loop_access(op)
-        if access is None:
+        if _elementwise_over(op, c, c_follows, find, tag) is None:
             return None
-        operands, iterators = access
-        out = [(v, single_dims(d)) for v, d, w in operands if w]
-        if not out or len(iterators) != batch + 2 or "reduction" in iterators:
-            return None
-        first, written = out[0][1], find(out[0][0])
-        if first is None or None in first or written is None or tuple(written.type.shape) != tuple(c.type.shape):
-            return None
-        loop_roles = dict(zip(first, c_follows, strict=True))
-        for value, dims, _ in operands:
-            single = single_dims(dims)
-            if single is None or not tag(value, tuple(None if d is None else loop_roles[d] for d in single)):
-                return None
     follows = list(tags.values())
     sizes = {"m": m, "n": n, "k": k, **batch_sizes}
     for buf, dims in follows:
         if any(f is not None and buf.type.shape[i] != sizes[f] for i, f in enumerate(dims)):
             return None
     return CubeKernel(cube, fill, epilogue, a, b, c, m, n, k, follows, batch_sizes)
+
+
+def _elementwise_over(op: ir.Operation, result: KernelBuffer, roles: Follows,
+                      find: Callable[[ir.Value], KernelBuffer | None],
+                      tag: Callable[[ir.Value, Follows], bool]) -> KernelBuffer | None:
+    """When ``op`` is elementwise over ``result``'s shape (no reduction, its first output of that shape,
+    indexed by single loops), tag each operand with the roles its dims follow (``roles``: those of
+    ``result``'s dims) and return the buffer it writes; else None."""
+    access = loop_access(op)
+    if access is None:
+        return None
+    operands, iterators = access
+    out = [(v, single_dims(d)) for v, d, is_write in operands if is_write]
+    if not out or len(iterators) != result.type.rank or "reduction" in iterators:
+        return None
+    first, written = out[0][1], find(out[0][0])
+    if first is None or None in first or written is None or written.type.shape != result.type.shape:
+        return None
+    loop_roles = dict(zip(first, roles, strict=True))
+    for value, dims, _ in operands:
+        single = single_dims(dims)
+        if single is None or not tag(value, tuple(None if d is None else loop_roles[d] for d in single)):
+            return None
+    return written
 
 
 @dataclass
@@ -380,23 +392,9 @@ def conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> ConvK
 
     initial = {op_id(op) for op in before}
     for op in [*before, *compute[position + 1:]]:  # elementwise over the result's [N, F, OH, OW]
-        access = loop_access(op)
-        if access is None:
+        written = _elementwise_over(op, acc, CONV_ROLES, find, tag)
+        if written is None or (op_id(op) in initial and written is not acc):  # before: the accumulator's start
             return None
-        operands, iterators = access
-        out = [(v, single_dims(d)) for v, d, is_write in operands if is_write]
-        if not out or len(iterators) != 4 or "reduction" in iterators:
-            return None
-        first, written = out[0][1], find(out[0][0])
-        if first is None or None in first or written is None or written.type.shape != acc.type.shape:
-            return None
-        if op_id(op) in initial and written is not acc:  # before the convolution: the accumulator's start
-            return None
-        loop_roles = dict(zip(first, CONV_ROLES, strict=True))
-        for value, dims, _ in operands:
-            single = single_dims(dims)
-            if single is None or not tag(value, tuple(None if d is None else loop_roles[d] for d in single)):
-                return None
     follows = list(tags.values())
     used = {id(b) for b in buffers if b.read or b.written}
     if used - {id(x), id(window), id(w)} - set(tags):
