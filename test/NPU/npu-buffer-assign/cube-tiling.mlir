@@ -77,3 +77,21 @@ func.func @lift(%x: tensor<64x1024xf32>) -> tensor<1x64x1024xf32> {
   %0 = "graph.reshape"(%x) : (tensor<64x1024xf32>) -> tensor<1x64x1024xf32>
   return %0 : tensor<1x64x1024xf32>
 }
+
+// -----
+
+// A concat of two [1, 8, 1024, 32] halves (a rotary embedding's, at 1024 tokens): one head of a half, two slots
+// of 128 KiB, is over UB, so each copy takes one head at a time and chunks of its rows (256 of 1024).
+// CHECK-LABEL: func.func private @halves_concat_0
+// CHECK-SAME:    npu.tiles = 64 : i64, npu.ub_bytes = 131072 : i64
+// CHECK:         %[[STAGE:.*]] = memref.alloc() : memref<2x1x1x256x32xf32, #npu.mem<"ub">>
+// CHECK:         scf.for %[[HEAD:.*]] = %{{.*}} to %c8 step %c1 {
+// CHECK:           scf.for %[[ROW:.*]] = %{{.*}} to %c1024 step %c256 {
+// CHECK:             %[[SRC:.*]] = memref.subview %arg0[0, %[[HEAD]], %[[ROW]], 0] [1, 1, 256, 32]
+// CHECK-NEXT:        "npu.dma"(%[[SRC]], %[[SLOT:.*]]) :
+// CHECK:             memref.subview %{{.*}}[0, %[[HEAD]], %[[ROW]], 0] [1, 1, 256, 32]
+// CHECK-NEXT:        "npu.dma"(%[[SLOT]], %{{.*}}) :
+func.func @halves(%a: tensor<1x8x1024x32xf32>, %b: tensor<1x8x1024x32xf32>) -> tensor<1x8x1024x64xf32> {
+  %0 = "graph.concat"(%a, %b) {axis = 3 : i64} : (tensor<1x8x1024x32xf32>, tensor<1x8x1024x32xf32>) -> tensor<1x8x1024x64xf32>
+  return %0 : tensor<1x8x1024x64xf32>
+}
