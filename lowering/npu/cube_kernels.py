@@ -283,6 +283,8 @@ def rewrite_cube(kernel: ir.Operation, plan: CubePlan) -> int:
 
 #: What each dim of a convolution's result follows: the batch, filter and output-row loops; columns stay whole.
 CONV_ROLES = ("n", "f", "o", "w")
+#: The convolutions a convolution kernel may hold: a cube op, or a depthwise one on the vector unit.
+CONVOLUTIONS = frozenset({"linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw"})
 
 
 @dataclass
@@ -348,16 +350,25 @@ def conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> ConvK
     """The kernel as a convolution kernel, or None when it is not one."""
     skip = ("memref.alloc", "memref.get_global", "arith.constant", "func.return")
     compute = [op for op in ops if op.name not in skip and op.name not in VIEW_OPS]
-    convs = [op for op in compute if is_cube_op(op)]
-    if len(convs) != 1 or convs[0].name != "linalg.conv_2d_nchw_fchw" or len(convs[0].operands) != 3:
+    convs = [op for op in compute if op.name in CONVOLUTIONS or is_cube_op(op)]
+    if len(convs) != 1 or convs[0].name not in CONVOLUTIONS or len(convs[0].operands) != 3:
         return None
     conv = convs[0]
+    depthwise = conv.name == "linalg.depthwise_conv_2d_nchw_chw"
 
     def find(value: ir.Value) -> KernelBuffer | None:
         return next((b for b in buffers if b.value == value), None)
 
     window, w, acc = (find(v) for v in conv.operands)
-    if window is None or w is None or acc is None or w.kind != "gm_in" or w.written or w.has_views:
+    weights = conv.operands[1]
+    if depthwise and w is None:  # [C, 1, KH, KW] weights read as [C, KH, KW] through a collapse_shape
+        view = None if isinstance(weights.owner, ir.Block) else as_operation(weights.owner)
+        w = find(view.operands[0]) if view is not None and view.name == "memref.collapse_shape" else None
+        if w is None or sum(1 for _ in w.value.uses) != 1:
+            return None
+    elif w is None or w.has_views:
+        return None
+    if window is None or acc is None or w.kind != "gm_in" or w.written:
         return None
     position = next(i for i, op in enumerate(compute) if op_id(op) == op_id(conv))
     before = compute[:position]
@@ -401,11 +412,14 @@ def conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> ConvK
         return None
     n, c, h, width = x.type.shape
     f, c_w, kh, kw = w.type.shape
+    if depthwise:
+        c_w = c  # one channel per filter
     _, _, padded_h, padded_w = window.type.shape
     n_out, f_out, oh, ow = acc.type.shape
     strides = tuple(ir.DenseIntElementsAttr(conv.attributes["strides"])[i] for i in range(2))
     dilations = tuple(ir.DenseIntElementsAttr(conv.attributes["dilations"])[i] for i in range(2))
-    shape = ConvShape(n, c, h, width, f, kh, kw, oh, ow, strides, dilations, pad_top, pad_left, padded_w)
+    shape = ConvShape(n, c, h, width, f, kh, kw, oh, ow, strides, dilations, pad_top, pad_left, padded_w,
+                      depthwise)
     if (c_w, n_out, f_out) != (c, n, f) or shape.window_rows(oh) > padded_h:
         return None
     sizes = {"n": n, "f": f, "o": oh, "w": ow}
@@ -489,16 +503,21 @@ def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
                     step = arith.divui(loop.induction_variable, bounds[name][1])
                     index = step if index is None else arith.addi(arith.muli(index, index_constant(counts[name])), step)
                 slot = arith.remui(index, index_constant(2))
-        # the input window and the weight tile, in L1
-        window_shape = [t.tn, t.tc, rows, s.padded_w]
-        weight_shape = [t.tf, t.tc, s.kh, s.kw]
+        # the input window and the weight tile: in L1 for the cube; a depthwise one's in UB, its window holding
+        # the filter tile's own channels and its weights read [C, KH, KW] through the kernel's view
+        space = "ub" if s.depthwise else "l1"
+        channels = t.tf if s.depthwise else t.tc
+        channel = ivs["f"] if s.depthwise else ivs["c"]
+        window_shape = [t.tn, channels, rows, s.padded_w]
+        weight_shape = [t.tf, s.kh, s.kw] if s.depthwise else [t.tf, t.tc, s.kh, s.kw]
+        weight_source = ck.conv.operands[1] if s.depthwise else ck.w.value
         staged = []
         for shape in (window_shape, weight_shape):
             with ir.InsertionPoint(outermost):
                 buffer = alloc(ir.MemRefType.get([2, *shape] if slots == 2 else shape, element, None,
-                                                  mem_space("l1")))
+                                                  mem_space(space)))
             with ir.InsertionPoint(ck.conv):
-                staged.append(slot_view(buffer, slot, "l1") if slots == 2 else buffer)
+                staged.append(slot_view(buffer, slot, space) if slots == 2 else buffer)
         window, weights = staged
         padded = ck.window is not ck.x
         with ir.InsertionPoint(ck.conv):
@@ -509,12 +528,13 @@ def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
                 low = arith.maxsi(start, zero)
                 high = arith.minsi(arith.addi(start, index_constant(rows)), index_constant(s.h))
                 count = arith.subi(high, low)
-                source = window_view(ck.x.value, [ivs["n"], ivs["c"], low, 0], [t.tn, t.tc, count, s.w])
-                dest = window_view(window, [0, 0, arith.subi(low, start), s.pad_left], [t.tn, t.tc, count, s.w])
+                source = window_view(ck.x.value, [ivs["n"], channel, low, 0], [t.tn, channels, count, s.w])
+                dest = window_view(window, [0, 0, arith.subi(low, start), s.pad_left], [t.tn, channels, count, s.w])
                 dma(source, dest)
             else:
-                dma(window_view(ck.x.value, [ivs["n"], ivs["c"], start, 0], [t.tn, t.tc, rows, s.w]), window)
-            dma(window_view(ck.w.value, [ivs["f"], ivs["c"], 0, 0], weight_shape), weights)
+                dma(window_view(ck.x.value, [ivs["n"], channel, start, 0], [t.tn, channels, rows, s.w]), window)
+            weight_offsets = [ivs["f"], 0, 0] if s.depthwise else [ivs["f"], ivs["c"], 0, 0]
+            dma(window_view(weight_source, weight_offsets, weight_shape), weights)
         transfers += 2
         ck.conv.operands[0] = window
         ck.conv.operands[1] = weights

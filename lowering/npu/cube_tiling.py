@@ -139,6 +139,8 @@ class ConvShape:
     pad_left: int
     #: the padded input's width (x's columns and their padding: every tile holds whole rows)
     padded_w: int
+    #: depthwise (F = C, filter f reads channel f alone, weights [C, KH, KW]): a vector op, in UB
+    depthwise: bool = False
 
     def window_rows(self, toh: int) -> int:
         """Rows of the padded input that ``toh`` output rows read."""
@@ -173,11 +175,17 @@ def choose_conv_tiles(shape: ConvShape, element_bytes: int, accumulator_bytes: i
     best: tuple | None = None
     smallest: int | None = None
     ub_space, l1_space, l0c_space = target.buffer("ub"), target.buffer("l1"), target.buffer("l0c")
+    if s.depthwise:  # the vector unit: everything in UB, no fractals, each filter tile reads its own channels
+        l1_space = l0c_space = ub_space
     channel_tiles = [d for d in range(s.c, 0, -1) if s.c % d == 0 and (d * s.kh * s.kw >= FRACTAL or d == s.c)]
+    filter_tiles = [d for d in range(1, s.f + 1) if s.f % d == 0] if s.depthwise else fractal_tile_sizes(s.f)
     for tn in (d for d in range(1, s.n + 1) if s.n % d == 0):
-        for tf in fractal_tile_sizes(s.f):
+        for tf in filter_tiles:
             for toh in (d for d in range(1, s.oh + 1) if s.oh % d == 0):
-                accumulator = l0c_space.footprint(_padded(tn * toh * s.ow) * _padded(tf) * accumulator_bytes)
+                if s.depthwise:
+                    accumulator = ub_space.footprint(tn * tf * toh * s.ow * accumulator_bytes)
+                else:
+                    accumulator = l0c_space.footprint(_padded(tn * toh * s.ow) * _padded(tf) * accumulator_bytes)
                 if accumulator > l0c_space.bytes:
                     continue
                 tiles = (s.n // tn) * (s.f // tf) * (s.oh // toh)
@@ -187,26 +195,37 @@ def choose_conv_tiles(shape: ConvShape, element_bytes: int, accumulator_bytes: i
                     elements = math.prod(extent[c] for c in follows)
                     slots = 2 if double_buffer and transferred and tiles > 1 else 1
                     ub += slots * ub_space.footprint(elements * size)
+                if s.depthwise:
+                    ub += accumulator
                 if ub > ub_space.bytes:
                     continue
                 rows = s.window_rows(toh)
-                for tc in channel_tiles:  # the most channels that fit: fewer, smaller transfers move the same bytes
-                    window = tn * tc * rows * s.padded_w * element_bytes
-                    weights = _padded(tf) * _padded(tc * s.kh * s.kw) * element_bytes
+                # the most channels a step that fit: fewer, smaller transfers move the same bytes
+                for tc in [s.c] if s.depthwise else channel_tiles:
+                    channels = tf if s.depthwise else tc  # a depthwise window holds the filter tile's channels
+                    window = tn * channels * rows * s.padded_w * element_bytes
+                    if s.depthwise:
+                        weights = tf * s.kh * s.kw * element_bytes
+                    else:
+                        weights = _padded(tf) * _padded(tc * s.kh * s.kw) * element_bytes
                     slots = 2 if double_buffer and tiles * (s.c // tc) > 1 else 1
                     l1 = slots * (l1_space.footprint(window) + l1_space.footprint(weights))
-                    smallest = l1 if smallest is None else min(smallest, l1)
-                    if l1 > l1_space.bytes:
+                    need = l1 + ub if s.depthwise else l1
+                    smallest = need if smallest is None else min(smallest, need)
+                    if need > l1_space.bytes:
                         continue
                     x_rows = min(rows, s.h)  # a window's rows of x itself (an upper bound: borders read fewer)
-                    gm = element_bytes * ((s.f // tf) * s.n * s.c * (s.oh // toh) * x_rows * s.w
-                                          + (s.n // tn) * (s.oh // toh) * s.f * s.c * s.kh * s.kw)
+                    x_reads = 1 if s.depthwise else s.f // tf  # a filter tile reads every channel, or its own
+                    weight_count = s.f * (1 if s.depthwise else s.c) * s.kh * s.kw
+                    gm = element_bytes * (x_reads * s.n * s.c * (s.oh // toh) * x_rows * s.w
+                                          + (s.n // tn) * (s.oh // toh) * weight_count)
                     key = (gm, -tc, -tn * tf * toh)
                     if best is None or key < best[0]:
-                        best = (key, ConvTiles(tn, tf, toh, tc, gm, {"l1": l1, "l0c": accumulator, "ub": ub}))
+                        peaks = {"ub": need} if s.depthwise else {"l1": l1, "l0c": accumulator, "ub": ub}
+                        best = (key, ConvTiles(tn, tf, toh, tc, gm, peaks))
                     break
     if best is None:
-        need = f"L1 {smallest}" if smallest is not None else "more"
+        need = f"{'UB' if s.depthwise else 'L1'} {smallest}" if smallest is not None else "more"
         return (f"no tiling of the convolution fits: the smallest tiles need {need} bytes "
                 f"(L0C holds {l0c_space.bytes}, L1 {l1_space.bytes}, UB {ub_space.bytes})")
     return best[1]

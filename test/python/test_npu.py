@@ -592,3 +592,33 @@ def test_convolution_over_capacity_is_tiled(n: int, c: int, h: int, f: int, k: i
     assert row.gm_write == got.nbytes
     target = load_target("910b")
     assert all(getattr(row, f"{space}_bytes") <= target.buffer(space).bytes for space in ("ub", "l1", "l0c"))
+
+
+@pytest.mark.parametrize(("n", "c", "h", "k", "stride", "pad"),
+                         [(1, 256, 56, 3, 1, 1), (1, 32, 112, 3, 2, 1), (2, 96, 56, 7, 1, 3), (1, 144, 28, 5, 1, 2)])
+def test_depthwise_convolution_over_capacity_is_tiled(n: int, c: int, h: int, k: int, stride: int, pad: int) -> None:
+    """A depthwise convolution (with a bias) over UB runs on the vector unit in tiles of channels and output
+    rows: each window of x (the rows inside the image) is read once for its own channels, the weights and
+    the bias once per batch x row tile, the result written once."""
+    oh = (h + 2 * pad - k) // stride + 1
+    x_t, w_t, o_t = f"tensor<{n}x{c}x{h}x{h}xf32>", f"tensor<{c}x1x{k}x{k}xf32>", f"tensor<{n}x{c}x{oh}x{oh}xf32>"
+    text = f"""func.func @dw(%x: {x_t}, %w: {w_t}, %b: tensor<{c}xf32>) -> {o_t} {{
+  %0 = "graph.conv2d"(%x, %w, %b) {{strides = array<i64: {stride}, {stride}>, pads = array<i64: {pad}, {pad}, {pad},
+      {pad}>, dilations = array<i64: 1, 1>, groups = {c} : i64}} : ({x_t}, {w_t}, tensor<{c}xf32>) -> {o_t}
+  return %0 : {o_t}
+}}"""
+    exe = compile_npu(text, opt_level=0)
+    inputs = _random_inputs(exe)
+    (got,) = exe(*inputs)
+    np.testing.assert_allclose(got, exe.reference(*inputs)[0], rtol=1e-5, atol=1e-5)
+    module = ir.Module.parse(exe.npu_ir, make_context())
+    (kernel,) = [fn for fn in functions(module).values() if is_kernel(fn)]
+    tn, tf, toh, _ = ir.DenseI64ArrayAttr(kernel.attributes["npu.conv_tile"])
+    (row,) = exe.report().rows
+    window = (toh - 1) * stride + k
+    x_rows = sum(min(start + window, h) - max(start, 0) for start in range(-pad, oh * stride - pad, toh * stride))
+    tiles = (n // tn) * (c // tf) * (oh // toh)
+    row_tiles = (n // tn) * (oh // toh)
+    assert row.gm_read == n * c * x_rows * h * 4 + row_tiles * inputs[1].nbytes + tiles * tf * 4
+    assert row.gm_write == got.nbytes and row.l1_bytes == 0
+    assert row.ub_bytes <= load_target("910b").buffer("ub").bytes

@@ -62,3 +62,24 @@ func.func @small(%x: tensor<1x8x16x16xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<
   %0 = "graph.conv2d"(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<1x8x16x16xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x16x16xf32>
   return %0 : tensor<1x16x16x16xf32>
 }
+
+// -----
+
+// A depthwise convolution (256 channels at 56x56, 3.2 MB in and out) runs on the vector unit: window, weights
+// and accumulator in UB. A filter tile reads its own channels only (4 at a time, all 56 rows: no halo read
+// twice); the [C, 1, KH, KW] weights are read [C, KH, KW] through the kernel's view.
+// CHECK-LABEL: func.func private @depthwise_conv2d_0
+// CHECK-SAME:    npu.conv_tile = array<i64: 1, 4, 56, 256>
+// CHECK:         %[[WEIGHTS:.*]] = memref.collapse_shape %arg1 {{\[\[}}0, 1], [2], [3]] : memref<256x1x3x3xf32> into memref<256x3x3xf32>
+// CHECK-DAG:     %[[WINDOW:.*]] = memref.alloc() : memref<2x1x4x58x58xf32, #npu.mem<"ub">>
+// CHECK-DAG:     %[[ACC:.*]] = memref.alloc() : memref<1x4x56x56xf32, #npu.mem<"ub">>
+// CHECK:         scf.for %[[CHANNEL:.*]] = %{{.*}} to %c256 step %c4 {
+// CHECK:           %[[SRC:.*]] = memref.subview %arg0[%{{.*}}, %[[CHANNEL]], %{{.*}}, 0] [1, 4, %{{.*}}, 56]
+// CHECK:           "npu.dma"(%[[SRC]], %{{.*}}) : (memref<1x4x?x56xf32, {{.*}}>, memref<1x4x?x56xf32, {{.*}}#npu.mem<"ub">>)
+// CHECK:           memref.subview %[[WEIGHTS]][%[[CHANNEL]], 0, 0] [4, 3, 3]
+// CHECK:           linalg.depthwise_conv_2d_nchw_chw {{.*}} outs(%[[ACC]] :
+// CHECK:           "npu.dma"(%[[ACC]], %{{.*}}) : (memref<1x4x56x56xf32, #npu.mem<"ub">>
+func.func @depthwise(%x: tensor<1x256x56x56xf32>, %w: tensor<256x1x3x3xf32>) -> tensor<1x256x56x56xf32> {
+  %0 = "graph.conv2d"(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 256 : i64} : (tensor<1x256x56x56xf32>, tensor<256x1x3x3xf32>) -> tensor<1x256x56x56xf32>
+  return %0 : tensor<1x256x56x56xf32>
+}
