@@ -283,8 +283,11 @@ def rewrite_cube(kernel: ir.Operation, plan: CubePlan) -> int:
 
 #: What each dim of a convolution's result follows: the batch, filter and output-row loops; columns stay whole.
 CONV_ROLES = ("n", "f", "o", "w")
-#: The convolutions a convolution kernel may hold: a cube op, or a depthwise one on the vector unit.
-CONVOLUTIONS = frozenset({"linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw"})
+#: Poolings: windows over each channel like a depthwise convolution's, without weights.
+POOLINGS = frozenset({"linalg.pooling_nchw_max", "linalg.pooling_nchw_sum"})
+#: The ops a convolution kernel may hold: a convolution on the cube, or a depthwise one or a pooling on the
+#: vector unit.
+CONVOLUTIONS = frozenset({"linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw"}) | POOLINGS
 
 
 @dataclass
@@ -307,6 +310,8 @@ class ConvKernel:
     epilogue: list[ir.Operation]
     #: the accumulator and every buffer of ``init`` and ``epilogue`` -> what each of its dims follows
     follows: list[tuple[KernelBuffer, Follows]]
+    #: what the padding holds (0, or -inf around a max pool's windows)
+    pad_value: float = 0.0
 
     def epilogue_buffers(self) -> list[tuple[str, int, bool]]:
         """The UB buffers for choose_conv_tiles: (the loops they follow, element bytes, transferred)."""
@@ -314,27 +319,25 @@ class ConvKernel:
                 for buf, follows in self.follows if buf is not self.acc]
 
 
-def _is_zero(value: ir.Value) -> bool:
-    """Whether ``value`` is an ``arith.constant`` zero scalar."""
+def _float_constant(value: ir.Value) -> float | None:
+    """The value of an ``arith.constant`` float scalar, else None."""
     if isinstance(value.owner, ir.Block) or as_operation(value.owner).name != "arith.constant":
-        return False
+        return None
     attr = as_operation(value.owner).attributes["value"]
-    if isinstance(attr, ir.FloatAttr) or ir.FloatAttr.isinstance(attr):
-        return ir.FloatAttr(attr).value == 0.0
-    return ir.IntegerAttr.isinstance(attr) and ir.IntegerAttr(attr).value == 0
+    return attr.value if isinstance(attr, ir.FloatAttr) else None
 
 
-def _zero_fill(op: ir.Operation, target: ir.Value) -> bool:
-    """Whether ``op`` sets every element of ``target`` to zero (a linalg.fill, or a linalg.map of no input
-    yielding a zero constant)."""
+def _constant_fill(op: ir.Operation, target: ir.Value) -> float | None:
+    """The constant ``op`` sets every element of ``target`` to (a linalg.fill, or a linalg.map of no input
+    yielding a constant: a padding's zeros, a max pool's -inf), else None."""
     if not op.operands[len(op.operands) - 1] == target:
-        return False
+        return None
     if op.name == "linalg.fill":
-        return _is_zero(op.operands[0])
+        return _float_constant(op.operands[0])
     if op.name == "linalg.map" and len(op.operands) == 1:
         body = [as_operation(o) for o in op.regions[0].blocks[0].operations]
-        return len(body) == 1 and _is_zero(body[0].operands[0])
-    return False
+        return _float_constant(body[0].operands[0]) if len(body) == 1 else None
+    return None
 
 
 def _static_offsets(view: ir.Operation) -> list[int] | None:
@@ -354,30 +357,36 @@ def conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> ConvK
     if len(convs) != 1 or convs[0].name not in CONVOLUTIONS or len(convs[0].operands) != 3:
         return None
     conv = convs[0]
-    depthwise = conv.name == "linalg.depthwise_conv_2d_nchw_chw"
+    pooling = conv.name in POOLINGS  # its second operand only gives the window's shape
+    depthwise = conv.name == "linalg.depthwise_conv_2d_nchw_chw" or pooling
 
     def find(value: ir.Value) -> KernelBuffer | None:
         return next((b for b in buffers if b.value == value), None)
 
     window, w, acc = (find(v) for v in conv.operands)
     weights = conv.operands[1]
-    if depthwise and w is None:  # [C, 1, KH, KW] weights read as [C, KH, KW] through a collapse_shape
+    if pooling:
+        if w is None or w.kind != "local" or w.written:
+            return None
+    elif depthwise and w is None:  # [C, 1, KH, KW] weights read as [C, KH, KW] through a collapse_shape
         view = None if isinstance(weights.owner, ir.Block) else as_operation(weights.owner)
         w = find(view.operands[0]) if view is not None and view.name == "memref.collapse_shape" else None
         if w is None or sum(1 for _ in w.value.uses) != 1:
             return None
     elif w is None or w.has_views:
         return None
-    if window is None or acc is None or w.kind != "gm_in" or w.written:
+    if window is None or acc is None or (w.kind != "gm_in" and not pooling) or w.written:
         return None
     position = next(i for i, op in enumerate(compute) if op_id(op) == op_id(conv))
     before = compute[:position]
     pad_ops: list[ir.Operation] = []
     pad_top = pad_left = 0
+    pad_value = 0.0
     x = window
     if window.kind == "local":  # the padded input: zero-filled, then x copied into its interior
         writers = [op for op in before if any(root_buffer(v) == window.value for v in op.operands)]
-        if len(writers) != 2 or not _zero_fill(writers[0], window.value) or writers[1].name != "memref.copy":
+        pad_value = _constant_fill(writers[0], window.value) if len(writers) == 2 else None
+        if pad_value is None or writers[1].name != "memref.copy" or (pad_value != 0.0 and not pooling):
             return None
         copy = writers[1]
         source, interior = copy.operands
@@ -411,7 +420,10 @@ def conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> ConvK
     if used - {id(x), id(window), id(w)} - set(tags):
         return None
     n, c, h, width = x.type.shape
-    f, c_w, kh, kw = w.type.shape
+    if pooling:
+        (kh, kw), f, c_w = w.type.shape, c, c
+    else:
+        f, c_w, kh, kw = w.type.shape
     if depthwise:
         c_w = c  # one channel per filter
     _, _, padded_h, padded_w = window.type.shape
@@ -419,14 +431,14 @@ def conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> ConvK
     strides = tuple(ir.DenseIntElementsAttr(conv.attributes["strides"])[i] for i in range(2))
     dilations = tuple(ir.DenseIntElementsAttr(conv.attributes["dilations"])[i] for i in range(2))
     shape = ConvShape(n, c, h, width, f, kh, kw, oh, ow, strides, dilations, pad_top, pad_left, padded_w,
-                      depthwise)
+                      depthwise, not pooling)
     if (c_w, n_out, f_out) != (c, n, f) or shape.window_rows(oh) > padded_h:
         return None
     sizes = {"n": n, "f": f, "o": oh, "w": ow}
     for buf, dims in follows:
         if any(role is not None and buf.type.shape[i] != sizes[role] for i, role in enumerate(dims)):
             return None
-    return ConvKernel(conv, shape, x, window, pad_ops, w, acc, before, compute[position + 1:], follows)
+    return ConvKernel(conv, shape, x, window, pad_ops, w, acc, before, compute[position + 1:], follows, pad_value)
 
 
 @dataclass
@@ -512,18 +524,20 @@ def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
         weight_shape = [t.tf, s.kh, s.kw] if s.depthwise else [t.tf, t.tc, s.kh, s.kw]
         weight_source = ck.conv.operands[1] if s.depthwise else ck.w.value
         staged = []
-        for shape in (window_shape, weight_shape):
+        for shape in (window_shape, weight_shape) if s.gm_weights else (window_shape,):
             with ir.InsertionPoint(outermost):
                 buffer = alloc(ir.MemRefType.get([2, *shape] if slots == 2 else shape, element, None,
                                                   mem_space(space)))
             with ir.InsertionPoint(ck.conv):
                 staged.append(slot_view(buffer, slot, space) if slots == 2 else buffer)
-        window, weights = staged
+        window = staged[0]
+        if not s.gm_weights:  # a pooling's window-shape buffer: on chip as it is, never transferred
+            ck.w.value.set_type(ir.MemRefType.get(list(ck.w.type.shape), element, None, mem_space(space)))
         padded = ck.window is not ck.x
         with ir.InsertionPoint(ck.conv):
             start = arith.subi(arith.muli(ivs["o"], index_constant(s.strides[0])), index_constant(s.pad_top))
             if padded:
-                linalg.fill(arith.ConstantOp(element, 0.0).result, outs=[window])
+                linalg.fill(arith.ConstantOp(element, ck.pad_value).result, outs=[window])
                 # the rows of x the window holds (none above row 0 or below row H - 1): zero padding around them
                 low = arith.maxsi(start, zero)
                 high = arith.minsi(arith.addi(start, index_constant(rows)), index_constant(s.h))
@@ -533,11 +547,12 @@ def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
                 dma(source, dest)
             else:
                 dma(window_view(ck.x.value, [ivs["n"], channel, start, 0], [t.tn, channels, rows, s.w]), window)
-            weight_offsets = [ivs["f"], 0, 0] if s.depthwise else [ivs["f"], ivs["c"], 0, 0]
-            dma(window_view(weight_source, weight_offsets, weight_shape), weights)
-        transfers += 2
+            if s.gm_weights:
+                weight_offsets = [ivs["f"], 0, 0] if s.depthwise else [ivs["f"], ivs["c"], 0, 0]
+                dma(window_view(weight_source, weight_offsets, weight_shape), staged[1])
+                ck.conv.operands[1] = staged[1]
+        transfers += 1 + int(s.gm_weights)
         ck.conv.operands[0] = window
-        ck.conv.operands[1] = weights
         if ck.window is not ck.x:  # the padded input, no longer used
             as_operation(ck.window.value.owner).erase()
         # the accumulator and the init / epilogue buffers, per (n, f, o) tile

@@ -141,6 +141,8 @@ class ConvShape:
     padded_w: int
     #: depthwise (F = C, filter f reads channel f alone, weights [C, KH, KW]): a vector op, in UB
     depthwise: bool = False
+    #: weights read from GM (a pooling has none: its window is only a shape)
+    gm_weights: bool = True
 
     def window_rows(self, toh: int) -> int:
         """Rows of the padded input that ``toh`` output rows read."""
@@ -204,19 +206,21 @@ def choose_conv_tiles(shape: ConvShape, element_bytes: int, accumulator_bytes: i
                 for tc in [s.c] if s.depthwise else channel_tiles:
                     channels = tf if s.depthwise else tc  # a depthwise window holds the filter tile's channels
                     window = tn * channels * rows * s.padded_w * element_bytes
-                    if s.depthwise:
+                    if not s.gm_weights:
+                        weights = 0
+                    elif s.depthwise:
                         weights = tf * s.kh * s.kw * element_bytes
                     else:
                         weights = _padded(tf) * _padded(tc * s.kh * s.kw) * element_bytes
                     slots = 2 if double_buffer and tiles * (s.c // tc) > 1 else 1
-                    l1 = slots * (l1_space.footprint(window) + l1_space.footprint(weights))
+                    l1 = slots * (l1_space.footprint(window) + (l1_space.footprint(weights) if weights else 0))
                     need = l1 + ub if s.depthwise else l1
                     smallest = need if smallest is None else min(smallest, need)
                     if need > l1_space.bytes:
                         continue
                     x_rows = min(rows, s.h)  # a window's rows of x itself (an upper bound: borders read fewer)
                     x_reads = 1 if s.depthwise else s.f // tf  # a filter tile reads every channel, or its own
-                    weight_count = s.f * (1 if s.depthwise else s.c) * s.kh * s.kw
+                    weight_count = s.f * (1 if s.depthwise else s.c) * s.kh * s.kw if s.gm_weights else 0
                     gm = element_bytes * (x_reads * s.n * s.c * (s.oh // toh) * x_rows * s.w
                                           + (s.n // tn) * (s.oh // toh) * weight_count)
                     key = (gm, -tc, -tn * tf * toh)

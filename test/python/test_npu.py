@@ -622,3 +622,22 @@ def test_depthwise_convolution_over_capacity_is_tiled(n: int, c: int, h: int, k:
     assert row.gm_read == n * c * x_rows * h * 4 + row_tiles * inputs[1].nbytes + tiles * tf * 4
     assert row.gm_write == got.nbytes and row.l1_bytes == 0
     assert row.ub_bytes <= load_target("910b").buffer("ub").bytes
+
+
+@pytest.mark.parametrize("kind", ["max_pool2d", "avg_pool2d"])
+def test_pooling_over_capacity_is_tiled(kind: str) -> None:
+    """ResNet's stem pooling (64 channels at 112x112, 3x3 windows at stride 2, 3.2 MB in) runs in windows of
+    channels and output rows; x is read once (the rows inside the image), the result written once."""
+    extra = "count_include_pad = false, " if kind == "avg_pool2d" else ""
+    exe = compile_npu(f"""func.func @pool(%x: tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32> {{
+  %0 = "graph.{kind}"(%x) {{{extra}kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>,
+      strides = array<i64: 2, 2>}} : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
+  return %0 : tensor<1x64x56x56xf32>
+}}""", opt_level=0)
+    inputs = _random_inputs(exe)
+    (got,) = exe(*inputs)
+    np.testing.assert_allclose(got, exe.reference(*inputs)[0], rtol=1e-6, atol=1e-6)
+    (row,) = exe.report().rows
+    counts = 0 if kind == "max_pool2d" else row.tiles * 56 * 56 * 4  # avg: the window counts, per tile
+    assert row.gm_read == inputs[0].nbytes + counts and row.gm_write == got.nbytes
+    assert row.ub_bytes <= load_target("910b").buffer("ub").bytes

@@ -83,3 +83,23 @@ func.func @depthwise(%x: tensor<1x256x56x56xf32>, %w: tensor<256x1x3x3xf32>) -> 
   %0 = "graph.conv2d"(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 256 : i64} : (tensor<1x256x56x56xf32>, tensor<256x1x3x3xf32>) -> tensor<1x256x56x56xf32>
   return %0 : tensor<1x256x56x56xf32>
 }
+
+// -----
+
+// A max pool (ResNet's stem: 64 channels at 112x112, 3x3 windows at stride 2): channel-wise windows like a
+// depthwise convolution's, with no weights (its second operand only gives the window's shape, kept on chip)
+// and a padding of -inf.
+// CHECK-LABEL: func.func private @stem_pool_max_pool2d_0
+// CHECK-SAME:    npu.conv_tile = array<i64: 1, 1, 56, 64>
+// CHECK:         %[[SHAPE:.*]] = memref.alloc() {{.*}}: memref<3x3xf32, #npu.mem<"ub">>
+// CHECK:         scf.for %[[CHANNEL:.*]] = %{{.*}} to %c64 step %c1{{.*}} {
+// CHECK:           %[[WINDOW:.*]] = memref.subview %{{.*}} [1, 1, 1, 113, 114]
+// CHECK:           %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-NEXT:      linalg.fill ins(%[[NEG_INF]] : f32) outs(%[[WINDOW]] :
+// CHECK:           "npu.dma"(%{{.*}}, %{{.*}}) : (memref<1x1x?x112xf32, {{.*}}>, memref<1x1x?x112xf32, {{.*}}#npu.mem<"ub">>)
+// CHECK-NOT:       "npu.dma"
+// CHECK:           linalg.pooling_nchw_max {{.*}} ins(%[[WINDOW]], %[[SHAPE]] :
+func.func @stem_pool(%x: tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32> {
+  %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
+  return %0 : tensor<1x64x56x56xf32>
+}
