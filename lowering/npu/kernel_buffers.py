@@ -120,6 +120,12 @@ def _named_access(op: ir.Operation) -> list[list[frozenset[int]]] | None:
     if name == "linalg.depthwise_conv_2d_nchw_chw":  # (n, c, oh, ow, kh, kw): channel c reads channel c
         return [[one({0}), one({1}), one({2, 4}), one({3, 5})], [one({1}), one({4}), one({5})],
                 [one({0}), one({1}), one({2}), one({3})]]
+    if name == "linalg.matvec":  # (m, k)
+        return [[one({0}), one({1})], [one({1})], [one({0})]]
+    if name == "linalg.vecmat":  # (n, k)
+        return [[one({1})], [one({1}), one({0})], [one({0})]]
+    if name == "linalg.dot":  # (k)
+        return [[one({0})], [one({0})], []]
     if name in ("linalg.pooling_nchw_max", "linalg.pooling_nchw_sum"):  # (n, c, oh, ow, kh, kw); a window shape
         return [[one({0}), one({1}), one({2, 4}), one({3, 5})], [one({4}), one({5})],
                 [one({0}), one({1}), one({2}), one({3})]]
@@ -130,14 +136,15 @@ _NAMED_ITERATORS = {
     "linalg.matmul": 3, "linalg.matmul_transpose_a": 3, "linalg.matmul_transpose_b": 3,
     "linalg.batch_matmul": 4, "linalg.batch_matmul_transpose_a": 4, "linalg.batch_matmul_transpose_b": 4,
     "linalg.conv_2d_nchw_fchw": 7, "linalg.depthwise_conv_2d_nchw_chw": 6, "linalg.pooling_nchw_max": 6,
-    "linalg.pooling_nchw_sum": 6,
+    "linalg.pooling_nchw_sum": 6, "linalg.matvec": 2, "linalg.vecmat": 2, "linalg.dot": 1,
 }
 
 
 _NAMED_PARALLEL = {"linalg.matmul": 2, "linalg.matmul_transpose_a": 2, "linalg.matmul_transpose_b": 2,
                    "linalg.batch_matmul": 3, "linalg.batch_matmul_transpose_a": 3,
                    "linalg.batch_matmul_transpose_b": 3, "linalg.conv_2d_nchw_fchw": 4,
-                   "linalg.depthwise_conv_2d_nchw_chw": 4, "linalg.pooling_nchw_max": 4, "linalg.pooling_nchw_sum": 4}
+                   "linalg.depthwise_conv_2d_nchw_chw": 4, "linalg.pooling_nchw_max": 4, "linalg.pooling_nchw_sum": 4,
+                   "linalg.matvec": 1, "linalg.vecmat": 1, "linalg.dot": 0}
 
 
 def loop_access(op: ir.Operation) -> Access | None:

@@ -641,3 +641,25 @@ def test_pooling_over_capacity_is_tiled(kind: str) -> None:
     counts = 0 if kind == "max_pool2d" else row.tiles * 56 * 56 * 4  # avg: the window counts, per tile
     assert row.gm_read == inputs[0].nbytes + counts and row.gm_write == got.nbytes
     assert row.ub_bytes <= load_target("910b").buffer("ub").bytes
+
+
+@pytest.mark.parametrize(("a", "b"), [((4096,), (4096, 11008)), ((11008, 4096), (4096,)), ((100000,), (100000,))])
+def test_rank_one_matmuls_over_capacity_are_tiled(a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    """A vector times a 180 MB matrix (linalg.vecmat / matvec) is tiled along its outputs; a dot of two
+    400 KB vectors runs in blocks of its reduction.  Every operand is read once."""
+    if len(a) == len(b) == 1:
+        out = "tensor<f32>"
+    else:
+        out = f"tensor<{b[-1] if len(a) == 1 else a[0]}xf32>"
+    ta, tb = (f"tensor<{'x'.join(map(str, s))}xf32>" for s in (a, b))
+    exe = compile_npu(f"""func.func @mm(%a: {ta}, %b: {tb}) -> {out} {{
+  %0 = "graph.matmul"(%a, %b) : ({ta}, {tb}) -> {out}
+  return %0 : {out}
+}}""", opt_level=0)
+    inputs = _random_inputs(exe)
+    (got,) = exe(*inputs)
+    (want,) = exe.reference(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+    (row,) = exe.report().rows
+    assert row.gm_read == sum(x.nbytes for x in inputs) and row.gm_write == got.nbytes
+    assert row.ub_bytes <= load_target("910b").buffer("ub").bytes
