@@ -55,3 +55,19 @@ func.func @column_sum(%x: tensor<64x128xf32>) -> tensor<128xf32> {
   %0 = "graph.reduce_sum"(%x) {axes = array<i64: 0>, keep_dims = false} : (tensor<64x128xf32>) -> tensor<128xf32>
   return %0 : tensor<128xf32>
 }
+
+// -----
+
+// A vector times a [4096, 11008] matrix (linalg.vecmat, 180 MB of weights): tiled along its outputs, the
+// vector loaded once, 4 columns of the matrix (two slots of 64 KiB) a tile.
+// DOUBLE-LABEL: func.func private @vector_matrix_matmul_0
+// DOUBLE-SAME:      npu.tile_rows = 4 : i64, npu.tiles = 2752 : i64
+// DOUBLE:         %[[VEC:.*]] = memref.alloc() : memref<4096xf32, #npu.mem<"ub">>
+// DOUBLE-NEXT:    "npu.dma"(%arg0, %[[VEC]])
+// DOUBLE:         scf.for %[[COL:.*]] = %{{.*}} to %c11008 step %c4 {
+// DOUBLE:           memref.subview %arg1[0, %[[COL]]] [4096, 4]
+// DOUBLE:           linalg.vecmat ins(%[[VEC]], %{{.*}} : memref<4096xf32, #npu.mem<"ub">>, memref<4096x4xf32,
+func.func @vector_matrix(%x: tensor<4096xf32>, %w: tensor<4096x11008xf32>) -> tensor<11008xf32> {
+  %0 = "graph.matmul"(%x, %w) : (tensor<4096xf32>, tensor<4096x11008xf32>) -> tensor<11008xf32>
+  return %0 : tensor<11008xf32>
+}
