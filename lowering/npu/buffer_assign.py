@@ -25,8 +25,10 @@ on chip:
   - the kernel whole, when it has no loop to tile;
   - a copy kernel (reshape, split, slice, concat) staged in chunks
     (:mod:`~graphfuse.lowering.npu.copy_tiling`);
-  - a matmul kernel tiled over M, N and K, a convolution kernel over batch,
-    filters, output rows and channels (:mod:`~graphfuse.lowering.npu.cube_kernels`;
+  - a matmul kernel tiled over M, N and K, a convolution (depthwise, pooling)
+    kernel over batch, filters, output rows and channels
+    (:mod:`~graphfuse.lowering.npu.cube_kernels`, grouped ones
+    :mod:`~graphfuse.lowering.npu.grouped_convolution`;
     :mod:`~graphfuse.lowering.npu.cube_tiling` chooses the tiles);
   - a nest of two loops or more, the nest of least GM traffic (a buffer that
     does not follow an outer loop is reloaded per outer tile): attention's
@@ -78,6 +80,7 @@ from graphfuse.lowering.npu.cube_tiling import (
     choose_tiles,
 )
 from graphfuse.lowering.npu.dialect import is_gm, load_npu_dialect
+from graphfuse.lowering.npu.grouped_convolution import GroupedConvPlan, grouped_conv_analysis, rewrite_grouped_conv
 from graphfuse.lowering.npu.kernel_buffers import (
     CUBE_OPS,
     PLACED_SPACES,
@@ -113,7 +116,8 @@ __all__ = ["CUBE_OPS", "PLACED_SPACES", "VIEW_OPS", "NpuBufferAssign", "is_cube_
 
 
 def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
-                ) -> tuple[LoopPlan | CopyPlan | CubePlan | ConvPlan | BlockPlan, CubeKernel | None]:
+                ) -> tuple[LoopPlan | CopyPlan | CubePlan | ConvPlan | GroupedConvPlan | BlockPlan,
+                           CubeKernel | None]:
     """Choose the tiles of ``kernel``, the first that fits of:
 
     1. one loop (:func:`plan_loops`, depth 1): every GM byte moves once;
@@ -156,6 +160,14 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
         if not isinstance(tiles, str):
             return ConvPlan(conv, tiles, double_buffer), cube
         cube_error = f"tiled over batch, filters, output rows and channels, {tiles}"
+    grouped = grouped_conv_analysis(buffers, ops) if cube is None and conv is None else None
+    if grouped is not None:
+        tiles = choose_conv_tiles(grouped.shape, element_bytes(grouped.x.type.element_type),
+                                  element_bytes(grouped.out.type.element_type), target, double_buffer,
+                                  [("f", element_bytes(grouped.bias.type.element_type), True)] if grouped.bias else [])
+        if not isinstance(tiles, str):
+            return GroupedConvPlan(grouped, tiles, double_buffer), cube
+        cube_error = f"tiled over batch, filters, output rows and a group's channels, {tiles}"
     plan = plan_loops(buffers, choices, target, double_buffer, range(2, len(choices) + 1))
     if plan is not None:
         return plan, cube
@@ -254,6 +266,13 @@ class NpuBufferAssign(GraphPass):
                 func_op.attributes["npu.block_tiles"] = ir.DenseI64ArrayAttr.get(shape)
                 what = (f"{tiles} tile(s) of {'x'.join(map(str, shape[:-1]))}, blocks of {shape[-1]} along the "
                         f"reduced dim, {len(plan.kernel.passes)} pass(es)")
+            elif isinstance(plan, GroupedConvPlan):
+                transfers, tiled, double = rewrite_grouped_conv(func_op, plan), True, plan.double
+                counts = plan.counts
+                tiles = counts["n"] * counts["f"] * counts["o"]
+                t = plan.tiles
+                func_op.attributes["npu.conv_tile"] = ir.DenseI64ArrayAttr.get([t.tn, t.tf, t.toh, t.tc])
+                what = f"grouped convolution tiles {t.tn}x{t.tf}x{t.toh}x{t.tc}"
             elif isinstance(plan, ConvPlan):
                 transfers, tiled, double = rewrite_conv(func_op, plan), True, plan.double
                 counts = plan.counts

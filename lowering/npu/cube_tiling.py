@@ -143,6 +143,8 @@ class ConvShape:
     depthwise: bool = False
     #: weights read from GM (a pooling has none: its window is only a shape)
     gm_weights: bool = True
+    #: groups (``c`` is then a group's channels, and a filter tile stays inside one group)
+    groups: int = 1
 
     def window_rows(self, toh: int) -> int:
         """Rows of the padded input that ``toh`` output rows read."""
@@ -180,7 +182,8 @@ def choose_conv_tiles(shape: ConvShape, element_bytes: int, accumulator_bytes: i
     if s.depthwise:  # the vector unit: everything in UB, no fractals, each filter tile reads its own channels
         l1_space = l0c_space = ub_space
     channel_tiles = [d for d in range(s.c, 0, -1) if s.c % d == 0 and (d * s.kh * s.kw >= FRACTAL or d == s.c)]
-    filter_tiles = [d for d in range(1, s.f + 1) if s.f % d == 0] if s.depthwise else fractal_tile_sizes(s.f)
+    per_group = s.f // s.groups
+    filter_tiles = [d for d in range(1, s.f + 1) if s.f % d == 0] if s.depthwise else fractal_tile_sizes(per_group)
     for tn in (d for d in range(1, s.n + 1) if s.n % d == 0):
         for tf in filter_tiles:
             for toh in (d for d in range(1, s.oh + 1) if s.oh % d == 0):
@@ -219,9 +222,10 @@ def choose_conv_tiles(shape: ConvShape, element_bytes: int, accumulator_bytes: i
                     if need > l1_space.bytes:
                         continue
                     x_rows = min(rows, s.h)  # a window's rows of x itself (an upper bound: borders read fewer)
-                    x_reads = 1 if s.depthwise else s.f // tf  # a filter tile reads every channel, or its own
+                    # a filter tile reads every channel (of its group), or its own
+                    x_reads = 1 if s.depthwise else per_group // tf
                     weight_count = s.f * (1 if s.depthwise else s.c) * s.kh * s.kw if s.gm_weights else 0
-                    gm = element_bytes * (x_reads * s.n * s.c * (s.oh // toh) * x_rows * s.w
+                    gm = element_bytes * (x_reads * s.n * s.c * s.groups * (s.oh // toh) * x_rows * s.w
                                           + (s.n // tn) * (s.oh // toh) * weight_count)
                     key = (gm, -tc, -tn * tf * toh)
                     if best is None or key < best[0]:

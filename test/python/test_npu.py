@@ -663,3 +663,39 @@ def test_rank_one_matmuls_over_capacity_are_tiled(a: tuple[int, ...], b: tuple[i
     (row,) = exe.report().rows
     assert row.gm_read == sum(x.nbytes for x in inputs) and row.gm_write == got.nbytes
     assert row.ub_bytes <= load_target("910b").buffer("ub").bytes
+
+
+@pytest.mark.parametrize(("n", "c", "h", "f", "groups", "k", "stride", "pad"),
+                         [(1, 128, 56, 128, 32, 3, 1, 1), (1, 256, 56, 256, 32, 3, 2, 1), (2, 64, 28, 128, 2, 3, 1, 1),
+                          (1, 96, 35, 96, 3, 5, 1, 2)])
+def test_grouped_convolution_over_capacity_is_tiled(n: int, c: int, h: int, f: int, groups: int, k: int, stride: int,
+                                                    pad: int) -> None:
+    """A grouped convolution (with a bias) over capacity: each filter tile, inside one group, is a plain
+    convolution of that group's channels.  GM bytes are exactly the tiling's: each window of a group's
+    channels once per filter tile of the group, the weights once per batch x row tile, the bias per tile."""
+    oh = (h + 2 * pad - k) // stride + 1
+    cg = c // groups
+    x_t, w_t, o_t = f"tensor<{n}x{c}x{h}x{h}xf32>", f"tensor<{f}x{cg}x{k}x{k}xf32>", f"tensor<{n}x{f}x{oh}x{oh}xf32>"
+    text = f"""func.func @g(%x: {x_t}, %w: {w_t}, %b: tensor<{f}xf32>) -> {o_t} {{
+  %0 = "graph.conv2d"(%x, %w, %b) {{strides = array<i64: {stride}, {stride}>, pads = array<i64: {pad}, {pad}, {pad},
+      {pad}>, dilations = array<i64: 1, 1>, groups = {groups} : i64}} : ({x_t}, {w_t}, tensor<{f}xf32>) -> {o_t}
+  return %0 : {o_t}
+}}"""
+    exe = compile_npu(text, opt_level=0)
+    inputs = _random_inputs(exe)
+    (got,) = exe(*inputs)
+    (want,) = exe.reference(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+    module = ir.Module.parse(exe.npu_ir, make_context())
+    (kernel,) = [fn for fn in functions(module).values() if is_kernel(fn)]
+    tn, tf, toh, tc = ir.DenseI64ArrayAttr(kernel.attributes["npu.conv_tile"])
+    assert (f // groups) % tf == 0 and cg % tc == 0  # a filter tile stays in its group
+    (row,) = exe.report().rows
+    window = (toh - 1) * stride + k
+    x_rows = sum(min(start + window, h) - max(start, 0) for start in range(-pad, oh * stride - pad, toh * stride))
+    tiles = (n // tn) * (f // tf) * (oh // toh)
+    x_bytes = (f // groups // tf) * n * c * x_rows * h * 4
+    assert row.gm_read == x_bytes + (n // tn) * (oh // toh) * inputs[1].nbytes + tiles * tf * 4
+    assert row.gm_write == got.nbytes
+    target = load_target("910b")
+    assert all(getattr(row, f"{space}_bytes") <= target.buffer(space).bytes for space in ("ub", "l1", "l0c"))

@@ -103,3 +103,26 @@ func.func @stem_pool(%x: tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32> {
   %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
   return %0 : tensor<1x64x56x56xf32>
 }
+
+// -----
+
+// A grouped convolution (32 groups of 8 channels, a bias; graph-to-linalg's conv_2d_ngchw_gfchw on reshaped
+// views): a filter tile (8, one group) is a plain conv_2d_nchw_fchw of its group's 8 channels, read from x at
+// channel (filter / 8) * 8, with the weights as they are in GM ([256, 8, 3, 3]).
+// CHECK-LABEL: func.func private @grouped_conv2d_0
+// CHECK-SAME:    npu.conv_tile = array<i64: 1, 8, 28, 8>
+// CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
+// CHECK-NOT:     memref.expand_shape
+// CHECK-DAG:     %[[ACC:.*]] = memref.alloc() : memref<1x8x28x28xf32, #npu.mem<"l0c">>
+// CHECK:         scf.for %[[FILTER:.*]] = %{{.*}} to %c256 step %c8 {
+// CHECK:           "npu.dma"(%{{.*}}, %[[BIAS:.*]]) : (memref<8xf32, {{.*}}>, memref<8xf32, #npu.mem<"ub">>)
+// CHECK:           linalg.generic {{.*}} ins(%[[BIAS]] : {{.*}}) outs(%[[ACC]] :
+// CHECK:           %[[GROUP:.*]] = arith.divui %[[FILTER]], %c8{{.*}} : index
+// CHECK:           memref.subview %arg0[%{{.*}}, %{{.*}}, %{{.*}}, 0] [1, 8, %{{.*}}, 28]
+// CHECK:           memref.subview %arg1[%[[FILTER]], %{{.*}}, 0, 0] [8, 8, 3, 3]
+// CHECK:           linalg.conv_2d_nchw_fchw {{.*}} outs(%[[ACC]] :
+// CHECK:           memref.subview %arg3[%{{.*}}, %[[FILTER]], %{{.*}}, 0] [1, 8, 28, 28]
+func.func @grouped(%x: tensor<1x256x28x28xf32>, %w: tensor<256x8x3x3xf32>, %b: tensor<256xf32>) -> tensor<1x256x28x28xf32> {
+  %0 = "graph.conv2d"(%x, %w, %b) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 32 : i64} : (tensor<1x256x28x28xf32>, tensor<256x8x3x3xf32>, tensor<256xf32>) -> tensor<1x256x28x28xf32>
+  return %0 : tensor<1x256x28x28xf32>
+}
