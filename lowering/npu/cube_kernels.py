@@ -42,8 +42,8 @@ from graphfuse.lowering.npu.kernel_buffers import (
 )
 
 __all__ = [
-    "CONV_ROLES", "ConvKernel", "ConvPlan", "CubeKernel", "CubePlan", "conv_analysis", "cube_analysis",
-    "rewrite_conv", "rewrite_cube",
+    "CONVOLUTIONS", "CONV_ROLES", "POOLINGS", "ConvKernel", "ConvPlan", "CubeKernel", "CubePlan", "conv_analysis",
+    "conv_loops", "conv_slot", "cube_analysis", "rewrite_conv", "rewrite_cube",
 ]
 
 
@@ -458,6 +458,43 @@ class ConvPlan:
         return {"n": s.n // t.tn, "f": s.f // t.tf, "o": s.oh // t.toh, "c": s.c // t.tc}
 
 
+ConvLoops = tuple[dict[str, ir.Value], list[tuple[str, scf.ForOp]], ir.Operation, ir.Operation]
+
+
+def conv_loops(point: ir.Operation, bounds: dict[str, tuple[ir.Value, ir.Value]], counts: dict[str, int],
+               zero: ir.Value) -> ConvLoops:
+    """The loops over batch, filter and output-row tiles and, inside, over channel steps, built before
+    ``point``; a loop of one tile is no loop (its index is 0).  Returns the indices, the loops, the
+    terminator of the tile's body (the epilogue and the store go before it) and that of the channel step's
+    (the convolution goes before it)."""
+    ivs: dict[str, ir.Value] = {}
+    loops: list[tuple[str, scf.ForOp]] = []
+    tile_end = channel_end = point
+    for name in ("n", "f", "o", "c"):
+        if counts[name] == 1:
+            ivs[name] = zero
+            continue
+        with ir.InsertionPoint(channel_end):
+            loop = scf.ForOp(zero, *bounds[name])
+        with ir.InsertionPoint(loop.body):
+            channel_end = scf.YieldOp([]).operation
+        if name != "c":
+            tile_end = channel_end
+        ivs[name] = loop.induction_variable
+        loops.append((name, loop))
+    return ivs, loops, tile_end, channel_end
+
+
+def conv_slot(loops: list[tuple[str, scf.ForOp]], bounds: dict[str, tuple[ir.Value, ir.Value]],
+              counts: dict[str, int]) -> ir.Value:
+    """The slot of the current (n, f, o, c) tile: its running number, odd or even."""
+    index = None
+    for name, loop in loops:
+        step = arith.divui(loop.induction_variable, bounds[name][1])
+        index = step if index is None else arith.addi(arith.muli(index, index_constant(counts[name])), step)
+    return arith.remui(index, index_constant(2))
+
+
 def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
     """Apply a convolution plan: loops over batch, filter and output-row tiles, the accumulator tile in L0C;
     the init ops, then a loop over input-channel tiles moving the (zero-padded) input window and the weight
@@ -481,22 +518,7 @@ def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
             zero = index_constant(0)
             bounds = {loop: (index_constant(extent), index_constant(step)) for loop, extent, step in
                       (("n", s.n, t.tn), ("f", s.f, t.tf), ("o", s.oh, t.toh), ("c", s.c, t.tc))}
-        # a loop of one tile is no loop: its index is 0
-        ivs: dict[str, ir.Value] = {}
-        loops: list[tuple[str, scf.ForOp]] = []
-        tile_end = channel_end = ret  # where the epilogue and the store go, and where the convolution goes
-        for name in ("n", "f", "o", "c"):
-            if counts[name] == 1:
-                ivs[name] = zero
-                continue
-            with ir.InsertionPoint(channel_end):
-                loop = scf.ForOp(zero, *bounds[name])
-            with ir.InsertionPoint(loop.body):
-                channel_end = scf.YieldOp([]).operation
-            if name != "c":
-                tile_end = channel_end
-            ivs[name] = loop.induction_variable
-            loops.append((name, loop))
+        ivs, loops, tile_end, channel_end = conv_loops(ret, bounds, counts, zero)
         ck.conv.move_before(channel_end)
         channel_loop = next((loop.operation for name, loop in loops if name == "c"), None)
         for op in ck.init:
@@ -508,13 +530,7 @@ def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
         outermost = outer[0] if outer else ck.init[0] if ck.init else channel_loop or ck.conv
         slots = 2 if plan.double and loops else 1
         with ir.InsertionPoint(ck.conv):
-            slot = None
-            if slots == 2:  # the running number of the (n, f, o, c) tile, odd or even
-                index = None
-                for name, loop in loops:
-                    step = arith.divui(loop.induction_variable, bounds[name][1])
-                    index = step if index is None else arith.addi(arith.muli(index, index_constant(counts[name])), step)
-                slot = arith.remui(index, index_constant(2))
+            slot = conv_slot(loops, bounds, counts) if slots == 2 else None
         # the input window and the weight tile: in L1 for the cube; a depthwise one's in UB, its window holding
         # the filter tile's own channels and its weights read [C, KH, KW] through the kernel's view
         space = "ub" if s.depthwise else "l1"

@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, linalg, scf
+from mlir.dialects import arith, linalg
 
 from graphfuse.dialect.matching import as_operation, op_id
-from graphfuse.lowering.npu.cube_tiling import ConvShape, ConvTiles
+from graphfuse.lowering.npu.cube_kernels import ConvPlan, conv_loops, conv_slot
+from graphfuse.lowering.npu.cube_tiling import ConvShape
 from graphfuse.lowering.npu.dialect import mem_space
 from graphfuse.lowering.npu.kernel_buffers import (
-    PLACED_SPACES,
     VIEW_OPS,
     KernelBuffer,
     alloc,
@@ -165,20 +165,10 @@ def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) 
 
 
 @dataclass
-class GroupedConvPlan:
+class GroupedConvPlan(ConvPlan):
+    """A convolution plan whose kernel is grouped (``counts``' channels are a group's)."""
+
     kernel: GroupedConvKernel
-    tiles: ConvTiles
-    double: bool
-
-    @property
-    def peaks(self) -> dict[str, int]:
-        return {space: self.tiles.peaks.get(space, 0) for space in PLACED_SPACES}
-
-    @property
-    def counts(self) -> dict[str, int]:
-        """Tiles per loop: batch, filters, output rows, a group's input channels."""
-        s, t = self.kernel.shape, self.tiles
-        return {"n": s.n // t.tn, "f": s.f // t.tf, "o": s.oh // t.toh, "c": s.c // t.tc}
 
 
 def rewrite_grouped_conv(kernel: ir.Operation, plan: GroupedConvPlan) -> int:
@@ -205,21 +195,7 @@ def rewrite_grouped_conv(kernel: ir.Operation, plan: GroupedConvPlan) -> int:
                        for shape in (window_shape, weight_shape)]
             acc = alloc(ir.MemRefType.get([t.tn, t.tf, t.toh, s.ow], element, None, mem_space("l0c")))
             bias = alloc(ir.MemRefType.get([t.tf], element, None, mem_space("ub"))) if gk.bias else None
-        ivs: dict[str, ir.Value] = {}
-        loops: list[tuple[str, scf.ForOp]] = []
-        tile_end = channel_end = ret
-        for name in ("n", "f", "o", "c"):
-            if counts[name] == 1:
-                ivs[name] = zero
-                continue
-            with ir.InsertionPoint(channel_end):
-                loop = scf.ForOp(zero, *bounds[name])
-            with ir.InsertionPoint(loop.body):
-                channel_end = scf.YieldOp([]).operation
-            if name != "c":
-                tile_end = channel_end
-            ivs[name] = loop.induction_variable
-            loops.append((name, loop))
+        ivs, loops, tile_end, channel_end = conv_loops(ret, bounds, counts, zero)
         channel_loop = next((loop.operation for name, loop in loops if name == "c"), None)
         start_point = channel_loop or channel_end
         with ir.InsertionPoint(start_point):  # the accumulator's start, per tile
@@ -235,13 +211,7 @@ def rewrite_grouped_conv(kernel: ir.Operation, plan: GroupedConvPlan) -> int:
             else:
                 linalg.fill(arith.ConstantOp(element, 0.0).result, outs=[acc])
         with ir.InsertionPoint(channel_end):
-            slot = None
-            if slots == 2:
-                index = None
-                for name, loop in loops:
-                    step = arith.divui(loop.induction_variable, bounds[name][1])
-                    index = step if index is None else arith.addi(arith.muli(index, index_constant(counts[name])), step)
-                slot = arith.remui(index, index_constant(2))
+            slot = conv_slot(loops, bounds, counts) if slots == 2 else None
             window, weights = (slot_view(b, slot, "l1") if slot is not None else b for b in buffers)
             # the group's channels: those of the filter tile's group, then the step's
             channel = arith.addi(arith.muli(arith.divui(ivs["f"], index_constant(per_group)), index_constant(s.c)),
