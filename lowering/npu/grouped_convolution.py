@@ -98,6 +98,7 @@ def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) 
         return None
     # the input: x reshaped, zero- (or constant-) padded into a local, or read as it is
     pad_value, pad_top, pad_left = 0.0, 0, 0
+    pad_ops: list[ir.Operation] = []
     if not isinstance(padded.owner, ir.Block) and as_operation(padded.owner).name == "memref.alloc":
         users = [as_operation(use.owner) for use in padded.uses]
         fills = [op for op in users if op.name in ("linalg.map", "linalg.fill")]
@@ -105,11 +106,13 @@ def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) 
         if len(fills) != 1 or len(views) != 1 or len(users) != 3 or _fill_value(fills[0]) is None:
             return None
         pad_value = _fill_value(fills[0])
+        pad_ops = [fills[0], views[0]]
         offsets = list(ir.DenseI64ArrayAttr(views[0].attributes["static_offsets"]))
         copies = [as_operation(use.owner) for use in views[0].results[0].uses]
         if len(copies) != 1 or copies[0].name != "memref.copy" or offsets[:3] != [0, 0, 0]:
             return None
         x_view = copies[0].operands[0]
+        pad_ops.append(copies[0])
         pad_top, pad_left = offsets[3], offsets[4]
     else:
         x_view = padded
@@ -150,6 +153,12 @@ def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) 
         if bias is None:
             return None
     else:
+        return None
+    # nothing else in the kernel: the rewrite replaces all of it
+    known = [conv, w_view, as_operation(x_view.owner), *pad_ops, start, collapse, stores[0]]
+    if bias is not None:
+        known.append(as_operation(start.operands[0].owner))
+    if {op_id(op) for op in body} != {op_id(op) for op in known}:
         return None
     n, c, h, width = x.type.shape
     f, cg, kh, kw = w.type.shape
