@@ -11,6 +11,7 @@ convolution kernel (:func:`graphfuse.lowering.npu.cube_tiling.choose_conv_tiles`
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -79,22 +80,27 @@ def _fill_value(op: ir.Operation) -> float | None:
 
 def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> GroupedConvKernel | None:
     """The kernel as a grouped convolution in the form graph-to-linalg makes, or None."""
-    body = [op for op in ops if op.name not in ("memref.alloc", "arith.constant", "func.return")]
+    body = [op for op in ops if op.name not in ("memref.alloc", "memref.get_global", "arith.constant", "func.return")]
     convs = [op for op in body if op.name == GROUPED]
     if len(convs) != 1 or len(convs[0].operands) != 3:
         return None
     conv = convs[0]
-    args = {id(b): b for b in buffers if isinstance(b.value.owner, ir.Block)}
 
     def argument(value: ir.Value) -> KernelBuffer | None:
-        return next((b for b in args.values() if b.value == value), None)
+        """The GM buffer (an argument, or a constant's global) ``value`` is."""
+        return next((b for b in buffers if b.kind != "local" and b.value == value), None)
 
     padded, weights5, acc5 = conv.operands
     w_view = as_operation(weights5.owner) if not isinstance(weights5.owner, ir.Block) else None
-    if w_view is None or w_view.name != "memref.expand_shape":
+    if w_view is not None and w_view.name == "memref.get_global":  # constant weights, already [G, F/G, ...]
+        w, w_view = argument(weights5), None
+    elif w_view is not None and w_view.name == "memref.expand_shape":
+        w = argument(w_view.operands[0])
+        if w is not None and _reshape_of(w.value, "memref.expand_shape", [[0, 1], [2], [3], [4]]) is None:
+            return None
+    else:
         return None
-    w = argument(w_view.operands[0])
-    if w is None or _reshape_of(w.value, "memref.expand_shape", [[0, 1], [2], [3], [4]]) is None:
+    if w is None:
         return None
     # the input: x reshaped, zero- (or constant-) padded into a local, or read as it is
     pad_value, pad_top, pad_left = 0.0, 0, 0
@@ -145,24 +151,27 @@ def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) 
         bias_view = start.operands[0]
         maps = [str(a) for a in ir.ArrayAttr(start.attributes["indexing_maps"])]
         body_ops = [as_operation(o) for o in start.regions[0].blocks[0].operations]
-        if isinstance(bias_view.owner, ir.Block) or as_operation(bias_view.owner).name != "memref.expand_shape" \
+        source = None if isinstance(bias_view.owner, ir.Block) else as_operation(bias_view.owner)
+        if source is None or source.name not in ("memref.expand_shape", "memref.get_global") \
                 or "-> (d1, d2)>" not in maps[0] or len(body_ops) != 1 \
                 or not body_ops[0].operands[0] == start.regions[0].blocks[0].arguments[0]:
             return None
-        bias = argument(as_operation(bias_view.owner).operands[0])
+        # the bias as [F] (an argument) or, a constant, already [G, F/G]
+        bias = argument(source.operands[0] if source.name == "memref.expand_shape" else bias_view)
         if bias is None:
             return None
     else:
         return None
     # nothing else in the kernel: the rewrite replaces all of it
-    known = [conv, w_view, as_operation(x_view.owner), *pad_ops, start, collapse, stores[0]]
-    if bias is not None:
+    known = [conv, as_operation(x_view.owner), *pad_ops, start, collapse, stores[0]]
+    known += [w_view] if w_view is not None else []
+    if bias is not None and as_operation(start.operands[0].owner).name == "memref.expand_shape":
         known.append(as_operation(start.operands[0].owner))
     if {op_id(op) for op in body} != {op_id(op) for op in known}:
         return None
     n, c, h, width = x.type.shape
-    f, cg, kh, kw = w.type.shape
     _, groups, fg, oh, ow = ir.MemRefType(acc5.type).shape
+    f, cg, kh, kw = groups * fg, *ir.MemRefType(weights5.type).shape[2:]
     strides = tuple(ir.DenseIntElementsAttr(conv.attributes["strides"])[i] for i in range(2))
     dilations = tuple(ir.DenseIntElementsAttr(conv.attributes["dilations"])[i] for i in range(2))
     padded_w = ir.MemRefType(padded.type).shape[4]
@@ -178,6 +187,17 @@ class GroupedConvPlan(ConvPlan):
     """A convolution plan whose kernel is grouped (``counts``' channels are a group's)."""
 
     kernel: GroupedConvKernel
+
+
+def _collapse(value: ir.Value, groups: list[list[int]]) -> ir.Value:
+    """A ``memref.collapse_shape`` of an identity-layout ``value``."""
+    t = ir.MemRefType(value.type)
+    shape = [math.prod(t.shape[d] for d in group) for group in groups]
+    i64 = ir.IntegerType.get_signless(64)
+    reassociation = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group])
+                                      for group in groups])
+    return ir.Operation.create("memref.collapse_shape", results=[ir.MemRefType.get(shape, t.element_type)],
+                               operands=[value], attributes={"reassociation": reassociation}).results[0]
 
 
 def rewrite_grouped_conv(kernel: ir.Operation, plan: GroupedConvPlan) -> int:
@@ -204,12 +224,17 @@ def rewrite_grouped_conv(kernel: ir.Operation, plan: GroupedConvPlan) -> int:
                        for shape in (window_shape, weight_shape)]
             acc = alloc(ir.MemRefType.get([t.tn, t.tf, t.toh, s.ow], element, None, mem_space("l0c")))
             bias = alloc(ir.MemRefType.get([t.tf], element, None, mem_space("ub"))) if gk.bias else None
+            # constants come grouped ([G, F/G, C/G, KH, KW], [G, F/G]): read them as [F, ...]
+            weight_gm = gk.w.value if gk.w.type.rank == 4 else _collapse(gk.w.value, [[0, 1], [2], [3], [4]])
+            bias_gm = None
+            if gk.bias is not None:
+                bias_gm = gk.bias.value if gk.bias.type.rank == 1 else _collapse(gk.bias.value, [[0, 1]])
         ivs, loops, tile_end, channel_end = conv_loops(ret, bounds, counts, zero)
         channel_loop = next((loop.operation for name, loop in loops if name == "c"), None)
         start_point = channel_loop or channel_end
         with ir.InsertionPoint(start_point):  # the accumulator's start, per tile
             if bias is not None:
-                dma(window_view(gk.bias.value, [ivs["f"]], [t.tf]), bias)
+                dma(window_view(bias_gm, [ivs["f"]], [t.tf]), bias)
                 transfers += 1
                 maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(1)]), ir.AffineMap.get_identity(4)]
                 start = linalg.GenericOp([], [bias], [acc], ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
@@ -232,7 +257,7 @@ def rewrite_grouped_conv(kernel: ir.Operation, plan: GroupedConvPlan) -> int:
             count = arith.subi(high, low)
             dma(window_view(gk.x.value, [ivs["n"], channel, low, 0], [t.tn, t.tc, count, s.w]),
                 window_view(window, [0, 0, arith.subi(low, start), s.pad_left], [t.tn, t.tc, count, s.w]))
-            dma(window_view(gk.w.value, [ivs["f"], ivs["c"], 0, 0], weight_shape), weights)
+            dma(window_view(weight_gm, [ivs["f"], ivs["c"], 0, 0], weight_shape), weights)
             linalg.conv_2d_nchw_fchw(window, weights, outs=[acc], strides=list(s.strides),
                                      dilations=list(s.dilations))
         transfers += 2

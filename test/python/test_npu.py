@@ -699,3 +699,22 @@ def test_grouped_convolution_over_capacity_is_tiled(n: int, c: int, h: int, f: i
     assert row.gm_write == got.nbytes
     target = load_target("910b")
     assert all(getattr(row, f"{space}_bytes") <= target.buffer(space).bytes for space in ("ub", "l1", "l0c"))
+
+
+def test_grouped_convolution_with_constant_weights_is_tiled() -> None:
+    """A model's grouped convolution: its weights and bias are constants, which lowering folds into globals
+    already grouped ([G, F/G, C/G, KH, KW], [G, F/G]); the tiles read them as [F, ...] all the same."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder("f")
+    x = b.arg((1, 256, 28, 28))
+    weights = b.const(rng.standard_normal((256, 8, 3, 3)).astype(np.float32))
+    bias = b.const(rng.standard_normal(256).astype(np.float32))
+    b.ret(b.conv2d(x, weights, bias, strides=[1, 1], pads=[1, 1, 1, 1], dilations=[1, 1], groups=32))
+    exe = compile_npu(b.module, opt_level=0)
+    xs = rng.standard_normal((1, 256, 28, 28)).astype(np.float32)
+    (got,) = exe(xs)
+    (want,) = exe.reference(xs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+    assert "npu.conv_tile" in exe.npu_ir and "conv_2d_ngchw_gfchw" not in exe.npu_ir
+    (row,) = exe.report().rows
+    assert row.gm_write == got.nbytes and row.ub_bytes <= load_target("910b").buffer("ub").bytes
