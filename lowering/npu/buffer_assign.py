@@ -266,15 +266,9 @@ class NpuBufferAssign(GraphPass):
                 func_op.attributes["npu.block_tiles"] = ir.DenseI64ArrayAttr.get(shape)
                 what = (f"{tiles} tile(s) of {'x'.join(map(str, shape[:-1]))}, blocks of {shape[-1]} along the "
                         f"reduced dim, {len(plan.kernel.passes)} pass(es)")
-            elif isinstance(plan, GroupedConvPlan):
-                transfers, tiled, double = rewrite_grouped_conv(func_op, plan), True, plan.double
-                counts = plan.counts
-                tiles = counts["n"] * counts["f"] * counts["o"]
-                t = plan.tiles
-                func_op.attributes["npu.conv_tile"] = ir.DenseI64ArrayAttr.get([t.tn, t.tf, t.toh, t.tc])
-                what = f"grouped convolution tiles {t.tn}x{t.tf}x{t.toh}x{t.tc}"
-            elif isinstance(plan, ConvPlan):
-                transfers, tiled, double = rewrite_conv(func_op, plan), True, plan.double
+            elif isinstance(plan, ConvPlan):  # (a GroupedConvPlan is one)
+                rewrite = rewrite_grouped_conv if isinstance(plan, GroupedConvPlan) else rewrite_conv
+                transfers, tiled, double = rewrite(func_op, plan), True, plan.double
                 counts = plan.counts
                 tiles = counts["n"] * counts["f"] * counts["o"]
                 t = plan.tiles
