@@ -15,13 +15,14 @@ from graphfuse.lowering.npu.kernel_buffers import (
     VIEW_OPS,
     KernelBuffer,
     alloc,
+    collapse_view,
     dma,
     element_bytes,
     index_constant,
     reshaped_only,
     root_buffer,
     slot_view,
-    tile_view,
+    window_view,
 )
 
 __all__ = ["CopyPlan", "plan_copies", "rewrite_copies"]
@@ -121,14 +122,8 @@ def plan_copies(buffers: list[KernelBuffer], ops: list[ir.Operation], target: Np
 
 def _flat(value: ir.Value) -> ir.Value:
     """A 1-D view of an identity-layout memref."""
-    t = ir.MemRefType(value.type)
-    if t.rank == 1:
-        return value
-    flat = ir.MemRefType.get([math.prod(t.shape)], t.element_type, None, t.memory_space)
-    i64 = ir.IntegerType.get_signless(64)
-    reassociation = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in range(t.rank)])])
-    return ir.Operation.create("memref.collapse_shape", results=[flat], operands=[value],
-                               attributes={"reassociation": reassociation}).results[0]
+    rank = ir.MemRefType(value.type).rank
+    return value if rank == 1 else collapse_view(value, [list(range(rank))])
 
 
 def rewrite_copies(kernel: ir.Operation, plan: CopyPlan) -> int:
@@ -148,7 +143,7 @@ def rewrite_copies(kernel: ir.Operation, plan: CopyPlan) -> int:
                 buffer = alloc(ir.MemRefType.get([2, *tile] if slots == 2 else tile, element, None,
                                                   mem_space("ub")))
             # one index at a time of each dim before the chunked one, then the chunks
-            offsets: list[ir.Value | None] = [None] * len(part.shape)
+            offsets: list[ir.Value | int] = [0] * len(part.shape)
             point, index = copy, None
             for d in range(part.dim + 1):
                 step = part.chunk if d == part.dim else 1
@@ -167,8 +162,8 @@ def rewrite_copies(kernel: ir.Operation, plan: CopyPlan) -> int:
             with ir.InsertionPoint(point):
                 slot = arith.remui(index, index_constant(2)) if slots == 2 else None
                 staged = slot_view(buffer, slot, "ub") if slot is not None else buffer
-                dma(tile_view(source, offsets, tile), staged)
-                dma(staged, tile_view(dest, offsets, tile))
+                dma(window_view(source, offsets, tile), staged)
+                dma(staged, window_view(dest, offsets, tile))
             transfers += 2
             views = [as_operation(v.owner) for v in copy.operands if not isinstance(v.owner, ir.Block)]
             copy.erase()

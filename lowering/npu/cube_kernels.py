@@ -31,13 +31,13 @@ from graphfuse.lowering.npu.kernel_buffers import (
     alloc,
     dma,
     element_bytes,
+    fill_constant,
     index_constant,
     is_cube_op,
     loop_access,
     root_buffer,
     single_dims,
     slot_view,
-    tile_view,
     window_view,
 )
 
@@ -245,7 +245,7 @@ def rewrite_cube(kernel: ir.Operation, plan: CubePlan) -> int:
                 slot = arith.remui(arith.divui(ivs["k"], index_constant(t.tk)), index_constant(2))
         for buf, follows in ck.follows:
             shape = [sizes[f] if f else d for f, d in zip(follows, buf.type.shape, strict=True)]
-            offsets = [ivs[f] if f else None for f in follows]
+            offsets = [ivs[f] if f else 0 for f in follows]
             space = buf.space
             tiled = any(follows)
             if buf.kind == "local":
@@ -273,10 +273,10 @@ def rewrite_cube(kernel: ir.Operation, plan: CubePlan) -> int:
             buf.value.replace_all_uses_with(view)
             if buf.kind == "gm_in":
                 with ir.InsertionPoint(head):
-                    dma(tile_view(buf.value, offsets, shape), view)
+                    dma(window_view(buf.value, offsets, shape), view)
             else:
                 with ir.InsertionPoint(n_yield):
-                    dma(view, tile_view(buf.value, offsets, shape))
+                    dma(view, window_view(buf.value, offsets, shape))
             transfers += 1
     return transfers
 
@@ -317,27 +317,6 @@ class ConvKernel:
         """The UB buffers for choose_conv_tiles: (the loops they follow, element bytes, transferred)."""
         return [("".join(f for f in follows if f), element_bytes(buf.type.element_type), buf.transferred)
                 for buf, follows in self.follows if buf is not self.acc]
-
-
-def _float_constant(value: ir.Value) -> float | None:
-    """The value of an ``arith.constant`` float scalar, else None."""
-    if isinstance(value.owner, ir.Block) or as_operation(value.owner).name != "arith.constant":
-        return None
-    attr = as_operation(value.owner).attributes["value"]
-    return attr.value if isinstance(attr, ir.FloatAttr) else None
-
-
-def _constant_fill(op: ir.Operation, target: ir.Value) -> float | None:
-    """The constant ``op`` sets every element of ``target`` to (a linalg.fill, or a linalg.map of no input
-    yielding a constant: a padding's zeros, a max pool's -inf), else None."""
-    if not op.operands[len(op.operands) - 1] == target:
-        return None
-    if op.name == "linalg.fill":
-        return _float_constant(op.operands[0])
-    if op.name == "linalg.map" and len(op.operands) == 1:
-        body = [as_operation(o) for o in op.regions[0].blocks[0].operations]
-        return _float_constant(body[0].operands[0]) if len(body) == 1 else None
-    return None
 
 
 def _static_offsets(view: ir.Operation) -> list[int] | None:
@@ -385,7 +364,8 @@ def conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> ConvK
     x = window
     if window.kind == "local":  # the padded input: zero-filled, then x copied into its interior
         writers = [op for op in before if any(root_buffer(v) == window.value for v in op.operands)]
-        pad_value = _constant_fill(writers[0], window.value) if len(writers) == 2 else None
+        # the first writer fills the padded buffer whole with a constant
+        pad_value = fill_constant(writers[0]) if len(writers) == 2 and writers[0].operands[-1] == window.value else None
         if pad_value is None or writers[1].name != "memref.copy" or (pad_value != 0.0 and not pooling):
             return None
         copy = writers[1]

@@ -11,7 +11,6 @@ convolution kernel (:func:`graphfuse.lowering.npu.cube_tiling.choose_conv_tiles`
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -25,8 +24,11 @@ from graphfuse.lowering.npu.kernel_buffers import (
     VIEW_OPS,
     KernelBuffer,
     alloc,
+    collapse_view,
     dma,
+    fill_constant,
     index_constant,
+    reassociation,
     slot_view,
     window_view,
 )
@@ -56,26 +58,7 @@ def _reshape_of(value: ir.Value, name: str, groups: list[list[int]]) -> ir.Opera
     uses = [as_operation(use.owner) for use in value.uses]
     if len(uses) != 1 or uses[0].name != name:
         return None
-    found = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(group)]
-             for group in ir.ArrayAttr(uses[0].attributes["reassociation"])]
-    return uses[0] if found == groups else None
-
-
-def _fill_value(op: ir.Operation) -> float | None:
-    """The constant a ``linalg.fill`` or a no-input ``linalg.map`` writes, else None."""
-    if op.name == "linalg.fill":
-        value = op.operands[0]
-    elif op.name == "linalg.map" and len(op.operands) == 1:
-        body = [as_operation(o) for o in op.regions[0].blocks[0].operations]
-        if len(body) != 1:
-            return None
-        value = body[0].operands[0]
-    else:
-        return None
-    if isinstance(value.owner, ir.Block) or as_operation(value.owner).name != "arith.constant":
-        return None
-    attr = as_operation(value.owner).attributes["value"]
-    return attr.value if isinstance(attr, ir.FloatAttr) else None
+    return uses[0] if reassociation(uses[0]) == groups else None
 
 
 def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> GroupedConvKernel | None:
@@ -109,9 +92,9 @@ def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) 
         users = [as_operation(use.owner) for use in padded.uses]
         fills = [op for op in users if op.name in ("linalg.map", "linalg.fill")]
         views = [op for op in users if op.name == "memref.subview"]
-        if len(fills) != 1 or len(views) != 1 or len(users) != 3 or _fill_value(fills[0]) is None:
+        if len(fills) != 1 or len(views) != 1 or len(users) != 3 or fill_constant(fills[0]) is None:
             return None
-        pad_value = _fill_value(fills[0])
+        pad_value = fill_constant(fills[0])
         pad_ops = [fills[0], views[0]]
         offsets = list(ir.DenseI64ArrayAttr(views[0].attributes["static_offsets"]))
         copies = [as_operation(use.owner) for use in views[0].results[0].uses]
@@ -134,9 +117,7 @@ def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) 
     if len(starts) != 1 or len(collapses) != 1 or len(uses) != 3:
         return None
     collapse = collapses[0]
-    reassociation = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(group)]
-                     for group in ir.ArrayAttr(collapse.attributes["reassociation"])]
-    if reassociation != [[0], [1, 2], [3], [4]]:
+    if reassociation(collapse) != [[0], [1, 2], [3], [4]]:
         return None
     stores = [as_operation(use.owner) for use in collapse.results[0].uses]
     if len(stores) != 1 or stores[0].name != "memref.copy" or argument(stores[0].operands[1]) is None:
@@ -145,7 +126,7 @@ def grouped_conv_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation]) 
     bias = None
     start = starts[0]
     if start.name == "linalg.fill":
-        if _fill_value(start) != 0.0:
+        if fill_constant(start) != 0.0:
             return None
     elif start.name == "linalg.generic" and len(start.operands) == 2:
         bias_view = start.operands[0]
@@ -189,17 +170,6 @@ class GroupedConvPlan(ConvPlan):
     kernel: GroupedConvKernel
 
 
-def _collapse(value: ir.Value, groups: list[list[int]]) -> ir.Value:
-    """A ``memref.collapse_shape`` of an identity-layout ``value``."""
-    t = ir.MemRefType(value.type)
-    shape = [math.prod(t.shape[d] for d in group) for group in groups]
-    i64 = ir.IntegerType.get_signless(64)
-    reassociation = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group])
-                                      for group in groups])
-    return ir.Operation.create("memref.collapse_shape", results=[ir.MemRefType.get(shape, t.element_type)],
-                               operands=[value], attributes={"reassociation": reassociation}).results[0]
-
-
 def rewrite_grouped_conv(kernel: ir.Operation, plan: GroupedConvPlan) -> int:
     """Replace the kernel's ops by the tile loops: per (batch, filter, row) tile an L0C accumulator started
     from zero or the bias tile, then per step of the group's channels the window of those channels (padded
@@ -225,10 +195,10 @@ def rewrite_grouped_conv(kernel: ir.Operation, plan: GroupedConvPlan) -> int:
             acc = alloc(ir.MemRefType.get([t.tn, t.tf, t.toh, s.ow], element, None, mem_space("l0c")))
             bias = alloc(ir.MemRefType.get([t.tf], element, None, mem_space("ub"))) if gk.bias else None
             # constants come grouped ([G, F/G, C/G, KH, KW], [G, F/G]): read them as [F, ...]
-            weight_gm = gk.w.value if gk.w.type.rank == 4 else _collapse(gk.w.value, [[0, 1], [2], [3], [4]])
+            weight_gm = gk.w.value if gk.w.type.rank == 4 else collapse_view(gk.w.value, [[0, 1], [2], [3], [4]])
             bias_gm = None
             if gk.bias is not None:
-                bias_gm = gk.bias.value if gk.bias.type.rank == 1 else _collapse(gk.bias.value, [[0, 1]])
+                bias_gm = gk.bias.value if gk.bias.type.rank == 1 else collapse_view(gk.bias.value, [[0, 1]])
         ivs, loops, tile_end, channel_end = conv_loops(ret, bounds, counts, zero)
         channel_loop = next((loop.operation for name, loop in loops if name == "c"), None)
         start_point = channel_loop or channel_end

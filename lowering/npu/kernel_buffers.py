@@ -22,9 +22,9 @@ from graphfuse.lowering.npu.dialect import with_space
 
 __all__ = [
     "CUBE_OPS", "PLACED_SPACES", "RESHAPE_VIEWS", "VIEW_OPS", "Access", "Follows", "KernelBuffer",
-    "NpuAssignError", "alloc", "collect_buffers", "dma", "element_bytes", "index_constant", "is_cube_op",
-    "loop_access", "map_dims", "reshaped_only", "retype_views", "root_buffer", "row_major_strides", "single_dims",
-    "slot_view", "space_over_capacity", "tile_view", "window_view",
+    "NpuAssignError", "alloc", "collapse_view", "collect_buffers", "dma", "element_bytes", "fill_constant",
+    "index_constant", "is_cube_op", "loop_access", "map_dims", "reassociation", "reshaped_only", "retype_views",
+    "root_buffer", "row_major_strides", "single_dims", "slot_view", "space_over_capacity", "window_view",
 ]
 
 
@@ -448,29 +448,6 @@ def alloc(t: ir.Type) -> ir.Value:
                                attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])}).results[0]
 
 
-def tile_view(source: ir.Value, offsets: list[ir.Value | None], sizes: list[int]) -> ir.Value:
-    """``source`` (any strided layout) restricted to ``[offsets, offsets + sizes)`` (None: offset 0, the
-    whole dim when its size is the source's)."""
-    t = ir.MemRefType(source.type)
-    strides, _ = t.get_strides_and_offset()
-    dims = "x".join(str(d) for d in sizes)
-    result = ir.Type.parse(f"memref<{dims}x{t.element_type}, strided<[{', '.join(map(str, strides))}], offset: ?>>")
-    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-    values = [o for o in offsets if o is not None]
-    op = ir.Operation.create(
-        "memref.subview",
-        results=[result],
-        operands=[source, *values],
-        attributes={
-            "static_offsets": ir.DenseI64ArrayAttr.get([0 if o is None else dynamic for o in offsets]),
-            "static_sizes": ir.DenseI64ArrayAttr.get(sizes),
-            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(values), 0, 0]),
-        },
-    )
-    return op.results[0]
-
-
 def window_view(source: ir.Value, offsets: list[ir.Value | int], sizes: list[ir.Value | int]) -> ir.Value:
     """``source`` restricted to ``[offsets, offsets + sizes)``, each offset and size static (an int) or not."""
     t = ir.MemRefType(source.type)
@@ -505,3 +482,38 @@ def retype_views(value: ir.Value, space: str) -> None:
             for result in owner.results:
                 result.set_type(with_space(result.type, space))
                 retype_views(result, space)
+
+
+def reassociation(view: ir.Operation) -> list[list[int]]:
+    """The reassociation groups of an expand_shape / collapse_shape."""
+    return [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(group)]
+            for group in ir.ArrayAttr(view.attributes["reassociation"])]
+
+
+def collapse_view(value: ir.Value, groups: list[list[int]]) -> ir.Value:
+    """A ``memref.collapse_shape`` of an identity-layout ``value`` (same memory space)."""
+    t = ir.MemRefType(value.type)
+    shape = [math.prod(t.shape[d] for d in group) for group in groups]
+    i64 = ir.IntegerType.get_signless(64)
+    attr = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group]) for group in groups])
+    return ir.Operation.create("memref.collapse_shape",
+                               results=[ir.MemRefType.get(shape, t.element_type, None, t.memory_space)],
+                               operands=[value], attributes={"reassociation": attr}).results[0]
+
+
+def fill_constant(op: ir.Operation) -> float | None:
+    """The float constant ``op`` sets every element of its output to (a ``linalg.fill``, or a ``linalg.map``
+    of no input yielding a constant: a padding's zeros, a max pool's -inf), else None."""
+    if op.name == "linalg.fill":
+        value = op.operands[0]
+    elif op.name == "linalg.map" and len(op.operands) == 1:
+        body = [as_operation(o) for o in op.regions[0].blocks[0].operations]
+        if len(body) != 1:
+            return None
+        value = body[0].operands[0]
+    else:
+        return None
+    if isinstance(value.owner, ir.Block) or as_operation(value.owner).name != "arith.constant":
+        return None
+    attr = as_operation(value.owner).attributes["value"]
+    return attr.value if isinstance(attr, ir.FloatAttr) else None

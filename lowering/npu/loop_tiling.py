@@ -33,13 +33,14 @@ from graphfuse.lowering.npu.kernel_buffers import (
     index_constant,
     is_cube_op,
     loop_access,
+    reassociation,
     reshaped_only,
     retype_views,
     root_buffer,
     row_major_strides,
     slot_view,
     space_over_capacity,
-    tile_view,
+    window_view,
 )
 
 __all__ = [
@@ -85,12 +86,6 @@ def _moves_per_tile(buf: KernelBuffer, index: int, loops: list[TiledLoop]) -> bo
     return buf.transferred and not buf.slices and any(index in loop.dims and loop.count > 1 for loop in loops)
 
 
-def _groups(view: ir.Operation) -> list[list[int]]:
-    """The reassociation groups of an expand_shape / collapse_shape."""
-    return [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(group)]
-            for group in ir.ArrayAttr(view.attributes["reassociation"])]
-
-
 def _root_axis(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
     """The root buffer of ``value`` and the dim of it that ``value``'s ``dim`` is, through reshapes that keep
     that dim whole (its group holds no other dim larger than 1); None through any other view."""
@@ -98,7 +93,7 @@ def _root_axis(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
         view = as_operation(value.owner)
         if view.name not in RESHAPE_VIEWS:
             return None
-        groups = _groups(view)
+        groups = reassociation(view)
         result_shape = list(ir.MemRefType(view.results[0].type).shape)
         source_shape = list(ir.MemRefType(view.operands[0].type).shape)
         if view.name == "memref.expand_shape":  # groups: per source dim, its result dims
@@ -347,7 +342,7 @@ def _retile_views(value: ir.Value, axis: int, tile: int, space: str) -> None:
         result = view.results[0]
         result_type = ir.MemRefType(result.type)
         shape = list(result_type.shape)
-        groups = _groups(view)
+        groups = reassociation(view)
         if view.name == "memref.expand_shape":
             members = groups[axis]
             new_axis = next((d for d in members if shape[d] != 1), members[0])
@@ -507,16 +502,16 @@ def rewrite_loops(kernel: ir.Operation, plan: LoopPlan) -> int:
                 view = slot_view(buffer, slot_of[level], b.space) if slots == 2 else buffer
             b.value.replace_all_uses_with(view)
             _retile(view, tiled, b.space)
-            offsets = [None] * b.type.rank
+            offsets: list[ir.Value | int] = [0] * b.type.rank
             for loop, iteration in zip(loops, nest, strict=True):
                 if index in loop.dims:
                     offsets[loop.dims[index]] = iteration.induction_variable
             window = b.tile_shape(tiled)
             if b.kind == "gm_in":
                 with ir.InsertionPoint(heads[level]):
-                    dma(tile_view(b.value, offsets, window), view)
+                    dma(window_view(b.value, offsets, window), view)
             else:
                 with ir.InsertionPoint(tails[level]):
-                    dma(view, tile_view(b.value, offsets, window))
+                    dma(view, window_view(b.value, offsets, window))
             transfers += 1
     return transfers
