@@ -556,6 +556,33 @@ def test_copy_kernel_chunks_past_its_outer_dim() -> None:
     assert row.ub_bytes <= load_target("910b").buffer("ub").bytes
 
 
+def _biased_conv2d(n: int, c: int, h: int, f: int, k: int, stride: int, pad: int, groups: int = 1) -> tuple[str, int]:
+    """A graph of one conv2d with a bias (x [n, c, h, h], f filters of k x k over c / groups channels), and its
+    output size."""
+    oh = (h + 2 * pad - k) // stride + 1
+    x_t, w_t = f"tensor<{n}x{c}x{h}x{h}xf32>", f"tensor<{f}x{c // groups}x{k}x{k}xf32>"
+    o_t = f"tensor<{n}x{f}x{oh}x{oh}xf32>"
+    text = f"""func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{f}xf32>) -> {o_t} {{
+  %0 = "graph.conv2d"(%x, %w, %b) {{strides = array<i64: {stride}, {stride}>, pads = array<i64: {pad}, {pad}, {pad},
+      {pad}>, dilations = array<i64: 1, 1>, groups = {groups} : i64}} : ({x_t}, {w_t}, tensor<{f}xf32>) -> {o_t}
+  return %0 : {o_t}
+}}"""
+    return text, oh
+
+
+def _conv_tile(exe: NpuExecutable) -> tuple[int, int, int, int]:
+    """The (batch, filters, output rows, channels) tile npu-buffer-assign chose for the one kernel."""
+    module = ir.Module.parse(exe.npu_ir, make_context())
+    (kernel,) = [fn for fn in functions(module).values() if is_kernel(fn)]
+    return tuple(ir.DenseI64ArrayAttr(kernel.attributes["npu.conv_tile"]))
+
+
+def _input_rows_read(h: int, oh: int, k: int, stride: int, pad: int, toh: int) -> int:
+    """Rows of x (inside the image) the windows of all row tiles of ``toh`` output rows read, halos included."""
+    window = (toh - 1) * stride + k
+    return sum(min(start + window, h) - max(start, 0) for start in range(-pad, oh * stride - pad, toh * stride))
+
+
 #: Convolutions over capacity (N, C, H, F, kernel, stride, padding): ResNet stages, a stem, a batch of 2, a
 #: strided 1x1 projection, a 512-channel 3x3 (9 MiB of weights), odd sizes without padding.
 CONVOLUTIONS = [(1, 64, 56, 64, 3, 1, 1), (1, 512, 7, 512, 3, 1, 1), (1, 3, 224, 64, 7, 2, 3), (2, 64, 56, 64, 3, 1, 1),
@@ -567,26 +594,16 @@ def test_convolution_over_capacity_is_tiled(n: int, c: int, h: int, f: int, k: i
     """Numerics equal the reference; every tile fits; GM bytes are exactly the tiling's: each output-row
     window of x (the rows inside the image) once per filter tile, the weights once per batch x row tile, the
     bias once per tile, the result once."""
-    oh = (h + 2 * pad - k) // stride + 1
-    x_t, w_t, o_t = f"tensor<{n}x{c}x{h}x{h}xf32>", f"tensor<{f}x{c}x{k}x{k}xf32>", f"tensor<{n}x{f}x{oh}x{oh}xf32>"
-    text = f"""func.func @conv(%x: {x_t}, %w: {w_t}, %b: tensor<{f}xf32>) -> {o_t} {{
-  %0 = "graph.conv2d"(%x, %w, %b) {{strides = array<i64: {stride}, {stride}>, pads = array<i64: {pad}, {pad}, {pad},
-      {pad}>, dilations = array<i64: 1, 1>, groups = 1 : i64}} : ({x_t}, {w_t}, tensor<{f}xf32>) -> {o_t}
-  return %0 : {o_t}
-}}"""
+    text, oh = _biased_conv2d(n, c, h, f, k, stride, pad)
     exe = compile_npu(text, opt_level=0)
     inputs = _random_inputs(exe)
     (got,) = exe(*inputs)
     (want,) = exe.reference(*inputs)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
-    module = ir.Module.parse(exe.npu_ir, make_context())
-    (kernel,) = [fn for fn in functions(module).values() if is_kernel(fn)]
-    tn, tf, toh, tc = ir.DenseI64ArrayAttr(kernel.attributes["npu.conv_tile"])
+    tn, tf, toh, tc = _conv_tile(exe)
     assert f % tf == 0 and (tf >= 16 or tf == f) and n % tn == 0 and oh % toh == 0 and c % tc == 0
     (row,) = exe.report().rows
-    window = (toh - 1) * stride + k
-    x_rows = sum(min(start + window, h) - max(start, 0) for start in range(-pad, oh * stride - pad, toh * stride))
-    x_bytes = (f // tf) * n * c * x_rows * h * 4
+    x_bytes = (f // tf) * n * c * _input_rows_read(h, oh, k, stride, pad, toh) * h * 4
     tiles = (n // tn) * (f // tf) * (oh // toh)
     assert row.gm_read == x_bytes + (n // tn) * (oh // toh) * inputs[1].nbytes + tiles * tf * 4
     assert row.gm_write == got.nbytes
@@ -600,23 +617,14 @@ def test_depthwise_convolution_over_capacity_is_tiled(n: int, c: int, h: int, k:
     """A depthwise convolution (with a bias) over UB runs on the vector unit in tiles of channels and output
     rows: each window of x (the rows inside the image) is read once for its own channels, the weights and
     the bias once per batch x row tile, the result written once."""
-    oh = (h + 2 * pad - k) // stride + 1
-    x_t, w_t, o_t = f"tensor<{n}x{c}x{h}x{h}xf32>", f"tensor<{c}x1x{k}x{k}xf32>", f"tensor<{n}x{c}x{oh}x{oh}xf32>"
-    text = f"""func.func @dw(%x: {x_t}, %w: {w_t}, %b: tensor<{c}xf32>) -> {o_t} {{
-  %0 = "graph.conv2d"(%x, %w, %b) {{strides = array<i64: {stride}, {stride}>, pads = array<i64: {pad}, {pad}, {pad},
-      {pad}>, dilations = array<i64: 1, 1>, groups = {c} : i64}} : ({x_t}, {w_t}, tensor<{c}xf32>) -> {o_t}
-  return %0 : {o_t}
-}}"""
+    text, oh = _biased_conv2d(n, c, h, c, k, stride, pad, groups=c)
     exe = compile_npu(text, opt_level=0)
     inputs = _random_inputs(exe)
     (got,) = exe(*inputs)
     np.testing.assert_allclose(got, exe.reference(*inputs)[0], rtol=1e-5, atol=1e-5)
-    module = ir.Module.parse(exe.npu_ir, make_context())
-    (kernel,) = [fn for fn in functions(module).values() if is_kernel(fn)]
-    tn, tf, toh, _ = ir.DenseI64ArrayAttr(kernel.attributes["npu.conv_tile"])
+    tn, tf, toh, _ = _conv_tile(exe)
     (row,) = exe.report().rows
-    window = (toh - 1) * stride + k
-    x_rows = sum(min(start + window, h) - max(start, 0) for start in range(-pad, oh * stride - pad, toh * stride))
+    x_rows = _input_rows_read(h, oh, k, stride, pad, toh)
     tiles = (n // tn) * (c // tf) * (oh // toh)
     row_tiles = (n // tn) * (oh // toh)
     assert row.gm_read == n * c * x_rows * h * 4 + row_tiles * inputs[1].nbytes + tiles * tf * 4
@@ -673,28 +681,17 @@ def test_grouped_convolution_over_capacity_is_tiled(n: int, c: int, h: int, f: i
     """A grouped convolution (with a bias) over capacity: each filter tile, inside one group, is a plain
     convolution of that group's channels.  GM bytes are exactly the tiling's: each window of a group's
     channels once per filter tile of the group, the weights once per batch x row tile, the bias per tile."""
-    oh = (h + 2 * pad - k) // stride + 1
-    cg = c // groups
-    x_t, w_t, o_t = f"tensor<{n}x{c}x{h}x{h}xf32>", f"tensor<{f}x{cg}x{k}x{k}xf32>", f"tensor<{n}x{f}x{oh}x{oh}xf32>"
-    text = f"""func.func @g(%x: {x_t}, %w: {w_t}, %b: tensor<{f}xf32>) -> {o_t} {{
-  %0 = "graph.conv2d"(%x, %w, %b) {{strides = array<i64: {stride}, {stride}>, pads = array<i64: {pad}, {pad}, {pad},
-      {pad}>, dilations = array<i64: 1, 1>, groups = {groups} : i64}} : ({x_t}, {w_t}, tensor<{f}xf32>) -> {o_t}
-  return %0 : {o_t}
-}}"""
+    text, oh = _biased_conv2d(n, c, h, f, k, stride, pad, groups)
     exe = compile_npu(text, opt_level=0)
     inputs = _random_inputs(exe)
     (got,) = exe(*inputs)
     (want,) = exe.reference(*inputs)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
-    module = ir.Module.parse(exe.npu_ir, make_context())
-    (kernel,) = [fn for fn in functions(module).values() if is_kernel(fn)]
-    tn, tf, toh, tc = ir.DenseI64ArrayAttr(kernel.attributes["npu.conv_tile"])
-    assert (f // groups) % tf == 0 and cg % tc == 0  # a filter tile stays in its group
+    tn, tf, toh, tc = _conv_tile(exe)
+    assert (f // groups) % tf == 0 and (c // groups) % tc == 0  # a filter tile stays in its group
     (row,) = exe.report().rows
-    window = (toh - 1) * stride + k
-    x_rows = sum(min(start + window, h) - max(start, 0) for start in range(-pad, oh * stride - pad, toh * stride))
     tiles = (n // tn) * (f // tf) * (oh // toh)
-    x_bytes = (f // groups // tf) * n * c * x_rows * h * 4
+    x_bytes = (f // groups // tf) * n * c * _input_rows_read(h, oh, k, stride, pad, toh) * h * 4
     assert row.gm_read == x_bytes + (n // tn) * (oh // toh) * inputs[1].nbytes + tiles * tf * 4
     assert row.gm_write == got.nbytes
     target = load_target("910b")
