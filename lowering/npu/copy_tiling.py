@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import scf
 
 from graphfuse.dialect.matching import as_operation
 from graphfuse.dialect.npu_target import NpuTarget
@@ -22,6 +22,7 @@ from graphfuse.lowering.npu.kernel_buffers import (
     reshaped_only,
     root_buffer,
     slot_view,
+    tile_slot,
     window_view,
 )
 
@@ -144,7 +145,7 @@ def rewrite_copies(kernel: ir.Operation, plan: CopyPlan) -> int:
                                                   mem_space("ub")))
             # one index at a time of each dim before the chunked one, then the chunks
             offsets: list[ir.Value | int] = [0] * len(part.shape)
-            point, index = copy, None
+            point, nest = copy, []  # nest: each loop's (index, step, trip count), for the chunk's slot
             for d in range(part.dim + 1):
                 step = part.chunk if d == part.dim else 1
                 if d < part.dim and part.shape[d] == 1:
@@ -153,14 +154,10 @@ def rewrite_copies(kernel: ir.Operation, plan: CopyPlan) -> int:
                     loop = scf.ForOp(index_constant(0), index_constant(part.shape[d]), index_constant(step))
                 with ir.InsertionPoint(loop.body):
                     point = scf.YieldOp([]).operation
-                with ir.InsertionPoint(point):  # the running number of the chunk, for its slot
-                    number = arith.divui(loop.induction_variable, index_constant(step)) if step > 1 else \
-                        loop.induction_variable
-                    index = number if index is None else \
-                        arith.addi(arith.muli(index, index_constant(part.shape[d] // step)), number)
+                nest.append((loop.induction_variable, step, part.shape[d] // step))
                 offsets[d] = loop.induction_variable
             with ir.InsertionPoint(point):
-                slot = arith.remui(index, index_constant(2)) if slots == 2 else None
+                slot = tile_slot(nest) if slots == 2 else None
                 staged = slot_view(buffer, slot, "ub") if slot is not None else buffer
                 dma(window_view(source, offsets, tile), staged)
                 dma(staged, window_view(dest, offsets, tile))

@@ -38,12 +38,13 @@ from graphfuse.lowering.npu.kernel_buffers import (
     root_buffer,
     single_dims,
     slot_view,
+    tile_slot,
     window_view,
 )
 
 __all__ = [
     "CONVOLUTIONS", "CONV_ROLES", "POOLINGS", "ConvKernel", "ConvPlan", "CubeKernel", "CubePlan", "conv_analysis",
-    "conv_loops", "conv_slot", "cube_analysis", "rewrite_conv", "rewrite_cube",
+    "conv_loops", "cube_analysis", "rewrite_conv", "rewrite_cube",
 ]
 
 
@@ -242,7 +243,7 @@ def rewrite_cube(kernel: ir.Operation, plan: CubePlan) -> int:
         with ir.InsertionPoint(as_operation(k_loop.body.operations[0])):
             slot = None
             if plan.double and k_steps > 1:
-                slot = arith.remui(arith.divui(ivs["k"], index_constant(t.tk)), index_constant(2))
+                slot = tile_slot([(ivs["k"], t.tk, k_steps)])
         for buf, follows in ck.follows:
             shape = [sizes[f] if f else d for f, d in zip(follows, buf.type.shape, strict=True)]
             offsets = [ivs[f] if f else 0 for f in follows]
@@ -465,16 +466,6 @@ def conv_loops(point: ir.Operation, bounds: dict[str, tuple[ir.Value, ir.Value]]
     return ivs, loops, tile_end, channel_end
 
 
-def conv_slot(loops: list[tuple[str, scf.ForOp]], bounds: dict[str, tuple[ir.Value, ir.Value]],
-              counts: dict[str, int]) -> ir.Value:
-    """The slot of the current (n, f, o, c) tile: its running number, odd or even."""
-    index = None
-    for name, loop in loops:
-        step = arith.divui(loop.induction_variable, bounds[name][1])
-        index = step if index is None else arith.addi(arith.muli(index, index_constant(counts[name])), step)
-    return arith.remui(index, index_constant(2))
-
-
 def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
     """Apply a convolution plan: loops over batch, filter and output-row tiles, the accumulator tile in L0C;
     the init ops, then a loop over input-channel tiles moving the (zero-padded) input window and the weight
@@ -510,7 +501,9 @@ def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
         outermost = outer[0] if outer else ck.init[0] if ck.init else channel_loop or ck.conv
         slots = 2 if plan.double and loops else 1
         with ir.InsertionPoint(ck.conv):
-            slot = conv_slot(loops, bounds, counts) if slots == 2 else None
+            steps = {"n": t.tn, "f": t.tf, "o": t.toh, "c": t.tc}
+            slot = tile_slot([(loop.induction_variable, steps[name], counts[name]) for name, loop in loops]) \
+                if slots == 2 else None
         # the input window and the weight tile: in L1 for the cube; a depthwise one's in UB, its window holding
         # the filter tile's own channels and its weights read [C, KH, KW] through the kernel's view
         space = "ub" if s.depthwise else "l1"

@@ -17,7 +17,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg
 
 from graphfuse.dialect.matching import as_operation, op_id
-from graphfuse.lowering.npu.cube_kernels import ConvPlan, conv_loops, conv_slot
+from graphfuse.lowering.npu.cube_kernels import ConvPlan, conv_loops
 from graphfuse.lowering.npu.cube_tiling import ConvShape
 from graphfuse.lowering.npu.dialect import mem_space
 from graphfuse.lowering.npu.kernel_buffers import (
@@ -30,6 +30,7 @@ from graphfuse.lowering.npu.kernel_buffers import (
     index_constant,
     reassociation,
     slot_view,
+    tile_slot,
     window_view,
 )
 
@@ -215,7 +216,9 @@ def rewrite_grouped_conv(kernel: ir.Operation, plan: GroupedConvPlan) -> int:
             else:
                 linalg.fill(arith.ConstantOp(element, 0.0).result, outs=[acc])
         with ir.InsertionPoint(channel_end):
-            slot = conv_slot(loops, bounds, counts) if slots == 2 else None
+            steps = {"n": t.tn, "f": t.tf, "o": t.toh, "c": t.tc}
+            slot = tile_slot([(loop.induction_variable, steps[name], counts[name]) for name, loop in loops]) \
+                if slots == 2 else None
             window, weights = (slot_view(b, slot, "l1") if slot is not None else b for b in buffers)
             # the group's channels: those of the filter tile's group, then the step's
             channel = arith.addi(arith.muli(arith.divui(ivs["f"], index_constant(per_group)), index_constant(s.c)),

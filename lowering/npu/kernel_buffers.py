@@ -24,7 +24,8 @@ __all__ = [
     "CUBE_OPS", "PLACED_SPACES", "RESHAPE_VIEWS", "VIEW_OPS", "Access", "Follows", "KernelBuffer",
     "NpuAssignError", "alloc", "collapse_view", "collect_buffers", "dma", "element_bytes", "fill_constant",
     "index_constant", "is_cube_op", "loop_access", "map_dims", "reassociation", "reshaped_only", "retype_views",
-    "root_buffer", "row_major_strides", "single_dims", "slot_view", "space_over_capacity", "window_view",
+    "root_buffer", "row_major_strides", "single_dims", "slot_view", "space_over_capacity", "tile_slot",
+    "window_view",
 ]
 
 
@@ -517,3 +518,14 @@ def fill_constant(op: ir.Operation) -> float | None:
         return None
     attr = as_operation(value.owner).attributes["value"]
     return attr.value if isinstance(attr, ir.FloatAttr) else None
+
+
+def tile_slot(loops: list[tuple[ir.Value, int, int]]) -> ir.Value:
+    """The slot (0 or 1) of the current tile of a loop nest: the tile's running number, outer loops' tiles
+    counted first, odd or even, so that consecutive transfers alternate slots.  ``loops``: each loop's
+    (induction variable, step, trip count), outermost first."""
+    index = None
+    for iv, step, count in loops:
+        number = arith.divui(iv, index_constant(step)) if step > 1 else iv
+        index = number if index is None else arith.addi(arith.muli(index, index_constant(count)), number)
+    return arith.remui(index, index_constant(2))

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import scf
 
 from graphfuse.dialect.matching import as_operation, op_id
 from graphfuse.dialect.npu_target import NpuTarget
@@ -40,6 +40,7 @@ from graphfuse.lowering.npu.kernel_buffers import (
     row_major_strides,
     slot_view,
     space_over_capacity,
+    tile_slot,
     window_view,
 )
 
@@ -410,16 +411,6 @@ def _build_nest(block: ir.Block, loops: list[TiledLoop], staged_slices: set) -> 
     return nest
 
 
-def _tile_index(nest: list[scf.ForOp], loops: list[TiledLoop], level: int) -> ir.Value:
-    """The running number of the current tile of the loops up to ``level`` (outer loops' tiles counted
-    first): consecutive transfers at that level alternate slots by it."""
-    index = None
-    for loop, tiled in zip(nest[:level + 1], loops[:level + 1], strict=True):
-        step = arith.divui(loop.induction_variable, index_constant(tiled.tile))
-        index = step if index is None else arith.addi(arith.muli(index, index_constant(tiled.count)), step)
-    return index
-
-
 def rewrite_loops(kernel: ir.Operation, plan: LoopPlan) -> int:
     """Apply ``plan``: staging buffers, explicit transfers, the tile nest.  Returns the number of npu.dma ops.
 
@@ -494,7 +485,9 @@ def rewrite_loops(kernel: ir.Operation, plan: LoopPlan) -> int:
             level = max(followed)
             if slots == 2 and level not in slot_of:
                 with ir.InsertionPoint(heads[level]):
-                    slot_of[level] = arith.remui(_tile_index(nest, loops, level), index_constant(2))
+                    outer = zip(nest[:level + 1], loops[:level + 1], strict=True)
+                    slot_of[level] = tile_slot([(loop.induction_variable, tiles.tile, tiles.count)
+                                                for loop, tiles in outer])
             tiled = _tiled_dims(plan.loops, index)
             with ir.InsertionPoint(nest[0].operation):
                 buffer = alloc(_tile_type(b, tiled, slots))

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import scf
 
 from graphfuse.dialect.matching import as_operation, op_id
 from graphfuse.dialect.npu_target import NpuTarget
@@ -41,6 +41,7 @@ from graphfuse.lowering.npu.kernel_buffers import (
     single_dims,
     slot_view,
     space_over_capacity,
+    tile_slot,
     window_view,
 )
 
@@ -391,7 +392,7 @@ def rewrite_blocks(kernel: ir.Operation, plan: BlockPlan) -> int:
             with ir.InsertionPoint(point):
                 slot = None
                 if slots == 2:
-                    slot = arith.remui(arith.divui(ivs[BLOCKED], index_constant(tiles[BLOCKED])), index_constant(2))
+                    slot = tile_slot([(ivs[BLOCKED], tiles[BLOCKED], counts[BLOCKED])])
             for buf, follows in kb.follows:  # this pass's blocked inputs, block by block
                 if buf.kind != "gm_in" or BLOCKED not in follows or \
                         not any(v == buf.value for op in block_pass.body for v in op.operands):
