@@ -109,6 +109,7 @@ from graphfuse.lowering.npu.reduction_blocks import (
     rewrite_blocks,
     split_live_ranges,
 )
+from graphfuse.lowering.npu.sequential_loops import StreamPlan, plan_stream, rewrite_stream, sequential_loop
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
@@ -116,7 +117,7 @@ __all__ = ["CUBE_OPS", "PLACED_SPACES", "VIEW_OPS", "NpuBufferAssign", "is_cube_
 
 
 def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
-                ) -> tuple[LoopPlan | CopyPlan | CubePlan | ConvPlan | GroupedConvPlan | BlockPlan,
+                ) -> tuple[LoopPlan | CopyPlan | CubePlan | ConvPlan | GroupedConvPlan | BlockPlan | StreamPlan,
                            CubeKernel | None]:
     """Choose the tiles of ``kernel``, the first that fits of:
 
@@ -179,6 +180,14 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
         if fitting:
             return min(fitting, key=lambda p: p.gm_bytes), cube
         cube_error = cube_error or (f"in blocks of a reduced dim, {plans[0]}" if plans else None)
+    if any(op.name == "scf.for" for op in ops):  # a scan or a scatter: its loop streams slices through UB
+        forward_result_copies(kernel)
+        found = sequential_loop(kernel)
+        if found is not None:
+            stream = plan_stream(found, target, double_buffer)
+            if not isinstance(stream, str):
+                return stream, cube
+            cube_error = stream
     smallest: list[TiledLoop] = []
     for choice in choices:  # every loop at its smallest tile (those a nest can hold together)
         if distinct_dims([*(loop.dims for loop in smallest), choice.dims]):
@@ -259,6 +268,11 @@ class NpuBufferAssign(GraphPass):
                 transfers, tiles, tiled = rewrite_copies(func_op, plan), plan.tiles, True
                 double = False  # (its slots are per copy; the kernel is not marked)
                 what = f"{tiles} chunk(s)"
+            elif isinstance(plan, StreamPlan):
+                transfers, tiles, tiled, double = rewrite_stream(func_op, plan), plan.tiles, True, plan.double
+                func_op.attributes["npu.stream_tiles"] = ir.DenseI64ArrayAttr.get([plan.tile, plan.chunk])
+                what = (f"{tiles} window(s) of {plan.tile} x {plan.chunk} iteration(s) of its loop, "
+                        f"{len(plan.loop.streamed)} buffer(s) streamed")
             elif isinstance(plan, BlockPlan):
                 transfers, tiled, double = rewrite_blocks(func_op, plan), True, plan.double
                 tiles = plan.outer_tiles
