@@ -84,14 +84,17 @@ from graphfuse.lowering.npu.grouped_convolution import GroupedConvPlan, grouped_
 from graphfuse.lowering.npu.kernel_buffers import (
     CUBE_OPS,
     PLACED_SPACES,
+    RESHAPE_VIEWS,
     VIEW_OPS,
     NpuAssignError,
+    alloc,
     collect_buffers,
     element_bytes,
     is_cube_op,
     loop_access,
     space_over_capacity,
 )
+from graphfuse.lowering.npu.kernel_split import split_at_loops
 from graphfuse.lowering.npu.loop_tiling import (
     LoopPlan,
     TiledLoop,
@@ -116,7 +119,7 @@ from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 __all__ = ["CUBE_OPS", "PLACED_SPACES", "VIEW_OPS", "NpuBufferAssign", "is_cube_op", "loop_access"]
 
 
-def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
+def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool, normalize: bool = True
                 ) -> tuple[LoopPlan | CopyPlan | CubePlan | ConvPlan | GroupedConvPlan | BlockPlan | StreamPlan,
                            CubeKernel | None]:
     """Choose the tiles of ``kernel``, the first that fits of:
@@ -130,7 +133,8 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
     6. blocks of a reduced dim, one pass over them per reduction (:mod:`graphfuse.lowering.npu.reduction_blocks`:
        attention over many keys, a softmax over a row longer than UB, a total).
 
-    Raises NpuAssignError when none fits.  Also returns the kernel as a matmul kernel (None when it is not
+    When none fits, the kernel's buffers are simplified (:func:`simplify_buffers`) and the plans tried again
+    once.  Raises NpuAssignError when none fits.  Also returns the kernel as a matmul kernel (None when it is not
     one), whose shape the report's traffic bound needs, whichever plan is chosen."""
     buffers, ops, tileable = collect_buffers(kernel)
     cube = cube_analysis(buffers, ops)
@@ -181,13 +185,14 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool
             return min(fitting, key=lambda p: p.gm_bytes), cube
         cube_error = cube_error or (f"in blocks of a reduced dim, {plans[0]}" if plans else None)
     if any(op.name == "scf.for" for op in ops):  # a scan or a scatter: its loop streams slices through UB
-        forward_result_copies(kernel)
         found = sequential_loop(kernel)
         if found is not None:
             stream = plan_stream(found, target, double_buffer)
             if not isinstance(stream, str):
                 return stream, cube
             cube_error = stream
+    if normalize and simplify_buffers(kernel):
+        return plan_kernel(kernel, target, double_buffer, normalize=False)
     smallest: list[TiledLoop] = []
     for choice in choices:  # every loop at its smallest tile (those a nest can hold together)
         if distinct_dims([*(loop.dims for loop in smallest), choice.dims]):
@@ -219,6 +224,39 @@ def forward_result_copies(func_op: ir.Operation) -> int:
     return removed
 
 
+def reshape_allocations(func_op: ir.Operation) -> int:
+    """A local allocation used only through one reshape (a reduction's ``[4, 8]`` result seen as
+    ``[4, 8, 1]``) is allocated in the reshaped shape: the ops then write the buffer itself, which the
+    tilings follow.  Returns the number of allocations changed."""
+    changed = 0
+    for op in [as_operation(o) for o in func_op.regions[0].blocks[0].operations]:
+        if op.name != "memref.alloc" or op.operands:
+            continue
+        uses = list(op.results[0].uses)
+        if len(uses) != 1:
+            continue
+        view = as_operation(uses[0].owner)
+        if view.name not in RESHAPE_VIEWS:
+            continue
+        t = ir.MemRefType(view.results[0].type)
+        if t.layout != ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)):
+            continue
+        with ir.InsertionPoint(op), op.location:
+            fresh = alloc(ir.MemRefType.get(list(t.shape), t.element_type, None, t.memory_space))
+        view.results[0].replace_all_uses_with(fresh)
+        view.erase()
+        op.erase()
+        changed += 1
+    return changed
+
+
+def simplify_buffers(kernel: ir.Operation) -> int:
+    """Rewrites that keep a kernel's meaning and leave it fewer local buffers to place, tried when no plan
+    fits it as it is: allocations reshaped once take the reshaped shape, and a local buffer copied whole to a
+    result at the end is the result (:func:`forward_result_copies`).  Returns the number of changes."""
+    return reshape_allocations(kernel) + forward_result_copies(kernel)
+
+
 @dataclass(frozen=True)
 class NpuBufferAssign(GraphPass):
     name: ClassVar[str] = "npu-buffer-assign"
@@ -230,6 +268,7 @@ class NpuBufferAssign(GraphPass):
         "num-tiled": "Number of kernels tiled into more than one tile",
         "num-transfers": "Number of npu.dma transfers created",
         "num-forwarded": "Number of result copies outside kernels removed",
+        "num-split": "Number of kernels split at their loops into kernels launched in turn",
     }
     target: str = option("910b", "target description: a bundled name or a .json path")
     double_buffer: bool = option(True, "two slots per transferred tile (transfers overlap compute)")
@@ -242,8 +281,9 @@ class NpuBufferAssign(GraphPass):
                          if len(error.diagnostics) == 1 and error.diagnostics[0].location is None
                          else str(error))
         load_npu_dialect(module.context)
-        funcs = functions(module)
-        for name, func_op in funcs.items():
+        pending = list(functions(module).items())
+        while pending:
+            name, func_op = pending.pop(0)
             if not func_op.regions[0].blocks:
                 continue
             if not is_kernel(func_op):
@@ -259,7 +299,14 @@ class NpuBufferAssign(GraphPass):
             try:
                 plan, cube = plan_kernel(func_op, target, self.double_buffer)
             except NpuAssignError as error:
-                context.fail(error.diagnostics[0].message, func_op.location)
+                location = func_op.location
+                parts = split_at_loops(module, func_op)
+                if parts is None:
+                    context.fail(error.diagnostics[0].message, location)
+                context.count("num-split")
+                log.debug(f"npu-buffer-assign: @{name} split at its loops into {len(parts)} kernels")
+                pending[:0] = [(ir.StringAttr(part.attributes["sym_name"]).value, part) for part in parts]
+                continue
             i64 = ir.IntegerType.get_signless(64, module.context)
             if cube is not None:
                 func_op.attributes["npu.matmul"] = ir.DenseI64ArrayAttr.get(list(cube.shape))

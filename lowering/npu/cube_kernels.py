@@ -33,9 +33,11 @@ from graphfuse.lowering.npu.kernel_buffers import (
     element_bytes,
     fill_constant,
     index_constant,
+    index_shifts,
     is_cube_op,
     loop_access,
     root_buffer,
+    shift_indices,
     single_dims,
     slot_view,
     tile_slot,
@@ -239,6 +241,8 @@ def rewrite_cube(kernel: ir.Operation, plan: CubePlan) -> int:
             op.move_before(n_yield.operation)
         ivs = {"m": m_loop.induction_variable, "n": n_loop.induction_variable, "k": k_loop.induction_variable,
                **{tag: loop.induction_variable for tag, loop in zip(ck.batch, batch_loops, strict=True)}}
+        for op in ck.epilogue:  # per M x N tile: indices read in the epilogue start at the tile
+            shift_indices(op, index_shifts(op, ck.follows, {r: ivs[r] for r in ("m", "n", *ck.batch)}))
         outermost = batch_loops[0] if batch_loops else m_loop
         with ir.InsertionPoint(as_operation(k_loop.body.operations[0])):
             slot = None
@@ -496,6 +500,8 @@ def rewrite_conv(kernel: ir.Operation, plan: ConvPlan) -> int:
             op.move_before(channel_loop or ck.conv)
         for op in ck.epilogue:
             op.move_before(tile_end)
+        for op in [*ck.init, *ck.epilogue]:  # per tile: indices read in them start at the tile
+            shift_indices(op, index_shifts(op, ck.follows, {r: v for r, v in ivs.items() if r != "c"}))
         # the allocations go before the tile loops (or before the init ops, when only the channel loop exists)
         outer = [loop.operation for name, loop in loops if name != "c"]
         outermost = outer[0] if outer else ck.init[0] if ck.init else channel_loop or ck.conv

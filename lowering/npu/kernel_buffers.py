@@ -16,16 +16,16 @@ from mlir import ir
 from mlir.dialects import arith
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.matching import as_operation
+from graphfuse.dialect.matching import as_operation, nested_ops, op_id
 from graphfuse.dialect.npu_target import NpuTarget
 from graphfuse.lowering.npu.dialect import with_space
 
 __all__ = [
     "CUBE_OPS", "PLACED_SPACES", "RESHAPE_VIEWS", "VIEW_OPS", "Access", "Follows", "KernelBuffer",
     "NpuAssignError", "alloc", "collapse_view", "collect_buffers", "dma", "element_bytes", "fill_constant",
-    "index_constant", "is_cube_op", "loop_access", "map_dims", "reassociation", "reshaped_only", "retype_views",
-    "root_buffer", "row_major_strides", "single_dims", "slot_view", "space_over_capacity", "tile_slot",
-    "window_view",
+    "has_indices", "index_constant", "index_shifts", "is_cube_op", "loop_access", "map_dims", "reassociation", "reshaped_only",
+    "retype_views", "root_buffer", "row_major_strides", "shift_indices", "single_dims", "slot_view", "space_over_capacity",
+    "tile_slot", "window_view",
 ]
 
 
@@ -154,7 +154,7 @@ def loop_access(op: ir.Operation) -> Access | None:
     if not memrefs:
         return [], []
     name = op.name
-    if name == "memref.copy":
+    if name in ("memref.copy", "linalg.copy"):
         src, dst = op.operands[0], op.operands[1]
         return [(src, _identity(src), False), (dst, _identity(dst), True)], ["parallel"] * _rank(dst)
     if name in ("linalg.fill", "linalg.map"):
@@ -307,6 +307,14 @@ def collect_buffers(kernel: ir.Operation) -> tuple[list[KernelBuffer], list[ir.O
                 root.has_views = True
         elif len(op.regions) and not op.name.startswith("linalg."):
             tileable = False  # nested control flow: not analysed, run as one tile
+            # What it reads inside is loaded whole; what it writes (maybe in part) is loaded and stored whole.
+            for inner in nested_ops(op):
+                for value, reads, writes in _nested_accesses(inner):
+                    buf = find(root_buffer(value))
+                    if buf is not None:
+                        buf.read |= reads or writes
+                        buf.written |= writes
+                        buf.unknown_access |= writes
     for op in ops:
         access = loop_access(op) if op.name not in VIEW_OPS else ([], [])
         memref_operands = [v for v in op.operands if isinstance(v.type, ir.MemRefType)]
@@ -341,6 +349,20 @@ def collect_buffers(kernel: ir.Operation) -> tuple[list[KernelBuffer], list[ir.O
                 found.append(KernelBuffer(view.results[0], "gm_in", read=True, cube_read=buf.cube_read, slice_of=True))
             buf.read, buf.slices = False, []
     return found, ops, tileable
+
+
+def _nested_accesses(op: ir.Operation) -> list[tuple[ir.Value, bool, bool]]:
+    """The memref operands of an op inside a loop, each with whether it is read and whether written."""
+    if op.name in VIEW_OPS or op.parent.name.startswith("linalg."):
+        return []
+    if op.name == "memref.load":
+        return [(op.operands[0], True, False)]
+    if op.name == "memref.store":
+        return [(op.operands[1], False, True)]
+    access = loop_access(op)
+    if access is None:
+        return [(v, True, True) for v in op.operands if isinstance(v.type, ir.MemRefType)]
+    return [(value, not is_write or op.name.startswith("linalg.generic"), is_write) for value, _, is_write in access[0]]
 
 
 def _read_directly(value: ir.Value) -> bool:
@@ -452,12 +474,15 @@ def alloc(t: ir.Type) -> ir.Value:
 def window_view(source: ir.Value, offsets: list[ir.Value | int], sizes: list[ir.Value | int]) -> ir.Value:
     """``source`` restricted to ``[offsets, offsets + sizes)``, each offset and size static (an int) or not."""
     t = ir.MemRefType(source.type)
-    strides, _ = t.get_strides_and_offset()
+    strides, base = t.get_strides_and_offset()
     dynamic = ir.ShapedType.get_dynamic_size()
     dims = "x".join("?" if isinstance(d, ir.Value) else str(d) for d in sizes)
     space = f", {t.memory_space}" if t.memory_space is not None else ""
+    offset = "?"
+    if not any(isinstance(o, ir.Value) for o in offsets) and base != ir.ShapedType.get_dynamic_stride_or_offset():
+        offset = str(base + sum(o * s for o, s in zip(offsets, strides, strict=True)))  # all static: known
     result = ir.Type.parse(f"memref<{dims}x{t.element_type}, strided<[{', '.join(map(str, strides))}], "
-                           f"offset: ?>{space}>")
+                           f"offset: {offset}>{space}>")
     values = [v for v in offsets if isinstance(v, ir.Value)]
     sized = [v for v in sizes if isinstance(v, ir.Value)]
     marker = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -529,3 +554,47 @@ def tile_slot(loops: list[tuple[ir.Value, int, int]]) -> ir.Value:
         number = arith.divui(iv, index_constant(step)) if step > 1 else iv
         index = number if index is None else arith.addi(arith.muli(index, index_constant(count)), number)
     return arith.remui(index, index_constant(2))
+
+
+def _enclosing_linalg(op: ir.Operation) -> ir.Operation | None:
+    parent = op.parent
+    while parent is not None and not parent.name.startswith("linalg."):
+        parent = parent.parent
+    return parent
+
+
+def has_indices(op: ir.Operation) -> bool:
+    """Whether ``op`` is a linalg op whose payload reads its own loop indices (``linalg.index``)."""
+    return op.name.startswith("linalg.") and any(inner.name == "linalg.index" for inner in nested_ops(op))
+
+
+def shift_indices(op: ir.Operation, shifts: dict[int, ir.Value]) -> None:
+    """A linalg op moved onto a tile reads the indices of the whole loop, not the tile's: each
+    ``linalg.index d`` in its payload gets the tile's offset ``shifts[d]`` added (dropout's counter, an
+    argmax's position, an iota)."""
+    if not shifts:
+        return
+    for inner in nested_ops(op):
+        if inner.name != "linalg.index" or op_id(_enclosing_linalg(inner)) != op_id(op):
+            continue
+        offset = shifts.get(ir.IntegerAttr(inner.attributes["dim"]).value)
+        if offset is None:
+            continue
+        with ir.InsertionPoint.after(inner), inner.location:
+            shifted = arith.addi(inner.results[0], offset)
+        inner.results[0].replace_all_uses_except(shifted, as_operation(shifted.owner))
+
+
+def index_shifts(op: ir.Operation, follows: list[tuple[KernelBuffer, Follows]], ivs: dict[str, ir.Value]
+                 ) -> dict[int, ir.Value]:
+    """For :func:`shift_indices`: each loop dim of ``op`` that a current tile loop cuts -> the loop's index
+    (the tile's offset), found through an operand whose dims follow named loops (``follows``; ``ivs``: each
+    current loop's name -> its index)."""
+    shifts: dict[int, ir.Value] = {}
+    access = loop_access(op)
+    for value, dims, _ in access[0] if access else []:
+        roles = next((f for buf, f in follows if buf.value == value), None)
+        for role, op_dims in zip(roles or [], dims, strict=False):
+            if role in ivs and len(op_dims) == 1:
+                shifts[next(iter(op_dims))] = ivs[role]
+    return shifts

@@ -30,6 +30,7 @@ from graphfuse.lowering.npu.kernel_buffers import (
     KernelBuffer,
     alloc,
     dma,
+    has_indices,
     index_constant,
     is_cube_op,
     loop_access,
@@ -38,6 +39,7 @@ from graphfuse.lowering.npu.kernel_buffers import (
     retype_views,
     root_buffer,
     row_major_strides,
+    shift_indices,
     slot_view,
     space_over_capacity,
     tile_slot,
@@ -411,6 +413,28 @@ def _build_nest(block: ir.Block, loops: list[TiledLoop], staged_slices: set) -> 
     return nest
 
 
+def _index_levels(op: ir.Operation, buffers: list[KernelBuffer], loops: list[TiledLoop]) -> dict[int, int]:
+    """For an op reading its loop indices: each of its loop dims that a tile loop cuts -> that loop's level
+    (found from an operand that follows the loop)."""
+    access = loop_access(op)
+    levels: dict[int, int] = {}
+    if access is None:
+        return levels
+    for level, loop in enumerate(loops):
+        for value, dims, _ in access[0]:
+            root = root_buffer(value)
+            index = next((i for i, b in enumerate(buffers) if b.value == value and b.slice_of), None)
+            if index is None:
+                index = next((i for i, b in enumerate(buffers) if b.value == root), None)
+            if index is None or index not in loop.dims:
+                continue
+            for position, op_dims in enumerate(dims):
+                mapped = (root, position) if value == root or buffers[index].slice_of else _root_axis(value, position)
+                if mapped is not None and mapped[1] == loop.dims[index] and len(op_dims) == 1:
+                    levels[next(iter(op_dims))] = level
+    return levels
+
+
 def rewrite_loops(kernel: ir.Operation, plan: LoopPlan) -> int:
     """Apply ``plan``: staging buffers, explicit transfers, the tile nest.  Returns the number of npu.dma ops.
 
@@ -432,6 +456,10 @@ def rewrite_loops(kernel: ir.Operation, plan: LoopPlan) -> int:
 
     def levels(index: int) -> list[int]:
         return [level for level, loop in enumerate(loops) if index in loop.dims]
+
+    # ops reading their loop indices, with the tile loops that shift them (found before values are replaced)
+    indexed = [(op, _index_levels(op, plan.buffers, loops)) for op in map(as_operation, block.operations)
+               if has_indices(op)]
 
     transfers = 0
     with kernel.location:
@@ -474,6 +502,8 @@ def rewrite_loops(kernel: ir.Operation, plan: LoopPlan) -> int:
         if not loops:
             return transfers
         nest = _build_nest(block, loops, staged_slices)
+        for op, op_levels in indexed:
+            shift_indices(op, {d: nest[level].induction_variable for d, level in op_levels.items()})
         heads = [as_operation(loop.body.operations[0]) for loop in nest]  # each body's first op, before any transfer
         tails = [as_operation(loop.body.operations[len(loop.body.operations) - 1]) for loop in nest]  # the yields
         slots = 2 if plan.double else 1

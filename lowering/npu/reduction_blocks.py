@@ -35,9 +35,12 @@ from graphfuse.lowering.npu.kernel_buffers import (
     alloc,
     dma,
     element_bytes,
+    has_indices,
     index_constant,
+    index_shifts,
     is_cube_op,
     loop_access,
+    shift_indices,
     single_dims,
     slot_view,
     space_over_capacity,
@@ -373,7 +376,9 @@ def rewrite_blocks(kernel: ir.Operation, plan: BlockPlan) -> int:
         point = tile_end
 
         def clone(op: ir.Operation, views: dict[int, ir.Value]) -> None:
+            shifts = index_shifts(op, kb.follows, ivs) if has_indices(op) else {}
             copy = op.clone(ip=ir.InsertionPoint(point))
+            shift_indices(copy, shifts)
             for index, operand in enumerate(copy.operands):
                 for buf, _ in kb.follows:
                     if buf.kind != "local" and operand == buf.value:

@@ -37,9 +37,11 @@ from graphfuse.lowering.npu.kernel_buffers import (
     alloc,
     dma,
     element_bytes,
+    has_indices,
     index_constant,
     loop_access,
     retype_views,
+    shift_indices,
     slot_view,
     space_over_capacity,
     tile_slot,
@@ -457,6 +459,7 @@ def rewrite_stream(kernel: ir.Operation, plan: StreamPlan) -> int:
     iv = body.arguments[0]
     free, tile = plan.free, plan.tile
     first = next(as_operation(o) for o in block.operations if as_operation(o).name not in _SETUP)
+    indexed = _tiled_index_readers(found, free)
     transfers = 0
     with kernel.location:
         # Locals live in UB, cut to the tile along the free dim.
@@ -509,6 +512,8 @@ def rewrite_stream(kernel: ir.Operation, plan: StreamPlan) -> int:
                     op.move_before(end if op.name not in _SETUP else tiles.operation)
             row = tiles.induction_variable
             nest.append((row, tile, plan.extent // tile))
+            for op, dim in indexed:
+                shift_indices(op, {dim: row})
         # The chunk loop around the sequential loop, which then runs over one chunk's iterations.
         start: ir.Value | None = None  # the chunk's first iteration index (None: 0)
         if plan.chunk < found.trips:
@@ -553,6 +558,24 @@ def rewrite_stream(kernel: ir.Operation, plan: StreamPlan) -> int:
             transfers += _stage_chunk(s, staging[op_id(s.accesses[0].op)], slot, free.get(key), tile, row, start,
                                       found.lower, plan.chunk, loop, iv, index)
     return transfers
+
+
+def _tiled_index_readers(found: SequentialLoop, free: dict[int, int]) -> list[tuple[ir.Operation, int]]:
+    """The ops reading their loop indices whose operands follow the free dim, with that dim (their ops are
+    elementwise: the loop dim is the buffer dim)."""
+    block = found.kernel.regions[0].blocks[0]
+    readers = []
+    for op in [as_operation(o) for o in block.operations] + nested_ops(found.loop):
+        if not has_indices(op):
+            continue
+        for v in op.operands:
+            root = as_operation(v.owner).operands[0] if not isinstance(v.owner, ir.Block) and \
+                as_operation(v.owner).name == "memref.subview" else v
+            known = any(s.root == root for s in found.streamed) or any(local == root for local in found.locals)
+            if known and found.buffer_index(root) in free:
+                readers.append((op, free[found.buffer_index(root)]))
+                break
+    return readers
 
 
 def _gm_offsets(offsets: list[int | ir.Value], free_dim: int | None, row: ir.Value | None) -> list[int | ir.Value]:

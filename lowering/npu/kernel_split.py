@@ -1,0 +1,132 @@
+"""A kernel that no tiling fits whole, split at its sequential loops into kernels launched one after another.
+
+A fused kernel holding a scan (``exp`` -> ``cumsum`` -> ``add``) runs
+elementwise ops over whole buffers before and after the scan's ``scf.for``;
+the loop streams slices (:mod:`~graphfuse.lowering.npu.sequential_loops`)
+while the ops around it are tiled along rows, and no one schedule does both.
+Split at the loop, each piece is a kernel of its own that some tiling fits:
+
+- each top-level ``scf.for`` is a part, with the ops just before it that use
+  on-chip buffers only (the scan's running sum, zeroed);
+- each run of other ops between loops is a part;
+- a local buffer that several parts use becomes a GM workspace, allocated
+  by the caller and passed to each of them.
+
+Each call of the kernel becomes calls of its parts in order, named
+``<kernel>_part<k>``.  A part's results go through GM to the next: the
+price of the split, paid only by kernels that fit no other way.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import func
+
+from graphfuse.dialect.matching import as_operation, nested_ops, op_id
+from graphfuse.lowering.npu.kernel_buffers import VIEW_OPS, alloc, root_buffer
+
+__all__ = ["split_at_loops"]
+
+#: Top-level ops that every part needing them gets its own copy of.
+_SHARED = frozenset({"arith.constant", "memref.get_global"})
+
+
+def _parts(ops: list[ir.Operation], locals_: list[ir.Value]) -> list[list[ir.Operation]]:
+    """The kernel's compute ops, in order, cut at its loops (see the module's docstring)."""
+    parts: list[list[ir.Operation]] = []
+    run: list[ir.Operation] = []
+    for op in ops:
+        if op.name != "scf.for":
+            run.append(op)
+            continue
+        tail = len(run)  # the run's last ops that touch local buffers only go with the loop
+        while tail and all(not isinstance(v.type, ir.MemRefType) or any(root_buffer(v) == local for local in locals_)
+                           for v in run[tail - 1].operands):
+            tail -= 1
+        if run[:tail]:
+            parts.append(run[:tail])
+        parts.append([*run[tail:], op])
+        run = []
+    if run:
+        parts.append(run)
+    return parts
+
+
+def _uses_in(value: ir.Value, ops: list[ir.Operation]) -> bool:
+    inside = {op_id(o) for op in ops for o in [op, *nested_ops(op)]}
+    return any(op_id(as_operation(use.owner)) in inside for use in value.uses)
+
+
+def split_at_loops(module: ir.Module, kernel: ir.Operation) -> list[ir.Operation] | None:
+    """Replace ``kernel`` (and its calls) by its parts; returns them, or None (nothing changed) when the
+    kernel has no loop or would be a single part."""
+    block = kernel.regions[0].blocks[0]
+    top = [as_operation(o) for o in block.operations]
+    if not any(op.name == "scf.for" for op in top):
+        return None
+    locals_ = [op.results[0] for op in top if op.name == "memref.alloc"]
+    compute = [op for op in top if op.name not in _SHARED | VIEW_OPS and op.name not in ("memref.alloc", "func.return")]
+    parts = _parts(compute, locals_)
+    if len(parts) < 2:
+        return None
+    views = [op for op in top if op.name in VIEW_OPS]
+    # the views a part uses go with it (views of views: their chain)
+    owned: list[list[ir.Operation]] = []
+    for part in parts:
+        mine: list[ir.Operation] = []
+        for view in reversed(views):
+            if _uses_in(view.results[0], part + mine):
+                mine.insert(0, view)
+        owned.append(mine)
+    workspaces = [v for v in locals_ if sum(_uses_in(v, p + w) for p, w in zip(parts, owned, strict=True)) > 1]
+    name = ir.StringAttr(kernel.attributes["sym_name"]).value
+    arguments = [a for a in block.arguments]
+    calls = [op for op in nested_ops(module) if op.name == "func.call"
+             and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name]
+    created: list[tuple[ir.Operation, list[int], list[int]]] = []  # (part, kernel args used, workspaces used)
+    with kernel.location:
+        point = kernel
+        for k, (part, mine) in enumerate(zip(parts, owned, strict=True)):
+            ops = mine + part
+            used_args = [i for i, a in enumerate(arguments) if _uses_in(a, ops)]
+            used_spaces = [i for i, w in enumerate(workspaces) if _uses_in(w, ops)]
+            inputs = [arguments[i].type for i in used_args] + [workspaces[i].type for i in used_spaces]
+            with ir.InsertionPoint.after(point):
+                new = func.FuncOp(f"{name}_part{k}", ir.FunctionType.get(inputs, []))
+            for attr in ("sym_visibility", "graph.kernel", "graph.fusion_kind", "graph.kernel_ops"):
+                if attr in kernel.attributes:
+                    new.attributes[attr] = kernel.attributes[attr]
+            entry = new.add_entry_block()
+            with ir.InsertionPoint(entry):
+                end = func.ReturnOp([]).operation
+            values = [arguments[i] for i in used_args] + [workspaces[i] for i in used_spaces]
+            replacements = list(zip(values, entry.arguments, strict=True))
+            for op in top:  # constants, globals and the part's own local buffers: copies of them
+                shared = op.name in _SHARED or (op.name == "memref.alloc" and
+                                                 not any(op.results[0] == w for w in workspaces))
+                if shared and _uses_in(op.results[0], ops):
+                    copy = op.clone(ip=ir.InsertionPoint(end))
+                    replacements.append((op.results[0], copy.results[0]))
+            for op in ops:
+                op.move_before(end)
+            inside = {op_id(o) for o in nested_ops(new)}
+            for old, fresh in replacements:
+                for use in list(old.uses):
+                    if op_id(as_operation(use.owner)) in inside:
+                        as_operation(use.owner).operands[use.operand_number] = fresh
+            created.append((new.operation, used_args, used_spaces))
+            point = new.operation
+        for call in calls:
+            with ir.InsertionPoint(call), call.location:
+                spaces = [alloc(ir.MemRefType.get(list(ir.MemRefType(w.type).shape), ir.MemRefType(w.type).element_type))
+                          for w in workspaces]
+                for new, used_args, used_spaces in created:
+                    operands = [call.operands[i] for i in used_args] + [spaces[i] for i in used_spaces]
+                    func.CallOp([], ir.StringAttr(new.attributes["sym_name"]).value, operands)
+            call.erase()
+    # What stayed behind (constants, workspaces' allocations) is erased op by op, so that no Python handle
+    # outlives its op, then the kernel.
+    for op in reversed([as_operation(o) for o in block.operations]):
+        op.erase()
+    kernel.erase()
+    return [new for new, _, _ in created]
