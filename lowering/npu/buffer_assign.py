@@ -35,7 +35,14 @@ on chip:
     heads x query rows;
   - blocks of a reduced dim, one pass per reduction
     (:mod:`~graphfuse.lowering.npu.reduction_blocks`): attention over many
-    keys, a softmax over a row longer than UB, a total.
+    keys, a softmax over a row longer than UB, a total;
+  - a kernel's sequential loop (a cumsum, a scatter) streaming its slices
+    through UB (:mod:`~graphfuse.lowering.npu.sequential_loops`).
+
+  When none fits, the kernel's buffers are simplified and the plans tried
+  again; when still none fits a kernel holding a loop, it is split at the
+  loop into kernels launched in turn, each planned on its own
+  (:mod:`~graphfuse.lowering.npu.kernel_split`).
 - over capacity: when none fits, the pass fails with a located error stating
   the sizes of the smallest tile, and of the other tilings' smallest tiles.
 
@@ -44,8 +51,9 @@ buffers are live for the whole kernel: no reuse inside a kernel):
 ``npu.tile_rows``, ``npu.tiles``, ``npu.ub_bytes``, ``npu.l1_bytes``,
 ``npu.l0c_bytes``; ``npu.loop_tiles`` (a nest), ``npu.cube_tile`` (a matmul),
 ``npu.conv_tile`` (a convolution), ``npu.block_tiles`` (blocks of a reduced
-dim).  Outside kernels, a result computed into a buffer and then copied into
-the caller's output buffer is computed in place instead.
+dim), ``npu.stream_tiles`` (a streamed loop).  Outside kernels, a result
+computed into a buffer and then copied into the caller's output buffer is
+computed in place instead.
 """
 
 from __future__ import annotations
@@ -131,7 +139,8 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool, no
        nest of parallel loops cannot; a convolution kernel's batch x filter x output-row x channel tiles;
     5. a nest of two or more loops (heads x query rows of attention scores);
     6. blocks of a reduced dim, one pass over them per reduction (:mod:`graphfuse.lowering.npu.reduction_blocks`:
-       attention over many keys, a softmax over a row longer than UB, a total).
+       attention over many keys, a softmax over a row longer than UB, a total);
+    7. a sequential loop's slices streamed through UB (:mod:`graphfuse.lowering.npu.sequential_loops`).
 
     When none fits, the kernel's buffers are simplified (:func:`simplify_buffers`) and the plans tried again
     once.  Raises NpuAssignError when none fits.  Also returns the kernel as a matmul kernel (None when it is not

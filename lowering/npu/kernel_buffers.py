@@ -23,9 +23,9 @@ from graphfuse.lowering.npu.dialect import with_space
 __all__ = [
     "CUBE_OPS", "PLACED_SPACES", "RESHAPE_VIEWS", "VIEW_OPS", "Access", "Follows", "KernelBuffer",
     "NpuAssignError", "alloc", "collapse_view", "collect_buffers", "dma", "element_bytes", "fill_constant",
-    "has_indices", "index_constant", "index_shifts", "is_cube_op", "loop_access", "map_dims", "reassociation", "reshaped_only",
-    "retype_views", "root_buffer", "row_major_strides", "shift_indices", "single_dims", "slot_view", "space_over_capacity",
-    "tile_slot", "window_view",
+    "has_indices", "index_constant", "index_shifts", "is_cube_op", "loop_access", "map_dims", "reassociation",
+    "reshaped_only", "retype_views", "root_buffer", "row_major_strides", "shift_indices", "single_dims",
+    "slot_view", "space_over_capacity", "tile_slot", "window_view",
 ]
 
 

@@ -52,6 +52,12 @@ def _parts(ops: list[ir.Operation], locals_: list[ir.Value]) -> list[list[ir.Ope
     return parts
 
 
+def _gm_type(t: ir.Type) -> ir.MemRefType:
+    """A workspace in GM: the local buffer's shape and element type, identity layout, no memory space."""
+    m = ir.MemRefType(t)
+    return ir.MemRefType.get(list(m.shape), m.element_type)
+
+
 def _uses_in(value: ir.Value, ops: list[ir.Operation]) -> bool:
     inside = {op_id(o) for op in ops for o in [op, *nested_ops(op)]}
     return any(op_id(as_operation(use.owner)) in inside for use in value.uses)
@@ -70,7 +76,7 @@ def split_at_loops(module: ir.Module, kernel: ir.Operation) -> list[ir.Operation
     if len(parts) < 2:
         return None
     views = [op for op in top if op.name in VIEW_OPS]
-    # the views a part uses go with it (views of views: their chain)
+    # each part gets copies of the views it uses (views of views: their chain); several parts may use one
     owned: list[list[ir.Operation]] = []
     for part in parts:
         mine: list[ir.Operation] = []
@@ -78,6 +84,7 @@ def split_at_loops(module: ir.Module, kernel: ir.Operation) -> list[ir.Operation
             if _uses_in(view.results[0], part + mine):
                 mine.insert(0, view)
         owned.append(mine)
+    owned_ids = [{op_id(v) for v in mine} for mine in owned]
     workspaces = [v for v in locals_ if sum(_uses_in(v, p + w) for p, w in zip(parts, owned, strict=True)) > 1]
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
     arguments = [a for a in block.arguments]
@@ -87,10 +94,10 @@ def split_at_loops(module: ir.Module, kernel: ir.Operation) -> list[ir.Operation
     with kernel.location:
         point = kernel
         for k, (part, mine) in enumerate(zip(parts, owned, strict=True)):
-            ops = mine + part
+            ops = mine + part  # what the part uses, its views included
             used_args = [i for i, a in enumerate(arguments) if _uses_in(a, ops)]
             used_spaces = [i for i, w in enumerate(workspaces) if _uses_in(w, ops)]
-            inputs = [arguments[i].type for i in used_args] + [workspaces[i].type for i in used_spaces]
+            inputs = [arguments[i].type for i in used_args] + [_gm_type(workspaces[i].type) for i in used_spaces]
             with ir.InsertionPoint.after(point):
                 new = func.FuncOp(f"{name}_part{k}", ir.FunctionType.get(inputs, []))
             for attr in ("sym_visibility", "graph.kernel", "graph.fusion_kind", "graph.kernel_ops"):
@@ -101,13 +108,13 @@ def split_at_loops(module: ir.Module, kernel: ir.Operation) -> list[ir.Operation
                 end = func.ReturnOp([]).operation
             values = [arguments[i] for i in used_args] + [workspaces[i] for i in used_spaces]
             replacements = list(zip(values, entry.arguments, strict=True))
-            for op in top:  # constants, globals and the part's own local buffers: copies of them
-                shared = op.name in _SHARED or (op.name == "memref.alloc" and
-                                                 not any(op.results[0] == w for w in workspaces))
-                if shared and _uses_in(op.results[0], ops):
+            for op in top:  # constants, globals, views and the part's own local buffers: copies of them
+                copied = op.name in _SHARED or op_id(op) in owned_ids[k] or (
+                    op.name == "memref.alloc" and not any(op.results[0] == w for w in workspaces))
+                if copied and (op_id(op) in owned_ids[k] or _uses_in(op.results[0], ops)):
                     copy = op.clone(ip=ir.InsertionPoint(end))
                     replacements.append((op.results[0], copy.results[0]))
-            for op in ops:
+            for op in part:
                 op.move_before(end)
             inside = {op_id(o) for o in nested_ops(new)}
             for old, fresh in replacements:
@@ -118,8 +125,7 @@ def split_at_loops(module: ir.Module, kernel: ir.Operation) -> list[ir.Operation
             point = new.operation
         for call in calls:
             with ir.InsertionPoint(call), call.location:
-                spaces = [alloc(ir.MemRefType.get(list(ir.MemRefType(w.type).shape), ir.MemRefType(w.type).element_type))
-                          for w in workspaces]
+                spaces = [alloc(_gm_type(w.type)) for w in workspaces]
                 for new, used_args, used_spaces in created:
                     operands = [call.operands[i] for i in used_args] + [spaces[i] for i in used_spaces]
                     func.CallOp([], ir.StringAttr(new.attributes["sym_name"]).value, operands)

@@ -170,7 +170,7 @@ def _reads_writes(user: ir.Operation, value: ir.Value) -> tuple[bool, bool] | No
     if access is None:
         return None
     reads = writes = False
-    for position, (operand, _dims, is_write) in enumerate(access[0]):
+    for operand, _dims, is_write in access[0]:
         if operand != value:
             continue
         if not is_write:
@@ -178,15 +178,17 @@ def _reads_writes(user: ir.Operation, value: ir.Value) -> tuple[bool, bool] | No
             continue
         writes = True
         if user.name == "linalg.generic":  # an output whose payload argument is used is read too
-            argument = user.regions[0].blocks[0].arguments[position]
-            reads |= any(True for _ in argument.uses)
+            position = next(k for k, v in enumerate(user.operands) if v == value)
+            reads |= any(True for _ in user.regions[0].blocks[0].arguments[position].uses)
     return reads, writes
 
 
-def _subview_access(view: ir.Operation, kernel_block: ir.Block) -> _Access | None:
+def _subview_access(view: ir.Operation) -> _Access | None:
+    """A GM subview inside the loop as an access: rank-kept, static sizes, unit strides, used in its block."""
     source = view.operands[0]
-    source_type, result_type = ir.MemRefType(source.type), ir.MemRefType(view.results[0].type)
-    if result_type.rank != source_type.rank or any(s != 1 for s in ir.DenseI64ArrayAttr(view.attributes["static_strides"])):
+    if ir.MemRefType(view.results[0].type).rank != ir.MemRefType(source.type).rank:
+        return None
+    if any(s != 1 for s in ir.DenseI64ArrayAttr(view.attributes["static_strides"])):
         return None
     segments = list(ir.DenseI32ArrayAttr(view.attributes["operandSegmentSizes"]))
     if segments[2] or segments[3]:
@@ -271,7 +273,7 @@ def sequential_loop(kernel: ir.Operation) -> SequentialLoop | None:
             if not _is_gm(op.operands[0]):
                 local_views.append(op)
                 continue
-            access = _subview_access(op, block)
+            access = _subview_access(op)
             if access is None:
                 return None
             accesses.append(access)
@@ -289,10 +291,6 @@ def sequential_loop(kernel: ir.Operation) -> SequentialLoop | None:
                 return None
             if op.name not in ("memref.load", "memref.store") and _reads_writes(op, v) is None:
                 return None
-    if any(v.uses and any(as_operation(u.owner).name not in ("memref.subview",) and
-                          not _is_in(as_operation(u.owner), loop) for u in v.uses)
-           for v in [a.root for a in accesses]):
-        return None  # a streamed buffer used outside the loop
     streamed: list[_Streamed] = []
     for a in accesses:
         group = next((s for s in streamed if s.root == a.root), None)
@@ -309,15 +307,6 @@ def sequential_loop(kernel: ir.Operation) -> SequentialLoop | None:
                            local_views)
     found.free_dims = _free_dims(found, top)
     return found
-
-
-def _is_in(op: ir.Operation, ancestor: ir.Operation) -> bool:
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        if op_id(parent) == op_id(ancestor):
-            return True
-        parent = parent.parent
-    return False
 
 
 def _overwrites(access: _Access) -> bool:
@@ -446,7 +435,7 @@ def plan_stream(found: SequentialLoop, target: NpuTarget, double_buffer: bool) -
     if best is not None:
         return best[1]
     need = smallest["ub"] if smallest else 0
-    return f"streamed through UB one iteration of its loop at a time, {need} bytes of UB"
+    return f"streaming its loop through UB, no window fits: the smallest (one iteration) needs {need} bytes of UB"
 
 
 def rewrite_stream(kernel: ir.Operation, plan: StreamPlan) -> int:

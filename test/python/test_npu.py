@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -715,3 +716,136 @@ def test_grouped_convolution_with_constant_weights_is_tiled() -> None:
     assert "npu.conv_tile" in exe.npu_ir and "conv_2d_ngchw_gfchw" not in exe.npu_ir
     (row,) = exe.report().rows
     assert row.gm_write == got.nbytes and row.ub_bytes <= load_target("910b").buffer("ub").bytes
+
+
+def _cumsum(shape: tuple[int, ...], axis: int) -> str:
+    t = f"tensor<{'x'.join(map(str, shape))}xf32>"
+    return (f'func.func @scan(%x: {t}) -> {t} {{\n  %0 = "graph.cumsum"(%x) {{axis = {axis} : i64}} : ({t}) -> {t}\n'
+            f"  return %0 : {t}\n}}")
+
+
+@pytest.mark.parametrize(("shape", "axis"), [((64, 75000), 1), ((75000, 64), 0), ((100000, 64), 1), ((97, 5003), 1),
+                                             ((1, 300000), 1), ((3, 50, 7000), 1)])
+def test_a_scan_over_ub_streams_its_loop(shape: tuple[int, ...], axis: int) -> None:
+    """A cumsum lowers to a loop over its axis: over UB, the loop streams x and the result through UB in
+    chunks of iterations (tiles of a dim every access spans whole when a chunk of all of it is too big); every
+    byte moves once and the sums are the reference's, in the same order."""
+    exe = compile_npu(_cumsum(shape, axis), opt_level=0)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    (got,) = exe(x)
+    np.testing.assert_allclose(got, exe.reference(x)[0], rtol=1e-6, atol=1e-6)
+    (row,) = exe.report().rows
+    assert "npu.stream_tiles" in exe.npu_ir and row.tiles > 1
+    assert row.gm_read == x.nbytes and row.gm_write == x.nbytes
+    assert row.ub_bytes <= load_target("910b").buffer("ub").bytes
+
+
+def test_a_scatter_into_a_cache_over_ub_is_split_at_its_loop() -> None:
+    """scatter_update copies the cache, then its loop writes each update where its position says (a place
+    only known at run time). Split at the loop: the copy is tiled, and the loop moves only the updates whose
+    position is in range, one slice each, GM -> UB -> GM."""
+    text = """func.func @cache(%c: tensor<2x4096x1024xf32>, %p: tensor<16xi64>, %u: tensor<2x16x1024xf32>)
+    -> tensor<2x4096x1024xf32> {
+  %0 = "graph.scatter_update"(%c, %p, %u) {axis = 1 : i64}
+      : (tensor<2x4096x1024xf32>, tensor<16xi64>, tensor<2x16x1024xf32>) -> tensor<2x4096x1024xf32>
+  return %0 : tensor<2x4096x1024xf32>
+}"""
+    exe = compile_npu(text, opt_level=0)
+    rng = np.random.default_rng(0)
+    cache = rng.standard_normal((2, 4096, 1024)).astype(np.float32)
+    positions = np.array([5, 4095, -1, 7, 5, 9000, 100, -5000, 3, 2, 1, 0, 64, 65, 66, 67], dtype=np.int64)
+    updates = rng.standard_normal((2, 16, 1024)).astype(np.float32)
+    (got,) = exe(cache, positions, updates)
+    np.testing.assert_array_equal(got, exe.reference(cache, positions, updates)[0])
+    copy, scatter = exe.report().rows
+    assert copy.name.endswith("_part0") and scatter.name.endswith("_part1")
+    assert copy.gm_read == copy.gm_write == cache.nbytes
+    applied = sum(1 for p in positions if -4096 <= p < 4096)  # 14: 9000 and -5000 are out of range
+    slice_bytes = 2 * 1024 * 4
+    assert scatter.gm_read == positions.nbytes + applied * slice_bytes and scatter.gm_write == applied * slice_bytes
+
+
+def test_a_fused_scan_is_split_into_kernels_launched_in_turn() -> None:
+    """exp, cumsum and add fused in one kernel (the default pipeline): no schedule fits the loop and the ops
+    over whole rows around it together, so the kernel is split at the loop, the scan's result passed through
+    a GM workspace."""
+    text = """func.func @f(%x: tensor<97x5003xf32>) -> tensor<97x5003xf32> {
+  %e = "graph.exp"(%x) : (tensor<97x5003xf32>) -> tensor<97x5003xf32>
+  %c = "graph.cumsum"(%e) {axis = 1 : i64} : (tensor<97x5003xf32>) -> tensor<97x5003xf32>
+  %y = "graph.add"(%c, %x) : (tensor<97x5003xf32>, tensor<97x5003xf32>) -> tensor<97x5003xf32>
+  return %y : tensor<97x5003xf32>
+}"""
+    exe = compile_npu(text)
+    x = (np.random.default_rng(0).standard_normal((97, 5003)) * 0.1).astype(np.float32)
+    (got,) = exe(x)
+    (want,) = exe.reference(x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+    rows = exe.report().rows
+    assert [r.name.rsplit("_", 1)[1] for r in rows] == ["part0", "part1", "part2"]
+    assert [(r.gm_read, r.gm_write) for r in rows] == [(x.nbytes, x.nbytes), (x.nbytes, x.nbytes),
+                                                       (2 * x.nbytes, x.nbytes)]
+
+
+INDEXED_OPS = {  # ops whose lowering reads linalg.index, at sizes that tile them along the indexed dims
+    "dropout": ("tensor<1024x512xf32>", '%0:2 = "graph.dropout"(%a) : (tensor<1024x512xf32>) -> '
+                "(tensor<1024x512xf32>, tensor<1024x512xf32>)",
+                "%0#0, %0#1 : tensor<1024x512xf32>, tensor<1024x512xf32>"),
+    "argmax_in_blocks": ("tensor<16x100000xf32>", '%0 = "graph.argmax"(%a) {axis = 1 : i64} : (tensor<16x100000xf32>) '
+                         "-> tensor<16xi64>", "%0 : tensor<16xi64>"),
+    "argmax_with_value": ("tensor<50000x64xf32>", '%0:2 = "graph.argmax_with_value"(%a) : (tensor<50000x64xf32>) -> '
+                          "(tensor<64xi32>, tensor<64xf32>)", "%0#0, %0#1 : tensor<64xi32>, tensor<64xf32>"),
+    "iota": ("tensor<2x300000xf32>", '%0 = "graph.iota"(%a) {axis = 1 : i64} : (tensor<2x300000xf32>) -> '
+             "tensor<300000xi64>", "%0 : tensor<300000xi64>"),
+    "one_hot": ("tensor<4xi64>", '%on = arith.constant dense<2.0> : tensor<f32>\n  %off = arith.constant dense<-1.0> : '
+                'tensor<f32>\n  %0 = "graph.one_hot"(%a, %on, %off) {depth = 100000 : i64} : (tensor<4xi64>, '
+                "tensor<f32>, tensor<f32>) -> tensor<4x100000xf32>", "%0 : tensor<4x100000xf32>"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEXED_OPS))
+def test_tiled_ops_read_the_indices_of_their_whole_loop(name: str) -> None:
+    """An op moved onto a tile reads its loop indices (a dropout's counter-based mask, an argmax's position,
+    an iota): each index along a tiled loop gets the tile's offset, so the results do not depend on the
+    tiles."""
+    arg, body, ret = INDEXED_OPS[name]
+    results = ret.split(" : ", 1)[1]
+    text = f"func.func @f(%a: {arg}) -> ({results}) {{\n  {body}\n  return {ret}\n}}"
+    exe = compile_npu(text, opt_level=0)
+    rng = np.random.default_rng(0)
+    inputs = [rng.integers(0, 100000, shape).astype(dtype) if np.dtype(dtype).kind == "i"
+              else rng.standard_normal(shape).astype(dtype) for shape, dtype in exe.inputs]
+    for got, want in zip(exe(*inputs), exe.reference(*inputs), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert any(row.tiles > 1 for row in exe.report().rows)
+
+
+ALL_OPS = Path(__file__).resolve().parents[1] / "Dialect" / "all-ops.mlir"
+
+
+def _all_op_functions() -> dict[str, str]:
+    """Each function of the dialect's op list (one op each), as a module of its own."""
+    text = ALL_OPS.read_text().split("module {", 1)[1]
+    found = re.findall(r"(  func\.func @(\w+)\(.*?\n  \})", text, re.S)
+    return {name: f"module {{\n{body}\n}}\n" for body, name in found}
+
+
+@pytest.mark.parametrize("name", sorted(_all_op_functions()))
+def test_every_op_runs_on_a_512_byte_ub(name: str, tmp_path: Path) -> None:
+    """Every op of the dialect on a target whose UB holds 512 bytes, where nearly every kernel is over
+    capacity: each is tiled, streamed or split, and computes the reference's results. Ops with boolean
+    (i1) buffers are the emulator's one documented limit."""
+    target = json.loads((Path(__file__).resolve().parents[1] / "NPU" / "npu-buffer-assign" / "Inputs" /
+                         "small-ub.json").read_text())
+    target["name"], target["buffers"]["ub"]["bytes"] = "ub-512", 512
+    path = tmp_path / "ub-512.json"
+    path.write_text(json.dumps(target))
+    try:
+        exe = compile_npu(_all_op_functions()[name], target=path, opt_level=0)
+    except GraphfuseError as error:
+        assert "boolean (i1) buffers are not supported" in str(error), str(error)
+        pytest.xfail("boolean (i1) buffers: not supported by the emulator")
+    rng = np.random.default_rng(0)
+    inputs = [(rng.integers(0, 3, shape) if np.dtype(dtype).kind in "iu" else rng.standard_normal(shape)).astype(dtype)
+              for shape, dtype in exe.inputs]
+    for got, want in zip(exe(*inputs), exe.reference(*inputs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
