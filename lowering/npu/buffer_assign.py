@@ -66,7 +66,6 @@ from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
-from graphfuse.dialect.matching import as_operation
 from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.copy_tiling import (
@@ -92,17 +91,15 @@ from graphfuse.lowering.npu.grouped_convolution import GroupedConvPlan, grouped_
 from graphfuse.lowering.npu.kernel_buffers import (
     CUBE_OPS,
     PLACED_SPACES,
-    RESHAPE_VIEWS,
     VIEW_OPS,
     NpuAssignError,
-    alloc,
     collect_buffers,
     element_bytes,
     is_cube_op,
     loop_access,
     space_over_capacity,
 )
-from graphfuse.lowering.npu.kernel_split import split_at_loops
+from graphfuse.lowering.npu.kernel_split import split_at_loops, split_independent
 from graphfuse.lowering.npu.loop_tiling import (
     LoopPlan,
     TiledLoop,
@@ -121,6 +118,7 @@ from graphfuse.lowering.npu.reduction_blocks import (
     split_live_ranges,
 )
 from graphfuse.lowering.npu.sequential_loops import StreamPlan, plan_stream, rewrite_stream, sequential_loop
+from graphfuse.lowering.npu.simplify_buffers import forward_result_copies, simplify_buffers
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
@@ -210,62 +208,6 @@ def plan_kernel(kernel: ir.Operation, target: NpuTarget, double_buffer: bool, no
     raise NpuAssignError(message + (f"; {cube_error}" if cube_error else ""))
 
 
-def forward_result_copies(func_op: ir.Operation) -> int:
-    """``memref.copy %buf, %out`` where %buf is a fresh allocation and %out is only this copy's target:
-    compute into %out directly (no GM -> GM copy).  Returns the number of copies removed."""
-    block = func_op.regions[0].blocks[0]
-    removed = 0
-    for op in [as_operation(o) for o in block.operations]:
-        if op.name != "memref.copy":
-            continue
-        source, dest = op.operands[0], op.operands[1]
-        if not isinstance(dest.owner, ir.Block) or isinstance(source.owner, ir.Block):
-            continue
-        allocation = as_operation(source.owner)
-        if allocation.name != "memref.alloc" or source.type != dest.type:
-            continue
-        if sum(1 for _ in dest.uses) != 1:
-            continue
-        op.erase()
-        source.replace_all_uses_with(dest)
-        allocation.erase()
-        removed += 1
-    return removed
-
-
-def reshape_allocations(func_op: ir.Operation) -> int:
-    """A local allocation used only through one reshape (a reduction's ``[4, 8]`` result seen as
-    ``[4, 8, 1]``) is allocated in the reshaped shape: the ops then write the buffer itself, which the
-    tilings follow.  Returns the number of allocations changed."""
-    changed = 0
-    for op in [as_operation(o) for o in func_op.regions[0].blocks[0].operations]:
-        if op.name != "memref.alloc" or op.operands:
-            continue
-        uses = list(op.results[0].uses)
-        if len(uses) != 1:
-            continue
-        view = as_operation(uses[0].owner)
-        if view.name not in RESHAPE_VIEWS:
-            continue
-        t = ir.MemRefType(view.results[0].type)
-        if t.layout != ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)):
-            continue
-        with ir.InsertionPoint(op), op.location:
-            fresh = alloc(ir.MemRefType.get(list(t.shape), t.element_type, None, t.memory_space))
-        view.results[0].replace_all_uses_with(fresh)
-        view.erase()
-        op.erase()
-        changed += 1
-    return changed
-
-
-def simplify_buffers(kernel: ir.Operation) -> int:
-    """Rewrites that keep a kernel's meaning and leave it fewer local buffers to place, tried when no plan
-    fits it as it is: allocations reshaped once take the reshaped shape, and a local buffer copied whole to a
-    result at the end is the result (:func:`forward_result_copies`).  Returns the number of changes."""
-    return reshape_allocations(kernel) + forward_result_copies(kernel)
-
-
 @dataclass(frozen=True)
 class NpuBufferAssign(GraphPass):
     name: ClassVar[str] = "npu-buffer-assign"
@@ -277,7 +219,7 @@ class NpuBufferAssign(GraphPass):
         "num-tiled": "Number of kernels tiled into more than one tile",
         "num-transfers": "Number of npu.dma transfers created",
         "num-forwarded": "Number of result copies outside kernels removed",
-        "num-split": "Number of kernels split at their loops into kernels launched in turn",
+        "num-split": "Number of kernels split (at their loops, or into independent groups) into kernels run in turn",
     }
     target: str = option("910b", "target description: a bundled name or a .json path")
     double_buffer: bool = option(True, "two slots per transferred tile (transfers overlap compute)")
@@ -309,11 +251,11 @@ class NpuBufferAssign(GraphPass):
                 plan, cube = plan_kernel(func_op, target, self.double_buffer)
             except NpuAssignError as error:
                 location = func_op.location
-                parts = split_at_loops(module, func_op)
+                parts = split_at_loops(module, func_op) or split_independent(module, func_op)
                 if parts is None:
                     context.fail(error.diagnostics[0].message, location)
                 context.count("num-split")
-                log.debug(f"npu-buffer-assign: @{name} split at its loops into {len(parts)} kernels")
+                log.debug(f"npu-buffer-assign: @{name} split into {len(parts)} kernels")
                 pending[:0] = [(ir.StringAttr(part.attributes["sym_name"]).value, part) for part in parts]
                 continue
             i64 = ir.IntegerType.get_signless(64, module.context)

@@ -23,9 +23,9 @@ from graphfuse.lowering.npu.dialect import with_space
 __all__ = [
     "CUBE_OPS", "PLACED_SPACES", "RESHAPE_VIEWS", "VIEW_OPS", "Access", "Follows", "KernelBuffer",
     "NpuAssignError", "alloc", "collapse_view", "collect_buffers", "dma", "element_bytes", "fill_constant",
-    "has_indices", "index_constant", "index_shifts", "is_cube_op", "loop_access", "map_dims", "reassociation",
-    "reshaped_only", "retype_views", "root_buffer", "row_major_strides", "shift_indices", "single_dims",
-    "slot_view", "space_over_capacity", "tile_slot", "window_view",
+    "has_indices", "index_constant", "index_shifts", "is_cube_op", "loop_access", "map_dims", "memref_accesses",
+    "reassociation", "reshaped_only", "retype_views", "root_buffer", "row_major_strides", "shift_indices",
+    "single_dims", "slot_view", "space_over_capacity", "tile_slot", "window_view",
 ]
 
 
@@ -309,7 +309,7 @@ def collect_buffers(kernel: ir.Operation) -> tuple[list[KernelBuffer], list[ir.O
             tileable = False  # nested control flow: not analysed, run as one tile
             # What it reads inside is loaded whole; what it writes (maybe in part) is loaded and stored whole.
             for inner in nested_ops(op):
-                for value, reads, writes in _nested_accesses(inner):
+                for value, reads, writes in memref_accesses(inner):
                     buf = find(root_buffer(value))
                     if buf is not None:
                         buf.read |= reads or writes
@@ -351,8 +351,9 @@ def collect_buffers(kernel: ir.Operation) -> tuple[list[KernelBuffer], list[ir.O
     return found, ops, tileable
 
 
-def _nested_accesses(op: ir.Operation) -> list[tuple[ir.Value, bool, bool]]:
-    """The memref operands of an op inside a loop, each with whether it is read and whether written."""
+def memref_accesses(op: ir.Operation) -> list[tuple[ir.Value, bool, bool]]:
+    """The memref operands of an op (not a view, not in a linalg payload), each with whether it is read and
+    whether written (both when the op is not understood; a linalg.generic's outputs count as read)."""
     if op.name in VIEW_OPS or op.parent.name.startswith("linalg."):
         return []
     if op.name == "memref.load":

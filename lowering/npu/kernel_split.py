@@ -1,20 +1,25 @@
-"""A kernel that no tiling fits whole, split at its sequential loops into kernels launched one after another.
+"""A kernel that no tiling fits whole, split into kernels launched one after another.
 
-A fused kernel holding a scan (``exp`` -> ``cumsum`` -> ``add``) runs
-elementwise ops over whole buffers before and after the scan's ``scf.for``;
-the loop streams slices (:mod:`~graphfuse.lowering.npu.sequential_loops`)
-while the ops around it are tiled along rows, and no one schedule does both.
-Split at the loop, each piece is a kernel of its own that some tiling fits:
+Two splits, tried when no plan fits a kernel:
 
-- each top-level ``scf.for`` is a part, with the ops just before it that use
-  on-chip buffers only (the scan's running sum, zeroed);
-- each run of other ops between loops is a part;
-- a local buffer that several parts use becomes a GM workspace, allocated
-  by the caller and passed to each of them.
+- **at its sequential loops.** A fused kernel holding a scan (``exp`` ->
+  ``cumsum`` -> ``add``) runs elementwise ops over whole buffers before and
+  after the scan's ``scf.for``; the loop streams slices
+  (:mod:`~graphfuse.lowering.npu.sequential_loops`) while the ops around it
+  are tiled along rows, and no one schedule does both. Each top-level
+  ``scf.for`` is a part, with the ops just before it that use on-chip
+  buffers only (the scan's running sum, zeroed); each run of other ops
+  between loops is a part;
+- **into independent groups.** A horizontally fused kernel (two sums of two
+  inputs, ``square_sum_all``) whose groups of ops share no buffer: each
+  group is a part, and each part may then be tiled its own way (each sum
+  blocked along its own input).
 
-Each call of the kernel becomes calls of its parts in order, named
-``<kernel>_part<k>``.  A part's results go through GM to the next: the
-price of the split, paid only by kernels that fit no other way.
+A local buffer that several parts use becomes a GM workspace, allocated by
+the caller and passed to each of them.  Each call of the kernel becomes
+calls of its parts in order, named ``<kernel>_part<k>``.  A part's results
+go through GM to the next: the price of the split, paid only by kernels
+that fit no other way.
 """
 
 from __future__ import annotations
@@ -23,9 +28,9 @@ from mlir import ir
 from mlir.dialects import func
 
 from graphfuse.dialect.matching import as_operation, nested_ops, op_id
-from graphfuse.lowering.npu.kernel_buffers import VIEW_OPS, alloc, root_buffer
+from graphfuse.lowering.npu.kernel_buffers import VIEW_OPS, alloc, memref_accesses, root_buffer
 
-__all__ = ["split_at_loops"]
+__all__ = ["split_at_loops", "split_independent"]
 
 #: Top-level ops that every part needing them gets its own copy of.
 _SHARED = frozenset({"arith.constant", "memref.get_global"})
@@ -63,18 +68,63 @@ def _uses_in(value: ir.Value, ops: list[ir.Operation]) -> bool:
     return any(op_id(as_operation(use.owner)) in inside for use in value.uses)
 
 
-def split_at_loops(module: ir.Module, kernel: ir.Operation) -> list[ir.Operation] | None:
-    """Replace ``kernel`` (and its calls) by its parts; returns them, or None (nothing changed) when the
-    kernel has no loop or would be a single part."""
-    block = kernel.regions[0].blocks[0]
-    top = [as_operation(o) for o in block.operations]
-    if not any(op.name == "scf.for" for op in top):
-        return None
+def _compute_ops(kernel: ir.Operation) -> tuple[list[ir.Operation], list[ir.Operation], list[ir.Value]]:
+    """The kernel's top-level ops, its compute ops among them, and its local buffers."""
+    top = [as_operation(o) for o in kernel.regions[0].blocks[0].operations]
     locals_ = [op.results[0] for op in top if op.name == "memref.alloc"]
     compute = [op for op in top if op.name not in _SHARED | VIEW_OPS and op.name not in ("memref.alloc", "func.return")]
-    parts = _parts(compute, locals_)
-    if len(parts) < 2:
+    return top, compute, locals_
+
+
+def split_at_loops(module: ir.Module, kernel: ir.Operation) -> list[ir.Operation] | None:
+    """Replace ``kernel`` (and its calls) by its parts cut at its loops; returns them, or None (nothing
+    changed) when the kernel has no loop or would be a single part."""
+    top, compute, locals_ = _compute_ops(kernel)
+    if not any(op.name == "scf.for" for op in top):
         return None
+    parts = _parts(compute, locals_)
+    return _split(module, kernel, top, locals_, parts) if len(parts) > 1 else None
+
+
+def split_independent(module: ir.Module, kernel: ir.Operation) -> list[ir.Operation] | None:
+    """Replace ``kernel`` (and its calls) by its groups of ops that share no buffer, one part each (in the
+    order of their first ops); None (nothing changed) when it is one group."""
+    top, compute, locals_ = _compute_ops(kernel)
+    group: dict[int, int] = {}  # op position -> its group's first op position (union-find)
+
+    def find(k: int) -> int:
+        while group.setdefault(k, k) != k:
+            k = group[k]
+        return k
+
+    # ops are joined by the buffers some op writes (an input only read, a weight shared by two matmuls,
+    # joins nothing)
+    uses = [[(root_buffer(v), writes) for inner in [op, *nested_ops(op)] for v, _, writes in memref_accesses(inner)]
+            for op in compute]
+    written = [root for op_uses in uses for root, writes in op_uses if writes]
+    owner: list[tuple[ir.Value, int]] = []  # each written root buffer seen -> an op using it
+    for k, op_uses in enumerate(uses):
+        for root, _ in op_uses:
+            if not any(root == w for w in written):
+                continue
+            other = next((j for r, j in owner if r == root), None)
+            if other is None:
+                owner.append((root, k))
+            else:
+                a, b = sorted((find(k), find(other)))
+                group[b] = a
+    heads = sorted({find(k) for k in range(len(compute))})
+    if len(heads) < 2:
+        return None
+    parts = [[op for k, op in enumerate(compute) if find(k) == head] for head in heads]
+    return _split(module, kernel, top, locals_, parts)
+
+
+def _split(module: ir.Module, kernel: ir.Operation, top: list[ir.Operation], locals_: list[ir.Value],
+           parts: list[list[ir.Operation]]) -> list[ir.Operation]:
+    """Outline each of ``parts`` (compute ops of ``kernel``, in order) as a kernel of its own and call them in
+    turn where ``kernel`` was called; ``kernel`` is erased."""
+    block = kernel.regions[0].blocks[0]
     views = [op for op in top if op.name in VIEW_OPS]
     # each part gets copies of the views it uses (views of views: their chain); several parts may use one
     owned: list[list[ir.Operation]] = []

@@ -147,6 +147,12 @@ def blocked_kernels(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> Ite
                         yield kernel
 
 
+def _same_follows(known: Follows, found: Follows, shape: list[int]) -> bool:
+    """Whether two readings of what a buffer's dims follow agree; a dim of size 1 agrees with anything (one
+    op indexes it by a loop of one iteration, another by 0)."""
+    return all(a == b or n == 1 and (a is None or b is None) for a, b, n in zip(known, found, shape, strict=True))
+
+
 def _blocked_along(seed: KernelBuffer, blocked_dim: int, compute: list[ir.Operation], accesses: dict,
                    find: Callable[[ir.Value], KernelBuffer | None], used: list[KernelBuffer]) -> BlockedKernel | None:
     """The kernel blocked along ``seed``'s dim ``blocked_dim``, or None when that does not work."""
@@ -172,7 +178,9 @@ def _blocked_along(seed: KernelBuffer, blocked_dim: int, compute: list[ir.Operat
                         if loop is not None and role is not None and roles.setdefault(loop, role) != role:
                             return None
                 unnamed = [loop for loop in range(len(iterators)) if loop not in roles]
-                if unnamed and (not roles or not allow_new):  # (an op of no loops, a scalar's fill, has none)
+                # an op whose loops no tagged operand names waits (a scalar's fill has none to wait for)
+                tagged = all(id(find(v)) in tags for v, _, _ in operands)
+                if unnamed and not tagged and (not roles or not allow_new):
                     continue
                 roles |= {loop: f"x{next(fresh)}" for loop in unnamed}
                 for value, dims, _ in operands:
@@ -181,7 +189,7 @@ def _blocked_along(seed: KernelBuffer, blocked_dim: int, compute: list[ir.Operat
                         return None
                     buf = find(value)
                     follows = tuple(None if loop is None else roles[loop] for loop in single)
-                    if tags.setdefault(id(buf), (buf, follows))[1] != follows:
+                    if not _same_follows(tags.setdefault(id(buf), (buf, follows))[1], follows, buf.type.shape):
                         return None
                 for loop, kind in enumerate(iterators):
                     if kind == "reduction" and roles[loop] == BLOCKED:

@@ -31,3 +31,64 @@ func.func @small_row_sums(%x: tensor<4x8x16xf32>) -> tensor<4x8x1xf32> {
   %0 = "graph.reduce_sum"(%x) {axes = array<i64: -1>, keep_dims = true} : (tensor<4x8x16xf32>) -> tensor<4x8x1xf32>
   return %0 : tensor<4x8x1xf32>
 }
+
+// -----
+
+// A fused QKV projection: the [64, 768] accumulator (192 KiB, over L0C) is only copied out in three column
+// slices. Simplified, it is one matmul per slice, each reading its columns of W and writing its result; the
+// three then tile along their columns together, x loaded once.
+// CHECK-LABEL: func.func private @qkv_kernel
+// CHECK-NOT:     memref<64x768xf32
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c256 step %c64 {
+// CHECK-COUNT-3:   "npu.dma"({{.*}}) : (memref<256x64xf32, strided<[768, 1], offset: ?>>
+// CHECK:           linalg.fill
+// CHECK-NEXT:      linalg.matmul {{.*}} outs(%{{.*}} : memref<64x64xf32, {{.*}}#npu.mem<"l0c">>)
+// CHECK-NEXT:      linalg.fill
+// CHECK-NEXT:      linalg.matmul
+// CHECK-NEXT:      linalg.fill
+// CHECK-NEXT:      linalg.matmul
+// CHECK-NOT:     memref.copy
+func.func @qkv(%x: tensor<64x256xf32>, %w: tensor<256x768xf32>) -> (tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>) {
+  %0:3 = call @qkv_kernel(%x, %w) : (tensor<64x256xf32>, tensor<256x768xf32>) -> (tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>)
+  return %0#0, %0#1, %0#2 : tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>
+}
+func.func private @qkv_kernel(%x: tensor<64x256xf32>, %w: tensor<256x768xf32>) -> (tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>) attributes {graph.fusion_kind = "matmul_split", graph.kernel, graph.kernel_ops = ["graph.matmul", "graph.split"]} {
+  %0 = "graph.matmul"(%x, %w) : (tensor<64x256xf32>, tensor<256x768xf32>) -> tensor<64x768xf32>
+  %1:3 = "graph.split"(%0) {axis = -1 : i64, sizes = array<i64: 256, 256, 256>} : (tensor<64x768xf32>) -> (tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>)
+  return %1#0, %1#1, %1#2 : tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>
+}
+
+// -----
+
+// Two sums fused horizontally: lowering starts both from one zero-filled result (fill %a; copy %a -> %b).
+// Simplified, each is filled; the two sums then share no buffer and are split into two kernels, each summing
+// its input in blocks.
+// CHECK-LABEL: func.func @sums(
+// CHECK-NEXT:    call @sums_square_sum_all_0_part0(%arg1, %arg3)
+// CHECK-NEXT:    call @sums_square_sum_all_0_part1(%arg0, %arg2)
+// CHECK-LABEL: func.func private @sums_square_sum_all_0_part0(
+// CHECK-SAME:    npu.block_tiles
+// CHECK:         scf.for
+// CHECK-LABEL: func.func private @sums_square_sum_all_0_part1(
+// CHECK-SAME:    npu.block_tiles
+// CHECK:         scf.for
+func.func @sums(%x: tensor<256x64xf32>, %y: tensor<256x64xf32>) -> (tensor<f32>, tensor<f32>) {
+  %0:2 = "graph.square_sum_all"(%x, %y) : (tensor<256x64xf32>, tensor<256x64xf32>) -> (tensor<f32>, tensor<f32>)
+  return %0#0, %0#1 : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// A count kept as [1]: lowered into a rank-0 local seen as [1] through an expand_shape. Simplified, the local
+// is a [1] buffer whose generic indexes it at 0, and the count accumulates block by block.
+// CHECK-LABEL: func.func private @count_equal_count_0
+// CHECK-SAME:    npu.block_tiles
+// CHECK-NOT:     memref.expand_shape
+// CHECK:         linalg.fill {{.*}} outs(%[[COUNT:.*]] : memref<1xi32, #npu.mem<"ub">>)
+// CHECK:         scf.for
+// CHECK:           linalg.generic {indexing_maps = [#map, #map, #[[ZERO:map[0-9]*]]], {{.*}} outs(%[[COUNT]] :
+// CHECK:         "npu.dma"(%[[COUNT]], %arg2)
+func.func @count(%x: tensor<256x64xf32>, %y: tensor<256x64xf32>) -> tensor<1xi32> {
+  %0 = "graph.equal_count"(%x, %y) : (tensor<256x64xf32>, tensor<256x64xf32>) -> tensor<1xi32>
+  return %0 : tensor<1xi32>
+}
