@@ -150,7 +150,7 @@ def blocked_kernels(buffers: list[KernelBuffer], ops: list[ir.Operation]) -> Ite
 def _same_follows(known: Follows, found: Follows, shape: list[int]) -> bool:
     """Whether two readings of what a buffer's dims follow agree; a dim of size 1 agrees with anything (one
     op indexes it by a loop of one iteration, another by 0)."""
-    return all(a == b or n == 1 and (a is None or b is None) for a, b, n in zip(known, found, shape, strict=True))
+    return all(a == b or (n == 1 and (a is None or b is None)) for a, b, n in zip(known, found, shape, strict=True))
 
 
 def _blocked_along(seed: KernelBuffer, blocked_dim: int, compute: list[ir.Operation], accesses: dict,

@@ -136,12 +136,22 @@ def _constant_int(value: ir.Value) -> int | None:
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
-def _mixed(op: ir.Operation, name: str, dynamic: list[ir.Value]) -> list[int | ir.Value]:
-    """A subview's offsets (or sizes), each an int or the SSA value standing for a dynamic one."""
-    marker = ir.ShapedType.get_dynamic_stride_or_offset() if name == "static_offsets" else \
-        ir.ShapedType.get_dynamic_size()
-    values = iter(dynamic)
-    return [next(values) if v == marker else v for v in ir.DenseI64ArrayAttr(op.attributes[name])]
+def _subview_window(view: ir.Operation) -> tuple[list[int | ir.Value], list[int]]:
+    """A subview's offsets (each an int or the SSA value of a dynamic one) and its static sizes."""
+    segments = list(ir.DenseI32ArrayAttr(view.attributes["operandSegmentSizes"]))
+    values = iter(list(view.operands)[1:1 + segments[1]])
+    marker = ir.ShapedType.get_dynamic_stride_or_offset()
+    offsets = [next(values) if v == marker else v for v in ir.DenseI64ArrayAttr(view.attributes["static_offsets"])]
+    return offsets, [int(n) for n in ir.DenseI64ArrayAttr(view.attributes["static_sizes"])]
+
+
+def _local_shape(found: SequentialLoop, k: int, free: dict[int, int], tile: int) -> list[int]:
+    """Local buffer ``k``'s shape on chip: cut to the tile along the free dim when it follows it."""
+    shape = list(ir.MemRefType(found.locals[k].type).shape)
+    key = len(found.streamed) + k
+    if key in free:
+        shape[free[key]] = tile
+    return shape
 
 
 def _is_root(value: ir.Value, kernel_block: ir.Block) -> bool:
@@ -193,8 +203,7 @@ def _subview_access(view: ir.Operation) -> _Access | None:
     segments = list(ir.DenseI32ArrayAttr(view.attributes["operandSegmentSizes"]))
     if segments[2] or segments[3]:
         return None  # dynamic sizes or strides
-    offsets = _mixed(view, "static_offsets", list(view.operands)[1:1 + segments[1]])
-    sizes = [int(s) for s in ir.DenseI64ArrayAttr(view.attributes["static_sizes"])]
+    offsets, sizes = _subview_window(view)
     reads = writes = False
     for use in view.results[0].uses:
         user = as_operation(use.owner)
@@ -341,10 +350,7 @@ def _free_dims(found: SequentialLoop, top: list[ir.Operation]) -> list[tuple[dic
             access = roots.get(op_id(view))
             if access is not None:
                 return found.buffer_index(access.root), access.offsets, access.sizes
-            local = view.operands[0]
-            segments = list(ir.DenseI32ArrayAttr(view.attributes["operandSegmentSizes"]))
-            return (found.buffer_index(local), _mixed(view, "static_offsets", list(view.operands)[1:1 + segments[1]]),
-                    [int(s) for s in ir.DenseI64ArrayAttr(view.attributes["static_sizes"])])
+            return (found.buffer_index(view.operands[0]), *_subview_window(view))
         shape = list(ir.MemRefType(value.type).shape)
         return found.buffer_index(value), [0] * len(shape), shape
 
@@ -396,12 +402,8 @@ def _peaks(found: SequentialLoop, free: dict[int, int], tile: int, chunk: int, d
     ub = target.buffer("ub")
     total = 0
     for k, local in enumerate(found.locals):
-        t = ir.MemRefType(local.type)
-        shape = list(t.shape)
-        key = len(found.streamed) + k
-        if key in free:
-            shape[free[key]] = tile
-        total += ub.footprint(math.prod(shape) * element_bytes(t.element_type))
+        shape = _local_shape(found, k, free, tile)
+        total += ub.footprint(math.prod(shape) * element_bytes(ir.MemRefType(local.type).element_type))
     for key, s in enumerate(found.streamed):
         size = element_bytes(s.type.element_type)
         if s.chunk_dim is not None:
@@ -415,7 +417,7 @@ def _peaks(found: SequentialLoop, free: dict[int, int], tile: int, chunk: int, d
 def plan_stream(found: SequentialLoop, target: NpuTarget, double_buffer: bool) -> StreamPlan | str:
     """The largest window (tile x chunk) that fits UB double-buffered, else the largest that fits with one slot;
     or why none fits."""
-    best: tuple[tuple[int, bool, int], StreamPlan] | None = None
+    best: tuple[tuple[bool, int, int], StreamPlan] | None = None
     smallest: dict[str, int] | None = None
     trips = max(found.trips, 1)
     for free, extent in [({}, 1), *found.free_dims]:
@@ -453,17 +455,11 @@ def rewrite_stream(kernel: ir.Operation, plan: StreamPlan) -> int:
     with kernel.location:
         # Locals live in UB, cut to the tile along the free dim.
         for k, local in enumerate(found.locals):
-            t = ir.MemRefType(local.type)
-            shape = list(t.shape)
-            key = len(found.streamed) + k
-            if key in free:
-                shape[free[key]] = tile
-            local.set_type(ir.MemRefType.get(shape, t.element_type, None, mem_space("ub")))
+            element = ir.MemRefType(local.type).element_type
+            local.set_type(ir.MemRefType.get(_local_shape(found, k, free, tile), element, None, mem_space("ub")))
         for view in found.local_views:
             key = found.buffer_index(view.operands[0])
-            segments = list(ir.DenseI32ArrayAttr(view.attributes["operandSegmentSizes"]))
-            offsets = _mixed(view, "static_offsets", list(view.operands)[1:1 + segments[1]])
-            sizes = [int(s) for s in ir.DenseI64ArrayAttr(view.attributes["static_sizes"])]
+            offsets, sizes = _subview_window(view)
             if key in free:
                 sizes[free[key]] = tile
             with ir.InsertionPoint(view):
