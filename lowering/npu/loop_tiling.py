@@ -19,9 +19,7 @@ from mlir.dialects import scf
 
 from graphfuse.dialect.matching import as_operation, op_id
 from graphfuse.dialect.npu_target import NpuTarget
-from graphfuse.lowering.npu.cube_tiling import (
-    fractal_tile_sizes,
-)
+from graphfuse.lowering.npu.cube_tiling import FRACTAL
 from graphfuse.lowering.npu.dialect import mem_space
 from graphfuse.lowering.npu.kernel_buffers import (
     PLACED_SPACES,
@@ -113,9 +111,25 @@ def _root_axis(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
     return value, dim
 
 
-def _row_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation], choice: int = 0) -> tuple[int, bool] | None:
-    """Mark each buffer rows / whole for tiling the outer parallel loop; (the row count, whether the loop is
-    the M or N loop of a cube op: its tiles are then fractal-aligned), or None if not tileable.
+def _fractal_rows(operands: list[tuple[ir.Value, list[frozenset[int]], bool]], loop: int) -> int:
+    """For a cube op's loop that indexes one of its inputs (an M or N loop): how many rows (or columns) of
+    the cube one index of it stands for, the product of that input's later dims no other input uses (a batch
+    loop before 16 rows of M: 16); 0 when the loop is not an M or N loop."""
+    inputs = [(value, dims) for value, dims, written in operands if not written]
+    indexed = [(value, dims) for value, dims in inputs if any(loop in d for d in dims)]
+    if len(indexed) != 1:
+        return 0
+    value, dims = indexed[0]
+    others = frozenset().union(*(d for v, ds in inputs if v != value for d in ds))
+    position = next(p for p, d in enumerate(dims) if loop in d)
+    shape = ir.MemRefType(value.type).shape
+    return math.prod(shape[p] for p in range(position + 1, len(dims)) if dims[p] and not dims[p] & others)
+
+
+def _row_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation], choice: int = 0) -> tuple[int, int] | None:
+    """Mark each buffer rows / whole for tiling the outer parallel loop; (the row count, and
+    the cube rows one index of it stands for when it is the M or N loop of a cube op, 0 otherwise: its tiles
+    are then fractal-aligned), or None if not tileable.
 
     The loop is the one each output's first dim larger than 1 follows (dim 0, or the first after leading
     1s: a [1, 256, 512] activation is tiled over its 256 rows), or with ``choice`` = i its (i+1)-th dim
@@ -141,7 +155,7 @@ def _row_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation], choice: 
 
     for b in outputs:
         b.tiling = "rows"
-    fractal = False
+    fractal = 0
     # consumers first: each op's written buffers were tagged by the ops reading them (the outputs by the caller)
     for op in reversed(ops):
         if op.name in VIEW_OPS:
@@ -170,7 +184,9 @@ def _row_analysis(buffers: list[KernelBuffer], ops: list[ir.Operation], choice: 
         if loop is None or iterators[loop] != "parallel":
             return None
         if is_cube_op(op):  # M (or N): the loop indexes one cube operand; a batch loop indexes both
-            fractal |= sum(1 for _, dims, w in operands if not w and any(loop in d for d in dims)) == 1
+            inner = _fractal_rows(operands, loop)
+            if inner:
+                fractal = min(fractal, inner) if fractal else inner
         for value, dims, _ in operands:
             buf = find(value)
             if buf is None:
@@ -238,13 +254,15 @@ class LoopChoice:
     extent: int
     #: a buffer's position in the kernel's buffer list -> its dim that follows the loop
     dims: dict[int, int]
-    #: the M or N loop of a cube op: tiles are multiples of the cube's fractal, or the whole loop
-    fractal: bool
+    #: the M or N loop of a cube op: the cube rows one index of it stands for (a tile then covers at least a
+    #: fractal of them, or is the whole loop); 0 for any other loop
+    fractal: int
 
     def tile_sizes(self) -> list[int]:
         """The loop's legal tile sizes, largest first."""
-        sizes = fractal_tile_sizes(self.extent) if self.fractal else \
-            [d for d in range(1, self.extent + 1) if self.extent % d == 0]
+        sizes = [d for d in range(1, self.extent + 1) if self.extent % d == 0]
+        if self.fractal:
+            sizes = [d for d in sizes if d * self.fractal >= FRACTAL or d == self.extent]
         return sorted(sizes, reverse=True)
 
     def loop(self, tile: int) -> TiledLoop:

@@ -25,7 +25,7 @@ from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
 from graphfuse.lowering.npu.cube_tiling import choose_tiles, traffic_lower_bound
 from graphfuse.lowering.npu.dialect import is_gm
-from graphfuse.tools.models import MODELS
+from graphfuse.tools.models import MODELS, model_inputs
 
 ADD_NORM = """
 func.func @add_norm(%x: tensor<16x64xf32>, %r: tensor<16x64xf32>) -> tensor<16x64xf32> {
@@ -878,3 +878,16 @@ def test_kernels_fitting_only_once_simplified_run(name: str) -> None:
     target = load_target("910b")
     for row in exe.report().rows:
         assert all(getattr(row, f"{space}_bytes") <= target.buffer(space).bytes for space in ("ub", "l1", "l0c"))
+
+
+@pytest.mark.parametrize("level", [None, 0])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_bundled_models_run_on_a_16_kib_ub(name: str, level: int | None) -> None:
+    """Every bundled model on a target whose UB holds 16 KiB: kernels that fit the 910b whole are tiled, a
+    batched projection's M loop by one batch of 16 rows (a cube fractal's worth)."""
+    target = Path(__file__).resolve().parents[1] / "NPU" / "npu-buffer-assign" / "Inputs" / "small-ub.json"
+    exe = compile_npu(MODELS[name]().module, opt_level=level, target=target)
+    inputs = model_inputs(name)
+    for got, want in zip(exe(*inputs), exe.reference(*inputs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()))
+    assert all(row.ub_bytes <= 16384 for row in exe.report().rows)
