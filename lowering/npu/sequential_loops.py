@@ -319,11 +319,12 @@ def sequential_loop(kernel: ir.Operation) -> SequentialLoop | None:
 
 
 def _overwrites(access: _Access) -> bool:
-    """Whether the access's window is written whole, unconditionally, before anything reads it."""
+    """Whether the access's window is written whole (by copies, fills and elementwise ops that do not read
+    it) and nothing reads it."""
     if access.op.name == "memref.store":
         return True
     users = [as_operation(u.owner) for u in access.op.results[0].uses]
-    return not access.reads and all(u.name in ("memref.copy", "linalg.copy", "linalg.fill") for u in users)
+    return not access.reads and all(_elementwise(u) for u in users)
 
 
 def _elementwise(op: ir.Operation) -> bool:

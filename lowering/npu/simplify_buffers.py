@@ -20,7 +20,10 @@ from graphfuse.lowering.npu.kernel_buffers import (
     window_view,
 )
 
-__all__ = ["copies_of_fills", "forward_result_copies", "reshape_allocations", "simplify_buffers", "slice_contractions"]
+__all__ = [
+    "copies_of_fills", "forward_result_copies", "hoist_loop_allocations", "reshape_allocations", "simplify_buffers",
+    "slice_contractions",
+]
 
 
 def forward_result_copies(func_op: ir.Operation) -> int:
@@ -219,11 +222,27 @@ def slice_contractions(func_op: ir.Operation) -> int:
     return changed
 
 
+def hoist_loop_allocations(func_op: ir.Operation) -> int:
+    """Static allocations inside a loop of the kernel (a scan's rounded slice, each iteration) are made once
+    before it: each iteration's buffer is written before it is read, so one buffer serves them all.  Returns
+    the number of allocations hoisted."""
+    block = func_op.regions[0].blocks[0]
+    hoisted = 0
+    for op in [as_operation(o) for o in block.operations]:
+        if op.name != "scf.for":
+            continue
+        for inner in nested_ops(op):
+            if inner.name == "memref.alloc" and not inner.operands:
+                inner.move_before(op)
+                hoisted += 1
+    return hoisted
+
+
 def simplify_buffers(kernel: ir.Operation) -> int:
     """Rewrites that keep a kernel's meaning and leave it fewer local buffers to place, tried when no plan
-    fits it as it is: allocations reshaped once take the reshaped shape, a copy of a filled buffer is a
-    fill, a matmul copied out in slices is a matmul per slice, and a local buffer copied whole to a result
-    at the end is the result
+    fits it as it is: allocations in loops are made once before them, allocations reshaped once take the
+    reshaped shape, a copy of a filled buffer is a fill, a matmul copied out in slices is a matmul per
+    slice, and a local buffer copied whole to a result at the end is the result
     (:func:`forward_result_copies`).  Returns the number of changes."""
-    return (reshape_allocations(kernel) + copies_of_fills(kernel) + slice_contractions(kernel)
-            + forward_result_copies(kernel))
+    return (hoist_loop_allocations(kernel) + reshape_allocations(kernel) + copies_of_fills(kernel)
+            + slice_contractions(kernel) + forward_result_copies(kernel))

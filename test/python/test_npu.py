@@ -718,22 +718,27 @@ def test_grouped_convolution_with_constant_weights_is_tiled() -> None:
     assert row.gm_write == got.nbytes and row.ub_bytes <= load_target("910b").buffer("ub").bytes
 
 
-def _cumsum(shape: tuple[int, ...], axis: int) -> str:
-    t = f"tensor<{'x'.join(map(str, shape))}xf32>"
-    return (f'func.func @scan(%x: {t}) -> {t} {{\n  %0 = "graph.cumsum"(%x) {{axis = {axis} : i64}} : ({t}) -> {t}\n'
-            f"  return %0 : {t}\n}}")
+def _cumsum(shape: tuple[int, ...], axis: int, dtype: str = "f32", flags: str = "") -> str:
+    t = f"tensor<{'x'.join(map(str, shape))}x{dtype}>"
+    op = f'%0 = "graph.cumsum"(%x) {{axis = {axis} : i64{flags}}} : ({t}) -> {t}'
+    return f"func.func @scan(%x: {t}) -> {t} {{\n  {op}\n  return %0 : {t}\n}}"
 
 
-@pytest.mark.parametrize(("shape", "axis"), [((64, 75000), 1), ((75000, 64), 0), ((100000, 64), 1), ((97, 5003), 1),
-                                             ((1, 300000), 1), ((3, 50, 7000), 1)])
-def test_a_scan_over_ub_streams_its_loop(shape: tuple[int, ...], axis: int) -> None:
+@pytest.mark.parametrize(("shape", "axis", "dtype", "flags"), [
+    ((64, 75000), 1, "f32", ""), ((75000, 64), 0, "f32", ""), ((100000, 64), 1, "f32", ""), ((97, 5003), 1, "f32", ""),
+    ((1, 300000), 1, "f32", ""), ((3, 50, 7000), 1, "f32", ""), ((64, 20000), 1, "f32", ", reverse = true"),
+    ((64, 20000), 1, "f32", ", exclusive = true"), ((64, 20000), 1, "f16", ""),
+    ((20000, 48), 0, "bf16", ", reverse = true, exclusive = true"), ((64, 20000), 1, "i32", "")])
+def test_a_scan_over_ub_streams_its_loop(shape: tuple[int, ...], axis: int, dtype: str, flags: str) -> None:
     """A cumsum lowers to a loop over its axis: over UB, the loop streams x and the result through UB in
-    chunks of iterations (tiles of a dim every access spans whole when a chunk of all of it is too big); every
-    byte moves once and the sums are the reference's, in the same order."""
-    exe = compile_npu(_cumsum(shape, axis), opt_level=0)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    chunks of iterations (tiles of a dim every access spans whole when a chunk of all of it is too big; one
+    iteration at a time when it walks the axis backwards); every byte moves once and the sums are the
+    reference's, in the same order (f16 and bf16 summed in f32, rounded per element)."""
+    exe = compile_npu(_cumsum(shape, axis, dtype, flags), opt_level=0)
+    rng = np.random.default_rng(0)
+    x = (rng.integers(-3, 4, shape) if dtype == "i32" else rng.standard_normal(shape)).astype(exe.inputs[0][1])
     (got,) = exe(x)
-    np.testing.assert_allclose(got, exe.reference(x)[0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(got, exe.reference(x)[0])  # the same additions in the same order
     (row,) = exe.report().rows
     assert "npu.stream_tiles" in exe.npu_ir and row.tiles > 1
     assert row.gm_read == x.nbytes and row.gm_write == x.nbytes
