@@ -78,6 +78,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "graph-to-linalg": _load("lowering.graph_to_linalg", "GraphToLinalg"),
     "tile-kernel-rows": _load("lowering.row_fusion", "TileKernelRows"),
     "parallelize-kernels": _load("lowering.parallel", "ParallelizeKernels"),
+    "store-booleans-as-bytes": _load("lowering.boolean_bytes", "StoreBooleansAsBytes"),
     # the emulated NPU
     "npu-outline-ops": _load("lowering.npu.outline", "NpuOutlineOps"),
     "npu-buffer-assign": _load("lowering.npu.buffer_assign", "NpuBufferAssign"),

@@ -21,11 +21,10 @@ import numpy as np
 from mlir import ir
 
 from graphfuse.dialect.context import make_context
-from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
+from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import entry_function
-from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.npu_target import NpuTarget, load_target
-from graphfuse.dialect.parsing import parse_module, relocate
+from graphfuse.dialect.parsing import parse_module
 from graphfuse.lowering.compiler import (
     CompiledGraph,
     check_lowerable,
@@ -55,29 +54,12 @@ def npu_graph_pipeline(opt_level: int) -> str:
         raise GraphfuseError(str(error)) from None
 
 
-def _refuse_booleans(module: ir.Module, filename: str) -> None:
-    """The emulator keeps no i1 buffers: refuse boolean tensors up front, located at the first one.
-
-    Inside a fused kernel an i1 value would otherwise reach an upstream pass of the NPU lowering that aborts
-    on it (an assertion or a segmentation fault), instead of the emulator's own error.
-    """
-    for op in nested_ops(module):
-        values = [*op.results, *(a for region in op.regions for block in region.blocks for a in block.arguments)]
-        for value in values:
-            t = value.type
-            if isinstance(t, ir.RankedTensorType) and str(ir.RankedTensorType(t).element_type) == "i1":
-                where = value.location if hasattr(value, "location") else op.location
-                raise GraphfuseError([relocate(Diagnostic(
-                    "error", f"NPU emulator: boolean (i1) buffers are not supported ({t})", source_loc(where)),
-                    filename)])
-
-
 def npu_lowering_pipeline(target: str = "910b", double_buffer: bool = True) -> str:
     """Graph (kernels outlined) -> bufferized kernels with UB/L1 buffers and explicit GM transfers."""
     assign = f"npu-buffer-assign{{target={target} double-buffer={'true' if double_buffer else 'false'}}}"
     return (
         "builtin.module(npu-outline-ops,graph-to-linalg{strict cube-convolutions},fuse-kernel-loops,canonicalize,cse,"
-        f"dedupe-kernel-results,{BUFFERIZE},canonicalize,cse,{assign})"
+        f"dedupe-kernel-results,store-booleans-as-bytes,{BUFFERIZE},canonicalize,cse,{assign})"
     )
 
 
@@ -217,7 +199,6 @@ def compile_npu(
     context = make_context()
     source_module = parse_module(text, filename, context)
     check_lowerable(source_module, filename)
-    _refuse_booleans(source_module, filename)
     entry_op = entry_function(source_module, entry)
     name = ir.StringAttr(entry_op.attributes["sym_name"]).value
     n_outputs = len(ir.FunctionType(ir.TypeAttr(entry_op.attributes["function_type"]).value).results)
@@ -226,7 +207,10 @@ def compile_npu(
     fused_graph = str(module)
     run_located(module, npu_lowering_pipeline(str(target), double_buffer), filename)
     npu_ir = str(module)
-    function = emulate(npu_ir, name, n_outputs, jit_opt_level)
+    ftype = ir.FunctionType(ir.TypeAttr(entry_op.attributes["function_type"]).value)
+    booleans = [k for k, t in enumerate([*ftype.inputs, *ftype.results])  # held as bytes, passed as numpy bools
+                if isinstance(t, ir.RankedTensorType) and str(ir.RankedTensorType(t).element_type) == "i1"]
+    function = emulate(npu_ir, name, n_outputs, jit_opt_level, booleans)
     order = {row: k for k, row in enumerate(function.rows)}
     infos = sorted(kernel_infos(module), key=lambda info: order.get(info.name, len(order)))
     return NpuExecutable(name, source_module, runner.text, fused_graph, npu_ir, npu_target, function, infos)

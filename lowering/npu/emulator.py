@@ -22,7 +22,8 @@ iteration count (copies on chip count one per element); cube flops are
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from mlir import ir
@@ -210,8 +211,12 @@ def _count(counters: ir.Value, row: int, column: int, amount: int | ir.Value) ->
     memref.StoreOp(arith.addi(old, _i64(amount) if isinstance(amount, int) else amount), counters, indices)
 
 
-def emulate(text: str, entry: str | None, n_outputs: int, opt_level: int = 0) -> EmulatedFunction:
-    """JIT-compile the NPU module ``text`` (``n_outputs`` trailing output arguments) with GM-byte counters."""
+def emulate(text: str, entry: str | None, n_outputs: int, opt_level: int = 0,
+            booleans: Sequence[int] = ()) -> EmulatedFunction:
+    """JIT-compile the NPU module ``text`` (``n_outputs`` trailing output arguments) with GM-byte counters.
+
+    ``booleans``: the positions (inputs, then outputs) of the source's boolean arguments, which the module
+    holds as bytes: they are passed and returned as numpy bools (one byte each)."""
     context = make_context()
     with context, ir.Location.unknown():
         try:
@@ -266,6 +271,8 @@ def emulate(text: str, entry: str | None, n_outputs: int, opt_level: int = 0) ->
             raise GraphfuseError(f"@{name}: the NPU module's entry still returns buffers ({ftype})")
         specs = [_arg_spec(ir.RankedTensorType.get(ir.MemRefType(t).shape, ir.MemRefType(t).element_type),
                            f"@{name} argument {k}") for k, t in enumerate(args)]
+        for k in booleans:
+            specs[k] = replace(specs[k], dtype=np.dtype(np.bool_), type_str=specs[k].type_str.replace("xi8>", "xi1>"))
         inputs, outputs = specs[: len(specs) - n_outputs], specs[len(specs) - n_outputs:]
         for op in nested_ops(module):
             for result in op.results:
