@@ -137,7 +137,7 @@ def _split(module: ir.Module, kernel: ir.Operation, top: list[ir.Operation], loc
     owned_ids = [{op_id(v) for v in mine} for mine in owned]
     workspaces = [v for v in locals_ if sum(_uses_in(v, p + w) for p, w in zip(parts, owned, strict=True)) > 1]
     name = ir.StringAttr(kernel.attributes["sym_name"]).value
-    arguments = [a for a in block.arguments]
+    arguments = list(block.arguments)
     calls = [op for op in nested_ops(module) if op.name == "func.call"
              and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name]
     created: list[tuple[ir.Operation, list[int], list[int]]] = []  # (part, kernel args used, workspaces used)
