@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
 from pathlib import Path
 
@@ -127,9 +128,12 @@ def parse_module(
 
     ``first_line`` is the 0-based line of ``text`` within ``filename`` (for a
     chunk of a split file): reported line numbers are those of the whole file.
-    ``text`` may also be UTF-8 bytes.  Raises GraphfuseError with located
+    ``text`` may also be bytes: MLIR bytecode (told by its content, not by a
+    file's extension) or UTF-8 text.  Raises GraphfuseError with located
     diagnostics.
     """
+    if isinstance(text, bytes | bytearray) and is_bytecode(text):
+        return _parse_bytecode(bytes(text), filename, context or make_context())
     if isinstance(text, bytes | bytearray):
         try:
             text = bytes(text).decode()
@@ -159,14 +163,65 @@ def parse_module(
 
 
 def load_module(path: str | Path, context: ir.Context | None = None) -> ir.Module:
-    """Parse and verify the graph-dialect file at ``path``."""
+    """Parse and verify the graph-dialect file at ``path``: MLIR text or bytecode."""
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise GraphfuseError(f"could not open input file '{path}': no such file or directory") from None
     except IsADirectoryError:
         raise GraphfuseError(f"could not open input file '{path}': it is a directory") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise GraphfuseError(f"could not read input file '{path}': {error}") from None
+    if is_bytecode(data):
+        return parse_module(data, str(path), context)
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        raise GraphfuseError(f"could not read input file '{path}': neither UTF-8 text nor MLIR bytecode") from None
     return parse_module(text, str(path), context)
+
+
+#: The first bytes of every MLIR bytecode file.
+BYTECODE_MAGIC = b"ML\xefR"
+
+
+def is_bytecode(data: bytes | bytearray) -> bool:
+    """Whether ``data`` is MLIR bytecode (by its magic number)."""
+    return bytes(data[:4]) == BYTECODE_MAGIC
+
+
+def _parse_bytecode(data: bytes, filename: str, context: ir.Context) -> ir.Module:
+    try:
+        with context:
+            module = ir.Module.parse(data)
+    except ir.MLIRError as error:
+        messages = "; ".join(d.message for d in error.error_diagnostics) or str(error)
+        raise GraphfuseError([Diagnostic("error", f"invalid MLIR bytecode: {messages}", SourceLoc(filename, 1, 1))]) \
+            from None
+    diagnostics = unsupported_input(module.operation) or verify_operation(module.operation)
+    if diagnostics:
+        raise GraphfuseError([relocate(d, filename) for d in diagnostics])
+    return module
+
+
+#: A file location in the parser's buffer, which it always names "-".
+_PARSED_BUFFER_LOC = re.compile(r'"-":(\d+):(\d+)')
+
+
+def name_parsed_buffer(asm: str, filename: str) -> str:
+    """Assembly printed with locations, its locations in the parser's buffer ("-") naming ``filename``
+    instead: the file the module was read from, as mlir-opt prints them."""
+    quoted = filename.replace("\\", "\\\\").replace('"', '\\"')
+    return _PARSED_BUFFER_LOC.sub(lambda m: f'"{quoted}":{m.group(1)}:{m.group(2)}', asm)
+
+
+def module_bytecode(module: ir.Module, filename: str | None = None) -> bytes:
+    """``module`` as MLIR bytecode (what ``graphfuse-opt --emit-bytecode`` writes); with ``filename``, its
+    locations in the parser's buffer name that file."""
+    if filename is not None:
+        asm = name_parsed_buffer(module.operation.get_asm(enable_debug_info=True), filename)
+        module = ir.Module.parse(asm, module.context)
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return buffer.getvalue()

@@ -3,7 +3,8 @@
 The public Python API:
 
 - build graphs: :func:`GraphBuilder` (one function), :class:`ModuleBuilder`;
-- read graphs: :func:`parse_module`, :func:`load_module` (verified, with located errors);
+- read graphs: :func:`parse_module`, :func:`load_module` (verified, with located errors; MLIR text or
+  bytecode), and write them as bytecode: :func:`module_bytecode`;
 - run the reference semantics: :func:`run_function`;
 - transform graphs: :func:`run_pipeline` with mlir-opt pipeline text mixing
   graphfuse passes and upstream MLIR passes;
@@ -23,7 +24,7 @@ from graphfuse.dialect.catalog import all_ops
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
 from graphfuse.dialect.interpreter import run_function
-from graphfuse.dialect.parsing import load_module, parse_module
+from graphfuse.dialect.parsing import load_module, module_bytecode, parse_module
 from graphfuse.lowering.compiler import Executable, compile
 from graphfuse.pipelines.fusion.user_patterns import Match, register_replacement, unregister_replacement
 from graphfuse.pipelines.registry import all_passes
@@ -54,6 +55,7 @@ __all__ = [
     "compile",
     "load_module",
     "make_context",
+    "module_bytecode",
     "parse_module",
     "register_replacement",
     "run_function",

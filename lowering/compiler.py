@@ -30,7 +30,7 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import entry_function, functions, run_function
 from graphfuse.dialect.matching import nested_ops
-from graphfuse.dialect.parsing import load_module, parse_module, relocate, values_defined_by
+from graphfuse.dialect.parsing import is_bytecode, load_module, parse_module, relocate, values_defined_by
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
@@ -489,7 +489,9 @@ def source_text(source: ir.Module | str | Path) -> tuple[str, str]:
         path = Path(source)
         if path.is_dir():
             raise GraphfuseError(f"could not open input file '{path}': it is a directory")
-        load_module(path)  # located errors for a missing or malformed file
+        module = load_module(path)  # located errors for a missing or malformed file
+        if is_bytecode(path.read_bytes()[:4]):  # bytecode: its text, with the locations it carries
+            return module.operation.get_asm(enable_debug_info=True), str(path)
         return path.read_text(), str(path)
     if isinstance(source, str):
         return source, "<string>"

@@ -25,7 +25,7 @@ from mlir.passmanager import PassManager
 
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, set_parsed_buffer_name
-from graphfuse.dialect.parsing import parse_module, relocate
+from graphfuse.dialect.parsing import is_bytecode, module_bytecode, name_parsed_buffer, parse_module, relocate
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.registry import all_passes, lookup_pass
@@ -61,6 +61,7 @@ class Options:
     dump_dir: str | None = None
     pass_plugins: list[str] = field(default_factory=list)
     repro_dir: str | None = None
+    emit_bytecode: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ FLAGS = [
     Flag("mlir-timing", "Print a per-pass execution time report"),
     Flag("mlir-print-op-generic", "Print every op in the generic form"),
     Flag("mlir-print-debuginfo", "Print locations"),
+    Flag("emit-bytecode", "Write the output as MLIR bytecode (input bytecode is read by its content)"),
     Flag("verify-each", "Verify the IR after every pass (default true)", "optional", "<bool>"),
     Flag("graph-kernel-flags", "MindSpore-style fusion flags, e.g. \"--opt_level=2 --disable_pass=a,b\" "
          "(added to MS_DEV_GRAPH_KERNEL_FLAGS; these win)", "required", "<flags>"),
@@ -194,6 +196,8 @@ def parse_args(argv: list[str], context: ir.Context) -> Options:
         opts.input = positional[0]
     if opts.pipeline is not None and opts.pass_flags:
         raise UsageError("'--pass-pipeline' cannot be combined with individual pass flags")
+    if opts.emit_bytecode and opts.split_input_file:
+        raise UsageError("'--emit-bytecode' writes one module: it cannot be combined with '--split-input-file'")
     return opts
 
 
@@ -233,6 +237,8 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         opts.print_generic = True
     elif name == "mlir-print-debuginfo":
         opts.print_debuginfo = True
+    elif name == "emit-bytecode":
+        opts.emit_bytecode = True
     elif name == "verify-each":
         inst.verify_each = _bool_value(name, text)
     elif name == "allow-unregistered-dialect":
@@ -328,7 +334,7 @@ def split_chunks(text: str, marker: str) -> list[Chunk]:
 
 @dataclass
 class ChunkResult:
-    output: str | None  # printed module, None when the chunk failed
+    output: str | bytes | None  # printed module (bytecode with --emit-bytecode), None when the chunk failed
     diagnostics: list[Diagnostic]
 
 
@@ -373,7 +379,7 @@ class Driver:
         located = [relocate(d, self.display_name) for d in [*self.collected, *diagnostics]]
         return ChunkResult(output, located)
 
-    def _process(self, chunk: Chunk) -> tuple[str | None, list[Diagnostic]]:
+    def _process(self, chunk: Chunk) -> tuple[str | bytes | None, list[Diagnostic]]:
         start = time.perf_counter()
         try:
             module = parse_module(chunk.text, self.display_name, self.context, chunk.first_line)
@@ -391,10 +397,14 @@ class Driver:
                     return None, saved.diagnostics
                 return None, failure.with_note(f"reproduce with: {self.reproducer()}").diagnostics
         start = time.perf_counter()
-        with self.context:
-            text = module.operation.get_asm(
-                print_generic_op_form=self.opts.print_generic, enable_debug_info=self.opts.print_debuginfo
-            )
+        with self.context:  # locations name the input file, not the parser's buffer "-"
+            if self.opts.emit_bytecode:
+                text: str | bytes = module_bytecode(module, self.display_name)
+            else:
+                text = module.operation.get_asm(print_generic_op_form=self.opts.print_generic,
+                                                enable_debug_info=self.opts.print_debuginfo)
+                if self.opts.print_debuginfo:
+                    text = name_parsed_buffer(text, self.display_name)
         self.output_seconds += time.perf_counter() - start
         return text, []
 
@@ -461,18 +471,27 @@ def fusion_switches(opts: Options) -> FusionSwitches:
 
 
 def _read_input(path: str) -> tuple[str, str]:
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
+    """The input's text and display name.  MLIR bytecode (told by its content) is read as the text of its
+    module, with the locations it carries."""
     try:
-        return Path(path).read_text(), path
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except FileNotFoundError:
         raise UsageError(f"could not open input file '{path}': no such file or directory") from None
     except IsADirectoryError:
         raise UsageError(f"could not open input file '{path}': it is a directory") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"could not read input file '{path}': not UTF-8 text") from None
     except OSError as error:
         raise UsageError(f"could not open input file '{path}': {error.strerror}") from None
+    name = "<stdin>" if path == "-" else path
+    if is_bytecode(data):
+        try:
+            module = parse_module(data, name)
+        except GraphfuseError as error:
+            raise UsageError(f"could not read input file '{path}': {error.diagnostics[0].message}") from None
+        return module.operation.get_asm(enable_debug_info=True), name
+    try:
+        return data.decode(), name
+    except UnicodeDecodeError:
+        raise UsageError(f"could not read input file '{path}': neither UTF-8 text nor MLIR bytecode") from None
 
 
 def _main(argv: list[str]) -> int:
@@ -532,19 +551,22 @@ def _main(argv: list[str]) -> int:
                                           after=[("Output", driver.output_seconds)])
         )
     if outputs or not failed:  # like mlir-opt, a run that produced nothing leaves no output file
-        _write_output(opts.output, f"\n{SPLIT_MARKER}\n".join(outputs))
+        bytecode = opts.emit_bytecode and outputs  # one module (no --split-input-file)
+        _write_output(opts.output, outputs[0] if bytecode else f"\n{SPLIT_MARKER}\n".join(outputs))
     return 1 if failed else 0
 
 
-def _write_output(path: str, text: str) -> None:
-    if text and not text.endswith("\n"):
+def _write_output(path: str, text: str | bytes) -> None:
+    if isinstance(text, str) and text and not text.endswith("\n"):
         text += "\n"
+    data = text.encode() if isinstance(text, str) else text
     if path == "-":
-        sys.stdout.write(text)
         sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
         return
     try:
-        Path(path).write_text(text)
+        Path(path).write_bytes(data)
     except OSError as error:
         raise GraphfuseError(f"could not write output file '{path}': {error.strerror}") from None
 

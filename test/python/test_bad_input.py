@@ -189,7 +189,8 @@ COMMAND_CASES = [
     Case("empty-stdin", (OPT, "-"), stdin=b"",
          expect=("<stdin>:1:1: error: empty input: expected a module or a list of operations",)),
     Case("not-utf8", (OPT, "{tmp}/latin1.mlir"), files=(("latin1.mlir", "// caf\u00e9\n".encode("latin-1")),),
-         expect_re=(r"graphfuse-opt: error: could not read input file '.*latin1\.mlir': not UTF-8 text",)),
+         expect_re=(r"graphfuse-opt: error: could not read input file '.*latin1\.mlir': "
+                    r"neither UTF-8 text nor MLIR bytecode",)),
     Case("binary-garbage", (OPT, "-"), stdin=bytes(range(1, 32)) * 4,
          expect=("<stdin>:1:1: error: unexpected character",)),
     Case("missing-file", (OPT, "{tmp}/missing.mlir"),
