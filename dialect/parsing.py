@@ -205,15 +205,17 @@ def _parse_bytecode(data: bytes, filename: str, context: ir.Context) -> ir.Modul
     return module
 
 
-#: A file location in the parser's buffer, which it always names "-".
+#: A file location in the parser's buffer, which it always names "-": quoted, or in the pretty form.
 _PARSED_BUFFER_LOC = re.compile(r'"-":(\d+):(\d+)')
+_PRETTY_PARSED_BUFFER_LOC = re.compile(r'(?<![\w"])-:(\d+):(\d+)')
 
 
 def name_parsed_buffer(asm: str, filename: str) -> str:
     """Assembly printed with locations, its locations in the parser's buffer ("-") naming ``filename``
     instead: the file the module was read from, as mlir-opt prints them."""
     quoted = filename.replace("\\", "\\\\").replace('"', '\\"')
-    return _PARSED_BUFFER_LOC.sub(lambda m: f'"{quoted}":{m.group(1)}:{m.group(2)}', asm)
+    asm = _PARSED_BUFFER_LOC.sub(lambda m: f'"{quoted}":{m.group(1)}:{m.group(2)}', asm)
+    return _PRETTY_PARSED_BUFFER_LOC.sub(lambda m: f"{filename}:{m.group(1)}:{m.group(2)}", asm)
 
 
 def module_bytecode(module: ir.Module, filename: str | None = None) -> bytes:

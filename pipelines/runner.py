@@ -144,6 +144,8 @@ class Instrumentation:
     timing: bool = False
     verify_each: bool = True
     stream: TextIO | None = None  # where dumps and reports go (default sys.stderr)
+    #: how IR dumps are printed (``Operation.get_asm`` keywords: locations, generic form...); {} = the default
+    print_options: dict[str, Any] = field(default_factory=dict)
 
     def wants(self, which: frozenset[str] | None, step: Step) -> bool:
         return which is not None and ("all" in which or step.argument in which)
@@ -401,7 +403,9 @@ class Pipeline:
         raise PipelineFailure([first, *diagnostics[1:]], step.argument, self.text)
 
     def _dump(self, title: str, module: ir.Module) -> None:
-        self.stream.write(f"// -----// {title} //----- //\n{module}\n\n")
+        options = self.instrumentation.print_options
+        text = module.operation.get_asm(**options) if options else str(module)
+        self.stream.write(f"// -----// {title} //----- //\n{text}\n\n")
         self.stream.flush()
 
     def _run_step(self, step: Step, module: ir.Module, record: StepRecord) -> None:

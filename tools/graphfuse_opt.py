@@ -62,6 +62,18 @@ class Options:
     pass_plugins: list[str] = field(default_factory=list)
     repro_dir: str | None = None
     emit_bytecode: bool = False
+    print_local_scope: bool = False
+    pretty_debuginfo: bool = False
+    assume_verified: bool = False
+    elide_elements_larger: int | None = None
+    disable_threading: bool = False
+    no_implicit_module: bool = False
+
+    def print_options(self) -> dict[str, object]:
+        """The printer's options (``Operation.get_asm`` keywords) the flags set, for the output and IR dumps."""
+        return {"print_generic_op_form": self.print_generic, "enable_debug_info": self.print_debuginfo,
+                "pretty_debug_info": self.pretty_debuginfo, "use_local_scope": self.print_local_scope,
+                "large_elements_limit": self.elide_elements_larger, "assume_verified": self.assume_verified}
 
 
 @dataclass(frozen=True)
@@ -92,6 +104,13 @@ FLAGS = [
     Flag("mlir-print-op-generic", "Print every op in the generic form"),
     Flag("mlir-print-debuginfo", "Print locations"),
     Flag("emit-bytecode", "Write the output as MLIR bytecode (input bytecode is read by its content)"),
+    Flag("mlir-print-local-scope", "Print locations inline and types without aliases (local scope)"),
+    Flag("mlir-pretty-debuginfo", "Print locations in the pretty form (file:line:col)"),
+    Flag("mlir-print-assume-verified", "Print without verifying the IR first"),
+    Flag("mlir-elide-elementsattrs-if-larger", "Elide elements attributes with more elements than this", "required",
+         "<uint>"),
+    Flag("mlir-disable-threading", "Run the pass managers on one thread"),
+    Flag("no-implicit-module", "Do not wrap the input in a module: it must be a single top-level operation"),
     Flag("verify-each", "Verify the IR after every pass (default true)", "optional", "<bool>"),
     Flag("graph-kernel-flags", "MindSpore-style fusion flags, e.g. \"--opt_level=2 --disable_pass=a,b\" "
          "(added to MS_DEV_GRAPH_KERNEL_FLAGS; these win)", "required", "<flags>"),
@@ -239,6 +258,20 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         opts.print_debuginfo = True
     elif name == "emit-bytecode":
         opts.emit_bytecode = True
+    elif name == "mlir-print-local-scope":
+        opts.print_local_scope = True
+    elif name == "mlir-pretty-debuginfo":
+        opts.pretty_debuginfo = True
+    elif name == "mlir-print-assume-verified":
+        opts.assume_verified = True
+    elif name == "mlir-elide-elementsattrs-if-larger":
+        if not (text or "").isdigit():
+            raise UsageError(f"invalid argument '{text}' to option '--{name}': expected an unsigned integer")
+        opts.elide_elements_larger = int(text)
+    elif name == "mlir-disable-threading":
+        opts.disable_threading = True
+    elif name == "no-implicit-module":
+        opts.no_implicit_module = True
     elif name == "verify-each":
         inst.verify_each = _bool_value(name, text)
     elif name == "allow-unregistered-dialect":
@@ -401,12 +434,28 @@ class Driver:
             if self.opts.emit_bytecode:
                 text: str | bytes = module_bytecode(module, self.display_name)
             else:
-                text = module.operation.get_asm(print_generic_op_form=self.opts.print_generic,
-                                                enable_debug_info=self.opts.print_debuginfo)
+                printed = module.operation
+                if self.opts.no_implicit_module and not _explicit_module(chunk.text):
+                    top = list(module.body.operations)
+                    if len(top) != 1:
+                        # (at line 0 like mlir-opt: the whole buffer, not a place in it)
+                        return None, [Diagnostic("error", "source must contain a single top-level operation, found: "
+                                                 f"{len(top)}", SourceLoc(self.display_name, 0, 0))]
+                    printed = top[0].operation.detach_from_parent()  # the top-level op, printed as one
+                text = printed.get_asm(**self.opts.print_options())
                 if self.opts.print_debuginfo:
                     text = name_parsed_buffer(text, self.display_name)
         self.output_seconds += time.perf_counter() - start
         return text, []
+
+
+_LEADING_COMMENTS = re.compile(r"(?:\s+|//[^\n]*)*")
+
+
+def _explicit_module(text: str) -> bool:
+    """Whether the input's first operation is a module written out (not one the parser wraps around)."""
+    rest = text[_LEADING_COMMENTS.match(text).end():]
+    return rest.startswith(("module", '"builtin.module"'))
 
 
 # -- --verify-diagnostics ---------------------------------------------------------
@@ -499,6 +548,9 @@ def _main(argv: list[str]) -> int:
     for path in _plugin_paths(argv):
         load_pass_plugin(path)
     opts = parse_args(argv, context)
+    if opts.disable_threading:
+        context.enable_multithreading(False)
+    opts.instrumentation.print_options = opts.print_options()
     if opts.help:
         sys.stdout.write(help_text())
         return 0
@@ -552,7 +604,9 @@ def _main(argv: list[str]) -> int:
         )
     if outputs or not failed:  # like mlir-opt, a run that produced nothing leaves no output file
         bytecode = opts.emit_bytecode and outputs  # one module (no --split-input-file)
-        _write_output(opts.output, outputs[0] if bytecode else f"\n{SPLIT_MARKER}\n".join(outputs))
+        # each module printed then a blank line, chunks separated by the marker: mlir-opt's output byte for byte
+        _write_output(opts.output, outputs[0] if bytecode else "".join(
+            f"{text}\n" + (f"{SPLIT_MARKER}\n" if k + 1 < len(outputs) else "") for k, text in enumerate(outputs)))
     return 1 if failed else 0
 
 
