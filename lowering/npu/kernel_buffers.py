@@ -54,6 +54,11 @@ def is_cube_op(op: ir.Operation) -> bool:
     maps = [map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     if not all(reductions & frozenset().union(*maps[k]) for k in (0, 1)):
         return False
+    # an M or N: a parallel dim one input has and the other has not (a batch of dot products, a layer norm's
+    # column sums of dy * x_hat, has none: the vector unit's)
+    a, b = (frozenset().union(*maps[k]) for k in (0, 1))
+    if not (a ^ b) - reductions:
+        return False
     body = {o.operation.name for o in op.regions[0].blocks[0].operations}
     return bool(body & {"arith.mulf", "arith.muli"}) and bool(body & {"arith.addf", "arith.addi"})
 

@@ -921,3 +921,30 @@ def test_frontend_transformers_models_with_padding_masks_run_on_the_npu(kind: st
         inputs = imported.numpy_inputs(ids, mask)
         for got, want in zip(exe(*inputs), exe.reference(*inputs), strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+
+
+def test_a_training_step_at_width_256_runs_on_the_npu() -> None:
+    """The training example's encoder layer at width 256 (16 x 128 tokens): forward, loss and backward in one
+    graph. Its layer-norm backward (column sums of dy * x_hat over every token, row sums over each token's
+    features) is blocked along the tokens on the vector unit; the gradients equal PyTorch's autograd."""
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    import graphfuse.frontends.torch as gft
+    from bench.models import _example
+
+    classifier = _example("train_encoder_layer").Classifier
+    torch.manual_seed(0)
+    model = classifier(256, 4, 10)
+    x, labels = torch.randn(16, 128, 256), torch.randint(0, 10, (16,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.export's deprecation notices
+        step = gft.import_training_step(model, (x, labels))
+    loss = model(x, labels)[0]
+    loss.backward()
+    grads = dict(model.named_parameters())
+    got = compile_npu(step.module)(*step.numpy_inputs(x, labels))
+    np.testing.assert_allclose(got[0], loss.item(), rtol=1e-5)
+    for name, value in zip(step.gradient_names, got[1:], strict=False):
+        want = grads[name].grad.numpy()
+        np.testing.assert_allclose(value, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()), err_msg=name)
