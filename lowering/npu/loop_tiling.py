@@ -462,10 +462,22 @@ def rewrite_loops(kernel: ir.Operation, plan: LoopPlan) -> int:
     block = kernel.regions[0].blocks[0]
     ret = as_operation(block.operations[len(block.operations) - 1])
     used = [(index, b) for index, b in enumerate(plan.buffers) if b.read or b.written]
-    for _, b in used:  # globals and slices read as they are first: their staging is filled at the top
-        if b.slice_of or (not isinstance(b.value.owner, ir.Block)
-                          and as_operation(b.value.owner).name == "memref.get_global"):
-            as_operation(b.value.owner).move_before(as_operation(block.operations[0]))
+    # globals and slices read as they are first: their staging is filled at the top (a slice of a constant
+    # global after the global it views)
+    hoisted: dict[int, ir.Operation] = {}
+    for _, b in used:
+        if isinstance(b.value.owner, ir.Block):
+            continue
+        owner = as_operation(b.value.owner)
+        if b.slice_of:
+            source = owner.operands[0]
+            if not isinstance(source.owner, ir.Block):
+                hoisted.setdefault(op_id(as_operation(source.owner)), as_operation(source.owner))
+            hoisted.setdefault(op_id(owner), owner)
+        elif owner.name == "memref.get_global":
+            hoisted.setdefault(op_id(owner), owner)
+    for op in reversed(list(hoisted.values())):  # each moved to the front: the last first keeps their order
+        op.move_before(as_operation(block.operations[0]))
     staged_slices = {op_id(view) for _, b in used for view in b.slices} | {
         op_id(as_operation(b.value.owner)) for _, b in used if b.slice_of}
     first = next(as_operation(o) for o in block.operations
