@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from graphfuse.dialect.matching import as_operation, nested_ops
+from graphfuse.dialect.matching import as_operation, nested_ops, op_id
 from graphfuse.lowering.npu.kernel_buffers import (
     RESHAPE_VIEWS,
     alloc,
@@ -21,8 +21,8 @@ from graphfuse.lowering.npu.kernel_buffers import (
 )
 
 __all__ = [
-    "copies_of_fills", "forward_result_copies", "hoist_loop_allocations", "reshape_allocations", "simplify_buffers",
-    "slice_contractions",
+    "copies_of_fills", "forward_reshaped_result_copies", "forward_result_copies", "hoist_loop_allocations",
+    "reshape_allocations", "reshape_arguments", "simplify_buffers", "slice_contractions",
 ]
 
 
@@ -238,11 +238,87 @@ def hoist_loop_allocations(func_op: ir.Operation) -> int:
     return hoisted
 
 
+def forward_reshaped_result_copies(func_op: ir.Operation) -> int:
+    """``memref.copy (reshape %buf), %out`` where %buf is a local allocation seen only by its ops and that
+    reshape, and %out is only this copy's target: the ops write %out through the inverse reshape instead
+    (a transpose's [2, 16, 4, 16] result collapsed into a [32, 64] result).  Returns the number of copies
+    removed."""
+    removed = 0
+    for copy in [as_operation(o) for o in func_op.regions[0].blocks[0].operations]:
+        if copy.name != "memref.copy":
+            continue
+        source, dest = copy.operands[0], copy.operands[1]
+        if not isinstance(dest.owner, ir.Block) or sum(1 for _ in dest.uses) != 1 or \
+                isinstance(source.owner, ir.Block) or as_operation(source.owner).name not in RESHAPE_VIEWS:
+            continue
+        view = as_operation(source.owner)
+        local = view.operands[0]
+        if isinstance(local.owner, ir.Block) or as_operation(local.owner).name != "memref.alloc" or \
+                sum(1 for _ in source.uses) != 1 or ir.MemRefType(dest.type) != ir.MemRefType(source.type):
+            continue
+        inverse = "memref.expand_shape" if view.name == "memref.collapse_shape" else "memref.collapse_shape"
+        attributes = {"reassociation": view.attributes["reassociation"]}
+        if inverse == "memref.expand_shape":
+            attributes["static_output_shape"] = ir.DenseI64ArrayAttr.get(list(ir.MemRefType(local.type).shape))
+        with ir.InsertionPoint.after(as_operation(local.owner)), copy.location:
+            into = ir.Operation.create(inverse, results=[local.type], operands=[dest], attributes=attributes)
+        allocation = as_operation(local.owner)
+        copy.erase()
+        view.erase()
+        local.replace_all_uses_with(into.results[0])
+        allocation.erase()
+        removed += 1
+    return removed
+
+
+def reshape_arguments(kernel: ir.Operation) -> int:
+    """A GM argument the kernel uses only through one reshape (a result [32, 64] written as the
+    [2, 16, 4, 16] of a transpose, then collapsed) takes the reshaped type, its callers reshaping what they
+    pass (a reshape of a contiguous GM buffer moves nothing): the kernel then reads and writes the buffer
+    in the shape its ops use, which the tilings follow.  Only for kernels called by ``func.call`` alone.
+    Returns the number of arguments changed."""
+    module = kernel.parent
+    name = ir.StringAttr(kernel.attributes["sym_name"]).value
+    calls = [op for op in nested_ops(module) if op.name == "func.call"
+             and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name]
+    # any other reference to the kernel (an attribute naming @kernel) would see the old signature
+    others = [op for op in nested_ops(module) if op.name != "func.call" and op_id(op) != op_id(kernel)
+              and f"@{name}" in str(op.attributes)]
+    if not calls or others:
+        return 0
+    block = kernel.regions[0].blocks[0]
+    changed = 0
+    for position, argument in enumerate(block.arguments):
+        views = [as_operation(u.owner) for u in argument.uses]
+        if len(views) != 1 or views[0].name not in RESHAPE_VIEWS:
+            continue
+        view = views[0]
+        t = ir.MemRefType(view.results[0].type)
+        if t.layout != ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)):
+            continue
+        for call in calls:
+            with ir.InsertionPoint(call), call.location:
+                reshaped = view.clone()
+            reshaped.operands[0] = call.operands[position]
+            call.operands[position] = reshaped.results[0]
+        argument.set_type(t)
+        view.results[0].replace_all_uses_with(argument)
+        view.erase()
+        changed += 1
+    if changed:
+        ftype = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
+        kernel.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([a.type for a in block.arguments], list(ftype.results)))
+    return changed
+
+
 def simplify_buffers(kernel: ir.Operation) -> int:
     """Rewrites that keep a kernel's meaning and leave it fewer local buffers to place, tried when no plan
-    fits it as it is: allocations in loops are made once before them, allocations reshaped once take the
-    reshaped shape, a copy of a filled buffer is a fill, a matmul copied out in slices is a matmul per
+    fits it as it is: allocations in loops are made once before them, allocations and arguments reshaped
+    once take the reshaped shape (a local copied whole through a reshape into a result is that result,
+    reshaped), a copy of a filled buffer is a fill, a matmul copied out in slices is a matmul per
     slice, and a local buffer copied whole to a result at the end is the result
     (:func:`forward_result_copies`).  Returns the number of changes."""
-    return (hoist_loop_allocations(kernel) + reshape_allocations(kernel) + copies_of_fills(kernel)
-            + slice_contractions(kernel) + forward_result_copies(kernel))
+    return (hoist_loop_allocations(kernel) + reshape_allocations(kernel) + forward_reshaped_result_copies(kernel)
+            + reshape_arguments(kernel) + copies_of_fills(kernel) + slice_contractions(kernel)
+            + forward_result_copies(kernel))

@@ -92,3 +92,28 @@ func.func @count(%x: tensor<256x64xf32>, %y: tensor<256x64xf32>) -> tensor<1xi32
   %0 = "graph.equal_count"(%x, %y) : (tensor<256x64xf32>, tensor<256x64xf32>) -> tensor<1xi32>
   return %0 : tensor<1xi32>
 }
+
+// -----
+
+// A transpose of heads into a [4, 16, 4, 16] local, collapsed and copied into the [64, 64] result: merged
+// dims no tile follows. Simplified, the transpose writes the result through the inverse reshape, and the
+// kernel's result argument takes that shape (the caller reshapes what it passes): row tiles of the
+// transpose, written straight to GM.
+// CHECK-LABEL: func.func @heads(
+// CHECK:         %[[OUT:.*]] = memref.expand_shape %arg1 {{\[\[}}0, 1], [2, 3]] output_shape [4, 16, 4, 16] : memref<64x64xf32> into memref<4x16x4x16xf32>
+// CHECK-NEXT:    call @heads_kernel(%arg0, %[[OUT]]) : (memref<4x4x16x16xf32>, memref<4x16x4x16xf32>) -> ()
+// CHECK-LABEL: func.func private @heads_kernel(%arg0: memref<4x4x16x16xf32>, %arg1: memref<4x16x4x16xf32>)
+// CHECK-SAME:    npu.tiles
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         scf.for
+// CHECK:           linalg.transpose
+// CHECK-NOT:     memref.copy
+func.func @heads(%x: tensor<4x4x16x16xf32>) -> tensor<64x64xf32> {
+  %0 = call @heads_kernel(%x) : (tensor<4x4x16x16xf32>) -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+func.func private @heads_kernel(%x: tensor<4x4x16x16xf32>) -> tensor<64x64xf32> attributes {graph.fusion_kind = "ub_auto", graph.kernel, graph.kernel_ops = ["graph.transpose", "graph.reshape"]} {
+  %t = "graph.transpose"(%x) {perm = array<i64: 0, 2, 1, 3>} : (tensor<4x4x16x16xf32>) -> tensor<4x16x4x16xf32>
+  %r = "graph.reshape"(%t) : (tensor<4x16x4x16xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
