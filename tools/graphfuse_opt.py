@@ -68,6 +68,8 @@ class Options:
     elide_elements_larger: int | None = None
     disable_threading: bool = False
     no_implicit_module: bool = False
+    crash_reproducer: str | None = None
+    run_reproducer: bool = False
 
     def print_options(self) -> dict[str, object]:
         """The printer's options (``Operation.get_asm`` keywords) the flags set, for the output and IR dumps."""
@@ -111,6 +113,9 @@ FLAGS = [
          "<uint>"),
     Flag("mlir-disable-threading", "Run the pass managers on one thread"),
     Flag("no-implicit-module", "Do not wrap the input in a module: it must be a single top-level operation"),
+    Flag("mlir-pass-pipeline-crash-reproducer", "When the pipeline fails, write the module it started from and the "
+         "pipeline to this file, as mlir-opt does", "required", "<filename>"),
+    Flag("run-reproducer", "Run the pipeline a reproducer file (mlir-opt's format) carries"),
     Flag("verify-each", "Verify the IR after every pass (default true)", "optional", "<bool>"),
     Flag("graph-kernel-flags", "MindSpore-style fusion flags, e.g. \"--opt_level=2 --disable_pass=a,b\" "
          "(added to MS_DEV_GRAPH_KERNEL_FLAGS; these win)", "required", "<flags>"),
@@ -272,6 +277,10 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         opts.disable_threading = True
     elif name == "no-implicit-module":
         opts.no_implicit_module = True
+    elif name == "mlir-pass-pipeline-crash-reproducer":
+        opts.crash_reproducer = text
+    elif name == "run-reproducer":
+        opts.run_reproducer = True
     elif name == "verify-each":
         inst.verify_each = _bool_value(name, text)
     elif name == "allow-unregistered-dialect":
@@ -421,9 +430,14 @@ class Driver:
         finally:
             self.parse_seconds += time.perf_counter() - start
         if self.pipeline is not None:
+            before = module.operation.get_asm() if self.opts.crash_reproducer else None
             try:
                 self.pipeline.run(module)
             except PipelineFailure as failure:
+                if before is not None:  # mlir-opt's crash reproducer: the module, then the pipeline it failed in
+                    _write_output(self.opts.crash_reproducer, before + _reproducer_resources(self.pipeline.text,
+                                                                                             self.opts))
+                    failure = failure.with_note(f"reproducer generated at `{self.opts.crash_reproducer}`")
                 if self.opts.input == "-":  # no file to name: save this chunk as the reproducer
                     failure.reproducer = Reproducer(chunk.text, self.pipeline.text, failure.step)
                     saved = save_reproducer(failure, self.opts.repro_dir, "stdin", self.rerun_options())
@@ -447,6 +461,35 @@ class Driver:
                     text = name_parsed_buffer(text, self.display_name)
         self.output_seconds += time.perf_counter() - start
         return text, []
+
+
+def _reproducer_resources(pipeline: str, opts: Options) -> str:
+    """The ``mlir_reproducer`` resource mlir-opt appends to a reproducer (``--run-reproducer`` reads it)."""
+    quoted = pipeline.replace("\\", "\\\\").replace('"', '\\"')
+    return (f'\n{{-#\n  external_resources: {{\n    mlir_reproducer: {{\n      pipeline: "{quoted}",\n'
+            f"      disable_threading: {'true' if opts.disable_threading else 'false'},\n"
+            f"      verify_each: {'true' if opts.instrumentation.verify_each else 'false'}\n    }}\n  }}\n#-}}\n")
+
+
+_REPRODUCER = re.compile(r"\{-#.*?mlir_reproducer\s*:\s*\{(?P<body>.*?)#-\}", re.S)
+
+
+def reproducer_options(text: str) -> tuple[str, bool, bool] | None:
+    """(pipeline, disable_threading, verify_each) of the ``mlir_reproducer`` resource in ``text``, or None."""
+    found = _REPRODUCER.search(text)
+    if found is None:
+        return None
+    body = found.group("body")  # (up to the end of the metadata: the pipeline may hold braces)
+    pipeline = re.search(r'pipeline\s*:\s*"((?:[^"\\]|\\.)*)"', body)
+    if pipeline is None:
+        return None
+
+    def flag(name: str, default: bool) -> bool:
+        value = re.search(rf"{name}\s*:\s*(true|false)", body)
+        return default if value is None else value.group(1) == "true"
+
+    text_pipeline = re.sub(r"\\(.)", r"\1", pipeline.group(1))
+    return text_pipeline, flag("disable_threading", False), flag("verify_each", True)
 
 
 _LEADING_COMMENTS = re.compile(r"(?:\s+|//[^\n]*)*")
@@ -566,6 +609,14 @@ def _main(argv: list[str]) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     text, display_name = _read_input(opts.input)
+    if opts.run_reproducer:  # the reproducer's pipeline and options, as mlir-opt --run-reproducer takes them
+        carried = reproducer_options(text)
+        if carried is None:
+            raise UsageError(f"'--run-reproducer': '{opts.input}' carries no mlir_reproducer resource")
+        opts.pipeline, threads_off, opts.instrumentation.verify_each = carried
+        opts.pass_flags = []
+        if threads_off:
+            context.enable_multithreading(False)
     printer = DiagnosticPrinter(TOOL)
     printer.add_source(display_name, text)
     # Logs (e.g. why a pattern did not fuse) locate ops of the parsed buffer "-" in the input file.
