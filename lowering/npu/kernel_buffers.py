@@ -358,7 +358,8 @@ def collect_buffers(kernel: ir.Operation) -> tuple[list[KernelBuffer], list[ir.O
 
 def memref_accesses(op: ir.Operation) -> list[tuple[ir.Value, bool, bool]]:
     """The memref operands of an op (not a view, not in a linalg payload), each with whether it is read and
-    whether written (both when the op is not understood; a linalg.generic's outputs count as read)."""
+    whether written (both when the op is not understood; a linalg.generic's output is read too when its
+    payload uses the output's value)."""
     if op.name in VIEW_OPS or op.parent.name.startswith("linalg."):
         return []
     if op.name == "memref.load":
@@ -368,7 +369,15 @@ def memref_accesses(op: ir.Operation) -> list[tuple[ir.Value, bool, bool]]:
     access = loop_access(op)
     if access is None:
         return [(v, True, True) for v in op.operands if isinstance(v.type, ir.MemRefType)]
-    return [(value, not is_write or op.name.startswith("linalg.generic"), is_write) for value, _, is_write in access[0]]
+    return [(value, not is_write or _payload_reads(op, value), is_write) for value, _, is_write in access[0]]
+
+
+def _payload_reads(op: ir.Operation, output: ir.Value) -> bool:
+    """Whether a linalg.generic's payload uses the current value of its output ``output``."""
+    if op.name != "linalg.generic":
+        return False
+    position = next(k for k, v in enumerate(op.operands) if v == output)
+    return any(True for _ in op.regions[0].blocks[0].arguments[position].uses)
 
 
 def _read_directly(value: ir.Value) -> bool:

@@ -40,6 +40,7 @@ from graphfuse.lowering.npu.kernel_buffers import (
     has_indices,
     index_constant,
     loop_access,
+    memref_accesses,
     retype_views,
     shift_indices,
     slot_view,
@@ -165,32 +166,11 @@ def _is_gm(value: ir.Value) -> bool:
 
 
 def _reads_writes(user: ir.Operation, value: ir.Value) -> tuple[bool, bool] | None:
-    """Whether ``user`` reads and whether it writes its operand ``value``; None when unknown."""
-    if user.name in ("memref.copy", "linalg.copy"):
-        return user.operands[0] == value, user.operands[1] == value
-    if user.name == "memref.load":
-        return True, False
-    if user.name == "memref.store":
-        return False, True
-    if user.name == "linalg.fill":
-        return False, True
-    if not user.name.startswith("linalg."):
+    """Whether ``user`` reads and whether it writes its operand ``value``; None when the op is not understood."""
+    if user.name not in ("memref.load", "memref.store") and loop_access(user) is None:
         return None
-    access = loop_access(user)
-    if access is None:
-        return None
-    reads = writes = False
-    for operand, _dims, is_write in access[0]:
-        if operand != value:
-            continue
-        if not is_write:
-            reads = True
-            continue
-        writes = True
-        if user.name == "linalg.generic":  # an output whose payload argument is used is read too
-            position = next(k for k, v in enumerate(user.operands) if v == value)
-            reads |= any(True for _ in user.regions[0].blocks[0].arguments[position].uses)
-    return reads, writes
+    found = [(reads, writes) for operand, reads, writes in memref_accesses(user) if operand == value]
+    return any(r for r, _ in found), any(w for _, w in found)
 
 
 def _subview_access(view: ir.Operation) -> _Access | None:

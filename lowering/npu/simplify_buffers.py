@@ -49,6 +49,11 @@ def forward_result_copies(func_op: ir.Operation) -> int:
     return removed
 
 
+def _identity_layout(t: ir.MemRefType) -> bool:
+    """Whether ``t`` is laid out row-major and contiguous (what an allocation or a function argument is)."""
+    return t.layout == ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))
+
+
 def _unit_dims_map(view: ir.Operation) -> list[int | None] | None:
     """For a reshape that only adds or drops dims of size 1: each result dim's source dim (None: an added
     unit dim); None for any other reshape."""
@@ -89,7 +94,7 @@ def reshape_allocations(func_op: ir.Operation) -> int:
             continue
         view = views[0]
         t = ir.MemRefType(view.results[0].type)
-        if t.layout != ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)):
+        if not _identity_layout(t):
             continue
         sources = _unit_dims_map(view) if others else []
         if sources is None or any(u.name not in ("linalg.fill", "linalg.generic") for u in others):
@@ -294,7 +299,7 @@ def reshape_arguments(kernel: ir.Operation) -> int:
             continue
         view = views[0]
         t = ir.MemRefType(view.results[0].type)
-        if t.layout != ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)):
+        if not _identity_layout(t):
             continue
         for call in calls:
             with ir.InsertionPoint(call), call.location:
