@@ -6,6 +6,8 @@ The public Python API:
 - read graphs: :func:`parse_module`, :func:`load_module` (verified, with located errors; MLIR text or
   bytecode), and write them as bytecode: :func:`module_bytecode`;
 - run the reference semantics: :func:`run_function`;
+- compile: :func:`compile` (JIT), :func:`compile_library` (ahead of time: a shared library or object with a C
+  header, as graphfuse-compile writes it) and :func:`load_library` (call such a library from Python);
 - transform graphs: :func:`run_pipeline` with mlir-opt pipeline text mixing
   graphfuse passes and upstream MLIR passes;
 - define fusion passes: :func:`register_replacement` (a pattern and its
@@ -25,7 +27,9 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
 from graphfuse.dialect.interpreter import run_function
 from graphfuse.dialect.parsing import load_module, module_bytecode, parse_module
+from graphfuse.lowering.aot import compile_library
 from graphfuse.lowering.compiler import Executable, compile
+from graphfuse.lowering.library import Library, load_library
 from graphfuse.pipelines.fusion.user_patterns import Match, register_replacement, unregister_replacement
 from graphfuse.pipelines.registry import all_passes
 from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineError, PipelineFailure, run_pipeline
@@ -43,6 +47,7 @@ __all__ = [
     "GraphBuilder",
     "GraphfuseError",
     "Instrumentation",
+    "Library",
     "Match",
     "ModuleBuilder",
     "Pipeline",
@@ -53,6 +58,8 @@ __all__ = [
     "all_ops",
     "all_passes",
     "compile",
+    "compile_library",
+    "load_library",
     "load_module",
     "make_context",
     "module_bytecode",

@@ -262,6 +262,14 @@ def clear_cache() -> None:
         _CACHE.clear()
 
 
+def lower_to_linalg(module: ir.Module, filename: str, fast_math: bool = True) -> str:
+    """Lower a fused graph module in place with :data:`LOWERING_PIPELINE`; return the linalg text."""
+    lowering = LOWERING_PIPELINE if fast_math else LOWERING_PIPELINE.replace(
+        "graph-to-linalg{strict}", "graph-to-linalg{strict fast-math=false}")
+    run_located(module, lowering, filename)
+    return str(module)
+
+
 @dataclass(frozen=True)
 class _Jit:
     """The CPU code of a fused graph module: the lowering pipeline, then the runtime."""
@@ -274,10 +282,7 @@ class _Jit:
     def __call__(self, module: ir.Module, entry: str, timings: dict[str, float]) -> tuple[str, CompiledFunction]:
         """(the linalg text, the compiled ``@entry``) of ``module``, which is lowered in place."""
         start = time.perf_counter()
-        lowering = LOWERING_PIPELINE if self.fast_math else LOWERING_PIPELINE.replace(
-            "graph-to-linalg{strict}", "graph-to-linalg{strict fast-math=false}")
-        run_located(module, lowering, self.filename)
-        linalg_text = str(module)
+        linalg_text = lower_to_linalg(module, self.filename, self.fast_math)
         timings["lowering"] = timings.get("lowering", 0.0) + time.perf_counter() - start
         function = compile_linalg(module, entry, opt_level=self.opt_level, threads=self.threads)
         for stage, seconds in function.timings.items():
@@ -352,13 +357,10 @@ def compile(
         raise GraphfuseError(f"num_threads must be a positive integer, got {threads!r}")
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
-    # graphfuse.context's flags come after the environment's and before the argument's (later keys win)
-    context_flags = get_context("graph_kernel_flags")
-    if context_flags:
-        graph_kernel_flags = f"{context_flags} {graph_kernel_flags or ''}".strip()
     save_graphs = get_context("save_graphs")
-    key = (text, entry, pipeline, opt_level, graph_kernel_flags, str(fusion_switch_file), strict_flags, jit_opt_level,
-           threads, fast_math, registry.generation(), os.environ.get(FLAGS_VARIABLE),
+    key = (text, entry, pipeline, opt_level, graph_kernel_flags, get_context("graph_kernel_flags"),
+           str(fusion_switch_file), strict_flags, jit_opt_level, threads, fast_math, registry.generation(),
+           os.environ.get(FLAGS_VARIABLE),
            os.environ.get(SWITCH_FILE_VARIABLE), graph_kernel_enabled(), save_graphs)
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
     cacheable = active_rewrite_budget() is None and not save_graphs  # saving the IR means running the passes
@@ -366,20 +368,10 @@ def compile(
         hit = _CACHE.get(key) if cacheable else None
     if hit is not None:
         return hit
-    switches = FusionSwitches.from_sources(graph_kernel_flags, fusion_switch_file, strict=strict_flags,
-                                           flags_source="graph kernel flags")
-    pipeline = resolve_pipeline(pipeline, opt_level, switches, "cpu")
-    start = time.perf_counter()
-    context = make_context()
-    source_module = parse_module(text, filename, context)
-    entry_op = entry_function(source_module, entry)
-    name = ir.StringAttr(entry_op.attributes["sym_name"]).value
-    _check_compilable(source_module, entry_op, name, filename)
-    module = parse_module(text, filename, context)
-    timings = {"parse": time.perf_counter() - start}
-    start = time.perf_counter()
-    dump_dir = str(Path(get_context("save_graphs_path")) / "graphfuse_ir" / name) if save_graphs else None
-    runner = run_located(module, pipeline, filename, switches, dump_dir=dump_dir)
+    fused = fuse_graph(text, filename, entry=entry, pipeline=pipeline, opt_level=opt_level,
+                       graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
+                       strict_flags=strict_flags)
+    module, name, timings, runner = fused.module, fused.entry, fused.timings, fused.runner
     fusions = {}
     for record in runner.records:
         for statistic, value in record.statistics.items():
@@ -388,13 +380,12 @@ def compile(
                 fusions[key_name] = fusions.get(key_name, 0) + value
     fused_graph = str(module)
     kernels = sum(1 for func_op in functions(module).values() if is_kernel(func_op))
-    timings["graph"] = time.perf_counter() - start
     jit = _Jit(filename, fast_math, jit_opt_level, threads)
-    launcher = _launch_runner(module, name, context, jit) if switches.flags.enable_debug_mode else None
+    launcher = _launch_runner(module, name, fused.context, jit) if fused.switches.flags.enable_debug_mode else None
     linalg_text, function = jit(module, name, timings)
     executable = Executable(
         name,
-        source_module,
+        fused.source,
         runner.text,
         fused_graph,
         linalg_text,
@@ -410,6 +401,65 @@ def compile(
         return executable
     with _LOCK:
         return _CACHE.setdefault(key, executable)
+
+
+@dataclass
+class FusedGraph:
+    """A graph function after the graph pipeline, before its lowering (the JIT and graphfuse-compile take it)."""
+
+    entry: str
+    filename: str
+    context: ir.Context
+    #: the graph module as given
+    source: ir.Module
+    #: the fused module (lower_to_linalg lowers it in place)
+    module: ir.Module
+    runner: Pipeline
+    switches: FusionSwitches
+    #: seconds per stage so far: parse, graph
+    timings: dict[str, float]
+
+
+def fuse_graph(
+    source: ir.Module | str | Path,
+    filename: str | None = None,
+    *,
+    entry: str | None = None,
+    pipeline: str | None = None,
+    opt_level: int | None = None,
+    graph_kernel_flags: str | None = None,
+    fusion_switch_file: str | Path | None = None,
+    strict_flags: bool = False,
+) -> FusedGraph:
+    """Parse ``source`` (text named ``filename``, or as :func:`compile` takes it), check that ``entry`` can be
+    compiled and run the graph pipeline the options select (see :func:`compile`; graphfuse.context's
+    ``graph_kernel_flags`` and ``save_graphs`` apply)."""
+    if filename is None:
+        source, filename = source_text(source)
+    # graphfuse.context's flags come after the environment's and before the argument's (later keys win)
+    context_flags = get_context("graph_kernel_flags")
+    if context_flags:
+        graph_kernel_flags = f"{context_flags} {graph_kernel_flags or ''}".strip()
+    save_graphs = get_context("save_graphs")
+    problem = opt_level_error(opt_level) if opt_level is not None else None
+    if problem is not None:
+        raise GraphfuseError(problem)
+    switches = FusionSwitches.from_sources(graph_kernel_flags, fusion_switch_file, strict=strict_flags,
+                                           flags_source="graph kernel flags")
+    pipeline = resolve_pipeline(pipeline, opt_level, switches, "cpu")
+    start = time.perf_counter()
+    context = make_context()
+    source_module = parse_module(source, filename, context)
+    entry_op = entry_function(source_module, entry)
+    name = ir.StringAttr(entry_op.attributes["sym_name"]).value
+    _check_compilable(source_module, entry_op, name, filename)
+    module = parse_module(source, filename, context)
+    timings = {"parse": time.perf_counter() - start}
+    start = time.perf_counter()
+    dump_dir = str(Path(get_context("save_graphs_path")) / "graphfuse_ir" / name) if save_graphs else None
+    runner = run_located(module, pipeline, filename, switches, dump_dir=dump_dir)
+    timings["graph"] = time.perf_counter() - start
+    return FusedGraph(name, filename, context, source_module, module, runner, switches, timings)
 
 
 #: The ops a graph module may hold to be compiled: graph ops are lowered, the rest is kept as it is.

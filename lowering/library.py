@@ -1,0 +1,170 @@
+"""The C interface of ahead-of-time compiled graph functions, and :func:`load_library` to call one from Python.
+
+graphfuse-compile (:mod:`graphfuse.lowering.aot`) turns one graph function
+into an object file or shared library exporting, for a library named
+``model`` and an entry ``@forward``::
+
+    int model_forward(const float *arg0, ..., float *out0, ..., void *workspace);
+    const char *model_metadata(void);
+
+Arrays are plain pointers to dense row-major data, the inputs first, then
+the results, each dynamic dimension (``?``) followed by an ``int64_t
+<array>_dim<k>`` parameter.  ``workspace`` is the caller's scratch memory
+for intermediates (``<NAME>_<ENTRY>_WORKSPACE_BYTES``, 64-byte aligned) or
+NULL: the call then allocates and frees it.  The entry point keeps no state
+between calls, so it is thread-safe and reentrant as long as concurrent
+calls do not share a workspace.  The status codes are :data:`STATUS`.
+``<name>_metadata`` returns the JSON description :class:`Library` reads.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.lowering.runtime import ArgSpec, ArgumentChecks, aligned_empty
+
+__all__ = ["METADATA_VERSION", "STATUS", "Library", "c_identifier", "library_name", "load_library"]
+
+#: Return codes of a compiled entry point (the header defines them as GRAPHFUSE_<NAME>).
+STATUS = {"OK": 0, "OUT_OF_MEMORY": 1, "MISALIGNED_RESULT": 2}
+#: The layout of the metadata JSON; a loader refuses other versions.
+METADATA_VERSION = 1
+#: numpy dtype name in the metadata -> dtype (bfloat16 comes from ml_dtypes)
+_DTYPES = {name: np.dtype(t) for name, t in (
+    ("float32", np.float32), ("float64", np.float64), ("float16", np.float16), ("bfloat16", ml_dtypes.bfloat16),
+    ("bool", np.bool_), ("int8", np.int8), ("int16", np.int16), ("int32", np.int32), ("int64", np.int64),
+)}
+
+
+def c_identifier(text: str) -> str:
+    """``text`` made a C identifier: other characters become ``_``, a leading digit gets one in front."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", text)
+    return f"_{name}" if not name or name[0].isdigit() else name
+
+
+def library_name(path: str | Path) -> str:
+    """The symbol prefix graphfuse-compile gives the library written to ``path`` (``libmodel.so`` -> ``model``)."""
+    stem = Path(path).name.split(".")[0]
+    if stem.startswith("lib") and len(stem) > 3:
+        stem = stem[3:]
+    return c_identifier(stem)
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    for name, known in _DTYPES.items():
+        if known == dtype:
+            return name
+    raise GraphfuseError(f"no C interface for dtype {dtype}")
+
+
+@dataclass(frozen=True)
+class _Call:
+    """How ctypes passes one entry's arguments."""
+
+    symbol: str
+    #: per array (inputs, then results): the dimensions passed as int64_t parameters after its pointer
+    dynamic: list[list[int]]
+
+
+class Library(ArgumentChecks):
+    """A compiled graph function loaded from a shared library: call it with numpy arrays, get numpy arrays back.
+
+    Arguments are checked as :class:`~graphfuse.Executable` checks them; results with dynamic dimensions need
+    ``out=`` buffers.  Each calling thread keeps one workspace, so concurrent calls are safe.
+    """
+
+    def __init__(self, path: str | Path, name: str | None = None):
+        self.path = str(path)
+        self.prefix = name or library_name(path)
+        if not Path(path).is_file():
+            raise GraphfuseError(f"could not load library '{path}': no such file")
+        try:
+            self._library = ctypes.CDLL(str(Path(path).resolve()))
+        except OSError as error:
+            raise GraphfuseError(f"could not load library '{path}': {error}") from None
+        try:
+            describe = getattr(self._library, f"{self.prefix}_metadata")
+        except AttributeError:
+            raise GraphfuseError(
+                f"'{path}' has no function {self.prefix}_metadata: not a graphfuse library named '{self.prefix}' "
+                "(pass name= as graphfuse-compile --name)") from None
+        describe.restype = ctypes.c_char_p
+        metadata = json.loads(describe().decode())
+        if metadata.get("version") != METADATA_VERSION:
+            raise GraphfuseError(f"'{path}': metadata version {metadata.get('version')} is not "
+                                 f"{METADATA_VERSION}; recompile it with this graphfuse")
+        self.metadata = metadata
+        self.name = metadata["entry"]
+        self.inputs = [_spec(a) for a in metadata["inputs"]]
+        self.outputs = [_spec(a) for a in metadata["outputs"]]
+        self.workspace_bytes: int = metadata["workspace_bytes"]
+        self.result_alignment: int = metadata["result_alignment"]
+        symbol = metadata["symbol"]
+        self._function = getattr(self._library, symbol)
+        self._function.restype = ctypes.c_int
+        self._call = _Call(symbol, [[k for k, d in enumerate(s.shape) if d is None]
+                                    for s in self.inputs + self.outputs])
+        self._workspaces = threading.local()
+
+    def __repr__(self) -> str:
+        ins = ", ".join(s.type_str for s in self.inputs)
+        outs = ", ".join(s.type_str for s in self.outputs)
+        return f"<Library {self.path}: {self._call.symbol}({ins}) -> ({outs})>"
+
+    def _workspace(self) -> ctypes.c_void_p:
+        if not self.workspace_bytes:
+            return ctypes.c_void_p(None)
+        buffer = getattr(self._workspaces, "buffer", None)
+        if buffer is None:
+            buffer = self._workspaces.buffer = aligned_empty((self.workspace_bytes,), np.dtype(np.uint8))
+        return ctypes.c_void_p(buffer.ctypes.data)
+
+    def __call__(self, *arrays, out=None) -> list[np.ndarray]:
+        ins = self.check_inputs(arrays)
+        if out is None:
+            outs = []
+            for k, s in enumerate(self.outputs):
+                if None in s.shape:
+                    raise GraphfuseError(
+                        f"@{self.name}: result {k} has a dynamic shape ({s.type_str}); pass out= buffers")
+                outs.append(aligned_empty(s.shape, s.dtype, max(self.result_alignment, 1)))
+        else:
+            outs = self.check_outs(out, ins)
+        standins = {k: aligned_empty(o.shape, o.dtype, self.result_alignment) for k, o in enumerate(outs)
+                    if o.ctypes.data % self.result_alignment}
+        parameters: list[object] = []
+        for array, dynamic in zip(ins + [standins.get(k, o) for k, o in enumerate(outs)], self._call.dynamic,
+                                  strict=True):
+            parameters.append(ctypes.c_void_p(array.ctypes.data))
+            parameters.extend(ctypes.c_int64(array.shape[d]) for d in dynamic)
+        parameters.append(self._workspace())
+        status = self._function(*parameters)
+        if status != STATUS["OK"]:
+            names = {code: name for name, code in STATUS.items()}
+            raise GraphfuseError(f"{self._call.symbol} returned {status} ({names.get(status, 'unknown status')})")
+        for k, standin in standins.items():
+            np.copyto(outs[k], standin)
+        return outs
+
+
+def _spec(described: dict) -> ArgSpec:
+    shape = tuple(described["shape"])
+    if described["dtype"] not in _DTYPES:
+        raise GraphfuseError(f"unknown dtype {described['dtype']!r} in a library's metadata")
+    return ArgSpec(shape, _DTYPES[described["dtype"]], described["type"])
+
+
+def load_library(path: str | Path, name: str | None = None) -> Library:
+    """Load a shared library written by graphfuse-compile; ``name`` is its ``--name`` (default: from the file
+    name, ``libmodel.so`` -> ``model``)."""
+    return Library(path, name)
+

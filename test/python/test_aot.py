@@ -1,0 +1,257 @@
+"""Ahead-of-time compilation: graphfuse-compile's libraries, called from C and from Python, compute what the JIT
+computes, bit for bit."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphfuse
+from graphfuse import GraphfuseError, compile_library, load_library
+from graphfuse.lowering.aot import llvm_tool
+from graphfuse.tools.models import MODELS, TRAINING_MODELS, model_inputs
+
+#: A C program against two generated headers: the llama layer from a shared library (its parallel loops on two
+#: threads), the MLP from an object file linked in.  It calls the layer once with its own workspace, then from
+#: four threads at once with NULL workspaces (each call allocates its own), checks that every thread got the same
+#: bytes, and writes the results for the test to compare with the JIT's.
+C_PROGRAM = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llama.h"
+#include "mlp.h"
+
+#define THREADS 4
+
+static float *llama_in;
+static float *llama_out[THREADS];
+
+static void *aligned(size_t bytes) {
+  return aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+static int transfer(const char *directory, const char *name, void *data, size_t bytes, int writing) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", directory, name);
+  FILE *file = fopen(path, writing ? "wb" : "rb");
+  if (!file) return 1;
+  size_t done = writing ? fwrite(data, 1, bytes, file) : fread(data, 1, bytes, file);
+  fclose(file);
+  return done != bytes;
+}
+
+static void *run_layer(void *slot) {
+  intptr_t k = (intptr_t)slot;
+  return (void *)(intptr_t)llama_llama_layer(llama_in, llama_out[k], NULL);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) return 2;
+  const size_t in_bytes = LLAMA_LLAMA_LAYER_ARG0_ELEMENTS * sizeof(float);
+  const size_t out_bytes = LLAMA_LLAMA_LAYER_OUT0_ELEMENTS * sizeof(float);
+  llama_in = aligned(in_bytes);
+  float *first = aligned(out_bytes);
+  void *workspace = aligned(LLAMA_LLAMA_LAYER_WORKSPACE_BYTES);
+  if (transfer(argv[1], "llama_in.bin", llama_in, in_bytes, 0)) return 3;
+  if (llama_llama_layer(llama_in, first, workspace) != GRAPHFUSE_OK) return 4;
+  pthread_t threads[THREADS];
+  for (intptr_t k = 0; k < THREADS; ++k) {
+    llama_out[k] = aligned(out_bytes);
+    if (pthread_create(&threads[k], NULL, run_layer, (void *)k)) return 5;
+  }
+  for (int k = 0; k < THREADS; ++k) {
+    void *status;
+    pthread_join(threads[k], &status);
+    if ((intptr_t)status != GRAPHFUSE_OK || memcmp(first, llama_out[k], out_bytes)) return 6;
+  }
+  float mlp_in[MLP_MLP_ARG0_ELEMENTS], *mlp_out = aligned(MLP_MLP_OUT0_ELEMENTS * sizeof(float));
+  if (transfer(argv[1], "mlp_in.bin", mlp_in, sizeof mlp_in, 0)) return 3;
+  if (mlp_mlp(mlp_in, mlp_out, NULL) != GRAPHFUSE_OK) return 4;
+  if (transfer(argv[1], "llama_out.bin", first, out_bytes, 1)) return 7;
+  if (transfer(argv[1], "mlp_out.bin", mlp_out, MLP_MLP_OUT0_ELEMENTS * sizeof(float), 1)) return 7;
+  printf("%s\n%s\n", llama_metadata(), mlp_metadata());
+  return 0;
+}
+"""
+
+
+def _model_file(directory: Path, name: str) -> Path:
+    path = directory / f"{name}.mlir"
+    models = {**MODELS, **TRAINING_MODELS}
+    path.write_text(str(models[name]().module))
+    return path
+
+
+def _same_bits(got: np.ndarray, want: np.ndarray) -> bool:
+    return got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+def test_a_c_program_gets_the_jit_results_bit_for_bit(tmp_path: Path) -> None:
+    cc = shutil.which("cc")
+    assert cc is not None, "the C program test needs the system C compiler 'cc'"
+    llama = _model_file(tmp_path, "llama_layer")
+    subprocess.run([sys.executable, "-m", "graphfuse.tools.graphfuse_compile", str(llama),
+                    "-o", str(tmp_path / "libllama.so"), "--header", str(tmp_path / "llama.h"), "--num-threads", "2"],
+                   check=True)
+    compile_library(_model_file(tmp_path, "mlp"), tmp_path / "mlp.o", header=tmp_path / "mlp.h")
+    (tmp_path / "main.c").write_text(C_PROGRAM)
+    subprocess.run([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-I", str(tmp_path),
+                    str(tmp_path / "main.c"), str(tmp_path / "mlp.o"), f"-L{tmp_path}", "-lllama",
+                    f"-Wl,-rpath,{tmp_path}", "-lm", "-o", str(tmp_path / "main")], check=True)
+    llama_in, mlp_in = model_inputs("llama_layer")[0], model_inputs("mlp")[0]
+    llama_in.tofile(tmp_path / "llama_in.bin")
+    mlp_in.tofile(tmp_path / "mlp_in.bin")
+    done = subprocess.run([str(tmp_path / "main"), str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    (want_llama,) = graphfuse.compile(llama, num_threads=2)(llama_in)
+    (want_mlp,) = graphfuse.compile(tmp_path / "mlp.mlir", num_threads=1)(mlp_in)
+    got_llama = np.fromfile(tmp_path / "llama_out.bin", np.float32).reshape(want_llama.shape)
+    got_mlp = np.fromfile(tmp_path / "mlp_out.bin", np.float32).reshape(want_mlp.shape)
+    assert _same_bits(got_llama, want_llama)
+    assert _same_bits(got_mlp, want_mlp)
+    described = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [d["symbol"] for d in described] == ["llama_llama_layer", "mlp_mlp"]
+    assert described[0]["threads"] == 2 and described[0]["inputs"][0]["shape"] == list(llama_in.shape)
+
+
+@pytest.mark.parametrize("name", [*MODELS, *TRAINING_MODELS])
+def test_load_library_runs_every_bundled_model_as_the_jit_does(tmp_path: Path, name: str) -> None:
+    source = _model_file(tmp_path, name)
+    compile_library(source, tmp_path / f"lib{name}.so")
+    library = load_library(tmp_path / f"lib{name}.so")
+    inputs = model_inputs(name)
+    want = graphfuse.compile(source, num_threads=1)(*inputs)
+    got = library(*inputs)
+    assert len(got) == len(want)
+    assert all(_same_bits(g, w) for g, w in zip(got, want, strict=True))
+    assert [s.shape for s in library.inputs] == [a.shape for a in inputs]
+
+
+DYNAMIC = """func.func @g(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %0 = "graph.relu"(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %1 = "graph.maximum"(%x, %y) : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %0, %1 : tensor<?x8xf32>, tensor<?x8xf32>
+}
+"""
+BOOLEANS = """func.func @b(%x: tensor<6x8xf32>, %y: tensor<6x8xf32>, %m: tensor<6x8xi1>) -> tensor<6x8xi1> {
+  %0 = "graph.greater"(%x, %y) : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xi1>
+  %1 = "graph.logical_and"(%0, %m) : (tensor<6x8xi1>, tensor<6x8xi1>) -> tensor<6x8xi1>
+  return %1 : tensor<6x8xi1>
+}
+"""
+
+
+def test_dynamic_dimensions_are_parameters(tmp_path: Path) -> None:
+    (tmp_path / "g.mlir").write_text(DYNAMIC)
+    compiled = compile_library(tmp_path / "g.mlir", tmp_path / "libg.so", header=tmp_path / "g.h")
+    assert "int g_g(const float *arg0, int64_t arg0_dim0, const float *arg1, int64_t arg1_dim0, " \
+           "float *out0, int64_t out0_dim0, float *out1, int64_t out1_dim0, void *workspace);" in compiled.header
+    library = load_library(tmp_path / "libg.so")
+    x, y = np.random.default_rng(1).standard_normal((2, 13, 8)).astype(np.float32)
+    out = [np.empty((13, 8), np.float32), np.empty((13, 8), np.float32)]
+    got = library(x, y, out=out)
+    want = graphfuse.compile(tmp_path / "g.mlir")(x, y)
+    assert got[0] is out[0] and all(_same_bits(g, w) for g, w in zip(got, want, strict=True))
+    with pytest.raises(GraphfuseError, match="result 0 has a dynamic shape"):
+        library(x, y)
+    with pytest.raises(GraphfuseError, match=r"argument 1: expected dtype float32"):
+        library(x, y.astype(np.float64), out=out)
+
+
+def test_booleans_are_bytes(tmp_path: Path) -> None:
+    (tmp_path / "b.mlir").write_text(BOOLEANS)
+    compiled = compile_library(tmp_path / "b.mlir", tmp_path / "libb.so", header=tmp_path / "b.h")
+    assert "int b_b(const float *arg0, const float *arg1, const bool *arg2, bool *out0, void *workspace);" \
+        in compiled.header
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((2, 6, 8)).astype(np.float32)
+    m = rng.random((6, 8)) < 0.5
+    (got,) = load_library(tmp_path / "libb.so")(x, y, m)
+    assert _same_bits(got, (x > y) & m)
+
+
+STREAMED = """func.func @s(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<64x1000xf32>) -> tensor<64x1000xf32>
+  return %0 : tensor<64x1000xf32>
+}
+"""
+
+
+def test_streamed_results_must_be_aligned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Non-temporal stores into a result need it 64-byte aligned: the C entry point refuses a misaligned one
+    (GRAPHFUSE_MISALIGNED_RESULT), the Python loader passes an aligned stand-in."""
+    monkeypatch.setenv("GRAPHFUSE_STREAM_MIN_BYTES", "0")  # every store that can stream does
+    (tmp_path / "s.mlir").write_text(STREAMED)
+    compiled = compile_library(tmp_path / "s.mlir", tmp_path / "libs.so")
+    assert compiled.interface.streamed_stores > 0 and compiled.interface.result_alignment == 64
+    library = load_library(tmp_path / "libs.so")
+    x = np.random.default_rng(2).standard_normal((64, 1000)).astype(np.float32)
+    want = graphfuse.compile(tmp_path / "s.mlir")(x)[0]
+    misaligned = np.empty(64 * 1000 * 4 + 4, np.uint8)[4:].view(np.float32).reshape(64, 1000)
+    assert misaligned.ctypes.data % 64
+    assert _same_bits(library(x, out=[misaligned])[0], want)
+    entry = ctypes.CDLL(str(tmp_path / "libs.so")).s_s
+    status = entry(ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(misaligned.ctypes.data), ctypes.c_void_p(None))
+    assert status == 2
+
+
+def test_concurrent_calls_from_python_threads(tmp_path: Path) -> None:
+    source = _model_file(tmp_path, "transformer_block")
+    compile_library(source, tmp_path / "libblock.so")
+    library = load_library(tmp_path / "libblock.so")
+    inputs = [np.random.default_rng(seed).standard_normal(library.inputs[0].shape).astype(np.float32)
+              for seed in range(8)]
+    want = [library(x)[0] for x in inputs]
+    got: dict[int, np.ndarray] = {}
+
+    def call(k: int) -> None:
+        for _ in range(5):
+            got[k] = library(inputs[k])[0]
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(_same_bits(got[k], want[k]) for k in range(8))
+
+
+def test_two_libraries_share_no_symbols(tmp_path: Path) -> None:
+    """Only the entry point and the metadata accessor are exported: two graphs link into one program."""
+    for name in ("mlp", "llama_layer"):
+        compile_library(_model_file(tmp_path, name), tmp_path / f"{name}.o")
+        listed = subprocess.run([llvm_tool("llvm-nm"), "--defined-only", "--extern-only", str(tmp_path / f"{name}.o")],
+                                capture_output=True, text=True, check=True).stdout.split()
+        assert sorted(listed[2::3]) == sorted([f"{name}_metadata", f"{name}_{name}"]), listed
+    # Both graphs' internal functions have the same names (@<graph>_part_0, ...): linked together they must not
+    # clash.  Two copies of one graph under two names prove it (the same internal names in both).
+    compile_library(tmp_path / "mlp.mlir", tmp_path / "other.o", name="other")
+    subprocess.run([shutil.which("cc") or "cc", "-shared", "-o", str(tmp_path / "libboth.so"), str(tmp_path / "mlp.o"),
+                    str(tmp_path / "other.o"), str(tmp_path / "llama_layer.o"), "-lm"], check=True)
+    both = ctypes.CDLL(str(tmp_path / "libboth.so"))
+    assert both.mlp_mlp and both.other_mlp and both.llama_layer_llama_layer
+
+
+def test_load_library_errors(tmp_path: Path) -> None:
+    with pytest.raises(GraphfuseError, match="no such file"):
+        load_library(tmp_path / "libnothing.so")
+    compile_library(_model_file(tmp_path, "mlp"), tmp_path / "libmlp.so")
+    with pytest.raises(GraphfuseError, match="has no function other_metadata: not a graphfuse library"):
+        load_library(tmp_path / "libmlp.so", name="other")
+    (tmp_path / "libtext.so").write_text("not a library")
+    with pytest.raises(GraphfuseError, match="could not load library"):
+        load_library(tmp_path / "libtext.so")
+    library = load_library(tmp_path / "libmlp.so")
+    with pytest.raises(GraphfuseError, match="expected 1 argument"):
+        library()
