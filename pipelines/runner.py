@@ -24,6 +24,7 @@ import hashlib
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -46,6 +47,14 @@ from graphfuse.pipelines.pipeline_parser import (
     parse_pipeline,
 )
 from graphfuse.pipelines.registry import lookup_pass, suggest_pass
+from graphfuse.pipelines.reports import (
+    ReportNode,
+    parse_statistics,
+    parse_timing,
+    report_header,
+    statistics_report,
+    timing_report,
+)
 
 #: Anchors under which graphfuse passes may be written (they run module-wide).
 _FUNCTION_ANCHORS = ("func.func",)
@@ -141,9 +150,15 @@ class Instrumentation:
     print_after_failure: bool = False
     print_module_scope: bool = False
     statistics: bool = False
+    #: --mlir-pass-statistics-display: "pipeline" or "list" (graphfuse.pipelines.reports)
+    statistics_display: str = "pipeline"
     timing: bool = False
+    #: --mlir-timing-display: "tree" or "list"
+    timing_display: str = "tree"
     verify_each: bool = True
     stream: TextIO | None = None  # where dumps and reports go (default sys.stderr)
+    #: --mlir-print-ir-tree-dir: IR dumps go to files in a tree of op directories here instead of the stream
+    tree_dir: str | None = None
     #: how IR dumps are printed (``Operation.get_asm`` keywords: locations, generic form...); {} = the default
     print_options: dict[str, Any] = field(default_factory=dict)
 
@@ -156,8 +171,11 @@ class StepRecord:
     step: Step
     runs: int = 0  # modules this step has run on
     seconds: float = 0.0
+    user_seconds: float = 0.0  # CPU time
     statistics: dict[str, int] = field(default_factory=dict)
-    upstream_report: str = ""
+    #: an upstream step's statistics and timing, as its pass manager reported them (summed over runs)
+    upstream_statistics: list[ReportNode] = field(default_factory=list)
+    upstream_timing: list[ReportNode] = field(default_factory=list)
     #: (group, pass, pattern) -> [matched_times, effected_times]
     fusion: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
 
@@ -286,13 +304,6 @@ def _captured_stderr_fd() -> Iterator[list[str]]:
             out.append(tmp.read().decode(errors="replace"))
 
 
-_BANNER = "===" + "-" * 73 + "==="
-
-
-def _report_header(title: str) -> str:
-    return f"{_BANNER}\n{title.center(79).rstrip()}\n{_BANNER}\n"
-
-
 class Pipeline:
     """A parsed, validated pipeline, ready to run on modules of one context."""
 
@@ -318,6 +329,7 @@ class Pipeline:
         #: write the IR after every pass to NNNN_<pass>.mlir files here (seed 000's IR dumps)
         self.dump_dir = Path(dump_dir) if dump_dir else None
         self._dumps = 0
+        self._tree_files = TreeFiles()
         #: where warnings of passes go (default: printed to the instrumentation stream)
         self.on_warning = on_warning or (lambda diag: self.stream.write(f"{diag}\n"))
 
@@ -344,7 +356,7 @@ class Pipeline:
 
     def _run_steps(self, module: ir.Module) -> None:
         for index, (step, record) in enumerate(zip(self.steps, self.records, strict=True)):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             record.runs += 1
             try:
                 self._run_step(step, module, record)
@@ -360,6 +372,7 @@ class Pipeline:
                 self._fail(index, [Diagnostic("error", message)], module)
             finally:
                 record.seconds += time.perf_counter() - start
+                record.user_seconds += time.process_time() - cpu_start
             if self.instrumentation.verify_each:
                 diagnostics = verify_module(module)
                 if diagnostics:
@@ -395,24 +408,29 @@ class Pipeline:
         step = self.steps[index]
         if self.instrumentation.print_after_failure:
             name = type(step.graph_pass).__name__ if step.graph_pass else step.argument
-            self._dump(f"IR Dump After {name} Failed ({step.argument})", module)
+            self._dump(f"IR Dump After {name} Failed ({step.argument})", module, step.argument)
         when = "after" if after else "in"
         first = dataclasses.replace(
             diagnostics[0], notes=[*diagnostics[0].notes, Diagnostic("note", f"{when} pass '{step.argument}'")]
         )
         raise PipelineFailure([first, *diagnostics[1:]], step.argument, self.text)
 
-    def _dump(self, title: str, module: ir.Module) -> None:
+    def _dump(self, title: str, module: ir.Module, argument: str) -> None:
         options = self.instrumentation.print_options
         text = module.operation.get_asm(**options) if options else str(module)
-        self.stream.write(f"// -----// {title} //----- //\n{text}\n\n")
+        dump = f"// -----// {title} //----- //\n{text}\n\n"
+        if self.instrumentation.tree_dir is not None:
+            self._tree_files.write(self.instrumentation.tree_dir, [_op_directory(module.operation)], argument, dump)
+            return
+        self.stream.write(dump)
         self.stream.flush()
 
     def _run_step(self, step: Step, module: ir.Module, record: StepRecord) -> None:
         inst = self.instrumentation
         if step.is_graph_pass:
             if inst.wants(inst.print_before, step):
-                self._dump(f"IR Dump Before {type(step.graph_pass).__name__} ({step.argument})", module)
+                self._dump(f"IR Dump Before {type(step.graph_pass).__name__} ({step.argument})", module,
+                           step.argument)
             before = str(module) if inst.print_after_change else None
             dump = (lambda name, m: self.write_dump(f"{step.argument}_{name}", m)) if self.dump_dir else None
             context = PassContext(step.graph_pass, self.switches, dump)
@@ -428,83 +446,140 @@ class Pipeline:
                 self.on_warning(warning)
             changed = before is None or str(module) != before
             if inst.wants(inst.print_after, step) or (inst.print_after_change and changed):
-                self._dump(f"IR Dump After {type(step.graph_pass).__name__} ({step.argument})", module)
+                self._dump(f"IR Dump After {type(step.graph_pass).__name__} ({step.argument})", module,
+                           step.argument)
             return
         with self.context:
             pm = PassManager.parse(f"builtin.module({step.text})")
             pm.enable_verifier(inst.verify_each)
             before = inst.wants(inst.print_before, step)
             after = inst.wants(inst.print_after, step)
+            tree = None
             if before or after or inst.print_after_change:
+                # Into a directory of its own, renumbered into the tree afterwards: this pass manager counts the
+                # dumps of each op from 0, the tree counts them over the whole pipeline.
+                tree = tempfile.mkdtemp(prefix="graphfuse-ir-tree-") if inst.tree_dir is not None else None
                 pm.enable_ir_printing(
                     print_before_all=before,
                     print_after_all=after,
                     print_after_change=inst.print_after_change,
                     print_module_scope=inst.print_module_scope,
+                    tree_printing_dir_path=tree,
                 )
-            if inst.statistics:
-                pm.enable_statistics()
+            if inst.statistics or inst.timing:
+                if inst.statistics:
+                    pm.enable_statistics()
+                if inst.timing:
+                    pm.enable_timing()
+                # The reports go to fd 2: statistics when the run ends, timing when the pass manager is destroyed.
                 with _captured_stderr_fd() as captured:
-                    pm.run(module.operation)
-                text = captured[0]
-                dumps, _, report = text.partition(_report_header("... Pass statistics report ..."))
+                    try:
+                        pm.run(module.operation)
+                    finally:
+                        del pm
+                        if tree is not None:
+                            self._tree_files.collect(tree, inst.tree_dir)
+                dumps, statistics, timing = _split_reports(captured[0])
                 self.stream.write(dumps)
-                record.upstream_report = _add_reports(record.upstream_report, report)
+                _add_nodes(record.upstream_statistics, parse_statistics(statistics))
+                _add_nodes(record.upstream_timing, parse_timing(timing))
             else:
                 self.stream.flush()
                 sys.stderr.flush()
-                pm.run(module.operation)
-
+                try:
+                    pm.run(module.operation)
+                finally:
+                    if tree is not None:
+                        self._tree_files.collect(tree, inst.tree_dir)
     # -- reports --------------------------------------------------------------
 
     @property
     def has_run(self) -> bool:
         return any(record.runs for record in self.records)
 
-    def statistics_report(self) -> str:
-        lines = [_report_header("... Pass statistics report ...").rstrip("\n")]
+    def _nodes(self, statistics: bool) -> list[ReportNode]:
+        nodes = []
         for record in self.records:
             if not record.runs:
                 continue
             if record.step.is_graph_pass:
-                lines.append(record.step.argument)
-                descriptions = type(record.step.graph_pass).statistics
-                for name, value in record.statistics.items():
-                    lines.append(f"  (S) {value} {name} - {descriptions[name]}")
-            elif record.upstream_report.strip():
-                lines.append(record.upstream_report.strip("\n"))
+                described = type(record.step.graph_pass).statistics
+                counted = {name: (value, described[name]) for name, value in record.statistics.items()}
+                nodes.append(ReportNode(record.step.argument, counted, record.seconds, record.user_seconds))
             else:
-                lines.append(record.step.text)
-        return "\n".join(lines) + "\n"
+                nodes.extend(record.upstream_statistics if statistics else record.upstream_timing)
+        return nodes
 
-    def timing_report(
-        self, before: list[tuple[str, float]] = (), after: list[tuple[str, float]] = ()
-    ) -> str:
-        """mlir-opt's execution time report; ``before``/``after`` add rows such as parsing and output."""
-        rows = [*before, *[(r.step.argument, r.seconds) for r in self.records if r.runs], *after]
-        total = sum(seconds for _, seconds in rows) or 1e-9
-        out = [_report_header("... Execution time report ...")]
-        out.append(f"  Total Execution Time: {total:.4f} seconds\n\n")
-        out.append("  ----Wall Time----  ----Name----\n")
-        for name, seconds in rows:
-            out.append(f"  {seconds:8.4f} ({100 * seconds / total:5.1f}%)  {name}\n")
-        out.append(f"  {total:8.4f} (100.0%)  Total\n")
-        return "".join(out)
+    def statistics_report(self) -> str:
+        """mlir-opt's pass statistics report, in the instrumentation's display."""
+        return statistics_report(self._nodes(statistics=True), self.instrumentation.statistics_display)
+
+    def timing_report(self, wall: float, user: float, before: Sequence[ReportNode] = (),
+                      after: Sequence[ReportNode] = ()) -> str:
+        """mlir-opt's execution time report of a run that took ``wall`` seconds (``user`` of CPU time);
+        ``before``/``after`` add rows such as parsing and output."""
+        nodes = [*before, *self._nodes(statistics=False), *after]
+        return timing_report(nodes, wall, user, self.instrumentation.timing_display)
 
 
-_STATISTIC = re.compile(r"^(\s*\(S\)\s+)(\d+)(.*)$")
+def _op_directory(op: ir.Operation) -> str:
+    """An op's directory in an IR tree: its name with '_' for '.', then its symbol name (mlir-opt's naming)."""
+    symbol = ir.StringAttr(op.attributes["sym_name"]).value if "sym_name" in op.attributes else "no-symbol-name"
+    return f"{op.name.replace('.', '_')}_{symbol}"
 
 
-def _add_reports(total: str, new: str) -> str:
-    """Sum two statistics reports of the same pass manager, line by line."""
-    old_lines, new_lines = total.splitlines(), new.splitlines()
-    if len(old_lines) != len(new_lines):
-        return new
-    merged = []
-    for old, line in zip(old_lines, new_lines, strict=True):
-        a, b = _STATISTIC.match(old), _STATISTIC.match(line)
-        merged.append(f"{b.group(1)}{int(a.group(2)) + int(b.group(2))}{b.group(3)}" if a and b else line)
-    return "\n".join(merged) + ("\n" if new.endswith("\n") else "")
+class TreeFiles:
+    """The files of ``--mlir-print-ir-tree-dir``, numbered as mlir-opt numbers them over a whole pipeline.
+
+    A dump of an op goes to ``<dir>/<root op>/.../<op>/<counts>_<pass>.mlir``: the op's own count (its dumps
+    so far, from 0) after the count of each op around it (0 before that op's first own dump).
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, ...], int] = {}
+
+    def write(self, root: str, path: list[str], argument: str, text: str) -> None:
+        counts = [self.counts.setdefault(tuple(path[:k]), 0) for k in range(1, len(path))]
+        own = self.counts[tuple(path)] = self.counts.get(tuple(path), -1) + 1
+        directory = Path(root, *path)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"{'_'.join(map(str, [*counts, own]))}_{argument}.mlir").write_text(text)
+
+    def collect(self, scratch: str, root: str) -> None:
+        """Move the files one pass manager wrote into ``scratch`` (counted from 0) into the tree at ``root``."""
+        files = []
+        for file in Path(scratch).rglob("*.mlir"):
+            path = list(file.relative_to(scratch).parts[:-1])
+            parts = file.stem.split("_", len(path))  # a count per op on the path, then the pass argument
+            files.append((path, int(parts[-2]), parts[-1], file))
+        for path, _, argument, file in sorted(files, key=lambda f: (f[0], f[1])):
+            self.write(root, path, argument, file.read_text())
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+_STATISTICS_TITLE = "... Pass statistics report ..."
+_TIMING_TITLE = "... Execution time report ..."
+
+
+def _split_reports(text: str) -> tuple[str, str, str]:
+    """(IR dumps, statistics report, timing report) of what a pass manager wrote to fd 2."""
+    statistics = timing = ""
+    timing_header = report_header(_TIMING_TITLE)
+    if timing_header in text:
+        text, _, timing = text.partition(timing_header)
+    statistics_header = report_header(_STATISTICS_TITLE)
+    if statistics_header in text:
+        text, _, statistics = text.partition(statistics_header)
+    return text, statistics, timing
+
+
+def _add_nodes(total: list[ReportNode], new: list[ReportNode]) -> None:
+    """Add a step's report of one run to its reports of the runs before (the same tree every run)."""
+    if [n.name for n in total] != [n.name for n in new]:
+        total[:] = new
+        return
+    for mine, theirs in zip(total, new, strict=True):
+        mine.add(theirs)
 
 
 def verify_module(module: ir.Module) -> list[Diagnostic]:

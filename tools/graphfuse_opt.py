@@ -16,6 +16,7 @@ import shlex
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -29,6 +30,7 @@ from graphfuse.dialect.parsing import is_bytecode, module_bytecode, name_parsed_
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.registry import all_passes, lookup_pass
+from graphfuse.pipelines.reports import STATISTICS_DISPLAYS, TIMING_DISPLAYS, ReportNode
 from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineFailure, Reproducer
 from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, run_tool, save_reproducer
 
@@ -101,8 +103,14 @@ FLAGS = [
     Flag("mlir-print-ir-after-change", "Print the IR after a pass only when it changed the IR"),
     Flag("mlir-print-ir-after-failure", "Print the IR after a pass that failed"),
     Flag("mlir-print-ir-module-scope", "Print the whole module when printing IR of nested passes"),
+    Flag("mlir-print-ir-tree-dir", "Print the IR dumps of --mlir-print-ir-* into files of a tree of op directories "
+         "under this directory instead of stderr", "required", "<dir>"),
     Flag("mlir-pass-statistics", "Print pass statistics after the pipeline ran"),
+    Flag("mlir-pass-statistics-display", "How --mlir-pass-statistics shows the statistics: pipeline (the "
+         "default: per pass, in pipeline order) or list (merged by pass name)", "required", "<value>"),
     Flag("mlir-timing", "Print a per-pass execution time report"),
+    Flag("mlir-timing-display", "How --mlir-timing shows the times: tree (the default: in pipeline order, nested "
+         "passes under their pipeline) or list (merged by name, slowest first)", "required", "<value>"),
     Flag("mlir-print-op-generic", "Print every op in the generic form"),
     Flag("mlir-print-debuginfo", "Print locations"),
     Flag("emit-bytecode", "Write the output as MLIR bytecode (input bytecode is read by its content)"),
@@ -148,6 +156,12 @@ def _bool_value(name: str, text: str | None) -> bool:
     if text.lower() in ("false", "0"):
         return False
     raise UsageError(f"option '--{name}' expects true or false, got '{text}'")
+
+
+def _choice(name: str, text: str | None, choices: Sequence[str]) -> str:
+    if text not in choices:
+        raise UsageError(f"for the --{name} option: Cannot find option named '{text}'!")
+    return text
 
 
 def _is_upstream_pass(name: str, context: ir.Context) -> bool:
@@ -253,10 +267,16 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         inst.print_after_failure = True
     elif name == "mlir-print-ir-module-scope":
         inst.print_module_scope = True
+    elif name == "mlir-print-ir-tree-dir":
+        inst.tree_dir = text
     elif name == "mlir-pass-statistics":
         inst.statistics = True
+    elif name == "mlir-pass-statistics-display":
+        inst.statistics_display = _choice(name, text, STATISTICS_DISPLAYS)
     elif name == "mlir-timing":
         inst.timing = True
+    elif name == "mlir-timing-display":
+        inst.timing_display = _choice(name, text, TIMING_DISPLAYS)
     elif name == "mlir-print-op-generic":
         opts.print_generic = True
     elif name == "mlir-print-debuginfo":
@@ -395,8 +415,9 @@ class Driver:
                      switches=self.switches, dump_dir=opts.dump_dir)
             if text is not None else None  # an empty --pass-pipeline is an error, as in mlir-opt
         )
-        self.parse_seconds = 0.0
-        self.output_seconds = 0.0
+        #: (wall, CPU) seconds spent parsing and printing, the Parser and Output rows of --mlir-timing
+        self.parse_seconds = [0.0, 0.0]
+        self.output_seconds = [0.0, 0.0]
 
     def rerun_options(self) -> list[str]:
         """The flags besides the pipeline that a rerun needs: pass plugins and fusion switches."""
@@ -422,13 +443,14 @@ class Driver:
         return ChunkResult(output, located)
 
     def _process(self, chunk: Chunk) -> tuple[str | bytes | None, list[Diagnostic]]:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         try:
             module = parse_module(chunk.text, self.display_name, self.context, chunk.first_line)
         except GraphfuseError as error:
             return None, error.diagnostics
         finally:
-            self.parse_seconds += time.perf_counter() - start
+            self.parse_seconds[0] += time.perf_counter() - start
+            self.parse_seconds[1] += time.process_time() - cpu_start
         if self.pipeline is not None:
             before = module.operation.get_asm() if self.opts.crash_reproducer else None
             try:
@@ -443,7 +465,7 @@ class Driver:
                     saved = save_reproducer(failure, self.opts.repro_dir, "stdin", self.rerun_options())
                     return None, saved.diagnostics
                 return None, failure.with_note(f"reproduce with: {self.reproducer()}").diagnostics
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         with self.context:  # locations name the input file, not the parser's buffer "-"
             if self.opts.emit_bytecode:
                 text: str | bytes = module_bytecode(module, self.display_name)
@@ -459,7 +481,8 @@ class Driver:
                 text = printed.get_asm(**self.opts.print_options())
                 if self.opts.print_debuginfo:
                     text = name_parsed_buffer(text, self.display_name)
-        self.output_seconds += time.perf_counter() - start
+        self.output_seconds[0] += time.perf_counter() - start
+        self.output_seconds[1] += time.process_time() - cpu_start
         return text, []
 
 
@@ -587,6 +610,7 @@ def _read_input(path: str) -> tuple[str, str]:
 
 
 def _main(argv: list[str]) -> int:
+    started = (time.perf_counter(), time.process_time())  # --mlir-timing's Total
     context = make_context()
     for path in _plugin_paths(argv):
         load_pass_plugin(path)
@@ -649,10 +673,10 @@ def _main(argv: list[str]) -> int:
     if driver.pipeline is not None and driver.pipeline.has_run and opts.instrumentation.statistics:
         sys.stderr.write(driver.pipeline.statistics_report())
     if driver.pipeline is not None and opts.instrumentation.timing:
-        sys.stderr.write(
-            driver.pipeline.timing_report(before=[("Parser", driver.parse_seconds)],
-                                          after=[("Output", driver.output_seconds)])
-        )
+        sys.stderr.write(driver.pipeline.timing_report(
+            time.perf_counter() - started[0], time.process_time() - started[1],
+            before=[ReportNode("Parser", wall=driver.parse_seconds[0], user=driver.parse_seconds[1])],
+            after=[ReportNode("Output", wall=driver.output_seconds[0], user=driver.output_seconds[1])]))
     if outputs or not failed:  # like mlir-opt, a run that produced nothing leaves no output file
         bytecode = opts.emit_bytecode and outputs  # one module (no --split-input-file)
         # each module printed then a blank line, chunks separated by the marker: mlir-opt's output byte for byte

@@ -7,8 +7,8 @@
 // RUN: not graphfuse-opt --split-input-file --fuse-kernel-loops %s 2>&1 | FileCheck %s --check-prefix=GRAPH
 // STATS: fuse-kernel-loops
 // STATS-NEXT: (S) 7 num-kernels
-// STATS-NEXT: (S) 39 num-loop-nests-before
 // STATS-NEXT: (S) 33 num-loop-nests-after
+// STATS-NEXT: (S) 39 num-loop-nests-before
 // GRAPH: error: fuse-kernel-loops: @chain_kernel still has graph ops; run graph-to-linalg first
 
 // An elementwise chain in a kernel: one linalg.generic.

@@ -6,8 +6,8 @@
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(outline-fused-ops{absorb=true})' --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // RUN: graphfuse-opt --split-input-file --outline-fused-ops %s | FileCheck %s --check-prefix=ALONE
 // STATS: outline-fused-ops
-// STATS-NEXT: (S) 11 num-outlined
 // STATS-NEXT: (S) 11 num-absorbed
+// STATS-NEXT: (S) 11 num-outlined
 
 // The add before the layer norm is computed in its kernel; the softmax after it is a compound op of its own.
 // CHECK-LABEL: func.func @block
