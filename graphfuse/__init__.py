@@ -10,6 +10,7 @@ The public Python API:
   header, as graphfuse-compile writes it) and :func:`load_library` (call such a library from Python);
 - transform graphs: :func:`run_pipeline` with mlir-opt pipeline text mixing
   graphfuse passes and upstream MLIR passes;
+- bring dialects of your own: :func:`register_irdl_dialects` (IRDL definitions, loaded into every context);
 - define fusion passes: :func:`register_replacement` (a pattern and its
   replacement, both written with the builder), :func:`unregister_replacement`.
 
@@ -23,7 +24,7 @@ from importlib import metadata as _metadata
 from graphfuse import builtin_passes  # noqa: F401
 from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder, ModuleBuilder, Tensor
 from graphfuse.dialect.catalog import all_ops
-from graphfuse.dialect.context import make_context
+from graphfuse.dialect.context import make_context, register_irdl_dialects
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
 from graphfuse.dialect.interpreter import run_function
 from graphfuse.dialect.parsing import load_module, module_bytecode, parse_module
@@ -64,6 +65,7 @@ __all__ = [
     "make_context",
     "module_bytecode",
     "parse_module",
+    "register_irdl_dialects",
     "register_replacement",
     "run_function",
     "run_pipeline",

@@ -124,7 +124,7 @@ def parse_timing(text: str) -> list[ReportNode]:
         found = _TIME_ROW.match(line)
         if found is None or found.group(4) in ("Rest", "Total"):
             continue
-        first, second = float(found.group(1)), found.group(2)
+        first, second = float(found.group(1)), found.group(2)  # (user, wall), or wall alone
         user, wall = (first, float(second)) if second is not None else (first, first)
         entries.append((len(found.group(3)), ReportNode(found.group(4), wall=wall, user=user)))
     return _tree(entries)
@@ -169,22 +169,32 @@ def statistics_report(nodes: list[ReportNode], display: str = "pipeline") -> str
     return "\n".join(lines) + "\n\n"
 
 
-def _row(user: float, wall: float, user_total: float, wall_total: float, name: str) -> str:
-    return (f"  {user:8.4f} ({100 * user / (user_total or 1e-9):5.1f}%)"
-            f"  {wall:8.4f} ({100 * wall / (wall_total or 1e-9):5.1f}%)  {name}")
+def _row(user: float | None, wall: float, user_total: float, wall_total: float, name: str) -> str:
+    user_column = "" if user is None else f"  {user:8.4f} ({100 * user / (user_total or 1e-9):5.1f}%)"
+    return f"{user_column}  {wall:8.4f} ({100 * wall / (wall_total or 1e-9):5.1f}%)  {name}"
 
 
-def timing_report(nodes: list[ReportNode], wall_total: float, user_total: float, display: str = "tree") -> str:
+def timing_report(nodes: list[ReportNode], wall_total: float, display: str = "tree") -> str:
     """The execution time report of ``nodes`` (the caller's Parser and Output rows included) in a run that took
-    ``wall_total`` seconds and ``user_total`` seconds of CPU time; what no node accounts for is ``Rest``."""
+    ``wall_total`` seconds; what no node accounts for is ``Rest``.
+
+    As in MLIR, a timer's user time is the sum of its durations on every thread, its wall time the time that
+    passed: the User Time column is shown when they differ (passes ran on several threads at once).
+    """
     nodes = merge_pipelines(nodes)
     wall_total = max(wall_total, sum(n.wall for n in nodes))
-    user_total = max(user_total, sum(n.user for n in nodes))
-    rest = ReportNode("Rest", wall=wall_total - sum(n.wall for n in nodes),
-                      user=user_total - sum(n.user for n in nodes))
+    rest = ReportNode("Rest", wall=wall_total - sum(n.wall for n in nodes))
+    rest.user = rest.wall
+    user_total = rest.user + sum(n.user for n in nodes)
+    threaded = user_total != wall_total
+
+    def row(node: ReportNode, name: str) -> str:
+        return _row(node.user if threaded else None, node.wall, user_total, wall_total, name)
+
     out = [report_header("... Execution time report ...").rstrip("\n"),
            f"  Total Execution Time: {wall_total:.4f} seconds", "",
-           "  ----User Time----  ----Wall Time----  ----Name----"]
+           ("  ----User Time----" if threaded else "") + "  ----Wall Time----  ----Name----"]
+    total = ReportNode("Total", wall=wall_total, user=user_total)
     if display == "list":
         merged: dict[str, ReportNode] = {"root": ReportNode("root", wall=wall_total, user=user_total)}
 
@@ -202,15 +212,14 @@ def timing_report(nodes: list[ReportNode], wall_total: float, user_total: float,
         for node in nodes:
             collect(node)
         for entry in sorted(merged.values(), key=lambda n: -n.wall):
-            out.append(_row(entry.user, entry.wall, user_total, wall_total, entry.name))
+            out.append(row(entry, entry.name))
     else:
         def show(node: ReportNode, indent: int) -> None:
-            out.append(_row(node.user, node.wall, user_total, wall_total, " " * indent + node.name))
+            out.append(row(node, " " * indent + node.name))
             for child in node.children:
                 show(child, indent + 2)
 
         for node in nodes:
             show(node, 0)
-    out.append(_row(rest.user, rest.wall, user_total, wall_total, "Rest"))
-    out.append(_row(user_total, wall_total, user_total, wall_total, "Total"))
+    out += [row(rest, "Rest"), row(total, "Total")]
     return "\n".join(out) + "\n"

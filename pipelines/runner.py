@@ -171,7 +171,6 @@ class StepRecord:
     step: Step
     runs: int = 0  # modules this step has run on
     seconds: float = 0.0
-    user_seconds: float = 0.0  # CPU time
     statistics: dict[str, int] = field(default_factory=dict)
     #: an upstream step's statistics and timing, as its pass manager reported them (summed over runs)
     upstream_statistics: list[ReportNode] = field(default_factory=list)
@@ -356,7 +355,7 @@ class Pipeline:
 
     def _run_steps(self, module: ir.Module) -> None:
         for index, (step, record) in enumerate(zip(self.steps, self.records, strict=True)):
-            start, cpu_start = time.perf_counter(), time.process_time()
+            start = time.perf_counter()
             record.runs += 1
             try:
                 self._run_step(step, module, record)
@@ -372,7 +371,6 @@ class Pipeline:
                 self._fail(index, [Diagnostic("error", message)], module)
             finally:
                 record.seconds += time.perf_counter() - start
-                record.user_seconds += time.process_time() - cpu_start
             if self.instrumentation.verify_each:
                 diagnostics = verify_module(module)
                 if diagnostics:
@@ -505,7 +503,7 @@ class Pipeline:
             if record.step.is_graph_pass:
                 described = type(record.step.graph_pass).statistics
                 counted = {name: (value, described[name]) for name, value in record.statistics.items()}
-                nodes.append(ReportNode(record.step.argument, counted, record.seconds, record.user_seconds))
+                nodes.append(ReportNode(record.step.argument, counted, record.seconds, record.seconds))
             else:
                 nodes.extend(record.upstream_statistics if statistics else record.upstream_timing)
         return nodes
@@ -514,12 +512,11 @@ class Pipeline:
         """mlir-opt's pass statistics report, in the instrumentation's display."""
         return statistics_report(self._nodes(statistics=True), self.instrumentation.statistics_display)
 
-    def timing_report(self, wall: float, user: float, before: Sequence[ReportNode] = (),
-                      after: Sequence[ReportNode] = ()) -> str:
-        """mlir-opt's execution time report of a run that took ``wall`` seconds (``user`` of CPU time);
-        ``before``/``after`` add rows such as parsing and output."""
+    def timing_report(self, wall: float, before: Sequence[ReportNode] = (), after: Sequence[ReportNode] = ()) -> str:
+        """mlir-opt's execution time report of a run that took ``wall`` seconds; ``before``/``after`` add rows
+        such as parsing and output."""
         nodes = [*before, *self._nodes(statistics=False), *after]
-        return timing_report(nodes, wall, user, self.instrumentation.timing_display)
+        return timing_report(nodes, wall, self.instrumentation.timing_display)
 
 
 def _op_directory(op: ir.Operation) -> str:

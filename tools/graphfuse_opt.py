@@ -13,6 +13,7 @@ import json
 import re
 import runpy
 import shlex
+import subprocess
 import sys
 import time
 import traceback
@@ -21,10 +22,18 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+import mlir
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from graphfuse.dialect.context import make_context
+from graphfuse.dialect.context import (
+    IRDL_DIALECTS,
+    has_dialect,
+    load_user_dialects,
+    make_context,
+    register_irdl_dialects,
+    user_dialects,
+)
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, set_parsed_buffer_name
 from graphfuse.dialect.parsing import is_bytecode, module_bytecode, name_parsed_buffer, parse_module, relocate
 from graphfuse.pipelines import log
@@ -72,6 +81,9 @@ class Options:
     no_implicit_module: bool = False
     crash_reproducer: str | None = None
     run_reproducer: bool = False
+    irdl_files: list[str] = field(default_factory=list)
+    dialect_plugins: list[str] = field(default_factory=list)
+    show_dialects: bool = False
 
     def print_options(self) -> dict[str, object]:
         """The printer's options (``Operation.get_asm`` keywords) the flags set, for the output and IR dumps."""
@@ -140,6 +152,11 @@ FLAGS = [
          "graphfuse-repro/ under the temp dir); a file input is its own reproducer", "required", "<dir>"),
     Flag("load-pass-plugin", "Run a Python file that registers passes (e.g. user fusion patterns) before the "
          "pipeline is read; may be repeated", "required", "<file.py>"),
+    Flag("irdl-file", "IRDL file to register before processing the input (its dialects parse and verify); may be "
+         "repeated", "required", "<filename>"),
+    Flag("load-dialect-plugin", "Run a Python file that registers dialects (graphfuse.register_irdl_dialects) "
+         "before the input is read; may be repeated", "required", "<file.py>"),
+    Flag("show-dialects", "Print the list of registered dialects and exit"),
     Flag("allow-unregistered-dialect", "Accept ops of dialects that are not loaded"),
     Flag("dump-pass-pipeline", "Print the pipeline that will run, with all options, to stderr"),
     Flag("list-passes", "List the graphfuse passes with their options and exit"),
@@ -185,6 +202,48 @@ def load_pass_plugin(path: str) -> None:
     except Exception as error:  # the plugin is user code: report, never a traceback
         detail = "".join(traceback.format_exception_only(error)).strip()
         raise UsageError(f"could not load pass plugin '{path}': {detail}") from None
+
+
+def load_dialect_plugin(path: str, context: ir.Context) -> None:
+    """Execute a Python file that registers dialects (``graphfuse.register_irdl_dialects``); load them into
+    ``context``.  mlir-opt's plugins are C++ shared libraries, which the Python bindings cannot load."""
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"could not load dialect plugin '{path}': no such file")
+    with file.open("rb") as stream:
+        if stream.read(4) in (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"MZ\x90\x00"):
+            raise UsageError(
+                f"could not load dialect plugin '{path}': it is a shared library; {TOOL} runs MLIR through its Python "
+                "bindings and cannot load C++ dialect plugins: define the dialect in IRDL and pass --irdl-file, or "
+                "register it from a Python plugin (graphfuse.register_irdl_dialects)")
+    try:
+        runpy.run_path(path, run_name="graphfuse_dialect_plugin")
+    except GraphfuseError as error:
+        raise GraphfuseError([Diagnostic(d.severity, f"in dialect plugin '{path}': {d.message}", d.location, d.notes)
+                              for d in error.diagnostics]) from None
+    except Exception as error:  # the plugin is user code: report, never a traceback
+        detail = "".join(traceback.format_exception_only(error)).strip()
+        raise UsageError(f"could not load dialect plugin '{path}': {detail}") from None
+    load_user_dialects(context)
+
+
+def registered_dialects(context: ir.Context) -> list[str]:
+    """The dialects ``context`` can load, sorted: MLIR's (the names the pinned mlir-opt lists and those with
+    Python bindings; the context is asked about each), graphfuse's and those registered from IRDL files."""
+    candidates = {*IRDL_DIALECTS, *user_dialects()}
+    package = Path(next(iter(mlir.__path__)))
+    for module in (package / "dialects").glob("_*_ops_gen.py"):
+        found = re.search(r'DIALECT_NAMESPACE = "([^"]+)"', module.read_text())
+        if found:
+            candidates.add(found.group(1))
+    try:
+        listed = subprocess.run([str(package / "bin" / "mlir-opt"), "--show-dialects"], capture_output=True,
+                                text=True, check=False).stdout
+    except OSError:
+        listed = ""
+    if listed.startswith("Available Dialects:"):
+        candidates.update(name.strip() for name in listed.partition(":")[2].split(",") if name.strip())
+    return sorted(name for name in candidates if has_dialect(context, name))
 
 
 def _plugin_paths(argv: list[str]) -> list[str]:
@@ -303,6 +362,12 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         opts.run_reproducer = True
     elif name == "verify-each":
         inst.verify_each = _bool_value(name, text)
+    elif name == "irdl-file":
+        opts.irdl_files.append(text or "")
+    elif name == "load-dialect-plugin":
+        opts.dialect_plugins.append(text or "")
+    elif name == "show-dialects":
+        opts.show_dialects = True
     elif name == "allow-unregistered-dialect":
         opts.allow_unregistered = True
     elif name == "dump-pass-pipeline":
@@ -415,9 +480,9 @@ class Driver:
                      switches=self.switches, dump_dir=opts.dump_dir)
             if text is not None else None  # an empty --pass-pipeline is an error, as in mlir-opt
         )
-        #: (wall, CPU) seconds spent parsing and printing, the Parser and Output rows of --mlir-timing
-        self.parse_seconds = [0.0, 0.0]
-        self.output_seconds = [0.0, 0.0]
+        #: seconds spent parsing and printing: the Parser and Output rows of --mlir-timing
+        self.parse_seconds = 0.0
+        self.output_seconds = 0.0
 
     def rerun_options(self) -> list[str]:
         """The flags besides the pipeline that a rerun needs: pass plugins and fusion switches."""
@@ -443,14 +508,13 @@ class Driver:
         return ChunkResult(output, located)
 
     def _process(self, chunk: Chunk) -> tuple[str | bytes | None, list[Diagnostic]]:
-        start, cpu_start = time.perf_counter(), time.process_time()
+        start = time.perf_counter()
         try:
             module = parse_module(chunk.text, self.display_name, self.context, chunk.first_line)
         except GraphfuseError as error:
             return None, error.diagnostics
         finally:
-            self.parse_seconds[0] += time.perf_counter() - start
-            self.parse_seconds[1] += time.process_time() - cpu_start
+            self.parse_seconds += time.perf_counter() - start
         if self.pipeline is not None:
             before = module.operation.get_asm() if self.opts.crash_reproducer else None
             try:
@@ -465,7 +529,7 @@ class Driver:
                     saved = save_reproducer(failure, self.opts.repro_dir, "stdin", self.rerun_options())
                     return None, saved.diagnostics
                 return None, failure.with_note(f"reproduce with: {self.reproducer()}").diagnostics
-        start, cpu_start = time.perf_counter(), time.process_time()
+        start = time.perf_counter()
         with self.context:  # locations name the input file, not the parser's buffer "-"
             if self.opts.emit_bytecode:
                 text: str | bytes = module_bytecode(module, self.display_name)
@@ -481,8 +545,7 @@ class Driver:
                 text = printed.get_asm(**self.opts.print_options())
                 if self.opts.print_debuginfo:
                     text = name_parsed_buffer(text, self.display_name)
-        self.output_seconds[0] += time.perf_counter() - start
-        self.output_seconds[1] += time.process_time() - cpu_start
+        self.output_seconds += time.perf_counter() - start
         return text, []
 
 
@@ -610,7 +673,7 @@ def _read_input(path: str) -> tuple[str, str]:
 
 
 def _main(argv: list[str]) -> int:
-    started = (time.perf_counter(), time.process_time())  # --mlir-timing's Total
+    started = time.perf_counter()  # --mlir-timing's Total
     context = make_context()
     for path in _plugin_paths(argv):
         load_pass_plugin(path)
@@ -626,6 +689,13 @@ def _main(argv: list[str]) -> int:
         return 0
     if opts.list_passes:
         sys.stdout.write(list_passes_text())
+        return 0
+    for path in opts.dialect_plugins:
+        load_dialect_plugin(path, context)
+    for path in opts.irdl_files:
+        register_irdl_dialects(Path(path), context)
+    if opts.show_dialects:
+        sys.stdout.write(f"Available Dialects: {','.join(registered_dialects(context))}\n")
         return 0
     context.allow_unregistered_dialects = opts.allow_unregistered
     try:
@@ -674,9 +744,9 @@ def _main(argv: list[str]) -> int:
         sys.stderr.write(driver.pipeline.statistics_report())
     if driver.pipeline is not None and opts.instrumentation.timing:
         sys.stderr.write(driver.pipeline.timing_report(
-            time.perf_counter() - started[0], time.process_time() - started[1],
-            before=[ReportNode("Parser", wall=driver.parse_seconds[0], user=driver.parse_seconds[1])],
-            after=[ReportNode("Output", wall=driver.output_seconds[0], user=driver.output_seconds[1])]))
+            time.perf_counter() - started,
+            before=[ReportNode("Parser", wall=driver.parse_seconds, user=driver.parse_seconds)],
+            after=[ReportNode("Output", wall=driver.output_seconds, user=driver.output_seconds)]))
     if outputs or not failed:  # like mlir-opt, a run that produced nothing leaves no output file
         bytecode = opts.emit_bytecode and outputs  # one module (no --split-input-file)
         # each module printed then a blank line, chunks separated by the marker: mlir-opt's output byte for byte
