@@ -35,15 +35,17 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+from mlir import ir
 from mlir.dialects import llvm
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
-from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name
+from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
 from graphfuse.lowering.runtime import ArgSpec, LoweredEntry, lower_entry
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
 
-__all__ = ["EMIT_KINDS", "CInterface", "compile_library", "emit_kind_of"]
+__all__ = ["EMIT_KINDS", "CInterface", "CompiledLibrary", "compile_library", "emit_kind_of", "llvm_tool"]
 
 #: What graphfuse-compile writes, by --emit.
 EMIT_KINDS = ("llvm-ir", "asm", "obj", "shared")
@@ -432,11 +434,15 @@ def compile_library(
     linalg_text = lower_to_linalg(fused.module, fused.filename, fast_math)
     lowered = lower_entry(linalg_text, fused.entry, num_threads, stream_min_bytes())
     interface = _interface(prefix, fused.entry, lowered, num_threads)
-    with lowered.context:
-        module_ir = llvm.translate_module_to_llvmir(lowered.module.operation)
-    module_ir += interface.llvm_ir(module_ir)
-    text = _optimize(module_ir, interface, codegen_opt_level, target_cpu)
-    _write_output(text, str(output), kind, interface, codegen_opt_level, target_cpu)
+    with tempfile.TemporaryDirectory(prefix="graphfuse-compile-") as scratch:
+        # Object code takes the large constants as raw bytes; LLVM IR and assembly outputs keep them inline.
+        weights = _detach_constants(lowered, prefix, Path(scratch)) if kind in ("obj", "shared") else []
+        with lowered.context:
+            module_ir = llvm.translate_module_to_llvmir(lowered.module.operation)
+        module_ir += interface.llvm_ir(module_ir)
+        text = _optimize(module_ir, interface, codegen_opt_level, target_cpu)
+        _write_output(text, str(output), kind, interface, _Codegen(codegen_opt_level, target_cpu), weights,
+                      Path(scratch))
     header_text = None
     if header is not None:
         header_text = interface.header(f"{c_identifier(Path(header).name).upper()}_", Path(fused.filename).name)
@@ -445,8 +451,6 @@ def compile_library(
 
 
 def _default_prefix(output: str | Path) -> str:
-    from graphfuse.lowering.library import library_name
-
     return library_name(output) if str(output) != "-" else "graph"
 
 
@@ -464,24 +468,91 @@ def _optimize(module_ir: str, interface: CInterface, opt_level: int, cpu: str) -
                  "-S", "-o", "-", "-"], "opt (LLVM's optimizer)", module_ir)
 
 
-def _write_output(text: str, output: str, kind: str, interface: CInterface, opt_level: int, cpu: str) -> None:
+@dataclass(frozen=True)
+class _Codegen:
+    opt_level: int
+    cpu: str
+
+    def llc(self) -> list[str]:
+        return [llvm_tool("llc"), f"-mtriple={host_triple()}", f"-mcpu={self.cpu}", f"-O{self.opt_level}",
+                "-relocation-model=pic"]
+
+
+def _write_output(text: str, output: str, kind: str, interface: CInterface, codegen: _Codegen,
+                  weights: list[_Weight], scratch: Path) -> None:
     if kind == "llvm-ir":
         _write_text(output, text)
         return
-    codegen = [llvm_tool("llc"), f"-mtriple={host_triple()}", f"-mcpu={cpu}", f"-O{opt_level}",
-               "-relocation-model=pic"]
+    assembly = _run([*codegen.llc(), "-filetype=asm", "-o", "-", "-"], "llc (LLVM's code generator)", text)
     if kind == "asm":
-        _write_text(output, _run([*codegen, "-filetype=asm", "-o", "-", "-"], "llc (LLVM's code generator)", text))
+        _write_text(output, assembly)
         return
-    with tempfile.TemporaryDirectory(prefix="graphfuse-compile-") as scratch:
-        obj = str(Path(scratch) / "module.o") if kind == "shared" else output
-        _run([*codegen, "-filetype=obj", "-o", obj, "-"], "llc (LLVM's code generator)", text)
-        if kind == "shared":
-            link = [*c_compiler().split(), "-shared", "-o", output, obj, "-lm"]
-            for library in interface.libraries:
-                directory = str(Path(library).parent)
-                link += [f"-L{directory}", f"-l:{Path(library).name}", f"-Wl,-rpath,{directory}"]
-            _run(link, "linking the shared library")
+    obj = str(scratch / "module.o") if kind == "shared" else output
+    assembly += "".join(weight.assembly() for weight in weights)
+    _run([llvm_tool("llvm-mc"), f"-triple={host_triple()}", f"-mcpu={codegen.cpu}", "-filetype=obj", "-o", obj,
+          "-"], "llvm-mc (LLVM's assembler)", assembly)
+    if kind == "shared":
+        link = [*c_compiler().split(), "-shared", "-o", output, obj, "-lm"]
+        for library in interface.libraries:
+            directory = str(Path(library).parent)
+            link += [f"-L{directory}", f"-l:{Path(library).name}", f"-Wl,-rpath,{directory}"]
+        _run(link, "linking the shared library")
+
+
+#: Constants from this size on reach the object file as raw bytes (``.incbin``) instead of LLVM IR text, where
+#: each f32 takes some 25 characters: a 1024 x 1024 weight took 7 s to compile that way, LLVM parsing the text.
+DETACHED_MIN_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class _Weight:
+    """A constant of the module, written to a file and assembled into the object under a library-private name."""
+
+    symbol: str
+    path: Path
+    size: int
+    alignment: int
+
+    def assembly(self) -> str:
+        return (f'\n\t.section\t.rodata.graphfuse,"a",@progbits\n\t.p2align\t{self.alignment.bit_length() - 1}\n'
+                f"\t.globl\t{self.symbol}\n\t.hidden\t{self.symbol}\n\t.type\t{self.symbol},@object\n"
+                f'{self.symbol}:\n\t.incbin\t"{self.path}"\n\t.size\t{self.symbol}, {self.size}\n')
+
+
+def _detach_constants(lowered: LoweredEntry, prefix: str, scratch: Path) -> list[_Weight]:
+    """Turn the module's large dense constant globals into hidden external declarations named
+    ``<prefix>_<global>`` and write their bytes into ``scratch`` (ELF targets; elsewhere they stay inline)."""
+    if "-linux" not in host_triple() and not host_triple().endswith("-elf"):
+        return []
+    weights = []
+    with lowered.context:
+        for op in list(lowered.module.body.operations):
+            op = op.operation
+            if op.name != "llvm.mlir.global" or "constant" not in op.attributes or "value" not in op.attributes:
+                continue
+            value = op.attributes["value"]
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            if not isinstance(value, ir.DenseElementsAttr) or value.is_splat or not re.fullmatch(r"[\w.$]+", name):
+                continue
+            try:
+                data = np.ascontiguousarray(np.array(value)).tobytes()
+            except (TypeError, ValueError, RuntimeError):  # element types without a buffer (bf16...): inline
+                continue
+            shaped = ir.ShapedType(value.type)
+            width = getattr(shaped.element_type, "width", None) or 0
+            if len(data) < DETACHED_MIN_BYTES or len(data) * 8 != math.prod(shaped.shape) * width:
+                continue
+            symbol = f"{prefix}_{name}"
+            path = scratch / f"weight{len(weights)}.bin"
+            path.write_bytes(data)
+            alignment = ir.IntegerAttr(op.attributes["alignment"]).value if "alignment" in op.attributes else 16
+            ir.SymbolTable.replace_all_symbol_uses(name, symbol, lowered.module.operation)
+            ir.SymbolTable.set_symbol_name(op, symbol)
+            del op.attributes["value"]
+            op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
+            op.attributes["visibility_"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)  # hidden
+            weights.append(_Weight(symbol, path, len(data), alignment))
+    return weights
 
 
 def _write_text(output: str, text: str) -> None:

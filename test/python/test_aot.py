@@ -227,13 +227,25 @@ def test_concurrent_calls_from_python_threads(tmp_path: Path) -> None:
     assert all(_same_bits(got[k], want[k]) for k in range(8))
 
 
+def _symbols(path: Path, *flags: str) -> dict[str, str]:
+    """Defined symbols of an object or library: name -> nm's type letter."""
+    listed = subprocess.run([llvm_tool("llvm-nm"), "--defined-only", *flags, str(path)], capture_output=True,
+                            text=True, check=True).stdout.split()
+    return dict(zip(listed[2::3], listed[1::3], strict=True))
+
+
 def test_two_libraries_share_no_symbols(tmp_path: Path) -> None:
-    """Only the entry point and the metadata accessor are exported: two graphs link into one program."""
+    """A library exports only its entry point and metadata accessor; an object's other global symbols (its
+    weights, hidden) carry its name: two graphs link into one program."""
     for name in ("mlp", "llama_layer"):
         compile_library(_model_file(tmp_path, name), tmp_path / f"{name}.o")
-        listed = subprocess.run([llvm_tool("llvm-nm"), "--defined-only", "--extern-only", str(tmp_path / f"{name}.o")],
-                                capture_output=True, text=True, check=True).stdout.split()
-        assert sorted(listed[2::3]) == sorted([f"{name}_metadata", f"{name}_{name}"]), listed
+        external = _symbols(tmp_path / f"{name}.o", "--extern-only")
+        assert {f"{name}_metadata", f"{name}_{name}"} <= set(external), external
+        assert all(symbol.startswith(f"{name}_") for symbol in external), external
+        weights = [s for s, kind in external.items() if kind == "R"]
+        assert weights, external  # the weights went into the object as raw bytes
+        compile_library(tmp_path / f"{name}.mlir", tmp_path / f"lib{name}.so")
+        assert set(_symbols(tmp_path / f"lib{name}.so", "-D")) == {f"{name}_metadata", f"{name}_{name}"}
     # Both graphs' internal functions have the same names (@<graph>_part_0, ...): linked together they must not
     # clash.  Two copies of one graph under two names prove it (the same internal names in both).
     compile_library(tmp_path / "mlp.mlir", tmp_path / "other.o", name="other")
@@ -241,6 +253,11 @@ def test_two_libraries_share_no_symbols(tmp_path: Path) -> None:
                     str(tmp_path / "other.o"), str(tmp_path / "llama_layer.o"), "-lm"], check=True)
     both = ctypes.CDLL(str(tmp_path / "libboth.so"))
     assert both.mlp_mlp and both.other_mlp and both.llama_layer_llama_layer
+    x = model_inputs("mlp")[0]
+    out = [np.empty((16, 64), np.float32) for _ in range(2)]
+    for k, entry in enumerate((both.mlp_mlp, both.other_mlp)):
+        assert entry(ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(out[k].ctypes.data), ctypes.c_void_p(None)) == 0
+    assert _same_bits(out[0], out[1])
 
 
 def test_load_library_errors(tmp_path: Path) -> None:
