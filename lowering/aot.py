@@ -9,8 +9,9 @@ LLVM tools instead of the ExecutionEngine: ``opt`` with the module pipeline
 the ExecutionEngine runs (``default<O3>``, loop and SLP vectorization on)
 for the same CPU (the host's, features detected by LLVM, unless
 ``target_cpu`` says otherwise), ``llc`` at the same code-generation level,
-position-independent so the object also links into a shared library, and
-the system C compiler (``$CC``, else ``cc``) as the linker.
+position-independent so the object also links into a shared library,
+``llvm-mc`` to assemble, and the system C compiler (``$CC``, else ``cc``) as
+the linker.
 
 A C entry point (:class:`CInterface`, the ABI described in
 :mod:`graphfuse.lowering.library`) is added to the module before LLVM
@@ -18,7 +19,8 @@ optimizes it: it builds the memref descriptors of the plain pointers it is
 given, allocates the workspace when the caller passes none, and calls the
 entry.  After optimization every other symbol is internalized, so several
 compiled graphs link into one program.  The weights stay in the library as
-read-only constants.
+read-only data; in object code the large ones are assembled from their raw
+bytes rather than passed through LLVM IR text (:data:`DETACHED_MIN_BYTES`).
 """
 
 from __future__ import annotations
