@@ -185,6 +185,28 @@ irdl.dialect @graph {
     irdl.results(result: %out3)
   }
 
+  // The ranks' operands concatenated along an axis, on every rank.
+  // optional: axis (default 0), group (default "world")
+  irdl.operation @all_gather {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.integer"
+    irdl.operands(x: %in0)
+    irdl.attributes {"group_size" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // Every rank gets the sum (max, min) of all ranks' operands.
+  // optional: reduction (default "sum"), group (default "world")
+  irdl.operation @all_reduce {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.integer"
+    irdl.operands(x: %in0)
+    irdl.attributes {"group_size" = %a2}
+    irdl.results(result: %out1)
+  }
+
   // Momentum SGD: accumulation * momentum + gradient, and the variable stepped by learning_rate times it.
   // optional: use_nesterov (default false)
   irdl.operation @apply_momentum {
@@ -928,6 +950,19 @@ irdl.dialect @graph {
     irdl.results(result: %out3)
   }
 
+  // A matmul whose partial products are summed over the ranks (MatMulAllReduce), optional bias after.
+  // optional: transpose_a (default false), transpose_b (default false), group (default "world"), chunks (default 0)
+  irdl.operation @matmul_all_reduce {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %a4 = irdl.base "#builtin.integer"
+    irdl.operands(a: %in0, b: %in1, bias: optional %in2)
+    irdl.attributes {"group_size" = %a4}
+    irdl.results(result: %out3)
+  }
+
   // Matmul followed by a bias along the last axis.
   // optional: transpose_a (default false), transpose_b (default false)
   irdl.operation @matmul_bias_add {
@@ -1146,6 +1181,17 @@ irdl.dialect @graph {
     %a2 = irdl.base "#builtin.dense_array"
     irdl.operands(operand: %in0)
     irdl.attributes {"axes" = %a2}
+    irdl.results(result: %out1)
+  }
+
+  // The ranks' operands reduced, rank k keeping the k-th block.
+  // optional: axis (default 0), reduction (default "sum"), group (default "world")
+  irdl.operation @reduce_scatter {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.integer"
+    irdl.operands(x: %in0)
+    irdl.attributes {"group_size" = %a2}
     irdl.results(result: %out1)
   }
 

@@ -13,6 +13,7 @@ import numpy as np
 from mlir import ir
 
 from graphfuse.dialect.catalog import VerifyError, lookup_op, read_attributes
+from graphfuse.dialect.collectives import run_ranks
 from graphfuse.dialect.constants import attr_to_array
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.evaluate import evaluate_op
@@ -128,3 +129,21 @@ class Interpreter:
 def run_function(module: ir.Module, inputs: Sequence[np.ndarray], entry: str | None = None) -> list[np.ndarray]:
     """Run function ``entry`` (default: the first public one) of ``module`` on ``inputs``."""
     return Interpreter(module).run(inputs, entry)
+
+
+def run_function_ranks(
+    modules: ir.Module | Sequence[ir.Module],
+    inputs: Sequence[Sequence[np.ndarray]],
+    entry: str | None = None,
+) -> list[list[np.ndarray]]:
+    """Run a graph on every rank of a group at once: rank k runs ``modules[k]`` (or the one module) on
+    ``inputs[k]``, as a thread; the collectives combine the ranks' values (:mod:`graphfuse.dialect.collectives`).
+
+    Returns each rank's results, in rank order.  The reference of what ``torch.distributed`` computes for the
+    same graphs (graphfuse.distributed).
+    """
+    size = len(inputs)
+    per_rank = [modules] * size if isinstance(modules, ir.Module) else list(modules)
+    if len(per_rank) != size:
+        raise _error(f"{len(per_rank)} modules for {size} ranks' inputs: give one module, or one per rank")
+    return run_ranks(size, lambda rank: Interpreter(per_rank[rank]).run(inputs[rank], entry))

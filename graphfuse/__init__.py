@@ -5,7 +5,8 @@ The public Python API:
 - build graphs: :func:`GraphBuilder` (one function), :class:`ModuleBuilder`;
 - read graphs: :func:`parse_module`, :func:`load_module` (verified, with located errors; MLIR text or
   bytecode), and write them as bytecode: :func:`module_bytecode`;
-- run the reference semantics: :func:`run_function`;
+- run the reference semantics: :func:`run_function`, and :func:`run_function_ranks` for graphs with
+  collectives (every rank at once);
 - compile: :func:`compile` (JIT), :func:`compile_library` (ahead of time: a shared library or object with a C
   header, as graphfuse-compile writes it) and :func:`load_library` (call such a library from Python);
 - transform graphs: :func:`run_pipeline` with mlir-opt pipeline text mixing
@@ -26,7 +27,7 @@ from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder,
 from graphfuse.dialect.catalog import all_ops
 from graphfuse.dialect.context import make_context, register_irdl_dialects
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
-from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.interpreter import run_function, run_function_ranks
 from graphfuse.dialect.parsing import load_module, module_bytecode, parse_module
 from graphfuse.lowering.aot import compile_library
 from graphfuse.lowering.compiler import Executable, compile
@@ -68,6 +69,7 @@ __all__ = [
     "register_irdl_dialects",
     "register_replacement",
     "run_function",
+    "run_function_ranks",
     "run_pipeline",
     "unregister_replacement",
 ]

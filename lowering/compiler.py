@@ -30,6 +30,7 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import entry_function, functions, run_function
 from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
 from graphfuse.dialect.parsing import is_bytecode, load_module, parse_module, relocate, values_defined_by
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
@@ -496,6 +497,13 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
     """
     check_lowerable(module, filename)
     for op in nested_ops(module):
+        if op.name in COLLECTIVE_OPS and "group_size" in op.attributes:
+            size = ir.IntegerAttr(op.attributes["group_size"]).value
+            if size != 1:
+                raise GraphfuseError([relocate(Diagnostic(
+                    "error", f"'{op.name}' communicates with {size} ranks: graphfuse.compile runs one process; "
+                    "compile each rank's graph with graphfuse.distributed.compile under torch.distributed "
+                    "(docs/distributed.md)", source_loc(op.location)), filename)])
         for value, location in values_defined_by(op):
             sig = sig_from_type(value.type)
             if sig is not None and 0 in sig.shape:

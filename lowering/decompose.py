@@ -38,6 +38,9 @@ type (each intermediate is rounded to the type the reference rounds it to):
   add_rms_norm_cast, add_rms_norm_quant, add_rms_norm_dynamic_quant: ``add``
   (the ``sum`` result), then the norm (decomposed in turn), then the cast or
   the quantization above; every result of the fused op is replaced.
+- all_reduce, all_gather, reduce_scatter over a group of one rank: the
+  operand; matmul_all_reduce over one rank: ``matmul`` (+ the bias).  Over
+  more ranks they communicate and stay (graphfuse.distributed runs them).
 
 Not decomposed (the op stays; graph-to-linalg{strict} then reports it): what
 an expander refuses (a dynamic normalized or tiled dimension; softmax over a
@@ -380,6 +383,37 @@ def decompose_add_rms_norm_dynamic_quant(op: ir.Operation, rw: Any) -> bool:
     return _decompose(op, rw, build)
 
 
+def _single_rank(op: ir.Operation) -> str | None:
+    """Why a collective cannot be decomposed here: it communicates (a group of more than one rank)."""
+    size = attributes(op)["group_size"]
+    return None if size == 1 else (f"it communicates with {size} ranks: the ranks' graphs compile with "
+                                   "graphfuse.distributed (docs/distributed.md)")
+
+
+@register_decomposition("all_reduce", "all_gather", "reduce_scatter")
+def decompose_one_rank_collective(op: ir.Operation, rw: Any) -> bool:
+    """A collective over one rank is its operand (the sum, the concatenation, the only block of one value)."""
+    reason = _single_rank(op)
+    if reason is not None:
+        return _refuse(op, reason)
+    return _decompose(op, rw, lambda b, x: [x])
+
+
+@register_decomposition("matmul_all_reduce")
+def decompose_one_rank_matmul_all_reduce(op: ir.Operation, rw: Any) -> bool:
+    """matmul_all_reduce over one rank -> matmul(a, b) (+ bias along the last axis)."""
+    reason = _single_rank(op)
+    if reason is not None:
+        return _refuse(op, reason)
+    flags = _flags(attributes(op))
+
+    def build(b: _Graph, x: Value, w: Value, *bias: Value) -> list[Value]:
+        product = b.matmul(x, w, **flags)
+        return [b.add(product, bias[0]) if bias else product]
+
+    return _decompose(op, rw, build)
+
+
 #: Every op this module decomposes (reused expanders included).
 DECOMPOSED_OPS = frozenset(
     (
@@ -399,6 +433,10 @@ DECOMPOSED_OPS = frozenset(
         "add_rms_norm_cast",
         "add_rms_norm_quant",
         "add_rms_norm_dynamic_quant",
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "matmul_all_reduce",
     )
 )
 

@@ -1,6 +1,7 @@
 """Op definitions, one module per group; importing this package registers every op."""
 
 from graphfuse.dialect.ops import (  # noqa: F401
+    collective,
     composite,
     derived,
     elementwise,

@@ -2,7 +2,10 @@
 
 Upstream DCE never touches IRDL ops: the IRDL runtime gives them no memory
 effects, so MLIR must assume they have side effects.  Every graph op is pure,
-so an op none of whose results is used can go.
+so an op none of whose results is used can go; except the collectives: every
+rank must call the same collectives in the same order, and a rank whose
+constants let it drop one (a weight shard of zeros) would leave the others
+waiting for it.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ from typing import ClassVar
 
 from mlir import ir
 
+from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 _PURE_OTHER_OPS = frozenset({"arith.constant", "tensor.empty"})
 
 
 def is_pure(op: ir.Operation) -> bool:
-    return op.name.startswith("graph.") or op.name in _PURE_OTHER_OPS
+    return (op.name.startswith("graph.") and op.name not in COLLECTIVE_OPS) or op.name in _PURE_OTHER_OPS
 
 
 def erase_dead_ops(block: ir.Block) -> int:

@@ -61,6 +61,14 @@ module {
     %0 = "graph.addcmul"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @all_gather(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.all_gather"(%arg0) {axis = 1 : i64, group_size = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+  func.func @all_reduce(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.all_reduce"(%arg0) {group_size = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @apply_momentum(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>, %arg2: tensor<f32>, %arg3: tensor<4x8xf32>, %arg4: tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
     %0:2 = "graph.apply_momentum"(%arg0, %arg1, %arg2, %arg3, %arg4) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
     return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
@@ -369,6 +377,10 @@ module {
     %0 = "graph.matmul_add"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
     return %0 : tensor<4x16xf32>
   }
+  func.func @matmul_all_reduce(%arg0: tensor<8x4xf32>, %arg1: tensor<4x16xf32>, %arg2: tensor<16xf32>) -> tensor<8x16xf32> {
+    %0 = "graph.matmul_all_reduce"(%arg0, %arg1, %arg2) {group_size = 1 : i64} : (tensor<8x4xf32>, tensor<4x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    return %0 : tensor<8x16xf32>
+  }
   func.func @matmul_bias_add(%arg0: tensor<2x8x4xf32>, %arg1: tensor<16x4xf32>, %arg2: tensor<16xf32>) -> tensor<2x8x16xf32> {
     %0 = "graph.matmul_bias_add"(%arg0, %arg1, %arg2) {transpose_b = true} : (tensor<2x8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
     return %0 : tensor<2x8x16xf32>
@@ -456,6 +468,10 @@ module {
   func.func @reduce_min(%arg0: tensor<4x8x16xf32>) -> tensor<4x8x1xf32> {
     %0 = "graph.reduce_min"(%arg0) {axes = array<i64: -1>, keep_dims = true} : (tensor<4x8x16xf32>) -> tensor<4x8x1xf32>
     return %0 : tensor<4x8x1xf32>
+  }
+  func.func @reduce_scatter(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.reduce_scatter"(%arg0) {axis = 0 : i64, group_size = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
   }
   func.func @reduce_sum(%arg0: tensor<4x8x16xf32>) -> tensor<4x8x1xf32> {
     %0 = "graph.reduce_sum"(%arg0) {axes = array<i64: -1>, keep_dims = true} : (tensor<4x8x16xf32>) -> tensor<4x8x1xf32>
@@ -659,6 +675,10 @@ module {
 // CHECK:         "graph.add_rms_norm_quant"
 // CHECK-LABEL: func.func @addcmul(
 // CHECK:         "graph.addcmul"
+// CHECK-LABEL: func.func @all_gather(
+// CHECK:         "graph.all_gather"
+// CHECK-LABEL: func.func @all_reduce(
+// CHECK:         "graph.all_reduce"
 // CHECK-LABEL: func.func @apply_momentum(
 // CHECK:         "graph.apply_momentum"
 // CHECK-LABEL: func.func @argmax(
@@ -813,6 +833,8 @@ module {
 // CHECK:         "graph.matmul"
 // CHECK-LABEL: func.func @matmul_add(
 // CHECK:         "graph.matmul_add"
+// CHECK-LABEL: func.func @matmul_all_reduce(
+// CHECK:         "graph.matmul_all_reduce"
 // CHECK-LABEL: func.func @matmul_bias_add(
 // CHECK:         "graph.matmul_bias_add"
 // CHECK-LABEL: func.func @matmul_gelu(
@@ -857,6 +879,8 @@ module {
 // CHECK:         "graph.reduce_mean"
 // CHECK-LABEL: func.func @reduce_min(
 // CHECK:         "graph.reduce_min"
+// CHECK-LABEL: func.func @reduce_scatter(
+// CHECK:         "graph.reduce_scatter"
 // CHECK-LABEL: func.func @reduce_sum(
 // CHECK:         "graph.reduce_sum"
 // CHECK-LABEL: func.func @relu(
