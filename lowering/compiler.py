@@ -431,10 +431,12 @@ def fuse_graph(
     graph_kernel_flags: str | None = None,
     fusion_switch_file: str | Path | None = None,
     strict_flags: bool = False,
+    collectives: bool = False,
 ) -> FusedGraph:
     """Parse ``source`` (text named ``filename``, or as :func:`compile` takes it), check that ``entry`` can be
     compiled and run the graph pipeline the options select (see :func:`compile`; graphfuse.context's
-    ``graph_kernel_flags`` and ``save_graphs`` apply)."""
+    ``graph_kernel_flags`` and ``save_graphs`` apply).  ``collectives``: the graph may communicate (a rank's
+    graph, for graphfuse.distributed)."""
     if filename is None:
         source, filename = source_text(source)
     # graphfuse.context's flags come after the environment's and before the argument's (later keys win)
@@ -453,7 +455,7 @@ def fuse_graph(
     source_module = parse_module(source, filename, context)
     entry_op = entry_function(source_module, entry)
     name = ir.StringAttr(entry_op.attributes["sym_name"]).value
-    _check_compilable(source_module, entry_op, name, filename)
+    _check_compilable(source_module, entry_op, name, filename, collectives)
     module = parse_module(source, filename, context)
     timings = {"parse": time.perf_counter() - start}
     start = time.perf_counter()
@@ -484,7 +486,8 @@ def check_lowerable(module: ir.Module, filename: str) -> None:
         raise GraphfuseError(list(found.values()))
 
 
-def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filename: str) -> None:
+def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filename: str,
+                      collectives: bool = False) -> None:
     """Refuse, before any pass runs, graphs the CPU code generator cannot compile safely.
 
     - Tensors with a zero-size dimension: the reference interpreter runs them
@@ -497,7 +500,7 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
     """
     check_lowerable(module, filename)
     for op in nested_ops(module):
-        if op.name in COLLECTIVE_OPS and "group_size" in op.attributes:
+        if not collectives and op.name in COLLECTIVE_OPS and "group_size" in op.attributes:
             size = ir.IntegerAttr(op.attributes["group_size"]).value
             if size != 1:
                 raise GraphfuseError([relocate(Diagnostic(

@@ -29,6 +29,7 @@ from mlir.passmanager import PassManager
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, nested_ops, op_id, sig
+from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
 from graphfuse.lowering import decompose  # noqa: F401  (registers the decompositions this pass outlines)
 from graphfuse.lowering.common import DECOMPOSITIONS
 from graphfuse.pipelines import log
@@ -78,7 +79,9 @@ class OutlineFusedOps(GraphPass):
             if fn_name in inliner.erased or is_kernel(func_op) or not func_op.regions[0].blocks:
                 continue
             block = func_op.regions[0].blocks[0]
-            fused = [as_operation(op) for op in block.operations if as_operation(op).name in DECOMPOSITIONS]
+            # (collectives are not kernels: over one rank they decompose away, over more they communicate)
+            fused = [as_operation(op) for op in block.operations
+                     if as_operation(op).name in DECOMPOSITIONS and as_operation(op).name not in COLLECTIVE_OPS]
             claimed: set[int] = set()  # ops already moved into a kernel of this function
             anchor = func_op
             for k, op in enumerate(fused):

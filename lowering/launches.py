@@ -41,7 +41,7 @@ from graphfuse.dialect.types import sig_of_array
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.pipelines import log
 
-__all__ = ["LAUNCH_ENTRY", "Launch", "LaunchRunner", "launches_of"]
+__all__ = ["LAUNCH_ENTRY", "Launch", "LaunchRunner", "callees", "launches_of"]
 
 #: The public function of every launch module (its kernel, if any, stays private beside it).
 LAUNCH_ENTRY = "launch"
@@ -72,7 +72,7 @@ def _at(loc: SourceLoc | None) -> str:
     return "an unknown location" if loc is None else str(loc)
 
 
-def _callees(op: ir.Operation, funcs: dict[str, ir.Operation]) -> list[str]:
+def callees(op: ir.Operation, funcs: dict[str, ir.Operation]) -> list[str]:
     """The functions ``op`` calls, directly or through other calls, in first-call order."""
     found: list[str] = []
     pending = [op]
@@ -119,7 +119,7 @@ def _launch_module(op: ir.Operation, funcs: dict[str, ir.Operation]) -> str:
         module = ir.Module.create()
         inputs = _launch_inputs(op)
         with ir.InsertionPoint(module.body):
-            for callee in _callees(op, funcs):
+            for callee in callees(op, funcs):
                 funcs[callee].clone()
             wrapper = func.FuncOp(LAUNCH_ENTRY, ([v.type for v in inputs], [r.type for r in op.results]))
             block = wrapper.add_entry_block()

@@ -1,0 +1,330 @@
+"""graphfuse over several processes: a rank's graph compiled for the CPU, its collectives run by torch.distributed.
+
+Every process (rank) of a job started by ``torchrun`` (or any launcher that
+initializes ``torch.distributed``) compiles its own graph, the graph of its
+shard, with :func:`compile` and calls it as it would call
+:func:`graphfuse.compile`'s result.  The graph is fused as usual, then cut at
+its collectives (:func:`graphfuse.lowering.partition.split_at_collectives`):
+the compute stages are JIT-compiled, and the collectives run between them
+through ``torch.distributed`` on the stages' numpy buffers (shared with torch
+tensors, not copied).  graphfuse brings no transport of its own: gloo on CPUs
+here, NCCL or HCCL on devices, the same calls.
+
+- ``graph.all_reduce``: ``all_reduce`` (f16 and bf16 summed in f32 and
+  rounded once, as the reference does).
+- ``graph.all_gather``: ``all_gather`` into one tensor per rank, concatenated
+  along the op's axis.
+- ``graph.reduce_scatter``: ``reduce_scatter`` where the backend has it; gloo
+  does not, so there it is an ``all_reduce`` of which each rank keeps its
+  block (the same result, more traffic).
+- ``graph.matmul_all_reduce`` (MatMulAllReduce): the matmul in row blocks
+  (``chunks``), each block's ``all_reduce`` started asynchronously as soon as
+  the block is computed, so the communication of block k overlaps the compute
+  of block k + 1; then the bias.
+
+The group names of the ops map to process groups: ``"world"`` is the default
+group, others are passed as ``groups={"tp": group}``.  A group whose size is
+not the op's ``group_size`` is an error before anything runs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from mlir import ir
+
+from graphfuse.dialect.catalog import lookup_op, read_attributes
+from graphfuse.dialect.constants import attr_to_array
+from graphfuse.dialect.context import make_context
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
+from graphfuse.dialect.interpreter import functions
+from graphfuse.dialect.parsing import parse_module, relocate
+from graphfuse.dialect.types import numpy_dtype, sig_from_type
+from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
+from graphfuse.lowering.parallel import default_threads
+from graphfuse.lowering.partition import STAGE_ENTRY, CollectiveStep, ComputeStage, split_at_collectives
+from graphfuse.lowering.runtime import CompiledFunction, compile_linalg
+
+__all__ = ["DistributedExecutable", "compile", "default_chunks"]
+
+#: Row blocks of a matmul_all_reduce with ``chunks = 0``: at most this many, each of at least MIN_CHUNK_ROWS rows.
+MAX_CHUNKS = 4
+MIN_CHUNK_ROWS = 16
+
+
+def default_chunks(rows: int) -> int:
+    """The row blocks a ``matmul_all_reduce`` with ``chunks = 0`` is split into."""
+    return max(1, min(MAX_CHUNKS, rows // MIN_CHUNK_ROWS))
+
+
+def _torch() -> tuple[Any, Any]:
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError:
+        raise GraphfuseError("graphfuse.distributed runs collectives through torch.distributed: install torch "
+                             "(pip install 'graphfuse[torch]')") from None
+    if not dist.is_available() or not dist.is_initialized():
+        raise GraphfuseError("torch.distributed is not initialized: start the ranks with torchrun and call "
+                             "torch.distributed.init_process_group('gloo') first")
+    return torch, dist
+
+
+def _local_threads() -> int:
+    """Threads per rank: the cores shared by the ranks on this machine (torchrun's LOCAL_WORLD_SIZE)."""
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+    return max(1, default_threads() // max(1, local))
+
+
+@dataclass
+class _Collective:
+    """A collective of the entry function, ready to run."""
+
+    name: str
+    attrs: dict[str, Any]
+    group: Any
+    operands: tuple[ir.Value, ...]
+    results: tuple[ir.Value, ...]
+    #: the operand is used by nothing else: the collective may work in its buffer
+    operand_dies: bool
+    #: matmul_all_reduce: the compiled matmul of one row block per block height
+    blocks: dict[int, CompiledFunction] = field(default_factory=dict)
+    chunks: int = 1
+
+
+@dataclass
+class _Stage:
+    function: CompiledFunction
+    inputs: tuple[ir.Value, ...]
+    outputs: tuple[ir.Value, ...]
+
+
+class DistributedExecutable:
+    """One rank's compiled graph: call it with numpy arrays, get numpy arrays back (every rank calls it)."""
+
+    def __init__(self, entry: str, module: ir.Module, steps: list[_Stage | _Collective], rank: int, world: int):
+        self.entry = entry
+        self.rank = rank
+        self.world_size = world
+        self._module = module  # owns the values the steps are keyed by
+        self._steps = steps
+        self._arguments = list(functions(module)[entry].regions[0].blocks[0].arguments)
+        self._returned = list(_return_op(module, entry).operands)
+        #: seconds spent in compute stages and in collectives by the last call
+        self.timings: dict[str, float] = {}
+
+    @property
+    def collectives(self) -> int:
+        return sum(isinstance(step, _Collective) for step in self._steps)
+
+    def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
+        if len(arrays) != len(self._arguments):
+            raise GraphfuseError(f"@{self.entry}: expected {len(self._arguments)} argument(s), got {len(arrays)}")
+        values: dict[ir.Value, np.ndarray] = {}
+        for k, (argument, array) in enumerate(zip(self._arguments, arrays, strict=True)):
+            values[argument] = _checked(self.entry, k, argument.type, array)
+        compute = communicate = 0.0
+        for step in self._steps:
+            start = time.perf_counter()
+            if isinstance(step, _Stage):
+                outputs = step.function(*[values[v] for v in step.inputs])
+                values.update(zip(step.outputs, outputs, strict=True))
+                compute += time.perf_counter() - start
+            else:
+                values.update(zip(step.results, _run_collective(step, values), strict=True))
+                communicate += time.perf_counter() - start
+        self.timings = {"compute": compute, "collectives": communicate}
+        return [_constant_or(values, v) for v in self._returned]
+
+
+def _constant_or(values: dict[ir.Value, np.ndarray], value: ir.Value) -> np.ndarray:
+    if value in values:
+        return values[value]
+    return attr_to_array(value.owner.attributes["value"])  # a constant returned as it is
+
+
+def _return_op(module: ir.Module, entry: str) -> ir.Operation:
+    block = functions(module)[entry].regions[0].blocks[0]
+    return block.operations[len(block.operations) - 1].operation
+
+
+def _checked(entry: str, index: int, declared: ir.Type, array: np.ndarray) -> np.ndarray:
+    sig = sig_from_type(declared)
+    array = np.asarray(array)
+    if sig is None or array.dtype != numpy_dtype(sig.dtype) or array.ndim != sig.rank or any(
+            d is not None and d != n for d, n in zip(sig.shape, array.shape, strict=True)):
+        raise GraphfuseError(f"@{entry}: argument {index}: expected {declared}, got a {array.dtype} array of shape "
+                             f"{array.shape}")
+    return np.ascontiguousarray(array)
+
+
+# ---------------------------------------------------------------------- collectives
+
+
+def _reduce_op(dist: Any, reduction: str) -> Any:
+    return {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}[reduction]
+
+
+def _as_tensor(array: np.ndarray, own: bool) -> tuple[Any, np.ndarray]:
+    """(a torch tensor to communicate in, the numpy array it shares memory with); f16/bf16 go through f32."""
+    torch, _ = _torch()
+    if _is_narrow_float(array.dtype):
+        wide = array.astype(np.float32)
+        return torch.from_numpy(wide), wide
+    buffer = array if own and array.flags.writeable else np.array(array, copy=True)
+    return torch.from_numpy(buffer), buffer
+
+
+def _run_collective(step: _Collective, values: dict[ir.Value, np.ndarray]) -> list[np.ndarray]:
+    _, dist = _torch()
+    x = values[step.operands[0]]
+    if step.name == "graph.all_reduce":
+        tensor, buffer = _as_tensor(x, step.operand_dies)
+        dist.all_reduce(tensor, op=_reduce_op(dist, step.attrs["reduction"]), group=step.group)
+        return [buffer.astype(x.dtype, copy=False)]
+    if step.name == "graph.all_gather":
+        tensor, _ = _as_tensor(x, False)
+        pieces = [tensor.new_empty(tensor.shape) for _ in range(step.attrs["group_size"])]
+        dist.all_gather(pieces, tensor, group=step.group)
+        return [np.concatenate([p.numpy() for p in pieces], axis=step.attrs["axis"]).astype(x.dtype, copy=False)]
+    if step.name == "graph.reduce_scatter":
+        tensor, buffer = _as_tensor(x, step.operand_dies)
+        dist.all_reduce(tensor, op=_reduce_op(dist, step.attrs["reduction"]), group=step.group)
+        blocks = np.split(buffer, step.attrs["group_size"], axis=step.attrs["axis"])
+        return [np.ascontiguousarray(blocks[dist.get_rank(step.group)]).astype(x.dtype, copy=False)]
+    assert step.name == "graph.matmul_all_reduce", step.name
+    return [_matmul_all_reduce(step, [values[v] for v in step.operands])]
+
+
+def _matmul_all_reduce(step: _Collective, operands: list[np.ndarray]) -> np.ndarray:
+    """The matmul in row blocks, each block's all_reduce running while the next block is computed."""
+    torch, dist = _torch()
+    a, b, *bias = operands
+    narrow = _is_narrow_float(a.dtype)  # f16 / bf16 partial products are summed in f32, rounded once
+    heights = _heights(a.shape[-2], step.chunks if a.ndim == 2 else 1)
+    columns = step.blocks[heights[0]].outputs[0].shape[-1]
+    out = np.empty((*a.shape[:-2], a.shape[-2], columns), np.float32 if narrow else a.dtype)
+    pending, start = [], 0
+    for height in heights:
+        (product,) = step.blocks[height](np.ascontiguousarray(a[..., start:start + height, :]), b)
+        block = out[..., start:start + height, :]  # rows of a 2-D result (or the whole batch): contiguous
+        block[...] = product
+        pending.append(dist.all_reduce(torch.from_numpy(block), group=step.group, async_op=True))
+        start += height
+    for work in pending:
+        work.wait()
+    result = out.astype(a.dtype, copy=False)
+    if bias:  # added once, after the sum, rounded as bias_add rounds it
+        result = (result.astype(np.float32) + bias[0].astype(np.float32)).astype(a.dtype) if narrow \
+            else result + bias[0]
+    return result
+
+
+def _is_narrow_float(dtype: np.dtype) -> bool:
+    return dtype == np.float16 or str(dtype) == "bfloat16"
+
+
+def _heights(rows: int, chunks: int) -> list[int]:
+    """Row block heights: ``chunks`` blocks as equal as they divide (the first ones one row taller)."""
+    chunks = max(1, min(chunks, rows))
+    base, extra = divmod(rows, chunks)
+    return [base + 1] * extra + [base] * (chunks - extra)
+
+
+# ---------------------------------------------------------------------- compile
+
+
+def compile(
+    source: ir.Module | str | Path,
+    *,
+    entry: str | None = None,
+    pipeline: str | None = None,
+    opt_level: int | None = None,
+    graph_kernel_flags: str | None = None,
+    fusion_switch_file: str | Path | None = None,
+    groups: dict[str, Any] | None = None,
+    num_threads: int | None = None,
+    jit_opt_level: int = 3,
+    fast_math: bool = True,
+) -> DistributedExecutable:
+    """Fuse and compile this rank's graph ``source`` (as :func:`graphfuse.compile` takes it); its collectives run
+    through ``torch.distributed`` (initialized by the caller).
+
+    ``groups`` maps the ops' group names to process groups (``"world"``: the default group).  ``num_threads``
+    defaults to this machine's cores divided among its ranks (torchrun's ``LOCAL_WORLD_SIZE``).
+    """
+    _, dist = _torch()
+    threads = _local_threads() if num_threads is None else num_threads
+    fused = fuse_graph(source, entry=entry, pipeline=pipeline, opt_level=opt_level,
+                       graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
+                       collectives=True)
+    steps: list[_Stage | _Collective] = []
+    for stage in split_at_collectives(fused.module, fused.entry):
+        if isinstance(stage, ComputeStage):
+            steps.append(_Stage(_compile_stage(stage.text, fused.filename, threads, jit_opt_level, fast_math),
+                                stage.inputs, stage.outputs))
+        else:
+            steps.append(_collective(stage, fused.filename, groups or {}, dist, threads, jit_opt_level, fast_math))
+    return DistributedExecutable(fused.entry, fused.module, steps, dist.get_rank(), dist.get_world_size())
+
+
+def _compile_stage(text: str, filename: str, threads: int, jit_opt_level: int, fast_math: bool) -> CompiledFunction:
+    module = parse_module(text, filename, make_context())
+    lower_to_linalg(module, filename, fast_math)
+    return compile_linalg(module, STAGE_ENTRY, opt_level=jit_opt_level, threads=threads)
+
+
+def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dist: Any, threads: int,
+                jit_opt_level: int, fast_math: bool) -> _Collective:
+    op = step.op
+    spec = lookup_op(op.name)
+    assert spec is not None
+    attrs = read_attributes(spec, op)
+    name = attrs["group"]
+    group = groups.get(name)
+    if group is None and name != "world":
+        raise _located(op, filename, f"'{op.name}' runs over group '{name}', which graphfuse.distributed.compile "
+                       f"was not given (groups={{'{name}': ...}})")
+    size = dist.get_world_size(group)
+    if size != attrs["group_size"]:
+        raise _located(op, filename, f"'{op.name}' expects group '{name}' of {attrs['group_size']} ranks, but "
+                       f"it has {size}")
+    operand = op.operands[0]
+    dies = len(list(operand.uses)) == 1 and not isinstance(operand.owner, ir.Block)
+    collective = _Collective(op.name, attrs, group, tuple(op.operands), tuple(op.results), dies)
+    if op.name == "graph.matmul_all_reduce":
+        a_sig = sig_from_type(op.operands[0].type)
+        b_type = op.operands[1].type
+        rows = a_sig.shape[-2] if not attrs["transpose_a"] else None
+        collective.chunks = 1 if rows is None else (attrs["chunks"] or default_chunks(rows))
+        if rows is None:  # a transposed `a` is not cut into row blocks
+            raise _located(op, filename, f"'{op.name}' with transpose_a is not supported by "
+                           "graphfuse.distributed; transpose a before the matmul")
+        for height in set(_heights(rows, collective.chunks)):
+            collective.blocks[height] = _compile_block(op, a_sig, b_type, height, attrs, filename, threads,
+                                                       jit_opt_level, fast_math)
+    return collective
+
+
+def _compile_block(op: ir.Operation, a_sig: Any, b_type: ir.Type, height: int, attrs: dict[str, Any],
+                   filename: str, threads: int, jit_opt_level: int, fast_math: bool) -> CompiledFunction:
+    """The matmul of one row block of a matmul_all_reduce, as its own function."""
+    shape = [*a_sig.shape[:-2], height, a_sig.shape[-1]]
+    a_type = f"tensor<{'x'.join(map(str, shape))}x{a_sig.dtype}>"
+    result = sig_from_type(op.results[0].type)
+    result_type = f"tensor<{'x'.join(map(str, [*result.shape[:-2], height, result.shape[-1]]))}x{result.dtype}>"
+    flag = " {transpose_b = true}" if attrs["transpose_b"] else ""
+    text = (f"func.func @{STAGE_ENTRY}(%a: {a_type}, %b: {b_type}) -> {result_type} {{\n"
+            f'  %0 = "graph.matmul"(%a, %b){flag} : ({a_type}, {b_type}) -> {result_type}\n'
+            f"  return %0 : {result_type}\n}}\n")
+    return _compile_stage(text, filename, threads, jit_opt_level, fast_math)
+
+
+def _located(op: ir.Operation, filename: str, message: str) -> GraphfuseError:
+    return GraphfuseError([relocate(Diagnostic("error", message, source_loc(op.location)), filename)])
+
