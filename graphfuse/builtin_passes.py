@@ -27,6 +27,8 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "graph-cse": _load("pipelines.passes.cse", "GraphCSE"),
     "graph-dce": _load("pipelines.passes.dce", "GraphDCE"),
     "graph-verify": _load("pipelines.passes.verify", "GraphVerify"),
+    # tensor parallelism: one rank's graph of a sharded graph
+    "graph-shard-partition": _load("pipelines.sharding", "GraphShardPartition"),
     # pattern fusion drivers and passes (their run order is each class's ``priority``)
     "graph-fusion": _load("pipelines.fusion.graph_fusion", "GraphFusion"),
     "ub-fusion": _load("pipelines.fusion.graph_fusion", "UbFusion"),
@@ -55,6 +57,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "inference_swiglu_fusion": _load("pipelines.fusion.matmul", "InferenceSwigluFusion"),
     "matmul_weight_concat_fusion": _load("pipelines.fusion.horizontal", "MatmulWeightConcatFusion"),
     "inference_matmul_split_fusion": _load("pipelines.fusion.matmul", "InferenceMatmulSplitFusion"),
+    "MatMulAllReduce": _load("pipelines.fusion.collective", "MatMulAllReduce"),
     "matmul_elem_biasadd_fusion": _load("pipelines.fusion.matmul", "MatmulElemBiasaddFusion"),
     "MatMulBiasAddFusionPass": _load("pipelines.fusion.matmul", "MatMulBiasAddFusionPass"),
     "matmul_elem_add_fusion": _load("pipelines.fusion.matmul", "MatmulElemAddFusion"),
