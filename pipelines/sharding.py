@@ -33,7 +33,8 @@ Rules, the rest is replicated:
   broadcast along it is used whole; ``add``/``sub`` of partials, ``neg`` of
   one and ``mul``/``div`` of one by a replicated value stay partial;
 - ``matmul``: replicated x split along N -> split along N; split along M x
-  replicated -> split along M; both split along the contraction -> partial;
+  replicated -> split along M; either split along the contraction -> partial
+  (the other factor sliced to the rank's block of it);
   both split along the same batch dimension (or one broadcast along it) ->
   split along it;
 - ``reshape``: a split dimension that is the outermost of the dimensions it
@@ -382,8 +383,8 @@ def _matmul(ins: list[Layout], operands: list[TensorSig], attrs: dict[str, Any]
         return [REPLICATED, b_n], [out_rank - 1]
     if la == a_m and lb is REPLICATED:
         return [a_m, REPLICATED], [out_rank - 2]
-    if la == a_k and lb == b_k:
-        return [a_k, b_k], [PARTIAL]
+    if (la == a_k and lb in (b_k, REPLICATED)) or (la is REPLICATED and lb == b_k):
+        return [a_k, b_k], [PARTIAL]  # the whole factor is cut along the contraction too (a local slice)
     batch = None
     if isinstance(la, int) and la < a.rank - 2:
         batch = la + out_rank - a.rank

@@ -26,8 +26,9 @@ from graphfuse.pipelines.fusion.matmul import is_last_axis, transpose_flags
 
 
 def _group(op: ir.Operation) -> dict[str, Any]:
+    """The collective's group attributes (the default group left unwritten, as the source wrote it)."""
     values = attributes(op)
-    return {"group": values["group"], "group_size": values["group_size"]}
+    return {"group_size": values["group_size"], **({"group": values["group"]} if values["group"] != "world" else {})}
 
 
 def matmul_all_reduce(op: ir.Operation, rw: Any) -> bool | str:
