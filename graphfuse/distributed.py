@@ -52,14 +52,16 @@ from graphfuse.lowering.runtime import CompiledFunction, compile_linalg
 
 __all__ = ["DistributedExecutable", "compile", "default_chunks"]
 
-#: Row blocks of a matmul_all_reduce with ``chunks = 0``: at most this many, each of at least MIN_CHUNK_ROWS rows.
+#: Row blocks of a matmul_all_reduce with ``chunks = 0``: at most this many, each block's all-reduce carrying at
+#: least MIN_CHUNK_BYTES.  Below that an all-reduce costs its latency (0.3 ms on gloo between two local ranks, the
+#: same for 64 KiB and 1 MiB: docs/distributed.md), which splitting would pay once per block.
 MAX_CHUNKS = 4
-MIN_CHUNK_ROWS = 16
+MIN_CHUNK_BYTES = 1 << 20
 
 
-def default_chunks(rows: int) -> int:
-    """The row blocks a ``matmul_all_reduce`` with ``chunks = 0`` is split into."""
-    return max(1, min(MAX_CHUNKS, rows // MIN_CHUNK_ROWS))
+def default_chunks(rows: int, row_bytes: int) -> int:
+    """The row blocks a ``matmul_all_reduce`` with ``chunks = 0`` is split into (``row_bytes``: one result row)."""
+    return max(1, min(MAX_CHUNKS, rows, rows * row_bytes // MIN_CHUNK_BYTES))
 
 
 def _torch() -> tuple[Any, Any]:
@@ -95,6 +97,8 @@ class _Collective:
     #: matmul_all_reduce: the compiled matmul of one row block per block height
     blocks: dict[int, CompiledFunction] = field(default_factory=dict)
     chunks: int = 1
+    #: seconds the last run spent computing (matmul_all_reduce's blocks), the rest of it communicating
+    computed: float = 0.0
 
 
 @dataclass
@@ -115,7 +119,8 @@ class DistributedExecutable:
         self._steps = steps
         self._arguments = list(functions(module)[entry].regions[0].blocks[0].arguments)
         self._returned = list(_return_op(module, entry).operands)
-        #: seconds spent in compute stages and in collectives by the last call
+        #: seconds the last call spent computing (stages, matmul_all_reduce's blocks) and communicating (the
+        #: rest of the collectives: waiting for the other ranks and the transfers not hidden behind compute)
         self.timings: dict[str, float] = {}
 
     @property
@@ -136,8 +141,10 @@ class DistributedExecutable:
                 values.update(zip(step.outputs, outputs, strict=True))
                 compute += time.perf_counter() - start
             else:
+                step.computed = 0.0
                 values.update(zip(step.results, _run_collective(step, values), strict=True))
-                communicate += time.perf_counter() - start
+                compute += step.computed
+                communicate += time.perf_counter() - start - step.computed
         self.timings = {"compute": compute, "collectives": communicate}
         return [_constant_or(values, v) for v in self._returned]
 
@@ -202,22 +209,37 @@ def _run_collective(step: _Collective, values: dict[ir.Value, np.ndarray]) -> li
 
 
 def _matmul_all_reduce(step: _Collective, operands: list[np.ndarray]) -> np.ndarray:
-    """The matmul in row blocks, each block's all_reduce running while the next block is computed."""
+    """The matmul in row blocks, each block's all_reduce running while the next block is computed.
+
+    One all-reduce is in flight at a time (a block's starts once the previous one is done): gloo runs
+    concurrent ones no faster, and on a small machine their threads take the cores from the matmul.
+    """
     torch, dist = _torch()
     a, b, *bias = operands
     narrow = _is_narrow_float(a.dtype)  # f16 / bf16 partial products are summed in f32, rounded once
     heights = _heights(a.shape[-2], step.chunks if a.ndim == 2 else 1)
     columns = step.blocks[heights[0]].outputs[0].shape[-1]
     out = np.empty((*a.shape[:-2], a.shape[-2], columns), np.float32 if narrow else a.dtype)
-    pending, start = [], 0
+    in_flight, start = None, 0
     for height in heights:
-        (product,) = step.blocks[height](np.ascontiguousarray(a[..., start:start + height, :]), b)
+        begin = time.perf_counter()
+        rows = np.ascontiguousarray(a[..., start:start + height, :])
         block = out[..., start:start + height, :]  # rows of a 2-D result (or the whole batch): contiguous
-        block[...] = product
-        pending.append(dist.all_reduce(torch.from_numpy(block), group=step.group, async_op=True))
+        if narrow:
+            (product,) = step.blocks[height](rows, b)
+            block[...] = product
+        else:
+            step.blocks[height](rows, b, out=[block])  # computed in place
+        step.computed += time.perf_counter() - begin
+        if len(heights) == 1:
+            dist.all_reduce(torch.from_numpy(block), group=step.group)
+            break
+        if in_flight is not None:
+            in_flight.wait()
+        in_flight = dist.all_reduce(torch.from_numpy(block), group=step.group, async_op=True)
         start += height
-    for work in pending:
-        work.wait()
+    if in_flight is not None:
+        in_flight.wait()
     result = out.astype(a.dtype, copy=False)
     if bias:  # added once, after the sum, rounded as bias_add rounds it
         result = (result.astype(np.float32) + bias[0].astype(np.float32)).astype(a.dtype) if narrow \
@@ -301,7 +323,9 @@ def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dis
         a_sig = sig_from_type(op.operands[0].type)
         b_type = op.operands[1].type
         rows = a_sig.shape[-2] if not attrs["transpose_a"] else None
-        collective.chunks = 1 if rows is None else (attrs["chunks"] or default_chunks(rows))
+        result = sig_from_type(op.results[0].type)
+        row_bytes = (result.shape[-1] or 1) * 4  # summed in f32
+        collective.chunks = 1 if rows is None else (attrs["chunks"] or default_chunks(rows, row_bytes))
         if rows is None:  # a transposed `a` is not cut into row blocks
             raise _located(op, filename, f"'{op.name}' with transpose_a is not supported by "
                            "graphfuse.distributed; transpose a before the matmul")
