@@ -310,6 +310,8 @@ def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dis
     name = attrs["group"]
     group = groups.get(name)
     if group is None and name != "world":
+        group = _registered_group(name)  # a torch.distributed group's own name (a model imported from PyTorch)
+    if group is None and name != "world":
         raise _located(op, filename, f"'{op.name}' runs over group '{name}', which graphfuse.distributed.compile "
                        f"was not given (groups={{'{name}': ...}})")
     size = dist.get_world_size(group)
@@ -333,6 +335,16 @@ def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dis
             collective.blocks[height] = _compile_block(op, a_sig, b_type, height, attrs, filename, threads,
                                                        jit_opt_level, fast_math)
     return collective
+
+
+def _registered_group(name: str) -> Any:
+    """The torch.distributed process group registered under ``name``, or None."""
+    try:
+        from torch.distributed.distributed_c10d import _resolve_process_group
+
+        return _resolve_process_group(name)
+    except (ImportError, RuntimeError, ValueError):
+        return None
 
 
 def _compile_block(op: ir.Operation, a_sig: Any, b_type: ir.Type, height: int, attrs: dict[str, Any],

@@ -21,6 +21,11 @@ dist = pytest.importorskip("torch.distributed")
 from graphfuse import distributed  # noqa: E402  (after the torch check)
 
 REPO = Path(__file__).resolve().parents[2]
+#: The PyTorch front end's converters exercised here, under torchrun (test_frontend_torch.py counts them covered).
+DISTRIBUTED_OPS = frozenset({
+    "_c10d_functional.all_reduce.default", "_c10d_functional.all_gather_into_tensor.default",
+    "_c10d_functional.reduce_scatter_tensor.default", "_c10d_functional.wait_tensor.default",
+})
 TORCHRUN = Path(sys.executable).with_name("torchrun")
 
 
@@ -32,10 +37,12 @@ def _torchrun(script: Path, *args: str, timeout: int = 600) -> subprocess.Comple
 
 
 def test_each_collective_matches_the_reference_over_two_processes() -> None:
+    """Every collective against the reference (f32, f16), and a model written with torch.distributed's functional
+    collectives imported by the PyTorch front end against PyTorch."""
     done = _torchrun(Path(__file__).parent / "torchrun" / "collectives.py")
     lines = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert len(lines) == 20 and all(line.endswith(" ok") for line in lines), lines
+    assert len(lines) == 26 and all(line.endswith(" ok") for line in lines), lines
 
 
 def test_the_tensor_parallel_llama_example_matches_one_process() -> None:

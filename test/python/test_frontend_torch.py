@@ -456,9 +456,10 @@ def test_aten_op_matches_pytorch(case: Case) -> None:
 
 
 def test_every_registered_op_is_covered_by_a_case() -> None:
+    from test_distributed import DISTRIBUTED_OPS  # collectives: imported under torchrun there
     from test_training import TRAINING_ONLY_OPS  # a training graph's ops: test_training.py imports them
 
-    exercised = {op for case in CASES for op in case[3]} | TRAINING_ONLY_OPS
+    exercised = {op for case in CASES for op in case[3]} | TRAINING_ONLY_OPS | DISTRIBUTED_OPS
     assert set(gft.supported_ops()) - exercised == {"getitem"}  # getitem: every multi-result op above
 
 

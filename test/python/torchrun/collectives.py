@@ -8,6 +8,7 @@ import torch.distributed as dist
 
 import graphfuse
 from graphfuse import distributed
+from graphfuse.frontends.torch import import_module
 
 GRAPH = """func.func @f(%x: tensor<64x32xDT>, %w: tensor<32x48xDT>, %bias: tensor<48xDT>)
     -> (tensor<64x48xDT>, tensor<128x32xDT>, tensor<32x32xDT>, tensor<64x48xDT>, tensor<64x32xDT>) {
@@ -26,6 +27,21 @@ GRAPH = """func.func @f(%x: tensor<64x32xDT>, %w: tensor<32x48xDT>, %bias: tenso
 """
 
 
+def _functional_model(rank: int):
+    import torch
+    import torch.distributed._functional_collectives as funcol
+
+    class RowParallel(torch.nn.Module):
+        def forward(self, x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            y = funcol.all_reduce(x @ w, "sum", dist.group.WORLD)
+            ops = torch.ops._c10d_functional
+            scattered = ops.wait_tensor(ops.reduce_scatter_tensor(x, "max", 2, dist.group.WORLD.group_name))
+            return torch.tanh(y), funcol.all_gather_tensor(x, 0, dist.group.WORLD), scattered
+
+    torch.manual_seed(rank)
+    return RowParallel(), torch.randn(4, 8), torch.randn(8, 6)
+
+
 def main() -> int:
     dist.init_process_group("gloo")
     rank = dist.get_rank()
@@ -42,6 +58,17 @@ def main() -> int:
             report.append(f"rank {rank} {dtype} result {k} {g.shape}: relative error {error:.2e} "
                           f"{'ok' if ok else 'MISMATCH'}\n")
             status |= not ok
+    # A model written with torch.distributed's functional collectives, imported by the PyTorch front end.
+    model, x, w = _functional_model(rank)
+    imported = import_module(model, (x, w))
+    got = distributed.compile(imported.module)(x.numpy(), w.numpy())
+    want = [t.numpy() for t in model(x, w)]
+    for k, (g, w_) in enumerate(zip(got, want, strict=True)):
+        error = float(np.abs(g - w_).max() / max(np.abs(w_).max(), 1e-30))
+        ok = g.shape == w_.shape and error <= 1e-5
+        report.append(f"rank {rank} imported result {k} {g.shape}: relative error {error:.2e} "
+                      f"{'ok' if ok else 'MISMATCH'}\n")
+        status |= not ok
     sys.stdout.write("".join(report))  # one write per rank: the two ranks share the pipe
     sys.stdout.flush()
     dist.destroy_process_group()
