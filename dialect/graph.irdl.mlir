@@ -1124,6 +1124,32 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
+  // int8 x int8 batch matmul, dequantized by a scale (Ascend's QuantBatchMatmul), optional float bias.
+  // optional: transpose_x1 (default false), transpose_x2 (default false), dtype (default "f16")
+  irdl.operation @quant_batch_matmul {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    irdl.operands(x1: %in0, x2: %in1, scale: %in2, bias: optional %in3)
+    irdl.results(y: %out4)
+  }
+
+  // A quantized batch matmul summed over the ranks, then an add (QuantBatchMatmulAllReduce).
+  // optional: transpose_x1 (default false), transpose_x2 (default false), dtype (default "f16"), group (default "world"), chunks (default 0)
+  irdl.operation @quant_batch_matmul_all_reduce {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %in3 = irdl.base "!builtin.tensor"
+    %out4 = irdl.base "!builtin.tensor"
+    %a5 = irdl.base "#builtin.integer"
+    irdl.operands(x1: %in0, x2: %in1, scale: %in2, x3: optional %in3)
+    irdl.attributes {"group_size" = %a5}
+    irdl.results(result: %out4)
+  }
+
   // Static int8 quantization with a given scale and offset.
   irdl.operation @quantize {
     %in0 = irdl.base "!builtin.tensor"

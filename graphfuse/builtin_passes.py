@@ -58,6 +58,8 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "matmul_weight_concat_fusion": _load("pipelines.fusion.horizontal", "MatmulWeightConcatFusion"),
     "inference_matmul_split_fusion": _load("pipelines.fusion.matmul", "InferenceMatmulSplitFusion"),
     "MatMulAllReduce": _load("pipelines.fusion.collective", "MatMulAllReduce"),
+    "inference_qbmm_add_fusion": _load("pipelines.fusion.collective", "InferenceQbmmAddFusion"),
+    "inference_qbmm_allreduce_add_fusion": _load("pipelines.fusion.collective", "InferenceQbmmAllReduceAddFusion"),
     "matmul_elem_biasadd_fusion": _load("pipelines.fusion.matmul", "MatmulElemBiasaddFusion"),
     "MatMulBiasAddFusionPass": _load("pipelines.fusion.matmul", "MatMulBiasAddFusionPass"),
     "matmul_elem_add_fusion": _load("pipelines.fusion.matmul", "MatmulElemAddFusion"),

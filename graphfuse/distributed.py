@@ -17,10 +17,11 @@ here, NCCL or HCCL on devices, the same calls.
 - ``graph.reduce_scatter``: ``reduce_scatter`` where the backend has it; gloo
   does not, so there it is an ``all_reduce`` of which each rank keeps its
   block (the same result, more traffic).
-- ``graph.matmul_all_reduce`` (MatMulAllReduce): the matmul in row blocks
+- ``graph.matmul_all_reduce`` (MatMulAllReduce) and
+  ``graph.quant_batch_matmul_all_reduce``: the product in row blocks
   (``chunks``), each block's ``all_reduce`` started asynchronously as soon as
   the block is computed, so the communication of block k overlaps the compute
-  of block k + 1; then the bias.
+  of block k + 1; then the bias (``x3``).
 
 The group names of the ops map to process groups: ``"world"`` is the default
 group, others are passed as ``groups={"tp": group}``.  A group whose size is
@@ -204,32 +205,35 @@ def _run_collective(step: _Collective, values: dict[ir.Value, np.ndarray]) -> li
         dist.all_reduce(tensor, op=_reduce_op(dist, step.attrs["reduction"]), group=step.group)
         blocks = np.split(buffer, step.attrs["group_size"], axis=step.attrs["axis"])
         return [np.ascontiguousarray(blocks[dist.get_rank(step.group)]).astype(x.dtype, copy=False)]
-    assert step.name == "graph.matmul_all_reduce", step.name
-    return [_matmul_all_reduce(step, [values[v] for v in step.operands])]
+    assert step.name in _PRODUCTS, step.name
+    return [_product_all_reduce(step, [values[v] for v in step.operands])]
 
 
-def _matmul_all_reduce(step: _Collective, operands: list[np.ndarray]) -> np.ndarray:
-    """The matmul in row blocks, each block's all_reduce running while the next block is computed.
+def _product_all_reduce(step: _Collective, operands: list[np.ndarray]) -> np.ndarray:
+    """The (quantized) matmul in row blocks, each block's all_reduce running while the next block is computed,
+    then the bias or ``x3`` added once.
 
     One all-reduce is in flight at a time (a block's starts once the previous one is done): gloo runs
     concurrent ones no faster, and on a small machine their threads take the cores from the matmul.
     """
     torch, dist = _torch()
-    a, b, *bias = operands
-    narrow = _is_narrow_float(a.dtype)  # f16 / bf16 partial products are summed in f32, rounded once
+    compute_operands = _PRODUCTS[step.name]
+    a, rest, extra = operands[0], operands[1:compute_operands], operands[compute_operands:]
+    dtype = step.blocks[next(iter(step.blocks))].outputs[0].dtype
+    narrow = _is_narrow_float(dtype)  # f16 / bf16 partial products are summed in f32, rounded once
     heights = _heights(a.shape[-2], step.chunks if a.ndim == 2 else 1)
     columns = step.blocks[heights[0]].outputs[0].shape[-1]
-    out = np.empty((*a.shape[:-2], a.shape[-2], columns), np.float32 if narrow else a.dtype)
+    out = np.empty((*a.shape[:-2], a.shape[-2], columns), np.float32 if narrow else dtype)
     in_flight, start = None, 0
     for height in heights:
         begin = time.perf_counter()
         rows = np.ascontiguousarray(a[..., start:start + height, :])
         block = out[..., start:start + height, :]  # rows of a 2-D result (or the whole batch): contiguous
         if narrow:
-            (product,) = step.blocks[height](rows, b)
+            (product,) = step.blocks[height](rows, *rest)
             block[...] = product
         else:
-            step.blocks[height](rows, b, out=[block])  # computed in place
+            step.blocks[height](rows, *rest, out=[block])  # computed in place
         step.computed += time.perf_counter() - begin
         if len(heights) == 1:
             dist.all_reduce(torch.from_numpy(block), group=step.group)
@@ -240,11 +244,15 @@ def _matmul_all_reduce(step: _Collective, operands: list[np.ndarray]) -> np.ndar
         start += height
     if in_flight is not None:
         in_flight.wait()
-    result = out.astype(a.dtype, copy=False)
-    if bias:  # added once, after the sum, rounded as bias_add rounds it
-        result = (result.astype(np.float32) + bias[0].astype(np.float32)).astype(a.dtype) if narrow \
-            else result + bias[0]
+    result = out.astype(dtype, copy=False)
+    if extra:  # added once, after the sum, rounded as the add rounds it
+        result = (result.astype(np.float32) + extra[0].astype(np.float32)).astype(dtype) if narrow \
+            else result + extra[0]
     return result
+
+
+#: The fused products that communicate: how many of their operands the product takes (the rest is added after).
+_PRODUCTS = {"graph.matmul_all_reduce": 2, "graph.quant_batch_matmul_all_reduce": 3}
 
 
 def _is_narrow_float(dtype: np.dtype) -> bool:
@@ -321,19 +329,17 @@ def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dis
     operand = op.operands[0]
     dies = len(list(operand.uses)) == 1 and not isinstance(operand.owner, ir.Block)
     collective = _Collective(op.name, attrs, group, tuple(op.operands), tuple(op.results), dies)
-    if op.name == "graph.matmul_all_reduce":
+    if op.name in _PRODUCTS:
         a_sig = sig_from_type(op.operands[0].type)
-        b_type = op.operands[1].type
-        rows = a_sig.shape[-2] if not attrs["transpose_a"] else None
+        if attrs.get("transpose_a") or attrs.get("transpose_x1"):  # a transposed left operand has no row blocks
+            raise _located(op, filename, f"'{op.name}' with a transposed first operand is not supported by "
+                           "graphfuse.distributed; transpose it before the product")
+        rows = a_sig.shape[-2]
         result = sig_from_type(op.results[0].type)
         row_bytes = (result.shape[-1] or 1) * 4  # summed in f32
-        collective.chunks = 1 if rows is None else (attrs["chunks"] or default_chunks(rows, row_bytes))
-        if rows is None:  # a transposed `a` is not cut into row blocks
-            raise _located(op, filename, f"'{op.name}' with transpose_a is not supported by "
-                           "graphfuse.distributed; transpose a before the matmul")
+        collective.chunks = attrs["chunks"] or default_chunks(rows, row_bytes)
         for height in set(_heights(rows, collective.chunks)):
-            collective.blocks[height] = _compile_block(op, a_sig, b_type, height, attrs, filename, threads,
-                                                       jit_opt_level, fast_math)
+            collective.blocks[height] = _compile_block(op, height, filename, threads, jit_opt_level, fast_math)
     return collective
 
 
@@ -347,16 +353,28 @@ def _registered_group(name: str) -> Any:
         return None
 
 
-def _compile_block(op: ir.Operation, a_sig: Any, b_type: ir.Type, height: int, attrs: dict[str, Any],
-                   filename: str, threads: int, jit_opt_level: int, fast_math: bool) -> CompiledFunction:
-    """The matmul of one row block of a matmul_all_reduce, as its own function."""
-    shape = [*a_sig.shape[:-2], height, a_sig.shape[-1]]
-    a_type = f"tensor<{'x'.join(map(str, shape))}x{a_sig.dtype}>"
-    result = sig_from_type(op.results[0].type)
-    result_type = f"tensor<{'x'.join(map(str, [*result.shape[:-2], height, result.shape[-1]]))}x{result.dtype}>"
-    flag = " {transpose_b = true}" if attrs["transpose_b"] else ""
-    text = (f"func.func @{STAGE_ENTRY}(%a: {a_type}, %b: {b_type}) -> {result_type} {{\n"
-            f'  %0 = "graph.matmul"(%a, %b){flag} : ({a_type}, {b_type}) -> {result_type}\n'
+def _compile_block(op: ir.Operation, height: int, filename: str, threads: int, jit_opt_level: int,
+                   fast_math: bool) -> CompiledFunction:
+    """The product of one row block of a fused product-all-reduce (matmul or quant_batch_matmul), as a function."""
+    count = _PRODUCTS[op.name]
+    product = {"graph.matmul_all_reduce": "graph.matmul",
+               "graph.quant_batch_matmul_all_reduce": "graph.quant_batch_matmul"}[op.name]
+    spec = lookup_op(product)
+    assert spec is not None
+    kept = {name: op.attributes[name] for name in op.attributes if spec.attr(name) is not None}
+    attributes = ", ".join(f"{name} = {value}" for name, value in kept.items())
+
+    def rows_of(t: ir.Type) -> str:
+        sig = sig_from_type(t)
+        return f"tensor<{'x'.join(map(str, [*sig.shape[:-2], height, sig.shape[-1]]))}x{sig.dtype}>"
+
+    types = [rows_of(op.operands[0].type), *(str(v.type) for v in list(op.operands)[1:count])]
+    result_type = rows_of(op.results[0].type)
+    names = [f"%x{k}" for k in range(count)]
+    text = (f"func.func @{STAGE_ENTRY}({', '.join(f'{n}: {t}' for n, t in zip(names, types, strict=True))}) "
+            f"-> {result_type} {{\n"
+            f'  %0 = "{product}"({", ".join(names)}){f" {{{attributes}}}" if attributes else ""} : '
+            f"({', '.join(types)}) -> {result_type}\n"
             f"  return %0 : {result_type}\n}}\n")
     return _compile_stage(text, filename, threads, jit_opt_level, fast_math)
 

@@ -38,8 +38,11 @@ type (each intermediate is rounded to the type the reference rounds it to):
   add_rms_norm_cast, add_rms_norm_quant, add_rms_norm_dynamic_quant: ``add``
   (the ``sum`` result), then the norm (decomposed in turn), then the cast or
   the quantization above; every result of the fused op is replaced.
+- quant_batch_matmul: both operands cast to i32, ``matmul``, cast to f32,
+  ``* scale`` (``+ f32(bias)``), cast to the result type.
 - all_reduce, all_gather, reduce_scatter over a group of one rank: the
-  operand; matmul_all_reduce over one rank: ``matmul`` (+ the bias).  Over
+  operand; matmul_all_reduce over one rank: ``matmul`` (+ the bias);
+  quant_batch_matmul_all_reduce: the quantized product (+ ``x3``).  Over
   more ranks they communicate and stay (graphfuse.distributed runs them).
 
 Not decomposed (the op stays; graph-to-linalg{strict} then reports it): what
@@ -414,6 +417,41 @@ def decompose_one_rank_matmul_all_reduce(op: ir.Operation, rw: Any) -> bool:
     return _decompose(op, rw, build)
 
 
+def _qbmm(b: _Graph, x1: Value, x2: Value, scale: Value, bias: Value | None, attrs: dict[str, Any]) -> Value:
+    """dtype(f32(i32(x1) @ i32(x2)) * scale [+ f32(bias)]): int32 products wrap as the reference's narrowing."""
+    flags = {"transpose_a": True} if attrs["transpose_x1"] else {}
+    if attrs["transpose_x2"]:
+        flags["transpose_b"] = True
+    product = b.matmul(b.cast(x1, "i32"), b.cast(x2, "i32"), **flags)
+    y = b.mul(b.cast(product, "f32"), scale)
+    if bias is not None:
+        y = b.add(y, b.cast(bias, "f32"))
+    return b.cast(y, attrs["dtype"])
+
+
+@register_decomposition("quant_batch_matmul")
+def decompose_quant_batch_matmul(op: ir.Operation, rw: Any) -> bool:
+    """quant_batch_matmul -> cast to i32, matmul, cast to f32, * scale [+ bias], cast to dtype."""
+    attrs = attributes(op)
+    return _decompose(op, rw, lambda b, x1, x2, scale, *bias: [_qbmm(b, x1, x2, scale, bias[0] if bias else None,
+                                                                      attrs)])
+
+
+@register_decomposition("quant_batch_matmul_all_reduce")
+def decompose_one_rank_qbmm_all_reduce(op: ir.Operation, rw: Any) -> bool:
+    """quant_batch_matmul_all_reduce over one rank -> quant_batch_matmul's decomposition (+ x3)."""
+    reason = _single_rank(op)
+    if reason is not None:
+        return _refuse(op, reason)
+    attrs = attributes(op)
+
+    def build(b: _Graph, x1: Value, x2: Value, scale: Value, *x3: Value) -> list[Value]:
+        y = _qbmm(b, x1, x2, scale, None, attrs)
+        return [b.add(y, x3[0]) if x3 else y]
+
+    return _decompose(op, rw, build)
+
+
 #: Every op this module decomposes (reused expanders included).
 DECOMPOSED_OPS = frozenset(
     (
@@ -437,6 +475,8 @@ DECOMPOSED_OPS = frozenset(
         "all_gather",
         "reduce_scatter",
         "matmul_all_reduce",
+        "quant_batch_matmul",
+        "quant_batch_matmul_all_reduce",
     )
 )
 

@@ -1,4 +1,5 @@
-"""Collective communication: all_reduce, all_gather, reduce_scatter, and matmul_all_reduce (MatMulAllReduce).
+"""Collective communication: all_reduce, all_gather, reduce_scatter, and the fused matmul_all_reduce
+(MatMulAllReduce) and quant_batch_matmul_all_reduce (QuantBatchMatmulAllReduce).
 
 Every rank of a group runs the same graph (SPMD) on its own values; a
 collective combines one operand from each rank.  ``group`` names the process
@@ -34,7 +35,7 @@ __all__ = ["COLLECTIVE_OPS", "REDUCTIONS"]
 _GROUP = "collective"
 #: The graph ops that communicate between ranks.
 COLLECTIVE_OPS = frozenset({"graph.all_reduce", "graph.all_gather", "graph.reduce_scatter",
-                            "graph.matmul_all_reduce"})
+                            "graph.matmul_all_reduce", "graph.quant_batch_matmul_all_reduce"})
 REDUCTIONS = ("sum", "max", "min")
 
 _GROUP_ATTRS = (
@@ -240,4 +241,61 @@ register_op(OpSpec(
          "`matmul -> all_reduce -> bias_add` that MatMulAllReduce replaces. `chunks` changes the schedule, not "
          "the result."),
     example=((TensorSig((8, 4), "f32"), TensorSig((4, 16), "f32"), TensorSig((16,), "f32")), {"group_size": 1}),
+))
+
+# --------------------------------------------------------------------------
+# quant_batch_matmul_all_reduce
+
+
+def _infer_qbmm_all_reduce(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None
+                           ) -> list[TensorSig]:
+    from graphfuse.dialect.catalog import OPS
+
+    x1, x2, scale, *x3 = inputs
+    _check_group(attrs)
+    if attrs["chunks"] < 0:
+        raise VerifyError(f"attribute 'chunks' must be >= 0 (0: chosen when compiled), got {attrs['chunks']}")
+    qbmm_attrs = {k: attrs[k] for k in ("transpose_x1", "transpose_x2", "dtype")}
+    (result,) = OPS["quant_batch_matmul"].infer([x1, x2, scale], qbmm_attrs, None)
+    if result.rank < 2:
+        raise VerifyError(f"the product {result} must have rank >= 2 (its rows are split into chunks)")
+    if x3:
+        require_dtype(x3[0], {result.dtype}, "operand x3")
+        (added,) = OPS["add"].infer([result, x3[0]], {}, None)
+        if added.shape != result.shape:
+            raise VerifyError(f"operand x3 {x3[0]} broadcasts the result {result} to a larger {added}")
+    return [result]
+
+
+def _qbmm_all_reduce_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]
+                               ) -> list[np.ndarray]:
+    x1, x2, scale, *x3 = xs
+    qbmm_attrs = {k: attrs[k] for k in ("transpose_x1", "transpose_x2", "dtype")}
+    (partial,) = evaluate_op("quant_batch_matmul", [x1, x2, scale], qbmm_attrs)
+    (total,) = evaluate_op("all_reduce", [partial], {"reduction": "sum", "group": attrs["group"],
+                                                     "group_size": attrs["group_size"]})
+    if x3:
+        (total,) = evaluate_op("add", [total, x3[0]])
+    return [total]
+
+
+register_op(OpSpec(
+    name="quant_batch_matmul_all_reduce", group=_GROUP,
+    summary="A quantized batch matmul summed over the ranks, then an add (QuantBatchMatmulAllReduce).",
+    operands=(ValueSpec("x1"), ValueSpec("x2"), ValueSpec("scale"), ValueSpec("x3", "optional")),
+    results=(ValueSpec("result"),),
+    attrs=(AttrSpec("transpose_x1", AttrKind.BOOL, default=False, doc="as quant_batch_matmul"),
+           AttrSpec("transpose_x2", AttrKind.BOOL, default=False, doc="as quant_batch_matmul"),
+           AttrSpec("dtype", AttrKind.STRING, default="f16", choices=("f16", "bf16", "f32"),
+                    doc="as quant_batch_matmul"),
+           *_GROUP_ATTRS,
+           AttrSpec("chunks", AttrKind.I64, default=0,
+                    doc="row blocks of the compiled form, as matmul_all_reduce's (0: chosen when compiled)")),
+    infer=_infer_qbmm_all_reduce, reference=_qbmm_all_reduce_reference, widen_inputs=False,
+    doc=("`result = all_reduce(quant_batch_matmul(x1, x2, scale), sum) (+ x3)`: each rank's dequantized partial "
+         "product (rounded to `dtype`), summed over the ranks (in f32, rounded once), then `x3` (the result type, "
+         "broadcasting to the result without enlarging it: a bias or a residual) added once. What "
+         "inference_qbmm_allreduce_add_fusion makes of `quant_batch_matmul -> all_reduce -> add`."),
+    example=((TensorSig((4, 16), "i8"), TensorSig((16, 8), "i8"), TensorSig((8,), "f32"),
+              TensorSig((8,), "f16")), {"group_size": 1}),
 ))

@@ -30,20 +30,6 @@ exactly the same values.
 Seed pass names not implemented
 -------------------------------
 
-These names appear in the seeds (MindSpore's list of enabled pattern-fusion
-passes) but only make sense on real Ascend hardware, so graphfuse does not
-register them (also listed in docs/unsupported-passes.md):
-
-- ``inference_qbmm_add_fusion``: folds an add into a *quantized* batch matmul
-  (int8 operands with dequantization scales, an Ascend QuantBatchMatmul
-  kernel).  graphfuse has no quantized batch-matmul op; its matmul on int8
-  operands is a plain wrapping integer product with no scale, so the pattern
-  does not exist in its graphs.
-- ``inference_qbmm_allreduce_add_fusion``: the same quantized batch matmul
-  followed by an AllReduce and an add, fused into one kernel; it needs the
-  quantized kernel.  (``MatMulAllReduce``, its float counterpart, is
-  implemented: :mod:`graphfuse.pipelines.fusion.collective`.)
-
 Seed 001's CANN names for TensorFlow-parser bookkeeping, Ascend-only kernels
 and attributes that graph ops never take as tensors (their reasons are in
 :data:`UNSUPPORTED_PASSES`): ``PoolingFusionPass``, ``ZConcatExt2FusionPass``,
@@ -73,9 +59,6 @@ from graphfuse.pipelines.fusion.cann_graph import merge_concats, small_op_softma
 
 #: Passes whose names appear in the seeds but need Ascend-only kernels or collectives: name -> reason.
 UNSUPPORTED_PASSES: dict[str, str] = {
-    "inference_qbmm_add_fusion": "needs a quantized batch-matmul op (int8 with dequant scales); graphfuse has none",
-    "inference_qbmm_allreduce_add_fusion": "needs a quantized batch-matmul op (int8 with dequant scales) before its "
-                                           "all_reduce; graphfuse has none",
     # seed 001 (CANN ATC's switch file and fusion log)
     "PoolingFusionPass": "rewrites TensorFlow pooling nodes into Ascend's Pooling kernel with its window constants; "
                          "graphfuse's max_pool2d / avg_pool2d are that op already",

@@ -445,6 +445,14 @@ module {
     %0 = "graph.pow"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @quant_batch_matmul(%arg0: tensor<2x4x16xi8>, %arg1: tensor<16x8xi8>, %arg2: tensor<8xf32>, %arg3: tensor<8xf32>) -> tensor<2x4x8xf16> {
+    %0 = "graph.quant_batch_matmul"(%arg0, %arg1, %arg2, %arg3) : (tensor<2x4x16xi8>, tensor<16x8xi8>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x4x8xf16>
+    return %0 : tensor<2x4x8xf16>
+  }
+  func.func @quant_batch_matmul_all_reduce(%arg0: tensor<4x16xi8>, %arg1: tensor<16x8xi8>, %arg2: tensor<8xf32>, %arg3: tensor<8xf16>) -> tensor<4x8xf16> {
+    %0 = "graph.quant_batch_matmul_all_reduce"(%arg0, %arg1, %arg2, %arg3) {group_size = 1 : i64} : (tensor<4x16xi8>, tensor<16x8xi8>, tensor<8xf32>, tensor<8xf16>) -> tensor<4x8xf16>
+    return %0 : tensor<4x8xf16>
+  }
   func.func @quantize(%arg0: tensor<4x16xf16>, %arg1: tensor<16xf32>, %arg2: tensor<1xf32>) -> tensor<4x16xi8> {
     %0 = "graph.quantize"(%arg0, %arg1, %arg2) : (tensor<4x16xf16>, tensor<16xf32>, tensor<1xf32>) -> tensor<4x16xi8>
     return %0 : tensor<4x16xi8>
@@ -867,6 +875,10 @@ module {
 // CHECK:         "graph.ones_like"
 // CHECK-LABEL: func.func @pow(
 // CHECK:         "graph.pow"
+// CHECK-LABEL: func.func @quant_batch_matmul(
+// CHECK:         "graph.quant_batch_matmul"
+// CHECK-LABEL: func.func @quant_batch_matmul_all_reduce(
+// CHECK:         "graph.quant_batch_matmul_all_reduce"
 // CHECK-LABEL: func.func @quantize(
 // CHECK:         "graph.quantize"
 // CHECK-LABEL: func.func @random_uniform(

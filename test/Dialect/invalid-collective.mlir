@@ -70,3 +70,27 @@ func.func @matmul_all_reduce_negative_chunks(%a: tensor<8x4xf32>, %b: tensor<4x1
   %0 = "graph.matmul_all_reduce"(%a, %b) {group_size = 2 : i64, chunks = -1 : i64} : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
   return
 }
+
+// -----
+
+func.func @qbmm_float_operand(%a: tensor<4x16xf32>, %b: tensor<16x8xi8>, %s: tensor<8xf32>) {
+  // expected-error@+1 {{'graph.quant_batch_matmul' operand x1 tensor<4x16xf32> must have element type i8}}
+  %0 = "graph.quant_batch_matmul"(%a, %b, %s) : (tensor<4x16xf32>, tensor<16x8xi8>, tensor<8xf32>) -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @qbmm_scale_length(%a: tensor<4x16xi8>, %b: tensor<16x8xi8>, %s: tensor<4xf32>) {
+  // expected-error@+1 {{'graph.quant_batch_matmul' operand scale tensor<4xf32> must be 1-D of length 1 (per tensor) or 8 (per output channel)}}
+  %0 = "graph.quant_batch_matmul"(%a, %b, %s) : (tensor<4x16xi8>, tensor<16x8xi8>, tensor<4xf32>) -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @qbmm_all_reduce_x3_enlarges(%a: tensor<4x16xi8>, %b: tensor<16x8xi8>, %s: tensor<8xf32>, %r: tensor<2x4x8xf16>) {
+  // expected-error@+1 {{'graph.quant_batch_matmul_all_reduce' operand x3 tensor<2x4x8xf16> broadcasts the result tensor<4x8xf16> to a larger tensor<2x4x8xf16>}}
+  %0 = "graph.quant_batch_matmul_all_reduce"(%a, %b, %s, %r) {group_size = 2 : i64} : (tensor<4x16xi8>, tensor<16x8xi8>, tensor<8xf32>, tensor<2x4x8xf16>) -> tensor<4x8xf16>
+  return
+}

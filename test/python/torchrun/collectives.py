@@ -26,6 +26,17 @@ GRAPH = """func.func @f(%x: tensor<64x32xDT>, %w: tensor<32x48xDT>, %bias: tenso
 }
 """
 
+QUANTIZED = """func.func @q(%x: tensor<48x32xi8>, %w: tensor<32x16xi8>, %scale: tensor<16xf32>, %r: tensor<48x16xf16>)
+    -> (tensor<48x16xf16>, tensor<48x16xf16>) {
+  %0 = "graph.quant_batch_matmul_all_reduce"(%x, %w, %scale, %r) {group_size = 2 : i64, chunks = 2 : i64}
+      : (tensor<48x32xi8>, tensor<32x16xi8>, tensor<16xf32>, tensor<48x16xf16>) -> tensor<48x16xf16>
+  %1 = "graph.quant_batch_matmul"(%x, %w, %scale)
+      : (tensor<48x32xi8>, tensor<32x16xi8>, tensor<16xf32>) -> tensor<48x16xf16>
+  %2 = "graph.all_reduce"(%1) {group_size = 2 : i64} : (tensor<48x16xf16>) -> tensor<48x16xf16>
+  return %0, %2 : tensor<48x16xf16>, tensor<48x16xf16>
+}
+"""
+
 
 def _functional_model(rank: int):
     import torch
@@ -58,6 +69,20 @@ def main() -> int:
             report.append(f"rank {rank} {dtype} result {k} {g.shape}: relative error {error:.2e} "
                           f"{'ok' if ok else 'MISMATCH'}\n")
             status |= not ok
+    # The quantized batch matmul's all-reduce, fused (in row blocks) and not.
+    module = graphfuse.parse_module(QUANTIZED, "quantized.mlir")
+    inputs = [[np.random.default_rng(7 * r).integers(-8, 8, (48, 32)).astype(np.int8),
+               np.random.default_rng(7 * r + 1).integers(-8, 8, (32, 16)).astype(np.int8),
+               np.full(16, 0.01, np.float32), np.random.default_rng(3).standard_normal((48, 16)).astype(np.float16)]
+              for r in range(2)]
+    got = distributed.compile(module)(*inputs[rank])
+    want = graphfuse.run_function_ranks(module, inputs)[rank]
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        error = float(np.abs(g.astype(np.float64) - w).max() / max(np.abs(w).max(), 1e-30))
+        ok = g.dtype == w.dtype and error <= 2e-3
+        report.append(f"rank {rank} quantized result {k} {g.shape}: relative error {error:.2e} "
+                      f"{'ok' if ok else 'MISMATCH'}\n")
+        status |= not ok
     # A model written with torch.distributed's functional collectives, imported by the PyTorch front end.
     model, x, w = _functional_model(rank)
     imported = import_module(model, (x, w))
