@@ -2,7 +2,7 @@
 
     torchrun --nproc-per-node=2 examples/tensor_parallel_llama.py [--seq 64] [--hidden 256] [--heads 8]
                                                                   [--ffn 512] [--layers 1] [--repeat 20]
-                                                                  [--check 1e-5]
+                                                                  [--chunks N] [--check 1e-5]
 
 Every rank builds the same model (a fixed seed, random weights, no downloads),
 imports it with its parameters as arguments, annotates the linear layers'
@@ -13,7 +13,9 @@ its own graph (``graph-shard-partition``), and compiles it twice with
 included: each row-parallel matmul and its all-reduce one op, the
 all-reduce of each row block overlapping the next block's matmul) and
 unfused (MatMulAllReduce switched off: the matmul, then the all-reduce).
-Each rank is passed its shards of the weights.  Rank 0 prints the largest
+Each rank is passed its shards of the weights.  ``--chunks`` sets the row
+blocks of each fused matmul (graphfuse chooses one block when the ranks share
+this machine's cores: their communication has no idle core to overlap on).  Rank 0 prints the largest
 error of both against the single-process graph (graphfuse.compile of the
 whole model) and PyTorch, and the median time of a call of each, with its
 compute and communication parts.  ``--check R`` exits 1 when an error
@@ -76,6 +78,7 @@ def main() -> int:
     parser.add_argument("--ffn", type=int, default=512)
     parser.add_argument("--layers", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--chunks", type=int, help="row blocks of each fused matmul (default: graphfuse's choice)")
     parser.add_argument("--check", type=float, help="exit 1 when an error exceeds this relative error")
     args = parser.parse_args()
 
@@ -90,7 +93,7 @@ def main() -> int:
     spec = sharding.megatron_shardings(imported.parameter_names)
     rank_graph = sharding.partition(sharding.shard_arguments(imported.module, spec, ranks), rank)
     rank_arguments = sharding.shard_argument_arrays(arguments, spec, rank, ranks)
-    fused = distributed.compile(rank_graph)
+    fused = distributed.compile(rank_graph, chunks=args.chunks)
     unfused = distributed.compile(rank_graph, graph_kernel_flags="--disable_pass=MatMulAllReduce")
 
     (got_fused,) = fused(*rank_arguments)

@@ -60,9 +60,22 @@ MAX_CHUNKS = 4
 MIN_CHUNK_BYTES = 1 << 20
 
 
-def default_chunks(rows: int, row_bytes: int) -> int:
-    """The row blocks a ``matmul_all_reduce`` with ``chunks = 0`` is split into (``row_bytes``: one result row)."""
+def default_chunks(rows: int, row_bytes: int, shared_cores: bool = False) -> int:
+    """The row blocks a ``matmul_all_reduce`` with ``chunks = 0`` is split into (``row_bytes``: one result row).
+
+    One when the communication runs on the cores that compute (``shared_cores``: every rank on this machine,
+    each with its share of the cores): there is nothing to overlap it with, and each block adds a latency.
+    """
+    if shared_cores:
+        return 1
     return max(1, min(MAX_CHUNKS, rows, rows * row_bytes // MIN_CHUNK_BYTES))
+
+
+def _shared_cores(dist: Any) -> bool:
+    """Whether the ranks' communication competes with their compute for this machine's cores: gloo, every rank
+    on this machine (torchrun's LOCAL_WORLD_SIZE is the world)."""
+    local = os.environ.get("LOCAL_WORLD_SIZE")
+    return dist.get_backend() == "gloo" and local is not None and int(local) == dist.get_world_size()
 
 
 def _torch() -> tuple[Any, Any]:
@@ -279,15 +292,20 @@ def compile(
     fusion_switch_file: str | Path | None = None,
     groups: dict[str, Any] | None = None,
     num_threads: int | None = None,
+    chunks: int | None = None,
     jit_opt_level: int = 3,
     fast_math: bool = True,
 ) -> DistributedExecutable:
     """Fuse and compile this rank's graph ``source`` (as :func:`graphfuse.compile` takes it); its collectives run
     through ``torch.distributed`` (initialized by the caller).
 
-    ``groups`` maps the ops' group names to process groups (``"world"``: the default group).  ``num_threads``
-    defaults to this machine's cores divided among its ranks (torchrun's ``LOCAL_WORLD_SIZE``).
+    ``groups`` maps the ops' group names to process groups (``"world"``: the default group; a torch group's own
+    name resolves too).  ``num_threads`` defaults to this machine's cores divided among its ranks (torchrun's
+    ``LOCAL_WORLD_SIZE``).  ``chunks`` sets the row blocks of the fused products whose ``chunks`` is 0
+    (default: :func:`default_chunks`).
     """
+    if chunks is not None and (not isinstance(chunks, int) or chunks < 1):
+        raise GraphfuseError(f"chunks must be a positive integer, got {chunks!r}")
     _, dist = _torch()
     threads = _local_threads() if num_threads is None else num_threads
     fused = fuse_graph(source, entry=entry, pipeline=pipeline, opt_level=opt_level,
@@ -299,7 +317,8 @@ def compile(
             steps.append(_Stage(_compile_stage(stage.text, fused.filename, threads, jit_opt_level, fast_math),
                                 stage.inputs, stage.outputs))
         else:
-            steps.append(_collective(stage, fused.filename, groups or {}, dist, threads, jit_opt_level, fast_math))
+            steps.append(_collective(stage, fused.filename, groups or {}, dist, threads, jit_opt_level, fast_math,
+                                     chunks))
     return DistributedExecutable(fused.entry, fused.module, steps, dist.get_rank(), dist.get_world_size())
 
 
@@ -310,7 +329,7 @@ def _compile_stage(text: str, filename: str, threads: int, jit_opt_level: int, f
 
 
 def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dist: Any, threads: int,
-                jit_opt_level: int, fast_math: bool) -> _Collective:
+                jit_opt_level: int, fast_math: bool, chunks: int | None) -> _Collective:
     op = step.op
     spec = lookup_op(op.name)
     assert spec is not None
@@ -337,7 +356,7 @@ def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dis
         rows = a_sig.shape[-2]
         result = sig_from_type(op.results[0].type)
         row_bytes = (result.shape[-1] or 1) * 4  # summed in f32
-        collective.chunks = attrs["chunks"] or default_chunks(rows, row_bytes)
+        collective.chunks = attrs["chunks"] or chunks or default_chunks(rows, row_bytes, _shared_cores(dist))
         for height in set(_heights(rows, collective.chunks)):
             collective.blocks[height] = _compile_block(op, height, filename, threads, jit_opt_level, fast_math)
     return collective
