@@ -486,6 +486,17 @@ def check_lowerable(module: ir.Module, filename: str) -> None:
         raise GraphfuseError(list(found.values()))
 
 
+def refuse_communication(module: ir.Module, filename: str, why: str) -> None:
+    """A located error on the first collective of ``module`` over more than one rank."""
+    for op in nested_ops(module):
+        if op.name in COLLECTIVE_OPS and "group_size" in op.attributes:
+            size = ir.IntegerAttr(op.attributes["group_size"]).value
+            if size != 1:
+                raise GraphfuseError([relocate(Diagnostic(
+                    "error", f"'{op.name}' communicates with {size} ranks: {why}", source_loc(op.location)),
+                    filename)])
+
+
 def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filename: str,
                       collectives: bool = False) -> None:
     """Refuse, before any pass runs, graphs the CPU code generator cannot compile safely.
@@ -499,14 +510,10 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
       allocation failure or an out-of-memory kill at the first call.
     """
     check_lowerable(module, filename)
+    if not collectives:
+        refuse_communication(module, filename, "graphfuse.compile runs one process; compile each rank's graph "
+                             "with graphfuse.distributed.compile under torch.distributed (docs/distributed.md)")
     for op in nested_ops(module):
-        if not collectives and op.name in COLLECTIVE_OPS and "group_size" in op.attributes:
-            size = ir.IntegerAttr(op.attributes["group_size"]).value
-            if size != 1:
-                raise GraphfuseError([relocate(Diagnostic(
-                    "error", f"'{op.name}' communicates with {size} ranks: graphfuse.compile runs one process; "
-                    "compile each rank's graph with graphfuse.distributed.compile under torch.distributed "
-                    "(docs/distributed.md)", source_loc(op.location)), filename)])
         for value, location in values_defined_by(op):
             sig = sig_from_type(value.type)
             if sig is not None and 0 in sig.shape:

@@ -28,6 +28,7 @@ from graphfuse.dialect.parsing import parse_module
 from graphfuse.lowering.compiler import (
     CompiledGraph,
     check_lowerable,
+    refuse_communication,
     resolve_pipeline,
     run_located,
     source_text,
@@ -199,6 +200,8 @@ def compile_npu(
     context = make_context()
     source_module = parse_module(text, filename, context)
     check_lowerable(source_module, filename)
+    refuse_communication(source_module, filename, "the emulated NPU is one device (docs/distributed.md runs the "
+                         "ranks' graphs on CPUs)")
     entry_op = entry_function(source_module, entry)
     name = ir.StringAttr(entry_op.attributes["sym_name"]).value
     n_outputs = len(ir.FunctionType(ir.TypeAttr(entry_op.attributes["function_type"]).value).results)

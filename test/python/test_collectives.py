@@ -97,6 +97,10 @@ def test_errors() -> None:
         run_function_ranks([module, module], [[x] for x in xs])
     with pytest.raises(GraphfuseError, match=r"communicates with 2 ranks: graphfuse\.compile runs one process"):
         graphfuse.compile(module)
+    from graphfuse.lowering.npu.compiler import compile_npu
+
+    with pytest.raises(GraphfuseError, match="communicates with 2 ranks: the emulated NPU is one device"):
+        compile_npu(module)
     # A rank that fails (a wrong input) releases the others waiting at the collective: an error, not a hang.
     with pytest.raises(GraphfuseError, match="input #0"):
         run_function_ranks(module, [[xs[0]], [xs[1][:2]]])
