@@ -203,7 +203,7 @@ def _as_tensor(array: np.ndarray, own: bool) -> tuple[Any, np.ndarray]:
 
 def _run_collective(step: _Collective, values: dict[ir.Value, np.ndarray]) -> list[np.ndarray]:
     _, dist = _torch()
-    x = values[step.operands[0]]
+    x = _constant_or(values, step.operands[0])
     if step.name == "graph.all_reduce":
         tensor, buffer = _as_tensor(x, step.operand_dies)
         dist.all_reduce(tensor, op=_reduce_op(dist, step.attrs["reduction"]), group=step.group)
@@ -219,7 +219,7 @@ def _run_collective(step: _Collective, values: dict[ir.Value, np.ndarray]) -> li
         blocks = np.split(buffer, step.attrs["group_size"], axis=step.attrs["axis"])
         return [np.ascontiguousarray(blocks[dist.get_rank(step.group)]).astype(x.dtype, copy=False)]
     assert step.name in _PRODUCTS, step.name
-    return [_product_all_reduce(step, [values[v] for v in step.operands])]
+    return [_product_all_reduce(step, [_constant_or(values, v) for v in step.operands])]
 
 
 def _product_all_reduce(step: _Collective, operands: list[np.ndarray]) -> np.ndarray:

@@ -130,15 +130,8 @@ class Library(ArgumentChecks):
 
     def __call__(self, *arrays, out=None) -> list[np.ndarray]:
         ins = self.check_inputs(arrays)
-        if out is None:
-            outs = []
-            for k, s in enumerate(self.outputs):
-                if None in s.shape:
-                    raise GraphfuseError(
-                        f"@{self.name}: result {k} has a dynamic shape ({s.type_str}); pass out= buffers")
-                outs.append(aligned_empty(s.shape, s.dtype, max(self.result_alignment, 1)))
-        else:
-            outs = self.check_outs(out, ins)
+        outs = (self.new_outputs(self.result_alignment, "pass out= buffers") if out is None
+                else self.check_outs(out, ins))
         standins = {k: aligned_empty(o.shape, o.dtype, self.result_alignment) for k, o in enumerate(outs)
                     if o.ctypes.data % self.result_alignment}
         parameters: list[object] = []

@@ -297,6 +297,14 @@ class ArgumentChecks:
                 raise GraphfuseError(f"@{self.name}: out[{k}] overlaps argument {i}; outputs must not alias inputs")
         return o
 
+    def new_outputs(self, alignment: int, otherwise: str) -> list[np.ndarray]:
+        """Uninitialized result arrays starting on ``alignment``-byte boundaries; an error (ending in
+        ``otherwise``) for a result with a dynamic shape."""
+        for k, s in enumerate(self.outputs):
+            if None in s.shape:
+                raise GraphfuseError(f"@{self.name}: result {k} has a dynamic shape ({s.type_str}); {otherwise}")
+        return [aligned_empty(s.shape, s.dtype, alignment) for s in self.outputs]
+
     def check_inputs(self, arrays) -> list[np.ndarray]:
         """The arguments as the compiled code takes them (C-contiguous), or an error naming the first wrong one."""
         if len(arrays) != len(self.inputs):
@@ -368,16 +376,8 @@ class CompiledFunction(ArgumentChecks):
 
     def __call__(self, *arrays, out=None) -> list[np.ndarray]:
         ins = self.check_inputs(arrays)
-        if out is None:
-            outs = []
-            for k, s in enumerate(self.outputs):
-                if None in s.shape:
-                    raise GraphfuseError(
-                        f"@{self.name}: result {k} has a dynamic shape ({s.type_str}); pass out= buffers"
-                    )
-                outs.append(aligned_empty(s.shape, s.dtype, BUFFER_ALIGNMENT))  # streamed stores need it
-        else:
-            outs = self.check_outs(out, ins)
+        # streamed stores need aligned results
+        outs = self.new_outputs(BUFFER_ALIGNMENT, "pass out= buffers") if out is None else self.check_outs(out, ins)
         # Streamed stores were compiled for 64-byte aligned result buffers: an out= array that is not gets an
         # aligned stand-in, copied into it after the call (empty_outputs() gives aligned arrays).
         standins = {k: aligned_empty(o.shape, o.dtype, BUFFER_ALIGNMENT) for k, o in enumerate(outs)
@@ -398,10 +398,7 @@ class CompiledFunction(ArgumentChecks):
 
     def empty_outputs(self) -> list[np.ndarray]:
         """Uninitialized, suitably aligned arrays for ``out=`` (statically shaped results only)."""
-        for k, s in enumerate(self.outputs):
-            if None in s.shape:
-                raise GraphfuseError(f"@{self.name}: result {k} has a dynamic shape ({s.type_str}); allocate it")
-        return [aligned_empty(s.shape, s.dtype, BUFFER_ALIGNMENT) for s in self.outputs]
+        return self.new_outputs(BUFFER_ALIGNMENT, "allocate it")
 
 
 # --------------------------------------------------------------------------- compilation

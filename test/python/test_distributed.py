@@ -42,7 +42,7 @@ def test_each_collective_matches_the_reference_over_two_processes() -> None:
     done = _torchrun(Path(__file__).parent / "torchrun" / "collectives.py")
     lines = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert len(lines) == 28 and all(line.endswith(" ok") for line in lines), lines
+    assert len(lines) == 34 and all(line.endswith(" ok") for line in lines), lines
 
 
 def test_the_tensor_parallel_llama_example_matches_one_process() -> None:

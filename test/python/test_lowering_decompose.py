@@ -123,6 +123,20 @@ CASES: list[tuple[str, list[Operand], dict[str, Any], tuple[str, ...]]] = [
         {"epsilon": 1e-5},
         FLOATS,
     ),
+    ("quant_batch_matmul", [((4, 16), "x"), ((16, 8), "x"), ((8,), "scale")], {"dtype": "f16"}, ("i8",)),
+    (
+        "quant_batch_matmul",
+        [((2, 4, 16), "x"), ((8, 16), "x"), ((1,), "scale"), ((8,), "f32")],
+        {"transpose_x2": True, "dtype": "bf16"},
+        ("i8",),
+    ),
+    # collectives over one rank: their operand (the product, plus the bias or x3, for the fused ones)
+    ("all_reduce", [((4, 8), "x")], {"group_size": 1}, (*FLOATS, "i32")),
+    ("all_gather", [((4, 8), "x")], {"group_size": 1, "axis": 1}, FLOATS),
+    ("reduce_scatter", [((4, 8), "x")], {"group_size": 1, "reduction": "max"}, FLOATS),
+    ("matmul_all_reduce", [((4, 8), "x"), ((8, 16), "x"), ((16,), "x")], {"group_size": 1}, FLOATS),
+    ("quant_batch_matmul_all_reduce", [((4, 16), "x"), ((16, 8), "x"), ((8,), "scale"), ((4, 8), "f32")],
+     {"group_size": 1, "dtype": "f32"}, ("i8",)),
     # ops defined by their expansion (dialect/ops/derived.py)
     *((name, [(v.shape, "x") for v in lookup_op(f"graph.{name}").example[0]], {}, FLOATS) for name in DERIVED_OPS
       if len(lookup_op(f"graph.{name}").results) == 1),  # the multi-result ones: test_derived_ops.py

@@ -11,7 +11,9 @@ from graphfuse import distributed
 from graphfuse.frontends.torch import import_module
 
 GRAPH = """func.func @f(%x: tensor<64x32xDT>, %w: tensor<32x48xDT>, %bias: tensor<48xDT>)
-    -> (tensor<64x48xDT>, tensor<128x32xDT>, tensor<32x32xDT>, tensor<64x48xDT>, tensor<64x32xDT>) {
+    -> (tensor<64x48xDT>, tensor<128x32xDT>, tensor<32x32xDT>, tensor<64x48xDT>, tensor<64x32xDT>, tensor<4xDT>) {
+  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xDT>
+  %cr = "graph.all_reduce"(%c) {group_size = 2 : i64} : (tensor<4xDT>) -> tensor<4xDT>
   %e = "graph.exp"(%x) : (tensor<64x32xDT>) -> tensor<64x32xDT>
   %m = "graph.matmul"(%e, %w) : (tensor<64x32xDT>, tensor<32x48xDT>) -> tensor<64x48xDT>
   %r = "graph.all_reduce"(%m) {group_size = 2 : i64} : (tensor<64x48xDT>) -> tensor<64x48xDT>
@@ -21,8 +23,8 @@ GRAPH = """func.func @f(%x: tensor<64x32xDT>, %w: tensor<32x48xDT>, %bias: tenso
   %f = "graph.matmul_all_reduce"(%x, %w, %bias) {group_size = 2 : i64, chunks = 3 : i64}
       : (tensor<64x32xDT>, tensor<32x48xDT>, tensor<48xDT>) -> tensor<64x48xDT>
   %mx = "graph.all_reduce"(%x) {group_size = 2 : i64, reduction = "max"} : (tensor<64x32xDT>) -> tensor<64x32xDT>
-  return %t, %g, %s, %f, %mx : tensor<64x48xDT>, tensor<128x32xDT>, tensor<32x32xDT>, tensor<64x48xDT>,
-                               tensor<64x32xDT>
+  return %t, %g, %s, %f, %mx, %cr : tensor<64x48xDT>, tensor<128x32xDT>, tensor<32x32xDT>, tensor<64x48xDT>,
+                                    tensor<64x32xDT>, tensor<4xDT>
 }
 """
 
