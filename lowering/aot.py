@@ -370,7 +370,7 @@ def _run(command: list[str], what: str, stdin: str | None = None) -> str:
     except OSError as error:
         raise GraphfuseError(f"{what} could not run: {error}") from None
     if done.returncode:
-        detail = (done.stderr or done.stdout).strip().splitlines()
+        detail = list(dict.fromkeys(line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()))
         raise GraphfuseError(f"{what} failed (exit {done.returncode}): {' / '.join(detail[:5])}")
     return done.stdout
 

@@ -511,7 +511,7 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
     """
     check_lowerable(module, filename)
     if not collectives:
-        refuse_communication(module, filename, "graphfuse.compile runs one process; compile each rank's graph "
+        refuse_communication(module, filename, "a single-process compile cannot run it; compile each rank's graph "
                              "with graphfuse.distributed.compile under torch.distributed (docs/distributed.md)")
     for op in nested_ops(module):
         for value, location in values_defined_by(op):

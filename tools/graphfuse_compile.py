@@ -69,7 +69,11 @@ def _body(argv: list[str]) -> int:
     if args.num_threads < 1:
         raise UsageError(f"--num-threads must be at least 1, got {args.num_threads}")
     for path in (args.output, args.header):
-        if path not in (None, "-") and Path(path).parent and not Path(path).parent.is_dir():
+        if path in (None, "-"):
+            continue
+        if Path(path).is_dir():
+            raise UsageError(f"cannot write '{path}': it is a directory")
+        if not Path(path).parent.is_dir():
             raise UsageError(f"cannot write '{path}': no directory '{Path(path).parent}'")
     source = Path(args.input)  # never read as MLIR text
     rerun = [f"--{flag}={value}" for flag, value in (("graph-kernel-flags", args.graph_kernel_flags),
