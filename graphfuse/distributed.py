@@ -45,11 +45,11 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.parsing import parse_module, relocate
-from graphfuse.dialect.types import numpy_dtype, sig_from_type
+from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
-from graphfuse.lowering.parallel import default_threads
+from graphfuse.lowering.parallel import check_thread_count, default_threads
 from graphfuse.lowering.partition import STAGE_ENTRY, CollectiveStep, ComputeStage, split_at_collectives
-from graphfuse.lowering.runtime import CompiledFunction, compile_linalg
+from graphfuse.lowering.runtime import ArgumentChecks, CompiledFunction, arg_spec, compile_linalg
 
 __all__ = ["DistributedExecutable", "compile", "default_chunks"]
 
@@ -123,17 +123,20 @@ class _Stage:
     outputs: tuple[ir.Value, ...]
 
 
-class DistributedExecutable:
-    """One rank's compiled graph: call it with numpy arrays, get numpy arrays back (every rank calls it)."""
+class DistributedExecutable(ArgumentChecks):
+    """One rank's compiled graph: call it with numpy arrays, get numpy arrays back (every rank calls it); the
+    arguments are checked as :class:`~graphfuse.Executable` checks them."""
 
     def __init__(self, entry: str, module: ir.Module, steps: list[_Stage | _Collective], rank: int, world: int):
-        self.entry = entry
+        self.entry = self.name = entry
         self.rank = rank
         self.world_size = world
         self._module = module  # owns the values the steps are keyed by
         self._steps = steps
         self._arguments = list(functions(module)[entry].regions[0].blocks[0].arguments)
         self._returned = list(_return_op(module, entry).operands)
+        self.inputs = [arg_spec(a.type, f"@{entry} argument {k}") for k, a in enumerate(self._arguments)]
+        self.outputs = [arg_spec(v.type, f"@{entry} result {k}") for k, v in enumerate(self._returned)]
         #: seconds the last call spent computing (stages, matmul_all_reduce's blocks) and communicating (the
         #: rest of the collectives: waiting for the other ranks and the transfers not hidden behind compute)
         self.timings: dict[str, float] = {}
@@ -143,11 +146,7 @@ class DistributedExecutable:
         return sum(isinstance(step, _Collective) for step in self._steps)
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
-        if len(arrays) != len(self._arguments):
-            raise GraphfuseError(f"@{self.entry}: expected {len(self._arguments)} argument(s), got {len(arrays)}")
-        values: dict[ir.Value, np.ndarray] = {}
-        for k, (argument, array) in enumerate(zip(self._arguments, arrays, strict=True)):
-            values[argument] = _checked(self.entry, k, argument.type, array)
+        values: dict[ir.Value, np.ndarray] = dict(zip(self._arguments, self.check_inputs(arrays), strict=True))
         compute = communicate = 0.0
         for step in self._steps:
             start = time.perf_counter()
@@ -173,16 +172,6 @@ def _constant_or(values: dict[ir.Value, np.ndarray], value: ir.Value) -> np.ndar
 def _return_op(module: ir.Module, entry: str) -> ir.Operation:
     block = functions(module)[entry].regions[0].blocks[0]
     return block.operations[len(block.operations) - 1].operation
-
-
-def _checked(entry: str, index: int, declared: ir.Type, array: np.ndarray) -> np.ndarray:
-    sig = sig_from_type(declared)
-    array = np.asarray(array)
-    if sig is None or array.dtype != numpy_dtype(sig.dtype) or array.ndim != sig.rank or any(
-            d is not None and d != n for d, n in zip(sig.shape, array.shape, strict=True)):
-        raise GraphfuseError(f"@{entry}: argument {index}: expected {declared}, got a {array.dtype} array of shape "
-                             f"{array.shape}")
-    return np.ascontiguousarray(array)
 
 
 # ---------------------------------------------------------------------- collectives
@@ -308,7 +297,7 @@ def compile(
     if chunks is not None and (not isinstance(chunks, int) or chunks < 1):
         raise GraphfuseError(f"chunks must be a positive integer, got {chunks!r}")
     _, dist = _torch()
-    threads = _local_threads() if num_threads is None else num_threads
+    threads = _local_threads() if num_threads is None else check_thread_count(num_threads)
     fused = fuse_graph(source, entry=entry, pipeline=pipeline, opt_level=opt_level,
                        graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
                        collectives=True)

@@ -44,7 +44,8 @@ from mlir.dialects import llvm
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
-from graphfuse.lowering.runtime import ArgSpec, LoweredEntry, lower_entry
+from graphfuse.lowering.parallel import check_thread_count
+from graphfuse.lowering.runtime import ArgSpec, LoweredEntry, lower_entry, spec_bytes
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
 
 __all__ = ["EMIT_KINDS", "CInterface", "CompiledLibrary", "compile_library", "emit_kind_of", "llvm_tool"]
@@ -119,8 +120,7 @@ class CInterface:
         offsets, end = [], 0
         for spec in self.workspace:
             offsets.append(end)
-            size = math.prod(spec.shape) * spec.dtype.itemsize
-            end += -(-max(size, 1) // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT
+            end += -(-max(spec_bytes(spec), 1) // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT
         return offsets, end
 
     def metadata(self) -> dict:
@@ -425,8 +425,7 @@ def compile_library(
     ``jit_opt_level``'s counterpart and ``target_cpu`` an LLVM CPU name (default: this machine's).
     """
     kind = emit_kind_of(str(output), emit)
-    if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
-        raise GraphfuseError(f"the thread count must be a positive integer, got {num_threads!r}")
+    check_thread_count(num_threads)
     if codegen_opt_level not in (0, 1, 2, 3):
         raise GraphfuseError(f"the code-generation opt level must be 0..3, got {codegen_opt_level}")
     prefix = c_identifier(name) if name else _default_prefix(output)

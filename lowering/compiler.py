@@ -35,7 +35,7 @@ from graphfuse.dialect.parsing import is_bytecode, load_module, parse_module, re
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
-from graphfuse.lowering.parallel import default_threads
+from graphfuse.lowering.parallel import check_thread_count, default_threads
 from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines import registry
 from graphfuse.pipelines.context import get_context, graph_kernel_enabled
@@ -353,9 +353,7 @@ def compile(
     problem = opt_level_error(opt_level) if opt_level is not None else None
     if problem is not None:
         raise GraphfuseError(problem)
-    threads = default_threads() if num_threads is None else num_threads
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise GraphfuseError(f"num_threads must be a positive integer, got {threads!r}")
+    threads = default_threads() if num_threads is None else check_thread_count(num_threads)
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
     save_graphs = get_context("save_graphs")

@@ -44,7 +44,7 @@ from graphfuse.lowering.kernels import is_kernel
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
-__all__ = ["THREADS_VARIABLE", "ParallelizeKernels", "default_threads", "openmp_library"]
+__all__ = ["THREADS_VARIABLE", "ParallelizeKernels", "check_thread_count", "default_threads", "openmp_library"]
 
 #: The environment variable that sets the number of threads compiled code uses.
 THREADS_VARIABLE = "GRAPHFUSE_NUM_THREADS"
@@ -67,6 +67,13 @@ _SCRIPT = """module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }"""
+
+
+def check_thread_count(threads: object) -> int:
+    """``threads`` as the thread count of compiled code, or an error: a positive integer (not a bool)."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise GraphfuseError(f"num_threads must be a positive integer, got {threads!r}")
+    return threads
 
 
 def default_threads() -> int:

@@ -68,6 +68,7 @@ __all__ = [
     "CompiledFunction",
     "LoweredEntry",
     "aligned_empty",
+    "arg_spec",
     "clear_cache",
     "compile_linalg",
     "lower_entry",
@@ -148,7 +149,8 @@ def _numpy_dtype(element: ir.Type, where: str) -> np.dtype:
     )
 
 
-def _arg_spec(t: ir.Type, where: str) -> ArgSpec:
+def arg_spec(t: ir.Type, where: str) -> ArgSpec:
+    """The spec of a ranked tensor type, or an error naming ``where`` it was found."""
     if not isinstance(t, ir.RankedTensorType):
         raise GraphfuseError(f"{where}: expected a ranked tensor type, got {t}")
     rt = ir.RankedTensorType(t)
@@ -428,8 +430,8 @@ def _to_dps(module: ir.Module, entry: str) -> tuple[list[ArgSpec], list[ArgSpec]
     if nblocks != 1:
         raise GraphfuseError(f"@{entry} must have a single block (use structured control flow)")
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    inputs = [_arg_spec(t, f"@{entry} argument {i}") for i, t in enumerate(ftype.inputs)]
-    outputs = [_arg_spec(t, f"@{entry} result {k}") for k, t in enumerate(ftype.results)]
+    inputs = [arg_spec(t, f"@{entry} argument {i}") for i, t in enumerate(ftype.inputs)]
+    outputs = [arg_spec(t, f"@{entry} result {k}") for k, t in enumerate(ftype.results)]
     if not outputs:
         raise GraphfuseError(f"@{entry} returns nothing")
     block = func.regions[0].blocks[0]

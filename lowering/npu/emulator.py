@@ -42,9 +42,9 @@ from graphfuse.lowering.runtime import (
     TO_LLVM,
     ArgSpec,
     CompiledFunction,
-    _arg_spec,
     _hoist_allocations,
     _numpy_dtype,
+    arg_spec,
     pack_arguments,
 )
 from graphfuse.lowering.streaming import static_bounds
@@ -269,7 +269,7 @@ def emulate(text: str, entry: str | None, n_outputs: int, opt_level: int = 0,
         args = list(ftype.inputs)
         if ftype.results:
             raise GraphfuseError(f"@{name}: the NPU module's entry still returns buffers ({ftype})")
-        specs = [_arg_spec(ir.RankedTensorType.get(ir.MemRefType(t).shape, ir.MemRefType(t).element_type),
+        specs = [arg_spec(ir.RankedTensorType.get(ir.MemRefType(t).shape, ir.MemRefType(t).element_type),
                            f"@{name} argument {k}") for k, t in enumerate(args)]
         for k in booleans:
             specs[k] = replace(specs[k], dtype=np.dtype(np.bool_), type_str=specs[k].type_str.replace("xi8>", "xi1>"))
