@@ -19,7 +19,7 @@ Numerics, checked against the composite's reference by the tests:
 - *Bit-exact in every element type*: square, relu, add_n, tile,
   squared_difference, bias_add (the composite's reference is the same
   composition of basic ops), and in f32 also sigmoid, silu, fast_gelu,
-  softmax, log_softmax, reduce_mean, layer_norm, rms_norm, batch_norm (the
+  softmax, log_softmax, reduce_mean, layer_norm, rms_norm, batch_norm, group_norm (the
   expansion repeats the reference's f32 arithmetic step by step).
 - *Approximations*, stated per expander: gelu (both forms), tanh and erf have
   no exact expansion into basic ops: tanh and erf are within 3 f32 ulp of
@@ -440,6 +440,23 @@ def expand_softmax(op: ir.Operation, rw: Any) -> bool:
     return expand_with(op, rw, in_f32(build))
 
 
+def expand_safe_softmax(op: ir.Operation, rw: Any) -> bool:
+    """safe_softmax(x, axis) -> select(m == -inf, 0, e / reduce_sum(e)), e = exp(x - m), m = reduce_max(x).
+
+    softmax's expansion and one compare per slice: the maximum is -inf exactly when every element is (a NaN
+    makes it NaN), so the slices PyTorch zeroes.  Bit-exact in f32 (f16/bf16 via f32).
+    """
+    axis = normalize_axis(attributes(op)["axis"], sig(op.operands[0]).rank)
+
+    def build(b: ExpansionBuilder, x: Value) -> Value:
+        m = b.reduce_max(x, axes=[axis], keep_dims=True)
+        e = b.exp(b.sub(x, m))
+        probs = b.div(e, b.reduce_sum(e, axes=[axis], keep_dims=True))
+        return b.select(b.equal(m, scalar(b, -math.inf, x)), scalar(b, 0.0, x), probs)
+
+    return expand_with(op, rw, in_f32(build))
+
+
 def expand_log_softmax(op: ir.Operation, rw: Any) -> bool:
     """log_softmax(x, axis) -> s - log(reduce_sum(exp(s))), s = x - reduce_max(x), keep_dims reductions.
 
@@ -520,6 +537,34 @@ def expand_batch_norm(op: ir.Operation, rw: Any) -> bool:
     return expand_with(op, rw, in_f32(build))
 
 
+def expand_group_norm(op: ir.Operation, rw: Any) -> bool:
+    """group_norm(x, gamma, beta) -> layer_norm's steps over each sample's groups, then gamma and beta per channel.
+
+    x (N x C x ...) is reshaped to (N, G, C / G * rest), mean = reduce_sum(., 2) / m and var = reduce_sum((x -
+    mean)^2, 2) / m (two passes, as the reference), (x - mean) / sqrt(var + eps) is reshaped back and scaled
+    by gamma and shifted by beta, both reshaped to (C, 1, ..., 1).  Bit-exact in f32 (f16/bf16 via f32).
+    The dims after the batch must be static (at most the batch is dynamic).
+    """
+    attrs = attributes(op)
+    x_sig = sig(op.operands[0])
+    groups = int(attrs["num_groups"])
+    if None in x_sig.shape[1:]:
+        return skip(op, f"a normalized dimension of {x_sig} is dynamic")
+    per_group = math.prod(x_sig.shape[1:]) // groups
+    per_channel = (x_sig.shape[1],) + (1,) * (x_sig.rank - 2)
+
+    def build(b: ExpansionBuilder, x: Value, gamma: Value, beta: Value) -> Value:
+        grouped = b.reshape(x, (x_sig.shape[0], groups, per_group))
+        count = scalar(b, per_group, x)
+        mean = b.div(b.reduce_sum(grouped, axes=[2], keep_dims=True), count)
+        dev = b.sub(grouped, mean)
+        var = b.div(b.reduce_sum(b.mul(dev, dev), axes=[2], keep_dims=True), count)
+        normalized = b.reshape(b.div(dev, b.sqrt(b.add(var, scalar(b, attrs["epsilon"], x)))), x_sig.shape)
+        return b.add(b.mul(normalized, b.reshape(gamma, per_channel)), b.reshape(beta, per_channel))
+
+    return expand_with(op, rw, in_f32(build))
+
+
 #: dialect op name -> its expander.
 EXPANDERS: dict[str, Callable[[ir.Operation, Any], bool]] = {
     "add_n": expand_add_n,
@@ -528,11 +573,13 @@ EXPANDERS: dict[str, Callable[[ir.Operation, Any], bool]] = {
     "erf": expand_erf,
     "fast_gelu": expand_fast_gelu,
     "gelu": expand_gelu,
+    "group_norm": expand_group_norm,
     "layer_norm": expand_layer_norm,
     "log_softmax": expand_log_softmax,
     "reduce_mean": expand_reduce_mean,
     "relu": expand_relu,
     "rms_norm": expand_rms_norm,
+    "safe_softmax": expand_safe_softmax,
     "sigmoid": expand_sigmoid,
     "silu": expand_silu,
     "softmax": expand_softmax,

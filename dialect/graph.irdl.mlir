@@ -380,6 +380,41 @@ irdl.dialect @graph {
     irdl.results(result: %out3)
   }
 
+  // Elementwise bitwise and.
+  irdl.operation @bitwise_and {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise bitwise complement, ~x (of a boolean: its negation).
+  irdl.operation @bitwise_not {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
+  // Elementwise bitwise or.
+  irdl.operation @bitwise_or {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
+  // Elementwise bitwise exclusive or.
+  irdl.operation @bitwise_xor {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %in0, rhs: %in1)
+    irdl.results(result: %out2)
+  }
+
   // Broadcast the operand to the result type's shape (numpy.broadcast_to rules).
   irdl.operation @broadcast_to {
     %in0 = irdl.base "!builtin.tensor"
@@ -618,6 +653,7 @@ irdl.dialect @graph {
   }
 
   // Scaled dot-product attention in one op.
+  // optional: safe_softmax (default false)
   irdl.operation @flash_attention {
     %in0 = irdl.base "!builtin.tensor"
     %in1 = irdl.base "!builtin.tensor"
@@ -721,6 +757,30 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(lhs: %in0, rhs: %in1)
     irdl.results(result: %out2)
+  }
+
+  // Group normalization: each sample's channels normalized in groups.
+  // optional: epsilon (default 1e-05)
+  irdl.operation @group_norm {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    %a4 = irdl.base "#builtin.integer"
+    irdl.operands(x: %in0, gamma: %in1, beta: %in2)
+    irdl.attributes {"num_groups" = %a4}
+    irdl.results(result: %out3)
+  }
+
+  // Rows sorted by group, each group's rows times its own matrix.
+  // optional: transpose_weights (default false)
+  irdl.operation @grouped_matmul {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %in2 = irdl.base "!builtin.tensor"
+    %out3 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0, weights: %in1, group_ends: %in2)
+    irdl.results(result: %out3)
   }
 
   // Hard shrink: x where |x| > lambd, else 0.
@@ -1115,6 +1175,19 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Pad (or crop, by negative pads) every dimension with a constant, or with the operand reflected, replicated or wrapped around (PyTorch's F.pad).
+  // optional: mode (default "constant")
+  irdl.operation @pad {
+    %in0 = irdl.base "!builtin.tensor"
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    %a3 = irdl.base "#builtin.dense_array"
+    %a4 = irdl.base "#builtin.dense_array"
+    irdl.operands(operand: %in0, padding_value: optional %in1)
+    irdl.attributes {"low" = %a3, "high" = %a4}
+    irdl.results(result: %out2)
+  }
+
   // Elementwise power, lhs raised to rhs.
   irdl.operation @pow {
     %in0 = irdl.base "!builtin.tensor"
@@ -1266,6 +1339,17 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // Resize the last one or two dims: nearest or bilinear (PyTorch's F.interpolate).
+  // optional: mode (default "nearest"), align_corners (default false), ratio_h (default 0.0), ratio_w (default 0.0)
+  irdl.operation @resize {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.operands(x: %in0)
+    irdl.attributes {"size" = %a2}
+    irdl.results(result: %out1)
+  }
+
   // Root-mean-square normalization over the last axis.
   // optional: epsilon (default 1e-06)
   irdl.operation @rms_norm {
@@ -1311,6 +1395,15 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(y: %in0, dy: %in1)
     irdl.results(result: %out2)
+  }
+
+  // Softmax along one axis, 0 for a slice of all -inf (PyTorch's SDPA).
+  // optional: axis (default -1)
+  irdl.operation @safe_softmax {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(x: %in0)
+    irdl.results(result: %out1)
   }
 
   // Write slices of updates into a copy of data along an axis at the given indices (index_copy).
@@ -1452,7 +1545,8 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
-  // log(1 + exp(x)), as max(x, 0) + log(1 + exp(-|x|)).
+  // log(1 + exp(beta x)) / beta, x where beta x > threshold (PyTorch's softplus).
+  // optional: beta (default 1.0), threshold (default inf)
   irdl.operation @softplus {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"
@@ -1467,6 +1561,16 @@ irdl.dialect @graph {
     %out2 = irdl.base "!builtin.tensor"
     irdl.operands(dy: %in0, x: %in1)
     irdl.results(result: %out2)
+  }
+
+  // The elements sorted along an axis and the positions they come from (torch.sort).
+  // optional: axis (default -1), descending (default false), stable (default false)
+  irdl.operation @sort {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(values: %out1, indices: %out2)
   }
 
   // Cut the operand along an axis into pieces of the given sizes.
@@ -1587,6 +1691,18 @@ irdl.dialect @graph {
     irdl.operands(operand: %in0)
     irdl.attributes {"multiples" = %a2}
     irdl.results(result: %out1)
+  }
+
+  // The k largest (or smallest) elements along an axis and their positions (torch.topk).
+  // optional: axis (default -1), largest (default true), sorted (default true)
+  irdl.operation @topk {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    %a3 = irdl.base "#builtin.integer"
+    irdl.operands(operand: %in0)
+    irdl.attributes {"k" = %a3}
+    irdl.results(values: %out1, indices: %out2)
   }
 
   // Permute the dimensions: result dim i is operand dim perm[i].

@@ -27,6 +27,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "graph-cse": _load("pipelines.passes.cse", "GraphCSE"),
     "graph-dce": _load("pipelines.passes.dce", "GraphDCE"),
     "graph-verify": _load("pipelines.passes.verify", "GraphVerify"),
+    "graph-fold-empty-tensors": _load("pipelines.passes.fold_empty", "GraphFoldEmptyTensors"),
     # tensor parallelism: one rank's graph of a sharded graph
     "graph-shard-partition": _load("pipelines.sharding", "GraphShardPartition"),
     # pattern fusion drivers and passes (their run order is each class's ``priority``)

@@ -4,7 +4,8 @@ Three stages, each an ordinary textual pipeline (so any of them can be
 replayed with ``graphfuse-opt --pass-pipeline=...``):
 
 1. the *graph pipeline* (``pipeline=``; by default :func:`default_pipeline`
-   of the opt level: clean-up, pattern fusion, graph-kernel fusion);
+   of the opt level: clean-up, pattern fusion, graph-kernel fusion), after
+   :data:`FOLD_EMPTY_PIPELINE` has taken empty tensors out of the graph;
 2. the *lowering pipeline* :data:`LOWERING_PIPELINE`: everything is lowered
    to linalg on tensors, each kernel's loops are fused, kernels are inlined;
 3. the runtime (:func:`graphfuse.lowering.runtime.compile_linalg`):
@@ -31,7 +32,7 @@ from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import entry_function, functions, run_function
 from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
-from graphfuse.dialect.parsing import is_bytecode, load_module, parse_module, relocate, values_defined_by
+from graphfuse.dialect.parsing import is_bytecode, load_module, parse_module, relocate
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
@@ -54,6 +55,12 @@ LOWERING_PIPELINE = (
     "builtin.module(graph-to-linalg{strict},fuse-kernel-loops,tile-kernel-rows,parallelize-kernels,"
     "func.func(canonicalize,cse),inline,symbol-dce,canonicalize)"
 )
+
+#: Run on the graph before its pipeline: no pass and no lowering meets an empty iteration space (linalg tiling
+#: asserts on one); empty tensors are left only as arguments, results and constants.
+FOLD_EMPTY_PIPELINE = "builtin.module(graph-fold-empty-tensors)"
+
+
 def default_pipeline(opt_level: int) -> str:
     """The CPU graph pipeline of ``opt_level`` (the table in :mod:`graphfuse.pipelines.opt_levels`)."""
     try:
@@ -457,6 +464,7 @@ def fuse_graph(
     module = parse_module(source, filename, context)
     timings = {"parse": time.perf_counter() - start}
     start = time.perf_counter()
+    run_located(module, FOLD_EMPTY_PIPELINE, filename)
     dump_dir = str(Path(get_context("save_graphs_path")) / "graphfuse_ir" / name) if save_graphs else None
     runner = run_located(module, pipeline, filename, switches, dump_dir=dump_dir)
     timings["graph"] = time.perf_counter() - start
@@ -499,10 +507,7 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
                       collectives: bool = False) -> None:
     """Refuse, before any pass runs, graphs the CPU code generator cannot compile safely.
 
-    - Tensors with a zero-size dimension: the reference interpreter runs them
-      (numpy semantics) and graph passes transform them, but the loop tiling
-      of the lowering asserts on empty iteration spaces (the process would
-      abort), so compiling them is a clear error instead.
+    - Ops the lowering neither lowers nor keeps, and (unless ``collectives``) collectives over several ranks.
     - Arguments and results that cannot fit in memory together
       (``tensor<1000000x1000000xf32>`` is 4 TB): an error now, not an
       allocation failure or an out-of-memory kill at the first call.
@@ -511,16 +516,6 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
     if not collectives:
         refuse_communication(module, filename, "a single-process compile cannot run it; compile each rank's graph "
                              "with graphfuse.distributed.compile under torch.distributed (docs/distributed.md)")
-    for op in nested_ops(module):
-        for value, location in values_defined_by(op):
-            sig = sig_from_type(value.type)
-            if sig is not None and 0 in sig.shape:
-                raise GraphfuseError([relocate(Diagnostic(
-                    "error",
-                    f"{sig} has a zero-size dimension: the CPU code generator does not compile empty tensors "
-                    "(the reference interpreter, graphfuse.run_function, runs them)",
-                    source_loc(location),
-                ), filename)])
     ftype = ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value)
     buffers = []
     for what, types in (("argument", ftype.inputs), ("result", ftype.results)):

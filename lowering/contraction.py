@@ -1106,6 +1106,8 @@ def _batch_tasks(op: ir.Operation, threads: int, panel: int) -> bool:
     if (types[2].shape[0] < BATCH_TASKS_PER_THREAD * threads or "indexing_maps" in op.attributes
             or not all(isinstance(t.element_type, ir.F32Type) for t in types)):
         return False
+    if 1 in types[2].shape[1:]:  # one row or column: folding the unit dims leaves a vecmat the script cannot name
+        return False
     _, depth, columns = types[1].shape
     return -(-columns // panel) <= outer_panels(depth, panel)
 

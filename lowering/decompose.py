@@ -8,7 +8,7 @@ the decomposed graph can be read (and checked) before lowering.
 Reused from graph-kernel-expand (``pipelines/graph_kernel/expand.py``, whose
 docstring states their numerics: bit-exact, f16/bf16 computed in f32 between
 casts): add_n, squared_difference, tile, bias_add, softmax, log_softmax,
-layer_norm, rms_norm, batch_norm.  Elementwise activations (gelu, silu,
+layer_norm, rms_norm, batch_norm, group_norm.  Elementwise activations (gelu, silu,
 relu...) and reduce_mean are *not* decomposed: they lower directly.
 
 New here, each the op's reference step by step, so bit-exact in every element
@@ -87,10 +87,12 @@ REUSED_EXPANDERS = (
     "tile",
     "bias_add",
     "softmax",
+    "safe_softmax",
     "log_softmax",
     "layer_norm",
     "rms_norm",
     "batch_norm",
+    "group_norm",
     *DERIVED_OPS,
 )
 
@@ -127,6 +129,7 @@ _NESTED_REFUSALS: dict[str, Callable[[Sequence[TensorSig], dict[str, Any]], str 
     "layer_norm": _layer_norm_refusal,
     "rms_norm": _rms_norm_refusal,
     "softmax": _softmax_refusal,
+    "safe_softmax": _softmax_refusal,
 }
 
 
@@ -294,17 +297,20 @@ def decompose_swiglu(op: ir.Operation, rw: Any) -> bool:
 
 @register_decomposition("flash_attention")
 def decompose_flash_attention(op: ir.Operation, rw: Any) -> bool:
-    """flash_attention(q, k, v [, mask]) -> matmul(softmax(matmul(q, k^T) * scale [+ mask], -1), v).
+    """flash_attention(q, k, v [, mask]) -> matmul(softmax(matmul(q, k^T) * scale [+ mask], -1), v), with
+    safe_softmax when the op has ``safe_softmax`` set.
 
     The untiled form; tiling it into the online-softmax kernel is left to code generation.
     """
-    scale = float(attributes(op)["scale"])
+    attrs = attributes(op)
+    scale = float(attrs["scale"])
+    probabilities = "safe_softmax" if attrs.get("safe_softmax") else "softmax"
 
     def build(b: _Graph, q: Value, k: Value, v: Value, *mask: Value) -> list[Value]:
         scores = _scaled(b, b.matmul(q, k, transpose_b=True), scale)
         if mask:
             scores = b.add(scores, mask[0])
-        return [b.matmul(b.softmax(scores, axis=b.sig(scores).rank - 1), v)]
+        return [b.matmul(b.op(probabilities, scores, axis=b.sig(scores).rank - 1), v)]
 
     return _decompose(op, rw, build)
 

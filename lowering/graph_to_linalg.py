@@ -316,6 +316,8 @@ _COMPARE = {
     "less_equal": (arith.CmpFPredicate.OLE, arith.CmpIPredicate.sle),
 }
 _LOGICAL = {"logical_and": arith.andi, "logical_or": arith.ori}
+#: integer and boolean bits; bitwise_not is an xor with all ones (-1, or true)
+_BITWISE = {"bitwise_and": arith.andi, "bitwise_or": arith.ori, "bitwise_xor": arith.xori}
 
 
 def _cast_body(x: ir.Value, target: ir.Type) -> ir.Value | None:
@@ -429,6 +431,10 @@ def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | No
         return None
     if name in _LOGICAL and is_bool(et):
         return lambda args: _LOGICAL[name](args[0], args[1])
+    if name in _BITWISE and is_int(et):
+        return lambda args: _BITWISE[name](args[0], args[1])
+    if name == "bitwise_not" and is_int(et):
+        return lambda args: arith.xori(args[0], const(et, True if is_bool(et) else -1))
     if name == "select":
         return lambda args: arith.select(args[0], args[1], args[2])
     if name == "cast":
@@ -440,9 +446,10 @@ def _body_builder(op: ir.Operation) -> Callable[[list[ir.Value]], ir.Value] | No
 
 #: The graph ops this pass lowers (for some or all element types).
 LOWERED_OPS = frozenset(
-    ["graph." + n for n in (*_UNARY_FLOAT, *_UNARY_INT, *_BINARY_FLOAT, *_BINARY_INT, *_COMPARE, *_LOGICAL)]
-    + ["graph.gelu", "graph.logical_not", "graph.isfinite", "graph.isinf", "graph.isnan", "graph.select",
-       "graph.cast"]
+    ["graph." + n for n in (*_UNARY_FLOAT, *_UNARY_INT, *_BINARY_FLOAT, *_BINARY_INT, *_COMPARE, *_LOGICAL,
+                            *_BITWISE)]
+    + ["graph.gelu", "graph.logical_not", "graph.bitwise_not", "graph.isfinite", "graph.isinf", "graph.isnan",
+       "graph.select", "graph.cast"]
 )
 
 # --------------------------------------------------------------------------
@@ -550,4 +557,4 @@ class GraphToLinalg(GraphPass):
 
 
 # The modules below register their lowerings and decompositions (import order does not matter).
-from graphfuse.lowering import decompose, shape_ops, structured_ops  # noqa: E402, F401
+from graphfuse.lowering import decompose, grouped_matmul, shape_ops, sorting, structured_ops  # noqa: E402, F401

@@ -46,9 +46,9 @@ def is_kernel(func_op: ir.Operation) -> bool:
 #: Compound ops lowered as row or elementwise loop nests, which fuse-kernel-loops fuses with elementwise ops on
 #: their inputs and results; contractions (the matmul forms, flash attention) keep their own schedules.
 ABSORBING_OPS = frozenset({
-    "graph.softmax", "graph.log_softmax", "graph.layer_norm", "graph.rms_norm", "graph.add_layer_norm",
-    "graph.add_rms_norm", "graph.add_rms_norm_cast", "graph.batch_norm", "graph.bias_add", "graph.swiglu",
-    "graph.add_n", "graph.squared_difference",
+    "graph.softmax", "graph.safe_softmax", "graph.log_softmax", "graph.layer_norm", "graph.rms_norm",
+    "graph.add_layer_norm", "graph.add_rms_norm", "graph.add_rms_norm_cast", "graph.batch_norm", "graph.bias_add",
+    "graph.swiglu", "graph.add_n", "graph.squared_difference",
 })
 #: Fused products whose kernel takes the lone elementwise ops on their 2-D result (an activation, a residual
 #: add), which the CPU lowering applies to each block of C while it is in cache

@@ -647,6 +647,7 @@ def lower_entry(text: str, entry: str, threads: int, streaming: int | None = Non
         _erase_self_copies(func)
         _compute_results_in_outputs(func, list(func.regions[0].blocks[0].arguments)[len(inputs):])
         stacked = stack_loop_buffers(func)
+        free_loop_buffers(func)
         _drop_results_in_outputs(func, len(inputs), len(outputs))
         workspace = _hoist_allocations(func, arena=True)
         check_fits_in_memory(
@@ -959,9 +960,19 @@ def _split_shared_empties(module: ir.Module) -> None:
 
 
 #: Buffers allocated inside a loop body up to this size go on the stack (see stack_loop_buffers): a matmul
-#: task's block of C (up to 288 rows of 8 panels of 16 floats, 144 KiB) fits; each OpenMP thread has MiBs.
-STACK_BUFFER_MAX_BYTES = 256 << 10
+#: task's block of C (up to 288 rows of 8 panels of 16 floats with AVX2, of 32 with AVX-512: 288 KiB) fits;
+#: each OpenMP thread has MiBs (libiomp5's default stack is 4 MiB), the calling thread 8.
+STACK_BUFFER_MAX_BYTES = 512 << 10
 _LOOPS = frozenset({"scf.for", "scf.forall", "scf.parallel", "scf.while"})
+
+
+def _in_loop_body(op: ir.Operation) -> bool:
+    """Whether ``op`` is in a loop body, directly or in a branch (``scf.if``) there: a grouped matmul's
+    blocks of a size the group may not have are such branches."""
+    parent = op.parent
+    while parent is not None and parent.name == "scf.if":
+        parent = parent.parent
+    return parent is not None and parent.name in _LOOPS
 
 
 def stack_loop_buffers(func) -> int:
@@ -974,7 +985,7 @@ def stack_loop_buffers(func) -> int:
     """
     stacked = 0
     for op in nested_ops(func):
-        if op.name != "memref.alloc" or len(op.operands) or op.parent is None or op.parent.name not in _LOOPS:
+        if op.name != "memref.alloc" or len(op.operands) or not _in_loop_body(op):
             continue
         t = ir.MemRefType(op.results[0].type)
         bits = getattr(t.element_type, "width", 64)  # index and other widthless types: at most 64 bits
@@ -987,6 +998,41 @@ def stack_loop_buffers(func) -> int:
         op.erase()
         stacked += 1
     return stacked
+
+
+def free_loop_buffers(func) -> int:
+    """Free at the end of its loop body each buffer still allocated in one (too large for the stack).
+
+    A ``memref.alloc`` in a loop body (a task's scratch larger than :data:`STACK_BUFFER_MAX_BYTES`: Whisper's
+    attention over 1500 frames) gets a ``memref.dealloc`` before the body's terminator, so each iteration frees
+    what it allocated; the cost, a malloc and a free per task, is small beside the task's work.  A buffer the
+    terminator reads (yielded out of the iteration, itself or a view of it) is left for
+    :func:`_hoist_allocations` to refuse.  Returns how many buffers it frees.
+    """
+    freed = 0
+    for op in nested_ops(func):
+        if op.name != "memref.alloc" or not _in_loop_body(op):
+            continue
+        block = op.block
+        terminator = block.operations[len(block.operations) - 1]
+        if any(op_id(user) == op_id(terminator) for user in _buffer_users(op.results[0])):
+            continue
+        with ir.InsertionPoint(terminator), op.location:
+            ir.Operation.create("memref.dealloc", operands=[op.results[0]])
+        freed += 1
+    return freed
+
+
+def _buffer_users(buffer: ir.Value) -> list[ir.Operation]:
+    """The ops using ``buffer`` or a view of it (subviews, casts, reshapes), transitively."""
+    found, pending = [], [buffer]
+    while pending:
+        for use in pending.pop().uses:
+            user = use.owner
+            found.append(user)
+            if user.name in _VIEWS:
+                pending.extend(user.results)
+    return found
 
 
 def hoist_stack_buffers(module: ir.Module) -> None:
@@ -1042,7 +1088,7 @@ def _hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
         op.results[0].replace_all_uses_with(arg)
         op.operation.erase()
     for op in nested_ops(func):
-        if op.name == "memref.alloc":
+        if op.name == "memref.alloc" and not any(use.owner.name == "memref.dealloc" for use in op.results[0].uses):
             raise GraphfuseError(f"a buffer is allocated inside a loop ({op.results[0].type}); this would leak")
     if specs:
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
@@ -1343,11 +1389,15 @@ def _parameterize_slots(callee: ir.Operation, call: ir.Operation, table: ir.Valu
 _ARENA_ALIGNMENT = 64
 
 
+#: Terminators that hand a buffer to their parent op's results (an ``scf.if`` takes no buffer operand).
+_REGION_EXITS = frozenset({"scf.yield", "scf.condition"})
+
+
 def _pack_buffers(block: ir.Block) -> tuple[list[ArgSpec], list[ir.Type]]:
     """Make the identity-layout static ``memref.alloc`` ops of ``block`` views of one byte arena argument.
 
     A buffer is live from the first to the last top-level op that uses it
-    or a value derived from it (a view, a loop result; bufferization puts
+    or a value derived from it (a view, a loop or ``scf.if`` result; bufferization puts
     the allocations first); a buffer first used after another's last use
     takes its bytes (best fit among the free blocks).  A graph of thousands of intermediates needs a few of them at a
     time, and each call passes one descriptor for all of them.  Returns the
@@ -1375,6 +1425,8 @@ def _pack_buffers(block: ir.Block) -> tuple[list[ArgSpec], list[ir.Type]]:
                 if op_id(owner) not in seen:
                     seen.add(op_id(owner))
                     pending.extend(r for r in owner.results if isinstance(r.type, ir.MemRefType))
+                    if owner.name in _REGION_EXITS:  # yielded out of a region: the parent's results are the buffer
+                        pending.extend(r for r in owner.parent.results if isinstance(r.type, ir.MemRefType))
         size = math.prod(t.shape) * _numpy_dtype(t.element_type, "workspace").itemsize
         buffers.append((op, min(first, last), last, -(-max(size, 1) // _ARENA_ALIGNMENT) * _ARENA_ALIGNMENT))
     if not buffers:

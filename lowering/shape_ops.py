@@ -1,5 +1,5 @@
-"""Lowerings of the data-movement graph ops: reshape, broadcast_to, transpose, concat, split, slice, gather,
-gather_elements, scatter_update, iota.
+"""Lowerings of the data-movement graph ops: reshape, broadcast_to, transpose, concat, split, slice, pad,
+gather, gather_elements, scatter_update, iota.
 
 They only move elements, so every element type of the dialect lowers the
 same way (f32, f16, bf16, i1, i8, i32, i64: no arithmetic on the elements).
@@ -34,6 +34,19 @@ Each result is built from ``tensor`` and ``linalg`` ops on tensors:
   are always static).  A piece or slice with no elements is a
   ``tensor.empty``: the slice verifiers reject a static offset equal to the
   size even for an empty slice, and there is nothing to copy.
+- ``pad`` is a ``linalg.generic`` over the result that ``tensor.extract`` s,
+  at each position, the operand element its mode points at: index arithmetic
+  per padded dim on ``linalg.index`` (subtract the low pad; reflect mirrors
+  with a select on each padded side, replicate clamps, circular wraps once
+  around what the negative pads leave).  Constant mode clamps the position
+  into the operand as replicate does and selects the padding value (the
+  optional rank-0 operand, read through an empty map, or 0) where it lies
+  outside; an operand with a static empty dim is not read at all.  Like
+  gather, the generic fuses with the elementwise ops after it.  Only padded
+  dims get arithmetic; crops (negative pads) need no bounds tests, and a pad
+  that only crops (static shapes) is one ``tensor.extract_slice``.  A dynamic
+  dim found empty at run time is read at position 0 in constant mode (the
+  value is then discarded), as gather reads an empty axis.
 - ``gather`` is a ``linalg.generic`` over the result that reads the indices
   through a projection onto the result dims they fill, turns each into an
   ``index`` (counted from the end when negative, clamped into the axis) and
@@ -66,7 +79,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from graphfuse.dialect.ops.shape import RANDOM_GOLDEN, RANDOM_MIX, random_seed_bits
-from graphfuse.lowering.common import PARALLEL, broadcast_map, build_generic, register_lowering
+from graphfuse.lowering.common import PARALLEL, broadcast_map, build_generic, const, register_lowering
 
 __all__ = [
     "lower_broadcast_to",
@@ -74,6 +87,7 @@ __all__ = [
     "lower_gather",
     "lower_gather_elements",
     "lower_iota",
+    "lower_pad",
     "lower_random_uniform",
     "lower_reshape",
     "lower_scatter_update",
@@ -451,6 +465,102 @@ def lower_slice(op: ir.Operation) -> bool:
         if source.rank == 0:
             return _replace(op, [x])
         return _replace(op, [_extract(x, result, start, strides, [])])
+
+
+# --------------------------------------------------------------------------
+# pad
+
+
+def _pad_source(position: ir.Value, size: ir.Value, low: int, high: int, mode: str
+                ) -> tuple[ir.Value, ir.Value | None]:
+    """The operand position that result ``position`` reads along a dim of ``size`` padded by ``low`` and
+    ``high`` (index arithmetic, in a generic's body), and in constant mode whether it lies inside the operand
+    (None when it always does).  Each bound is only tested on a side that has padding."""
+    slt, sge = arith.CmpIPredicate.slt, arith.CmpIPredicate.sge
+    zero = _index(0)
+    if mode == "circular":  # crop by the negative pads, then wrap around the kept elements (once: verified)
+        kept = arith.addi(size, _index(min(low, 0) + min(high, 0))) if min(low, 0) + min(high, 0) else size
+        shifted = arith.subi(position, _index(low)) if low > 0 else position
+        if low > 0:
+            shifted = arith.select(arith.cmpi(slt, shifted, zero), arith.addi(shifted, kept), shifted)
+        if high > 0:
+            shifted = arith.select(arith.cmpi(sge, shifted, kept), arith.subi(shifted, kept), shifted)
+        return (arith.addi(shifted, _index(-low)) if low < 0 else shifted), None
+    source = arith.subi(position, _index(low)) if low else position
+    if mode == "reflect":
+        if low > 0:
+            source = arith.select(arith.cmpi(slt, source, zero), arith.subi(zero, source), source)
+        if high > 0:
+            last = arith.subi(size, _index(1))
+            mirrored = arith.subi(arith.addi(last, last), source)
+            source = arith.select(arith.cmpi(sge, source, size), mirrored, source)
+        return source, None
+    inside = None
+    if mode == "constant":
+        if low > 0:
+            inside = arith.cmpi(sge, source, zero)
+        if high > 0:
+            below_end = arith.cmpi(slt, source, size)
+            inside = below_end if inside is None else arith.andi(inside, below_end)
+    # replicate reads the edge; constant mode reads it too, then selects the value.  The upper clamp comes first
+    # so that a dynamic dim empty at run time is read at 0, as gather's clamp does.
+    if high > 0:
+        source = arith.minsi(source, arith.subi(size, _index(1)))
+    if low > 0:
+        source = arith.maxsi(source, zero)
+    return source, inside
+
+
+@register_lowering("pad")
+def lower_pad(op: ir.Operation) -> bool:
+    """A generic over the result extracting, at each position, the operand element the mode points at; constant
+    mode selects the padding value where that position lies outside the operand."""
+    x = op.operands[0]
+    source, result = _ranked(x), _ranked(op.results[0])
+    low, high = _i64_array(op, "low"), _i64_array(op, "high")
+    mode = ir.StringAttr(op.attributes["mode"]).value if "mode" in op.attributes else "constant"
+    if source is None or result is None or low is None or high is None or len(low) != source.rank:
+        return False
+    padded = [d for d in range(source.rank) if low[d] or high[d]]
+    with op.location, ir.InsertionPoint(op):
+        if not padded:
+            return _replace(op, [x])
+        if all(v <= 0 for v in (*low, *high)) and result.has_static_shape:  # a crop only: one slice
+            return _replace(op, [_extract(x, result, [-v for v in low], [1] * source.rank, [])])
+        sizes: list[Size] = [result.get_dim_size(d) if not result.is_dynamic_dim(d) else _dim(x, d)
+                             for d in range(result.rank)]
+        sizes = [arith.addi(size, _index(low[d] + high[d])) if not isinstance(size, int) and low[d] + high[d]
+                 else size for d, size in enumerate(sizes)]
+        init = _empty(sizes, result)
+        if 0 in _shape(result):
+            return _replace(op, [init])  # nothing to write
+        operand_sizes = {d: _as_value(_dim(x, d)) for d in padded}
+        element = result.element_type
+        has_value = len(op.operands) == 2
+        inputs = [op.operands[1]] if has_value else []
+        maps = [ir.AffineMap.get(result.rank, 0, [])] * len(inputs) + [ir.AffineMap.get_identity(result.rank)]
+        # An operand with a static empty dim has nothing to read: constant mode's result is all padding.
+        nothing_to_read = 0 in _shape(source)
+
+        def body(args: list[ir.Value]) -> list[ir.Value]:
+            fill = (args[0] if has_value else const(element, 0)) if mode == "constant" else None
+            if nothing_to_read:
+                return [fill]
+            coordinates, inside = [], None
+            for d in range(result.rank):
+                position = linalg.IndexOp(d).result
+                if d not in operand_sizes:
+                    coordinates.append(position)
+                    continue
+                position, within = _pad_source(position, operand_sizes[d], low[d], high[d], mode)
+                coordinates.append(position)
+                if within is not None:
+                    inside = within if inside is None else arith.andi(inside, within)
+            value = tensor.extract(x, coordinates)
+            return [value if inside is None else arith.select(inside, value, fill)]
+
+        generic = build_generic([result], inputs, [init], maps, [PARALLEL] * result.rank, body)
+        return _replace(op, [generic.results[0]])
 
 
 # --------------------------------------------------------------------------

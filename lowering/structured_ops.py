@@ -1,4 +1,4 @@
-"""graph-to-linalg for the structured ops: reductions, matmul, conv2d and the 2-D poolings.
+"""graph-to-linalg for the structured ops: reductions, matmul, conv2d, the 2-D poolings and resize.
 
 Every reduction, contraction and window op computes into a
 ``linalg.fill``-initialised destination, in the accumulator type of the op's
@@ -56,6 +56,12 @@ accumulator back to f16/bf16 (``arith.truncf``).
   (``count_include_pad``) or by the number of unpadded cells of each window:
   a constant ``(OH, OW)`` tensor computed at compile time when H and W are
   static, ``linalg.index`` arithmetic in the division's body otherwise.
+- ``resize``: one ``linalg.generic`` over the result whose body
+  ``tensor.extract`` s the taps (one for the nearest modes, two per resized
+  dim for bilinear) at positions read from 1-D i64 constants, weighted by 1-D
+  f32 constants (``dialect.ops.nn.resize_taps``, the reference's own), summed
+  along W then along H in f32 and rounded once: bit-exact against the
+  reference, and a gather-like loop the elementwise ops after it fuse with.
 
 Dynamic dims are supported throughout: sizes come from ``tensor.dim`` and,
 for the spatial output dims, from ``(padded - extent) floordiv stride + 1`` in
@@ -77,6 +83,7 @@ from mlir.dialects import math as mlir_math
 from graphfuse.dialect.catalog import lookup_op, read_attributes
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.matching import producer
+from graphfuse.dialect.ops.nn import resize_taps
 from graphfuse.lowering.common import (
     PARALLEL,
     REDUCTION,
@@ -97,7 +104,7 @@ from graphfuse.lowering.contraction import DIRECT_CONV, FILTER_LANES, register_t
 from graphfuse.lowering.fast_math import fadd, fast_math_enabled, fmul
 from graphfuse.lowering.host import vector_bits
 
-__all__ = ["lower_conv2d", "lower_matmul", "lower_pool2d", "lower_reduction"]
+__all__ = ["lower_conv2d", "lower_matmul", "lower_pool2d", "lower_reduction", "lower_resize"]
 
 Size = int | ir.Value
 
@@ -976,3 +983,67 @@ def _average(
         return [narrow(arith.divf(args[0], arith.sitofp(acc, cells)), et)]
 
     return build_generic([result_type], [total], [init], [rank4, rank4], [PARALLEL] * 4, body).results[0]
+
+
+# --------------------------------------------------------------------------
+# resize
+
+
+def _tap_constant(values: np.ndarray) -> ir.Value:
+    """A 1-D constant of a resize's positions (i64) or weights (f32), read per result position."""
+    attr = array_to_attr(np.ascontiguousarray(values))
+    return arith.constant(attr.type, attr)
+
+
+@register_lowering("resize")
+def lower_resize(op: ir.Operation) -> bool:
+    """A generic over the result reading its taps from the operand with ``tensor.extract``.
+
+    The positions and weights along each resized dim are the op's own (``resize_taps``), 1-D constants read
+    through the result's index on that dim; the dims before are the generic's ``linalg.index`` es.  Bilinear
+    sums the two taps along W, then the two rows along H, in f32, in the reference's order.
+    """
+    x = op.operands[0]
+    xt, rt = _ranked(x), _ranked(op.results[0])
+    if xt is None or rt is None:
+        return False
+    attrs = _attrs(op)
+    size, mode = [int(s) for s in attrs["size"]], attrs["mode"]
+    first = rt.rank - len(size)
+    ratios = (attrs["ratio_h"], attrs["ratio_w"])[2 - len(size):]
+    et = rt.element_type
+    with op.location, ir.InsertionPoint(op):
+        # per resized dim: its taps, each (positions, weights or None) as constants
+        taps = [
+            [(_tap_constant(positions), None if weights is None else _tap_constant(weights))
+             for positions, weights in resize_taps(_static(xt, first + k), out, mode, attrs["align_corners"], ratio)]
+            for k, (out, ratio) in enumerate(zip(size, ratios, strict=True))
+        ]
+        inputs = [v for dim_taps in taps for tap in dim_taps for v in tap if v is not None]
+        maps = [_dims_map(rt.rank, [first + k]) for k, dim_taps in enumerate(taps)
+                for tap in dim_taps for v in tap if v is not None]
+        init = tensor.empty([*_dims(x)[:first], *size], et)
+
+        def body(args: list[ir.Value]) -> list[ir.Value]:
+            read = iter(args)
+            # per resized dim, per tap: (position as an index, weight or None)
+            dim_taps = [[(arith.index_cast(ir.IndexType.get(), next(read)), None if w is None else next(read))
+                         for _, w in dim] for dim in taps]
+            leading = [linalg.IndexOp(d).result for d in range(first)]
+            if mode != "bilinear":
+                return [tensor.extract(x, leading + [position for ((position, _),) in dim_taps])]
+
+            def along_w(*row: ir.Value) -> ir.Value:
+                (w0, a0), (w1, a1) = dim_taps[-1]
+                near = arith.mulf(widen(tensor.extract(x, [*leading, *row, w0])), a0)
+                return arith.addf(near, arith.mulf(widen(tensor.extract(x, [*leading, *row, w1])), a1))
+
+            if len(dim_taps) == 1:
+                return [narrow(along_w(), et)]
+            (h0, b0), (h1, b1) = dim_taps[0]
+            return [narrow(arith.addf(arith.mulf(along_w(h0), b0), arith.mulf(along_w(h1), b1)), et)]
+
+        result_type = ir.RankedTensorType.get(rt.shape, et)
+        generic = build_generic([result_type], inputs, [init], [*maps, ir.AffineMap.get_identity(rt.rank)],
+                                [PARALLEL] * rt.rank, body)
+        return _replace(op, generic.results[0])

@@ -1,4 +1,5 @@
-"""Generate the reference pages of docs/ from the op catalog and the pass registry.
+"""Generate the reference pages of docs/ from the op catalog and the pass registry, and the PyTorch front end's
+op table in docs/frontend-torch.md.
 
 `make docs` runs this; a test fails when the committed pages are stale, so the
 docs cannot drift from the code.
@@ -152,12 +153,30 @@ def kernel_counts_page() -> str:
 PAGES = {"dialect.md": dialect_page, "passes.md": passes_page, "kernel-counts.md": kernel_counts_page}
 
 
+def with_torch_ops_table(page: str, table: str) -> str:
+    """``page`` (docs/frontend-torch.md) with its supported-ops table, the lines from the table's header to the
+    first line that is not a table row, replaced by ``table``."""
+    lines = page.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(table.splitlines()[0]))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return "".join(lines[:start]) + table + "".join(lines[end:])
+
+
 def main() -> None:
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs")
     target.mkdir(parents=True, exist_ok=True)
     for name, page in PAGES.items():
         (target / name).write_text(page())
         print(f"wrote {target / name}")
+    torch_page = target / "frontend-torch.md"
+    try:
+        from graphfuse.frontends.torch import supported_ops_markdown
+    except ImportError:  # without the torch extra the table stays as it is
+        print(f"left {torch_page} as it is: the PyTorch front end needs the torch extra")
+        return
+    if torch_page.is_file():
+        torch_page.write_text(with_torch_ops_table(torch_page.read_text(), supported_ops_markdown()))
+        print(f"wrote the supported-ops table of {torch_page}")
 
 
 if __name__ == "__main__":

@@ -11,4 +11,5 @@ from graphfuse.dialect.ops import (  # noqa: F401
     quant,
     reduction,
     shape,
+    sorting,
 )

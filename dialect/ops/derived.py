@@ -161,10 +161,24 @@ def _log1p_exp_minus_abs(b: ExpansionBuilder, x: Value) -> Value:
     return b.log(b.add(_one(b, x), b.exp(b.neg(b.abs(x)))))
 
 
-def _softplus(b: ExpansionBuilder, x: Value) -> Value:
-    # log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)): no overflow, and no cancellation for large |x|
-    zero = scalar(b, 0.0, x)
-    return b.add(b.maximum(x, zero), _log1p_exp_minus_abs(b, x))
+def _log1p(b: ExpansionBuilder, e: Value) -> Value:
+    """log(1 + e) accurate to a few ulp also for tiny e, where log(1 + e) keeps only an absolute accuracy:
+    log(u) * e / (u - 1) with u = 1 + e rounded (the division undoes u's rounding), and e where u is 1."""
+    one = _one(b, e)
+    u = b.add(one, e)
+    return b.select(b.equal(u, one), e, b.mul(b.log(u), b.div(e, b.sub(u, one))))
+
+
+def _softplus(b: ExpansionBuilder, x: Value, beta: float, threshold: float) -> Value:
+    # log(1 + exp(z)) / beta, z = beta x, as max(z, 0) + log1p(exp(-|z|)): no overflow, and the far negative
+    # tail keeps its relative accuracy; x itself where z > threshold (PyTorch's switch to the identity)
+    z = x if beta == 1.0 else b.mul(x, scalar(b, beta, x))
+    soft = b.add(b.maximum(z, scalar(b, 0.0, x)), _log1p(b, b.exp(b.neg(b.abs(z)))))
+    if beta != 1.0:
+        soft = b.div(soft, scalar(b, beta, x))
+    if threshold == math.inf:
+        return soft
+    return b.select(b.greater(z, scalar(b, threshold, x)), x, soft)
 
 
 def _hsigmoid(b: ExpansionBuilder, x: Value) -> Value:
@@ -493,7 +507,13 @@ _DERIVED = (
     _Derived("softplus_grad", ("SoftplusGrad", "SoftplusGradExt"), ("dy", "x"), _softplus_grad,
              "Gradient of softplus: dy * sigmoid(x).", ""),
     _Derived("softplus", ("Softplus", "SoftplusExt"), ("x",), _softplus,
-             "log(1 + exp(x)), as max(x, 0) + log(1 + exp(-|x|)).", "Never overflows."),
+             "log(1 + exp(beta x)) / beta, x where beta x > threshold (PyTorch's softplus).",
+             "Computed as (max(z, 0) + log1p(exp(-|z|))) / beta, z = beta x, log1p(e) as log(u) e / (u - 1) with "
+             "u = 1 + e: never overflows, and keeps its relative accuracy far below 0. The threshold compares z "
+             "(a NaN never exceeds it); PyTorch's default is 20, this op's inf (no switch).",
+             (AttrSpec("beta", AttrKind.F32, default=1.0, doc="the scale of x inside (and of the result outside)"),
+              AttrSpec("threshold", AttrKind.F32, default=math.inf,
+                       doc="above it (beta x > threshold) the result is x")),),
     _Derived("hsigmoid", ("HSigmoid",), ("x",), _hsigmoid, "Hard sigmoid: clamp(x / 6 + 0.5, 0, 1).", ""),
     _Derived("hswish", ("HSwish",), ("x",), _hswish, "Hard swish: x * hsigmoid(x).", ""),
     _Derived("hshrink", ("HShrink",), ("x",), _hshrink, "Hard shrink: x where |x| > lambd, else 0.", "",

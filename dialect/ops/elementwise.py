@@ -32,6 +32,8 @@ from graphfuse.dialect.types import (
 )
 
 _BOOL = frozenset({BOOL_DTYPE})
+#: the bitwise ops' element types: the integers and the booleans (where they are the logical ops)
+_BITS = (NUMERIC_DTYPES - FLOAT_DTYPES) | _BOOL
 ArrayFn = Callable[..., np.ndarray]
 
 # --------------------------------------------------------------------------
@@ -186,6 +188,7 @@ _UNARY: dict[str, tuple[ArrayFn, frozenset[str], str]] = {
     "sin": (np.sin, FLOAT_DTYPES, "Elementwise sine (radians)."),
     "cos": (np.cos, FLOAT_DTYPES, "Elementwise cosine (radians)."),
     "logical_not": (np.logical_not, _BOOL, "Elementwise boolean negation."),
+    "bitwise_not": (np.invert, _BITS, "Elementwise bitwise complement, ~x (of a boolean: its negation)."),
     "isfinite": (
         np.isfinite,
         FLOAT_DTYPES,
@@ -375,6 +378,9 @@ _BINARY: dict[str, tuple[ArrayFn, frozenset[str], bool, str, str]] = {
     "less_equal": (np.less_equal, NUMERIC_DTYPES, True, "Elementwise lhs <= rhs (i1 result).", ""),
     "logical_and": (np.logical_and, _BOOL, False, "Elementwise boolean and.", ""),
     "logical_or": (np.logical_or, _BOOL, False, "Elementwise boolean or.", ""),
+    "bitwise_and": (np.bitwise_and, _BITS, False, "Elementwise bitwise and.", "Booleans: logical and."),
+    "bitwise_or": (np.bitwise_or, _BITS, False, "Elementwise bitwise or.", "Booleans: logical or."),
+    "bitwise_xor": (np.bitwise_xor, _BITS, False, "Elementwise bitwise exclusive or.", "Booleans: not equal."),
     "atan2": (
         np.arctan2, FLOAT_DTYPES, False, "Elementwise arc tangent of lhs / rhs in [-pi, pi], by the signs of both.",
         "atan2(y, x) with y = lhs, x = rhs, as C's atan2.",

@@ -353,7 +353,7 @@ def _flash_attention_reference(
         scaled = (scores.astype(np.float32) * np.float32(attrs["scale"])).astype(numpy_dtype(dtype))
     if mask:
         scaled = evaluate_op("add", [scaled, mask[0]])[0]
-    probs = evaluate_op("softmax", [scaled], {"axis": -1})[0]
+    probs = evaluate_op("safe_softmax" if attrs.get("safe_softmax") else "softmax", [scaled], {"axis": -1})[0]
     return evaluate_op("matmul", [probs, v])
 
 
@@ -361,7 +361,9 @@ register_op(OpSpec(
     name="flash_attention", group=_GROUP, summary="Scaled dot-product attention in one op.",
     operands=(ValueSpec("q"), ValueSpec("k"), ValueSpec("v"), ValueSpec("mask", "optional")),
     results=(ValueSpec("result"),),
-    attrs=(AttrSpec("scale", AttrKind.F32, default=REQUIRED, doc="factor applied to q k^T (e.g. 1/sqrt(head dim))"),),
+    attrs=(AttrSpec("scale", AttrKind.F32, default=REQUIRED, doc="factor applied to q k^T (e.g. 1/sqrt(head dim))"),
+           AttrSpec("safe_softmax", AttrKind.BOOL, default=False,
+                    doc="the probabilities are safe_softmax's: a query row whose every score is -inf gives 0")),
     infer=_infer_flash_attention, reference=_flash_attention_reference,
     doc=(
         "`result = softmax(matmul(q, k, transpose_b) * scale + mask, axis = -1) @ v` with `q [..., Sq, D]`, "
@@ -371,7 +373,8 @@ register_op(OpSpec(
         "(the scaled scores are `scores * scale` computed in f32, then rounded). `scale` must be finite. "
         "Replaces the attention subgraph of FlashAttentionFusionV1 (scores multiplied by a constant) exactly, "
         "and those of FlashAttentionFusionV2 (scores divided by a constant c, scale = 1/c; or q scaled before "
-        "the first matmul) up to rounding."
+        "the first matmul) up to rounding. With `safe_softmax` the probabilities are `safe_softmax`'s, as in "
+        "PyTorch's `scaled_dot_product_attention`: a query row whose mask hides every key gives 0."
     ),
     example=((TensorSig((2, 4, 8, 16), "f32"), TensorSig((2, 4, 8, 16), "f32"), TensorSig((2, 4, 8, 16), "f32"),
               TensorSig((1, 1, 8, 8), "f32")), {"scale": 0.25}),

@@ -1,10 +1,11 @@
-"""Neural-network ops: matmul, normalizations, softmax, convolution, pooling, quantization.
+"""Neural-network ops: matmul, normalizations, softmax, convolution, pooling, resizing, quantization.
 
 Every op here is float-only (f32, f16, bf16, all float operands of one op
 sharing the element type) except where an op says otherwise: ``matmul`` also
-takes integer operands and ``max_pool2d`` integer inputs.  Reference functions
-run in float32 (the interpreter widens f16/bf16 before calling them and casts
-the results back), so they are written once.
+takes integer operands, ``max_pool2d`` integer inputs and ``resize`` in a nearest
+mode any element type.  Reference functions run in float32 (the interpreter
+widens f16/bf16 before calling them and casts the results back), so they are
+written once.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from graphfuse.dialect.catalog import (
     register_op,
 )
 from graphfuse.dialect.shape_utils import broadcast_shapes, dims_equal, normalize_axis, require_dtype, same_dtype
-from graphfuse.dialect.types import FLOAT_DTYPES, INT_DTYPES, NUMERIC_DTYPES, Dim, Shape, TensorSig
+from graphfuse.dialect.types import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, NUMERIC_DTYPES, Dim, Shape, TensorSig
 
 # --------------------------------------------------------------------------
 # Shared checks.
@@ -177,6 +178,76 @@ register_op(OpSpec(
 
 
 # --------------------------------------------------------------------------
+# grouped_matmul
+
+#: Element types of grouped_matmul's group ends (PyTorch's offs are i32, cumulative sums i64).
+_GROUP_END_DTYPES = frozenset({"i32", "i64"})
+
+
+def _infer_grouped_matmul(
+    inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None
+) -> list[TensorSig]:
+    x, weights, ends = inputs
+    dtype = _require_floats((x, weights), ("x", "weights"))
+    require_dtype(ends, _GROUP_END_DTYPES, "operand group_ends")
+    if x.rank != 2:
+        raise VerifyError(f"operand x {x} must be 2-D [rows, k]")
+    layout = "[groups, n, k]" if attrs["transpose_weights"] else "[groups, k, n]"
+    if weights.rank != 3:
+        raise VerifyError(f"operand weights {weights} must be 3-D {layout}")
+    groups = weights.shape[0]
+    k, n = (weights.shape[2], weights.shape[1]) if attrs["transpose_weights"] else weights.shape[1:]
+    if not dims_equal(x.shape[1], k):
+        raise VerifyError(f"contraction dimensions differ: operand x {x} has {x.shape[1]}, operand weights "
+                          f"{weights} ({layout}) has {k}")
+    _require_vector(ends, groups, "operand group_ends", f"one end per group of weights {weights}")
+    return [TensorSig((x.shape[0], n), dtype)]
+
+
+def _group_row_ranges(ends: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """(start, end) of each group's rows: the ends read as Python slice bounds (negative ones count from the
+    end, then clamped to [0, rows]), each group starting at the previous group's end."""
+    bounds = np.clip(np.where(ends < 0, ends.astype(np.int64) + rows, ends), 0, rows).tolist()
+    return list(zip([0, *bounds[:-1]], bounds, strict=True))
+
+
+def _grouped_matmul_reference(
+    xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]
+) -> list[np.ndarray]:
+    x, weights, ends = xs
+    if attrs["transpose_weights"]:
+        weights = np.swapaxes(weights, 1, 2)
+    out = np.zeros((x.shape[0], weights.shape[2]), np.float32)
+    for group, (start, end) in enumerate(_group_row_ranges(ends, x.shape[0])):
+        if end > start:  # in order: a row of two groups (decreasing ends) keeps the later group's product
+            out[start:end] = np.matmul(x[start:end].astype(np.float32), weights[group].astype(np.float32))
+    return [out]
+
+
+register_op(OpSpec(
+    name="grouped_matmul", group="nn", summary="Rows sorted by group, each group's rows times its own matrix.",
+    operands=(ValueSpec("x"), ValueSpec("weights"), ValueSpec("group_ends")), results=(ValueSpec("result"),),
+    attrs=(AttrSpec("transpose_weights", AttrKind.BOOL, default=False,
+                    doc="weights are [groups, n, k] (each group's matrix transposed, a linear layer's layout)"),),
+    infer=_infer_grouped_matmul, reference=_grouped_matmul_reference,
+    doc=(
+        "`result[r] = x[r] @ weights[g]` for the rows `group_ends[g - 1] <= r < group_ends[g]` of each group `g` "
+        "(`group_ends[-1]` = 0): the mixture-of-experts product of PyTorch's `torch._grouped_mm(x, w, offs=ends)` "
+        "and transformers' `grouped_mm_fallback`, rows sorted by expert and `group_ends` the cumulative row "
+        "counts. `x` is [rows, k], `weights` [groups, k, n] (or [groups, n, k] with `transpose_weights`), "
+        "`group_ends` 1-D i32 or i64 with one end per group; the result is [rows, n]. The ends are read as "
+        "Python slice bounds, as the fallback reads them: a negative end counts from the last row, then every "
+        "end is clamped to [0, rows], so nothing outside `x` is read or written. A group whose end is not "
+        "after the previous one is empty; with decreasing ends a row can fall in two groups and gets the later "
+        "one's product (as both PyTorch versions compute it). Rows in no group (past the last end) are 0 (the "
+        "fallback's zeros; `torch._grouped_mm` leaves them undefined). Float operands of one element type, "
+        "multiplied in f32 and rounded once."
+    ),
+    example=((TensorSig((8, 4), "f32"), TensorSig((3, 4, 5), "f32"), TensorSig((3,), "i64")), {}),
+))
+
+
+# --------------------------------------------------------------------------
 # bias_add
 
 
@@ -233,6 +304,15 @@ def _softmax_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: lis
         return [e / np.sum(e, axis=axis, keepdims=True)]
 
 
+def _safe_softmax_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]
+                            ) -> list[np.ndarray]:
+    (x,) = xs
+    axis = normalize_axis(attrs["axis"], x.ndim)
+    (probs,) = _softmax_reference(xs, attrs, results)
+    masked_rows = np.max(x, axis=axis, keepdims=True, initial=-np.inf) == -np.inf
+    return [np.where(masked_rows, np.zeros((), probs.dtype), probs)]
+
+
 def _log_softmax_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
     (x,) = xs
     axis = normalize_axis(attrs["axis"], x.ndim)
@@ -250,6 +330,17 @@ register_op(OpSpec(
     infer=_infer_softmax, reference=_softmax_reference,
     doc="`m = max(x, axis)`, `result = exp(x - m) / sum(exp(x - m), axis)`, computed in f32. Subtracting the "
         "maximum keeps large inputs finite; a slice of all -inf or containing +inf gives NaN.",
+    example=((TensorSig((2, 8), "f32"),), {"axis": -1}),
+))
+
+register_op(OpSpec(
+    name="safe_softmax", group="nn", summary="Softmax along one axis, 0 for a slice of all -inf (PyTorch's SDPA).",
+    operands=(ValueSpec("x"),), results=(ValueSpec("result"),),
+    attrs=(_AXIS_ATTR,),
+    infer=_infer_softmax, reference=_safe_softmax_reference,
+    doc="softmax's `result`, except that a slice whose maximum is -inf (every element -inf: a query row whose "
+        "mask hides every key) gives 0 instead of NaN, as PyTorch's `aten._safe_softmax`, the probabilities of "
+        "`scaled_dot_product_attention`. A slice with NaN or +inf still gives NaN.",
     example=((TensorSig((2, 8), "f32"),), {"axis": -1}),
 ))
 
@@ -380,6 +471,57 @@ register_op(OpSpec(
 ))
 
 
+def _infer_group_norm(
+    inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None
+) -> list[TensorSig]:
+    x, gamma, beta = inputs
+    dtype = _require_floats(inputs, ("x", "gamma", "beta"))
+    _require_min_rank(x, 2, "operand x")
+    _check_epsilon(attrs)
+    groups = int(attrs["num_groups"])
+    channels = x.shape[1]
+    if groups < 1:
+        raise VerifyError(f"attribute 'num_groups' must be positive, got {groups}")
+    if channels is not None and channels % groups:
+        raise VerifyError(f"the channels of x {x} ({channels}) must be divisible by num_groups ({groups})")
+    for sig, name in ((gamma, "gamma"), (beta, "beta")):
+        _require_vector(sig, channels, f"operand {name}", f"the channel dim 1 of x {x}")
+    return [TensorSig(x.shape, dtype)]
+
+
+def _group_norm_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    x, gamma, beta = xs
+    channels, groups = x.shape[1], int(attrs["num_groups"])
+    # Each sample's channels in num_groups groups, every group with its spatial positions as one row.
+    grouped = x.reshape(x.shape[0], groups, channels // groups * int(np.prod(x.shape[2:], dtype=np.int64)))
+    # an infinity makes its group NaN (inf - inf); eps = 0 on a constant group gives 0/0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.mean(grouped, axis=-1, keepdims=True)  # two passes, as layer_norm
+        dev = grouped - mean
+        var = np.mean(dev * dev, axis=-1, keepdims=True)
+        normalized = (dev / np.sqrt(var + np.float32(attrs["epsilon"]))).reshape(x.shape)
+    per_channel = (channels,) + (1,) * (x.ndim - 2)
+    return [normalized * gamma.reshape(per_channel) + beta.reshape(per_channel)]
+
+
+register_op(OpSpec(
+    name="group_norm", group="nn", summary="Group normalization: each sample's channels normalized in groups.",
+    operands=(ValueSpec("x"), ValueSpec("gamma"), ValueSpec("beta")), results=(ValueSpec("result"),),
+    attrs=(
+        AttrSpec("num_groups", AttrKind.I64, default=REQUIRED, doc="channel groups; divides the channel count"),
+        AttrSpec("epsilon", AttrKind.F32, default=1e-5, doc=_EPS_DOC),
+    ),
+    infer=_infer_group_norm, reference=_group_norm_reference,
+    doc="`x` is `N x C x ...` (rank >= 2); its channels form `num_groups` groups of `C / num_groups` consecutive "
+        "channels. Over each sample's group (its channels and every position after them): `mean`, `var` (biased, "
+        "two passes), `result = (x - mean) / sqrt(var + epsilon) * gamma[c] + beta[c]` with `gamma` and `beta` "
+        "of length C (PyTorch's GroupNorm; ones and zeros without its affine parameters). num_groups == C "
+        "normalizes each channel alone, num_groups == 1 the whole sample. Statistics are computed in f32.",
+    example=((TensorSig((2, 6, 5), "f32"), TensorSig((6,), "f32"), TensorSig((6,), "f32")),
+             {"num_groups": 3, "epsilon": 1e-5}),
+))
+
+
 # --------------------------------------------------------------------------
 # conv2d
 
@@ -424,6 +566,8 @@ def _infer_conv2d(inputs: list[TensorSig], attrs: dict[str, Any], declared: list
     _require_static(w, (2, 3), "operand w")
     n, c, h, wd = x.shape
     o, i, kh, kw = w.shape
+    if 0 in (kh, kw):  # PyTorch: "kernel size should be greater than zero"
+        raise VerifyError(f"the kernel of w {w} must have a height and a width of at least 1")
     if c is not None and i is not None and c != i * groups:
         raise VerifyError(
             f"input channels of x {x} ({c}) must equal the per-group channels of w {w} ({i}) times groups ({groups})"
@@ -552,6 +696,117 @@ register_op(OpSpec(
     "semantics). Computed in f32.",
     example=((TensorSig((1, 2, 6, 6), "f32"),),
              {"kernel": [2, 3], "strides": [2, 1], "pads": [0, 1, 1, 1], "count_include_pad": True}),
+))
+
+
+# --------------------------------------------------------------------------
+# resize
+
+RESIZE_MODES = ("nearest", "nearest_exact", "bilinear")
+
+#: One tap of a resize along one dimension: the operand position each result position reads, and its weight
+#: (None for the nearest modes, which read one position unweighted).
+Tap = tuple[np.ndarray, np.ndarray | None]
+
+
+def resize_taps(size: int, out_size: int, mode: str, align_corners: bool, ratio: float) -> list[Tap]:
+    """The taps of ``graph.resize`` along one dimension of ``size`` resized to ``out_size`` (one for the nearest
+    modes, two for bilinear), computed in f32 (double where PyTorch's CPU kernels compute in double) so that
+    the positions and the weights are PyTorch's bit for bit."""
+    f32 = np.float32
+    result = np.arange(out_size)
+    if align_corners:
+        step = f32(size - 1) / f32(out_size - 1) if out_size > 1 else f32(0)
+    else:
+        step = f32(ratio) if ratio > 0 else f32(size) / f32(out_size)
+    last = size - 1
+    if mode == "nearest":
+        if out_size in (size, 2 * size):  # PyTorch's shortcuts, which take precedence over a given ratio
+            return [(result if out_size == size else result >> 1, None)]
+        return [(np.minimum(np.floor(result.astype(f32) * step).astype(np.int64), last), None)]
+    if mode == "nearest_exact":  # the centre of each result cell, (p + 0.5) * step in double, rounded to f32
+        return [(np.minimum(np.floor(((result + 0.5) * np.float64(step)).astype(f32)).astype(np.int64), last), None)]
+    if out_size == size:  # PyTorch copies: weights 1 and 0 (so an infinity still meets 0 * inf = NaN)
+        return [(result, np.ones(out_size, f32)), (result, np.zeros(out_size, f32))]
+    if align_corners:
+        source = result.astype(f32) * step
+    else:  # half-pixel centres, clamped at 0
+        source = np.maximum(((result + 0.5) * np.float64(step) - 0.5).astype(f32), f32(0))
+    first = np.minimum(np.floor(source).astype(np.int64), last)
+    far = np.clip(source - first.astype(f32), f32(0), f32(1)).astype(f32)
+    return [(first, (f32(1) - far).astype(f32)), (first + (first < last), far)]
+
+
+def _infer_resize(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    (x,) = inputs
+    size, mode = [int(s) for s in attrs["size"]], attrs["mode"]
+    if mode not in RESIZE_MODES:  # the parser checks choices; evaluate_op passes Python values straight through
+        raise VerifyError(f"attribute 'mode' must be one of {', '.join(RESIZE_MODES)}, got {mode!r}")
+    require_dtype(x, FLOAT_DTYPES if mode == "bilinear" else ALL_DTYPES, "operand x")
+    if len(size) not in (1, 2):
+        raise VerifyError(f"attribute 'size' {size} must have 1 or 2 entries (the sizes of the last dims)")
+    if x.rank < len(size):
+        raise VerifyError(f"operand x {x} must have rank >= {len(size)} to resize its last {len(size)} dims")
+    _require_positive(size, "size")
+    resized = x.shape[x.rank - len(size):]
+    if any(d is None or d < 1 for d in resized):
+        raise VerifyError(f"the resized dims of operand x {x} must be static and non-empty")
+    if attrs["align_corners"] and mode != "bilinear":
+        raise VerifyError(f'attribute \'align_corners\' is for mode "bilinear", not "{mode}"')
+    ratios = (float(attrs["ratio_h"]), float(attrs["ratio_w"]))
+    if not all(np.isfinite(r) and r >= 0 for r in ratios):
+        raise VerifyError(f"attributes 'ratio_h' and 'ratio_w' must be finite and >= 0, got {list(ratios)}")
+    if attrs["align_corners"] and any(ratios):
+        raise VerifyError("attributes 'ratio_h' and 'ratio_w' must be 0 with align_corners (it fixes the ratio)")
+    if len(size) == 1 and ratios[0]:
+        raise VerifyError("attribute 'ratio_h' must be 0 when only the last dim is resized")
+    return [x.with_shape(x.shape[:x.rank - len(size)] + tuple(size))]
+
+
+def _resize_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    x = xs[0]
+    size = [int(s) for s in attrs["size"]]
+    ratios = (attrs["ratio_h"], attrs["ratio_w"])[2 - len(size):]
+    axes = range(x.ndim - len(size), x.ndim)
+    # The last dim first, then the one before: PyTorch's order, each product and sum rounded to f32.
+    for axis, out_size, ratio in reversed(list(zip(axes, size, ratios, strict=True))):
+        taps = resize_taps(x.shape[axis], out_size, attrs["mode"], attrs["align_corners"], ratio)
+        if attrs["mode"] != "bilinear":
+            x = np.take(x, taps[0][0], axis=axis)
+            continue
+        along = [-1 if d == axis else 1 for d in range(x.ndim)]
+        (near, near_weight), (far, far_weight) = taps
+        with np.errstate(invalid="ignore"):  # 0 * inf
+            x = (np.take(x, near, axis=axis) * near_weight.reshape(along)
+                 + np.take(x, far, axis=axis) * far_weight.reshape(along))
+    return [x]
+
+
+register_op(OpSpec(
+    name="resize", group="nn", summary="Resize the last one or two dims: nearest or bilinear (PyTorch's "
+                                       "F.interpolate).",
+    operands=(ValueSpec("x"),), results=(ValueSpec("result"),),
+    attrs=(
+        AttrSpec("size", AttrKind.I64_ARRAY, default=REQUIRED,
+                 doc="the result sizes of the last dims ([W] or [H, W]), positive"),
+        AttrSpec("mode", AttrKind.STRING, default="nearest", choices=RESIZE_MODES, doc="how a result cell is read"),
+        AttrSpec("align_corners", AttrKind.BOOL, default=False,
+                 doc="bilinear: the corner cells' centres coincide (ratio (n - 1) / (out - 1))"),
+        AttrSpec("ratio_h", AttrKind.F32, default=0.0,
+                 doc="input cells per result cell along H (PyTorch's 1 / scale_factor); 0: H / OH"),
+        AttrSpec("ratio_w", AttrKind.F32, default=0.0,
+                 doc="input cells per result cell along W, the last dim (1 / scale_factor); 0: W / OW"),
+    ),
+    infer=_infer_resize, reference=_resize_reference,
+    doc="The dims before the resized ones are kept. Along a resized dim of size n with ratio r: `nearest` reads "
+        "`min(floor(p * r), n - 1)` (a copy when the size stays, `p / 2` when it doubles, as PyTorch), "
+        "`nearest_exact` `min(floor((p + 0.5) * r), n - 1)`; `bilinear` weighs the two cells around `s = (p + "
+        "0.5) * r - 0.5` (clamped at 0; `s = p * r` with align_corners) by their distance, along W first, then "
+        "along H: `t = x[.., w0] * a0 + x[.., w1] * a1`, `result = t[h0] * b0 + t[h1] * b1` in f32 (a size that "
+        "stays is read with weights 1 and 0). Positions and weights are PyTorch's CPU kernels' bit for bit; "
+        "PyTorch's own sums may round differently (it contracts them into FMAs). The resized dims must be "
+        "static. nearest takes any element type, bilinear floats (f16/bf16 computed in f32).",
+    example=((TensorSig((1, 2, 5, 6), "f32"),), {"size": [8, 9], "mode": "bilinear"}),
 ))
 
 

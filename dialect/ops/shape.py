@@ -1,4 +1,4 @@
-"""Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice, gather, gather_elements,
+"""Data-movement ops: reshape, broadcast_to, transpose, concat, split, slice, pad, gather, gather_elements,
 scatter_update; iota, the positions along one dim of a tensor."""
 
 from __future__ import annotations
@@ -314,6 +314,125 @@ register_op(
             "0 <= start <= limit <= dim and stride >= 1; result dim i is ceil((limit - start) / stride)."
         ),
         example=((TensorSig((4, 8), "f32"),), {"start": [1, 0], "limit": [3, 8], "strides": [1, 2]}),
+    )
+)
+
+
+# --------------------------------------------------------------------------
+# pad
+
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _check_pad_mode(mode: str, axis: int, size: int, low: int, high: int, source: TensorSig) -> None:
+    """The rule of ``mode`` for one padded static dimension (PyTorch's, where its kernels stay inside the
+    operand)."""
+    where = f"dimension {axis} of {source} padded by {low} and {high}"
+    if mode == "reflect" and (low >= size or high >= size):
+        raise VerifyError(f"{where}: reflect pads must be smaller than the dimension ({size})")
+    if mode == "replicate" and size == 0:
+        raise VerifyError(f"{where}: replicate has no element to repeat")
+    if mode == "circular":
+        kept = size + min(low, 0) + min(high, 0)
+        if max(low, 0) > kept or max(high, 0) > kept:
+            raise VerifyError(f"{where}: circular pads must be at most the {max(kept, 0)} elements left after "
+                              "the negative pads (they would wrap around more than once)")
+
+
+def _infer_pad(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
+    source = inputs[0]
+    low, high, mode = list(attrs["low"]), list(attrs["high"]), attrs["mode"]
+    if mode not in PAD_MODES:  # the parser checks choices; evaluate_op passes Python values straight through
+        raise VerifyError(f"attribute 'mode' must be one of {', '.join(PAD_MODES)}, got {mode!r}")
+    for name, values in (("low", low), ("high", high)):
+        if len(values) != source.rank:
+            raise VerifyError(f"{name} {values} must have one entry per dimension of {source}")
+    if len(inputs) == 2:
+        value = inputs[1]
+        if mode != "constant":
+            raise VerifyError(f'operand padding_value is only read by mode "constant", not "{mode}"')
+        if value.rank != 0 or value.dtype != source.dtype:
+            raise VerifyError(f"operand padding_value {value} must be a rank-0 tensor of the element type of {source}")
+    shape: list[Dim] = []
+    for axis, (lo, hi, size) in enumerate(zip(low, high, source.shape, strict=True)):
+        if size is None:  # the mode's rules can only be checked once the size is known
+            shape.append(None)
+            continue
+        if size + lo + hi < 0:
+            raise VerifyError(f"dimension {axis} of {source} padded by {lo} and {hi} would have size {size + lo + hi}")
+        if lo or hi:
+            _check_pad_mode(mode, axis, size, lo, hi, source)
+        shape.append(size + lo + hi)
+    return [source.with_shape(tuple(shape))]
+
+
+def pad_positions(size: int, low: int, high: int, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """Along one dimension of ``size`` padded by ``low`` and ``high``: the operand position each result position
+    reads, and whether it lies inside the operand (constant mode writes the padding value where it does not)."""
+    result = np.arange(size + low + high)
+    source = result - low
+    inside = (source >= 0) & (source < size)
+    if mode == "constant":
+        return np.clip(source, 0, max(size - 1, 0)), inside
+    if mode == "reflect":  # mirrored at the first and the last element, which are not repeated
+        source = np.abs(source)
+        return np.where(source >= size, 2 * (size - 1) - source, source), inside
+    if mode == "replicate":
+        return np.clip(source, 0, size - 1), inside
+    # circular: the negative pads crop first, then the positions wrap around what is left
+    kept = size + min(low, 0) + min(high, 0)
+    return max(-low, 0) + np.mod(result - max(low, 0), kept), inside
+
+
+def _pad_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
+    x = xs[0]
+    mode = attrs["mode"]
+    inside = np.ones((), dtype=bool)
+    for axis, (lo, hi) in enumerate(zip(attrs["low"], attrs["high"], strict=True)):
+        if not lo and not hi:
+            continue
+        positions, kept = pad_positions(x.shape[axis], lo, hi, mode)
+        if x.shape[axis] == 0:  # nothing to read: every position is padding
+            x = np.zeros((*x.shape[:axis], positions.size, *x.shape[axis + 1:]), x.dtype)
+        else:
+            x = np.take(x, positions, axis=axis)
+        inside = inside & kept.reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+    if mode != "constant":
+        return [x]
+    value = xs[1] if len(xs) == 2 else np.zeros((), x.dtype)
+    return [np.where(inside, x, value.astype(x.dtype))]
+
+
+register_op(
+    OpSpec(
+        name="pad",
+        group=_GROUP,
+        summary="Pad (or crop, by negative pads) every dimension with a constant, or with the operand reflected, "
+                "replicated or wrapped around (PyTorch's F.pad).",
+        operands=(ValueSpec("operand"), ValueSpec("padding_value", "optional")),
+        results=(ValueSpec("result"),),
+        attrs=(
+            AttrSpec("low", AttrKind.I64_ARRAY, default=REQUIRED,
+                     doc="Elements added before each dimension; negative removes them."),
+            AttrSpec("high", AttrKind.I64_ARRAY, default=REQUIRED,
+                     doc="Elements added after each dimension; negative removes them."),
+            AttrSpec("mode", AttrKind.STRING, default="constant", choices=PAD_MODES,
+                     doc="What the added elements hold: the padding value or the operand's elements."),
+        ),
+        infer=_infer_pad,
+        reference=_pad_reference,
+        doc=(
+            "Result dimension d has size `n + low[d] + high[d] >= 0` (`n` the operand's); its position p reads "
+            "the operand at `s = p - low[d]` when `0 <= s < n`. Elsewhere: `constant` gives `padding_value` (a "
+            "rank-0 tensor of the operand's type; 0 when absent); `reflect` mirrors at the first and the last "
+            "element without repeating them (`|s|`, and `2(n - 1) - s` past the end; each pad smaller than n); "
+            "`replicate` repeats the edge element (`s` clamped to `[0, n - 1]`); `circular` first removes what "
+            "the negative pads remove, then wraps around the m elements left (`s` modulo m; each positive pad "
+            "at most m). Negative pads crop in every mode; reflect and replicate still read relative to the "
+            "operand's own edges, as PyTorch does. Only constant takes `padding_value`. Any element type; a "
+            "dynamic dimension's rules are not checked."
+        ),
+        example=((TensorSig((2, 3, 5), "f32"),), {"low": [0, 1, -1], "high": [0, 2, 2], "mode": "reflect"}),
     )
 )
 

@@ -47,7 +47,8 @@ from mlir import ir
 from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder, Tensor
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.interpreter import run_function
-from graphfuse.dialect.matching import graph_op_names
+from graphfuse.dialect.matching import attributes, graph_op_names, producer
+from graphfuse.dialect.ops.shape import PAD_MODES
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, tensor_type
 from graphfuse.lowering.compiler import Executable
 from graphfuse.lowering.compiler import compile as graphfuse_compile
@@ -1078,12 +1079,16 @@ for _name, _graph_op in _COMPARISONS.items():
     _converts(
         f"aten.{_name}.Tensor", f"aten.{_name}.Scalar", graph=f"`{_graph_op}`", notes="operands promoted first"
     )(_comparison(_graph_op))
+# torch.greater & co. stay under their long names in an exported program
+for _name, _graph_op in (("greater", "greater"), ("greater_equal", "greater_equal"), ("less", "less"),
+                         ("less_equal", "less_equal"), ("not_equal", "not_equal")):
+    _converts(
+        f"aten.{_name}.Tensor", f"aten.{_name}.Scalar", graph=f"`{_graph_op}`", notes="operands promoted first"
+    )(_comparison(_graph_op))
 
 
-def _logical(graph_op: str, bitwise: bool = False) -> Converter:
+def _logical(graph_op: str) -> Converter:
     def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-        if bitwise and imp.out_dtype(node) != "i1":
-            raise imp.unsupported(node, f"a bitwise operation on {imp.out_dtype(node)} (booleans only)")
         return imp.emit(graph_op, imp.tensor(a["self"], "i1"), imp.tensor(a["other"], "i1"))
 
     return convert
@@ -1091,11 +1096,37 @@ def _logical(graph_op: str, bitwise: bool = False) -> Converter:
 
 _converts("aten.logical_and.default", graph="`logical_and`", notes="operands cast to i1")(_logical("logical_and"))
 _converts("aten.logical_or.default", graph="`logical_or`", notes="operands cast to i1")(_logical("logical_or"))
-# `&` and `|` of masks (transformers combines its padding and causal masks so)
-_converts("aten.__and__.Tensor", "aten.bitwise_and.Tensor", graph="`logical_and`",
-          notes="booleans only")(_logical("logical_and", bitwise=True))
-_converts("aten.__or__.Tensor", "aten.bitwise_or.Tensor", graph="`logical_or`",
-          notes="booleans only")(_logical("logical_or", bitwise=True))
+
+
+def _bitwise(graph_op: str) -> Converter:
+    """``&``, ``|``, ``^`` (transformers combines its padding and causal masks so): on booleans the logical ops
+    (xor is ``not_equal``), on integers the bitwise ops, operands promoted as PyTorch promotes them."""
+    boolean = {"bitwise_and": "logical_and", "bitwise_or": "logical_or", "bitwise_xor": "not_equal"}[graph_op]
+
+    def convert(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+        dtype = imp.out_dtype(node)
+        if dtype in _FLOATS:
+            raise imp.unsupported(node, f"a bitwise operation on {dtype}")
+        lhs, rhs = imp.tensor(a["self"], dtype), imp.tensor(a["other"], dtype)
+        return imp.emit(boolean if dtype == "i1" else graph_op, lhs, rhs)
+
+    return convert
+
+
+for _name, _graph_op in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
+    _converts(f"aten.bitwise_{_name}.Tensor", f"aten.bitwise_{_name}.Scalar", f"aten.__{_name}__.Tensor",
+              f"aten.__{_name}__.Scalar", graph=f"`{_graph_op}`; on booleans `logical_{_name}`"
+              if _name != "xor" else "`bitwise_xor`; on booleans `not_equal`",
+              notes="booleans and integers, promoted as PyTorch")(_bitwise(_graph_op))
+
+
+@_converts("aten.bitwise_not.default", graph="`bitwise_not`; on booleans `logical_not`",
+           notes="booleans and integers (`~mask`)")
+def _bitwise_not(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    if dtype in _FLOATS:
+        raise imp.unsupported(node, f"a bitwise operation on {dtype}")
+    return imp.emit("logical_not" if dtype == "i1" else "bitwise_not", imp.tensor(a["self"], dtype))
 
 
 @_converts(
@@ -1187,6 +1218,13 @@ def _identity(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return imp.tensor(a["self"])
 
 
+@_converts("aten.copy.default", graph="`broadcast_to` and `cast` of the source (none when it fits)",
+           notes="`x.copy_(src)` (functionalized): src broadcast to x's shape and cast to its dtype; into a "
+           "model input it is a mutated input the caller writes back")
+def _copy(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return _to_node_shape(imp, node, imp.tensor(a["src"], imp.out_dtype(node)), "broadcast_to")
+
+
 # --------------------------------------------------------------------------
 # torch.distributed's functional collectives (a tensor-parallel model's all-reduces).
 
@@ -1257,6 +1295,13 @@ def _assertion(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> None:
     return None
 
 
+@_converts("aten._assert_scalar.default", graph="none (dropped)",
+           notes="export's checks of data-dependent sizes (`u0 >= 0` after a repeat_interleave by constant "
+           "repeats); the imported graph's sizes are computed from the constants")
+def _scalar_assertion(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> None:
+    return None
+
+
 @_converts("getitem", graph="none (picks a result)", notes="results of multi-result ops")
 def _getitem(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Any:
     value = imp.values[a["self"]]
@@ -1289,10 +1334,14 @@ def _reduction(graph_op: str, all_dims: bool = False) -> Converter:
     return convert
 
 
-@_converts("aten.any.dim", "aten.any.default", graph="`cast` to i32, `reduce_max`, `not_equal` 0")
+@_converts("aten.any.dim", "aten.any.default", graph="`cast` to i32, `reduce_max`, `not_equal` 0",
+           notes="a constant false over an empty dim")
 def _any(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"], "i32")
     dims = list(range(len(x.shape))) if a.get("dim") is None else _dims(a["dim"], len(x.shape))
+    shape = imp.out_shape(node)
+    if any(x.shape[d] == 0 for d in dims) and None not in shape:  # any of nothing is false; reduce_max has no identity
+        return imp.const(np.zeros(shape, np.bool_), "i1")
     largest = imp.emit("reduce_max", x, axes=dims, keep_dims=bool(a.get("keepdim", False)))
     return imp.emit("not_equal", largest, imp.const(np.asarray(0), "i32"))
 
@@ -1419,14 +1468,26 @@ def _concat(imp: _Importer, values: list[Tensor], axis: int) -> Tensor:
     return _concat(imp, [imp.emit("concat", first, second, axis=axis), *rest], axis)
 
 
-@_converts("aten.cat.default", graph="`concat` (nested when shapes differ)", notes="operands promoted first")
+def _has_no_elements(imp: _Importer, arg: Any) -> bool:
+    """Whether an FX argument is a tensor with a static zero-size dimension."""
+    val = imp.meta(arg)
+    return isinstance(val, torch.Tensor) and any(isinstance(d, int) and d == 0 for d in val.shape)
+
+
+@_converts("aten.cat.default", graph="`concat` (nested when shapes differ)",
+           notes="operands promoted first; empty operands dropped")
 def _cat(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     dtype = imp.out_dtype(node)
-    rank = len(imp.out_shape(node))
-    values = [imp.tensor(t, dtype) for t in a["tensors"]]
-    # PyTorch skips legacy empty 1-D operands in a cat of higher rank.
-    values = [v for v in values if not (len(v.shape) == 1 and v.shape[0] == 0 and rank > 1)]
-    return _concat(imp, values, _axis(a["dim"], rank))
+    shape = imp.out_shape(node)
+    # An empty operand adds nothing; PyTorch's legacy rule also skips 1-D operands of shape [0] whatever the rank of
+    # the others (transformers' DynamicCache starts each layer with torch.tensor([])).  Dropped before they are
+    # imported, they leave no empty tensor in the graph.
+    kept = [t for t in a["tensors"] if not _has_no_elements(imp, t)]
+    if not kept:
+        if None in shape:
+            raise imp.unsupported(node, "every operand is empty and the result has a dynamic shape")
+        return imp.const(np.zeros(shape), dtype)
+    return _concat(imp, [imp.tensor(t, dtype) for t in kept], _axis(a["dim"], len(shape)))
 
 
 @_converts("aten.stack.default", graph="`reshape`, `concat`")
@@ -1826,6 +1887,153 @@ def _repeat(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return imp.emit("tile", x, multiples=repeats)
 
 
+@_converts("aten.repeat_interleave.self_int", graph="`repeat_interleave` (`reshape` to 1-D first for dim=None)",
+           notes="each element repeated along dim, as torch.repeat_interleave (GPT-J's and Cohere's rotary)")
+def _repeat_interleave_int(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    repeats = a["repeats"]
+    if not isinstance(repeats, int):
+        raise imp.unsupported(node, f"a symbolic repeat count ({repeats})")
+    if a.get("dim") is None:  # over the elements flattened
+        x = imp.emit("reshape", x, (math.prod(imp.static_shape(x)),))
+        return imp.emit("repeat_interleave", x, repeats=repeats, dim=0)
+    return imp.emit("repeat_interleave", x, repeats=repeats, dim=_axis(a["dim"], len(x.shape)))
+
+
+@_converts("aten.repeat_interleave.self_Tensor", graph="`gather` at the constant repeated positions",
+           notes="constant repeats only (one per element along dim, or one for all)")
+def _repeat_interleave_tensor(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """``x.repeat_interleave(r, dim)`` with ``r`` known when importing: position i along dim is read r[i] times."""
+    repeats = imp.constant_value(a["repeats"])
+    if repeats is None:
+        raise imp.unsupported(node, "repeats computed at run time (the result's size would depend on them)")
+    x = imp.tensor(a["self"])
+    if a.get("dim") is None:
+        x = imp.emit("reshape", x, (math.prod(imp.static_shape(x)),))
+    axis = 0 if a.get("dim") is None else _axis(a["dim"], len(x.shape))
+    size = imp.static_shape(x)[axis]
+    counts = np.broadcast_to(repeats.reshape(-1).numpy().astype(np.int64), (size,))
+    positions = np.repeat(np.arange(size, dtype=np.int64), counts)
+    return imp.emit("gather", x, imp.const(positions, "i64"), axis=axis)
+
+
+# --------------------------------------------------------------------------
+# Converters: sorting and mixture-of-experts routing (Mixtral's, Qwen2-MoE's).
+
+
+@_converts("aten.topk.default", graph="`topk`",
+           notes="any dim, largest or smallest, sorted or not; NaN is the largest; ties in the CPU kernel's order")
+def _topk(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Tensor, Tensor]:
+    x = imp.tensor(a["self"])
+    if not x.shape:  # a 0-d tensor is its own top-1
+        return x, imp.const(np.asarray(0), "i64")
+    return tuple(imp.emit("topk", x, k=int(a["k"]), axis=_axis(a["dim"], len(x.shape)), largest=bool(a["largest"]),
+                          sorted=bool(a["sorted"])))
+
+
+@_converts("aten.sort.default", "aten.sort.stable", graph="`sort`",
+           notes="any dim, either order; stable or in the CPU kernel's order of ties; NaN is the largest")
+def _sort(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Tensor, Tensor]:
+    x = imp.tensor(a["self"])
+    if not x.shape:
+        return x, imp.const(np.asarray(0), "i64")
+    return tuple(imp.emit("sort", x, axis=_axis(a["dim"], len(x.shape)), descending=bool(a["descending"]),
+                          stable=bool(a.get("stable") or False)))
+
+
+def _f32_order(values: np.ndarray) -> np.ndarray:
+    """f32 values as int64 keys in the same order (the sign bit flipped for positives, all bits for negatives)."""
+    bits = values.astype(np.float32).view(np.int32).astype(np.int64)
+    return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+
+
+def _f32_of_order(keys: np.ndarray) -> np.ndarray:
+    bits = np.where(keys < 0, (-keys) | -0x80000000, keys).astype(np.int64)
+    return (bits & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+
+
+def _histc_thresholds(low: float, high: float, bins: int) -> np.ndarray:
+    """For each bin b in 1..bins-1 the smallest f32 x in [low, high] that PyTorch's histc puts in bin b or later:
+    its bin is ``int(((x - low) * bins) / (high - low))`` in f32, which never decreases with x, so counting the
+    elements at or above each threshold gives the exact histogram with comparisons only (no division, which
+    fast-math code may round differently).  A bin no f32 value reaches gets +inf."""
+    low32, high32 = np.float32(low), np.float32(high)
+    width = np.float32(high32 - low32)
+
+    def bin_of(keys: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return ((_f32_of_order(keys) - low32) * np.float32(bins) / width).astype(np.int64)
+
+    first, last = int(_f32_order(np.asarray(low32))), int(_f32_order(np.asarray(high32)))
+    lo = np.full(bins - 1, first, np.int64)
+    hi = np.full(bins - 1, last + 1, np.int64)  # last + 1: not reached
+    wanted = np.arange(1, bins, dtype=np.int64)
+    while np.any(lo < hi):  # bisection over the f32 values of [low, high], all bins at once
+        mid = (lo + hi) // 2
+        reached = bin_of(np.minimum(mid, last)) >= wanted
+        hi, lo = np.where(reached & (lo < hi), mid, hi), np.where(~reached & (lo < hi), mid + 1, lo)
+    return np.where(lo > last, np.inf, _f32_of_order(np.minimum(lo, last))).astype(np.float32)
+
+
+@_converts("aten.histc.default", graph="`greater_equal` / `less_equal` against constant thresholds, `cast`, "
+           "`reduce_sum`, `sub`", notes="f32; min < max given (not taken from the data); exact: each bin's "
+           "threshold is PyTorch's own f32 bin arithmetic solved when importing")
+def _histc(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """The counts of the elements in [min, max] by bin (Mixtral's tokens per expert)."""
+    x = imp.tensor(a["self"])
+    bins, low, high = int(a["bins"]), float(a["min"]), float(a["max"])
+    if x.dtype != "f32":
+        raise imp.unsupported(node, f"a histogram of {x.dtype} (PyTorch rounds each count to it)")
+    if not np.float32(low) < np.float32(high) or not math.isfinite(low) or not math.isfinite(high):
+        raise imp.unsupported(node, f"the range [{low}, {high}] (min == max takes it from the data)")
+    flat = imp.emit("reshape", x, (math.prod(imp.static_shape(x)), 1)) if len(x.shape) != 2 or x.shape[1] != 1 else x
+    starts = np.concatenate([[np.float32(low)], _histc_thresholds(low, high, bins)]).astype(np.float32)
+    at_or_above = imp.emit("greater_equal", flat, imp.const(starts, "f32"))  # [N, bins]: the bins up to x's
+    in_range = imp.emit("logical_and", at_or_above, imp.emit("less_equal", flat, imp.const(np.float32(high), "f32")))
+    cumulative = imp.emit("reduce_sum", imp.emit("cast", in_range, "f32"), axes=[0])  # elements in bin b or later
+    later = imp.emit("concat", imp.emit("slice", cumulative, start=[1], limit=[bins]), imp.const(np.zeros(1), "f32"),
+                     axis=0) if bins > 1 else imp.const(np.zeros(1), "f32")
+    return imp.emit("sub", cumulative, later)
+
+
+@_converts("transformers.grouped_mm_fallback.default",
+           graph="`grouped_matmul` (a transpose of the weights' last two dims folded into `transpose_weights`)",
+           notes="transformers' grouped expert matmul: rows sorted by expert, offs the cumulative row counts "
+           "(i32 or i64); rows past the last group are 0")
+def _grouped_mm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """``out[s] = input[s] @ weight[g]`` for the rows ``offs[g - 1] <= s < offs[g]``.
+
+    transformers passes a linear layer's experts ([E, N, K]) transposed; reading them through the transpose
+    (``transpose_weights``) spares a copy of every expert's weights per call."""
+    dtype = imp.out_dtype(node)
+    x, weight = imp.tensor(a["input"], dtype), imp.tensor(a["weight"], dtype)
+    offs = imp.tensor(a["offs"])
+    ends = offs if offs.dtype in ("i32", "i64") else imp.emit("cast", offs, "i64")
+    transpose = producer(weight.value, "graph.transpose")
+    if transpose is not None and attributes(transpose)["perm"] == [0, 2, 1]:
+        source = Tensor(imp.builder, transpose.operands[0])
+        return imp.emit("grouped_matmul", x, source, ends, transpose_weights=True)
+    return imp.emit("grouped_matmul", x, weight, ends)
+
+
+@_converts("aten.one_hot.default", graph="`one_hot` (i64 ones and zeros)",
+           notes="num_classes given; an index outside [0, num_classes) gives a row of zeros (PyTorch raises)")
+def _one_hot(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    classes = int(a["num_classes"])
+    if classes < 0:
+        raise imp.unsupported(node, "num_classes = -1 (the result's size would be the largest index + 1)")
+    one, zero = imp.const(np.asarray(1), "i64"), imp.const(np.asarray(0), "i64")
+    return imp.emit("one_hot", imp.tensor(a["self"], "i64"), one, zero, depth=classes, axis=-1)
+
+
+@_converts("aten.empty_like.default", "aten.empty.memory_format", "aten.new_empty.default",
+           graph="`broadcast_to` of 0 (`select` on `iota`s for symbolic dims)",
+           notes="uninitialized memory in PyTorch: zeros here")
+def _empty(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    sizes = list(a["self"].meta["val"].shape) if "self" in a and "size" not in a else list(a["size"])
+    return _filled(imp, node, sizes, 0, imp.out_dtype(node))
+
+
 # --------------------------------------------------------------------------
 # Converters: neural-network ops.
 
@@ -1886,6 +2094,18 @@ def _addmm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         return product
     bias = _scaled(imp, imp.tensor(a["self"], imp.out_dtype(node)), a["beta"])
     return imp.emit("add", product, bias)
+
+
+@_converts("aten.baddbmm.default", graph="`matmul`, `mul` by alpha and beta, `add`",
+           notes="beta * input + alpha * (batch1 @ batch2); beta = 0 ignores input (NaN in it too), as PyTorch")
+def _baddbmm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    """BLOOM's ALiBi scores: the biases plus the scaled batched product."""
+    lhs, rhs = _matmul_operands(imp, node, a["batch1"], a["batch2"])
+    product = _scaled(imp, imp.emit("matmul", lhs, rhs), a["alpha"])
+    if a["beta"] == 0:
+        return product
+    bias = _scaled(imp, imp.tensor(a["self"], imp.out_dtype(node)), a["beta"])
+    return imp.emit("add", bias, product)
 
 
 def _pair(value: Any) -> list[int]:
@@ -2132,6 +2352,8 @@ def _softmax_like(graph_op: str) -> Converter:
 
 _converts("aten.softmax.int", "aten._softmax.default", graph="`softmax`")(_softmax_like("softmax"))
 _converts("aten.log_softmax.int", "aten._log_softmax.default", graph="`log_softmax`")(_softmax_like("log_softmax"))
+_converts("aten._safe_softmax.default", graph="`safe_softmax`", notes="0 for a row of all -inf")(
+    _softmax_like("safe_softmax"))
 
 
 def _causal_mask(length: int, source: int, dtype: str) -> np.ndarray:
@@ -2163,8 +2385,9 @@ def _repeat_heads(imp: _Importer, x: Tensor, heads: int) -> Tensor:
 
 @_converts(
     "aten.scaled_dot_product_attention.default",
-    graph="`matmul` (`transpose_b`), `mul` by the scale, `add` of the mask, `softmax`, `matmul`",
-    notes="FlashAttentionFusionV1's form; bool or float mask, is_causal, scale, GQA; dropout_p = 0",
+    graph="`matmul` (`transpose_b`), `mul` by the scale, `add` of the mask, `safe_softmax`, `matmul`",
+    notes="FlashAttentionFusionV1's form; bool or float mask, is_causal, scale, GQA; dropout_p = 0; a query row "
+          "whose mask hides every key gives 0, as PyTorch",
 )
 def _sdpa(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     dtype = imp.out_dtype(node)
@@ -2181,7 +2404,10 @@ def _sdpa(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
 
 def _attention_probs(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor, k: Tensor, dtype: str
                      ) -> tuple[Tensor, Tensor]:
-    """softmax(q k^T * scale [+ mask]) over the keys, and the scale as a constant (SDPA and its backward)."""
+    """safe_softmax(q k^T * scale [+ mask]) over the keys, and the scale as a constant (SDPA and its backward).
+
+    PyTorch's attention gives a query row whose mask hides every key probabilities of 0 (its ``_safe_softmax``),
+    not softmax's NaN: the rows of left padding in a batch of a decoder LM."""
     head_dim = q.shape[-1]
     if a.get("scale") is None and head_dim is None:
         raise imp.unsupported(node, "a dynamic head dim without an explicit scale")
@@ -2194,12 +2420,12 @@ def _attention_probs(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor
         if length is None or source is None:
             raise imp.unsupported(node, "is_causal with a dynamic sequence length")
         scores = imp.emit("add", scores, imp.const(_causal_mask(length, source, dtype), dtype))
-    return imp.emit("softmax", scores, axis=-1), scale
+    return imp.emit("safe_softmax", scores, axis=-1), scale
 
 
 @_converts(
     "aten._scaled_dot_product_flash_attention_for_cpu_backward.default",
-    graph="the attention recomputed (`matmul`, `mul`, mask `add`, `softmax`), then `matmul`s, `mul`, `sub`, "
+    graph="the attention recomputed (`matmul`, `mul`, mask `add`, `safe_softmax`), then `matmul`s, `mul`, `sub`, "
           "`reduce_sum` for dQ, dK, dV",
     notes="a training graph's attention backward; the saved logsumexp is not read; dropout_p = 0",
 )
@@ -2306,6 +2532,143 @@ def _adaptive_avg_pool2d(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Te
         x = imp.emit("reshape", x, (1, *x.shape))
     y = imp.emit("avg_pool2d", x, kernel=kernel, strides=kernel)
     return imp.emit("reshape", y, y.shape[1:]) if rank == 3 else y
+
+
+@_converts("aten.adaptive_avg_pool1d.default", graph="`reduce_mean` (`reshape` first for an output size above 1)",
+           notes="output size dividing the input size")
+def _adaptive_avg_pool1d(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    rank, length = len(x.shape), imp.static_shape(x)[-1]
+    out = imp.out_shape(node)[-1]
+    if out == 1:
+        return imp.emit("reduce_mean", x, axes=[rank - 1], keep_dims=True)
+    if length % out:
+        raise imp.unsupported(node, f"output size {out} that does not divide {length}")
+    windows = imp.emit("reshape", x, (*x.shape[:-1], out, length // out))
+    return imp.emit("reduce_mean", windows, axes=[rank], keep_dims=False)
+
+
+# --------------------------------------------------------------------------
+# Converters: padding, resizing, group norm, softplus.
+
+#: The padding ATen ops with a fixed mode (aten.pad names its mode in an argument).
+_FIXED_MODE_PADS = {
+    "aten.constant_pad_nd.default": "constant",
+    **{f"aten.reflection_pad{n}d.default": "reflect" for n in (1, 2, 3)},
+    **{f"aten.replication_pad{n}d.default": "replicate" for n in (1, 2, 3)},
+    "aten._pad_circular.default": "circular",
+}
+
+
+@_converts("aten.pad.default", *_FIXED_MODE_PADS, graph="`pad`",
+           notes="every mode of F.pad (constant of any value, reflect, replicate, circular) on any element type; "
+                 "negative pads crop")
+def _pad(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"])
+    name = _op_name(node.target)
+    mode = _FIXED_MODE_PADS.get(name) or a.get("mode") or "constant"
+    pads = [int(p) for p in (a["pad"] if "pad" in a else a["padding"])]
+    rank = len(x.shape)
+    if mode not in PAD_MODES or len(pads) % 2 or len(pads) > 2 * rank:
+        raise imp.unsupported(node, f"mode {mode!r} with pads {pads} on rank {rank}")
+    # (before, after) pairs from the last dim backwards, as F.pad takes them
+    low, high = [0] * rank, [0] * rank
+    for pair in range(len(pads) // 2):
+        low[rank - 1 - pair], high[rank - 1 - pair] = pads[2 * pair], pads[2 * pair + 1]
+    value = a.get("value")
+    if mode != "constant" or value is None or (value == 0 and math.copysign(1.0, value) > 0):
+        return imp.emit("pad", x, low=low, high=high, mode=mode)
+    # PyTorch fills with the value converted to the tensor's type (an integer tensor truncates it)
+    return imp.emit("pad", x, imp.const(np.asarray(value), x.dtype), low=low, high=high, mode=mode)
+
+
+#: The resizing ATen ops: (graph.resize's mode, how many trailing dims they resize).  upsample_bilinear2d.default
+#: never reaches the importer: run_decompositions spells it as index arithmetic and _unsafe_index.
+_RESIZE_OPS = {
+    **{f"aten.upsample_nearest{n}d.{form}": ("nearest", n) for n in (1, 2) for form in ("vec", "default")},
+    **{f"aten._upsample_nearest_exact{n}d.{form}": ("nearest_exact", n) for n in (1, 2) for form in ("vec", "default")},
+    "aten.upsample_linear1d.vec": ("bilinear", 1),
+    "aten.upsample_linear1d.default": ("bilinear", 1),
+    "aten.upsample_bilinear2d.vec": ("bilinear", 2),
+}
+
+
+@_converts(*_RESIZE_OPS, graph="`resize`",
+           notes="F.interpolate's nearest, nearest-exact, linear and bilinear modes, sizes or scale factors, "
+                 "align_corners; bilinear sums may differ from PyTorch's by an ulp (its FMAs)")
+def _resize(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    mode, dims = _RESIZE_OPS[_op_name(node.target)]
+    dtype = imp.out_dtype(node)
+    x = imp.tensor(a.get("input", a.get("self")), dtype)
+    align_corners = bool(a.get("align_corners") or False)
+    if "scale_factors" in a:  # the .vec forms: one scale factor per resized dim, or none
+        scales = list(a["scale_factors"] or [None] * dims)
+    else:
+        scales = [a["scales"]] if dims == 1 else [a["scales_h"], a["scales_w"]]
+    # PyTorch's kernels step by 1 / scale_factor (in double, rounded to f32) when it is given, else by in / out;
+    # align_corners ignores the scale factors
+    ratios = [0.0 if align_corners or not s or s <= 0 else float(np.float32(1.0 / s)) for s in scales]
+    if dims == 1:
+        ratios = [0.0, *ratios]
+    size = list(imp.out_shape(node)[-dims:])
+    return imp.emit("resize", x, size=size, mode=mode, align_corners=align_corners, ratio_h=ratios[0],
+                    ratio_w=ratios[1])
+
+
+def _affine_or(imp: _Importer, arg: Any, fill: float, channels: int, dtype: str) -> Tensor:
+    """A norm's per-channel weight or bias, or ``fill`` repeated when the module has none (affine=False)."""
+    return imp.const(np.full(channels, fill), dtype) if arg is None else imp.tensor(arg, dtype)
+
+
+def _group_norm_of(imp: _Importer, node: fx.Node, x_arg: Any, weight: Any, bias: Any, groups: int, eps: float,
+                   index: int | None) -> Tensor:
+    dtype = imp.out_dtype(node, index)
+    x = imp.tensor(x_arg, dtype)
+    channels = x.shape[1] if len(x.shape) > 1 else None
+    if channels is None:
+        raise imp.unsupported(node, f"an input {x.sig} without a static channel dim")
+    gamma, beta = (_affine_or(imp, arg, fill, channels, dtype) for arg, fill in ((weight, 1.0), (bias, 0.0)))
+    return imp.emit("group_norm", x, gamma, beta, num_groups=int(groups), epsilon=float(eps))
+
+
+@_converts("aten.group_norm.default", graph="`group_norm`", notes="without affine: weight 1, bias 0")
+def _group_norm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return _group_norm_of(imp, node, a["input"], a["weight"], a["bias"], a["num_groups"], a["eps"], None)
+
+
+@_converts("aten.native_group_norm.default", graph="`group_norm`; the saved mean and inverse std as `reshape`, "
+           "`reduce_mean`, `sub`, `mul`, `add`, `rsqrt`", notes="mean and rstd of shape (N, groups), as PyTorch")
+def _native_group_norm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Tensor, Tensor, Tensor]:
+    groups = int(a["group"])
+    y = _group_norm_of(imp, node, a["input"], a["weight"], a["bias"], groups, a["eps"], 0)
+    # the statistics, in the type PyTorch saves them in; unused ones are removed by graph-dce
+    dtype = imp.out_dtype(node, 1)
+    x = imp.tensor(a["input"], dtype)
+    shape = imp.static_shape(x)
+    grouped = imp.emit("reshape", x, (shape[0], groups, math.prod(shape[1:]) // groups))
+    mean = imp.emit("reduce_mean", grouped, axes=[2], keep_dims=True)
+    centered = imp.emit("sub", grouped, mean)
+    variance = imp.emit("reduce_mean", imp.emit("mul", centered, centered), axes=[2], keep_dims=False)
+    rstd = imp.emit("rsqrt", imp.emit("add", variance, imp.const(np.asarray(float(a["eps"])), dtype)))
+    return (y, imp.emit("reshape", mean, (shape[0], groups)), rstd)
+
+
+@_converts("aten.softplus.default", graph="`softplus` (beta, threshold)", notes="x where beta x > threshold")
+def _softplus(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    x = imp.tensor(a["self"], imp.out_dtype(node))
+    return imp.emit("softplus", x, beta=float(a["beta"]), threshold=float(a["threshold"]))
+
+
+@_converts("aten._weight_norm.default", graph="`mul`, `reduce_sum`, `sqrt`, `div`",
+           notes="v * g / the 2-norm of v over every dim but `dim` (folded when v and g are constants)")
+def _weight_norm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    dtype = imp.out_dtype(node)
+    v, g = imp.tensor(a["v"], dtype), imp.tensor(a["g"], dtype)
+    rank = len(v.shape)
+    kept = None if a["dim"] == -1 else _axis(a["dim"], rank)  # -1: the norm of the whole tensor
+    axes = [d for d in range(rank) if d != kept]
+    norm = imp.emit("sqrt", imp.emit("reduce_sum", imp.emit("mul", v, v), axes=axes, keep_dims=True))
+    return imp.emit("mul", v, imp.emit("div", g, norm))
 
 
 # --------------------------------------------------------------------------

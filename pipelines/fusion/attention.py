@@ -1,7 +1,8 @@
 """FlashAttentionFusionV1 / V2: scaled dot-product attention subgraphs => ``flash_attention``.
 
 Both passes root their pattern at the second matmul, ``matmul(probs, v)``, and
-walk up: ``probs = softmax(x, axis = -1)``, ``x = add(s, mask)`` or
+walk up: ``probs = softmax(x, axis = -1)`` (or ``safe_softmax``, which sets the
+fused op's ``safe_softmax``), ``x = add(s, mask)`` or
 ``add(mask, s)`` (optional), ``s`` = the scaled scores.  They differ in how
 the scores are scaled (see each pass).  The scores matmul is ``matmul(q, k,
 transpose_b = true)`` or ``matmul(q, transpose(k))`` with a transpose that
@@ -161,10 +162,12 @@ def _v2_scores(value: ir.Value) -> _Scores | str | None:
 
 
 def _attention(op: ir.Operation, rw: Any, parse_scores: Any) -> bool | str:
-    """matmul(softmax(add?(scaled scores, mask)), v) => flash_attention(q, k, v[, mask], scale)."""
-    softmax = producer(op.operands[0], "graph.softmax")
+    """matmul(softmax(add?(scaled scores, mask)), v) => flash_attention(q, k, v[, mask], scale); a safe_softmax
+    makes a flash_attention with ``safe_softmax`` set."""
+    softmax = producer(op.operands[0], "graph.softmax") or producer(op.operands[0], "graph.safe_softmax")
     if softmax is None:
         return False
+    safe = {"safe_softmax": True} if softmax.name == "graph.safe_softmax" else {}
     scores_in = softmax.operands[0]
     # The scores chain first: a softmax feeding a matmul is attention only when it is there.
     mask_index, add = None, producer(scores_in, "graph.add")
@@ -204,7 +207,8 @@ def _attention(op: ir.Operation, rw: Any, parse_scores: Any) -> bool | str:
         k = built.results[0]
     operands = [found.q, k, op.operands[1], *([mask] if mask is not None else [])]
     try:
-        reason = replace_with_new(rw, op, "flash_attention", operands, list(reversed(chain)), scale=found.scale)
+        reason = replace_with_new(rw, op, "flash_attention", operands, list(reversed(chain)), scale=found.scale,
+                                  **safe)
     except VerifyError:
         reason = None
         if built is not None:

@@ -8,6 +8,7 @@ op (``Div`` and ``RealDiv``; ``GeLU`` and ``Gelu``).
 
 from __future__ import annotations
 
+from graphfuse.dialect.catalog import all_ops
 from graphfuse.dialect.ops.derived import DERIVED_OPS
 from graphfuse.pipelines import log
 
@@ -35,6 +36,7 @@ MINDSPORE_OPS: dict[str, str] = {
     "Softmax": "softmax",
     "RmsNorm": "rms_norm",
     "BatchNorm": "batch_norm",
+    "GroupNorm": "group_norm",
     "MatMul": "matmul",
     "BatchMatMul": "matmul",
     # Appendix 2 (cluster ops).
@@ -113,9 +115,10 @@ _BY_LOWER = {name.lower(): op for name, op in MINDSPORE_OPS.items()}
 def resolve_ops(names: tuple[str, ...], flag: str) -> set[str]:
     """Dialect op names for the MindSpore names of a flag; an unknown name warns and is skipped.
 
-    Dialect names (``gelu``) are accepted too, and MindSpore names case-insensitively.
+    Dialect names of any op of the catalog (``gelu``, ``safe_softmax``) are accepted too, and MindSpore names
+    case-insensitively.
     """
-    known_ops = set(MINDSPORE_OPS.values())
+    known_ops = {spec.name for spec in all_ops()}
     ops = set()
     for name in names:
         op = MINDSPORE_OPS.get(name) or _BY_LOWER.get(name.lower()) or (name if name in known_ops else None)

@@ -137,6 +137,22 @@ module {
     %0 = "graph.binary_cross_entropy"(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<f32>
     return %0 : tensor<f32>
   }
+  func.func @bitwise_and(%arg0: tensor<4x8xi1>, %arg1: tensor<8xi1>) -> tensor<4x8xi1> {
+    %0 = "graph.bitwise_and"(%arg0, %arg1) : (tensor<4x8xi1>, tensor<8xi1>) -> tensor<4x8xi1>
+    return %0 : tensor<4x8xi1>
+  }
+  func.func @bitwise_not(%arg0: tensor<4x8xi1>) -> tensor<4x8xi1> {
+    %0 = "graph.bitwise_not"(%arg0) : (tensor<4x8xi1>) -> tensor<4x8xi1>
+    return %0 : tensor<4x8xi1>
+  }
+  func.func @bitwise_or(%arg0: tensor<4x8xi1>, %arg1: tensor<8xi1>) -> tensor<4x8xi1> {
+    %0 = "graph.bitwise_or"(%arg0, %arg1) : (tensor<4x8xi1>, tensor<8xi1>) -> tensor<4x8xi1>
+    return %0 : tensor<4x8xi1>
+  }
+  func.func @bitwise_xor(%arg0: tensor<4x8xi1>, %arg1: tensor<8xi1>) -> tensor<4x8xi1> {
+    %0 = "graph.bitwise_xor"(%arg0, %arg1) : (tensor<4x8xi1>, tensor<8xi1>) -> tensor<4x8xi1>
+    return %0 : tensor<4x8xi1>
+  }
   func.func @broadcast_to(%arg0: tensor<1x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.broadcast_to"(%arg0) : (tensor<1x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -284,6 +300,10 @@ module {
   func.func @greater_equal(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xi1> {
     %0 = "graph.greater_equal"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
     return %0 : tensor<4x8xi1>
+  }
+  func.func @group_norm(%arg0: tensor<2x6x5xf32>, %arg1: tensor<6xf32>, %arg2: tensor<6xf32>) -> tensor<2x6x5xf32> {
+    %0 = "graph.group_norm"(%arg0, %arg1, %arg2) {epsilon = 9.99999974E-6 : f32, num_groups = 3 : i64} : (tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x5xf32>
+    return %0 : tensor<2x6x5xf32>
   }
   func.func @hshrink(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.hshrink"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -441,6 +461,10 @@ module {
     %0 = "graph.ones_like"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @pad(%arg0: tensor<2x3x5xf32>) -> tensor<2x6x6xf32> {
+    %0 = "graph.pad"(%arg0) {high = array<i64: 0, 2, 2>, low = array<i64: 0, 1, -1>, mode = "reflect"} : (tensor<2x3x5xf32>) -> tensor<2x6x6xf32>
+    return %0 : tensor<2x6x6xf32>
+  }
   func.func @pow(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.pow"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -501,6 +525,10 @@ module {
     %0 = "graph.reshape"(%arg0) : (tensor<4x8xf32>) -> tensor<2x16xf32>
     return %0 : tensor<2x16xf32>
   }
+  func.func @resize(%arg0: tensor<1x2x5x6xf32>) -> tensor<1x2x8x9xf32> {
+    %0 = "graph.resize"(%arg0) {mode = "bilinear", size = array<i64: 8, 9>} : (tensor<1x2x5x6xf32>) -> tensor<1x2x8x9xf32>
+    return %0 : tensor<1x2x8x9xf32>
+  }
   func.func @rms_norm(%arg0: tensor<2x8xf32>, %arg1: tensor<8xf32>) -> tensor<2x8xf32> {
     %0 = "graph.rms_norm"(%arg0, %arg1) {epsilon = 9.99999997E-7 : f32} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
     return %0 : tensor<2x8xf32>
@@ -520,6 +548,10 @@ module {
   func.func @rsqrt_grad(%arg0: tensor<4x8xf32>, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.rsqrt_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
+  }
+  func.func @safe_softmax(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %0 = "graph.safe_softmax"(%arg0) {axis = -1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    return %0 : tensor<2x8xf32>
   }
   func.func @scatter_update(%arg0: tensor<4x8x2xf32>, %arg1: tensor<3xi64>, %arg2: tensor<4x3x2xf32>) -> tensor<4x8x2xf32> {
     %0 = "graph.scatter_update"(%arg0, %arg1, %arg2) {axis = 1 : i64} : (tensor<4x8x2xf32>, tensor<3xi64>, tensor<4x3x2xf32>) -> tensor<4x8x2xf32>
@@ -589,6 +621,10 @@ module {
     %0 = "graph.softplus_grad"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @sort(%arg0: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi64>) {
+    %0:2 = "graph.sort"(%arg0) {descending = true} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xi64>)
+    return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xi64>
+  }
   func.func @split(%arg0: tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x6xf32>) {
     %0:2 = "graph.split"(%arg0) {axis = 1 : i64, sizes = array<i64: 2, 6>} : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x6xf32>)
     return %0#0, %0#1 : tensor<4x2xf32>, tensor<4x6xf32>
@@ -640,6 +676,10 @@ module {
   func.func @tile(%arg0: tensor<2x3xf32>) -> tensor<4x3xf32> {
     %0 = "graph.tile"(%arg0) {multiples = array<i64: 2, 1>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
     return %0 : tensor<4x3xf32>
+  }
+  func.func @topk(%arg0: tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x3xi64>) {
+    %0:2 = "graph.topk"(%arg0) {k = 3 : i64} : (tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x3xi64>)
+    return %0#0, %0#1 : tensor<4x3xf32>, tensor<4x3xi64>
   }
   func.func @transpose(%arg0: tensor<2x4x8xf32>) -> tensor<2x8x4xf32> {
     %0 = "graph.transpose"(%arg0) {perm = array<i64: 0, 2, 1>} : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
@@ -721,6 +761,14 @@ module {
 // CHECK:         "graph.bias_add_grad"
 // CHECK-LABEL: func.func @binary_cross_entropy(
 // CHECK:         "graph.binary_cross_entropy"
+// CHECK-LABEL: func.func @bitwise_and(
+// CHECK:         "graph.bitwise_and"
+// CHECK-LABEL: func.func @bitwise_not(
+// CHECK:         "graph.bitwise_not"
+// CHECK-LABEL: func.func @bitwise_or(
+// CHECK:         "graph.bitwise_or"
+// CHECK-LABEL: func.func @bitwise_xor(
+// CHECK:         "graph.bitwise_xor"
 // CHECK-LABEL: func.func @broadcast_to(
 // CHECK:         "graph.broadcast_to"
 // CHECK-LABEL: func.func @cast(
@@ -795,6 +843,8 @@ module {
 // CHECK:         "graph.greater"
 // CHECK-LABEL: func.func @greater_equal(
 // CHECK:         "graph.greater_equal"
+// CHECK-LABEL: func.func @group_norm(
+// CHECK:         "graph.group_norm"
 // CHECK-LABEL: func.func @hshrink(
 // CHECK:         "graph.hshrink"
 // CHECK-LABEL: func.func @hsigmoid(
@@ -873,6 +923,8 @@ module {
 // CHECK:         "graph.one_hot"
 // CHECK-LABEL: func.func @ones_like(
 // CHECK:         "graph.ones_like"
+// CHECK-LABEL: func.func @pad(
+// CHECK:         "graph.pad"
 // CHECK-LABEL: func.func @pow(
 // CHECK:         "graph.pow"
 // CHECK-LABEL: func.func @quant_batch_matmul(
@@ -903,6 +955,8 @@ module {
 // CHECK:         "graph.repeat_interleave"
 // CHECK-LABEL: func.func @reshape(
 // CHECK:         "graph.reshape"
+// CHECK-LABEL: func.func @resize(
+// CHECK:         "graph.resize"
 // CHECK-LABEL: func.func @rms_norm(
 // CHECK:         "graph.rms_norm"
 // CHECK-LABEL: func.func @rms_norm_quant(
@@ -913,6 +967,8 @@ module {
 // CHECK:         "graph.rsqrt"
 // CHECK-LABEL: func.func @rsqrt_grad(
 // CHECK:         "graph.rsqrt_grad"
+// CHECK-LABEL: func.func @safe_softmax(
+// CHECK:         "graph.safe_softmax"
 // CHECK-LABEL: func.func @scatter_update(
 // CHECK:         "graph.scatter_update"
 // CHECK-LABEL: func.func @select(
@@ -947,6 +1003,8 @@ module {
 // CHECK:         "graph.softplus"
 // CHECK-LABEL: func.func @softplus_grad(
 // CHECK:         "graph.softplus_grad"
+// CHECK-LABEL: func.func @sort(
+// CHECK:         "graph.sort"
 // CHECK-LABEL: func.func @split(
 // CHECK:         "graph.split"
 // CHECK-LABEL: func.func @sqrt(
@@ -973,6 +1031,8 @@ module {
 // CHECK:         "graph.tanh_grad"
 // CHECK-LABEL: func.func @tile(
 // CHECK:         "graph.tile"
+// CHECK-LABEL: func.func @topk(
+// CHECK:         "graph.topk"
 // CHECK-LABEL: func.func @transpose(
 // CHECK:         "graph.transpose"
 // CHECK-LABEL: func.func @trunc(

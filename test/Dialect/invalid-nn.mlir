@@ -1,4 +1,4 @@
-// graph-verify's rules for matmul, bias_add, softmax, the normalizations, conv2d, pooling and dynamic_quant.
+// graph-verify's rules for matmul, bias_add, softmax, the normalizations, conv2d, pooling, resize and dynamic_quant.
 // RUN: graphfuse-opt --split-input-file --verify-diagnostics %s
 
 func.func @matmul_contraction_mismatch(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) {
@@ -331,5 +331,77 @@ func.func @dynamic_quant_too_many_operands(%x: tensor<4x16xf32>, %s: tensor<16xf
 func.func @dynamic_quant_integer_input(%x: tensor<4x16xi8>) {
   // expected-error@+1 {{'graph.dynamic_quant' operand x tensor<4x16xi8> must have a floating-point element type (f32, f16, bf16)}}
   %0:2 = "graph.dynamic_quant"(%x) : (tensor<4x16xi8>) -> (tensor<4x16xi8>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @group_norm_groups_do_not_divide(%x: tensor<2x6x5xf32>, %g: tensor<6xf32>) {
+  // expected-error@+1 {{'graph.group_norm' the channels of x tensor<2x6x5xf32> (6) must be divisible by num_groups (4)}}
+  %0 = "graph.group_norm"(%x, %g, %g) {num_groups = 4 : i64} : (tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x5xf32>
+  return
+}
+
+// -----
+
+func.func @group_norm_bad_parameters(%x: tensor<2x6x5xf32>, %g: tensor<6xf32>, %b: tensor<5xf32>) {
+  // expected-error@+1 {{'graph.group_norm' operand beta tensor<5xf32> must be 1-D of length 6 (the channel dim 1 of x tensor<2x6x5xf32>)}}
+  %0 = "graph.group_norm"(%x, %g, %b) {num_groups = 3 : i64} : (tensor<2x6x5xf32>, tensor<6xf32>, tensor<5xf32>) -> tensor<2x6x5xf32>
+  // expected-error@+1 {{'graph.group_norm' attribute 'num_groups' must be positive, got 0}}
+  %1 = "graph.group_norm"(%x, %g, %g) {num_groups = 0 : i64} : (tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x5xf32>
+  // expected-error@+1 {{'graph.group_norm' attribute 'epsilon' must be a finite non-negative float, got -1.0}}
+  %2 = "graph.group_norm"(%x, %g, %g) {num_groups = 3 : i64, epsilon = -1.0 : f32} : (tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x5xf32>
+  return
+}
+
+// -----
+
+func.func @group_norm_of_a_vector(%x: tensor<6xf32>, %g: tensor<6xf32>) {
+  // expected-error@+1 {{'graph.group_norm' operand x tensor<6xf32> must have rank >= 2}}
+  %0 = "graph.group_norm"(%x, %g, %g) {num_groups = 3 : i64} : (tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @resize_bad_sizes(%x: tensor<2x3x5x6xf32>, %v: tensor<6xf32>) {
+  // expected-error@+1 {{'graph.resize' attribute 'size' [2, 3, 4] must have 1 or 2 entries (the sizes of the last dims)}}
+  %0 = "graph.resize"(%x) {size = array<i64: 2, 3, 4>} : (tensor<2x3x5x6xf32>) -> tensor<2x2x3x4xf32>
+  // expected-error@+1 {{'graph.resize' attribute 'size' must contain only positive values, got [0, 4]}}
+  %1 = "graph.resize"(%x) {size = array<i64: 0, 4>} : (tensor<2x3x5x6xf32>) -> tensor<2x3x0x4xf32>
+  // expected-error@+1 {{'graph.resize' operand x tensor<6xf32> must have rank >= 2 to resize its last 2 dims}}
+  %2 = "graph.resize"(%v) {size = array<i64: 3, 4>} : (tensor<6xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @resize_dynamic_resized_dim(%x: tensor<2x3x?x6xf32>) {
+  // expected-error@+1 {{'graph.resize' the resized dims of operand x tensor<2x3x?x6xf32> must be static and non-empty}}
+  %0 = "graph.resize"(%x) {size = array<i64: 4, 4>} : (tensor<2x3x?x6xf32>) -> tensor<2x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @resize_bilinear_of_integers(%x: tensor<2x5x6xi32>) {
+  // expected-error@+1 {{'graph.resize' operand x tensor<2x5x6xi32> must have a floating-point element type (f32, f16, bf16)}}
+  %0 = "graph.resize"(%x) {size = array<i64: 4, 4>, mode = "bilinear"} : (tensor<2x5x6xi32>) -> tensor<2x4x4xi32>
+  return
+}
+
+// -----
+
+func.func @resize_attributes_that_do_not_apply(%x: tensor<2x5x6xf32>) {
+  // expected-error@+1 {{'graph.resize' attribute 'align_corners' is for mode "bilinear", not "nearest"}}
+  %0 = "graph.resize"(%x) {size = array<i64: 4, 4>, align_corners = true} : (tensor<2x5x6xf32>) -> tensor<2x4x4xf32>
+  // expected-error@+1 {{'graph.resize' attributes 'ratio_h' and 'ratio_w' must be 0 with align_corners (it fixes the ratio)}}
+  %1 = "graph.resize"(%x) {size = array<i64: 4, 4>, mode = "bilinear", align_corners = true, ratio_w = 0.5 : f32} : (tensor<2x5x6xf32>) -> tensor<2x4x4xf32>
+  // expected-error@+1 {{'graph.resize' attribute 'ratio_h' must be 0 when only the last dim is resized}}
+  %2 = "graph.resize"(%x) {size = array<i64: 4>, ratio_h = 0.5 : f32} : (tensor<2x5x6xf32>) -> tensor<2x5x4xf32>
+  // expected-error@+1 {{'graph.resize' attributes 'ratio_h' and 'ratio_w' must be finite and >= 0, got [-1.0, 0.0]}}
+  %3 = "graph.resize"(%x) {size = array<i64: 4, 4>, ratio_h = -1.0 : f32} : (tensor<2x5x6xf32>) -> tensor<2x4x4xf32>
+  // expected-error@+1 {{'graph.resize' attribute 'mode' must be one of "nearest", "nearest_exact", "bilinear", got "bicubic"}}
+  %4 = "graph.resize"(%x) {size = array<i64: 4, 4>, mode = "bicubic"} : (tensor<2x5x6xf32>) -> tensor<2x4x4xf32>
   return
 }

@@ -1,4 +1,4 @@
-// graph-verify's rules for reshape, broadcast_to, transpose, concat, split, slice, gather, gather_elements, scatter_update and iota.
+// graph-verify's rules for reshape, broadcast_to, transpose, concat, split, slice, pad, gather, gather_elements, scatter_update and iota.
 // RUN: graphfuse-opt --split-input-file --verify-diagnostics %s
 
 func.func @reshape_count_mismatch(%a: tensor<4x8xf32>) {
@@ -381,5 +381,78 @@ func.func @random_uniform_negative_seed(%x: tensor<4xf32>) {
 func.func @dropout_keep_prob(%x: tensor<4xf32>) {
   // expected-error@+1 {{'graph.dropout' keep_prob must be in (0, 1], got 0.0}}
   %0:2 = "graph.dropout"(%x) {keep_prob = 0.0 : f32} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @pad_wrong_entry_count(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.pad' high [1] must have one entry per dimension of tensor<4x8xf32>}}
+  %0 = "graph.pad"(%x) {low = array<i64: 0, 1>, high = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<5x9xf32>
+  return
+}
+
+// -----
+
+func.func @pad_crops_below_zero(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.pad' dimension 1 of tensor<4x8xf32> padded by -6 and -3 would have size -1}}
+  %0 = "graph.pad"(%x) {low = array<i64: 0, -6>, high = array<i64: 0, -3>} : (tensor<4x8xf32>) -> tensor<4x0xf32>
+  return
+}
+
+// -----
+
+func.func @pad_reflect_as_wide_as_the_dim(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.pad' dimension 0 of tensor<4x8xf32> padded by 1 and 4: reflect pads must be smaller than the dimension (4)}}
+  %0 = "graph.pad"(%x) {low = array<i64: 1, 0>, high = array<i64: 4, 0>, mode = "reflect"} : (tensor<4x8xf32>) -> tensor<9x8xf32>
+  return
+}
+
+// -----
+
+func.func @pad_replicate_of_nothing(%x: tensor<0x8xf32>) {
+  // expected-error@+1 {{'graph.pad' dimension 0 of tensor<0x8xf32> padded by 1 and 0: replicate has no element to repeat}}
+  %0 = "graph.pad"(%x) {low = array<i64: 1, 0>, high = array<i64: 0, 0>, mode = "replicate"} : (tensor<0x8xf32>) -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @pad_circular_wraps_twice(%x: tensor<4x8xf32>) {
+  // 8 - 5 = 3 elements are left to wrap around: a pad of 4 would wrap twice (PyTorch reads outside the tensor).
+  // expected-error@+1 {{'graph.pad' dimension 1 of tensor<4x8xf32> padded by 4 and -5: circular pads must be at most the 3 elements left after the negative pads (they would wrap around more than once)}}
+  %0 = "graph.pad"(%x) {low = array<i64: 0, 4>, high = array<i64: 0, -5>, mode = "circular"} : (tensor<4x8xf32>) -> tensor<4x7xf32>
+  return
+}
+
+// -----
+
+func.func @pad_value_of_another_type(%x: tensor<4x8xi64>, %v: tensor<f32>) {
+  // expected-error@+1 {{'graph.pad' operand padding_value tensor<f32> must be a rank-0 tensor of the element type of tensor<4x8xi64>}}
+  %0 = "graph.pad"(%x, %v) {low = array<i64: 0, 1>, high = array<i64: 0, 0>} : (tensor<4x8xi64>, tensor<f32>) -> tensor<4x9xi64>
+  return
+}
+
+// -----
+
+func.func @pad_value_in_reflect_mode(%x: tensor<4x8xf32>, %v: tensor<f32>) {
+  // expected-error@+1 {{'graph.pad' operand padding_value is only read by mode "constant", not "reflect"}}
+  %0 = "graph.pad"(%x, %v) {low = array<i64: 0, 1>, high = array<i64: 0, 0>, mode = "reflect"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x9xf32>
+  return
+}
+
+// -----
+
+func.func @pad_unknown_mode(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.pad' attribute 'mode' must be one of "constant", "reflect", "replicate", "circular", got "symmetric"}}
+  %0 = "graph.pad"(%x) {low = array<i64: 0, 1>, high = array<i64: 0, 1>, mode = "symmetric"} : (tensor<4x8xf32>) -> tensor<4x10xf32>
+  return
+}
+
+// -----
+
+func.func @pad_wrong_result_type(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'graph.pad' result #0 has type tensor<4x9xf32>, but its operands and attributes give tensor<4x10xf32>}}
+  %0 = "graph.pad"(%x) {low = array<i64: 0, 1>, high = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<4x9xf32>
   return
 }

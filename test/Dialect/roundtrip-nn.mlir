@@ -110,3 +110,28 @@ func.func @dynamic_quant(%x: tensor<?x16xf32>, %s: tensor<16xf32>, %h: tensor<2x
   %1:2 = "graph.dynamic_quant"(%h) : (tensor<2x3x8xf16>) -> (tensor<2x3x8xi8>, tensor<2x3xf32>)
   return %0#0, %0#1, %1#0, %1#1 : tensor<?x16xi8>, tensor<?xf32>, tensor<2x3x8xi8>, tensor<2x3xf32>
 }
+
+// group_norm: any rank >= 2, groups dividing the channels (one per channel: Wav2Vec2's), the batch may be dynamic.
+// CHECK-LABEL: func.func @group_norm(
+// CHECK-NEXT:    %0 = "graph.group_norm"(%arg0, %arg1, %arg1) {epsilon = 9.99999974E-6 : f32, num_groups = 2 : i64} : (tensor<2x6x4x4xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x4x4xf32>
+// CHECK-NEXT:    %1 = "graph.group_norm"(%arg2, %arg3, %arg3) {num_groups = 8 : i64} : (tensor<?x8x33xbf16>, tensor<8xbf16>, tensor<8xbf16>) -> tensor<?x8x33xbf16>
+func.func @group_norm(%x: tensor<2x6x4x4xf32>, %g: tensor<6xf32>, %w: tensor<?x8x33xbf16>, %h: tensor<8xbf16>) -> (tensor<2x6x4x4xf32>, tensor<?x8x33xbf16>) {
+  %0 = "graph.group_norm"(%x, %g, %g) {num_groups = 2 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x6x4x4xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x4x4xf32>
+  %1 = "graph.group_norm"(%w, %h, %h) {num_groups = 8 : i64} : (tensor<?x8x33xbf16>, tensor<8xbf16>, tensor<8xbf16>) -> tensor<?x8x33xbf16>
+  return %0, %1 : tensor<2x6x4x4xf32>, tensor<?x8x33xbf16>
+}
+
+// resize: the last two dims (or the last one) get new sizes; nearest reads any element type.
+// CHECK-LABEL: func.func @resize(
+// CHECK-NEXT:    %0 = "graph.resize"(%arg0) {mode = "bilinear", size = array<i64: 10, 12>} : (tensor<2x3x5x6xf32>) -> tensor<2x3x10x12xf32>
+// CHECK-NEXT:    %1 = "graph.resize"(%arg0) {align_corners = true, mode = "bilinear", size = array<i64: 3, 4>} : (tensor<2x3x5x6xf32>) -> tensor<2x3x3x4xf32>
+// CHECK-NEXT:    %2 = "graph.resize"(%arg0) {mode = "nearest", ratio_h = 0.666666686 : f32, ratio_w = 5.000000e-01 : f32, size = array<i64: 7, 12>} : (tensor<2x3x5x6xf32>) -> tensor<2x3x7x12xf32>
+// CHECK-NEXT:    %3 = "graph.resize"(%arg1) {mode = "nearest_exact", size = array<i64: 17>} : (tensor<4x9xi64>) -> tensor<4x17xi64>
+func.func @resize(%x: tensor<2x3x5x6xf32>, %ids: tensor<4x9xi64>) -> (tensor<2x3x10x12xf32>, tensor<2x3x3x4xf32>, tensor<2x3x7x12xf32>, tensor<4x17xi64>) {
+  %0 = "graph.resize"(%x) {size = array<i64: 10, 12>, mode = "bilinear"} : (tensor<2x3x5x6xf32>) -> tensor<2x3x10x12xf32>
+  %1 = "graph.resize"(%x) {size = array<i64: 3, 4>, mode = "bilinear", align_corners = true} : (tensor<2x3x5x6xf32>) -> tensor<2x3x3x4xf32>
+  // A scale factor of 1.5 gives 7 rows and steps by 1 / 1.5, not by 5 / 7.
+  %2 = "graph.resize"(%x) {size = array<i64: 7, 12>, mode = "nearest", ratio_h = 0.666666686 : f32, ratio_w = 0.5 : f32} : (tensor<2x3x5x6xf32>) -> tensor<2x3x7x12xf32>
+  %3 = "graph.resize"(%ids) {size = array<i64: 17>, mode = "nearest_exact"} : (tensor<4x9xi64>) -> tensor<4x17xi64>
+  return %0, %1, %2, %3 : tensor<2x3x10x12xf32>, tensor<2x3x3x4xf32>, tensor<2x3x7x12xf32>, tensor<4x17xi64>
+}

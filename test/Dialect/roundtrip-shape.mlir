@@ -140,3 +140,25 @@ func.func @iota(%x: tensor<2x?xbf16>) -> tensor<?xi64> {
   %0 = "graph.iota"(%x) {axis = 1 : i64} : (tensor<2x?xbf16>) -> tensor<?xi64>
   return %0 : tensor<?xi64>
 }
+
+// pad: every mode; negative pads crop; constant mode takes an optional rank-0 padding value of the operand's type
+// (token ids: i64); a dynamic dim stays dynamic.
+// CHECK-LABEL: func.func @pad(
+// CHECK-NEXT:    %0 = "graph.pad"(%arg0) {high = array<i64: 0, 0, 2, 1>, low = array<i64: 0, 0, 1, 2>} : (tensor<2x3x5x7xf32>) -> tensor<2x3x8x10xf32>
+// CHECK-NEXT:    %1 = "graph.pad"(%arg0) {high = array<i64: 0, 0, 4, 6>, low = array<i64: 0, 0, 4, -1>, mode = "reflect"} : (tensor<2x3x5x7xf32>) -> tensor<2x3x13x12xf32>
+// CHECK-NEXT:    %2 = "graph.pad"(%arg0) {high = array<i64: 0, 0, 9, 0>, low = array<i64: 1, 0, 0, 3>, mode = "replicate"} : (tensor<2x3x5x7xf32>) -> tensor<3x3x14x10xf32>
+// CHECK-NEXT:    %3 = "graph.pad"(%arg0) {high = array<i64: 0, 0, 4, -2>, low = array<i64: 0, 0, 5, 5>, mode = "circular"} : (tensor<2x3x5x7xf32>) -> tensor<2x3x14x10xf32>
+// CHECK-NEXT:    %4 = "graph.pad"(%arg1, %arg2) {high = array<i64: 0, 1>, low = array<i64: 0, 0>, mode = "constant"} : (tensor<4x12xi64>, tensor<i64>) -> tensor<4x13xi64>
+// CHECK-NEXT:    %5 = "graph.pad"(%arg3) {high = array<i64: 0, -3>, low = array<i64: 2, 0>} : (tensor<?x8xbf16>) -> tensor<?x5xbf16>
+func.func @pad(%x: tensor<2x3x5x7xf32>, %ids: tensor<4x12xi64>, %zero: tensor<i64>, %d: tensor<?x8xbf16>) -> (tensor<2x3x8x10xf32>, tensor<2x3x13x12xf32>, tensor<3x3x14x10xf32>, tensor<2x3x14x10xf32>, tensor<4x13xi64>, tensor<?x5xbf16>) {
+  %0 = "graph.pad"(%x) {low = array<i64: 0, 0, 1, 2>, high = array<i64: 0, 0, 2, 1>} : (tensor<2x3x5x7xf32>) -> tensor<2x3x8x10xf32>
+  // Each reflect pad is smaller than its dim; a negative pad crops.
+  %1 = "graph.pad"(%x) {low = array<i64: 0, 0, 4, -1>, high = array<i64: 0, 0, 4, 6>, mode = "reflect"} : (tensor<2x3x5x7xf32>) -> tensor<2x3x13x12xf32>
+  // replicate repeats an edge any number of times.
+  %2 = "graph.pad"(%x) {low = array<i64: 1, 0, 0, 3>, high = array<i64: 0, 0, 9, 0>, mode = "replicate"} : (tensor<2x3x5x7xf32>) -> tensor<3x3x14x10xf32>
+  // circular wraps at most once around what the negative pads leave (5 of 7).
+  %3 = "graph.pad"(%x) {low = array<i64: 0, 0, 5, 5>, high = array<i64: 0, 0, 4, -2>, mode = "circular"} : (tensor<2x3x5x7xf32>) -> tensor<2x3x14x10xf32>
+  %4 = "graph.pad"(%ids, %zero) {low = array<i64: 0, 0>, high = array<i64: 0, 1>, mode = "constant"} : (tensor<4x12xi64>, tensor<i64>) -> tensor<4x13xi64>
+  %5 = "graph.pad"(%d) {low = array<i64: 2, 0>, high = array<i64: 0, -3>} : (tensor<?x8xbf16>) -> tensor<?x5xbf16>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x3x8x10xf32>, tensor<2x3x13x12xf32>, tensor<3x3x14x10xf32>, tensor<2x3x14x10xf32>, tensor<4x13xi64>, tensor<?x5xbf16>
+}

@@ -181,6 +181,23 @@ def test_booleans_are_bytes(tmp_path: Path) -> None:
     assert _same_bits(got, (x > y) & m)
 
 
+EMPTY = """func.func @e(%x: tensor<0x8xf32>, %y: tensor<8xf32>) -> (tensor<0x8xf32>, tensor<8xf32>) {
+  %0 = "graph.add"(%x, %y) : (tensor<0x8xf32>, tensor<8xf32>) -> tensor<0x8xf32>
+  %1 = "graph.reduce_sum"(%0) {axes = array<i64: 0>} : (tensor<0x8xf32>) -> tensor<8xf32>
+  %2 = "graph.add"(%1, %y) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0, %2 : tensor<0x8xf32>, tensor<8xf32>
+}
+"""
+
+
+def test_empty_arguments_and_results_are_buffers_of_no_bytes(tmp_path: Path) -> None:
+    (tmp_path / "e.mlir").write_text(EMPTY)
+    compile_library(tmp_path / "e.mlir", tmp_path / "libe.so")
+    y = np.arange(8, dtype=np.float32)
+    empty, total = load_library(tmp_path / "libe.so")(np.zeros((0, 8), np.float32), y)
+    assert empty.shape == (0, 8) and _same_bits(total, y)  # the sum over no row is 0
+
+
 STREAMED = """func.func @s(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
   %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<64x1000xf32>) -> tensor<64x1000xf32>
   return %0 : tensor<64x1000xf32>

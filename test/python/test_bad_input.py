@@ -539,7 +539,8 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 exe(np.full(4, 60.0, np.float32))
 """, message=r"^error: enable_debug_mode: @f result 0: 0 NaN, 4 Inf; first produced by kernel @\w+ output 0 "
              r"from finite inputs$"),
-    # Zero-size dimensions: the reference interpreter and graph passes follow numpy; compile refuses.
+    # Zero-size dimensions: the reference interpreter and graph passes follow numpy; compile folds the empty tensors
+    # out of the graph first (graph-fold-empty-tensors) and refuses, located, what it cannot fold.
     ApiCase("zero-size-interpreter", """
 module = graphfuse.load_module(INPUTS + '/zero-size.mlir')
 x, b = np.zeros((0, 8), np.float32), np.arange(8, dtype=np.float32)
@@ -550,9 +551,20 @@ graphfuse.run_pipeline(module, 'builtin.module(graph-fusion,graph-kernel-fusion,
 (fused,) = graphfuse.run_function(module, [x, b])
 np.testing.assert_array_equal(fused, want)
 """, error=None),
-    ApiCase("zero-size-compile", "graphfuse.compile(INPUTS + '/zero-size.mlir')",
-            message=r"zero-size\.mlir:1:\d+: error: tensor<0x8xf32> has a zero-size dimension: the CPU code generator "
-                    r"does not compile empty tensors"),
+    ApiCase("zero-size-compile", """
+exe = graphfuse.compile(INPUTS + '/zero-size.mlir')
+x, b = np.zeros((0, 8), np.float32), np.arange(8, dtype=np.float32)
+(got,) = exe(x, b)
+np.testing.assert_array_equal(got, np.zeros(8, np.float32))
+""", error=None),
+    ApiCase("zero-size-unfoldable", """
+b = graphfuse.GraphBuilder('f')
+q, k, v = b.arg((1, 1, 4, 0)), b.arg((1, 1, 3, 0)), b.arg((1, 1, 3, 8))
+b.ret(b.flash_attention(q, k, v, scale=1.0))
+graphfuse.compile(b.module)
+""", error="PipelineFailure",
+            message=r"^.*:\d+:\d+: error: 'graph\.flash_attention' reads the empty tensor<1x1x4x0xf32> \(operand #0\) "
+                    r"into the non-empty tensor<1x1x4x8xf32>, and graph-fold-empty-tensors has no fold for it"),
     # Huge shapes: an error up front, never an overflow or an attempt to allocate terabytes.
     ApiCase("huge-builder-compile", """
 b = graphfuse.GraphBuilder('f')

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -257,3 +259,94 @@ def test_enable_debug_mode_on_the_npu_warns(caplog: pytest.LogCaptureFixture) ->
     with caplog.at_level("WARNING", logger="graphfuse"):
         compile_npu(DEBUG_CHAIN, graph_kernel_flags="--enable_debug_mode")
     assert any("enable_debug_mode applies to the CPU backend" in r.getMessage() for r in caplog.records)
+
+
+# --------------------------------------------------------------------------
+# Empty tensors (a zero-size dimension): graph-fold-empty-tensors takes them out of the graph before it is compiled.
+
+
+def _empty_arguments_and_results():
+    """An empty argument returned as it is and through elementwise ops and a softmax, next to a non-empty result."""
+    b = graphfuse.GraphBuilder("f")
+    x, y = b.arg((0, 8)), b.arg((8,))
+    b.ret(x, b.softmax(b.add(x, y), axis=-1), b.exp(y), b.layer_norm(x, y, y))
+    return b.module
+
+
+def _concat_with_empty_operands():
+    b = graphfuse.GraphBuilder("f")
+    x, e, y = b.arg((4, 3)), b.arg((0, 3)), b.arg((2, 3))
+    b.ret(b.concat(x, e, axis=0), b.concat(e, x, y, y, axis=0), b.concat(y, x, e, e, axis=0))
+    return b.module
+
+
+def _reductions_over_empty_axes():
+    """A sum over nothing is 0, a mean NaN (PyTorch's values); integers too, and a result computed on further."""
+    b = graphfuse.GraphBuilder("f")
+    x, i = b.arg((3, 0, 4)), b.arg((0, 5), "i32")
+    total = b.reduce_sum(x, axes=[1])
+    b.ret(total, b.reduce_mean(x, axes=[1], keep_dims=True), b.reduce_sum(i, axes=[0]),
+          b.reduce_sum(x, axes=[0, 1, 2]), b.add(total, b.const(np.float32(1))))
+    return b.module
+
+
+def _matmuls_with_an_empty_contraction():
+    """K = 0: zeros, batched too; a fused bias after it adds to the zeros."""
+    b = graphfuse.GraphBuilder("f")
+    a, w, q, k, bias = b.arg((4, 0)), b.arg((0, 6)), b.arg((2, 3, 0)), b.arg((2, 5, 0)), b.arg((6,))
+    b.ret(b.matmul(a, w), b.matmul(q, k, transpose_b=True), b.matmul_bias_add(a, w, bias), b.relu(b.matmul(a, w)))
+    return b.module
+
+
+def _empty_slice_concatenated_back():
+    """Phi-3's partial rotary embedding with the whole head rotated: the pass-through part is an empty slice."""
+    b = graphfuse.GraphBuilder("f")
+    x = b.arg((2, 4, 8))
+    rotated = b.slice(x, start=[0, 0, 0], limit=[2, 4, 8])
+    passed = b.slice(x, start=[0, 0, 8], limit=[2, 4, 8])
+    b.ret(b.concat(b.neg(rotated), b.exp(passed), axis=-1))
+    return b.module
+
+
+def _split_with_empty_pieces():
+    b = graphfuse.GraphBuilder("f")
+    x = b.arg((4, 8))
+    first, empty, last = b.split(x, axis=1, sizes=[3, 0, 5])
+    _, whole = b.split(x, axis=0, sizes=[0, 4])
+    b.ret(b.exp(first), empty, b.neg(last), b.add(whole, b.const(np.float32(1))))
+    return b.module
+
+
+def _derived_op_over_an_empty_and_a_full_operand():
+    """square_sum_all is defined by its expansion: expanded, the sum over nothing folds and the other stays."""
+    b = graphfuse.GraphBuilder("f")
+    x, y = b.arg((0, 8)), b.arg((4, 8))
+    b.ret(*b.square_sum_all(x, y))
+    return b.module
+
+
+EMPTY_TENSOR_GRAPHS = {
+    "empty-arguments-and-results": _empty_arguments_and_results,
+    "concat-with-empty-operands": _concat_with_empty_operands,
+    "reductions-over-empty-axes": _reductions_over_empty_axes,
+    "matmuls-with-an-empty-contraction": _matmuls_with_an_empty_contraction,
+    "empty-slice-concatenated-back": _empty_slice_concatenated_back,
+    "split-with-empty-pieces": _split_with_empty_pieces,
+    "derived-op-over-an-empty-and-a-full-operand": _derived_op_over_an_empty_and_a_full_operand,
+}
+#: A tensor type with a zero-size dimension.
+_EMPTY_TYPE = re.compile(r"tensor<(?:[0-9?]+x)*0x")
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+@pytest.mark.parametrize("name", sorted(EMPTY_TENSOR_GRAPHS))
+def test_graphs_of_empty_tensors_match_the_interpreter(name: str, opt_level: int) -> None:
+    executable = graphfuse.compile(EMPTY_TENSOR_GRAPHS[name](), opt_level=opt_level)
+    # no graph op of the fused graph computes on an empty tensor: they are arguments, constants and results
+    assert not [line for line in executable.fused_graph.splitlines() if '"graph.' in line and _EMPTY_TYPE.search(line)]
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(shape).astype(dtype) for shape, dtype in executable.inputs]
+    got, want = executable(*inputs), executable.reference(*inputs)
+    for g, w in zip(got, want, strict=True):
+        assert (g.shape, g.dtype) == (w.shape, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=1e-6)  # NaN where the interpreter has NaN

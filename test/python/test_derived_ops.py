@@ -302,3 +302,24 @@ def test_mindspore_names_resolve(capsys: pytest.CaptureFixture[str]) -> None:
     names = tuple(n for names in DERIVED_OPS.values() for n in names)
     assert resolve_ops(names, "enable_expand_ops") == set(DERIVED_OPS)
     assert "unknown operator" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("beta", "threshold"), [(1.0, 20.0), (2.0, 5.0), (0.5, 20.0), (-1.0, 20.0), (3.0, 1.0)])
+def test_softplus_beta_and_threshold_match_torch(beta: float, threshold: float) -> None:
+    """PyTorch's softplus: x where beta x > threshold, log1p(exp(beta x)) / beta elsewhere; NaN and infinities
+    included, and the far negative tail to its relative accuracy (a plain log(1 + e) loses it)."""
+    x = np.concatenate([np.linspace(-90, 90, 721), [np.nan, np.inf, -np.inf, 0.0, threshold / beta, -17.0, -30.0]])
+    x = x.astype(np.float32)
+    (got,) = evaluate_op("softplus", [x], {"beta": beta, "threshold": threshold})
+    # in f32, as PyTorch compares beta x with the threshold (threshold / beta sits on the switch)
+    want = torch.nn.functional.softplus(torch.from_numpy(x), beta=beta, threshold=threshold).numpy()
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    # (below f32's smallest normal number the result is a subnormal or 0)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=np.finfo(np.float32).tiny)
+
+
+def test_softplus_defaults_have_no_threshold() -> None:
+    """MindSpore's Softplus (the defaults): log(1 + exp(x)) everywhere, finite far above PyTorch's threshold."""
+    x = np.array([25.0, 80.0, -40.0], np.float32)
+    (got,) = evaluate_op("softplus", [x])
+    np.testing.assert_allclose(got, np.log1p(np.exp(x.astype(np.float64))), rtol=2e-7)

@@ -33,7 +33,7 @@ FLOATS = ["f32", "f16", "bf16"]
 BASIC_OPS = {
     f"graph.{name}"
     for name in (
-        "abs", "add", "broadcast_to", "cast", "div", "exp", "greater_equal", "less", "log", "maximum", "mul",
+        "abs", "add", "broadcast_to", "cast", "div", "equal", "exp", "greater_equal", "less", "log", "maximum", "mul",
         "neg", "reduce_max", "reduce_sum", "reshape", "select", "sqrt", "sub",
     )
 }
@@ -182,6 +182,8 @@ REDUCING = [
     ("reduce_mean", [(4, 8)], {"axes": [], "keep_dims": False}, "exact"),
     ("softmax", [(4, 16)], {"axis": -1}, "exact"),
     ("softmax", [(3, 5, 7)], {"axis": 1}, "exact"),
+    ("safe_softmax", [(4, 16)], {"axis": -1}, "exact"),
+    ("safe_softmax", [(3, 5, 7)], {"axis": 0}, "exact"),
     ("log_softmax", [(4, 16)], {"axis": -1}, "exact"),
     ("log_softmax", [(3, 5, 7)], {"axis": 0}, "exact"),
     ("layer_norm", [(2, 4, 8), (4, 8), (4, 8)], {"begin_norm_axis": 1, "epsilon": 1e-5}, "exact"),
@@ -190,6 +192,8 @@ REDUCING = [
     ("rms_norm", [(2, 3, 32), (32,)], {"epsilon": 0.0}, "exact"),
     ("batch_norm", [(2, 3, 4, 4)] + [(3,)] * 4, {"epsilon": 1e-3}, "exact"),
     ("batch_norm", [(4, 3)] + [(3,)] * 4, {"epsilon": 1e-5}, "exact"),
+    ("group_norm", [(2, 6, 5), (6,), (6,)], {"num_groups": 3, "epsilon": 1e-5}, "exact"),
+    ("group_norm", [(3, 4, 2, 3), (4,), (4,)], {"num_groups": 4, "epsilon": 0.0}, "exact"),
 ]
 
 
@@ -225,10 +229,12 @@ def test_every_expander_is_tested() -> None:
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # layer_norm's reference on inf rows
-@pytest.mark.parametrize("name", ["softmax", "log_softmax", "layer_norm", "rms_norm"])
+@pytest.mark.parametrize("name", ["softmax", "safe_softmax", "log_softmax", "layer_norm", "rms_norm"])
 def test_norms_with_special_rows(name: str) -> None:
-    """A row with NaN, one with +-inf, one of equal values: the expansions propagate them as the references do."""
-    shapes = {"softmax": [(4, 8)], "log_softmax": [(4, 8)], "layer_norm": [(4, 8), (8,), (8,)],
+    """A row with NaN, one with +-inf, one of equal values, one of all -inf (safe_softmax's 0): the expansions
+    propagate them as the references do."""
+    shapes = {"softmax": [(4, 8)], "safe_softmax": [(4, 8)], "log_softmax": [(4, 8)],
+              "layer_norm": [(4, 8), (8,), (8,)],
               "rms_norm": [(4, 8), (8,)]}[name]
     attrs = {"layer_norm": {"epsilon": 0.0}, "rms_norm": {"epsilon": 0.0}}.get(name, {})
     module = build(name, [(s, "f32") for s in shapes], attrs)

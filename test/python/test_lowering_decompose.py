@@ -56,6 +56,8 @@ CASES: list[tuple[str, list[Operand], dict[str, Any], tuple[str, ...]]] = [
     ("bias_add", [((4, 8), "x"), ((8,), "x")], {}, FLOATS),
     ("softmax", [((4, 16), "x")], {"axis": -1}, FLOATS),
     ("softmax", [((3, 5, 7), "x")], {"axis": 1}, FLOATS),
+    ("safe_softmax", [((4, 16), "x")], {"axis": -1}, FLOATS),
+    ("safe_softmax", [((3, 5, 7), "x")], {"axis": 1}, FLOATS),
     ("log_softmax", [((4, 16), "x")], {"axis": -1}, FLOATS),
     ("log_softmax", [((3, 5, 7), "x")], {"axis": 0}, FLOATS),
     ("layer_norm", [((2, 4, 8), "x"), ((4, 8), "x"), ((4, 8), "x")], {"begin_norm_axis": 1}, FLOATS),
@@ -64,6 +66,8 @@ CASES: list[tuple[str, list[Operand], dict[str, Any], tuple[str, ...]]] = [
     ("rms_norm", [((2, 3, 32), "x"), ((32,), "x")], {"epsilon": 1e-3}, FLOATS),
     ("batch_norm", [((2, 3, 4, 4), "x")] + [((3,), "x")] * 4, {"epsilon": 1e-3}, FLOATS),
     ("batch_norm", [((4, 3), "x")] + [((3,), "x")] * 4, {}, FLOATS),
+    ("group_norm", [((2, 6, 5), "x"), ((6,), "x"), ((6,), "x")], {"num_groups": 3}, FLOATS),
+    ("group_norm", [((2, 8, 3, 2), "x"), ((8,), "x"), ((8,), "x")], {"num_groups": 8, "epsilon": 0.0}, FLOATS),
     ("matmul_bias_add", [((4, 8), "x"), ((8, 16), "x"), ((16,), "x")], {}, FLOATS),
     ("matmul_bias_add", [((2, 8, 4), "x"), ((16, 4), "x"), ((16,), "x")], {"transpose_b": True}, FLOATS),
     ("matmul_bias_add", [((8, 4), "x"), ((8, 16), "x"), ((16,), "x")], {"transpose_a": True}, FLOATS),
@@ -86,6 +90,12 @@ CASES: list[tuple[str, list[Operand], dict[str, Any], tuple[str, ...]]] = [
         FLOATS,
     ),
     ("flash_attention", [((2, 6, 16), "x"), ((2, 10, 16), "x"), ((2, 10, 8), "x")], {"scale": 0.3}, FLOATS),
+    (
+        "flash_attention",
+        [((2, 4, 8, 16), "x"), ((2, 4, 8, 16), "x"), ((2, 4, 8, 16), "x"), ((2, 1, 8, 8), "x")],
+        {"scale": 0.25, "safe_softmax": True},
+        FLOATS,
+    ),
     (
         "flash_attention",
         [((2, 1, 5, 8), "x"), ((3, 7, 8), "x"), ((7, 4), "x"), ((5, 7), "x")],
@@ -305,6 +315,48 @@ def test_dynamic_quant_special_rows(dtype: str) -> None:
     for w, g in zip(want, got, strict=True):
         assert_identical(w, g)
     assert want[0][0].tolist() == [0, 0, 0, 0] and want[1][0] == 0
+
+
+def _masked_rows(dtype: str) -> np.ndarray:
+    """Rows as attention's masks make them: every key hidden, some hidden, NaN or +inf among hidden keys."""
+    inf = np.inf
+    rows = [[-inf] * 6, [1.0, -inf, 2.0, -inf, -inf, 0.5], [np.nan, -inf, -inf, -inf, -inf, -inf],
+            [inf, -inf, -inf, 1.0, 2.0, 3.0], [0.0, -0.0, 1e4, -1e4, 2.5, -0.5]]
+    return np.array(rows, dtype=np.float32).astype(NUMPY_DTYPES[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_safe_softmax_rows_of_all_minus_inf_decompose_and_compile_to_zero(dtype: str) -> None:
+    """Decomposed and compiled, safe_softmax keeps the reference's 0 for a row of all -inf and its NaN for rows
+    with NaN or +inf."""
+    from graphfuse.lowering.runtime import compile_linalg
+
+    x = _masked_rows(dtype)
+    module = build("safe_softmax", [(x.shape, "x")], {}, dtype)
+    (want,) = run_function(module, [x])
+    assert (want[0] == 0).all() and np.isnan(want[2:4].astype(np.float32)).all()
+    run(module, "graph-decompose")
+    assert_identical(want, run_function(module, [x])[0])
+    run(module, "graph-to-linalg{strict}")
+    (got,) = compile_linalg(module, "f")(x)
+    _assert_close(want, got, dtype, False)
+
+
+def test_safe_flash_attention_gives_zero_for_a_fully_masked_query_row() -> None:
+    """flash_attention{safe_softmax}: the masked row is 0 through P @ V, the other rows are softmax's."""
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.normal(size=(1, 2, 4, 8)).astype(np.float32) for _ in range(3))
+    mask = np.zeros((1, 1, 4, 4), np.float32)
+    mask[0, 0, 1, :] = -np.inf  # query 1 sees no key
+    operands = [(q.shape, "x"), (k.shape, "x"), (v.shape, "x"), (mask.shape, "x")]
+    safe = build("flash_attention", operands, {"scale": 0.5, "safe_softmax": True}, "f32")
+    plain = build("flash_attention", operands, {"scale": 0.5}, "f32")
+    (want,) = run_function(safe, [q, k, v, mask])
+    (unsafe,) = run_function(plain, [q, k, v, mask])
+    assert (want[:, :, 1] == 0).all() and np.isnan(unsafe[:, :, 1]).all()
+    np.testing.assert_array_equal(np.delete(want, 1, axis=2), np.delete(unsafe, 1, axis=2))
+    run(safe, "graph-decompose")
+    assert_identical(want, run_function(safe, [q, k, v, mask])[0])
 
 
 def test_flash_attention_scale_in_f32() -> None:

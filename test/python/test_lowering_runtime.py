@@ -454,3 +454,22 @@ func.func @f(%x: tensor<2x8x6xf32>) -> (tensor<2x8x6xf32>, tensor<2x4x6xf32>) {
     swapped, rows = fn(x)
     np.testing.assert_array_equal(swapped, np.concatenate([x[..., 3:], x[..., :3]], -1))
     np.testing.assert_array_equal(rows, x[:, 2:6])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_loop_buffers_too_large_for_the_stack_are_freed_each_iteration(threads: int, monkeypatch) -> None:
+    """A task's block of C (a linear layer's product with its bias and gelu applied per block) beyond the stack
+    limit, here lowered to 1 KiB, is malloc'ed and freed in its task, not refused as a leak; the result is
+    right."""
+    import graphfuse
+    from graphfuse.lowering import runtime
+
+    monkeypatch.setattr(runtime, "STACK_BUFFER_MAX_BYTES", 1 << 10)
+    b = graphfuse.GraphBuilder("linear")
+    b.ret(b.gelu(b.bias_add(b.matmul(b.arg((100, 64)), b.arg((256, 64)), transpose_b=True), b.arg((256,)))))
+    rng = np.random.default_rng(5)
+    inputs = [rng.normal(size=shape).astype(np.float32) for shape in ((100, 64), (256, 64), (256,))]
+    exe = graphfuse.compile(b.module, num_threads=threads)
+    lowered = exe.function.llvm_dialect_ir
+    assert "llvm.call @malloc" in lowered and "llvm.call @free" in lowered and "llvm.alloca" not in lowered
+    np.testing.assert_allclose(exe(*inputs)[0], exe.reference(*inputs)[0], rtol=1e-5, atol=1e-5)

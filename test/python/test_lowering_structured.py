@@ -406,3 +406,86 @@ def test_assign_is_the_value_broadcast_to_the_variable() -> None:
     b.ret(b.assign(b.arg((4, 8)), b.arg((8,))))
     (got,) = graphfuse.compile(b.module)(np.zeros((4, 8), np.float32), np.arange(8, dtype=np.float32))
     assert np.array_equal(got, np.broadcast_to(np.arange(8, dtype=np.float32), (4, 8)))
+
+
+# --------------------------------------------------------------------------
+# resize and group_norm
+
+RESIZES = [
+    ((2, 3, 5, 6), "f32", {"size": [10, 12], "mode": "bilinear"}),
+    ((2, 3, 5, 6), "f32", {"size": [3, 4], "mode": "bilinear", "align_corners": True}),
+    ((2, 3, 5, 6), "f32", {"size": [7, 4], "mode": "bilinear", "ratio_h": float(np.float32(1 / 1.5)),
+                           "ratio_w": float(np.float32(1 / 0.7))}),
+    ((2, 3, 5, 6), "f32", {"size": [5, 6], "mode": "bilinear"}),  # weights 1 and 0: inf * 0 is NaN, as PyTorch
+    ((1, 1, 1, 1), "f32", {"size": [3, 2], "mode": "bilinear", "align_corners": True}),
+    ((3, 9), "f32", {"size": [17], "mode": "bilinear"}),
+    ((2, 3, 5, 6), "f16", {"size": [9, 4], "mode": "bilinear"}),
+    ((2, 3, 5, 6), "bf16", {"size": [9, 4], "mode": "bilinear", "align_corners": True}),
+    ((2, 3, 5, 6), "f32", {"size": [10, 12]}),
+    ((2, 3, 5, 6), "f32", {"size": [7, 4], "mode": "nearest_exact"}),
+    ((2, 5, 6), "i64", {"size": [8, 3]}),
+    ((4, 9), "i1", {"size": [4], "mode": "nearest_exact"}),
+]
+
+
+@pytest.mark.parametrize(("shape", "dtype", "attrs"), RESIZES, ids=str)
+def test_resize_is_bit_exact_at_every_opt_level(shape: tuple[int, ...], dtype: str, attrs: dict) -> None:
+    """The compiled taps and sums are the reference's (NaN and infinities included)."""
+    import graphfuse
+
+    rng = np.random.default_rng(2)
+    x = random_array(rng, shape, dtype) if dtype != "i1" else rng.random(shape) < 0.5
+    if dtype in FLOATS:
+        flat = x.reshape(-1)
+        flat[:3] = np.array([np.nan, np.inf, -np.inf], np.float32).astype(NUMPY_DTYPES[dtype])[:flat.size]
+    b = GraphBuilder("f")
+    b.ret(b.resize(b.arg(shape, dtype), **attrs))
+    for level in (0, 1, 3):
+        executable = graphfuse.compile(b.module, opt_level=level)
+        (want,), (got,) = executable.reference(x), executable(x)
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=dtype in FLOATS), level
+
+
+def test_resize_dynamic_batch_lowers() -> None:
+    check(lambda b, x: b.ret(b.resize(x, size=[4, 9], mode="bilinear")), [((None, 3, 5, 6), "f32")],
+          expect=("tensor.extract", "tensor.dim"))
+
+
+@pytest.mark.parametrize(("shape", "groups", "dtype"), [((2, 6, 5), 3, "f32"), ((2, 8, 33), 8, "f32"),
+                                                        ((3, 4, 2, 3), 1, "f32"), ((2, 6, 5), 2, "bf16")])
+def test_group_norm(shape: tuple[int, ...], groups: int, dtype: str) -> None:
+    channels = shape[1]
+    check(lambda b, x, g, bt: b.ret(b.group_norm(x, g, bt, num_groups=groups)),
+          [(shape, dtype), ((channels,), dtype), ((channels,), dtype)], terms=int(np.prod(shape[1:])) // groups)
+
+
+def test_group_norm_and_softplus_compile_at_every_opt_level() -> None:
+    """Wav2Vec2's feature norm (a group per channel) and Mamba's softplus, fused with their neighbours."""
+    import graphfuse
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(0.0, 3.0, (2, 8, 40)).astype(np.float32)
+    x[0, 1, 5], x[1, 2, 0] = np.nan, np.inf
+    gamma, beta = (rng.normal(0.0, 1.0, 8).astype(np.float32) for _ in range(2))
+    b = GraphBuilder("f")
+    xs, g, bt = b.arg(x.shape), b.arg((8,)), b.arg((8,))
+    normed = b.group_norm(xs, g, bt, num_groups=8)
+    b.ret(b.gelu(normed), b.softplus(b.mul(xs, b.const(4.0)), beta=1.0, threshold=20.0))
+    for level in (0, 1, 2, 3):
+        executable = graphfuse.compile(b.module, opt_level=level)
+        for want, got in zip(executable.reference(x, gamma, beta), executable(x, gamma, beta), strict=True):
+            np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, equal_nan=True, err_msg=str(level))
+
+
+@pytest.mark.parametrize("a, b", [((96, 1, 32), (96, 32, 128)), ((8, 1, 32), (8, 32, 16)), ((96, 64, 32), (96, 32, 1))])
+def test_compiled_batched_matmul_of_one_row_or_column(a: Shape, b: Shape) -> None:
+    """Many batches of a one-row (or one-column) product, as a grouped MoE matmul makes them: the batches are not
+    shared out as tasks (folding the unit dim left a vecmat the task script could not name: a compile error)."""
+    import graphfuse
+
+    builder = GraphBuilder("f")
+    builder.ret(builder.op("matmul", builder.arg(a, "f32"), builder.arg(b, "f32")))
+    executable = graphfuse.compile(builder.module, entry="f", opt_level=2)
+    rng = np.random.default_rng(0)
+    inputs = [random_array(rng, shape, "f32") for shape in (a, b)]
+    assert_matches(executable.reference(*inputs)[0], executable(*inputs)[0], a[-1])

@@ -191,6 +191,22 @@ def test_softmax_is_stable_for_large_inputs():
     np.testing.assert_allclose(out[1], [1 / 3] * 3, rtol=1e-6)
 
 
+def test_safe_softmax_is_pytorchs():
+    """0 for a row of all -inf (the query rows attention masks whole), NaN where softmax's is, else softmax."""
+    torch = pytest.importorskip("torch")
+    inf = np.inf
+    x = np.array([[-inf, -inf, -inf], [1.0, -inf, 2.0], [np.nan, -inf, -inf], [inf, -inf, 0.0], [0.5, -0.0, 3.0]],
+                 dtype=np.float32)
+    want = torch.ops.aten._safe_softmax(torch.from_numpy(x), -1).numpy()
+    for axis, data in ((-1, x), (0, np.ascontiguousarray(x.T))):
+        (out,) = evaluate_op("safe_softmax", [data], {"axis": axis})
+        out = out if axis == -1 else out.T
+        assert (out[0] == 0).all() and np.array_equal(np.isnan(out), np.isnan(want))
+        np.testing.assert_allclose(out, want, rtol=1e-6, atol=0)  # exp may round differently: an ulp
+    (plain,) = evaluate_op("softmax", [x])
+    assert np.isnan(plain[0]).all()
+
+
 def test_log_softmax_matches_float64():
     x = rand(4, 6) * 10
     (out,) = evaluate_op("log_softmax", [x], {"axis": 1})
@@ -492,6 +508,7 @@ VERIFY_ERRORS = [
     ("conv2d", [z(1, 4, 5, 5), z(3, 2, 3, 3)], {"groups": 2}, r"\(3\) must be divisible by groups \(2\)"),
     ("conv2d", [z(1, 4, 5, 5), z(4, 1, 3, 3)], {"groups": 2}, "must equal the per-group channels"),
     ("conv2d", [z(1, 1, 5, 5), z(1, 1, 3, 3)], {"groups": 0}, "'groups' must be positive"),
+    ("conv2d", [z(1, 1, 5, 5), z(1, 1, 0, 3)], {}, "must have a height and a width of at least 1"),
     ("conv2d", [z(1, 1, 5, 5), z(1, 1, 3, 3)], {"pads": [1, 1, 1]}, "'pads' must have 4 values"),
     ("conv2d", [z(1, 1, 5, 5), z(1, 1, 3, 3)], {"pads": [0, -1, 0, 0]}, "'pads' must contain only non-negative"),
     ("conv2d", [z(1, 1, 5, 5), z(1, 1, 3, 3)], {"strides": [1, 0]}, "'strides' must contain only positive"),
@@ -527,10 +544,176 @@ def test_verifier_rejects(name, arrays, attrs, match):
 
 def test_every_nn_example_verifies_and_evaluates():
     for name in ("matmul", "bias_add", "softmax", "log_softmax", "layer_norm", "rms_norm", "batch_norm", "conv2d",
-                 "max_pool2d", "avg_pool2d", "dynamic_quant"):
+                 "max_pool2d", "avg_pool2d", "dynamic_quant", "group_norm", "resize"):
         spec = lookup_op(f"graph.{name}")
         assert spec is not None and spec.group == "nn" and spec.doc and spec.summary
         sigs, attrs = spec.example
         results = infer_results(spec, sigs, spec.with_defaults(attrs), None)
         outputs = evaluate_op(name, [rand(*s.shape) for s in sigs], attrs)
         assert [o.shape for o in outputs] == [r.shape for r in results]
+
+
+# --------------------------------------------------------------------------
+# group_norm
+
+
+def group_norm_loops(x, gamma, beta, groups, eps) -> np.ndarray:
+    """Each (sample, group) normalized over its channels and positions, in float64."""
+    x64 = x.astype(np.float64)
+    out = np.empty_like(x64)
+    per_group = x.shape[1] // groups
+    for n, g in itertools.product(range(x.shape[0]), range(groups)):
+        block = x64[n, g * per_group:(g + 1) * per_group]
+        out[n, g * per_group:(g + 1) * per_group] = (block - block.mean()) / math.sqrt(block.var() + eps)
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    return out * gamma.reshape(shape) + beta.reshape(shape)
+
+
+@pytest.mark.parametrize(("shape", "groups"), [((2, 6, 5), 3), ((2, 6, 5), 6), ((3, 4, 2, 3), 1), ((2, 8), 4)])
+def test_group_norm_matches_loops(shape: tuple[int, ...], groups: int) -> None:
+    x, gamma, beta = rand(*shape) * 3 + 1, rand(shape[1]), rand(shape[1])
+    (got,) = evaluate_op("group_norm", [x, gamma, beta], {"num_groups": groups, "epsilon": 1e-5})
+    np.testing.assert_allclose(got, group_norm_loops(x, gamma, beta, groups, 1e-5), rtol=1e-5, atol=1e-5)
+
+
+def test_group_norm_one_group_per_sample_is_layer_norm_over_all_but_the_batch() -> None:
+    x = rand(2, 4, 3)
+    ones, zeros = np.ones(4, np.float32), np.zeros(4, np.float32)
+    (grouped,) = evaluate_op("group_norm", [x, ones, zeros], {"num_groups": 1})
+    (layered,) = evaluate_op("layer_norm", [x, np.ones((4, 3), np.float32), np.zeros((4, 3), np.float32)],
+                             {"begin_norm_axis": 1})
+    np.testing.assert_allclose(grouped, layered, rtol=1e-6, atol=1e-6)
+
+
+def test_group_norm_nan_stays_in_its_group() -> None:
+    x = rand(1, 4, 3)
+    x[0, 0, 1] = np.nan
+    (got,) = evaluate_op("group_norm", [x, np.ones(4, np.float32), np.zeros(4, np.float32)], {"num_groups": 2})
+    assert np.isnan(got[0, :2]).all() and np.isfinite(got[0, 2:]).all()
+
+
+def test_group_norm_matches_torch() -> None:
+    torch = pytest.importorskip("torch")
+    x, gamma, beta = rand(2, 6, 7) * 4, rand(6), rand(6)
+    for groups in (1, 2, 3, 6):
+        (got,) = evaluate_op("group_norm", [x, gamma, beta], {"num_groups": groups, "epsilon": 1e-5})
+        want = torch.nn.functional.group_norm(*(torch.from_numpy(a) for a in (x,)), groups, torch.from_numpy(gamma),
+                                              torch.from_numpy(beta), 1e-5)
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=2e-6)
+
+
+# --------------------------------------------------------------------------
+# resize
+
+
+def resize_taps_loops(size: int, out: int, mode: str, align_corners: bool, scale: float | None):
+    """PyTorch's CPU formulas written out per position (float32 steps; double where PyTorch computes in double)."""
+    f32 = np.float32
+    if align_corners:
+        step = f32(size - 1) / f32(out - 1) if out > 1 else f32(0)
+    else:
+        step = f32(1.0 / scale) if scale else f32(size) / f32(out)
+    taps = []
+    for p in range(out):
+        if mode == "nearest":
+            index = p if out == size else p // 2 if out == 2 * size else math.floor(f32(p) * step)
+            taps.append((min(index, size - 1),))
+        elif mode == "nearest_exact":
+            taps.append((min(math.floor(f32((p + 0.5) * float(step))), size - 1),))
+        elif out == size:
+            taps.append((p, p, 1.0, 0.0))
+        else:
+            source = f32(p) * step if align_corners else max(f32((p + 0.5) * float(step) - 0.5), f32(0))
+            first = min(math.floor(source), size - 1)
+            far = min(max(f32(source - f32(first)), f32(0)), f32(1))
+            taps.append((first, first + (first < size - 1), float(f32(1) - far), float(far)))
+    return taps
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest_exact", "bilinear"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_resize_taps_are_pytorch_formulas(mode: str, align_corners: bool) -> None:
+    from graphfuse.dialect.ops.nn import resize_taps
+
+    if align_corners and mode != "bilinear":
+        return
+    for size, out, scale in itertools.product((1, 2, 5, 7), (1, 3, 10, 14), (None, 1.5, 2.0, 0.4)):
+        ratio = 0.0 if align_corners or scale is None else float(np.float32(1.0 / scale))
+        got = resize_taps(size, out, mode, align_corners, ratio)
+        want = resize_taps_loops(size, out, mode, align_corners, None if align_corners else scale)
+        columns = [got[0][0]] if mode != "bilinear" else [got[0][0], got[1][0], got[0][1], got[1][1]]
+        assert [tuple(float(c[p]) for c in columns) for p in range(out)] == [tuple(map(float, t)) for t in want]
+
+
+def test_resize_bilinear_reads_along_w_then_h() -> None:
+    x = np.arange(12, dtype=np.float32).reshape(1, 3, 4)  # a plane a + 4 b: bilinear reproduces it
+    (got,) = evaluate_op("resize", [x], {"size": [5, 7], "mode": "bilinear", "align_corners": True})
+    rows, cols = np.linspace(0, 2, 5), np.linspace(0, 3, 7)
+    np.testing.assert_allclose(got[0], 4 * rows[:, None] + cols[None, :], rtol=1e-6, atol=1e-6)
+    (same,) = evaluate_op("resize", [x], {"size": [3, 4], "mode": "bilinear"})
+    np.testing.assert_array_equal(same, x)
+
+
+def test_resize_nearest_keeps_integers_and_the_leading_dims() -> None:
+    ids = np.arange(10, dtype=np.int64).reshape(2, 5)
+    (got,) = evaluate_op("resize", [ids], {"size": [10]})
+    np.testing.assert_array_equal(got, np.repeat(ids, 2, axis=1))
+    (got,) = evaluate_op("resize", [ids], {"size": [3], "mode": "nearest_exact"})
+    np.testing.assert_array_equal(got, ids[:, [0, 2, 4]])
+
+
+def test_resize_spreads_inf_as_pytorch_does() -> None:
+    """A weight of 0 on an infinity is NaN (0 * inf), also where the size stays (PyTorch's weights 1 and 0)."""
+    x = np.zeros((1, 2, 3), np.float32)
+    x[0, 1, 1] = np.inf
+    (same,) = evaluate_op("resize", [x], {"size": [2, 3], "mode": "bilinear"})
+    assert np.isnan(same[0, 1, 1]) and np.isfinite(np.delete(same.reshape(-1), 4)).all()
+    (wide,) = evaluate_op("resize", [x], {"size": [4, 6], "mode": "bilinear"})
+    # F.interpolate's answer: inf where the infinity has a positive weight, NaN where its weight is 0
+    nan, inf = np.nan, np.inf
+    want = [[nan, nan, nan, nan, nan, 0]] + [[nan, inf, inf, inf, inf, 0]] * 3
+    np.testing.assert_array_equal(wide[0], np.array(want, np.float32))
+
+
+@pytest.mark.parametrize(("shape", "attrs", "message"), [
+    ((2, 5, 6), {"size": [4, 4, 4]}, "must have 1 or 2 entries"),
+    ((6,), {"size": [4, 4]}, "must have rank >= 2"),
+    ((2, 5, 6), {"size": [4, -1]}, "'size' must contain only positive values"),
+    ((2, 0, 6), {"size": [4, 4]}, "must be static and non-empty"),
+    ((2, 5, 6), {"size": [4, 4], "align_corners": True}, "'align_corners' is for mode \"bilinear\""),
+    ((2, 5, 6), {"size": [4, 4], "mode": "bilinear", "align_corners": True, "ratio_h": 0.5}, "must be 0 with"),
+    ((2, 5, 6), {"size": [4], "ratio_h": 0.5}, "'ratio_h' must be 0 when only the last dim"),
+    ((2, 5, 6), {"size": [4, 4], "ratio_w": math.inf}, "must be finite and >= 0"),
+    ((2, 5, 6), {"size": [4, 4], "mode": "area"}, "attribute 'mode' must be one of"),
+])
+def test_resize_rejects(shape: tuple[int, ...], attrs: dict[str, Any], message: str) -> None:
+    with pytest.raises(VerifyError, match=message):
+        infer("resize", [TensorSig(shape, "f32")], attrs)
+    with pytest.raises(VerifyError, match="floating-point element type"):
+        infer("resize", [TensorSig((2, 5, 6), "i32")], {"size": [4, 4], "mode": "bilinear"})
+
+
+def test_resize_matches_torch_interpolate() -> None:
+    """Nearest modes bit for bit; bilinear within an ulp or two (PyTorch contracts its sums into FMAs)."""
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+
+    x = rand(2, 3, 5, 7)
+    for mode, align_corners, size, scale in itertools.product(("nearest", "nearest-exact", "bilinear"), (False, True),
+                                                             ((9, 4), (5, 7), (1, 13)), (None, (1.5, 0.6))):
+        if align_corners and mode != "bilinear":
+            continue
+        options = {} if mode != "bilinear" else {"align_corners": align_corners}
+        if scale is None:
+            want = F.interpolate(torch.from_numpy(x), size=size, mode=mode, **options).numpy()
+            ratios = (0.0, 0.0)
+        else:
+            want = F.interpolate(torch.from_numpy(x), scale_factor=scale, mode=mode, **options).numpy()
+            ratios = (0.0, 0.0) if align_corners else tuple(float(np.float32(1.0 / s)) for s in scale)
+        (got,) = evaluate_op("resize", [x], {"size": list(want.shape[-2:]), "mode": mode.replace("-", "_"),
+                                             "align_corners": align_corners, "ratio_h": ratios[0],
+                                             "ratio_w": ratios[1]})
+        if mode == "bilinear":
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(got, want)

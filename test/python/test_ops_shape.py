@@ -1,6 +1,8 @@
-"""Reference semantics and verification of reshape, broadcast_to, transpose, concat, split, slice."""
+"""Reference semantics and verification of reshape, broadcast_to, transpose, concat, split, slice, pad."""
 
 from __future__ import annotations
+
+import itertools
 
 import ml_dtypes
 import numpy as np
@@ -440,3 +442,105 @@ def test_iota_compiled_at_a_dynamic_length() -> None:
     executable = graphfuse.compile(b.module)
     for length in (1, 9):
         np.testing.assert_array_equal(executable(np.ones((2, length), np.float32))[0], np.arange(length))
+
+
+# --------------------------------------------------------------------------
+# pad
+
+#: graph.pad's modes and numpy.pad's names for them (which take only non-negative pads)
+NUMPY_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+@pytest.mark.parametrize("mode", sorted(NUMPY_PAD_MODES))
+def test_pad_with_positive_pads_is_numpy_pad(mode: str) -> None:
+    x = _grid(3, 4, 5)
+    low, high = [0, 2, 1], [1, 3, 4]
+    (out,) = evaluate_op("pad", [x], {"low": low, "high": high, "mode": mode})
+    np.testing.assert_array_equal(out, np.pad(x, list(zip(low, high, strict=True)), mode=NUMPY_PAD_MODES[mode]))
+
+
+def test_pad_constant_value_of_any_element_type() -> None:
+    ids = np.arange(12, dtype=np.int64).reshape(3, 4)
+    (out,) = evaluate_op("pad", [ids, np.array(-7, np.int64)], {"low": [0, 1], "high": [1, 0]})
+    np.testing.assert_array_equal(out, np.pad(ids, [(0, 1), (1, 0)], constant_values=-7))
+    mask = np.array([[True, False]])
+    (out,) = evaluate_op("pad", [mask], {"low": [1, 0], "high": [0, 2]})
+    assert out.dtype == np.bool_ and out.tolist() == [[False] * 4, [True, False, False, False]]
+    (out,) = evaluate_op("pad", [np.full((1, 2), np.nan, np.float32), np.array(np.inf, np.float32)],
+                         {"low": [0, 1], "high": [0, 0]})
+    assert np.isinf(out[0, 0]) and np.isnan(out[0, 1:]).all()
+
+
+def test_pad_crops_with_negative_pads_in_every_mode() -> None:
+    row = np.arange(5, dtype=np.float32)
+    expected = {
+        # constant: a plain crop, then the value
+        "constant": [1, 2, 3, 4, 0, 0],
+        # reflect and replicate read relative to the operand's own edges (PyTorch's kernels): 4 3 after the end
+        "reflect": [1, 2, 3, 4, 3, 2],
+        "replicate": [1, 2, 3, 4, 4, 4],
+        # circular wraps around what the crop leaves, [1, 2, 3, 4]
+        "circular": [1, 2, 3, 4, 1, 2],
+    }
+    for mode, want in expected.items():
+        (out,) = evaluate_op("pad", [row], {"low": [-1], "high": [2], "mode": mode})
+        assert out.tolist() == want, mode
+    (out,) = evaluate_op("pad", [row], {"low": [2], "high": [-3], "mode": "circular"})
+    assert out.tolist() == [0, 1, 0, 1]  # [0, 1] left, wrapped before itself
+
+
+def test_pad_of_an_empty_dim_is_all_padding() -> None:
+    (out,) = evaluate_op("pad", [np.zeros((0, 3), np.float32), np.array(2.5, np.float32)],
+                         {"low": [1, 0], "high": [2, 0]})
+    np.testing.assert_array_equal(out, np.full((3, 3), 2.5, np.float32))
+    assert _infer("pad", [TensorSig((None, 3), "f32")], {"low": [4, -1], "high": [0, 0]}) == [
+        TensorSig((None, 2), "f32")]
+
+
+@pytest.mark.parametrize(("shape", "attrs", "message"), [
+    ((4, 8), {"low": [0], "high": [0, 0]}, r"low \[0\] must have one entry per dimension"),
+    ((4, 8), {"low": [0, -5], "high": [0, -4]}, "dimension 1 of tensor<4x8xf32> padded by -5 and -4 would have size"),
+    ((4, 8), {"low": [4, 0], "high": [0, 0], "mode": "reflect"}, "reflect pads must be smaller than the dimension"),
+    ((1, 8), {"low": [0, 0], "high": [1, 0], "mode": "reflect"}, "reflect pads must be smaller than the dimension"),
+    ((0, 8), {"low": [1, 0], "high": [0, 0], "mode": "replicate"}, "replicate has no element to repeat"),
+    ((4, 8), {"low": [0, 9], "high": [0, 0], "mode": "circular"}, "at most the 8 elements left"),
+    ((4, 8), {"low": [0, 3], "high": [0, -6], "mode": "circular"}, "at most the 2 elements left"),
+    ((4, 8), {"low": [0, 1], "high": [0, 0], "mode": "mirror"}, "attribute 'mode' must be one of"),
+])
+def test_pad_rejects(shape: tuple[int, ...], attrs: dict, message: str) -> None:
+    with pytest.raises(VerifyError, match=message):
+        _infer("pad", [TensorSig(shape, "f32")], attrs)
+
+
+def test_pad_value_must_be_a_scalar_of_the_operand_type_in_constant_mode() -> None:
+    x = TensorSig((4, 8), "i64")
+    with pytest.raises(VerifyError, match="rank-0 tensor of the element type"):
+        _infer("pad", [x, TensorSig((), "i32")], {"low": [0, 1], "high": [0, 0]})
+    with pytest.raises(VerifyError, match="rank-0 tensor of the element type"):
+        _infer("pad", [x, TensorSig((1,), "i64")], {"low": [0, 1], "high": [0, 0]})
+    with pytest.raises(VerifyError, match='only read by mode "constant", not "replicate"'):
+        _infer("pad", [x, TensorSig((), "i64")], {"low": [0, 1], "high": [0, 0], "mode": "replicate"})
+
+
+def test_pad_matches_torch_in_every_mode_and_on_crops() -> None:
+    """F.pad over the pads its kernels accept (and which stay inside the tensor): the same elements."""
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+
+    x = _grid(2, 3, 5)
+    checked = 0
+    for mode, size in itertools.product(sorted(NUMPY_PAD_MODES), (1, 2, 5)):
+        for low, high in itertools.product(range(-5, 6), repeat=2):
+            row = x[:, :, :size]
+            try:
+                _infer("pad", [TensorSig(row.shape, "f32")], {"low": [0, 0, low], "high": [0, 0, high], "mode": mode})
+            except VerifyError:
+                continue
+            try:
+                want = F.pad(torch.from_numpy(row), (low, high), mode=mode).numpy()
+            except RuntimeError:  # PyTorch's own limits (a rank, an output of size 0)
+                continue
+            (got,) = evaluate_op("pad", [row], {"low": [0, 0, low], "high": [0, 0, high], "mode": mode})
+            np.testing.assert_array_equal(got, want, err_msg=f"{mode} {size} {low} {high}")
+            checked += 1
+    assert checked > 300

@@ -326,6 +326,76 @@ def test_hf_llama_with_a_dynamic_sequence_length() -> None:
     assert sum(report.calls for report in reports) == 3 and not any(report.eager_calls for report in reports)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_empty_tensors_in_and_out_of_a_compiled_graph(dtype: Any) -> None:
+    """Empty arguments and results pass through (buffers of no bytes); cat skips empty operands (a 1-D [0] one
+    whatever the others' rank), a sum over nothing is 0 and any of nothing false, as in eager."""
+
+    def forward(x: Any, rows: Any, columns: Any) -> Any:
+        return (torch.cat([rows, x]), rows * 2, rows.sum(0), columns + 1, torch.cat([torch.tensor([]), x[0]]),
+                (rows > 0).any(0))
+
+    torch.manual_seed(0)
+    inputs = (torch.randn(3, 4, dtype=dtype), torch.randn(0, 4, dtype=dtype), torch.randn(2, 0, dtype=dtype))
+    backend = gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error"))
+    with torch.no_grad():
+        want = forward(*inputs)
+        got = torch.compile(forward, backend=backend)(*inputs)
+    for g, w in zip(got, want, strict=True):
+        assert (g.shape, g.dtype) == (w.shape, w.dtype)
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
+    (report,) = gtb.last_report()
+    assert report.compiled and not report.eager_calls
+
+
+def test_llama_with_the_default_cache_gives_eager_logits_and_cache() -> None:
+    """transformers' default DynamicCache starts each layer empty (``torch.tensor([])``) and concatenates the new
+    keys and values to it: strict, nothing runs eagerly, and the returned cache holds eager's keys and values.
+    The second row is right-padded."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    config = hf.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2)
+    model = hf.LlamaForCausalLM(config).eval()
+    ids = torch.randint(0, 128, (2, 10))
+    mask = torch.ones(2, 10, dtype=torch.int64)
+    mask[1, 7:] = 0
+    backend = gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error"))
+    with torch.no_grad():
+        want = model(input_ids=ids, attention_mask=mask)
+        got = torch.compile(model, backend=backend)(input_ids=ids, attention_mask=mask)
+    assert _relative_error(got.logits, want.logits) <= 1e-5
+    want_cache, got_cache = want.past_key_values, got.past_key_values
+    assert len(got_cache.layers) == len(want_cache.layers) == 2
+    for got_layer, want_layer in zip(got_cache.layers, want_cache.layers, strict=True):
+        for got_states, want_states in ((got_layer.keys, want_layer.keys), (got_layer.values, want_layer.values)):
+            assert got_states.shape == want_states.shape == (2, 2, 10, 16)
+            torch.testing.assert_close(got_states, want_states, rtol=1e-5, atol=1e-6)
+    reports = gtb.last_report()
+    assert reports and all(report.compiled and not report.eager_calls for report in reports)
+
+
+def test_phi3_concatenates_an_empty_rotary_part_back() -> None:
+    """Phi-3 rotates whole heads, so the part of each head its rotary embedding passes through is an empty slice
+    ([2, 4, 10, 0]) concatenated back to the rotated part: strict, nothing runs eagerly."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    config = hf.Phi3Config(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                           num_attention_heads=4, num_key_value_heads=2, pad_token_id=0, bos_token_id=1,
+                           eos_token_id=2)
+    model = hf.Phi3ForCausalLM(config).eval()
+    ids = torch.randint(0, 128, (2, 10))
+    mask = torch.ones(2, 10, dtype=torch.int64)
+    mask[1, 7:] = 0
+    backend = gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error"))
+    with torch.no_grad():
+        want = model(input_ids=ids, attention_mask=mask, use_cache=False).logits
+        got = torch.compile(model, backend=backend)(input_ids=ids, attention_mask=mask, use_cache=False).logits
+    assert _relative_error(got, want) <= 1e-5
+    reports = gtb.last_report()
+    assert reports and all(report.compiled and not report.eager_calls for report in reports)
+
+
 def test_inputs_on_another_device_run_in_eager(capsys: pytest.CaptureFixture[str]) -> None:
     def forward(x: Any) -> Any:
         return torch.relu(x) + 1.0
@@ -360,3 +430,57 @@ def test_frozen_hf_decoders_fuse_their_mlp_and_norms(kind: str, dtype: Any) -> N
     (report,) = gtb.last_report()
     norm = "add_rms_norm_fusion" if dtype == torch.float32 else "add_cast_rms_norm_cast_fusion"
     assert report.fusions.get("inference_swiglu_fusion") == 2 and report.fusions.get(norm) == 4, report.fusions
+
+
+# --------------------------------------------------------------------------
+# Attention's fully masked rows, as PyTorch defines them.
+
+
+STRICT = gtb.CompilerConfig(fallback="error")
+
+
+@pytest.mark.parametrize("opt_level", [0, 2])
+def test_sdpa_gives_zero_for_query_rows_whose_mask_hides_every_key(opt_level: int) -> None:
+    """A boolean and a -inf mask hiding every key from one query: PyTorch returns 0 there, not NaN; the
+    compiled path (fused into flash attention at opt level 2) gives the same, the other rows unchanged."""
+    import torch.nn.functional as F
+
+    def attend(q: Any, k: Any, v: Any, allowed: Any, additive: Any) -> Any:
+        # the second swaps q and k: one scores product each, or graph-cse would share it (no fusion then)
+        return (F.scaled_dot_product_attention(q, k, v, attn_mask=allowed),
+                F.scaled_dot_product_attention(k, q, v, attn_mask=additive))
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 6, 8) for _ in range(3))
+    allowed = torch.ones(2, 1, 6, 6, dtype=torch.bool).tril()
+    allowed[1, :, :, :3] = False  # batch row 1 is left-padded by 3: its first 3 queries see no key
+    additive = torch.zeros(2, 1, 6, 6).masked_fill(~allowed, -torch.inf)
+    config = gtb.CompilerConfig(opt_level=opt_level, fallback="error")
+    with torch.no_grad():
+        want = attend(q, k, v, allowed, additive)
+        got = torch.compile(attend, backend=gtb.get_backend(compiler_config=config))(q, k, v, allowed, additive)
+    for g, w in zip(got, want, strict=True):
+        assert not torch.isnan(w).any() and (w[1, :, :3] == 0).all()
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
+    (report,) = gtb.last_report()
+    assert report.compiled and not report.eager_calls
+    assert (report.fusions.get("FlashAttentionFusionV1") == 2) == (opt_level == 2), report.fusions
+
+
+def test_left_padded_llama_gives_eager_logits() -> None:
+    """The reproducer of the padded-batch NaNs: LlamaForCausalLM, a row left-padded by 8 of 32 tokens, strict;
+    with two layers a NaN of a masked query row would reach every position of that row."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    config = hf.LlamaConfig(vocab_size=1000, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2)
+    model = hf.LlamaForCausalLM(config).eval()
+    ids = torch.randint(0, 1000, (2, 32))
+    mask = torch.ones(2, 32, dtype=torch.int64)
+    mask[1, :8] = 0
+    with torch.no_grad():
+        want = model(input_ids=ids, attention_mask=mask, use_cache=False).logits
+        got = torch.compile(model, backend=gtb.get_backend(compiler_config=STRICT))(
+            input_ids=ids, attention_mask=mask, use_cache=False).logits
+    assert not torch.isnan(got).any()
+    assert _relative_error(got, want) <= 1e-5

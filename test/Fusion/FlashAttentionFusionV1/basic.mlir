@@ -58,3 +58,19 @@ func.func @mask_first(%q: tensor<2x8x16xf32>, %k: tensor<8x16xf32>, %v: tensor<8
   %4 = "graph.matmul"(%3, %v) : (tensor<2x8x8xf32>, tensor<8x16xf32>) -> tensor<2x8x16xf32>
   return %4, %kt : tensor<2x8x16xf32>, tensor<16x8xf32>
 }
+
+// -----
+
+// PyTorch's attention (the importer's safe_softmax): the fused op keeps its probabilities' semantics.
+// CHECK-LABEL: func.func @safe_softmax
+// CHECK-NEXT:    %[[R:.*]] = "graph.flash_attention"(%arg0, %arg1, %arg2, %arg3) {safe_softmax = true, scale = 1.250000e-01 : f32} : (tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>, tensor<2x4x8x32xf32>, tensor<2x1x8x8xf32>) -> tensor<2x4x8x32xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @safe_softmax(%q: tensor<2x4x8x64xf32>, %k: tensor<2x4x8x64xf32>, %v: tensor<2x4x8x32xf32>, %mask: tensor<2x1x8x8xf32>) -> tensor<2x4x8x32xf32> {
+  %c = arith.constant dense<1.250000e-01> : tensor<f32>
+  %0 = "graph.matmul"(%q, %k) {transpose_b = true} : (tensor<2x4x8x64xf32>, tensor<2x4x8x64xf32>) -> tensor<2x4x8x8xf32>
+  %1 = "graph.mul"(%0, %c) : (tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+  %2 = "graph.add"(%1, %mask) : (tensor<2x4x8x8xf32>, tensor<2x1x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %3 = "graph.safe_softmax"(%2) {axis = -1 : i64} : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %4 = "graph.matmul"(%3, %v) : (tensor<2x4x8x8xf32>, tensor<2x4x8x32xf32>) -> tensor<2x4x8x32xf32>
+  return %4 : tensor<2x4x8x32xf32>
+}

@@ -6,7 +6,7 @@
 // The count includes the composites a decomposition emits (softmax, rms_norm, layer_norm), decomposed in turn.
 // RUN: graphfuse-opt --split-input-file --graph-decompose --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // STATS: graph-decompose
-// STATS-NEXT: (S) 13 num-decomposed
+// STATS-NEXT: (S) 15 num-decomposed
 
 // The matmul keeps its transpose flags; a 1-D bias along the last axis is a broadcast add.
 // CHECK-LABEL: func.func @matmul_bias_add
@@ -78,6 +78,28 @@ func.func @swiglu(%x: tensor<4x16xbf16>) -> tensor<4x8xbf16> {
 func.func @flash_attention(%q: tensor<2x8x16xf16>, %k: tensor<2x8x16xf16>, %v: tensor<2x8x16xf16>, %mask: tensor<8x8xf16>) -> tensor<2x8x16xf16> {
   %0 = "graph.flash_attention"(%q, %k, %v, %mask) {scale = 3.000000e-01 : f32} : (tensor<2x8x16xf16>, tensor<2x8x16xf16>, tensor<2x8x16xf16>, tensor<8x8xf16>) -> tensor<2x8x16xf16>
   return %0 : tensor<2x8x16xf16>
+}
+
+// -----
+
+// PyTorch's attention: safe_softmax's probabilities, softmax's steps then 0 where the row's maximum is -inf
+// (every key masked); the select keeps softmax's NaN for rows with NaN or +inf.
+// CHECK-LABEL: func.func @safe_flash_attention
+// CHECK:         %[[MASKED:.*]] = "graph.add"(%{{.*}}, %arg3) : (tensor<2x8x8xf32>, tensor<2x1x8xf32>) -> tensor<2x8x8xf32>
+// CHECK-NEXT:    %[[MAX:.*]] = "graph.reduce_max"(%[[MASKED]]) {axes = array<i64: 2>, keep_dims = true}
+// CHECK-NEXT:    %[[SUB:.*]] = "graph.sub"(%[[MASKED]], %[[MAX]])
+// CHECK-NEXT:    %[[EXP:.*]] = "graph.exp"(%[[SUB]])
+// CHECK-NEXT:    %[[SUM:.*]] = "graph.reduce_sum"(%[[EXP]]) {axes = array<i64: 2>, keep_dims = true}
+// CHECK-NEXT:    %[[P:.*]] = "graph.div"(%[[EXP]], %[[SUM]])
+// CHECK-NEXT:    %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : tensor<f32>
+// CHECK-NEXT:    %[[ALL_MASKED:.*]] = "graph.equal"(%[[MAX]], %[[NEG_INF]]) : (tensor<2x8x1xf32>, tensor<f32>) -> tensor<2x8x1xi1>
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[SAFE:.*]] = "graph.select"(%[[ALL_MASKED]], %[[ZERO]], %[[P]]) : (tensor<2x8x1xi1>, tensor<f32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = "graph.matmul"(%[[SAFE]], %arg2)
+// CHECK-NEXT:    return %[[R]]
+func.func @safe_flash_attention(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x16xf32>, %mask: tensor<2x1x8xf32>) -> tensor<2x8x16xf32> {
+  %0 = "graph.flash_attention"(%q, %k, %v, %mask) {scale = 2.500000e-01 : f32, safe_softmax = true} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x1x8xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
 }
 
 // -----
