@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
 
-.PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-generate bench-training bench-compile bench-peers-setup fuzz onnx-conformance clean
+.PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-zoo bench-generate bench-training bench-compile bench-peers-setup fuzz onnx-conformance clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,14 @@ bench: $(STAMP)
 bench-models: $(STAMP)
 	$(BIN)/python -m bench.run --workloads llama,bert,gpt2,resnet_block --peers o0,torch,compile \
 		--markdown bench/models-latest.md $(ARGS)
+
+# The model zoo: 46 transformers architectures (decoder LMs, encoders, encoder-decoders, vision, CLIP, speech,
+# Mamba) through torch.compile as users call them (padded batches, default caches), fp32 and bf16: strict pass or
+# fail with the reason, error against eager, compile latency and time per call beside eager and Inductor;
+# writes bench/zoo-latest.md (about an hour on 2 cores).
+# make bench-zoo ARGS="--models llama,bert --dtypes fp32 --rounds 10"
+bench-zoo: $(STAMP)
+	$(BIN)/python -m bench.zoo --markdown bench/zoo-latest.md $(ARGS)
 
 # Text generation: HF LlamaForCausalLM.generate (greedy, static KV cache), ms per token in eager PyTorch, under
 # torch.compile's Inductor and under torch.compile(backend="graphfuse"); writes bench/generate-latest.md.

@@ -1,0 +1,315 @@
+"""The model zoo bench: every architecture of :mod:`bench.zoo_models` through ``torch.compile`` as users call it.
+
+In the manner of PyTorch's dynamo benchmark suites: per model and dtype, in one process,
+
+- **strict**: ``torch.compile(model, backend=graphfuse)`` with ``fallback="error"`` on a padded batch of 4 and a
+  batch of 1 (the library's default arguments: caches on), every floating-point output (logits, hidden states,
+  the key/value cache) checked against eager PyTorch; a model passes when nothing ran in eager PyTorch and the
+  largest error is at most ``--tolerance`` of the output's largest magnitude (fp32), or no worse than
+  Inductor's (bf16);
+- **compile latency**: the first call of a new shape, graphfuse beside Inductor's cold start (its on-disk
+  caches disabled);
+- **time per call** of the batch of 4 for eager, Inductor and graphfuse, interleaved (median of ``--rounds``).
+
+The summary gives pass rates, the geometric-mean speed-ups over eager and Inductor (clipped at 1x below, as
+PyTorch's suites report them, and unclipped) and the compile-latency ratio.
+
+    make bench-zoo                                           # writes bench/zoo-latest.md
+    python -m bench.zoo --models llama,bert --size tiny --dtypes fp32 --variants eager,graphfuse
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import statistics
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import machine
+from bench.zoo_models import SMALL, TINY, ZOO, Size, ZooModel, compared_tensors
+
+VARIANTS = ("eager", "inductor", "graphfuse")
+SIZES = {"tiny": TINY, "small": SMALL}
+DTYPES = ("fp32", "bf16")
+
+
+@dataclass
+class Case:
+    """One model in one dtype."""
+
+    model: str
+    family: str
+    dtype: str
+    #: graphfuse strict: "pass", or why not
+    status: str = "not run"
+    #: largest error against eager over the checked calls, relative to the output's largest magnitude
+    error: float | None = None
+    inductor_error: float | None = None
+    #: seconds of the first call (the compiles), graphfuse and Inductor
+    compile_s: dict[str, float] = field(default_factory=dict)
+    #: median seconds per call of the batch of 4
+    call_s: dict[str, float] = field(default_factory=dict)
+    graphs: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+
+def relative_error(got: Any, want: Any) -> float:
+    """max |got - want| over every compared tensor, each relative to its eager tensor's largest magnitude; inf
+    when the outputs differ in structure, shape, or where graphfuse has NaN/Inf that eager has not."""
+    import torch
+
+    got_tensors, want_tensors = list(compared_tensors(got)), list(compared_tensors(want))
+    if [path for path, _ in got_tensors] != [path for path, _ in want_tensors]:
+        return math.inf
+    worst = 0.0
+    for (_, g), (_, w) in zip(got_tensors, want_tensors, strict=True):
+        if g.shape != w.shape:
+            return math.inf
+        g, w = g.double(), w.double()
+        same_special = (torch.isnan(g) & torch.isnan(w)) | (torch.isinf(w) & (g == w))
+        if not torch.equal(torch.isfinite(g) | same_special, torch.ones_like(g, dtype=torch.bool)):
+            return math.inf
+        finite = torch.isfinite(w)
+        if not finite.any():
+            continue
+        scale = w[finite].abs().max().item() or 1.0
+        worst = max(worst, ((g - w).abs()[finite].max().item()) / scale)
+    return worst
+
+
+def _backend(variant: str) -> Any:
+    if variant == "inductor":
+        return "inductor"
+    from graphfuse.frontends.torch_backend import CompilerConfig, get_backend
+
+    return get_backend(compiler_config=CompilerConfig(fallback="error"))
+
+
+def _call(model: Any, inputs: dict[str, Any]) -> Any:
+    import torch
+
+    with torch.no_grad():
+        return model(**inputs)
+
+
+def _first_line(error: BaseException) -> str:
+    """The line of an error that says what went wrong, with source paths from the installed packages on."""
+    text = f"{type(error).__name__}: {error}".strip()
+    lines = text.splitlines()
+    # Dynamo wraps a backend's error; the backend's own message is the useful line.
+    line = next((line for line in lines if "graphfuse" in line and "error" in line.lower()), lines[0])
+    return re.sub(r"\S*/site-packages/", "", line.strip())[:300]
+
+
+def run_strict(zoo: ZooModel, model: Any, batches: dict[int, dict[str, Any]], want: dict[int, Any],
+               variant: str) -> tuple[str, float | None, float, Callable[..., Any] | None]:
+    """Compile ``model`` with ``variant`` and check every batch against eager: (status, error, first-call
+    seconds, the compiled module or None)."""
+    import torch
+
+    from graphfuse.frontends import torch_backend
+
+    torch._dynamo.reset()
+    torch_backend.clear_reports()
+    compiled = torch.compile(model, backend=_backend(variant))
+    first = None
+    worst = 0.0
+    try:
+        for batch, inputs in batches.items():
+            start = time.perf_counter()
+            got = _call(compiled, inputs)
+            if first is None:
+                first = time.perf_counter() - start
+            worst = max(worst, relative_error(got, want[batch]))
+    except Exception as error:  # a compile or run failure of any kind is the model's result
+        return _first_line(error), None, 0.0, None
+    if variant == "graphfuse":
+        reports = torch_backend.last_report()
+        eager = sum(report.eager_calls for report in reports)
+        if not reports or eager or not all(report.compiled for report in reports):
+            return f"{eager} call(s) ran in eager PyTorch", worst, first or 0.0, compiled
+    return "pass", worst, first or 0.0, compiled
+
+
+def time_calls(callables: dict[str, Callable[..., Any]], inputs: dict[str, Any], rounds: int) -> dict[str, float]:
+    """Median seconds per call of each callable, the variants interleaved round by round."""
+    times: dict[str, list[float]] = {name: [] for name in callables}
+    for _ in range(rounds):
+        for name, module in callables.items():
+            start = time.perf_counter()
+            _call(module, inputs)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds: int, tolerance: float) -> Case:
+    import torch
+    import torch._inductor.config as inductor_config
+
+    from bench.zoo_models import zoo_model
+
+    case = Case(zoo.name, zoo.family, dtype)
+    model = zoo_model(zoo.name, size)
+    if dtype == "bf16":
+        model = model.to(torch.bfloat16)
+    batches = {4: zoo.inputs(size, 4), 1: zoo.inputs(size, 1)}
+    for inputs in batches.values():
+        for key, value in inputs.items():
+            if dtype == "bf16" and value.is_floating_point():
+                inputs[key] = value.to(torch.bfloat16)
+    want = {batch: _call(model, inputs) for batch, inputs in batches.items()}
+    runners: dict[str, Callable[..., Any]] = {"eager": model} if "eager" in variants else {}
+    if "inductor" in variants:
+        inductor_config.force_disable_caches = True  # a cold start
+        status, error, first, compiled = run_strict(zoo, model, batches, want, "inductor")
+        inductor_config.force_disable_caches = False
+        case.inductor_error = error
+        case.compile_s["inductor"] = first
+        if compiled is not None:
+            runners["inductor"] = compiled
+    if "graphfuse" in variants:
+        status, error, first, compiled = run_strict(zoo, model, batches, want, "graphfuse")
+        case.error = error
+        case.compile_s["graphfuse"] = first
+        if status == "pass" and error is not None:
+            limit = tolerance if dtype == "fp32" else (case.inductor_error if case.inductor_error is not None
+                                                       else math.inf)
+            if not error <= limit:
+                status = f"error {error:.2e} above {limit:.2e}"
+        case.status = status
+        if compiled is not None and status == "pass":
+            runners["graphfuse"] = compiled
+        from graphfuse.frontends import torch_backend
+
+        case.graphs = len(torch_backend.last_report())
+    if rounds and len(runners) > 1:
+        time_calls(runners, batches[4], 1)  # warm every variant once more
+        case.call_s = time_calls(runners, batches[4], rounds)
+    return case
+
+
+def geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summarize(cases: list[Case]) -> list[str]:
+    lines = []
+    for dtype in DTYPES:
+        of_dtype = [c for c in cases if c.dtype == dtype]
+        if not of_dtype:
+            continue
+        passed = [c for c in of_dtype if c.passed]
+        lines.append(f"- {dtype}: {len(passed)} of {len(of_dtype)} pass strict")
+        for peer in ("eager", "inductor"):
+            ratios = [c.call_s[peer] / c.call_s["graphfuse"] for c in passed
+                      if peer in c.call_s and "graphfuse" in c.call_s]
+            if ratios:
+                clipped = geomean([max(r, 1.0) for r in ratios])
+                lines.append(f"  - speed-up over {peer}: geometric mean {geomean(ratios):.2f}x unclipped, "
+                             f"{clipped:.2f}x clipped at 1x, lowest {min(ratios):.2f}x, over {len(ratios)} models")
+        latency = [c.compile_s["inductor"] / c.compile_s["graphfuse"] for c in passed
+                   if c.compile_s.get("inductor") and c.compile_s.get("graphfuse")]
+        if latency:
+            lines.append(f"  - compile latency, Inductor cold start over graphfuse: geometric mean "
+                         f"{geomean(latency):.2f}x, lowest {min(latency):.2f}x")
+    return lines
+
+
+def table(cases: list[Case]) -> list[str]:
+    head = ["model", "family", "dtype", "graphfuse strict", "error", "Inductor error", "compile s (gf / ind)",
+            "eager ms", "Inductor ms", "graphfuse ms", "vs eager", "vs Inductor"]
+    rows = []
+    for c in cases:
+        def ms(variant: str, case: Case = c) -> str:
+            return f"{case.call_s[variant] * 1e3:.2f}" if variant in case.call_s else "-"
+
+        def ratio(peer: str, case: Case = c) -> str:
+            if peer in case.call_s and "graphfuse" in case.call_s:
+                return f"{case.call_s[peer] / case.call_s['graphfuse']:.2f}x"
+            return "-"
+
+        def err(value: float | None) -> str:
+            return "-" if value is None else f"{value:.1e}"
+
+        compile_text = " / ".join(f"{c.compile_s[v]:.1f}" if c.compile_s.get(v) else "-"
+                                  for v in ("graphfuse", "inductor"))
+        status = c.status.replace("|", "\\|")
+        rows.append([c.model, c.family, c.dtype, status, err(c.error), err(c.inductor_error), compile_text,
+                     ms("eager"), ms("inductor"), ms("graphfuse"), ratio("eager"), ratio("inductor")])
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="all", help="comma-separated names of bench/zoo_models.py, or all")
+    parser.add_argument("--size", choices=sorted(SIZES), default="small")
+    parser.add_argument("--dtypes", default="fp32,bf16", help="fp32, bf16 (bf16 runs the decoder LMs)")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
+    parser.add_argument("--rounds", type=int, default=20, help="timed calls per variant (0: no timing)")
+    parser.add_argument("--tolerance", type=float, default=1e-4, help="fp32 error limit, relative")
+    parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    parser.add_argument("--json", type=Path, help="also write every case as JSON")
+    args = parser.parse_args(argv)
+    names = list(ZOO) if args.models == "all" else [n.strip() for n in args.models.split(",") if n.strip()]
+    dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    problems = [f"unknown model {n!r}" for n in names if n not in ZOO]
+    problems += [f"unknown dtype {d!r}" for d in dtypes if d not in DTYPES]
+    problems += [f"unknown variant {v!r}" for v in variants if v not in VARIANTS]
+    if problems:
+        print(f"bench.zoo: error: {'; '.join(problems)}", file=sys.stderr)
+        return 1
+    try:
+        import torch
+        import transformers  # noqa: F401
+    except ImportError:
+        print("bench.zoo: error: needs the torch and models extras (pip install -e '.[torch,models]')",
+              file=sys.stderr)
+        return 1
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    torch._dynamo.config.cache_size_limit = 64
+    torch._dynamo.config.accumulated_cache_size_limit = max(512, torch._dynamo.config.accumulated_cache_size_limit)
+    size = SIZES[args.size]
+    cases = []
+    for name in names:
+        zoo = ZOO[name]
+        for dtype in dtypes:
+            if dtype == "bf16" and not zoo.is_decoder_lm:
+                continue
+            start = time.perf_counter()
+            try:
+                case = run_case(zoo, size, dtype, variants, args.rounds, args.tolerance)
+            except Exception as error:  # building the model or its eager run: the zoo's own problem
+                traceback.print_exc()
+                case = Case(zoo.name, zoo.family, dtype, status=f"eager: {_first_line(error)}")
+            cases.append(case)
+            print(f"{name} {dtype}: {case.status} (error {case.error}) in {time.perf_counter() - start:.0f} s",
+                  file=sys.stderr, flush=True)
+    cpu, flags = machine.cpu_info()
+    lines = [f"date {machine.today()}, commit {machine.commit()}",
+             f"CPU: {cpu} (flags: {', '.join(flags) or 'none of avx512f/avx2/fma'}), torch {torch.__version__}, "
+             f"{torch.get_num_threads()} torch threads; size {args.size} ({size}); median of {args.rounds} "
+             "interleaved calls of the padded batch of 4", "", *table(cases), "", *summarize(cases)]
+    print("\n".join(lines))
+    if args.markdown:
+        args.markdown.write_text("# Model zoo\n\n" + "\n".join(lines) + "\n")
+    if args.json:
+        args.json.write_text(json.dumps([asdict(c) for c in cases], indent=1))
+    return 0 if all(c.passed for c in cases) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The model zoo at tiny size: every architecture of bench/zoo_models.py through torch.compile(backend=graphfuse),
+strict (``fallback="error"``, no eager call), on a padded batch of 4 as users pass it (decoders padded on the
+left, encoders on the right, one row down to a single token; the library's default cache), every floating-point
+output checked against eager PyTorch.  ``make bench-zoo`` runs the same models at bench size with timings."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch", reason="needs the torch extra (pip install -e '.[torch]')")
+pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+
+import torch
+
+from bench.zoo import relative_error, run_strict
+from bench.zoo_models import TINY, ZOO, zoo_model
+
+#: the fp32 error limit, relative to each output's largest magnitude (the acceptance of make bench-zoo)
+TOLERANCE = 1e-4
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo() -> None:
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _check(name: str, dtype: torch.dtype, tolerance: float) -> None:
+    zoo = ZOO[name]
+    model = zoo_model(name, TINY).to(dtype)
+    inputs = {key: value.to(dtype) if value.is_floating_point() else value
+              for key, value in zoo.inputs(TINY, 4).items()}
+    with torch.no_grad():
+        want = model(**inputs)
+    status, error, _, _ = run_strict(zoo, model, {4: inputs}, {4: want}, "graphfuse")
+    assert status == "pass", status
+    assert error is not None and error <= tolerance, f"error {error:.2e} against eager"
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_zoo_model_runs_strict_and_matches_eager(name: str) -> None:
+    _check(name, torch.float32, TOLERANCE)
+
+
+def test_padded_batches_are_what_users_pass() -> None:
+    """The test above is only worth what its inputs are: rows padded on both sides, one of a single token."""
+    mask = ZOO["llama"].inputs(TINY, 4)["attention_mask"]
+    assert mask[0].all() and not mask[1, 0] and mask[1, -1] and mask[2, 0] and not mask[2, -1]
+    assert mask[3].sum() == 1
+    assert "attention_mask" in ZOO["bert"].inputs(TINY, 4) and "use_cache" not in ZOO["llama"].inputs(TINY, 4)
+
+
+def test_relative_error_sees_nan_and_structure() -> None:
+    want = {"logits": torch.ones(2, 3)}
+    assert relative_error({"logits": torch.ones(2, 3)}, want) == 0.0
+    assert relative_error({"logits": torch.full((2, 3), torch.nan)}, want) == float("inf")
+    assert relative_error({"logits": torch.ones(3, 2)}, want) == float("inf")
+    assert relative_error({"other": torch.ones(2, 3)}, want) == float("inf")
