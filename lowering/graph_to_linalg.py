@@ -3,7 +3,8 @@
 The pass first rewrites fused and compound ops into simpler graph ops
 (``lowering/decompose.py``), then lowers each remaining op with its
 registered lowering: shape ops in ``lowering/shape_ops.py``, reductions,
-matmul, convolution and pooling in ``lowering/structured_ops.py``, and the
+matmul, convolution and pooling in ``lowering/structured_ops.py``, the
+mixture-of-experts product in ``lowering/grouped_matmul.py``, and the
 elementwise ops here.
 
 Every elementwise graph op becomes one ``linalg.generic`` whose init is a

@@ -40,7 +40,7 @@ Rules, the rest is replicated:
 - ``reshape``: a split dimension that is the outermost of the dimensions it
   becomes (or merges into) and whose new size the ranks divide; ``transpose``
   follows the permutation;
-- ``softmax``, ``log_softmax``, ``rms_norm``, ``layer_norm``, the reductions,
+- ``softmax``, ``safe_softmax``, ``log_softmax``, ``rms_norm``, ``layer_norm``, the reductions,
   ``slice``, ``concat``, ``split``: along dimensions other than the split one
   (``reduce_sum`` over it makes a partial sum); ``flash_attention``: q, k, v
   split along the same leading dimension.
@@ -293,7 +293,7 @@ def _rule(op: ir.Operation, ins: list[Layout], operands: list[TensorSig], result
         return None
     if name == "graph.reshape":
         return _reshape(ins[0], operands[0], results[0], ranks)
-    if name in ("graph.softmax", "graph.log_softmax"):
+    if name in ("graph.softmax", "graph.safe_softmax", "graph.log_softmax"):
         return _keep_if(ins, [normalize_axis(attrs["axis"], operands[0].rank)], len(operands))
     if name == "graph.rms_norm":
         return _keep_if(ins[:1], [operands[0].rank - 1], 1, extra=len(operands) - 1)

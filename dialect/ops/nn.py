@@ -2,10 +2,10 @@
 
 Every op here is float-only (f32, f16, bf16, all float operands of one op
 sharing the element type) except where an op says otherwise: ``matmul`` also
-takes integer operands, ``max_pool2d`` integer inputs and ``resize`` in a nearest
-mode any element type.  Reference functions run in float32 (the interpreter
-widens f16/bf16 before calling them and casts the results back), so they are
-written once.
+takes integer operands, ``max_pool2d`` integer inputs, ``resize`` in a nearest
+mode any element type and ``grouped_matmul`` integer group ends.  Reference
+functions run in float32 (the interpreter widens f16/bf16 before calling them
+and casts the results back), so they are written once.
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def _group_row_ranges(ends: np.ndarray, rows: int) -> list[tuple[int, int]]:
     """(start, end) of each group's rows: the ends read as Python slice bounds (negative ones count from the
     end, then clamped to [0, rows]), each group starting at the previous group's end."""
     bounds = np.clip(np.where(ends < 0, ends.astype(np.int64) + rows, ends), 0, rows).tolist()
-    return list(zip([0, *bounds[:-1]], bounds, strict=True))
+    return list(zip([0, *bounds], bounds, strict=False))  # each group from the end before it
 
 
 def _grouped_matmul_reference(
@@ -220,7 +220,7 @@ def _grouped_matmul_reference(
     out = np.zeros((x.shape[0], weights.shape[2]), np.float32)
     for group, (start, end) in enumerate(_group_row_ranges(ends, x.shape[0])):
         if end > start:  # in order: a row of two groups (decreasing ends) keeps the later group's product
-            out[start:end] = np.matmul(x[start:end].astype(np.float32), weights[group].astype(np.float32))
+            out[start:end] = np.matmul(x[start:end], weights[group])  # f32: f16/bf16 come widened
     return [out]
 
 
@@ -231,17 +231,18 @@ register_op(OpSpec(
                     doc="weights are [groups, n, k] (each group's matrix transposed, a linear layer's layout)"),),
     infer=_infer_grouped_matmul, reference=_grouped_matmul_reference,
     doc=(
-        "`result[r] = x[r] @ weights[g]` for the rows `group_ends[g - 1] <= r < group_ends[g]` of each group `g` "
-        "(`group_ends[-1]` = 0): the mixture-of-experts product of PyTorch's `torch._grouped_mm(x, w, offs=ends)` "
-        "and transformers' `grouped_mm_fallback`, rows sorted by expert and `group_ends` the cumulative row "
-        "counts. `x` is [rows, k], `weights` [groups, k, n] (or [groups, n, k] with `transpose_weights`), "
-        "`group_ends` 1-D i32 or i64 with one end per group; the result is [rows, n]. The ends are read as "
-        "Python slice bounds, as the fallback reads them: a negative end counts from the last row, then every "
-        "end is clamped to [0, rows], so nothing outside `x` is read or written. A group whose end is not "
-        "after the previous one is empty; with decreasing ends a row can fall in two groups and gets the later "
-        "one's product (as both PyTorch versions compute it). Rows in no group (past the last end) are 0 (the "
-        "fallback's zeros; `torch._grouped_mm` leaves them undefined). Float operands of one element type, "
-        "multiplied in f32 and rounded once."
+        "`result[r] = x[r] @ weights[g]` for the rows `group_ends[g - 1] <= r < group_ends[g]` of each group "
+        "`g` (from row 0 for the first group): the mixture-of-experts product of PyTorch's "
+        "`torch._grouped_mm(x, w, offs=ends)` and transformers' `grouped_mm_fallback`, rows sorted by expert "
+        "and `group_ends` the cumulative row counts. `x` is [rows, k], `weights` [groups, k, n] (or "
+        "[groups, n, k] with `transpose_weights`), `group_ends` 1-D i32 or i64 with one end per group; the "
+        "result is [rows, n]. The ends are read as Python slice bounds, as the fallback reads them: a negative "
+        "end counts back from the end (`rows + end`), then every end is clamped to [0, rows], so nothing "
+        "outside `x` is read or written. A group whose end is not after the previous one is empty; with "
+        "decreasing ends a row can fall in two groups and gets the later one's product (as both PyTorch "
+        "versions compute it). Rows in no group (past the last end) are 0 (the fallback's zeros; "
+        "`torch._grouped_mm` leaves them undefined). Float operands of one element type, multiplied in f32 and "
+        "rounded once."
     ),
     example=((TensorSig((8, 4), "f32"), TensorSig((3, 4, 5), "f32"), TensorSig((3,), "i64")), {}),
 ))

@@ -13,7 +13,8 @@ walking each function in order:
   semantics: concat drops its empty operands; split drops its empty pieces
   (one piece left is a slice); scatter_update with no index is its data;
   matmul_add and matmul_bias_add with an empty contraction are their epilogue
-  on zeros; flash_attention over no key is zeros; a pad of nothing is its
+  on zeros; flash_attention over no key and grouped_matmul with no
+  contraction or no group are zeros; a pad of nothing is its
   padding value broadcast; any other op whose operands are all empty or
   constant is evaluated by its reference (the interpreter's semantics, bit
   for bit): a reduce_sum over an empty axis is 0, a reduce_mean NaN, a
@@ -189,6 +190,16 @@ def _padding_only(op: ir.Operation, at: _Before) -> list[ir.Value | None] | None
     return list(create_op(at, "broadcast_to", [op.operands[1]], at.loc, declared=[result]).results)
 
 
+def _no_products(op: ir.Operation, at: _Before) -> list[ir.Value | None] | None:
+    """grouped_matmul with no contraction or no group (``x`` or ``weights`` empty): no row gets a product, the
+    result is zeros whatever the group ends."""
+    result = sig_from_type(op.results[0].type)
+    nothing_empty = _empty(op.operands[0]) is None and _empty(op.operands[1]) is None
+    if nothing_empty or not result.is_static:
+        return None
+    return [_constant(at, np.zeros(result.shape, numpy_dtype(result.dtype)))]
+
+
 FOLDS: dict[str, Fold] = {
     "graph.concat": _concat_without_empty,
     "graph.split": _split_without_empty,
@@ -196,6 +207,7 @@ FOLDS: dict[str, Fold] = {
     "graph.matmul_add": _epilogue_on_zeros("add"),
     "graph.matmul_bias_add": _epilogue_on_zeros("bias_add"),
     "graph.flash_attention": _attention_over_no_keys,
+    "graph.grouped_matmul": _no_products,
     "graph.pad": _padding_only,
 }
 

@@ -305,6 +305,10 @@ module {
     %0 = "graph.group_norm"(%arg0, %arg1, %arg2) {epsilon = 9.99999974E-6 : f32, num_groups = 3 : i64} : (tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x5xf32>
     return %0 : tensor<2x6x5xf32>
   }
+  func.func @grouped_matmul(%arg0: tensor<8x4xf32>, %arg1: tensor<3x4x5xf32>, %arg2: tensor<3xi64>) -> tensor<8x5xf32> {
+    %0 = "graph.grouped_matmul"(%arg0, %arg1, %arg2) : (tensor<8x4xf32>, tensor<3x4x5xf32>, tensor<3xi64>) -> tensor<8x5xf32>
+    return %0 : tensor<8x5xf32>
+  }
   func.func @hshrink(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.hshrink"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -845,6 +849,8 @@ module {
 // CHECK:         "graph.greater_equal"
 // CHECK-LABEL: func.func @group_norm(
 // CHECK:         "graph.group_norm"
+// CHECK-LABEL: func.func @grouped_matmul(
+// CHECK:         "graph.grouped_matmul"
 // CHECK-LABEL: func.func @hshrink(
 // CHECK:         "graph.hshrink"
 // CHECK-LABEL: func.func @hsigmoid(

@@ -405,3 +405,37 @@ func.func @resize_attributes_that_do_not_apply(%x: tensor<2x5x6xf32>) {
   %4 = "graph.resize"(%x) {size = array<i64: 4, 4>, mode = "bicubic"} : (tensor<2x5x6xf32>) -> tensor<2x4x4xf32>
   return
 }
+
+// -----
+
+// grouped_matmul: x [rows, k], weights [groups, k, n] ([groups, n, k] with transpose_weights), one i32/i64 end
+// per group, float operands of one type, the result [rows, n].
+func.func @grouped_matmul_shapes(%x: tensor<8x4xf32>, %w: tensor<3x4x5xf32>, %ends: tensor<3xi64>, %x3: tensor<2x8x4xf32>, %w2: tensor<4x5xf32>, %e2: tensor<2xi64>, %e23: tensor<1x3xi64>) {
+  // expected-error@+1 {{'graph.grouped_matmul' operand x tensor<2x8x4xf32> must be 2-D [rows, k]}}
+  %0 = "graph.grouped_matmul"(%x3, %w, %ends) : (tensor<2x8x4xf32>, tensor<3x4x5xf32>, tensor<3xi64>) -> tensor<8x5xf32>
+  // expected-error@+1 {{'graph.grouped_matmul' operand weights tensor<4x5xf32> must be 3-D [groups, k, n]}}
+  %1 = "graph.grouped_matmul"(%x, %w2, %ends) : (tensor<8x4xf32>, tensor<4x5xf32>, tensor<3xi64>) -> tensor<8x5xf32>
+  // expected-error@+1 {{'graph.grouped_matmul' contraction dimensions differ: operand x tensor<8x4xf32> has 4, operand weights tensor<3x4x5xf32> ([groups, n, k]) has 5}}
+  %2 = "graph.grouped_matmul"(%x, %w, %ends) {transpose_weights = true} : (tensor<8x4xf32>, tensor<3x4x5xf32>, tensor<3xi64>) -> tensor<8x4xf32>
+  // expected-error@+1 {{'graph.grouped_matmul' operand group_ends tensor<2xi64> must be 1-D of length 3 (one end per group of weights tensor<3x4x5xf32>)}}
+  %3 = "graph.grouped_matmul"(%x, %w, %e2) : (tensor<8x4xf32>, tensor<3x4x5xf32>, tensor<2xi64>) -> tensor<8x5xf32>
+  // expected-error@+1 {{'graph.grouped_matmul' operand group_ends tensor<1x3xi64> must be 1-D of length 3 (one end per group of weights tensor<3x4x5xf32>)}}
+  %4 = "graph.grouped_matmul"(%x, %w, %e23) : (tensor<8x4xf32>, tensor<3x4x5xf32>, tensor<1x3xi64>) -> tensor<8x5xf32>
+  // expected-error@+1 {{'graph.grouped_matmul' result #0 has type tensor<8x4xf32>, but its operands and attributes give tensor<8x5xf32>}}
+  %5 = "graph.grouped_matmul"(%x, %w, %ends) : (tensor<8x4xf32>, tensor<3x4x5xf32>, tensor<3xi64>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @grouped_matmul_types(%x: tensor<8x4xf32>, %w: tensor<3x4x5xf32>, %ends: tensor<3xi64>, %xi: tensor<8x4xi32>, %wi: tensor<3x4x5xi32>, %wh: tensor<3x4x5xbf16>, %ef: tensor<3xf32>, %e8: tensor<3xi8>) {
+  // expected-error@+1 {{'graph.grouped_matmul' operand x tensor<8x4xi32> must have a floating-point element type (f32, f16, bf16)}}
+  %0 = "graph.grouped_matmul"(%xi, %wi, %ends) : (tensor<8x4xi32>, tensor<3x4x5xi32>, tensor<3xi64>) -> tensor<8x5xi32>
+  // expected-error@+1 {{'graph.grouped_matmul' operands tensor<8x4xf32>, tensor<3x4x5xbf16> must have the same element type}}
+  %1 = "graph.grouped_matmul"(%x, %wh, %ends) : (tensor<8x4xf32>, tensor<3x4x5xbf16>, tensor<3xi64>) -> tensor<8x5xf32>
+  // expected-error@+1 {{'graph.grouped_matmul' operand group_ends tensor<3xf32> must have element type i32 or i64}}
+  %2 = "graph.grouped_matmul"(%x, %w, %ef) : (tensor<8x4xf32>, tensor<3x4x5xf32>, tensor<3xf32>) -> tensor<8x5xf32>
+  // expected-error@+1 {{'graph.grouped_matmul' operand group_ends tensor<3xi8> must have element type i32 or i64}}
+  %3 = "graph.grouped_matmul"(%x, %w, %e8) : (tensor<8x4xf32>, tensor<3x4x5xf32>, tensor<3xi8>) -> tensor<8x5xf32>
+  return
+}

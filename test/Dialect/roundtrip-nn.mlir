@@ -135,3 +135,16 @@ func.func @resize(%x: tensor<2x3x5x6xf32>, %ids: tensor<4x9xi64>) -> (tensor<2x3
   %3 = "graph.resize"(%ids) {size = array<i64: 17>, mode = "nearest_exact"} : (tensor<4x9xi64>) -> tensor<4x17xi64>
   return %0, %1, %2, %3 : tensor<2x3x10x12xf32>, tensor<2x3x3x4xf32>, tensor<2x3x7x12xf32>, tensor<4x17xi64>
 }
+
+// grouped_matmul: rows sorted by group times each group's matrix; the weights as [groups, k, n] or, with
+// transpose_weights, [groups, n, k]; i32 or i64 ends; a dynamic number of rows.
+// CHECK-LABEL: func.func @grouped_matmul(
+// CHECK-NEXT:    %0 = "graph.grouped_matmul"(%arg0, %arg1, %arg3) : (tensor<8x4xf32>, tensor<3x4x5xf32>, tensor<3xi64>) -> tensor<8x5xf32>
+// CHECK-NEXT:    %1 = "graph.grouped_matmul"(%arg0, %arg2, %arg4) {transpose_weights = true} : (tensor<8x4xf32>, tensor<3x5x4xf32>, tensor<3xi32>) -> tensor<8x5xf32>
+// CHECK-NEXT:    %2 = "graph.grouped_matmul"(%arg5, %arg6, %arg4) {transpose_weights = false} : (tensor<?x16xbf16>, tensor<3x16x2xbf16>, tensor<3xi32>) -> tensor<?x2xbf16>
+func.func @grouped_matmul(%x: tensor<8x4xf32>, %w: tensor<3x4x5xf32>, %wt: tensor<3x5x4xf32>, %ends: tensor<3xi64>, %ends32: tensor<3xi32>, %y: tensor<?x16xbf16>, %v: tensor<3x16x2xbf16>) -> (tensor<8x5xf32>, tensor<8x5xf32>, tensor<?x2xbf16>) {
+  %0 = "graph.grouped_matmul"(%x, %w, %ends) : (tensor<8x4xf32>, tensor<3x4x5xf32>, tensor<3xi64>) -> tensor<8x5xf32>
+  %1 = "graph.grouped_matmul"(%x, %wt, %ends32) {transpose_weights = true} : (tensor<8x4xf32>, tensor<3x5x4xf32>, tensor<3xi32>) -> tensor<8x5xf32>
+  %2 = "graph.grouped_matmul"(%y, %v, %ends32) {transpose_weights = false} : (tensor<?x16xbf16>, tensor<3x16x2xbf16>, tensor<3xi32>) -> tensor<?x2xbf16>
+  return %0, %1, %2 : tensor<8x5xf32>, tensor<8x5xf32>, tensor<?x2xbf16>
+}

@@ -647,6 +647,28 @@ def test_routing_ops_compile(case_id: str) -> None:
     assert_close(got, torch_outputs(model, inputs), max(rtol, 1e-6), max(atol, 1e-6))
 
 
+def test_grouped_experts_are_one_grouped_matmul_read_through_their_transpose() -> None:
+    """transformers hands grouped_mm_fallback a linear layer's experts ([E, N, K], Mixtral's) transposed: the
+    import reads them through ``transpose_weights``, so no copy of every expert is made per call; experts
+    stored [E, K, N] are read as they are.  Row 9 is in no group (zeros), group 1 is empty."""
+    pytest.importorskip("transformers", reason="the case calls transformers' grouped matmul")
+    import transformers.integrations.moe  # noqa: F401  (registers torch.ops.transformers.grouped_mm_fallback)
+
+    def forward(m: nn.Module, x: Any, stored_nk: Any, stored_kn: Any, ends: Any) -> tuple[Any, Any]:
+        grouped = torch.ops.transformers.grouped_mm_fallback
+        return grouped(x, stored_nk.transpose(-2, -1), ends), grouped(x, stored_kn, ends)
+
+    torch.manual_seed(0)
+    inputs = (randn(10, 8), randn(3, 6, 8), randn(3, 8, 6), torch.tensor([4, 4, 9], dtype=torch.int32))
+    model = Fn(forward)
+    compiled = gft.compile_module(model, inputs)
+    grouped = re.findall(r'"graph.grouped_matmul"\(%\w+, (%\w+), %\w+\)( \{transpose_weights = true\})?',
+                         str(compiled.imported.module))
+    assert grouped == [("%arg1", " {transpose_weights = true}"), ("%arg2", "")]
+    assert "graph.transpose" not in compiled.executable.fused_graph
+    assert_close([gft.to_numpy(t) for t in compiled(*inputs)], torch_outputs(model, inputs), 1e-6, 1e-6)
+
+
 @pytest.mark.parametrize("bins, low, high", [(4, 0, 3), (7, -1.5, 2.0), (10, 0.1, 0.7), (3, -1e-3, 1e-3),
                                              (100, -5, 5), (1, 0, 1)])
 def test_histc_counts_values_at_the_bin_edges_as_pytorch(bins: int, low: float, high: float) -> None:

@@ -10,7 +10,7 @@
 // STATS:      graph-fold-empty-tensors
 // STATS-NEXT:   (S)  8 num-emptied  - Number of empty op results replaced by constants
 // STATS-NEXT:   (S)  1 num-expanded - Number of ops reading an empty tensor expanded into basic ops, which were folded
-// STATS-NEXT:   (S) 18 num-folded   - Number of ops reading an empty tensor folded into non-empty results
+// STATS-NEXT:   (S) 20 num-folded   - Number of ops reading an empty tensor folded into non-empty results
 // STATS-AGAIN:      graph-fold-empty-tensors
 // STATS-AGAIN-NEXT:   (S) 0 num-emptied
 // STATS-AGAIN-NEXT:   (S) 0 num-expanded
@@ -114,6 +114,19 @@ func.func @attention_and_scatter(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x0x8xf32
   %0 = "graph.flash_attention"(%q, %k, %v) {scale = 0.25 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x0x8xf32>, tensor<1x2x0x8xf32>) -> tensor<1x2x4x8xf32>
   %1 = "graph.scatter_update"(%d, %i, %u) {axis = 1 : i64} : (tensor<4x8xf32>, tensor<0xi64>, tensor<4x0xf32>) -> tensor<4x8xf32>
   return %0, %1 : tensor<1x2x4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A grouped matmul with no contraction, or with no group, gives no row a product: zeros, whatever the ends.
+// CHECK-LABEL: func.func @grouped_matmul_of_nothing
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<4x3xf32>
+// CHECK-NEXT:    %[[Z2:.*]] = arith.constant dense<0.000000e+00> : tensor<4x3xf32>
+// CHECK-NEXT:    return %[[Z]], %[[Z2]]
+func.func @grouped_matmul_of_nothing(%x: tensor<4x0xf32>, %w: tensor<2x0x3xf32>, %ends: tensor<2xi64>, %y: tensor<4x2xf32>, %none: tensor<0x3x2xf32>, %no_ends: tensor<0xi32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
+  %0 = "graph.grouped_matmul"(%x, %w, %ends) : (tensor<4x0xf32>, tensor<2x0x3xf32>, tensor<2xi64>) -> tensor<4x3xf32>
+  %1 = "graph.grouped_matmul"(%y, %none, %no_ends) {transpose_weights = true} : (tensor<4x2xf32>, tensor<0x3x2xf32>, tensor<0xi32>) -> tensor<4x3xf32>
+  return %0, %1 : tensor<4x3xf32>, tensor<4x3xf32>
 }
 
 // -----
