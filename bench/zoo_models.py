@@ -156,14 +156,8 @@ def _lm(model_class: str, config_class: str, **fixed: Any) -> Callable[[Any, Siz
 
 
 def _moe(model_class: str, config_class: str, **fixed: Any) -> Callable[[Any, Size], Any]:
-    def build(hf: Any, s: Size) -> Any:
-        config = getattr(hf, config_class)(
-            vocab_size=s.vocab, hidden_size=s.hidden, intermediate_size=s.ffn, num_hidden_layers=s.layers,
-            num_attention_heads=s.heads, num_key_value_heads=s.kv_heads, max_position_embeddings=4 * s.seq,
-            num_experts_per_tok=2, **fixed)
-        return _eval(getattr(hf, model_class)(config))
-
-    return build
+    """A mixture-of-experts decoder LM routing each token to two experts."""
+    return _lm(model_class, config_class, num_experts_per_tok=2, **fixed)
 
 
 def _gpt2(hf: Any, s: Size) -> Any:

@@ -584,7 +584,7 @@ CASES: list[Case] = [
     ),
 ]
 
-#: the cases of padding, resizing, group norm and softplus that test_new_vision_and_speech_ops_compile also compiles
+#: the cases of padding, resizing, group norm and softplus that test_new_model_ops_compile also compiles
 COMPILED_CASES = ("pads", "pad-aten-forms", "interpolate", "interpolate-aten-forms", "group-norm-softplus")
 
 
@@ -613,10 +613,17 @@ def test_aten_op_matches_pytorch(case: Case) -> None:
     assert_close(got, torch_outputs(model, inputs), rtol, atol)
 
 
-@pytest.mark.parametrize("case_id", COMPILED_CASES)
-def test_new_vision_and_speech_ops_compile(case_id: str) -> None:
-    """The compiled CPU code of the padding, resizing, group norm and softplus cases against PyTorch eager: NaN and
-    infinities where PyTorch has them, integers exactly."""
+#: the cases of sorting, routing, rotary, ALiBi, bitwise and copy ops that test_new_model_ops_compile compiles
+ROUTING_CASES = ("topk-sort", "moe-routing", "repeat-interleave-baddbmm", "bitwise", "copy")
+
+
+@pytest.mark.parametrize("case_id", COMPILED_CASES + ROUTING_CASES)
+def test_new_model_ops_compile(case_id: str) -> None:
+    """The compiled CPU code of the ops real models needed (padding, resizing, group norm, softplus, MoE routing,
+    rotary, ALiBi, bitwise and copy) against PyTorch eager: NaN and infinities where PyTorch has them, the
+    positions of ties as PyTorch gives them, integers exactly."""
+    if case_id == "moe-routing":
+        pytest.importorskip("transformers", reason="the routing case calls transformers' grouped matmul")
     _, forward, make_inputs, _, rtol, atol = next(case for case in CASES if case[0] == case_id)
     torch.manual_seed(0)
     model = Fn(forward)
@@ -627,24 +634,6 @@ def test_new_vision_and_speech_ops_compile(case_id: str) -> None:
     for g, w in zip(got, want, strict=True):
         assert np.array_equal(np.isnan(g.astype(np.float64)), np.isnan(w.astype(np.float64)))
     assert_close(got, want, max(rtol, 1e-6), max(atol, 1e-6))
-
-
-#: the cases of sorting, routing, rotary, ALiBi, bitwise and copy ops that test_routing_ops_compile compiles
-ROUTING_CASES = ("topk-sort", "moe-routing", "repeat-interleave-baddbmm", "bitwise", "copy")
-
-
-@pytest.mark.parametrize("case_id", ROUTING_CASES)
-def test_routing_ops_compile(case_id: str) -> None:
-    """The compiled CPU code of the MoE routing, rotary, ALiBi, bitwise and copy cases against PyTorch eager: the
-    positions of ties and NaN as PyTorch gives them, integers exactly."""
-    pytest.importorskip("transformers", reason="the routing case calls transformers' grouped matmul")
-    _, forward, make_inputs, _, rtol, atol = next(case for case in CASES if case[0] == case_id)
-    torch.manual_seed(0)
-    model = Fn(forward)
-    inputs = make_inputs()
-    compiled = gft.compile_module(model, inputs)
-    got = [gft.to_numpy(t) for t in compiled(*inputs)]
-    assert_close(got, torch_outputs(model, inputs), max(rtol, 1e-6), max(atol, 1e-6))
 
 
 def test_grouped_experts_are_one_grouped_matmul_read_through_their_transpose() -> None:
