@@ -41,9 +41,11 @@ from graphfuse.pipelines.opt_levels import graph_pipeline
 
 __all__ = ["KernelRow", "NpuExecutable", "NpuReport", "compile_npu", "npu_graph_pipeline", "npu_lowering_pipeline"]
 
+#: Bufferization; then the buffers a loop allocates per iteration (a sort's permutation of each row) are
+#: allocated once before it, as on the CPU path: npu-buffer-assign places a kernel's top-level buffers.
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
+    "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},func.func(buffer-loop-hoisting)"
 )
 
 

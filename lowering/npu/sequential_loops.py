@@ -1,18 +1,34 @@
-"""Kernels holding a sequential loop (a scan, a scatter): the loop's slices streamed through UB.
+"""Kernels holding a sequential loop (a scan, a scatter, a sort): the loop's slices streamed through UB.
 
-graph-to-linalg lowers ``graph.cumsum`` and ``graph.scatter_update`` to an
-``scf.for`` inside the kernel whose body reads and writes one slice of its
-buffers per iteration (``x[:, i]``, ``out[:, index[i], :]``).  No parallel
-loop of such a kernel can be cut into tiles; instead its GM buffers stay in
-GM and the loop streams their slices through UB:
+graph-to-linalg lowers ``graph.cumsum``, ``graph.scatter_update``,
+``graph.sort`` / ``graph.topk`` (a loop over rows) and
+``graph.grouped_matmul`` (a loop over groups) to an ``scf.for`` inside the
+kernel whose body reads and writes one slice of its buffers per iteration
+(``x[:, i]``, ``out[:, index[i], :]``, ``x[i, p]``).  No parallel loop of
+such a kernel can be cut into tiles; instead its GM buffers stay in GM and
+the loop streams their slices through UB.  The body may nest ``scf.if``,
+``scf.for`` and ``scf.while`` (a sort's partitions, a group's row blocks),
+and the loop may carry values from one iteration to the next (a group's
+start); what they touch must be local buffers or the accesses below.
 
-- an access at the loop's index (``x[:, i]``, ``index[i]``) is staged in
-  chunks of C iterations: the window of C slices moves GM -> UB before the
-  chunk's iterations and back after them (two slots when room allows);
-- any other access (``out[:, index[i], :]``, whose place depends on data)
-  is staged per iteration: its slice moves in before its first use and out
-  after its last;
-- local buffers (a scan's running sum) stay in UB;
+- an access at the loop's index (``x[:, i]``, ``index[i]``) in the loop's
+  body is staged in chunks of C iterations: the window of C slices moves
+  GM -> UB before the chunk's iterations and back after them (two slots
+  when room allows).  In a dim where an access's offset is not known before
+  the iteration (``x[i, p]``, p computed in the body: a sort's comparisons,
+  a row's outputs at an inner loop's index), the window spans the dim whole
+  and the access keeps its offset inside it; the buffer's accesses may then
+  be anywhere in the body's nested blocks (each iteration's row is read
+  over and over at places only known then).  Such a window is loaded before
+  its chunk even when only written (a scattered store does not write it
+  whole);
+- any other access (``out[:, index[i], :]``, whose place depends on data;
+  ``update[:, i, :]`` used only when a condition holds) is staged per
+  iteration: its slice moves in before its first use and out after its
+  last.  The accesses of one buffer that are never live together
+  (a group's row blocks, each in its own ``scf.if``) share one staging
+  buffer;
+- local buffers (a scan's running sum, a sort's permutation) stay in UB;
 - a dim every access spans whole, that the ops use elementwise (the rows
   of a scan along columns), may be cut into tiles of T: the kernel then
   runs once per tile on T of it.
@@ -55,6 +71,10 @@ __all__ = ["SequentialLoop", "StreamPlan", "plan_stream", "rewrite_stream", "seq
 _ELEMENTWISE = frozenset({"memref.copy", "linalg.copy", "linalg.fill", "linalg.map"})
 #: Top-level ops that are not compute: kept where they are (before any tile loop).
 _SETUP = frozenset({"memref.alloc", "memref.get_global", "arith.constant", "func.return"})
+#: Region ops the sequential loop's body may nest (their blocks run more of the iteration's work).
+_NESTED = frozenset({"scf.if", "scf.for", "scf.while"})
+#: Their terminators.
+_TERMINATORS = frozenset({"scf.yield", "scf.condition"})
 
 
 @dataclass
@@ -64,9 +84,20 @@ class _Access:
     op: ir.Operation  # memref.subview, memref.load or memref.store
     root: ir.Value
     offsets: list[int | ir.Value]
+    #: the window's sizes, in the root's dims (a rank-reducing subview's dropped dims are 1)
     sizes: list[int]
     reads: bool
     writes: bool
+    #: written maybe in part (a store into the view, or a write in a nested block): staged, it is loaded first
+    partial: bool = False
+    #: written whole before anything reads it (its first use fills or copies into it): staged per iteration, it
+    #: is not loaded
+    fresh: bool = False
+
+    @property
+    def loaded(self) -> bool:
+        """Staged per iteration: whether its window moves in before its first use."""
+        return (self.reads or self.partial) and not self.fresh
 
     @property
     def type(self) -> ir.MemRefType:
@@ -84,6 +115,10 @@ class _Streamed:
     #: a chunk is loaded before its iterations (some access reads, or writes only part of the window)
     loaded: bool
     written: bool
+    #: chunked: the dims some access's offset is not known before the iteration in (its window spans them whole)
+    whole: frozenset[int] = frozenset()
+    #: per iteration: the accesses sharing a staging buffer (never live together), as indices into ``accesses``
+    groups: list[list[int]] = field(default_factory=list)
 
     @property
     def type(self) -> ir.MemRefType:
@@ -173,27 +208,74 @@ def _reads_writes(user: ir.Operation, value: ir.Value) -> tuple[bool, bool] | No
     return any(r for r, _ in found), any(w for _, w in found)
 
 
+def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+    """``op``, or the op holding it, that is in ``block``; None when ``op`` is not nested in ``block``."""
+    while True:
+        if op.block == block:
+            return op
+        parent = op.parent
+        if parent is None or parent.name in ("func.func", "builtin.module"):
+            return None
+        op = as_operation(parent)
+
+
+def _kept_dims(sizes: list[int], shape: list[int]) -> list[int] | None:
+    """The dims of a window of ``sizes`` that a rank-reducing view of ``shape`` keeps (the unit dims it does
+    not match are dropped, as MLIR matches them: left to right); None when the shapes do not match."""
+    kept: list[int] = []
+    for d, n in enumerate(sizes):
+        if len(kept) < len(shape) and shape[len(kept)] == n:
+            kept.append(d)
+        elif n != 1:
+            return None
+    return kept if len(kept) == len(shape) else None
+
+
+def _reduce_rank(view: ir.Value, shape: list[int]) -> None:
+    """Give a rank-kept subview result the rank-reduced type of ``shape`` (its unit dims dropped)."""
+    t = ir.MemRefType(view.type)
+    if t.rank == len(shape):
+        return
+    kept = _kept_dims(list(t.shape), shape)
+    assert kept is not None, (t, shape)
+    strides, offset = t.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    dims = "".join(f"{t.shape[d]}x" for d in kept)
+    space = f", {t.memory_space}" if t.memory_space is not None else ""
+    view.set_type(ir.Type.parse(f"memref<{dims}{t.element_type}, strided<[{', '.join(str(strides[d]) for d in kept)}]"
+                                f", offset: {'?' if offset == dynamic else offset}>{space}>"))
+
+
 def _subview_access(view: ir.Operation) -> _Access | None:
-    """A GM subview inside the loop as an access: rank-kept, static sizes, unit strides, used in its block."""
+    """A GM subview inside the loop as an access: static sizes, unit strides (rank-reducing or not), used in
+    its block or blocks nested in it."""
     source = view.operands[0]
-    if ir.MemRefType(view.results[0].type).rank != ir.MemRefType(source.type).rank:
-        return None
     if any(s != 1 for s in ir.DenseI64ArrayAttr(view.attributes["static_strides"])):
         return None
     segments = list(ir.DenseI32ArrayAttr(view.attributes["operandSegmentSizes"]))
     if segments[2] or segments[3]:
         return None  # dynamic sizes or strides
     offsets, sizes = _subview_window(view)
-    reads = writes = False
+    if _kept_dims(sizes, list(ir.MemRefType(view.results[0].type).shape)) is None:
+        return None
+    reads = writes = partial = False
+    users = []
     for use in view.results[0].uses:
         user = as_operation(use.owner)
-        if user.block != view.block:
+        if _ancestor_in(user, view.block) is None:
             return None
         found = _reads_writes(user, view.results[0])
         if found is None:
             return None
         reads, writes = reads or found[0], writes or found[1]
-    return _Access(view, source, offsets, sizes, reads, writes)
+        partial |= found[1] and (user.name == "memref.store" or user.block != view.block)
+        users.append(user)
+    # its first user (all others after it, none nested in it) fills it or copies into it
+    first = _first_in_block([_ancestor_in(u, view.block) for u in users]) if users else None
+    fresh = first is not None and any(op_id(u) == op_id(first) for u in users) and _elementwise(first) and \
+        _reads_writes(first, view.results[0]) == (False, True) and \
+        all(op_id(u) == op_id(first) or first.is_before_in_block(_ancestor_in(u, view.block)) for u in users)
+    return _Access(view, source, offsets, sizes, reads, writes, partial, fresh)
 
 
 def _element_access(op: ir.Operation) -> _Access:
@@ -205,25 +287,32 @@ def _element_access(op: ir.Operation) -> _Access:
     return _Access(op, buffer, offsets, [1] * len(indices), not is_store, is_store)
 
 
-def _chunk_dim(accesses: list[_Access], iv: ir.Value, step: int, body: ir.Block) -> int | None:
-    """The dim at which every access of one buffer is the loop's index, the same window otherwise."""
+def _is_value(offset: int | ir.Value, value: ir.Value) -> bool:
+    return isinstance(offset, ir.Value) and offset == value
+
+
+def _chunk_dims(accesses: list[_Access], iv: ir.Value, step: int, body: ir.Block
+                ) -> tuple[int, frozenset[int]] | None:
+    """The dim at which every access of one buffer is the loop's index (size 1), and the dims some access's
+    offset is a value in (known only in the iteration: spanned whole); in the other dims every access has the
+    same constant window.  Without such whole dims, every access must be in the loop's body: a slice used
+    only in a nested block (maybe not at all) moves per iteration, when it is used.  None when there is no
+    such dim."""
     if step != 1:
         return None
     first = accesses[0]
-    dims = [d for d, o in enumerate(first.offsets) if isinstance(o, ir.Value) and o == iv]
-    if len(dims) != 1 or first.sizes[dims[0]] != 1:
+    dims = [d for d, o in enumerate(first.offsets) if _is_value(o, iv)]
+    if len(dims) != 1:
         return None
     dim = dims[0]
+    whole = frozenset(d for a in accesses for d, o in enumerate(a.offsets) if d != dim and isinstance(o, ir.Value))
     for a in accesses:
-        if a.sizes != first.sizes or a.op.block != body:
+        if not _is_value(a.offsets[dim], iv) or a.sizes[dim] != 1 or (not whole and a.op.block != body):
             return None
-        for d, (o, o0) in enumerate(zip(a.offsets, first.offsets, strict=True)):
-            if d == dim:
-                if not (isinstance(o, ir.Value) and o == iv):
-                    return None
-            elif not isinstance(o, int) or o != o0:
+        for d in range(len(a.offsets)):
+            if d != dim and d not in whole and (a.offsets[d], a.sizes[d]) != (first.offsets[d], first.sizes[d]):
                 return None
-    return dim
+    return dim, whole
 
 
 def sequential_loop(kernel: ir.Operation) -> SequentialLoop | None:
@@ -231,8 +320,8 @@ def sequential_loop(kernel: ir.Operation) -> SequentialLoop | None:
     block = kernel.regions[0].blocks[0]
     top = [as_operation(o) for o in block.operations]
     loops = [op for op in top if op.name == "scf.for"]
-    if len(loops) != 1 or len(loops[0].results):
-        return None
+    if len(loops) != 1 or any(isinstance(r.type, ir.MemRefType) for r in loops[0].results):
+        return None  # (values carried from one iteration to the next are fine: the chunk loop carries them too)
     loop = loops[0]
     bounds = [_constant_int(v) for v in list(loop.operands)[:3]]
     if any(b is None for b in bounds) or bounds[2] <= 0:
@@ -254,8 +343,14 @@ def sequential_loop(kernel: ir.Operation) -> SequentialLoop | None:
     for op in nested_ops(loop):
         if op.parent.name.startswith("linalg."):
             continue  # a linalg payload
-        if op.regions and op.name != "scf.if" and not op.name.startswith("linalg."):
+        if op.regions and op.name not in _NESTED and not op.name.startswith("linalg."):
             return None
+        if op.name in _NESTED or op.name in _TERMINATORS:  # control flow: over scalars only
+            if any(isinstance(v.type, ir.MemRefType) for v in [*op.operands, *op.results]):
+                return None
+            continue
+        if op.name in ("memref.alloc", "memref.alloca"):
+            return None  # a buffer per iteration (hoisted before the loop, it is a local)
         if op.name == "memref.subview":
             if not _is_root(op.operands[0], block):
                 return None
@@ -288,23 +383,64 @@ def sequential_loop(kernel: ir.Operation) -> SequentialLoop | None:
         else:
             group.accesses.append(a)
     for s in streamed:
-        s.chunk_dim = _chunk_dim(s.accesses, iv, step, body)
+        chunked = _chunk_dims(s.accesses, iv, step, body)
+        s.chunk_dim, s.whole = chunked if chunked is not None else (None, frozenset())
         s.written = any(a.writes for a in s.accesses)
         s.loaded = any(a.reads for a in s.accesses) or (
-            s.chunk_dim is not None and not all(_overwrites(a) for a in s.accesses))
+            s.chunk_dim is not None and not all(_overwrites(a, body, s.whole) for a in s.accesses))
+        if s.chunk_dim is None:
+            s.groups = _sharing(s.accesses)
     found = SequentialLoop(kernel, loop, lower, step, max(0, -(-(upper - lower) // step)), streamed, locals_,
                            local_views)
     found.free_dims = _free_dims(found, top)
     return found
 
 
-def _overwrites(access: _Access) -> bool:
-    """Whether the access's window is written whole (by copies, fills and elementwise ops that do not read
-    it) and nothing reads it."""
+def _overwrites(access: _Access, body: ir.Block, whole: frozenset[int]) -> bool:
+    """Whether the access writes its slice of the chunk's window whole in every iteration (in the loop's body,
+    by a store, or by copies, fills and elementwise ops in its block that do not read it) and nothing reads
+    it.  An access spanning a dim whole writes only part of it."""
+    if access.op.block != body or whole or access.partial:
+        return False
     if access.op.name == "memref.store":
         return True
     users = [as_operation(u.owner) for u in access.op.results[0].uses]
     return not access.reads and all(_elementwise(u) for u in users)
+
+
+def _live_ops(access: _Access) -> set[int]:
+    """The ops an access staged per iteration is live across (from its op to its last use, the ops nested in
+    them included)."""
+    op = access.op
+    if op.name != "memref.subview":
+        return {op_id(op)}
+    users = [_ancestor_in(as_operation(u.owner), op.block) for u in op.results[0].uses]
+    last = _last_in_block([op, *users])
+    live: set[int] = set()
+    inside = False
+    for o in [as_operation(o) for o in op.block.operations]:
+        inside = inside or op_id(o) == op_id(op)
+        if inside:
+            live |= {op_id(o), *(op_id(n) for n in nested_ops(o))}
+        if op_id(o) == op_id(last):
+            break
+    return live
+
+
+def _sharing(accesses: list[_Access]) -> list[list[int]]:
+    """The accesses of one buffer staged per iteration, in groups that are never live together (each group
+    shares one staging buffer): two accesses are when either one's op is among the ops the other is live
+    across."""
+    live = [_live_ops(a) for a in accesses]
+    groups: list[list[int]] = []
+    for k, a in enumerate(accesses):
+        for group in groups:
+            if all(op_id(a.op) not in live[j] and op_id(accesses[j].op) not in live[k] for j in group):
+                group.append(k)
+                break
+        else:
+            groups.append([k])
+    return groups
 
 
 def _elementwise(op: ir.Operation) -> bool:
@@ -341,11 +477,13 @@ def _free_dims(found: SequentialLoop, top: list[ir.Operation]) -> list[tuple[dic
         follows: dict[int, int] = {}
         barred: set[int] = set()
         for op in ops:
-            if op.name in ("memref.subview", "scf.if", "scf.yield") or op.name.startswith("arith."):
+            if op.name in ("memref.subview", *_NESTED, *_TERMINATORS) or op.name.startswith("arith."):
                 continue
             operands = [v for v in op.operands if isinstance(v.type, ir.MemRefType)]
             windows = [root_window(v) for v in operands]
-            if op.name in ("memref.load", "memref.store") or not _elementwise(op):
+            reduced = any(w is not None and len(w[2]) != ir.MemRefType(v.type).rank  # a rank-reducing view
+                          for v, w in zip(operands, windows, strict=True))
+            if op.name in ("memref.load", "memref.store") or not _elementwise(op) or reduced:
                 barred |= {w[0] for w in windows if w is not None}
                 continue
             ranks = {ir.MemRefType(v.type).rank for v in operands}
@@ -369,13 +507,27 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(n, 0, -1) if n % d == 0]
 
 
-def _window(access: _Access, free: dict[int, int], key: int, tile: int, chunk_dim: int | None, chunk: int) -> list[int]:
+def _window(access: _Access, free: dict[int, int], key: int, tile: int) -> list[int]:
+    """A per-iteration access's staged window: its own, cut to the tile along the free dim."""
     sizes = list(access.sizes)
     if key in free:
         sizes[free[key]] = tile
-    if chunk_dim is not None:
-        sizes[chunk_dim] = chunk
     return sizes
+
+
+def _chunk_window(s: _Streamed, free: dict[int, int], key: int, tile: int, chunk: int) -> list[int]:
+    """A chunked buffer's window: the accesses' slice, whole along the dims in ``s.whole``, the chunk's
+    iterations along the chunk dim, cut to the tile along the free dim."""
+    sizes = _window(s.accesses[0], free, key, tile)
+    for d in s.whole:
+        sizes[d] = s.type.shape[d]
+    sizes[s.chunk_dim] = chunk
+    return sizes
+
+
+def _group_window(s: _Streamed, group: list[int], free: dict[int, int], key: int, tile: int) -> list[int]:
+    """The staging buffer a group of per-iteration accesses shares: each dim the largest of theirs."""
+    return [max(sizes) for sizes in zip(*(_window(s.accesses[k], free, key, tile) for k in group), strict=True)]
 
 
 def _peaks(found: SequentialLoop, free: dict[int, int], tile: int, chunk: int, double: bool,
@@ -389,9 +541,9 @@ def _peaks(found: SequentialLoop, free: dict[int, int], tile: int, chunk: int, d
         size = element_bytes(s.type.element_type)
         if s.chunk_dim is not None:
             slots = 2 if double else 1
-            total += slots * ub.footprint(math.prod(_window(s.accesses[0], free, key, tile, s.chunk_dim, chunk)) * size)
+            total += slots * ub.footprint(math.prod(_chunk_window(s, free, key, tile, chunk)) * size)
         else:
-            total += sum(ub.footprint(math.prod(_window(a, free, key, tile, None, 1)) * size) for a in s.accesses)
+            total += sum(ub.footprint(math.prod(_group_window(s, g, free, key, tile)) * size) for g in s.groups)
     return {"ub": total, **dict.fromkeys((s for s in PLACED_SPACES if s != "ub"), 0)}
 
 
@@ -440,9 +592,10 @@ def rewrite_stream(kernel: ir.Operation, plan: StreamPlan) -> int:
             local.set_type(ir.MemRefType.get(_local_shape(found, k, free, tile), element, None, mem_space("ub")))
         for view in found.local_views:
             key = found.buffer_index(view.operands[0])
+            if key not in free:
+                continue  # (its type takes the UB space below)
             offsets, sizes = _subview_window(view)
-            if key in free:
-                sizes[free[key]] = tile
+            sizes[free[key]] = tile
             with ir.InsertionPoint(view):
                 rebuilt = window_view(view.operands[0], offsets, sizes)
             view.results[0].replace_all_uses_with(rebuilt)
@@ -455,13 +608,17 @@ def rewrite_stream(kernel: ir.Operation, plan: StreamPlan) -> int:
             for key, s in enumerate(found.streamed):
                 element = s.type.element_type
                 if s.chunk_dim is not None:
-                    window = _window(s.accesses[0], free, key, tile, s.chunk_dim, plan.chunk)
+                    window = _chunk_window(s, free, key, tile, plan.chunk)
                     shape = [2, *window] if plan.double else window
                     staging[op_id(s.accesses[0].op)] = alloc(ir.MemRefType.get(shape, element, None, mem_space("ub")))
-                else:
-                    for a in s.accesses:
-                        window = _window(a, free, key, tile, None, 1)
-                        staging[op_id(a.op)] = alloc(ir.MemRefType.get(window, element, None, mem_space("ub")))
+                    continue
+                for group in s.groups:  # one buffer per group; each access stages in its corner of it
+                    shape = _group_window(s, group, free, key, tile)
+                    shared = alloc(ir.MemRefType.get(shape, element, None, mem_space("ub")))
+                    for k in group:
+                        window = _window(s.accesses[k], free, key, tile)
+                        staging[op_id(s.accesses[k].op)] = shared if window == shape else \
+                            window_view(shared, [0] * len(window), window)
         # The tile loop around every compute op.
         nest: list[tuple[ir.Value, int, int]] = []
         row: ir.Value | None = None
@@ -483,11 +640,16 @@ def rewrite_stream(kernel: ir.Operation, plan: StreamPlan) -> int:
         # The chunk loop around the sequential loop, which then runs over one chunk's iterations.
         start: ir.Value | None = None  # the chunk's first iteration index (None: 0)
         if plan.chunk < found.trips:
+            carried = list(loop.operands)[3:]  # values the loop carries: from chunk to chunk too
             with ir.InsertionPoint(loop):
-                chunks = scf.ForOp(index_constant(0), index_constant(found.trips), index_constant(plan.chunk))
+                chunks = scf.ForOp(index_constant(0), index_constant(found.trips), index_constant(plan.chunk), carried)
+            for result, outer in zip(loop.results, chunks.results, strict=True):
+                result.replace_all_uses_with(outer)
             with ir.InsertionPoint(chunks.body):
-                end = scf.YieldOp([]).operation
+                end = scf.YieldOp(list(loop.results)).operation
             loop.move_before(end)
+            for k, value in enumerate(chunks.inner_iter_args):
+                loop.operands[3 + k] = value
             start = chunks.induction_variable
             nest.append((start, plan.chunk, found.trips // plan.chunk))
         with ir.InsertionPoint(loop):
@@ -518,7 +680,7 @@ def rewrite_stream(kernel: ir.Operation, plan: StreamPlan) -> int:
         for key, s in enumerate(found.streamed):
             if s.chunk_dim is None:
                 for a in s.accesses:
-                    a.offsets = [index if isinstance(o, ir.Value) and o == iv else o for o in a.offsets]
+                    a.offsets = [index if _is_value(o, iv) else o for o in a.offsets]
                     transfers += _stage_slice(a, staging[op_id(a.op)], free.get(key), tile, row)
                 continue
             transfers += _stage_chunk(s, staging[op_id(s.accesses[0].op)], slot, free.get(key), tile, row, start,
@@ -558,10 +720,12 @@ def _stage_slice(access: _Access, buffer: ir.Value, free_dim: int | None, tile: 
     transfers = 0
     with ir.InsertionPoint(op):
         window = window_view(access.root, _gm_offsets(access.offsets, free_dim, row), sizes)
-        if access.reads:
+        if access.loaded:
             dma(window, buffer)
             transfers += 1
-    zeros = [index_constant(0) for _ in sizes] if op.name != "memref.subview" else []
+    if op.name != "memref.subview":
+        with ir.InsertionPoint(op):
+            zeros = [index_constant(0) for _ in sizes]
     if op.name == "memref.load":
         with ir.InsertionPoint(op):
             value = memref.LoadOp(buffer, zeros).result
@@ -574,7 +738,12 @@ def _stage_slice(access: _Access, buffer: ir.Value, free_dim: int | None, tile: 
             dma(buffer, window)
         op.erase()
         return transfers + 1
-    last = _last_in_block([as_operation(u.owner) for u in op.results[0].uses])
+    last = _last_in_block([_ancestor_in(as_operation(u.owner), op.block) for u in op.results[0].uses])
+    shape = list(ir.MemRefType(op.results[0].type).shape)
+    if len(shape) != len(sizes):  # a rank-reducing view: the buffer seen without the dropped unit dims
+        with ir.InsertionPoint(op):
+            buffer = window_view(buffer, [0] * len(sizes), sizes)
+        _reduce_rank(buffer, shape)
     op.results[0].replace_all_uses_with(buffer)
     if access.writes:
         with ir.InsertionPoint.after(last):
@@ -582,6 +751,14 @@ def _stage_slice(access: _Access, buffer: ir.Value, free_dim: int | None, tile: 
         transfers += 1
     op.erase()
     return transfers
+
+
+def _first_in_block(ops: list[ir.Operation]) -> ir.Operation:
+    first = ops[0]
+    for op in ops[1:]:
+        if op.is_before_in_block(first):
+            first = op
+    return first
 
 
 def _last_in_block(ops: list[ir.Operation]) -> ir.Operation:
@@ -607,6 +784,8 @@ def _stage_chunk(s: _Streamed, buffer: ir.Value, slot: ir.Value | None, free_dim
             begin = arith.addi(start, index_constant(lower)) if lower else start
         offsets[dim] = begin
         sizes = [tile if d == free_dim else n for d, n in enumerate(first.sizes)]
+        for d in s.whole:
+            offsets[d], sizes[d] = 0, s.type.shape[d]
         sizes[dim] = chunk
         window = window_view(s.root, offsets, sizes)
         if s.loaded:
@@ -620,10 +799,13 @@ def _stage_chunk(s: _Streamed, buffer: ir.Value, slot: ir.Value | None, free_dim
         op = a.op
         inner: list[ir.Value | int] = [0] * len(a.sizes)
         inner[dim] = iv
+        for d in s.whole:  # the dims spanned whole: the access's own offset (the original loop index for its own)
+            inner[d] = index if _is_value(a.offsets[d], iv) else a.offsets[d]
         with ir.InsertionPoint(op):
             if op.name == "memref.subview":
                 view_sizes = [tile if d == free_dim else n for d, n in enumerate(a.sizes)]
                 view = window_view(staged, inner, view_sizes)
+                _reduce_rank(view, list(ir.MemRefType(op.results[0].type).shape))
                 op.results[0].replace_all_uses_with(view)
             else:
                 indices = [v if isinstance(v, ir.Value) else index_constant(v) for v in inner]

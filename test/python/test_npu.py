@@ -791,6 +791,80 @@ def test_a_fused_scan_is_split_into_kernels_launched_in_turn() -> None:
                                                        (2 * x.nbytes, x.nbytes)]
 
 
+SMALL_UB = Path(__file__).resolve().parents[1] / "NPU" / "npu-buffer-assign" / "Inputs" / "small-ub.json"
+
+SORTING = {  # sorts and top-ks whose kernel is over a 16 KiB UB: (operand, op and attributes, k or None for a sort)
+    "sort_rows_descending": ("16x300xf32", '"graph.sort"(%x) {descending = true}', None),
+    "sort_columns_stable": ("300x16xf32", '"graph.sort"(%x) {axis = 0 : i64, stable = true}', None),
+    "sort_3d": ("4x3x100xf32", '"graph.sort"(%x)', None),
+    "sort_f16": ("16x300xf16", '"graph.sort"(%x) {descending = true}', None),
+    "topk_heap_select": ("16x512xf32", '"graph.topk"(%x) {k = 5 : i64}', 5),
+    "topk_nth_element_smallest": ("16x300xf32", '"graph.topk"(%x) {k = 40 : i64, largest = false}', 40),
+    "topk_unsorted": ("16x300xf32", '"graph.topk"(%x) {k = 40 : i64, sorted = false}', 40),
+    "topk_i32": ("16x512xi32", '"graph.topk"(%x) {k = 8 : i64}', 8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SORTING))
+def test_sorting_over_ub_streams_its_rows(name: str) -> None:
+    """A sort or top-k loops over rows, each row's algorithm reading it at positions it computes and writing
+    the results at an inner loop's index. Over UB, the loop streams chunks of whole rows (of whole columns
+    along axis 0) through UB in more than one window; the values and positions are the reference's exactly,
+    on rows full of ties, NaN and infinities (PyTorch's order, its algorithms' choices among equal values).
+    Every byte moves once; the results' windows are also read (written at computed places, never whole)."""
+    shape, op, k = SORTING[name]
+    *sizes, element = shape.split("x")
+    dims = [int(d) for d in sizes]
+    out = dims if k is None else [*dims[:-1], k]  # (the top-ks search the last axis)
+    results = [f"tensor<{'x'.join(map(str, out))}x{t}>" for t in (element, "i64")]
+    operand = f"tensor<{shape}>"
+    text = (f"func.func @f(%x: {operand}) -> ({', '.join(results)}) {{\n  %0:2 = {op} : ({operand}) -> "
+            f"({', '.join(results)})\n  return %0#0, %0#1 : {', '.join(results)}\n}}")
+    exe = compile_npu(text, opt_level=0, target=SMALL_UB)
+    rng = np.random.default_rng(0)
+    x = rng.integers(-20, 20, dims).astype(exe.inputs[0][1])
+    if element != "i32":
+        x[rng.random(dims) < 0.05] = np.nan
+        x[rng.random(dims) < 0.02] = np.inf
+        x[rng.random(dims) < 0.02] = -np.inf
+    got, want = exe(x), exe.reference(x)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)  # NaN at the same places
+    (row,) = exe.report().rows
+    assert "npu.stream_tiles" in exe.npu_ir and row.tiles > 1
+    assert row.ub_bytes <= load_target(SMALL_UB).buffer("ub").bytes
+    outputs = sum(g.nbytes for g in got)
+    assert (row.gm_read, row.gm_write) == (x.nbytes + outputs, outputs)
+
+
+def test_a_grouped_matmul_over_ub_streams_its_groups() -> None:
+    """A grouped matmul whose operands are over a 16 KiB UB: zeroing the result is split off, then the loop
+    over groups carries each group's start from chunk to chunk of groups, the weights and ends staged per
+    chunk, each row block of x and of the result moved when it is used (the blocks sharing one staging
+    buffer). Rows in no group (an empty group, rows after the last end) stay zero; each row of x in a group
+    is read once and each result row in a group written once."""
+    text = """func.func @experts(%x: tensor<256x16xf32>, %w: tensor<4x16x32xf32>, %ends: tensor<4xi64>)
+    -> tensor<256x32xf32> {
+  %0 = "graph.grouped_matmul"(%x, %w, %ends) : (tensor<256x16xf32>, tensor<4x16x32xf32>, tensor<4xi64>)
+      -> tensor<256x32xf32>
+  return %0 : tensor<256x32xf32>
+}"""
+    exe = compile_npu(text, opt_level=0, target=SMALL_UB)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((256, 16)).astype(np.float32)
+    w = rng.standard_normal((4, 16, 32)).astype(np.float32)
+    ends = np.array([37, 100, 100, 250], dtype=np.int64)
+    (got,) = exe(x, w, ends)
+    (want,) = exe.reference(x, w, ends)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert not got[250:].any()
+    zero, groups = exe.report().rows
+    assert zero.name.endswith("_part0") and groups.name.endswith("_part1")
+    assert "npu.stream_tiles" in exe.npu_ir and groups.tiles > 1
+    assert groups.ub_bytes <= load_target(SMALL_UB).buffer("ub").bytes
+    assert (groups.gm_read, groups.gm_write) == (250 * 16 * 4 + w.nbytes + ends.nbytes, 250 * 32 * 4)
+
+
 INDEXED_OPS = {  # ops whose lowering reads linalg.index, at sizes that tile them along the indexed dims
     "dropout": ("tensor<1024x512xf32>", '%0:2 = "graph.dropout"(%a) : (tensor<1024x512xf32>) -> '
                 "(tensor<1024x512xf32>, tensor<1024x512xf32>)",
