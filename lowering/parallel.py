@@ -16,6 +16,10 @@ The threading model (docs/lowering.md):
   ``intel-openmp`` package: it exports the ``__kmpc_*`` entry points the MLIR
   OpenMP lowering calls).  With one thread, or without that library, the
   foralls become plain loops (``scf-forall-to-for``).
+- Ops with no schedule of their own (pooling, strided depthwise and grouped
+  convolutions, the im2col gather before a strided convolution's
+  contraction), in a kernel or outside any, are tiled alone into tasks over
+  their leading parallel loops (:func:`leading_tiles`).
 - Kernels smaller than ``min-elements`` stay serial: starting the threads
   costs a few microseconds, which only pays off on larger outputs.
 
@@ -55,6 +59,16 @@ _ROOT = "graph.parallel_root"
 #: Ops that tile and fuse as elementwise or row work; kernels holding others (contractions, convolutions,
 #: pooling) are left to their own schedules.
 _TILEABLE = frozenset({"linalg.generic", "linalg.fill", "linalg.transpose", "linalg.broadcast", "linalg.copy"})
+#: Sliding-window ops with no schedule of their own (pooling, strided depthwise and grouped convolutions): in
+#: a kernel holding one, each is tiled into tasks over its leading parallel dims, its fill and padding fused.
+_WINDOW_OPS = frozenset({
+    "linalg.pooling_nchw_max", "linalg.pooling_nchw_sum", "linalg.depthwise_conv_2d_nchw_chw",
+    "linalg.conv_2d_ngchw_gfchw", "linalg.conv_2d_nchw_fchw",
+})
+#: Contractions whose operand an im2col gather computes (structured_ops._conv_as_matmul).
+_CONTRACTIONS = frozenset({"linalg.contract", "linalg.matmul", "linalg.batch_matmul"})
+#: Views between an im2col gather and its contraction.
+_RESHAPES = frozenset({"tensor.collapse_shape", "tensor.expand_shape"})
 
 _SCRIPT = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -145,6 +159,31 @@ def chunk_tiles(op: ir.Operation, max_tasks: int) -> list[int] | None:
     return [chunk] + [0] * (len(bounds) - 1)
 
 
+def leading_tiles(op: ir.Operation, max_tasks: int) -> list[int] | None:
+    """Tile sizes splitting ``op``'s leading parallel loops into at most ``max_tasks`` tasks, the outer ones
+    into single iterations while the tasks stay within ``max_tasks`` (a batch of 4 images of 32 channels: 4 x
+    16 tasks of 2 channels); None when no leading loop has 2 or more iterations."""
+    bounds = _loop_bounds(op)
+    iterators = _iterators(op)
+    if bounds is None:
+        return None
+    tiles = [0] * len(bounds)
+    tasks = 1
+    for dim, (extent, iterator) in enumerate(zip(bounds, iterators, strict=True)):
+        if iterator != "parallel" or tasks >= max_tasks:
+            break
+        if extent < 2:
+            tiles[dim] = 1
+            continue
+        if tasks * extent <= max_tasks:
+            tiles[dim], tasks = 1, tasks * extent
+            continue
+        per_task = -(-extent // (max_tasks // tasks))
+        tiles[dim], tasks = per_task, tasks * -(-extent // per_task)
+        break
+    return tiles if tasks > 1 else None
+
+
 @dataclass(frozen=True)
 class ParallelizeKernels(GraphPass):
     name: ClassVar[str] = "parallelize-kernels"
@@ -162,7 +201,12 @@ class ParallelizeKernels(GraphPass):
     def run(self, module: ir.Module, context: PassContext) -> None:
         with module.context, ir.Location.unknown():
             for name, func_op in functions(module).items():
-                if not is_kernel(func_op) or not func_op.regions[0].blocks:
+                if not func_op.regions[0].blocks:
+                    continue
+                if not is_kernel(func_op):  # ops lowered outside kernels: a lone pooling or convolution
+                    ops = [as_operation(op) for op in func_op.regions[0].blocks[0].operations]
+                    if self._parallelize_windows(func_op, ops) is None:
+                        context.count("num-parallel")
                     continue
                 reason = self._parallelize(func_op)
                 if reason is None:
@@ -177,10 +221,11 @@ class ParallelizeKernels(GraphPass):
         if any(op.name == "scf.forall" for op in ops):
             return None  # tile-kernel-rows made its row loop parallel already
         for op in ops:
-            if op.name.startswith("linalg.") and op.name not in _TILEABLE:
-                return f"it holds {op.name}"
             if DIRECT_CONV in op.attributes:
                 return "it holds a direct convolution (the runtime shares it out across the cores)"
+        if any(op.name.startswith("linalg.") and op.name not in _TILEABLE for op in ops):
+            return self._parallelize_windows(func_op, ops)
+        for op in ops:
             if op.name == "scf.for":
                 return "its loops are serial ones (rows too small to split)"
         ret = ops[-1]
@@ -203,17 +248,87 @@ class ParallelizeKernels(GraphPass):
             roots.append((owner, tiles))
         if not roots:
             return "no result is computed by a linalg op"
+        return _tile_roots(func_op, roots)
+
+    def _parallelize_windows(self, func_op: ir.Operation, ops: list[ir.Operation]) -> str | None:
+        """A kernel holding an op with a schedule of its own (a contraction) or none (a window op): its window
+        ops and the im2col gathers feeding its contractions, when large, tiled over their leading parallel
+        loops (their producers, the padding among them, fused into each task)."""
+        held = next((op.name for op in ops if op.name.startswith("linalg.") and op.name not in _TILEABLE), None)
+        roots: list[tuple[ir.Operation, list[int]]] = []
+        for op in ops:
+            if op.name not in _WINDOW_OPS and not _is_gather(op):
+                continue
+            count = static_elements(op.results[0])
+            tiles = leading_tiles(op, self.max_tasks)
+            if count is not None and count >= self.min_elements and tiles is not None:
+                roots.append((op, tiles))
+        if not roots:
+            return f"it holds {held}" if held else "it holds no large window op or im2col gather"
         for root, tiles in roots:
+            init = root.operands[len(root.operands) - 1].owner
+            fill = None if isinstance(init, ir.Block) or as_operation(init).name != "linalg.fill" else init
+            if fill is not None:
+                as_operation(fill).attributes[_FILL] = ir.UnitAttr.get()
+            text = _WINDOW_SCRIPT.replace("FILL", _FUSE_FILL if fill is not None else "")
+            reason = _tile_roots(func_op, [(root, tiles)], text.replace("FILL_MARK", _FILL))
             for op in nested_ops(func_op):
-                if _ROOT in op.attributes:
-                    del op.attributes[_ROOT]
-            root.attributes[_ROOT] = ir.UnitAttr.get()
-            script = ir.Module.parse(_SCRIPT.replace("ROOT", _ROOT).replace("TILES", str(tiles)))
-            try:
-                interpreter.apply_named_sequence(func_op, script.body.operations[0], script)
-            except ir.MLIRError as error:
-                return f"tiling failed: {error}"
+                if _FILL in op.attributes:
+                    del op.attributes[_FILL]
+            if reason is not None:
+                return reason
+        return None
+
+
+#: Window ops and gathers: tiled on their own (a padding fused into a task would have a dynamic size, which the
+#: runtime refuses), the fill of their accumulator fused into each task.
+_WINDOW_SCRIPT = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %r = transform.structured.match attributes{ROOT} in %root : (!transform.any_op) -> !transform.any_op
+    %t, %tasks = transform.structured.tile_using_forall %r tile_sizes TILES
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+FILL    transform.yield
+  }
+}"""
+_FUSE_FILL = """    %fill = transform.structured.match ops{["linalg.fill"]} attributes{FILL_MARK} in %root
+      : (!transform.any_op) -> !transform.any_op
+    %f, %l = transform.structured.fuse_into_containing_op %fill into %tasks
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+"""
+_FILL = "graph.parallel_fill"
+
+
+def _is_gather(op: ir.Operation) -> bool:
+    """An all-parallel generic whose result a contraction alone reads (through reshapes): an im2col gather."""
+    if op.name != "linalg.generic" or any(it != "parallel" for it in _iterators(op)) or len(op.results) != 1:
+        return False
+    value = op.results[0]
+    while True:
+        users = [as_operation(use.owner) for use in value.uses]
+        if len(users) != 1:
+            return False
+        if users[0].name in _CONTRACTIONS:
+            return True
+        if users[0].name not in _RESHAPES:
+            return False
+        value = users[0].results[0]
+
+
+def _tile_roots(func_op: ir.Operation, roots: list[tuple[ir.Operation, list[int]]], template: str = _SCRIPT
+                ) -> str | None:
+    """Tile each root into an ``scf.forall`` of ``tiles`` by ``template`` (default: its producers fused); None,
+    or why tiling failed."""
+    for root, tiles in roots:
         for op in nested_ops(func_op):
             if _ROOT in op.attributes:
                 del op.attributes[_ROOT]
-        return None
+        root.attributes[_ROOT] = ir.UnitAttr.get()
+        script = ir.Module.parse(template.replace("ROOT", _ROOT).replace("TILES", str(tiles)))
+        try:
+            interpreter.apply_named_sequence(func_op, script.body.operations[0], script)
+        except ir.MLIRError as error:
+            return f"tiling failed: {error}"
+    for op in nested_ops(func_op):
+        if _ROOT in op.attributes:
+            del op.attributes[_ROOT]
+    return None

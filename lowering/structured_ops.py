@@ -787,18 +787,22 @@ def _conv_as_matmul(
 
 
 def _direct_conv_fits(
-    x: ir.Value, w: ir.Value, rt: ir.RankedTensorType, strides: list[int], dilations: list[int]
+    x: ir.Value, w: ir.Value, rt: ir.RankedTensorType, strides: list[int], dilations: list[int],
+    depthwise: bool = False,
 ) -> bool:
     """f32, static shapes, unit strides and dilations, output rows at least one register tile wide (narrower
     ones with many channels are im2col + matmul: 256 channels at 14x14, filters in the lanes, reading the 2.4
-    MB of weights for every task of rows, ran at 180 GFLOP/s on 2 cores, im2col at 340)."""
+    MB of weights for every task of rows, ran at 180 GFLOP/s on 2 cores, im2col at 340).  A depthwise
+    convolution has no matmul form: any width (narrow rows take the column ladder's narrower tiles)."""
     static = all(ir.RankedTensorType(v.type).has_static_shape for v in (x, w)) and rt.has_static_shape
     if not (static and isinstance(rt.element_type, ir.F32Type)):
         return False
-    return strides == [1, 1] and dilations == [1, 1] and rt.shape[3] >= register_tile(vector_bits())[1]
+    wide = depthwise or rt.shape[3] >= register_tile(vector_bits())[1]
+    return strides == [1, 1] and dilations == [1, 1] and wide
 
 
-def _direct_conv(xp: ir.Value, w: ir.Value, rt: ir.RankedTensorType, bias: ir.Value | None) -> ir.Value:
+def _direct_conv(xp: ir.Value, w: ir.Value, rt: ir.RankedTensorType, bias: ir.Value | None,
+                 depthwise: bool = False) -> ir.Value:
     """A unit-stride convolution of the padded input as one generic, read in place by the runtime's register
     tiles (no im2col matrix, no copy of the input into panels): ``out[n, f, oh, ow] += w[f, c, kh, kw] *
     xp[n, c, oh + kh, ow + kw]``.
@@ -809,10 +813,19 @@ def _direct_conv(xp: ir.Value, w: ir.Value, rt: ir.RankedTensorType, bias: ir.Va
     filters is MR broadcast input floats times NR contiguous weights for each (c, kh, kw), whatever the
     row's width.  Else over (n, f, oh, ow, c, kh, kw), the output columns the lanes: MR broadcast weights
     times NR contiguous input floats of one row.
+
+    ``depthwise`` (weights ``[C, 1, KH, KW]``, filter f reads input channel f alone): the same generic with
+    the channel loop of extent 1 added to the filter, ``xp[n, f + c, ...]``, and the output columns the lanes
+    (each filter of a tile reads its own input row).
     """
     d = [ir.AffineDimExpr.get(i) for i in range(7)]
-    init = _accumulator(list(rt.shape), rt.element_type, bias, [1])
-    filter_lanes = rt.shape[1] >= register_tile(vector_bits())[1]
+    if bias is None or ir.RankedTensorType(bias.type).element_type != rt.element_type:
+        init = _accumulator(list(rt.shape), rt.element_type, bias, [1])
+    else:  # a named broadcast, not a generic: the schedule vectorizes the generics of a task, whose last task
+        # of rows may have a dynamic size
+        empty = tensor.empty(list(rt.shape), rt.element_type)
+        init = linalg.broadcast(bias, outs=[empty], dimensions=[0, 2, 3]).results[0]
+    filter_lanes = not depthwise and rt.shape[1] >= register_tile(vector_bits())[1]
     if filter_lanes:  # n, oh, ow, f, c, kh, kw
         w = _filters_last(w)
         maps = [
@@ -821,8 +834,9 @@ def _direct_conv(xp: ir.Value, w: ir.Value, rt: ir.RankedTensorType, bias: ir.Va
             ir.AffineMap.get(7, 0, [d[0], d[3], d[1], d[2]]),
         ]
     else:  # n, f, oh, ow, c, kh, kw
+        channel = d[1] + d[4] if depthwise else d[4]
         maps = [
-            ir.AffineMap.get(7, 0, [d[0], d[4], d[2] + d[5], d[3] + d[6]]),
+            ir.AffineMap.get(7, 0, [d[0], channel, d[2] + d[5], d[3] + d[6]]),
             ir.AffineMap.get(7, 0, [d[1], d[4], d[5], d[6]]),
             ir.AffineMap.get(7, 0, [d[0], d[1], d[2], d[3]]),
         ]
@@ -883,6 +897,9 @@ def lower_conv2d(op: ir.Operation) -> bool:
         elif groups == 1:
             init = _accumulator([n, _dim(w, 0), oh, ow], acc, bias, [1])
             r = linalg.conv_2d_nchw_fchw(xp, w, outs=[init], **named)
+        elif i_static == 1 and o_static == groups and cpu_forms and \
+                _direct_conv_fits(xp, w, rt, strides, dilations, depthwise=True):
+            r = _direct_conv(xp, w, rt, bias, depthwise=True)
         elif i_static == 1 and o_static == groups:
             # Depthwise: channel c is convolved with filter w[c, 0] alone.
             init = _accumulator([n, groups, oh, ow], acc, bias, [1])

@@ -828,3 +828,87 @@ def test_conv2d_over_the_im2col_limit_keeps_the_named_op(monkeypatch: pytest.Mon
 
     unfused, _ = compile_and_compare(build, [(1, 4, 6, 6), (4, 4, 3, 3)])
     assert "linalg.conv_2d_nchw_fchw" in unfused and "linalg.contract" not in unfused
+
+
+DEPTHWISE_CONVS = [
+    # (x shape, kernel, pads): rows of a full column tile and more, narrower ones (the column ladder alone),
+    # 7x7 and 3x3 kernels, asymmetric pads, channels that leave a rest of the MR-filter tile
+    ((2, 10, 9, 40), (7, 7), [3, 3, 3, 3]),
+    ((1, 64, 8, 8), (7, 7), [3, 3, 3, 3]),
+    ((3, 5, 6, 5), (3, 3), [1, 0, 1, 2]),
+    ((1, 16, 4, 1), (3, 1), [1, 0, 1, 0]),
+]
+
+
+@pytest.mark.parametrize(("x", "kernel", "pads"), DEPTHWISE_CONVS)
+@pytest.mark.parametrize("epilogue", [False, True])
+def test_depthwise_conv2d_is_direct(x, kernel, pads: list[int], epilogue: bool) -> None:
+    """A unit-stride f32 depthwise convolution (ConvNeXt's 7x7, MobileNet's 3x3) is the direct convolution with
+    one input channel per filter: shared out across the cores, every tile of MR channels x NR output columns in
+    vector registers, with a bias and activation after it computed on each task."""
+    channels = x[1]
+    rng = np.random.default_rng(5)
+    weight = rng.standard_normal((channels, 1, *kernel)).astype(np.float32)
+
+    def build():
+        b = GraphBuilder("f")
+        xs, ws = b.arg(x), b.arg(weight.shape)
+        conv = b.conv2d(xs, ws, pads=pads, groups=channels)
+        bias = b.const(np.linspace(-1.0, 1.0, channels, dtype=np.float32).reshape(channels, 1, 1))
+        b.ret(b.relu(b.add(conv, bias)) if epilogue else conv)
+        return b.module
+
+    arrays = [rng.standard_normal(x).astype(np.float32), weight]
+    exe = compiled_matching_reference(build(), arrays)
+    linalg_text = str(exe.linalg)
+    assert "graph.direct_conv" in linalg_text and "depthwise_conv" not in linalg_text, linalg_text
+    tiled, _ = _tiled_and_compiled(linalg_text)
+    assert "scf.forall" in tiled and re.search(r"math.fma [^\n]*: vector<", tiled), tiled
+    assert not re.search(r"linalg.generic[^\n]*graph.direct_conv", tiled)
+
+
+WINDOW_KERNELS = {  # name -> (x shape, graph op builder): large enough to be shared out across the cores
+    "max_pool": ((2, 64, 66, 66), lambda b, x: b.max_pool2d(x, kernel=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+    "avg_pool": ((1, 96, 64, 64), lambda b, x: b.avg_pool2d(x, kernel=[2, 2], strides=[2, 2])),
+    "strided_depthwise": ((2, 64, 64, 64), lambda b, x: b.conv2d(
+        x, b.const(np.linspace(-1, 1, 64 * 9, dtype=np.float32).reshape(64, 1, 3, 3)), strides=[2, 2],
+        pads=[1, 1, 1, 1], groups=64)),
+    "im2col_stem": ((4, 3, 64, 64), lambda b, x: b.conv2d(
+        x, b.const(np.linspace(-1, 1, 32 * 3 * 49, dtype=np.float32).reshape(32, 3, 7, 7)), strides=[2, 2],
+        pads=[3, 3, 3, 3])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOW_KERNELS))
+def test_window_ops_and_im2col_gathers_are_shared_out(name: str) -> None:
+    """Pooling, strided depthwise convolutions and the im2col gather of a strided convolution run as tasks over
+    their leading parallel loops (their padding fused into each task), with the reference's results."""
+    shape, op = WINDOW_KERNELS[name]
+
+    def build():
+        b = GraphBuilder("f")
+        b.ret(op(b, b.arg(shape)))
+        return b.module
+
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    exe = compiled_matching_reference(build(), [x])
+    linalg_text = str(exe.linalg)
+    assert "scf.forall" in linalg_text, linalg_text
+    forall = linalg_text[linalg_text.index("scf.forall"):]
+    assert re.search(r"linalg\.(pooling|depthwise|generic)", forall.split("scf.forall.in_parallel")[0]), forall
+
+
+@pytest.mark.parametrize(("x", "w"), [((1, 6, 5, 40), (6, 6, 3, 3)), ((2, 6, 5, 5), (6, 1, 3, 3))])
+@pytest.mark.parametrize("level", [0, 2])
+def test_direct_conv_from_its_bias_with_a_short_last_task(x, w, level: int) -> None:
+    """A direct convolution (plain with filters short of the lanes, or depthwise) whose accumulator starts from
+    its bias operand, over 5 output rows: the last task of CONV_TASK_ROWS rows has 1, a dynamic size the
+    bias's broadcast into that task's block must not need vectorizing."""
+    rng = np.random.default_rng(8)
+    b = GraphBuilder("f")
+    b.ret(b.conv2d(b.arg(x), b.arg(w), b.arg((w[0],)), pads=[1, 1, 1, 1], groups=x[1] // w[1]))
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in (x, w, (w[0],))]
+    exe = graphfuse.compile(b.module, opt_level=level)
+    assert "graph.direct_conv" in str(exe.linalg)
+    (want,), (got,) = exe.reference(*arrays), exe(*arrays)
+    assert_close(want, got, "f32")

@@ -4,7 +4,8 @@
 // directly, marked graph.direct_conv for the runtime's schedule; another plain conv2d with static shapes as
 // im2col (a gathering linalg.generic) + linalg.contract, which the runtime turns into a blocked matmul;
 // other convolutions as
-// named ops (conv_2d_nchw_fchw, depthwise_conv_2d_nchw_chw, conv_2d_ngchw_gfchw); pooling_nchw_max/sum;
+// named ops (conv_2d_nchw_fchw, depthwise_conv_2d_nchw_chw, conv_2d_ngchw_gfchw), a unit-stride f32 depthwise
+// one as the direct generic; pooling_nchw_max/sum;
 // avg_pool2d then divides by the reference's window count.
 // RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | FileCheck %s
 // The result is plain upstream IR: mlir-opt parses and verifies it.
@@ -215,4 +216,32 @@ func.func @avg_pool_dynamic(%x: tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32> {
 func.func @direct_conv(%x: tensor<2x3x6x40xf32>, %w: tensor<5x3x3x3xf32>) -> tensor<2x5x6x40xf32> {
   %0 = "graph.conv2d"(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x6x40xf32>, tensor<5x3x3x3xf32>) -> tensor<2x5x6x40xf32>
   return %0 : tensor<2x5x6x40xf32>
+}
+
+// -----
+
+// Depthwise, f32, unit strides, rows narrower than a register tile: the direct convolution's generic with the
+// channel loop of extent 1 added to the filter (padded[n, f + c, oh + kh, ow + kw], w[f, c, kh, kw] on the
+// weights as given), no named depthwise op.
+// CHECK-DAG: #[[XD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 + d5, d3 + d6)>
+// CHECK-DAG: #[[WDD:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// CHECK-LABEL: func.func @depthwise_direct
+// CHECK:         %[[P:.*]] = tensor.pad %arg0 low[0, 0, 3, 3] high[0, 0, 3, 3]
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x6x5x5xf32>)
+// CHECK-NEXT:    linalg.generic {indexing_maps = [#[[XD]], #[[WDD]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[P]], %arg1 : tensor<2x6x11x11xf32>, tensor<6x1x7x7xf32>) outs(%[[INIT]] : tensor<2x6x5x5xf32>) attrs = {graph.direct_conv}
+// CHECK-NOT:     linalg.depthwise_conv_2d_nchw_chw
+func.func @depthwise_direct(%x: tensor<2x6x5x5xf32>, %w: tensor<6x1x7x7xf32>) -> tensor<2x6x5x5xf32> {
+  %0 = "graph.conv2d"(%x, %w) {pads = array<i64: 3, 3, 3, 3>, groups = 6 : i64} : (tensor<2x6x5x5xf32>, tensor<6x1x7x7xf32>) -> tensor<2x6x5x5xf32>
+  return %0 : tensor<2x6x5x5xf32>
+}
+
+// -----
+
+// Depthwise with strides 2 stays the named op (the direct form reads unit-stride rows).
+// CHECK-LABEL: func.func @depthwise_strided
+// CHECK:         linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+// CHECK-NOT:     graph.direct_conv
+func.func @depthwise_strided(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = "graph.conv2d"(%x, %w) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, groups = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
 }

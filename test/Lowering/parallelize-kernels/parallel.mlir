@@ -1,6 +1,6 @@
 // parallelize-kernels splits the outermost parallel loop of each large kernel into scf.forall chunks (the
 // cores share them at run time); small kernels, and kernels holding contractions, stay serial with the reason
-// logged. Row kernels get their parallel loop from tile-kernel-rows: the row loop is itself an scf.forall.
+// logged; pooling (in a kernel or outside any) is tiled over its images and channels. Row kernels get their parallel loop from tile-kernel-rows: the row loop is itself an scf.forall.
 // tile-kernel-rows also takes elementwise kernels with rows of one chunk or more (and long 1-D ones) by
 // default (elementwise-rows.mlir); here it leaves them to parallelize-kernels (elementwise=false).
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{elementwise=false},parallelize-kernels)' %s | FileCheck %s
@@ -68,4 +68,35 @@ func.func private @matmul_kernel(%a: tensor<512x256xf32>, %b: tensor<256x256xf32
 func.func private @one_row_kernel(%x: tensor<1x131072xf32>) -> tensor<1x131072xf32> attributes {graph.kernel} {
   %0 = "graph.exp"(%x) : (tensor<1x131072xf32>) -> tensor<1x131072xf32>
   return %0 : tensor<1x131072xf32>
+}
+
+// -----
+
+// A pooling lowered outside any kernel (a lone op) is shared out over its leading parallel loops: 2 images x
+// 32 channels are 64 tasks (with max-tasks=4: 2 x 2 of 16 channels), its -inf padding computed before them,
+// its fill fused into each task.
+// CHECK-LABEL: func.func @lone_max_pool
+// CHECK:         tensor.pad
+// CHECK:         scf.forall (%[[N:.*]], %[[C:.*]]) in (2, 32) shared_outs
+// CHECK:           linalg.fill
+// CHECK:           linalg.pooling_nchw_max
+// CHECK:           tensor.parallel_insert_slice
+// CHECK:         return
+// SMALL-LABEL: func.func @lone_max_pool
+// SMALL:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2) shared_outs
+func.func @lone_max_pool(%x: tensor<2x32x128x128xf32>) -> tensor<2x32x64x64xf32> {
+  %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x32x128x128xf32>) -> tensor<2x32x64x64xf32>
+  return %0 : tensor<2x32x64x64xf32>
+}
+
+// -----
+
+// Below min-elements a lone pooling stays serial.
+// CHECK-LABEL: func.func @small_max_pool
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.pooling_nchw_max
+// CHECK:         return
+func.func @small_max_pool(%x: tensor<1x4x16x16xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x16x16xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
 }
