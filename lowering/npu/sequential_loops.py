@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cmp_to_key
 
 from mlir import ir
 from mlir.dialects import arith, memref, scf
@@ -753,20 +754,17 @@ def _stage_slice(access: _Access, buffer: ir.Value, free_dim: int | None, tile: 
     return transfers
 
 
+def _in_block_order(ops: list[ir.Operation]) -> list[ir.Operation]:
+    """``ops`` (all in one block) in the block's order."""
+    return sorted(ops, key=cmp_to_key(lambda a, b: -1 if a.is_before_in_block(b) else int(b.is_before_in_block(a))))
+
+
 def _first_in_block(ops: list[ir.Operation]) -> ir.Operation:
-    first = ops[0]
-    for op in ops[1:]:
-        if op.is_before_in_block(first):
-            first = op
-    return first
+    return _in_block_order(ops)[0]
 
 
 def _last_in_block(ops: list[ir.Operation]) -> ir.Operation:
-    last = ops[0]
-    for op in ops[1:]:
-        if last.is_before_in_block(op):
-            last = op
-    return last
+    return _in_block_order(ops)[-1]
 
 
 def _stage_chunk(s: _Streamed, buffer: ir.Value, slot: ir.Value | None, free_dim: int | None, tile: int,
