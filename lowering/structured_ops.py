@@ -43,9 +43,11 @@ accumulator back to f16/bf16 (``arith.truncf``).
   input directly (``_direct_conv``, scheduled by the runtime), for other
   groups == 1 convolutions with static shapes im2col + ``linalg.contract``
   (``_conv_as_matmul``), else ``linalg.conv_2d_nchw_fchw`` (groups == 1),
-  ``linalg.depthwise_conv_2d_nchw_chw`` (groups == C == O, one filter per
-  channel), or ``linalg.conv_2d_ngchw_gfchw`` on the input and weights expanded
-  to a group dim (other groups), strides and dilations as op attributes.
+  for f32 depthwise ones (groups == C == O, one filter per channel) with
+  unit strides and dilations the direct generic with one input channel per
+  filter, other depthwise ones ``linalg.depthwise_conv_2d_nchw_chw``, or
+  ``linalg.conv_2d_ngchw_gfchw`` on the input and weights expanded to a
+  group dim (other groups), strides and dilations as op attributes.
   Every form accumulates into a tensor filled with zeros, or with the bias
   operand broadcast over the output (``_accumulator``): the bias is summed in
   place, the seed's conv + biasAdd, not added by a second pass.
