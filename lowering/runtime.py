@@ -358,8 +358,16 @@ class CompiledFunction(ArgumentChecks):
             raise GraphfuseError(f"compiled module has no C interface for @{name}")
         self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(func_ptr)
         specs = inputs + outputs + list(workspace or [])
-        self._desc_classes = [_descriptor_class(s.rank) for s in specs]
-        self._nargs = len(specs)
+        # One descriptor per argument, kept across calls and refilled only when its array's address or shape
+        # changes (a model's parameters are the same arrays at every call); the workspace's are filled once.
+        self._descs = [_descriptor_class(s.rank)() for s in specs]
+        self._bound: list[tuple[int, tuple[int, ...]] | None] = [None] * len(specs)
+        self._table = (ctypes.c_void_p * len(specs))(*[ctypes.addressof(d) for d in self._descs])
+        self._table_address = ctypes.c_void_p(ctypes.addressof(self._table))
+        self._packed = (ctypes.c_void_p * 1)(ctypes.addressof(self._table_address))  # packed calling convention
+        for d, a in zip(self._descs[len(inputs) + len(outputs):], self.workspace, strict=True):
+            _fill_descriptor(d, a)
+        #: one call at a time: the workspace and the descriptors are shared by every call
         self._lock = threading.Lock()
         #: seconds per compile stage (set by compile_linalg): bufferize (to the LLVM dialect), llvm (JIT)
         self.timings: dict[str, float] = {}
@@ -384,16 +392,15 @@ class CompiledFunction(ArgumentChecks):
         # aligned stand-in, copied into it after the call (empty_outputs() gives aligned arrays).
         standins = {k: aligned_empty(o.shape, o.dtype, BUFFER_ALIGNMENT) for k, o in enumerate(outs)
                     if self.streamed_stores and o.ctypes.data % BUFFER_ALIGNMENT}
-        all_arrays = ins + [standins.get(k, o) for k, o in enumerate(outs)] + self.workspace
-        descs = [cls() for cls in self._desc_classes]
-        table = (ctypes.c_void_p * self._nargs)()  # the entry's one argument: the descriptors' addresses
-        for i, (d, a) in enumerate(zip(descs, all_arrays, strict=True)):
-            _fill_descriptor(d, a)
-            table[i] = ctypes.addressof(d)
-        table_address = ctypes.c_void_p(ctypes.addressof(table))
-        packed = (ctypes.c_void_p * 1)(ctypes.addressof(table_address))  # packed calling convention
-        self._fn(packed)
-        del descs, all_arrays  # the arrays stay referenced by the caller / ins until here
+        arguments = ins + [standins.get(k, o) for k, o in enumerate(outs)]
+        with self._lock:
+            for i, a in enumerate(arguments):
+                key = (a.ctypes.data, a.shape)  # C-contiguous: the shape fixes the strides
+                if self._bound[i] != key:
+                    _fill_descriptor(self._descs[i], a)
+                    self._bound[i] = key
+            self._fn(self._packed)
+        del arguments  # the arrays stay referenced by the caller / ins until here
         for k, standin in standins.items():
             np.copyto(outs[k], standin)
         return outs
