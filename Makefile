@@ -4,6 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 LIT_OPTS ?= -sv
+# pytest workers of make test (pytest-xdist): one per core by default
+PYTEST_WORKERS ?= auto
 
 .PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-zoo bench-generate bench-training bench-compile bench-peers-setup fuzz onnx-conformance clean
 
@@ -21,7 +23,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	@status=0; \
 	$(BIN)/lit $(LIT_OPTS) test || status=1; \
-	$(BIN)/python -m pytest -q -m "not slow" test/python || status=1; \
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow" test/python || status=1; \
 	exit $$status
 
 # The cases marked slow (real models unfused, each imported and compiled whole).

@@ -39,6 +39,7 @@ import math
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -260,6 +261,8 @@ class ArgumentChecks:
     outputs: list[ArgSpec]
 
     def _check_input(self, i: int, spec: ArgSpec, a) -> np.ndarray:
+        if type(a) is np.ndarray and a.shape == spec.shape and a.dtype == spec.dtype and a.flags.c_contiguous:
+            return a  # the common case, first (a model's hundreds of parameters at every call)
         if not isinstance(a, np.ndarray):
             if np.isscalar(a) and spec.rank == 0:
                 a = np.asarray(a, dtype=spec.dtype)
@@ -361,7 +364,8 @@ class CompiledFunction(ArgumentChecks):
         # One descriptor per argument, kept across calls and refilled only when its array's address or shape
         # changes (a model's parameters are the same arrays at every call); the workspace's are filled once.
         self._descs = [_descriptor_class(s.rank)() for s in specs]
-        self._bound: list[tuple[int, tuple[int, ...]] | None] = [None] * len(specs)
+        #: per argument, the array its descriptor describes: (a weak reference to it, its shape, its address)
+        self._bound: list[tuple[weakref.ref, tuple[int, ...], int] | None] = [None] * len(specs)
         self._table = (ctypes.c_void_p * len(specs))(*[ctypes.addressof(d) for d in self._descs])
         self._table_address = ctypes.c_void_p(ctypes.addressof(self._table))
         self._packed = (ctypes.c_void_p * 1)(ctypes.addressof(self._table_address))  # packed calling convention
@@ -395,10 +399,13 @@ class CompiledFunction(ArgumentChecks):
         arguments = ins + [standins.get(k, o) for k, o in enumerate(outs)]
         with self._lock:
             for i, a in enumerate(arguments):
-                key = (a.ctypes.data, a.shape)  # C-contiguous: the shape fixes the strides
-                if self._bound[i] != key:
+                bound = self._bound[i]
+                if bound is not None and bound[0]() is a and bound[1] == a.shape:
+                    continue  # the same array object (a parameter's view): the same memory
+                address = a.ctypes.data
+                if bound is None or bound[2] != address or bound[1] != a.shape:  # C-contiguous: shape fixes strides
                     _fill_descriptor(self._descs[i], a)
-                    self._bound[i] = key
+                self._bound[i] = (weakref.ref(a), a.shape, address)
             self._fn(self._packed)
         del arguments  # the arrays stay referenced by the caller / ins until here
         for k, standin in standins.items():

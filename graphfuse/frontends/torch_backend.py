@@ -247,6 +247,9 @@ class _Compiled:
     executable: Executable
     #: (data pointer, version counter) of each tensor compiled in as a constant: a change means recompiling
     constants: tuple[tuple[int, int], ...] = ()
+    #: position -> (data pointer, shape, dtype, numpy view) of the parameters passed at the last call: the same
+    #: memory again reuses its view (hundreds of parameters per call)
+    views: dict[int, tuple[int, torch.Size, torch.dtype, np.ndarray]] = field(default_factory=dict)
 
 
 class _GraphRunner:
@@ -258,6 +261,7 @@ class _GraphRunner:
         self.report = report
         self.versions: dict[tuple, _Compiled | str] = {}
         self.parameters = _static_input_positions(gm)
+        self.parameter_set = frozenset(self.parameters)
         self.scalars = _scalar_input_positions(gm)
         self.static_inputs = self.parameters if config.experimental_config.frozen_parameter else []
         self.flags = config.flags_text()
@@ -360,11 +364,30 @@ class _GraphRunner:
 
     def _run(self, version: _Compiled, args: tuple) -> Any:
         imported = version.imported
-        arrays = [_as_array(a) for a, is_argument in zip(args, imported._tensor_inputs, strict=True) if is_argument]
+        arrays = []
+        for position, (a, is_argument) in enumerate(zip(args, imported._tensor_inputs, strict=True)):
+            if is_argument:
+                arrays.append(self._parameter_view(version, position, a) if position in self.parameter_set
+                              else _as_array(a))
         results = [_as_tensor(r) for r in version.executable(*arrays)]
         for position, value in zip(imported.mutated_inputs, results, strict=False):
             args[position].copy_(value)
         return imported.unflatten(results)
+
+
+    @staticmethod
+    def _parameter_view(version: _Compiled, position: int, tensor: torch.Tensor) -> np.ndarray:
+        """The numpy view of a parameter: the last call's when the parameter is the same memory (a view shares
+        it: the values written since are seen), else a new one."""
+        pointer, shape, dtype = tensor.data_ptr(), tensor.shape, tensor.dtype
+        cached = version.views.get(position)
+        if cached is not None and cached[0] == pointer and cached[1] == shape and cached[2] == dtype and \
+                tensor.is_contiguous():
+            return cached[3]
+        array = _as_array(tensor)
+        if tensor.is_contiguous():
+            version.views[position] = (pointer, shape, dtype, array)
+        return array
 
 
 def _static_input_positions(gm: fx.GraphModule) -> list[int]:

@@ -484,3 +484,20 @@ def test_left_padded_llama_gives_eager_logits() -> None:
             input_ids=ids, attention_mask=mask, use_cache=False).logits
     assert not torch.isnan(got).any()
     assert _relative_error(got, want) <= 1e-5
+
+
+def test_parameters_written_or_replaced_between_calls_are_read_afresh() -> None:
+    """A parameter's numpy view is reused while the parameter is the same memory: a weight written in place is
+    seen through it, a weight whose storage was replaced gets a new view."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(8, 4).eval()
+    compiled = torch.compile(layer, backend=gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error")))
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        for change in (None, lambda: layer.weight.mul_(-2.0), lambda: setattr(layer.weight, "data",
+                                                                              torch.randn(4, 8))):
+            if change is not None:
+                change()
+            torch.testing.assert_close(compiled(x), layer(x), rtol=1e-6, atol=1e-6)
+    reports = gtb.last_report()  # one compile: the three calls ran the same version
+    assert sum(len(r.compiled) for r in reports) == 1 and not any(r.eager_calls for r in reports)
