@@ -57,10 +57,10 @@ DEFAULT_MIN_ELEMENTS = 1 << 16
 
 _ROOT = "graph.parallel_root"
 #: Ops that tile and fuse as elementwise or row work; kernels holding others (contractions, convolutions,
-#: pooling) are left to their own schedules.
+#: pooling) are left to their own schedules, or tile their window ops alone (_WINDOW_OPS).
 _TILEABLE = frozenset({"linalg.generic", "linalg.fill", "linalg.transpose", "linalg.broadcast", "linalg.copy"})
-#: Sliding-window ops with no schedule of their own (pooling, strided depthwise and grouped convolutions): in
-#: a kernel holding one, each is tiled into tasks over its leading parallel dims, its fill and padding fused.
+#: Sliding-window ops with no schedule of their own (pooling, strided depthwise and grouped convolutions): each
+#: is tiled into tasks over its leading parallel dims, its accumulator's fill fused (_WINDOW_SCRIPT).
 _WINDOW_OPS = frozenset({
     "linalg.pooling_nchw_max", "linalg.pooling_nchw_sum", "linalg.depthwise_conv_2d_nchw_chw",
     "linalg.conv_2d_ngchw_gfchw", "linalg.conv_2d_nchw_fchw",
@@ -253,7 +253,7 @@ class ParallelizeKernels(GraphPass):
     def _parallelize_windows(self, func_op: ir.Operation, ops: list[ir.Operation]) -> str | None:
         """A kernel holding an op with a schedule of its own (a contraction) or none (a window op): its window
         ops and the im2col gathers feeding its contractions, when large, tiled over their leading parallel
-        loops (their producers, the padding among them, fused into each task)."""
+        loops, the fill of their accumulator fused into each task (their padding is computed before)."""
         held = next((op.name for op in ops if op.name.startswith("linalg.") and op.name not in _TILEABLE), None)
         roots: list[tuple[ir.Operation, list[int]]] = []
         for op in ops:
