@@ -19,22 +19,72 @@ Every user-facing failure raises :class:`GraphfuseError`, whose
 ``diagnostics`` carry ``file:line:col`` locations.
 """
 
+from importlib import import_module as _import_module
 from importlib import metadata as _metadata
+from typing import TYPE_CHECKING
 
-# The built-in pass table first: any pass lookup below, at import or later, finds every pass.
+# The built-in pass table first: any pass lookup, at import or later, finds every pass.
 from graphfuse import builtin_passes  # noqa: F401
-from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder, ModuleBuilder, Tensor
-from graphfuse.dialect.catalog import all_ops
-from graphfuse.dialect.context import make_context, register_irdl_dialects
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError
-from graphfuse.dialect.interpreter import run_function, run_function_ranks
-from graphfuse.dialect.parsing import load_module, module_bytecode, parse_module
-from graphfuse.lowering.aot import compile_library
-from graphfuse.lowering.compiler import Executable, compile
-from graphfuse.lowering.library import Library, load_library
-from graphfuse.pipelines.fusion.user_patterns import Match, register_replacement, unregister_replacement
-from graphfuse.pipelines.registry import all_passes
-from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineError, PipelineFailure, run_pipeline
+
+#: public name -> the module defining it, imported on first use: a tool that only runs graph passes does not
+#: pay for the code generator's imports (linalg's op definitions, numpy, the runtime), a third of its start-up.
+_LAZY = {
+    "BuildError": "graphfuse.dialect.builder",
+    "FunctionBuilder": "graphfuse.dialect.builder",
+    "GraphBuilder": "graphfuse.dialect.builder",
+    "ModuleBuilder": "graphfuse.dialect.builder",
+    "Tensor": "graphfuse.dialect.builder",
+    "all_ops": "graphfuse.dialect.catalog",
+    "make_context": "graphfuse.dialect.context",
+    "register_irdl_dialects": "graphfuse.dialect.context",
+    "run_function": "graphfuse.dialect.interpreter",
+    "run_function_ranks": "graphfuse.dialect.interpreter",
+    "load_module": "graphfuse.dialect.parsing",
+    "module_bytecode": "graphfuse.dialect.parsing",
+    "parse_module": "graphfuse.dialect.parsing",
+    "compile_library": "graphfuse.lowering.aot",
+    "Executable": "graphfuse.lowering.compiler",
+    "compile": "graphfuse.lowering.compiler",
+    "Library": "graphfuse.lowering.library",
+    "load_library": "graphfuse.lowering.library",
+    "Match": "graphfuse.pipelines.fusion.user_patterns",
+    "register_replacement": "graphfuse.pipelines.fusion.user_patterns",
+    "unregister_replacement": "graphfuse.pipelines.fusion.user_patterns",
+    "all_passes": "graphfuse.pipelines.registry",
+    "Instrumentation": "graphfuse.pipelines.runner",
+    "Pipeline": "graphfuse.pipelines.runner",
+    "PipelineError": "graphfuse.pipelines.runner",
+    "PipelineFailure": "graphfuse.pipelines.runner",
+    "run_pipeline": "graphfuse.pipelines.runner",
+}
+
+if TYPE_CHECKING:
+    from graphfuse.dialect.builder import BuildError, FunctionBuilder, GraphBuilder, ModuleBuilder, Tensor
+    from graphfuse.dialect.catalog import all_ops
+    from graphfuse.dialect.context import make_context, register_irdl_dialects
+    from graphfuse.dialect.interpreter import run_function, run_function_ranks
+    from graphfuse.dialect.parsing import load_module, module_bytecode, parse_module
+    from graphfuse.lowering.aot import compile_library
+    from graphfuse.lowering.compiler import Executable, compile
+    from graphfuse.lowering.library import Library, load_library
+    from graphfuse.pipelines.fusion.user_patterns import Match, register_replacement, unregister_replacement
+    from graphfuse.pipelines.registry import all_passes
+    from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineError, PipelineFailure, run_pipeline
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphfuse' has no attribute {name!r}")
+    value = getattr(_import_module(module), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 try:
     __version__ = _metadata.version("graphfuse")

@@ -50,6 +50,7 @@ from mlir.dialects import linalg
 from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 
+from graphfuse.dialect.context import new_context
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.dialect.matching import nested_ops, op_id
 from graphfuse.lowering.contraction import block_contractions
@@ -633,7 +634,7 @@ def lower_entry(text: str, entry: str, threads: int, streaming: int | None = Non
     ``streaming`` is the loop-nest footprint from which stores into the results are made non-temporal
     (:mod:`graphfuse.lowering.streaming`; None: never).
     """
-    context = ir.Context()
+    context = new_context()
     with context, ir.Location.unknown():
         try:
             module = ir.Module.parse(text)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import itertools
 import types
 import typing
@@ -280,7 +281,8 @@ class GraphPass:
     # -- options --------------------------------------------------------------
 
     @classmethod
-    def option_infos(cls) -> list[OptionInfo]:
+    @functools.cache  # per class: resolving the type hints is most of a small pipeline's set-up time
+    def option_infos(cls) -> tuple[OptionInfo, ...]:
         hints = typing.get_type_hints(cls)
         infos = []
         for f in dataclasses.fields(cls):
@@ -288,7 +290,7 @@ class GraphPass:
             if isinstance(tp, types.UnionType):
                 raise TypeError(f"option {f.name} of {cls.__name__}: union types are not supported")
             infos.append(OptionInfo(f.name, f.name.replace("_", "-"), tp, f.default, f.metadata.get("help", "")))
-        return infos
+        return tuple(infos)
 
     @classmethod
     def from_options(cls, options: typing.Iterable[tuple[str, str | None]]) -> GraphPass:
