@@ -246,10 +246,11 @@ CONVS = [
     # (x shape, w shape, strides, pads, dilations, groups, named op expected)
     ((1, 3, 6, 6), (4, 3, 3, 3), [1, 1], [0, 0, 0, 0], [1, 1], 1, "linalg.contract"),  # static: im2col + matmul
     ((2, 3, 7, 6), (4, 3, 3, 2), [2, 1], [1, 0, 2, 1], [1, 2], 1, "linalg.contract"),
-    ((1, 4, 8, 8), (6, 2, 3, 3), [2, 1], [1, 1, 1, 1], [1, 2], 2, "linalg.conv_2d_ngchw_gfchw"),
+    ((1, 4, 8, 8), (6, 2, 3, 3), [2, 1], [1, 1, 1, 1], [1, 2], 2, "linalg.contract"),  # group: a batch dim
+    ((2, 8, 9, 5), (8, 2, 3, 1), [1, 1], [1, 0, 1, 0], [1, 1], 4, "linalg.contract"),
     ((1, 4, 6, 6), (4, 1, 3, 3), [1, 1], [1, 1, 1, 1], [1, 1], 4, "graph.direct_conv"),  # depthwise, unit strides
     ((1, 4, 7, 6), (4, 1, 3, 3), [2, 1], [1, 1, 1, 1], [1, 1], 4, "linalg.depthwise_conv_2d_nchw_chw"),
-    ((1, 3, 6, 6), (6, 1, 3, 3), [2, 2], [1, 1, 0, 0], [1, 1], 3, "linalg.conv_2d_ngchw_gfchw"),  # multiplier 2
+    ((1, 3, 6, 6), (6, 1, 3, 3), [2, 2], [1, 1, 0, 0], [1, 1], 3, "linalg.contract"),  # multiplier 2
 ]
 
 

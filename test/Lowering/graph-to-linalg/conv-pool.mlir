@@ -2,8 +2,8 @@
 // linalg.fill-initialised destinations: an f32 conv2d with unit strides and dilations and output rows of
 // a register tile or wider (at most 32 columns on any host) as one generic reading the padded input
 // directly, marked graph.direct_conv for the runtime's schedule; another plain conv2d with static shapes as
-// im2col (a gathering linalg.generic) + linalg.contract, which the runtime turns into a blocked matmul;
-// other convolutions as
+// im2col (a gathering linalg.generic) + linalg.contract, which the runtime turns into a blocked matmul (a
+// grouped one with the group as a batch dim); other convolutions as
 // named ops (conv_2d_nchw_fchw, depthwise_conv_2d_nchw_chw, conv_2d_ngchw_gfchw), a unit-stride f32 depthwise
 // one as the direct generic; pooling_nchw_max/sum;
 // avg_pool2d then divides by the reference's window count.
@@ -72,20 +72,45 @@ func.func @conv_dynamic(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> ten
 
 // -----
 
-// groups = 2: channels and filters get a group dim, the result's is collapsed back.
+// groups = 2, static shapes: im2col with the group as a batch dim, cols[g, c, kh, kw, n, oh, ow] =
+// padded[n, g * 2 + c, oh * 2 + kh, ow + kw * 2], and one contraction of the weights as [G, F, C*KH*KW]
+// with it into [N, G, F, OH, OW], whose group dim is collapsed back.
+// CHECK-DAG: #[[GGATHER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 * 2 + d1, d5 * 2 + d2, d6 + d3 * 2)>
+// CHECK-DAG: #[[GW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5)>
+// CHECK-DAG: #[[GCOLS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d5, d2, d3, d4)>
+// CHECK-DAG: #[[GOUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d0, d1, d3, d4)>
 // CHECK-LABEL: func.func @conv_grouped
 // CHECK:         %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK:         %[[X:.*]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 10, 10] : tensor<1x4x10x10xf32> into tensor<1x2x2x10x10xf32>
-// CHECK-NEXT:    %[[W:.*]] = tensor.expand_shape %arg1 {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3] : tensor<6x2x3x3xf32> into tensor<2x3x2x3x3xf32>
+// CHECK:         %[[G:.*]] = linalg.generic {indexing_maps = [#[[GGATHER]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<1x4x10x10xf32>) outs(%{{.*}} : tensor<2x2x3x3x1x4x6xf32>)
+// CHECK:         %[[COLS:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1, 2, 3], [4], [5], [6]] : tensor<2x2x3x3x1x4x6xf32> into tensor<2x18x1x4x6xf32>
+// CHECK-NEXT:    %[[WE:.*]] = tensor.expand_shape %arg1 {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3] : tensor<6x2x3x3xf32> into tensor<2x3x2x3x3xf32>
+// CHECK-NEXT:    %[[W:.*]] = tensor.collapse_shape %[[WE]] {{\[}}[0], [1], [2, 3, 4]] : tensor<2x3x2x3x3xf32> into tensor<2x3x18xf32>
 // CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x3x4x6xf32>)
-// CHECK-NEXT:    %[[R:.*]] = linalg.conv_2d_ngchw_gfchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[X]], %[[W]] : tensor<1x2x2x10x10xf32>, tensor<2x3x2x3x3xf32>) outs(%[[INIT]] : tensor<1x2x3x4x6xf32>)
+// CHECK-NEXT:    %[[R:.*]] = linalg.contract indexing_maps = [#[[GW]], #[[GCOLS]], #[[GOUT]]] ins(%[[W]], %[[COLS]] : tensor<2x3x18xf32>, tensor<2x18x1x4x6xf32>) outs(%[[INIT]] : tensor<1x2x3x4x6xf32>)
 // CHECK-NEXT:    %[[C:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x3x4x6xf32> into tensor<1x6x4x6xf32>
 // CHECK-NEXT:    return %[[C]]
 // UPSTREAM-LABEL: func.func @conv_grouped
-// UPSTREAM:         linalg.conv_2d_ngchw_gfchw
+// UPSTREAM:         linalg.contract
 func.func @conv_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x4x6xf32> {
   %0 = "graph.conv2d"(%x, %w) {dilations = array<i64: 1, 2>, groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x4x6xf32>
   return %0 : tensor<1x6x4x6xf32>
+}
+
+// -----
+
+// A grouped convolution with a dynamic batch has no static im2col buffer: channels and filters get a group
+// dim for the named op, the result's is collapsed back.
+// CHECK-LABEL: func.func @conv_grouped_dynamic
+// CHECK-NOT:     linalg.contract
+// CHECK:         %[[X:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] output_shape [%{{.*}}, 2, 2, 10, 10] : tensor<?x4x10x10xf32> into tensor<?x2x2x10x10xf32>
+// CHECK-NEXT:    %[[W:.*]] = tensor.expand_shape %arg1 {{\[}}[0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3] : tensor<6x2x3x3xf32> into tensor<2x3x2x3x3xf32>
+// CHECK:         %[[R:.*]] = linalg.conv_2d_ngchw_gfchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>} ins(%[[X]], %[[W]] : tensor<?x2x2x10x10xf32>, tensor<2x3x2x3x3xf32>)
+// CHECK:         tensor.collapse_shape %[[R]] {{\[}}[0], [1, 2], [3], [4]] : tensor<?x2x3x4x6xf32> into tensor<?x6x4x6xf32>
+// UPSTREAM-LABEL: func.func @conv_grouped_dynamic
+// UPSTREAM:         linalg.conv_2d_ngchw_gfchw
+func.func @conv_grouped_dynamic(%x: tensor<?x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<?x6x4x6xf32> {
+  %0 = "graph.conv2d"(%x, %w) {dilations = array<i64: 1, 2>, groups = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>} : (tensor<?x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<?x6x4x6xf32>
+  return %0 : tensor<?x6x4x6xf32>
 }
 
 // -----
