@@ -1,11 +1,28 @@
-"""Reading the small text files users point graphfuse at (switch files, target descriptions).
+"""The files graphfuse reads and writes for its users.
 
-A configuration file is a few hundred bytes; a wrong path (a device such as
-``/dev/zero``, a log, a directory) must be a one-line error, not a read that
-grows without bound or a traceback.  One reader for all of them.
+Reading: a configuration file (switch files, target descriptions) is a few
+hundred bytes; a wrong path (a device such as ``/dev/zero``, a log, a
+directory) must be a one-line error, not a read that grows without bound or a
+traceback.  One reader for all of them.
+
+Writing: an output is written whole or not at all.  Every file the tools and
+the API write goes to a temporary file in the target's directory and is
+renamed over the target only once complete (:func:`atomic_output`), so a full
+disk, a file-size limit or a failing compiler leaves the previous file as it
+was; and an output that is also an input, or two outputs that are one file,
+are refused before anything is written (:func:`check_distinct_files`).
 """
 
 from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import BinaryIO
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 
@@ -35,3 +52,122 @@ def read_config_text(path: str, what: str, max_bytes: int, expected: str, shown:
     except UnicodeDecodeError as error:
         raise GraphfuseError(f"could not read {what} '{shown}': {error}") from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _writes_in_place(path: Path) -> bool:
+    """Whether ``path`` names something other than a regular file (a device such as /dev/null, a FIFO):
+    renaming over it would replace the device node, so it is written directly."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return False  # unreadable: the write reports it
+
+
+def _new_file_mode(path: Path) -> int:
+    """The permissions a plain ``open(path, "w")`` would give: the existing file's, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _write_error(what: str, path: str | Path, error: OSError) -> GraphfuseError:
+    if isinstance(error, IsADirectoryError) or Path(path).is_dir():
+        return GraphfuseError(f"could not write {what} '{path}': it is a directory")
+    return GraphfuseError(f"could not write {what} '{path}': {error.strerror or error}")
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path, what: str = "output file") -> Iterator[Path]:
+    """A path to write ``path``'s new contents to, renamed over ``path`` when the block ends without an error.
+
+    The temporary file is in ``path``'s directory (a rename never crosses file systems) and is removed when
+    the block raises; ``path`` then keeps its old contents.  A ``path`` that is a device or a FIFO is yielded
+    as it is.  An OSError of the block or the rename becomes a GraphfuseError naming ``what`` and ``path``.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise GraphfuseError(f"could not write {what} '{path}': it is a directory")
+    if _writes_in_place(target):
+        try:
+            yield target
+        except OSError as error:
+            raise _write_error(what, path, error) from None
+        return
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    except OSError as error:
+        raise _write_error(what, path, error) from None
+    os.close(handle)
+    scratch = Path(temporary)
+    try:
+        yield scratch
+        os.chmod(scratch, _new_file_mode(target))
+        os.replace(scratch, target)
+    except OSError as error:
+        scratch.unlink(missing_ok=True)
+        raise _write_error(what, path, error) from None
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise
+
+
+def sync_to_disk(stream: BinaryIO) -> None:
+    """Flush ``stream`` to the device: a full disk can first show here.  Devices and pipes that cannot be
+    synced (/dev/null) are fine as they are."""
+    stream.flush()
+    try:
+        os.fsync(stream.fileno())
+    except OSError as error:
+        if error.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
+
+
+def write_file(path: str | Path, data: str | bytes, what: str = "output file") -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` whole or not at all (see :func:`atomic_output`)."""
+    payload = data.encode() if isinstance(data, str) else data
+    with atomic_output(path, what) as scratch, open(scratch, "wb") as stream:
+        stream.write(payload)
+        sync_to_disk(stream)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def check_distinct_files(inputs: Iterable[tuple[str, str | Path]], outputs: Iterable[tuple[str, str | Path]]
+                         ) -> None:
+    """Refuse an output that is one of the inputs, or one file named by two outputs.
+
+    Each entry is (what, path), e.g. ("input file", "a.mlir"); ``-`` (standard input or output) and devices
+    are never the same file as anything.  Paths are compared as files (links and ``./`` spellings included)
+    where they exist, else by their resolved names.
+    """
+    def key(path: str | Path) -> object | None:
+        if str(path) == "-" or _writes_in_place(Path(path)):
+            return None
+        identity = _identity(Path(path))
+        return identity if identity is not None else os.path.realpath(path)
+
+    seen: dict[object, tuple[str, str | Path]] = {}
+    for what, path in inputs:
+        k = key(path)
+        if k is not None:
+            seen.setdefault(k, (what, path))
+    for what, path in outputs:
+        k = key(path)
+        if k is None:
+            continue
+        if k in seen:
+            other_what, other_path = seen[k]
+            raise GraphfuseError(f"{what} '{path}' is the same file as the {other_what} '{other_path}': "
+                                 f"refusing to overwrite it")
+        seen[k] = (what, path)

@@ -25,6 +25,7 @@ bytes rather than passed through LLVM IR text (:data:`DETACHED_MIN_BYTES`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import math
@@ -42,6 +43,7 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.files import atomic_output, check_distinct_files, sync_to_disk
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
 from graphfuse.lowering.parallel import check_thread_count
@@ -425,6 +427,12 @@ def compile_library(
     ``jit_opt_level``'s counterpart and ``target_cpu`` an LLVM CPU name (default: this machine's).
     """
     kind = emit_kind_of(str(output), emit)
+    if str(output) == "-" and kind in ("obj", "shared"):
+        raise GraphfuseError(f"emit={kind} writes a binary file: name it (standard output takes text only)")
+    if header is not None and str(header) == "-":
+        raise GraphfuseError("the C header is written to a file: name it")
+    check_distinct_files([("input file", source)] if isinstance(source, Path) else [],
+                         [("output file", output), *([("C header", header)] if header is not None else [])])
     check_thread_count(num_threads)
     if codegen_opt_level not in (0, 1, 2, 3):
         raise GraphfuseError(f"the code-generation opt level must be 0..3, got {codegen_opt_level}")
@@ -435,19 +443,22 @@ def compile_library(
     linalg_text = lower_to_linalg(fused.module, fused.filename, fast_math)
     lowered = lower_entry(linalg_text, fused.entry, num_threads, stream_min_bytes())
     interface = _interface(prefix, fused.entry, lowered, num_threads)
-    with tempfile.TemporaryDirectory(prefix="graphfuse-compile-") as scratch:
+    header_text = None
+    if header is not None:
+        header_text = interface.header(f"{c_identifier(Path(header).name).upper()}_", Path(fused.filename).name)
+    # Every output is made in full before any replaces its file; a failure leaves the old ones.
+    with tempfile.TemporaryDirectory(prefix="graphfuse-compile-") as scratch, contextlib.ExitStack() as outputs:
+        if header is not None:  # first: its write errors are then reported as the header's
+            _write_bytes(outputs.enter_context(atomic_output(header, "C header")), header_text.encode())
+        output_file = None if str(output) == "-" else outputs.enter_context(atomic_output(output))
         # Object code takes the large constants as raw bytes; LLVM IR and assembly outputs keep them inline.
         weights = _detach_constants(lowered, prefix, Path(scratch)) if kind in ("obj", "shared") else []
         with lowered.context:
             module_ir = llvm.translate_module_to_llvmir(lowered.module.operation)
         module_ir += interface.llvm_ir(module_ir)
         text = _optimize(module_ir, interface, codegen_opt_level, target_cpu)
-        _write_output(text, str(output), kind, interface, _Codegen(codegen_opt_level, target_cpu), weights,
+        _write_output(text, output_file, kind, interface, _Codegen(codegen_opt_level, target_cpu), weights,
                       Path(scratch))
-    header_text = None
-    if header is not None:
-        header_text = interface.header(f"{c_identifier(Path(header).name).upper()}_", Path(fused.filename).name)
-        Path(header).write_text(header_text)
     return CompiledLibrary(str(output), kind, interface, header_text)
 
 
@@ -479,8 +490,9 @@ class _Codegen:
                 "-relocation-model=pic"]
 
 
-def _write_output(text: str, output: str, kind: str, interface: CInterface, codegen: _Codegen,
+def _write_output(text: str, output: Path | None, kind: str, interface: CInterface, codegen: _Codegen,
                   weights: list[_Weight], scratch: Path) -> None:
+    """Write the library of kind ``kind`` to the file ``output`` (None: text to standard output)."""
     if kind == "llvm-ir":
         _write_text(output, text)
         return
@@ -488,12 +500,13 @@ def _write_output(text: str, output: str, kind: str, interface: CInterface, code
     if kind == "asm":
         _write_text(output, assembly)
         return
-    obj = str(scratch / "module.o") if kind == "shared" else output
+    assert output is not None  # binary kinds are refused for standard output
+    obj = str(scratch / "module.o") if kind == "shared" else str(output)
     assembly += "".join(weight.assembly() for weight in weights)
     _run([llvm_tool("llvm-mc"), f"-triple={host_triple()}", f"-mcpu={codegen.cpu}", "-filetype=obj", "-o", obj,
           "-"], "llvm-mc (LLVM's assembler)", assembly)
     if kind == "shared":
-        link = [*c_compiler().split(), "-shared", "-o", output, obj, "-lm"]
+        link = [*c_compiler().split(), "-shared", "-o", str(output), obj, "-lm"]
         for library in interface.libraries:
             directory = str(Path(library).parent)
             link += [f"-L{directory}", f"-l:{Path(library).name}", f"-Wl,-rpath,{directory}"]
@@ -556,8 +569,15 @@ def _detach_constants(lowered: LoweredEntry, prefix: str, scratch: Path) -> list
     return weights
 
 
-def _write_text(output: str, text: str) -> None:
-    if output == "-":
+def _write_text(output: Path | None, text: str) -> None:
+    if output is None:
         print(text, end="")
     else:
-        Path(output).write_text(text)
+        _write_bytes(output, text.encode())
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write a temporary output file of :func:`atomic_output` (its errors are reported there)."""
+    with open(path, "wb") as stream:
+        stream.write(data)
+        sync_to_disk(stream)

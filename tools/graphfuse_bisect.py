@@ -47,6 +47,7 @@ from mlir import ir
 from graphfuse.dialect import diagnostics
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError, set_parsed_buffer_name, source_loc
+from graphfuse.dialect.files import write_file
 from graphfuse.dialect.interpreter import entry_function, run_function
 from graphfuse.dialect.parsing import load_module, parse_module
 from graphfuse.dialect.types import numpy_dtype, sig_from_type
@@ -631,10 +632,7 @@ def report(result: BisectResult, bisector: Bisector, fix_switch_file: str | None
     if result.fix_switch is not None:
         text = json.dumps(result.fix_switch)
         if fix_switch_file:
-            try:
-                Path(fix_switch_file).write_text(json.dumps(result.fix_switch, indent=2) + "\n")
-            except OSError as error:
-                raise GraphfuseError(f"could not write '{fix_switch_file}': {error.strerror}") from None
+            write_file(fix_switch_file, json.dumps(result.fix_switch, indent=2) + "\n", "fusion switch file")
             print(f"  fusion_switch.cfg written to {fix_switch_file}: {text}")
         else:
             print(f"  fusion_switch.cfg (write it with --fix-switch-file=PATH): {text}")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphfuse.dialect.files import check_distinct_files, write_file
 from graphfuse.tools.reporting import UsageError, run_tool
 
 MAX_DIMENSION = 2**63 - 1
@@ -87,6 +88,7 @@ def _body(argv: list[str]) -> int:
         from graphfuse.frontends.onnx import convert_model
     except ImportError:
         raise UsageError("the ONNX front end needs the onnx package: pip install 'graphfuse[onnx]'") from None
+    check_distinct_files([("input model", args.input)], [("output file", args.output)])
     imported = convert_model(Path(args.input), entry=args.entry, constant_inputs=_bindings(args.bind),
                              input_shapes=_input_shapes(args.input_shape))
     text = imported.module.operation.get_asm(enable_debug_info=args.mlir_print_debuginfo)
@@ -94,10 +96,7 @@ def _body(argv: list[str]) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
         return 0
-    try:
-        Path(args.output).write_text(text)
-    except OSError as error:
-        raise UsageError(f"could not write '{args.output}': {error.strerror or error}") from None
+    write_file(args.output, text)  # whole or not at all
     return 0
 
 

@@ -35,6 +35,7 @@ from graphfuse.dialect.context import (
     user_dialects,
 )
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, set_parsed_buffer_name
+from graphfuse.dialect.files import check_distinct_files, write_file
 from graphfuse.dialect.parsing import is_bytecode, module_bytecode, name_parsed_buffer, parse_module, relocate
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.switches import FusionSwitches
@@ -702,6 +703,11 @@ def _main(argv: list[str]) -> int:
         log.configure(opts.log_level)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    # The input may be rewritten in place (read whole first, as mlir-opt does); two outputs may not be one file.
+    check_distinct_files([], [(what, path) for what, path in (("output file", opts.output),
+                                                              ("fusion result file", opts.fusion_result),
+                                                              ("crash reproducer", opts.crash_reproducer))
+                              if path is not None])
     text, display_name = _read_input(opts.input)
     if opts.run_reproducer:  # the reproducer's pipeline and options, as mlir-opt --run-reproducer takes them
         carried = reproducer_options(text)
@@ -764,10 +770,7 @@ def _write_output(path: str, text: str | bytes) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    try:
-        Path(path).write_bytes(data)
-    except OSError as error:
-        raise GraphfuseError(f"could not write output file '{path}': {error.strerror}") from None
+    write_file(path, data)  # whole or not at all: a failed write leaves the old file
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -40,6 +40,7 @@ import ml_dtypes
 import numpy as np
 
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, printable, source_loc
+from graphfuse.dialect.files import atomic_output, check_distinct_files, sync_to_disk
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.parsing import relocate
 from graphfuse.lowering.compiler import Executable, compile
@@ -181,24 +182,27 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} must be a non-negative finite number, got {value:g}")
     if args.output is not None and Path(args.output).is_dir():
         raise UsageError(f"could not write output file '{args.output}': it is a directory")
+    if args.output is not None:
+        try:
+            inputs = [("input file", args.input)] + ([("inputs file", args.inputs)] if args.inputs else [])
+            check_distinct_files(inputs, [("output file", args.output)])
+        except GraphfuseError as error:
+            raise UsageError(error.diagnostics[0].message) from None
 
 
 def save_outputs(path: str, results: Sequence[np.ndarray]) -> None:
-    """Write the results to exactly ``path`` as out0, out1, ..., or a UsageError saying why not.
+    """Write the results to exactly ``path`` as out0, out1, ..., whole or not at all (a failed write leaves the
+    old file), or a UsageError saying why not.
 
     np.savez given a name appends '.npz' when it is missing (``--output /tmp`` wrote ``/tmp.npz``); given an
     open file it writes there, and a failed write or flush (a full disk, /dev/full) raises here.
     """
-    target = Path(path)
     try:
-        with open(target, "wb") as stream:
+        with atomic_output(path) as scratch, open(scratch, "wb") as stream:
             np.savez(stream, **{f"out{k}": r for k, r in enumerate(results)})
-    except IsADirectoryError:
-        raise UsageError(f"could not write output file '{path}': it is a directory") from None
-    except OSError as error:
-        if target.is_file():
-            target.unlink(missing_ok=True)  # no truncated archive left behind
-        raise UsageError(f"could not write output file '{path}': {error.strerror or error}") from None
+            sync_to_disk(stream)
+    except GraphfuseError as error:
+        raise UsageError(error.diagnostics[0].message) from None
 
 
 def _body(argv: list[str]) -> int:
