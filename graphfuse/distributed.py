@@ -49,7 +49,13 @@ from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
 from graphfuse.lowering.parallel import check_thread_count, default_threads
 from graphfuse.lowering.partition import STAGE_ENTRY, CollectiveStep, ComputeStage, split_at_collectives
-from graphfuse.lowering.runtime import ArgumentChecks, CompiledFunction, arg_spec, compile_linalg
+from graphfuse.lowering.runtime import (
+    DEFAULT_LLVM_OPT_LEVEL,
+    ArgumentChecks,
+    CompiledFunction,
+    arg_spec,
+    compile_linalg,
+)
 
 __all__ = ["DistributedExecutable", "compile", "default_chunks"]
 
@@ -283,7 +289,7 @@ def compile(
     groups: dict[str, Any] | None = None,
     num_threads: int | None = None,
     chunks: int | None = None,
-    jit_opt_level: int = 3,
+    jit_opt_level: int = DEFAULT_LLVM_OPT_LEVEL,
     fast_math: bool = True,
 ) -> DistributedExecutable:
     """Fuse and compile this rank's graph ``source`` (as :func:`graphfuse.compile` takes it); its collectives run

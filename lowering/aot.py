@@ -6,7 +6,7 @@ The code is the JIT's.  :func:`compile_library` runs the same stages as
 :func:`~graphfuse.lowering.runtime.lower_entry`, the one function that lowers
 an entry to the LLVM dialect for both), then hands the LLVM IR to the pinned
 LLVM tools instead of the ExecutionEngine: ``opt`` with the module pipeline
-the ExecutionEngine runs (``default<O3>``, loop and SLP vectorization on)
+the ExecutionEngine runs (``default<O2>`` by default, loop and SLP vectorization on)
 for the same CPU (the host's, features detected by LLVM, unless
 ``target_cpu`` says otherwise), ``llc`` at the same code-generation level,
 position-independent so the object also links into a shared library,
@@ -47,7 +47,7 @@ from graphfuse.dialect.files import atomic_output, check_distinct_files, sync_to
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
 from graphfuse.lowering.parallel import check_thread_count
-from graphfuse.lowering.runtime import ArgSpec, LoweredEntry, lower_entry, spec_bytes
+from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL, ArgSpec, LoweredEntry, lower_entry, spec_bytes
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
 
 __all__ = ["EMIT_KINDS", "CInterface", "CompiledLibrary", "compile_library", "emit_kind_of", "llvm_tool"]
@@ -415,7 +415,7 @@ def compile_library(
     strict_flags: bool = False,
     num_threads: int = 1,
     fast_math: bool = True,
-    codegen_opt_level: int = 3,
+    codegen_opt_level: int = DEFAULT_LLVM_OPT_LEVEL,
     target_cpu: str = "native",
 ) -> CompiledLibrary:
     """Compile ``entry`` of the graph module ``source`` ahead of time into ``output``.

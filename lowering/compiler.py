@@ -37,7 +37,7 @@ from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
 from graphfuse.lowering.parallel import check_thread_count, default_threads
-from graphfuse.lowering.runtime import CompiledFunction, check_fits_in_memory, compile_linalg
+from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL, CompiledFunction, check_fits_in_memory, compile_linalg
 from graphfuse.pipelines import registry
 from graphfuse.pipelines.context import get_context, graph_kernel_enabled
 from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, SWITCH_FILE_VARIABLE, FusionSwitches
@@ -338,7 +338,7 @@ def compile(
     graph_kernel_flags: str | None = None,
     fusion_switch_file: str | Path | None = None,
     strict_flags: bool = False,
-    jit_opt_level: int = 3,
+    jit_opt_level: int = DEFAULT_LLVM_OPT_LEVEL,
     num_threads: int | None = None,
     fast_math: bool = True,
 ) -> Executable:

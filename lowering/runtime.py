@@ -538,7 +538,14 @@ def _run(pipeline: str, module: ir.Module, what: str) -> None:
         raise GraphfuseError(f"{what} failed: {e}") from None
 
 
-def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = 3, threads: int | None = None
+#: LLVM's optimization level for compiled code (the JIT's ``jit_opt_level``, the ahead-of-time compiler's
+#: ``codegen_opt_level``).  2, not 3: the code reaches LLVM vectorized and tiled, and on the bench's
+#: workloads and the zoo's graphs O3 ran no faster (within run-to-run noise) while it compiled 7-40% longer
+#: (ResNet's graph 4.2 -> 2.5 s, MobileNetV2's 10.4 -> 8.2 s, Llama's 4.3 -> 4.0 s; docs/performance.md).
+DEFAULT_LLVM_OPT_LEVEL = 2
+
+
+def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LLVM_OPT_LEVEL, threads: int | None = None
                    ) -> CompiledFunction:
     """JIT-compile ``@entry`` of a tensor-level linalg module; cached per (module text, entry, opt_level, threads).
 

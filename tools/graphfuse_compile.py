@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from graphfuse.lowering.aot import EMIT_KINDS, compile_library, emit_kind_of
+from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL
 from graphfuse.pipelines.opt_levels import OPT_LEVELS
 from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducers_saved, run_tool
 
@@ -53,8 +54,8 @@ def _parser() -> _Parser:
                    help="threads of the parallel loops, fixed in the code (default 1; more links the OpenMP runtime)")
     p.add_argument("--no-fast-math", action="store_true",
                    help="lower without the fast-math forms (FMA contraction, one reciprocal per row)")
-    p.add_argument("--codegen-opt-level", type=int, choices=(0, 1, 2, 3), default=3,
-                   help="LLVM optimization and code-generation level (default 3, as the JIT's)")
+    p.add_argument("--codegen-opt-level", type=int, choices=(0, 1, 2, 3), default=DEFAULT_LLVM_OPT_LEVEL,
+                   help=f"LLVM optimization and code-generation level (default {DEFAULT_LLVM_OPT_LEVEL}, as the JIT's)")
     p.add_argument("--mcpu", default="native",
                    help="LLVM CPU to generate code for (default: this machine's, with its features)")
     p.add_argument("--repro-dir", metavar="DIR", help=REPRO_DIR_HELP)
