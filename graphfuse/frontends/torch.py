@@ -2008,13 +2008,30 @@ def _histc(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
            notes="transformers' grouped expert matmul: rows sorted by expert, offs the cumulative row counts "
            "(i32 or i64); rows past the last group are 0")
 def _grouped_mm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-    """``out[s] = input[s] @ weight[g]`` for the rows ``offs[g - 1] <= s < offs[g]``.
+    """``out[s] = input[s] @ weight[g]`` for the rows ``offs[g - 1] <= s < offs[g]``."""
+    return _grouped_rows_matmul(imp, node, a["input"], a["weight"], a["offs"])
+
+
+@_converts("aten._grouped_mm.default",
+           graph="`grouped_matmul` (a transpose of the weights' last two dims folded into `transpose_weights`)",
+           notes="2-D rows sorted by group times 3-D weights with `offs` (what transformers' experts call in "
+           "bf16), no bias; the other forms (2-D x 2-D grouping the reduction, 3-D x 3-D) are unsupported")
+def _aten_grouped_mm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    rows, weights, offs = a["self"], a["mat2"], a.get("offs")
+    ranks = [value.meta["val"].dim() for value in (rows, weights)]
+    if offs is None or a.get("bias") is not None or ranks != [2, 3]:
+        raise imp.unsupported(node, "only rows [m, k] times per-group weights [g, k, n] with offs and no bias")
+    return _grouped_rows_matmul(imp, node, rows, weights, offs)
+
+
+def _grouped_rows_matmul(imp: _Importer, node: fx.Node, rows: Any, weights: Any, offs: Any) -> Tensor:
+    """``grouped_matmul`` of ``rows`` and ``weights`` in the node's result dtype.
 
     transformers passes a linear layer's experts ([E, N, K]) transposed; reading them through the transpose
     (``transpose_weights``) spares a copy of every expert's weights per call."""
     dtype = imp.out_dtype(node)
-    x, weight = imp.tensor(a["input"], dtype), imp.tensor(a["weight"], dtype)
-    offs = imp.tensor(a["offs"])
+    x, weight = imp.tensor(rows, dtype), imp.tensor(weights, dtype)
+    offs = imp.tensor(offs)
     ends = offs if offs.dtype in ("i32", "i64") else imp.emit("cast", offs, "i64")
     transpose = producer(weight.value, "graph.transpose")
     if transpose is not None and attributes(transpose)["perm"] == [0, 2, 1]:

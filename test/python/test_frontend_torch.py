@@ -373,6 +373,15 @@ CASES: list[Case] = [
         1e-6, 1e-6,
     ),
     (
+        "grouped-mm",  # transformers' experts in bf16 call torch._grouped_mm (weights transposed or not)
+        lambda m, h, w, v, ends: (torch._grouped_mm(h, w.transpose(-2, -1), offs=ends),
+                                  torch._grouped_mm(h, v, offs=ends)),
+        lambda: (randn(10, 16, dtype=torch.bfloat16), randn(3, 8, 16, dtype=torch.bfloat16),
+                 randn(3, 16, 8, dtype=torch.bfloat16), torch.tensor([4, 4, 10], dtype=torch.int32)),  # one empty
+        ("aten._grouped_mm.default",),
+        1e-2, 1e-2,
+    ),
+    (
         "repeat-interleave-baddbmm",  # GPT-J's and Cohere's interleaved rotary, BLOOM's ALiBi
         lambda m, x, r, b, p, q: (x.repeat_interleave(2, 1), x.repeat_interleave(3), torch.repeat_interleave(r, 2, 0),
                                   x.repeat_interleave(torch.tensor([1, 0, 2, 1]), dim=1), b.baddbmm(p, q),
@@ -614,7 +623,7 @@ def test_aten_op_matches_pytorch(case: Case) -> None:
 
 
 #: the cases of sorting, routing, rotary, ALiBi, bitwise and copy ops that test_new_model_ops_compile compiles
-ROUTING_CASES = ("topk-sort", "moe-routing", "repeat-interleave-baddbmm", "bitwise", "copy")
+ROUTING_CASES = ("topk-sort", "moe-routing", "grouped-mm", "repeat-interleave-baddbmm", "bitwise", "copy")
 
 
 @pytest.mark.parametrize("case_id", COMPILED_CASES + ROUTING_CASES)
