@@ -703,11 +703,12 @@ def _main(argv: list[str]) -> int:
         log.configure(opts.log_level)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    # The input may be rewritten in place (read whole first, as mlir-opt does); two outputs may not be one file.
-    check_distinct_files([], [(what, path) for what, path in (("output file", opts.output),
-                                                              ("fusion result file", opts.fusion_result),
-                                                              ("crash reproducer", opts.crash_reproducer))
-                              if path is not None])
+    # -o may rewrite the input in place (read whole first, as mlir-opt does); the reports may not, and no two
+    # outputs may be one file.
+    reports = [(what, path) for what, path in (("fusion result file", opts.fusion_result),
+                                               ("crash reproducer", opts.crash_reproducer)) if path is not None]
+    check_distinct_files([("input file", opts.input)], reports)
+    check_distinct_files([], [("output file", opts.output), *reports])
     text, display_name = _read_input(opts.input)
     if opts.run_reproducer:  # the reproducer's pipeline and options, as mlir-opt --run-reproducer takes them
         carried = reproducer_options(text)

@@ -99,7 +99,10 @@ def test_a_full_device_is_an_error_line(argv: list[str], what: str, tmp_path: Pa
      "output file '{model}' is the same file as the input file '{model}'"),
     (["graphfuse-opt", "{model}", "-o", "{tmp}/out.mlir", "--fusion-result={tmp}/out.mlir"],
      "fusion result file '{tmp}/out.mlir' is the same file as the output file '{tmp}/out.mlir'"),
-], ids=["compile-output", "compile-header", "compile-output-and-header", "run-output", "opt-two-outputs"])
+    (["graphfuse-opt", "{model}", "--graph-fusion", "--fusion-result={model}"],
+     "fusion result file '{model}' is the same file as the input file '{model}'"),
+], ids=["compile-output", "compile-header", "compile-output-and-header", "run-output", "opt-two-outputs",
+        "opt-report-over-input"])
 def test_an_output_that_is_an_input_or_another_output_is_refused(argv: list[str], message: str,
                                                                    tmp_path: Path) -> None:
     model = tmp_path / "model.mlir"
