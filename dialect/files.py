@@ -59,10 +59,8 @@ def _writes_in_place(path: Path) -> bool:
     renaming over it would replace the device node, so it is written directly."""
     try:
         return not stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return False
     except OSError:
-        return False  # unreadable: the write reports it
+        return False  # missing (a new file), or unreadable: the write reports it
 
 
 def _new_file_mode(path: Path) -> int:
@@ -127,12 +125,17 @@ def sync_to_disk(stream: BinaryIO) -> None:
             raise
 
 
+def write_synced(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (an :func:`atomic_output` path, which reports the errors) and sync it."""
+    with open(path, "wb") as stream:
+        stream.write(data)
+        sync_to_disk(stream)
+
+
 def write_file(path: str | Path, data: str | bytes, what: str = "output file") -> None:
     """Write ``data`` (text as UTF-8) to ``path`` whole or not at all (see :func:`atomic_output`)."""
-    payload = data.encode() if isinstance(data, str) else data
-    with atomic_output(path, what) as scratch, open(scratch, "wb") as stream:
-        stream.write(payload)
-        sync_to_disk(stream)
+    with atomic_output(path, what) as scratch:
+        write_synced(scratch, data.encode() if isinstance(data, str) else data)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -43,7 +43,7 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.files import atomic_output, check_distinct_files, sync_to_disk
+from graphfuse.dialect.files import atomic_output, check_distinct_files, write_synced
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
 from graphfuse.lowering.parallel import check_thread_count
@@ -449,7 +449,7 @@ def compile_library(
     # Every output is made in full before any replaces its file; a failure leaves the old ones.
     with tempfile.TemporaryDirectory(prefix="graphfuse-compile-") as scratch, contextlib.ExitStack() as outputs:
         if header is not None:  # first: its write errors are then reported as the header's
-            _write_bytes(outputs.enter_context(atomic_output(header, "C header")), header_text.encode())
+            write_synced(outputs.enter_context(atomic_output(header, "C header")), header_text.encode())
         output_file = None if str(output) == "-" else outputs.enter_context(atomic_output(output))
         # Object code takes the large constants as raw bytes; LLVM IR and assembly outputs keep them inline.
         weights = _detach_constants(lowered, prefix, Path(scratch)) if kind in ("obj", "shared") else []
@@ -573,11 +573,4 @@ def _write_text(output: Path | None, text: str) -> None:
     if output is None:
         print(text, end="")
     else:
-        _write_bytes(output, text.encode())
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    """Write a temporary output file of :func:`atomic_output` (its errors are reported there)."""
-    with open(path, "wb") as stream:
-        stream.write(data)
-        sync_to_disk(stream)
+        write_synced(output, text.encode())
