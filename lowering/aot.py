@@ -44,10 +44,11 @@ from mlir.dialects import llvm
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.files import atomic_output, check_distinct_files, write_synced
-from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
+from graphfuse.lowering.compiler import FusedGraph, fuse_graph, lower_to_linalg
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
 from graphfuse.lowering.parallel import check_thread_count
 from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL, ArgSpec, LoweredEntry, lower_entry, spec_bytes
+from graphfuse.lowering.shape_checks import shape_graph_text
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
 
 __all__ = ["EMIT_KINDS", "CInterface", "CompiledLibrary", "compile_library", "emit_kind_of", "llvm_tool"]
@@ -100,6 +101,16 @@ class CInterface:
     streamed_stores: int
     threads: int
     libraries: list[str]
+    #: the graph with its constants reduced to their types (shape_checks.shape_graph_text) when an array has a
+    #: dynamic dimension: load_library checks a call's sizes on it as the JIT does
+    shape_graph: str | None = None
+    #: the graph's file name, for the locations of those checks' errors
+    source_name: str = "<module>"
+
+    def __post_init__(self) -> None:
+        if self.symbol == self.metadata_symbol:
+            raise GraphfuseError(f"the entry point {self.symbol} would be the metadata accessor's name: rename "
+                                 f"@{self.entry} or choose another --name")
 
     @property
     def symbol(self) -> str:
@@ -140,6 +151,7 @@ class CInterface:
             "workspace_bytes": self.workspace_offsets()[1],
             "result_alignment": self.result_alignment,
             "threads": self.threads,
+            **({"graph": self.shape_graph, "source": self.source_name} if self.shape_graph is not None else {}),
         }
 
     # ------------------------------------------------------------------ LLVM IR
@@ -225,6 +237,10 @@ class CInterface:
             f" * GRAPHFUSE_MISALIGNED_RESULT (a result not {self.symbol.upper()}_RESULT_ALIGNMENT-aligned).",
             " * Thread-safe and reentrant: concurrent calls need distinct workspaces (or NULL).",
         ]
+        if self.shape_graph is not None:
+            lines += [" * The dynamic sizes must agree as the graph's shapes require (operands of one elementwise op,",
+                      " * results as large as the inputs make them): the entry point trusts them (load_library",
+                      " * checks them against the graph)."]
         if self.threads > 1:
             lines.append(f" * Runs its parallel loops on {self.threads} threads (the OpenMP runtime libiomp5).")
         lines.append(" */")
@@ -442,7 +458,7 @@ def compile_library(
                        strict_flags=strict_flags)
     linalg_text = lower_to_linalg(fused.module, fused.filename, fast_math)
     lowered = lower_entry(linalg_text, fused.entry, num_threads, stream_min_bytes())
-    interface = _interface(prefix, fused.entry, lowered, num_threads)
+    interface = _interface(prefix, fused, lowered, num_threads)
     header_text = None
     if header is not None:
         header_text = interface.header(f"{c_identifier(Path(header).name).upper()}_", Path(fused.filename).name)
@@ -466,9 +482,13 @@ def _default_prefix(output: str | Path) -> str:
     return library_name(output) if str(output) != "-" else "graph"
 
 
-def _interface(prefix: str, entry: str, lowered: LoweredEntry, threads: int) -> CInterface:
-    return CInterface(prefix, entry, lowered.inputs, lowered.outputs, lowered.workspace, lowered.streamed_stores,
-                      threads if lowered.libraries else 1, lowered.libraries)
+def _interface(prefix: str, fused: FusedGraph, lowered: LoweredEntry, threads: int) -> CInterface:
+    dynamic = any(None in spec.shape for spec in lowered.inputs + lowered.outputs)
+    with fused.context:
+        shape_graph = shape_graph_text(fused.source) if dynamic else None
+    return CInterface(prefix, fused.entry, lowered.inputs, lowered.outputs, lowered.workspace,
+                      lowered.streamed_stores, threads if lowered.libraries else 1, lowered.libraries, shape_graph,
+                      Path(fused.filename).name)
 
 
 def _optimize(module_ir: str, interface: CInterface, opt_level: int, cpu: str) -> str:

@@ -20,13 +20,13 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from mlir import ir
 
-from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op, read_attributes
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import entry_function, functions, run_function
@@ -37,7 +37,15 @@ from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
 from graphfuse.lowering.parallel import check_thread_count, default_threads
-from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL, CompiledFunction, check_fits_in_memory, compile_linalg
+from graphfuse.lowering.runtime import (
+    DEFAULT_LLVM_OPT_LEVEL,
+    CompiledFunction,
+    aligned_empty,
+    check_fits_in_memory,
+    compile_linalg,
+)
+from graphfuse.lowering.shape_checks import DynamicShapes
+from graphfuse.lowering.streaming import BUFFER_ALIGNMENT
 from graphfuse.pipelines import registry
 from graphfuse.pipelines.context import get_context, graph_kernel_enabled
 from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, SWITCH_FILE_VARIABLE, FusionSwitches
@@ -118,14 +126,17 @@ class Executable(CompiledGraph):
     filename: str = "<module>"
     #: seconds per compile stage: parse, graph (pipeline), lowering (to linalg), bufferize (to the LLVM dialect), llvm
     timings: dict[str, float] = field(default_factory=dict)
-    #: result shapes by the input shapes of a call, for entries with dynamic dimensions
-    _shapes: dict[tuple, list[tuple[int | None, ...]]] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def _dynamic_shapes(self) -> DynamicShapes:
+        return DynamicShapes(self.source, self.entry, self.filename)
 
     def __call__(self, *arrays: np.ndarray, out: list[np.ndarray] | None = None) -> list[np.ndarray]:
         if any(None in shape for shape, _ in self.inputs) and len(arrays) == len(self.inputs):
-            expected = self._check_dynamic_shapes(arrays, out)
+            expected = self._dynamic_shapes.check(arrays, out)
             if out is None and any(None in shape for shape, _ in self.outputs):
-                out = self._result_buffers(expected)
+                out = self._dynamic_shapes.result_buffers(expected, self.function.outputs, BUFFER_ALIGNMENT,
+                                                          aligned_empty)
         if self.launcher is None:
             return self.function(*arrays, out=out)
         inputs = self.function.check_inputs(arrays)
@@ -149,116 +160,6 @@ class Executable(CompiledGraph):
         store into directly costs a copy per call.
         """
         return self.function.empty_outputs()
-
-    def _check_dynamic_shapes(self, arrays: tuple[np.ndarray, ...], out: list[np.ndarray] | None) -> list:
-        """Dynamic dimensions must agree with each other and with the out= buffers before the code runs.
-
-        The compiled code trusts the sizes it is given: two operands of an
-        elementwise op with different sizes, or an output buffer larger than
-        the result, would be read or written out of bounds.  The graph's
-        shape inference, run on the actual input shapes, says what is valid.
-        """
-        key = tuple(tuple(np.shape(a)) for a in arrays)
-        expected = self._shapes.get(key)
-        if expected is None:
-            try:
-                expected = infer_result_shapes(self.source, self.entry, [np.shape(a) for a in arrays])
-            except GraphfuseError as error:
-                raise GraphfuseError([relocate(d, self.filename) for d in error.diagnostics]) from None
-            if len(self._shapes) >= 256:  # many distinct shapes: keep the cache bounded
-                self._shapes.clear()
-            self._shapes[key] = expected
-        if out is None:
-            return expected
-        buffers = [out] if isinstance(out, np.ndarray) else list(out)
-        for k, (want, buffer) in enumerate(zip(expected, buffers, strict=False)):
-            got = tuple(np.shape(buffer))
-            if want is None:
-                continue  # not inferable here; the runtime checks what it can
-            if len(want) != len(got) or any(w is not None and w != g for w, g in zip(want, got, strict=False)):
-                shape = "(" + ", ".join("?" if d is None else str(d) for d in want) + ")"
-                raise GraphfuseError(
-                    f"@{self.entry}: out[{k}] has shape {got}, but for inputs of shapes "
-                    f"{', '.join(str(s) for s in key)} result {k} has shape {shape}"
-                )
-        return expected
-
-    def _result_buffers(self, expected: list) -> list[np.ndarray]:
-        """Buffers for results with dynamic dimensions, sized by the shape inference of this call's inputs."""
-        buffers = []
-        for k, (spec, shape) in enumerate(zip(self.function.outputs, expected, strict=True)):
-            if shape is None or None in shape:
-                ret = functions(self.source)[self.entry].regions[0].blocks[0].operations[-1]
-                raise GraphfuseError([relocate(Diagnostic(
-                    "error", f"@{self.entry}: the inputs' shapes do not tell the size of result {k} "
-                    f"({spec.type_str}); pass out= buffers", source_loc(ret.location)), self.filename)])
-            buffers.append(np.empty(shape, spec.dtype))
-        return buffers
-
-
-def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[int, ...]]) -> list[tuple]:
-    """The result shapes of ``@entry`` for inputs of these shapes (None where they cannot be told).
-
-    Runs the op catalog's shape inference with the actual sizes in place of
-    the dynamic dimensions; an inconsistency (operands that do not broadcast)
-    is an error naming the op.
-    """
-    func = functions(module)[entry]
-    block = func.regions[0].blocks[0]
-    sigs: dict = {}
-    for arg, shape in zip(block.arguments, input_shapes, strict=True):
-        declared = sig_from_type(arg.type)
-        sigs[arg] = declared.with_shape(tuple(shape)) if declared is not None else None
-    for op in block.operations:
-        op = op.operation
-        declared = [sig_from_type(r.type) for r in op.results]
-        if op.name == "func.return":
-            return [None if sigs.get(v) is None else sigs[v].shape for v in op.operands]
-        spec = lookup_op(op.name)
-        inputs = [sigs.get(v) for v in op.operands]
-        inferred = declared
-        known = all(sig is not None for sig in inputs)
-        if spec is not None and known:
-            try:
-                inferred = infer_results(spec, inputs, read_attributes(spec, op), declared)
-            except VerifyError as error:
-                shapes = ", ".join(str(tuple(s)) for s in input_shapes)
-                raise GraphfuseError([Diagnostic(
-                    "error", f"@{entry} called with inputs of shapes {shapes}: '{op.name}' {error.message}",
-                    source_loc(op.location),
-                )]) from None
-        if spec is not None and known and spec.group.endswith("elementwise") and inferred and inferred[0] is not None:
-            _check_no_dynamic_broadcast(op, entry, inputs, op.operands, inferred[0].shape)
-        if op.name == "func.call" and known:  # a kernel, or a function of the module: its results' shapes
-            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-            shapes = infer_result_shapes(module, callee, [sig.shape for sig in inputs])
-            inferred = [None if d is None or shape is None else d.with_shape(shape)
-                        for d, shape in zip(declared, shapes, strict=True)]
-        for result, sig in zip(op.results, inferred, strict=False):
-            sigs[result] = sig
-    results = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results
-    return [None for _ in results]
-
-
-def _check_no_dynamic_broadcast(op: ir.Operation, entry: str, inputs: list, operands, result_shape: tuple) -> None:
-    """An elementwise operand's dynamic dimension may not broadcast (be 1 where the result is larger).
-
-    numpy allows it, but the lowering gives a dynamic dimension the size of
-    the result's: the compiled code would read the operand out of bounds.
-    """
-    for k, (sig, operand) in enumerate(zip(inputs, operands, strict=True)):
-        declared = sig_from_type(operand.type)
-        offset = len(result_shape) - sig.rank
-        for axis, (size, written) in enumerate(zip(sig.shape, declared.shape, strict=True)):
-            wanted = result_shape[offset + axis]
-            if written is None and size is not None and wanted is not None and size != wanted:
-                raise GraphfuseError([Diagnostic(
-                    "error",
-                    f"@{entry}: operand #{k} of '{op.name}' ({declared}) has size {size} in its dynamic dimension "
-                    f"{axis}, broadcast to {wanted}: the compiled code does not broadcast dynamic dimensions "
-                    "(give the dimension a static size 1 to broadcast it)",
-                    source_loc(op.location),
-                )])
 
 
 _CACHE: dict[tuple, Executable] = {}

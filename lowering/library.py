@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import re
+import shutil
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,15 +32,19 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.parsing import parse_module
 from graphfuse.lowering.runtime import ArgSpec, ArgumentChecks, aligned_empty
+from graphfuse.lowering.shape_checks import DynamicShapes
 
 __all__ = ["METADATA_VERSION", "STATUS", "Library", "c_identifier", "library_name", "load_library"]
 
 #: Return codes of a compiled entry point (the header defines them as GRAPHFUSE_<NAME>).
 STATUS = {"OK": 0, "OUT_OF_MEMORY": 1, "MISALIGNED_RESULT": 2}
-#: The layout of the metadata JSON; a loader refuses other versions.
-METADATA_VERSION = 1
+#: The layout of the metadata JSON; a loader refuses other versions.  2: the graph (constants reduced to their
+#: types) comes with entries that have dynamic dimensions, for the loader's size checks.
+METADATA_VERSION = 2
 #: numpy dtype name in the metadata -> dtype (bfloat16 comes from ml_dtypes)
 _DTYPES = {name: np.dtype(t) for name, t in (
     ("float32", np.float32), ("float64", np.float64), ("float16", np.float16), ("bfloat16", ml_dtypes.bfloat16),
@@ -84,13 +91,14 @@ class Library(ArgumentChecks):
 
     def __init__(self, path: str | Path, name: str | None = None):
         self.path = str(path)
+        if name is not None and not _C_IDENTIFIER.fullmatch(name):
+            raise GraphfuseError(f"load_library: name {name!r} is not a C identifier (graphfuse-compile --name "
+                                 "makes one of its argument: letters, digits and '_', not starting with a digit)")
         self.prefix = name or library_name(path)
         if not Path(path).is_file():
-            raise GraphfuseError(f"could not load library '{path}': no such file")
-        try:
-            self._library = ctypes.CDLL(str(Path(path).resolve()))
-        except OSError as error:
-            raise GraphfuseError(f"could not load library '{path}': {error}") from None
+            raise GraphfuseError(f"could not load library '{path}': "
+                                 f"{'a directory' if Path(path).is_dir() else 'no such file'}")
+        self._library = _open(Path(path))
         try:
             describe = getattr(self._library, f"{self.prefix}_metadata")
         except AttributeError:
@@ -98,9 +106,13 @@ class Library(ArgumentChecks):
                 f"'{path}' has no function {self.prefix}_metadata: not a graphfuse library named '{self.prefix}' "
                 "(pass name= as graphfuse-compile --name)") from None
         describe.restype = ctypes.c_char_p
-        metadata = json.loads(describe().decode())
-        if metadata.get("version") != METADATA_VERSION:
-            raise GraphfuseError(f"'{path}': metadata version {metadata.get('version')} is not "
+        try:
+            metadata = json.loads(describe().decode())
+        except (UnicodeDecodeError, ValueError):
+            raise GraphfuseError(f"'{path}': {self.prefix}_metadata does not return graphfuse's JSON") from None
+        if not isinstance(metadata, dict) or metadata.get("version") != METADATA_VERSION:
+            version = metadata.get("version") if isinstance(metadata, dict) else None
+            raise GraphfuseError(f"'{path}': metadata version {version} is not "
                                  f"{METADATA_VERSION}; recompile it with this graphfuse")
         self.metadata = metadata
         self.name = metadata["entry"]
@@ -109,11 +121,15 @@ class Library(ArgumentChecks):
         self.workspace_bytes: int = metadata["workspace_bytes"]
         self.result_alignment: int = metadata["result_alignment"]
         symbol = metadata["symbol"]
+        if not _C_IDENTIFIER.fullmatch(symbol) or symbol == f"{self.prefix}_metadata":
+            raise GraphfuseError(f"'{path}': its metadata names the entry point {symbol!r}, not a function to call")
         self._function = getattr(self._library, symbol)
         self._function.restype = ctypes.c_int
         self._call = _Call(symbol, [[k for k, d in enumerate(s.shape) if d is None]
                                     for s in self.inputs + self.outputs])
         self._workspaces = threading.local()
+        #: the size checks of entries with dynamic dimensions (the graph the metadata carries)
+        self._dynamic_shapes = _dynamic_shapes(metadata) if "graph" in metadata else None
 
     def __repr__(self) -> str:
         ins = ", ".join(s.type_str for s in self.inputs)
@@ -130,6 +146,11 @@ class Library(ArgumentChecks):
 
     def __call__(self, *arrays, out=None) -> list[np.ndarray]:
         ins = self.check_inputs(arrays)
+        if self._dynamic_shapes is not None:
+            expected = self._dynamic_shapes.check(ins, out)
+            if out is None:
+                out = self._dynamic_shapes.result_buffers(expected, self.outputs, self.result_alignment,
+                                                          aligned_empty)
         outs = (self.new_outputs(self.result_alignment, "pass out= buffers") if out is None
                 else self.check_outs(out, ins))
         standins = {k: aligned_empty(o.shape, o.dtype, self.result_alignment) for k, o in enumerate(outs)
@@ -147,6 +168,46 @@ class Library(ArgumentChecks):
         for k, standin in standins.items():
             np.copyto(outs[k], standin)
         return outs
+
+
+#: Names dlopen and ctypes take as written (a NUL would end the name early; other characters name nothing).
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Resolved path -> (device, inode, size, modification time) of each library this process has loaded.
+_LOADED: dict[str, tuple[int, int, int, int]] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _open(path: Path) -> ctypes.CDLL:
+    """``dlopen`` the library at ``path``; a private copy when this process loaded another file at that path.
+
+    The dynamic loader hands out the handle it already has for a path (or a file it has mapped), so a library
+    compiled again to the same path would still run the old code: the new file is copied under a name of its
+    own, loaded, and the copy unlinked (its mapping stays).
+    """
+    resolved = str(path.resolve())
+    status = os.stat(resolved)
+    identity = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+    with _LOADED_LOCK:
+        known = _LOADED.setdefault(resolved, identity)
+        try:
+            if known == identity:
+                return ctypes.CDLL(resolved)
+            with tempfile.TemporaryDirectory(prefix="graphfuse-library-") as private:
+                copy = Path(private) / path.name
+                shutil.copyfile(resolved, copy)
+                return ctypes.CDLL(str(copy))
+        except OSError as error:
+            raise GraphfuseError(f"could not load library '{path}': {error}") from None
+
+
+def _dynamic_shapes(metadata: dict) -> DynamicShapes:
+    """The size checks of a library's entry, on the graph its metadata carries."""
+    context = make_context()
+    try:
+        module = parse_module(metadata["graph"], metadata.get("source", "<library>"), context)
+    except GraphfuseError as error:
+        raise GraphfuseError(f"the graph in the library's metadata does not parse: {error}") from None
+    return DynamicShapes(module, metadata["entry"], metadata.get("source", "<library>"))
 
 
 def _spec(described: dict) -> ArgSpec:

@@ -163,10 +163,66 @@ def test_dynamic_dimensions_are_parameters(tmp_path: Path) -> None:
     got = library(x, y, out=out)
     want = graphfuse.compile(tmp_path / "g.mlir")(x, y)
     assert got[0] is out[0] and all(_same_bits(g, w) for g, w in zip(got, want, strict=True))
-    with pytest.raises(GraphfuseError, match="result 0 has a dynamic shape"):
-        library(x, y)
+    # without out=, the results are sized by the graph's shape inference on the inputs, as the JIT sizes them
+    allocated = library(x, y)
+    assert all(_same_bits(g, w) for g, w in zip(allocated, want, strict=True))
     with pytest.raises(GraphfuseError, match=r"argument 1: expected dtype float32"):
         library(x, y.astype(np.float64), out=out)
+
+
+def test_dynamic_dimensions_are_checked_against_each_other_and_out(tmp_path: Path) -> None:
+    """The entry point trusts its sizes: a 1-row operand beside a 1,000-row one, or a short out=, would be read or
+    written out of bounds.  The loader checks them on the graph the metadata carries, as the JIT does."""
+    (tmp_path / "g.mlir").write_text(DYNAMIC)
+    compile_library(tmp_path / "g.mlir", tmp_path / "libg.so")
+    library = load_library(tmp_path / "libg.so")
+    assert "graph.maximum" in library.metadata["graph"] and library.metadata["source"] == "g.mlir"
+    one, many = np.ones((1, 8), np.float32), np.ones((1000, 8), np.float32)
+    with pytest.raises(GraphfuseError, match=r"^g\.mlir:3:8: error: @g: operand #0 of 'graph.maximum' .* size 1 "
+                                             r"in its dynamic dimension 0, broadcast to 1000"):
+        library(one, many)
+    short = [np.empty((999, 8), np.float32), np.empty((1000, 8), np.float32)]
+    with pytest.raises(GraphfuseError, match=r"out\[0\] has shape \(999, 8\), but .* result 0 has shape "
+                                             r"\(1000, 8\)"):
+        library(many, many, out=short)
+    assert len(library(many, many)[1]) == 1000
+
+
+def test_a_static_library_carries_no_graph(tmp_path: Path) -> None:
+    compile_library(_model_file(tmp_path, "mlp"), tmp_path / "libmlp.so")
+    assert "graph" not in load_library(tmp_path / "libmlp.so").metadata
+
+
+def test_a_library_compiled_again_to_its_path_loads_anew(tmp_path: Path) -> None:
+    """The dynamic loader returns the handle it has for a path: the second load must not run the first code."""
+    (tmp_path / "a.mlir").write_text(DYNAMIC)
+    (tmp_path / "b.mlir").write_text(DYNAMIC.replace("graph.relu", "graph.neg"))
+    x = -np.ones((3, 8), np.float32)
+    compile_library(tmp_path / "a.mlir", tmp_path / "libg.so")
+    first = load_library(tmp_path / "libg.so")
+    compile_library(tmp_path / "b.mlir", tmp_path / "libg.so")
+    second = load_library(tmp_path / "libg.so")
+    again = load_library(tmp_path / "libg.so")  # unchanged since: the same code
+    assert _same_bits(first(x, x)[0], np.zeros((3, 8), np.float32))  # relu
+    assert _same_bits(second(x, x)[0], np.ones((3, 8), np.float32))  # neg
+    assert _same_bits(again(x, x)[0], np.ones((3, 8), np.float32))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.mlir", "b.mlir", "libg.so"]
+
+
+@pytest.mark.parametrize("name", ["g_g\x00", "g\x00x", "1g", "g-g", "", "g g"])
+def test_load_library_refuses_names_that_are_not_identifiers(tmp_path: Path, name: str) -> None:
+    """A NUL would end the symbol early (``g_g\\x00`` + ``_metadata`` calls the entry point as the accessor)."""
+    (tmp_path / "g.mlir").write_text(DYNAMIC)
+    compile_library(tmp_path / "g.mlir", tmp_path / "libg.so")
+    with pytest.raises(GraphfuseError, match="is not a C identifier"):
+        load_library(tmp_path / "libg.so", name=name)
+
+
+def test_an_entry_named_as_the_metadata_accessor_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "m.mlir").write_text(DYNAMIC.replace("@g", "@metadata"))
+    with pytest.raises(GraphfuseError, match="the entry point m_metadata would be the metadata accessor's name"):
+        compile_library(tmp_path / "m.mlir", tmp_path / "libm.so")
+    assert not (tmp_path / "libm.so").exists()
 
 
 def test_booleans_are_bytes(tmp_path: Path) -> None:
@@ -280,6 +336,8 @@ def test_two_libraries_share_no_symbols(tmp_path: Path) -> None:
 def test_load_library_errors(tmp_path: Path) -> None:
     with pytest.raises(GraphfuseError, match="no such file"):
         load_library(tmp_path / "libnothing.so")
+    with pytest.raises(GraphfuseError, match="a directory"):
+        load_library(tmp_path)
     compile_library(_model_file(tmp_path, "mlp"), tmp_path / "libmlp.so")
     with pytest.raises(GraphfuseError, match="has no function other_metadata: not a graphfuse library"):
         load_library(tmp_path / "libmlp.so", name="other")
