@@ -230,6 +230,17 @@ def resolve_pipeline(pipeline: str | None, opt_level: int | None, switches: Fusi
     return graph_pipeline(opt_level, backend)
 
 
+def _switch_file_content(path: str | Path | None) -> bytes | tuple[str, str] | None:
+    """What a switch file contributes to the compile cache's key: its bytes (an edited file is another key, a copy
+    elsewhere the same), or its path when it cannot be read (the compile then reports why)."""
+    if not path:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return ("unreadable", str(path))
+
+
 def compile(
     source: ir.Module | str | Path,
     *,
@@ -266,9 +277,9 @@ def compile(
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
     save_graphs = get_context("save_graphs")
     key = (text, entry, pipeline, opt_level, graph_kernel_flags, get_context("graph_kernel_flags"),
-           str(fusion_switch_file), strict_flags, jit_opt_level, threads, fast_math, registry.generation(),
-           os.environ.get(FLAGS_VARIABLE),
-           os.environ.get(SWITCH_FILE_VARIABLE), graph_kernel_enabled(), save_graphs)
+           _switch_file_content(fusion_switch_file or os.environ.get(SWITCH_FILE_VARIABLE)), strict_flags,
+           jit_opt_level, threads, fast_math, registry.generation(), os.environ.get(FLAGS_VARIABLE),
+           graph_kernel_enabled(), save_graphs)
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
     cacheable = active_rewrite_budget() is None and not save_graphs  # saving the IR means running the passes
     with _LOCK:

@@ -375,6 +375,33 @@ def test_compile_takes_fusion_switch_file(tmp_path: Path, monkeypatch: pytest.Mo
     assert "graph.add_rms_norm" not in exe.fused_graph and "graph.rms_norm" in exe.fused_graph
 
 
+@pytest.mark.parametrize("given", ["argument", "environment"])
+def test_the_compile_cache_keys_on_the_switch_files_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           given: str) -> None:
+    """Editing the switch file changes what compiles: the cache must not return the executable of its old text
+    (an equal file elsewhere may share it)."""
+    monkeypatch.delenv("FUSION_SWITCH_FILE", raising=False)
+    monkeypatch.delenv("MS_DEV_GRAPH_KERNEL_FLAGS", raising=False)
+    switches = tmp_path / "fusion_switch.cfg"
+
+    def build() -> graphfuse.Executable:
+        if given == "environment":
+            monkeypatch.setenv("FUSION_SWITCH_FILE", str(switches))
+            return graphfuse.compile(_ADD_RMS_NORM)
+        return graphfuse.compile(_ADD_RMS_NORM, fusion_switch_file=switches)
+
+    switches.write_text('{"Switch": {"GraphFusion": {"ALL": "on", "add_rms_norm_fusion": "on"}}}')
+    on = build()
+    assert "graph.add_rms_norm" in on.fused_graph
+    switches.write_text('{"Switch": {"GraphFusion": {"ALL": "on", "add_rms_norm_fusion": "off"}}}')
+    off = build()
+    assert off is not on and "graph.add_rms_norm" not in off.fused_graph
+    copy = tmp_path / "copy.cfg"
+    copy.write_text(switches.read_text())
+    switches = copy
+    assert build() is off
+
+
 # --------------------------------------------------------------------------
 # MindSpore's context and seed 002's example nets.
 
