@@ -249,8 +249,9 @@ def expand_square(op: ir.Operation, rw: Any) -> bool:
 
 
 def expand_relu(op: ir.Operation, rw: Any) -> bool:
-    """relu(x) -> maximum(x, 0).  Bit-exact for every element type: the reference is that maximum (NaN stays NaN)."""
-    return expand_with(op, rw, lambda b, x: b.maximum(x, scalar(b, 0, x)))
+    """relu(x) -> select(x < 0, 0, x).  Bit-exact for every element type: the reference is that select (NaN and -0
+    stay, as in PyTorch; maximum(x, 0) would make -0 into +0)."""
+    return expand_with(op, rw, lambda b, x: b.select(b.less(x, scalar(b, 0, x)), scalar(b, 0, x), x))
 
 
 def expand_add_n(op: ir.Operation, rw: Any) -> bool:

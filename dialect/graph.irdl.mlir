@@ -1305,7 +1305,7 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
-  // Elementwise max(x, 0); NaN stays NaN.
+  // Elementwise max(x, 0), as PyTorch's: x where it is not below 0 (NaN stays NaN, -0 stays -0).
   irdl.operation @relu {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"
@@ -1463,7 +1463,7 @@ irdl.dialect @graph {
     irdl.results(result: %out2)
   }
 
-  // Elementwise sign: -1, 0 or 1 (NaN stays NaN).
+  // Elementwise sign: -1, 0 or 1 (+0 for +-0 and NaN, as PyTorch's).
   irdl.operation @sign {
     %in0 = irdl.base "!builtin.tensor"
     %out1 = irdl.base "!builtin.tensor"

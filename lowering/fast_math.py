@@ -202,13 +202,14 @@ def fast_tanh(x: ir.Value) -> ir.Value:
     f32 = x.type
     a = mmath.absf(x)
     x2 = fmul(x, x)
-    small = fadd(x, fmul(x, fmul(x2, _horner_ascending(x2, TANH_P))))
+    # tanh(|x|), x's sign put on last: the series on x itself gives +0 for -0 (its correction term is +0 there)
+    small = fadd(a, fmul(a, fmul(x2, _horner_ascending(x2, TANH_P))))
     e = fast_exp(fmul(a, const(f32, -2.0)), nonpositive=True)
     one = const(f32, 1.0)
-    t = arith.divf(fsub(one, e), fadd(one, e))
-    large = mmath.copysign(t, x)
+    large = arith.divf(fsub(one, e), fadd(one, e))
     # |x| < 0.625 is false for NaN: the large branch gives NaN too (e = NaN)
-    return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, TANH_SMALL)), small, large)
+    magnitude = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, const(f32, TANH_SMALL)), small, large)
+    return mmath.copysign(magnitude, x)
 
 
 def fast_erf(x: ir.Value) -> ir.Value:

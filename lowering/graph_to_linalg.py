@@ -158,12 +158,34 @@ def _gelu(x: ir.Value, approximate: str) -> ir.Value:
     return fmul(fmul(half, x), fadd(one, g))
 
 
+def _expm1(x: ir.Value) -> ir.Value:
+    """exp(x) - 1; at +-0 x itself (the expansion's quotient loses the sign of -0)."""
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, const(x.type, 0.0)), x, mmath.expm1(x))
+
+
+def _float_floor_div(a: ir.Value, b: ir.Value) -> ir.Value:
+    """PyTorch's float floor_divide (the reference's ``_float_floor_div``): from fmod's remainder, not floor(a / b),
+    which is -0 for -7 // inf (PyTorch: -1) and inf for inf // 2 (PyTorch: NaN)."""
+    t = a.type
+    zero, one = const(t, 0.0), const(t, 1.0)
+    r = arith.remf(a, b)
+    quotient = arith.divf(fsub(a, r), b)
+    signs_differ = arith.xori(arith.cmpf(arith.CmpFPredicate.OLT, r, zero),
+                              arith.cmpf(arith.CmpFPredicate.OLT, b, zero))
+    away = arith.andi(arith.cmpf(arith.CmpFPredicate.ONE, r, zero), signs_differ)
+    quotient = arith.select(away, fsub(quotient, one), quotient)
+    floored = mmath.floor(quotient)
+    floored = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, fsub(quotient, floored), const(t, 0.5)),
+                           fadd(floored, one), floored)
+    ratio = arith.divf(a, b)
+    floored = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, quotient, zero), mmath.copysign(zero, ratio), floored)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, b, zero), ratio, floored)
+
+
 def _float_sign(x: ir.Value) -> ir.Value:
     t = x.type
     zero = const(t, 0.0)
-    is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
-    rest = arith.select(is_nan, x, zero)
-    neg = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, x, zero), const(t, -1.0), rest)
+    neg = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, x, zero), const(t, -1.0), zero)  # +0 for NaN, +-0
     return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, x, zero), const(t, 1.0), neg)
 
 
@@ -211,14 +233,13 @@ def _int_fmod(a: ir.Value, b: ir.Value) -> ir.Value:
 
 
 def _floor_mod_float(a: ir.Value, b: ir.Value) -> ir.Value:
-    """Python's % on floats: fmod, plus ``b`` when a non-zero remainder's sign is not ``b``'s; a zero remainder
-    takes ``b``'s sign (4.0 % -2.0 is -0.0); x % 0 is NaN (frem's)."""
+    """PyTorch's remainder on floats: fmod, plus ``b`` when a non-zero remainder's sign is not ``b``'s; a zero
+    remainder is fmod's (4.0 % -2.0 is 0.0, Python's -0.0); x % 0 is NaN (frem's)."""
     zero = const(a.type, 0.0)
     r = arith.remf(a, b)
     signs_differ = arith.xori(arith.cmpf(arith.CmpFPredicate.OLT, r, zero),
                               arith.cmpf(arith.CmpFPredicate.OLT, b, zero))
-    r = arith.select(arith.andi(arith.cmpf(arith.CmpFPredicate.ONE, r, zero), signs_differ), fadd(r, b), r)
-    return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, r, zero), mmath.copysign(zero, b), r)
+    return arith.select(arith.andi(arith.cmpf(arith.CmpFPredicate.ONE, r, zero), signs_differ), fadd(r, b), r)
 
 
 def _int_adjust(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -254,7 +275,8 @@ _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "tanh": _tanh,
     "sigmoid": _sigmoid,
     "erf": _erf,
-    "relu": lambda x: arith.maximumf(x, const(x.type, 0.0)),
+    # x unless below 0, as PyTorch's: NaN and -0 pass (maximumf would make -0 into +0)
+    "relu": lambda x: arith.select(arith.cmpf(arith.CmpFPredicate.OLT, x, const(x.type, 0.0)), const(x.type, 0.0), x),
     "fast_gelu": lambda x: fmul(x, _sigmoid(fmul(const(x.type, 1.702), x))),
     "silu": lambda x: fmul(x, _sigmoid(x)),
     "square": lambda x: fmul(x, x),
@@ -265,7 +287,7 @@ _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "sin": mmath.sin,
     "cos": mmath.cos,
     "trunc": mmath.trunc,
-    "expm1": mmath.expm1,
+    "expm1": _expm1,
     "acos": mmath.acos,
     "asin": mmath.asin,
     "atan": mmath.atan,
@@ -293,7 +315,7 @@ _BINARY_FLOAT: dict[str, Callable[[ir.Value, ir.Value], ir.Value]] = {
     "atan2": mmath.atan2,
     "mod": arith.remf,
     "floor_mod": _floor_mod_float,
-    "floor_div": lambda a, b: mmath.floor(arith.divf(a, b)),
+    "floor_div": _float_floor_div,
 }
 _BINARY_INT: dict[str, Callable[[ir.Value, ir.Value], ir.Value]] = {
     "add": arith.addi,

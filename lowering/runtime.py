@@ -463,7 +463,7 @@ def _to_dps(module: ir.Module, entry: str) -> tuple[list[ArgSpec], list[ArgSpec]
             orig = arg.type
             arg.set_type(t)
             with ir.InsertionPoint(first):
-                conv = _convert_generic(arg, orig, "arith.trunci", None)
+                conv = _convert_generic(arg, orig, _NONZERO, None)
             arg.replace_all_uses_except(conv.result, conv.operation)
     out_args = [block.add_argument(t, loc) for t in out_types]
     with ir.InsertionPoint(ret):
@@ -498,6 +498,21 @@ def _boundary_type(t: ir.Type) -> ir.Type:
     return t
 
 
+#: :func:`_convert_generic`'s cast from bytes to booleans (:func:`nonzero_bytes`)
+_NONZERO = "nonzero"
+
+
+def nonzero_bytes(value: ir.Value) -> ir.Value:
+    """The booleans (i1, or a vector of them) of bytes ``value``: true where non-zero, as numpy reads a bool array
+    (its bytes may hold other values than 0 and 1: a view of uint8 data).  Truncation would read the low bit."""
+    from mlir.dialects import arith
+
+    zero = ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 0)
+    if isinstance(value.type, ir.VectorType):
+        zero = ir.DenseElementsAttr.get_splat(value.type, zero)
+    return arith.cmpi(arith.CmpIPredicate.ne, value, arith.constant(value.type, zero))
+
+
 def _convert_generic(value: ir.Value, result_type: ir.Type, cast: str | None, dest: ir.Value | None):
     """``linalg.generic`` applying ``cast`` (None: a copy) elementwise to ``value`` (into ``dest``, or a new empty).
 
@@ -523,6 +538,8 @@ def _convert_generic(value: ir.Value, result_type: ir.Type, cast: str | None, de
     with ir.InsertionPoint(body):
         if cast is None:
             linalg.YieldOp([body.arguments[0]])
+        elif cast == _NONZERO:
+            linalg.YieldOp([nonzero_bytes(body.arguments[0])])
         else:
             c = ir.Operation.create(cast, results=[rt.element_type], operands=[body.arguments[0]])
             linalg.YieldOp([c.result])
@@ -726,8 +743,8 @@ def store_booleans_as_bytes(module: ir.Module) -> None:
 
     LLVM 22's memref lowering aborts on ``memref<...xi1>`` stores, and numpy
     keeps booleans in bytes anyway.  Values stay i1 inside linalg bodies and
-    in vectors and scalars: a body reading a byte truncates it
-    (``arith.trunci``), a body producing a boolean result zero-extends it
+    in vectors and scalars: a body reading a byte compares it with 0
+    (:func:`nonzero_bytes`), a body producing a boolean result zero-extends it
     (``arith.extui``); so do the ops moving elements between a tensor and a
     vector or scalar (``vector.transfer_read``/``transfer_write``,
     ``tensor.extract``/``insert``...), as row tiling and vectorization leave
@@ -827,16 +844,15 @@ def _widen_operand(op: ir.Operation, number: int, i1: ir.Type, i8: ir.Type) -> N
 
 
 def _narrow_result(op: ir.Operation, i1: ir.Type, i8: ir.Type) -> None:
-    """Make ``op``'s i1 (scalar or vector) result, loaded from a byte tensor, a byte one truncated after ``op``."""
-    from mlir.dialects import arith
-
+    """Make ``op``'s i1 (scalar or vector) result, loaded from a byte tensor, a byte one compared with 0 after
+    ``op``."""
     result = op.results[0]
     if not _is_boolean(result, i1):
         return
     boolean_type = result.type
     result.set_type(_byte_version(boolean_type, i8))
     with ir.InsertionPoint.after(op), op.location:
-        narrow = arith.trunci(boolean_type, result)
+        narrow = nonzero_bytes(result)
     result.replace_all_uses_except(narrow, narrow.owner.operation)
 
 
@@ -899,7 +915,7 @@ def _retype_linalg_body(op: ir.Operation, i1: ir.Type, i8: ir.Type) -> None:
             continue
         arg.set_type(i8)
         with ir.InsertionPoint(first), op.location:
-            narrow = arith.trunci(i1, arg)
+            narrow = nonzero_bytes(arg)
         arg.replace_all_uses_except(narrow, narrow.owner.operation)
     yield_op = block.operations[len(block.operations) - 1]
     for k, result in enumerate(op.results):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from graphfuse.dialect.catalog import AttrSpec, OpSpec, ValueSpec, all_ops
 from graphfuse.dialect.matching import graph_op_names
+from graphfuse.dialect.ops.elementwise import SPECIAL_VALUES
 from graphfuse.dialect.parsing import parse_module
 from graphfuse.pipelines.fusion.base import FusionPass
 from graphfuse.pipelines.fusion.graph_fusion import fusion_passes
@@ -59,6 +60,13 @@ def dialect_page() -> str:
             if spec.doc:
                 out.append(f"- **graph.{spec.name}**: {spec.doc}\n")
         out.append("\n")
+    out.append("## Special values\n\nWhat elementwise ops give where IEEE arithmetic alone does not say, as PyTorch "
+               "defines it (graphs from PyTorch compute what eager PyTorch does; the reference interpreter and the "
+               "compiled code are both tested against it on NaN, +-inf, +-0, denormals and integer extremes, "
+               "test/python/test_edge_semantics.py). Denormals are kept (no flush to zero).\n\n"
+               "| op | at the edges |\n|---|---|\n")
+    for name, text in sorted(SPECIAL_VALUES.items()):
+        out.append(f"| `graph.{name}` | {text} |\n")
     return "".join(out).rstrip() + "\n"
 
 

@@ -107,22 +107,36 @@ def _floors_away(r: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Python's %: the remainder of the floor division, the sign of ``b``: fmod, plus ``b`` when the signs of
-    a non-zero remainder and ``b`` differ.  Floats: a zero remainder takes the sign of ``b``; x % 0 is NaN.
-    Integers: x % 0 = 0."""
+    """PyTorch's remainder: the remainder of the floor division, the sign of ``b``: fmod, plus ``b`` when the
+    signs of a non-zero remainder and ``b`` differ.  Floats: a zero remainder is fmod's (the sign of ``a``);
+    x % 0 is NaN.  Integers: x % 0 = 0."""
     r = _fmod(a, b)
-    r = np.where(_floors_away(r, b), r + b, r)
-    if not _is_int(a):
-        r = np.where(r == 0, np.copysign(np.zeros_like(r), b), r)
-    return np.asarray(r).astype(a.dtype)
+    return np.asarray(np.where(_floors_away(r, b), r + b, r)).astype(a.dtype)
+
+
+def _float_floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """PyTorch's float floor_divide: (a - fmod(a, b)) / b, one lower where the remainder's sign is not ``b``'s,
+    rounded to the nearest integer below (a zero quotient takes the sign of a / b); a / b where b is 0.
+
+    Not floor(a / b): -7 // inf is -1 (the remainder -7 is not inf's sign), inf // 2 is NaN (fmod(inf, 2) is).
+    """
+    a, b = np.broadcast_arrays(a, b)
+    r = np.fmod(a, b)
+    quotient = (a - r) / b
+    quotient = np.where(_floors_away(r, b), quotient - 1, quotient)
+    floored = np.floor(quotient)
+    floored = np.where(quotient - floored > 0.5, floored + 1, floored)
+    floored = np.where(quotient == 0, np.copysign(np.zeros_like(quotient), a / b), floored)
+    return np.where(b == 0, a / b, floored).astype(a.dtype)
 
 
 def _floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The quotient rounded toward -inf.  Floats: floor(a / b) (PyTorch's floor_divide).  Integers: the
-    truncated quotient (:func:`_int_div`: x // 0 = 0, MIN // -1 wraps to MIN) less one when a non-zero
+    """The quotient rounded toward -inf.  Floats: :func:`_float_floor_div` (PyTorch's floor_divide).  Integers:
+    the truncated quotient (:func:`_int_div`: x // 0 = 0, MIN // -1 wraps to MIN) less one when a non-zero
     remainder and ``b`` have opposite signs."""
     if not _is_int(a):
-        return np.floor(np.divide(a, b))
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            return _float_floor_div(a, b)
     a, b = np.broadcast_arrays(a, b)
     q = _int_div(a, b)
     r = _fmod(a, b)
@@ -173,7 +187,8 @@ _UNARY: dict[str, tuple[ArrayFn, frozenset[str], str]] = {
     "tanh": (np.tanh, FLOAT_DTYPES, "Elementwise hyperbolic tangent."),
     "sigmoid": (_sigmoid, FLOAT_DTYPES, "Elementwise logistic function, 1 / (1 + exp(-x))."),
     "erf": (_erf, FLOAT_DTYPES, "Elementwise Gauss error function."),
-    "relu": (lambda x: np.maximum(x, np.zeros_like(x)), NUMERIC_DTYPES, "Elementwise max(x, 0); NaN stays NaN."),
+    "relu": (lambda x: np.where(x < 0, np.zeros_like(x), x), NUMERIC_DTYPES,
+             "Elementwise max(x, 0), as PyTorch's: x where it is not below 0 (NaN stays NaN, -0 stays -0)."),
     "fast_gelu": (
         lambda x: x * _sigmoid(1.702 * x),
         FLOAT_DTYPES,
@@ -184,7 +199,8 @@ _UNARY: dict[str, tuple[ArrayFn, frozenset[str], str]] = {
     "floor": (np.floor, FLOAT_DTYPES, "Elementwise round toward -inf."),
     "ceil": (np.ceil, FLOAT_DTYPES, "Elementwise round toward +inf."),
     "round": (np.round, FLOAT_DTYPES, "Elementwise round to nearest integer, halves to even (2.5 -> 2)."),
-    "sign": (np.sign, NUMERIC_DTYPES, "Elementwise sign: -1, 0 or 1 (NaN stays NaN)."),
+    "sign": (lambda x: np.sign(np.where(np.isnan(x), np.zeros_like(x), x)) if not _is_int(x) else np.sign(x),
+             NUMERIC_DTYPES, "Elementwise sign: -1, 0 or 1 (+0 for +-0 and NaN, as PyTorch's)."),
     "sin": (np.sin, FLOAT_DTYPES, "Elementwise sine (radians)."),
     "cos": (np.cos, FLOAT_DTYPES, "Elementwise cosine (radians)."),
     "logical_not": (np.logical_not, _BOOL, "Elementwise boolean negation."),
@@ -391,12 +407,13 @@ _BINARY: dict[str, tuple[ArrayFn, frozenset[str], bool, str, str]] = {
     ),
     "floor_mod": (
         _floor_mod, NUMERIC_DTYPES, False, "Elementwise remainder of the floor division (Python's %).",
-        "The result has the sign of rhs (-7 floor_mod 2 = 1); a float zero remainder takes the sign of rhs. "
-        "Floats: x floor_mod 0 is NaN. Integers: x floor_mod 0 = 0.",
+        "The result has the sign of rhs (-7 floor_mod 2 = 1); a float zero remainder is fmod's, the sign of lhs "
+        "(PyTorch's remainder). Floats: x floor_mod 0 is NaN. Integers: x floor_mod 0 = 0.",
     ),
     "floor_div": (
         _floor_div, NUMERIC_DTYPES, False, "Elementwise quotient rounded toward -inf.",
-        "Floats: floor(lhs / rhs), as PyTorch's floor_divide. Integers: -7 floor_div 2 = -4; x floor_div 0 = 0 "
+        "Floats: as PyTorch's floor_divide, (lhs - fmod(lhs, rhs)) / rhs rounded down (-7 floor_div inf = -1, "
+        "inf floor_div 2 = NaN, x floor_div 0 = x / 0). Integers: -7 floor_div 2 = -4; x floor_div 0 = 0 "
         "and MIN floor_div -1 wraps to MIN.",
     ),
 }
@@ -458,3 +475,37 @@ register_op(
         example=((TensorSig((4, 1), "i1"), TensorSig((4, 8), "f32"), TensorSig((8,), "f32")), {}),
     )
 )
+
+# --------------------------------------------------------------------------
+# Special values: what the elementwise ops give at the edges (docs/dialect.md renders this table).  Graphs from
+# PyTorch must compute what eager PyTorch does; test/python/test_edge_semantics.py checks the reference
+# interpreter and the compiled code against torch on NaN, +-inf, +-0, denormals and integer extremes.
+
+#: op -> its results at the edges, where IEEE arithmetic alone does not say (or PyTorch says otherwise)
+SPECIAL_VALUES: dict[str, str] = {
+    "relu": "x unless x < 0: NaN stays NaN, -0 stays -0 (PyTorch's; max(x, 0) would give +0).",
+    "sign": "NaN, +0 and -0 give +0 (PyTorch's; numpy gives NaN for NaN).",
+    "maximum": "NaN in either operand gives NaN; maximum(-0, +0) is +0.",
+    "minimum": "NaN in either operand gives NaN; minimum(-0, +0) is -0.",
+    "mod": "C's fmod: the sign of lhs; x mod 0, inf mod y and NaN give NaN; x mod inf is x. Integers: x mod 0 is "
+           "0 (eager PyTorch raises).",
+    "floor_mod": "PyTorch's remainder: fmod, plus rhs where a non-zero remainder's sign differs from rhs's; a zero "
+                 "remainder keeps lhs's sign (4.0 floor_mod -2.0 is +0; Python's % gives -0); -7 floor_mod inf is "
+                 "inf. Integers: x floor_mod 0 is 0 (eager raises).",
+    "floor_div": "PyTorch's floor_divide: (lhs - fmod(lhs, rhs)) / rhs, one less where the remainder's sign differs "
+                 "from rhs's, then rounded down: -7 floor_div inf is -1, inf floor_div 2 is NaN, x floor_div 0 is "
+                 "x / 0 (+-inf, NaN for 0 / 0). Integers: x floor_div 0 is 0 (eager raises), MIN floor_div -1 "
+                 "wraps to MIN.",
+    "pow": "C's pow: pow(x, 0) is 1 and pow(1, y) is 1 even for NaN; pow(-8, 1/3) is NaN.",
+    "round": "Halves to even (2.5 -> 2, -0.5 -> -0).",
+    "tanh": "Odd: -0 gives -0; +-inf give +-1.",
+    "expm1": "-0 gives -0; -inf gives -1.",
+    "gelu": "gelu(+inf) is +inf, gelu(-inf) is -0 and the largest floats give themselves; eager PyTorch's f32 "
+            "kernel gives NaN at both infinities and overflows to inf near the largest float, and flushes results "
+            "below about 1e-11 to -0.",
+    "sqrt": "sqrt(-0) is -0; negative numbers give NaN.",
+    "rsqrt": "rsqrt(+-0) is +-inf; rsqrt(inf) is 0; negative numbers give NaN.",
+    "log": "log(+-0) is -inf; negative numbers give NaN.",
+    "logical_not": "Boolean operands (here and everywhere) are bytes: any non-zero byte is true, as numpy and "
+                   "PyTorch read a bool array.",
+}

@@ -802,9 +802,10 @@ def test_direct_conv_epilogue_runs_on_each_task(returned_too: bool, monkeypatch:
     arrays = [rng.standard_normal(x).astype(np.float32), rng.standard_normal(w).astype(np.float32)]
     exe = compiled_matching_reference(build(), arrays)
     tiled, compiled = _tiled_and_compiled(str(exe.linalg))
-    # the convolution's tasks; the epilogue's maximum in vectors inside them, or a generic of its own after
+    # the convolution's tasks; the epilogue's relu (a select) in vectors inside them, or a generic of its own after
     assert len(re.findall(r"scf.forall \(", tiled)) == 1, tiled
-    assert bool(re.search(r"arith.maximumf %\S+, %\S+ : vector<\d+xf32>", tiled)) != returned_too, tiled
+    assert bool(re.search(r"arith.select %\S+, %\S+, %\S+ : vector<\d+xi1>, vector<\d+xf32>", tiled)) != returned_too, \
+        tiled
     assert ("linalg.generic" in tiled) == returned_too, tiled
     padded = 8 * 14 * 42 * 4
     if not returned_too:  # the convolution's output is no buffer: only the padded input is

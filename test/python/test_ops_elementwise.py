@@ -347,14 +347,16 @@ def test_remainders_and_floor_division_int(name: str, dtype: str) -> None:
 
 def test_remainders_by_zero_and_of_the_minimum() -> None:
     """Integers: x mod 0 = x floor_mod 0 = x floor_div 0 = 0; MIN floor_div -1 wraps to MIN and its remainders
-    are 0 (no trap).  Floats: a remainder by 0 is NaN; a zero floor_mod takes the divisor's sign."""
+    are 0 (no trap).  Floats: a remainder by 0 is NaN; a zero floor_mod is fmod's, the sign of the dividend
+    (PyTorch's remainder; Python's % would give -0.0 for 4.0 % -2.0)."""
     a = np.array([7, -7, -128], np.int8)
     b = np.array([0, 0, -1], np.int8)
     assert evaluate_op("mod", [a, b])[0].tolist() == [0, 0, 0]
     assert evaluate_op("floor_mod", [a, b])[0].tolist() == [0, 0, 0]
     assert evaluate_op("floor_div", [a, b])[0].tolist() == [0, 0, -128]
     assert np.isnan(evaluate_op("mod", [np.float32([1.0]), np.float32([0.0])])[0]).all()
-    assert np.signbit(evaluate_op("floor_mod", [np.float32([4.0]), np.float32([-2.0])])[0]).all()
+    assert not np.signbit(evaluate_op("floor_mod", [np.float32([4.0]), np.float32([-2.0])])[0]).any()
+    assert np.signbit(evaluate_op("floor_mod", [np.float32([-4.0]), np.float32([2.0])])[0]).all()
 
 
 def test_atan2_uses_both_signs() -> None:

@@ -13,10 +13,11 @@ func.func @square(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
 
 // -----
 
-// maximum propagates NaN, as relu's reference does.
+// x unless below 0, as relu's reference (PyTorch's) is: NaN and -0 pass through (maximum would make -0 into +0).
 // CHECK-LABEL: func.func @relu
 // CHECK-NEXT:    %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<f16>
-// CHECK-NEXT:    %[[R:.*]] = "graph.maximum"(%arg0, %[[Z]]) : (tensor<4x8xf16>, tensor<f16>) -> tensor<4x8xf16>
+// CHECK-NEXT:    %[[L:.*]] = "graph.less"(%arg0, %[[Z]]) : (tensor<4x8xf16>, tensor<f16>) -> tensor<4x8xi1>
+// CHECK-NEXT:    %[[R:.*]] = "graph.select"(%[[L]], %[[Z]], %arg0) : (tensor<4x8xi1>, tensor<f16>, tensor<4x8xf16>) -> tensor<4x8xf16>
 // CHECK-NEXT:    return %[[R]]
 func.func @relu(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
   %0 = "graph.relu"(%x) : (tensor<4x8xf16>) -> tensor<4x8xf16>

@@ -89,7 +89,8 @@ func.func private @softmax_unit_batch_kernel(%x: tensor<1x8x4x16xf32>) -> tensor
 // CHECK:         linalg.matmul
 // CHECK:         linalg.generic
 // CHECK:           arith.addf
-// CHECK:           arith.maximumf
+// CHECK:           arith.cmpf olt
+// CHECK-NEXT:      arith.select
 // CHECK-NOT:     linalg.generic
 func.func private @linear_kernel(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> attributes {graph.kernel} {
   %0 = "graph.matmul"(%x, %w) {transpose_a = false, transpose_b = false} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>

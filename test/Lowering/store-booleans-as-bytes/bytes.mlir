@@ -1,6 +1,6 @@
 // store-booleans-as-bytes: every boolean tensor becomes a byte tensor holding 0 or 1, across kernels and at the
-// function boundary; inside linalg bodies the values stay i1 (a byte read is truncated, a boolean result
-// zero-extended). The emulated NPU's lowering runs it before bufferization: no memref<...xi1> is made.
+// function boundary; inside linalg bodies the values stay i1 (a byte read is compared with 0, as numpy reads a
+// bool array's bytes; a boolean result zero-extended). The emulated NPU's lowering runs it before bufferization: no memref<...xi1> is made.
 // RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(npu-outline-ops,graph-to-linalg{strict},store-booleans-as-bytes)' | FileCheck %s
 // RUN: not graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(store-booleans-as-bytes)' 2>&1 | FileCheck %s --check-prefix=GRAPH
 
@@ -15,7 +15,8 @@
 // CHECK-NEXT:      %[[BYTE:.*]] = arith.extui %[[B]] : i1 to i8
 // CHECK-NEXT:      linalg.yield %[[BYTE]] : i8
 // CHECK-LABEL: func.func private @mask_select_1(%arg0: tensor<4x8xi8>
-// CHECK:           %[[C:.*]] = arith.trunci %in : i8 to i1
+// CHECK:           %[[ZERO:.*]] = arith.constant 0 : i8
+// CHECK-NEXT:      %[[C:.*]] = arith.cmpi ne, %in, %[[ZERO]] : i8
 // CHECK-NEXT:      arith.select %[[C]]
 // CHECK-NOT:     xi1>
 // GRAPH: error: store-booleans-as-bytes: lower graph ops to linalg first (graph-to-linalg)
