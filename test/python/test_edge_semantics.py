@@ -51,6 +51,14 @@ BINARY_INT: dict[str, Callable] = {
     "bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or, "bitwise_xor": torch.bitwise_xor,
     "mod": torch.fmod, "floor_mod": torch.remainder, "floor_div": torch.floor_divide,
 }
+UNARY_INT: dict[str, Callable] = {
+    "abs": torch.abs, "neg": torch.neg, "sign": torch.sign, "relu": torch.relu, "square": torch.square,
+    "bitwise_not": torch.bitwise_not,
+}
+BINARY_BOOL: dict[str, Callable] = {
+    "logical_and": torch.logical_and, "logical_or": torch.logical_or, "bitwise_and": torch.bitwise_and,
+    "bitwise_or": torch.bitwise_or, "bitwise_xor": torch.bitwise_xor, "equal": torch.eq, "not_equal": torch.ne,
+}
 DIVISIONS = {"mod", "floor_mod", "floor_div"}
 #: ops whose finite results are exact in any correct implementation (no fast-math tolerance)
 EXACT = {"abs", "neg", "relu", "square", "floor", "ceil", "round", "sign", "trunc", "add", "sub", "mul",
@@ -94,7 +102,7 @@ def _torch_result(fn: Callable, *arrays: np.ndarray) -> np.ndarray:
 
 def _graph(name: str, arrays: tuple[np.ndarray, ...], result: np.ndarray) -> graphfuse.GraphBuilder:
     builder = graphfuse.GraphBuilder("f")
-    args = [builder.arg(a.shape, dtype={"float32": "f32", "int32": "i32"}[a.dtype.name]) for a in arrays]
+    args = [builder.arg(a.shape, dtype={"float32": "f32", "int32": "i32", "bool": "i1"}[a.dtype.name]) for a in arrays]
     builder.ret(builder.op(name, *args))
     return builder
 
@@ -140,6 +148,25 @@ def test_unary_float_ops_at_the_edges(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(BINARY_FLOAT))
 def test_binary_float_ops_at_the_edges(name: str) -> None:
     _check(name, BINARY_FLOAT[name], *_pairs(FLOATS))
+
+
+@pytest.mark.parametrize("name", sorted(UNARY_INT))
+def test_unary_int_ops_at_the_edges(name: str) -> None:
+    _check(name, UNARY_INT[name], INTS.copy())
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_BOOL))
+def test_binary_bool_ops(name: str) -> None:
+    _check(name, BINARY_BOOL[name], *_pairs(np.array([False, True])))
+
+
+def test_select_and_logical_not() -> None:
+    condition = np.array([True, False, True, False])
+    _check("logical_not", torch.logical_not, condition)
+    a, b = FLOATS[:4].copy(), FLOATS[4:8].copy()
+    want = torch.where(torch.from_numpy(condition), torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    builder = _graph("select", (condition, a, b), want)
+    assert not _mismatches(graphfuse.compile(builder.module)(condition, a, b)[0], want, True, (condition, a, b))
 
 
 @pytest.mark.parametrize("name", sorted(BINARY_INT))
