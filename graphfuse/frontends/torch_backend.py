@@ -250,6 +250,8 @@ class _Compiled:
     #: position -> (data pointer, shape, dtype, numpy view) of the parameters passed at the last call: the same
     #: memory again reuses its view (hundreds of parameters per call)
     views: dict[int, tuple[int, torch.Size, torch.dtype, np.ndarray]] = field(default_factory=dict)
+    #: the outputs eager returns as views of an input or of another output, made again as such views after the call
+    aliases: _ViewReplay | None = None
 
 
 class _GraphRunner:
@@ -360,7 +362,7 @@ class _GraphRunner:
             num_threads=self.config.num_threads,
             fast_math=self.config.fast_math,
         )
-        return _Compiled(imported, executable, self._constant_state(args))
+        return _Compiled(imported, executable, self._constant_state(args), aliases=_view_replay(self.gm))
 
     def _run(self, version: _Compiled, args: tuple) -> Any:
         imported = version.imported
@@ -372,6 +374,9 @@ class _GraphRunner:
         results = [_as_tensor(r) for r in version.executable(*arrays)]
         for position, value in zip(imported.mutated_inputs, results, strict=False):
             args[position].copy_(value)
+        if version.aliases is not None:  # after the write-back: a view of a mutated input shows its new values
+            first = len(imported.mutated_inputs)
+            results[first:] = version.aliases(args, results[first:])
         return imported.unflatten(results)
 
 
@@ -388,6 +393,146 @@ class _GraphRunner:
         if tensor.is_contiguous():
             version.views[position] = (pointer, shape, dtype, array)
         return array
+
+
+class _ViewReplay:
+    """The outputs of an FX graph that eager returns as views of its inputs (``x.t()``, ``x[0]``, ``x.relu_()``)
+    or of another of its outputs, made again as views after the compiled call: writes through them reach what
+    they view, as in eager.
+
+    Dynamo's example values tell which tensors share storage.  Each aliasing output is walked back to its base (an
+    input, or an output computed whole) through the nodes that alias their first tensor argument: a node that
+    keeps its argument's layout (an in-place op, whose new values the backend has already written back) is that
+    argument; one that changes it is a view op, replayed on the real tensors by a small FX graph.
+    """
+
+    def __init__(self, graph: fx.GraphModule, outputs: list[int], bases: list[int]):
+        #: takes the FX graph's inputs, then the outputs at ``bases``; returns the outputs at ``outputs``
+        self.graph = graph
+        self.outputs = outputs
+        self.bases = bases
+
+    def __call__(self, args: Sequence[Any], results: list[torch.Tensor]) -> list[torch.Tensor]:
+        views = self.graph(*args, *(results[k] for k in self.bases))
+        results = list(results)
+        for position, view in zip(self.outputs, views, strict=True):
+            results[position] = view
+        return results
+
+
+class _AliasUnsupported(Exception):
+    """An output shares storage with a tensor the compiled code does not return (an intermediate)."""
+
+
+def _storage_of(node: Any) -> Any:
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    value = node.meta.get("example_value") if isinstance(node, fx.Node) else None
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+        return None
+    try:
+        return StorageWeakRef(value.untyped_storage())
+    except (NotImplementedError, RuntimeError):  # tensor subclasses without storage
+        return None
+
+
+def _layout(node: fx.Node) -> str:
+    """Sizes, strides and offset of ``node``'s example value, as text (symbolic sizes compare by expression)."""
+    value = node.meta["example_value"]
+    return f"{list(value.shape)} {list(value.stride())} {value.storage_offset()}"
+
+
+def _view_replay(gm: fx.GraphModule) -> _ViewReplay | None:
+    """The :class:`_ViewReplay` of ``gm``'s outputs that alias an input or another output, None when none does.
+
+    Raises GraphfuseError for an output viewing a tensor the compiled code does not return (the graph then runs
+    in eager PyTorch).
+    """
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    output_node = next(n for n in gm.graph.nodes if n.op == "output")
+    leaves = fx.node.map_aggregate(output_node.args[0], lambda a: a)
+    flat: list[Any] = []
+    fx.node.map_aggregate(leaves, lambda a: flat.append(a) or a)
+    inputs = {_storage_of(n) for n in placeholders} - {None}
+    groups: dict[Any, list[int]] = {}
+    for k, node in enumerate(flat):
+        storage = _storage_of(node)
+        if storage is not None:
+            groups.setdefault(storage, []).append(k)
+    # An output alone in storage of its own is a tensor like any other (a copy of a view of an intermediate is
+    # indistinguishable from it); outputs sharing an input's storage view that input; several outputs sharing one
+    # storage view the one that made it.
+    bases: dict[Any, int] = {}
+    aliased: list[int] = []
+    for storage, members in groups.items():
+        if storage in inputs:
+            aliased += members
+        elif len(members) > 1:
+            makers = [k for k in members if not _aliases_an_argument(flat[k])]
+            if not makers:
+                raise GraphfuseError(f"outputs {', '.join(map(str, members))} are views of one intermediate the "
+                                     "compiled code does not return (writes through one would not reach the others)")
+            bases[storage] = makers[0]
+            aliased += [k for k in members if k != makers[0]]
+    if not aliased:
+        return None
+    aliased.sort()
+    graph = fx.Graph()
+    copied: dict[fx.Node, fx.Node] = {}
+    for n in placeholders:
+        copied[n] = graph.placeholder(n.name)
+    base_positions = sorted(bases.values())
+    base_nodes = {flat[k]: graph.placeholder(f"result_{k}") for k in base_positions}
+
+    def replay(node: fx.Node) -> fx.Node:
+        if node in copied:
+            return copied[node]
+        if node in base_nodes:
+            return base_nodes[node]
+        parent = _aliased_argument(node) if node.op in ("call_method", "call_function") else None
+        if parent is None:
+            raise _AliasUnsupported(node.name)
+        if _layout(node) == _layout(parent):
+            copied[node] = replay(parent)  # in place (written back already), or a view of the same layout
+            return copied[node]
+        if _in_place(node):  # x.t_(): replaying it would change the input's layout a second time
+            raise _AliasUnsupported(node.name)
+        copied[node] = graph.node_copy(node, lambda a: replay(a) if _storage_of(a) is not None else _plain(a))
+        return copied[node]
+
+    def _plain(a: fx.Node) -> fx.Node:
+        """A non-tensor argument of a replayed view (a size): copied with what it depends on."""
+        if a in copied:
+            return copied[a]
+        copied[a] = graph.node_copy(a, lambda b: replay(b) if _storage_of(b) is not None else _plain(b))
+        return copied[a]
+
+    try:
+        graph.output(tuple(replay(flat[k]) for k in aliased))
+    except _AliasUnsupported as error:
+        raise GraphfuseError(f"an output views an input or another output through '{error}', which the backend "
+                             "cannot make again as a view") from None
+    return _ViewReplay(fx.GraphModule(gm, graph), aliased, base_positions)
+
+
+def _in_place(node: fx.Node) -> bool:
+    """A method or function that writes its first argument (``x.t_()``, ``torch.relu_``): named with a final ``_``
+    (not a dunder), or called with ``inplace=True``."""
+    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
+    return (name.endswith("_") and not name.endswith("__")) or node.kwargs.get("inplace") is True
+
+
+def _aliased_argument(node: fx.Node) -> fx.Node | None:
+    """The first tensor argument of ``node`` whose storage ``node``'s result shares."""
+    storage = _storage_of(node)
+    for a in (*node.args, *node.kwargs.values()):
+        if isinstance(a, fx.Node) and storage is not None and _storage_of(a) == storage:
+            return a
+    return None
+
+
+def _aliases_an_argument(node: fx.Node) -> bool:
+    return node.op in ("call_method", "call_function") and _aliased_argument(node) is not None
 
 
 def _static_input_positions(gm: fx.GraphModule) -> list[int]:

@@ -501,3 +501,62 @@ def test_parameters_written_or_replaced_between_calls_are_read_afresh() -> None:
             torch.testing.assert_close(compiled(x), layer(x), rtol=1e-6, atol=1e-6)
     reports = gtb.last_report()  # one compile: the three calls ran the same version
     assert sum(len(r.compiled) for r in reports) == 1 and not any(r.eager_calls for r in reports)
+
+
+# --------------------------------------------------------------------------
+# Outputs that are views, as in eager.
+
+
+def _strict() -> Any:
+    return gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error"))
+
+
+def test_outputs_that_view_inputs_are_views_of_them() -> None:
+    """Eager returns x.view(-1), x.t(), x[0] and y.relu_() as views of x and y: writes through them reach x and y.
+    The compiled graph returns the same views (made again on the inputs after the call), not copies."""
+
+    def views(x: Any, y: Any) -> Any:
+        return x.view(-1), x.t(), x[0], y.relu_(), x + 1
+
+    compiled = torch.compile(views, backend=_strict())
+    x, y = torch.randn(3, 4), torch.randn(5)
+    y_before = y.clone()
+    with torch.no_grad():
+        flat, transposed, row, relu, plus = compiled(x, y)
+    assert torch.equal(y, y_before.relu()) and relu.data_ptr() == y.data_ptr()
+    assert transposed.shape == (4, 3) and transposed.stride() == (1, 4)
+    assert all(v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() for v in (flat, transposed, row))
+    assert plus.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    flat[1] = 100.0  # a write through one view is seen by the input and the others, as in eager
+    assert x[0, 1] == 100.0 and transposed[1, 0] == 100.0 and row[1] == 100.0
+    assert not any(r.eager_calls for r in gtb.last_report())
+
+
+def test_outputs_that_view_another_output_view_it() -> None:
+    def outputs(x: Any) -> Any:
+        z = x * 2
+        return z, z.view(-1), z.t()
+
+    compiled = torch.compile(outputs, backend=_strict())
+    with torch.no_grad():
+        z, flat, transposed = compiled(torch.randn(3, 4))
+    flat[1] = -5.0
+    assert z[0, 1] == -5.0 and transposed[1, 0] == -5.0
+    torch.testing.assert_close(z, flat.view(3, 4), rtol=0, atol=0)
+
+
+def test_outputs_viewing_an_intermediate_run_in_eager_with_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    """Two outputs viewing an intermediate the graph does not return: the compiled code would give two unrelated
+    copies, so the graph runs in eager PyTorch and says why."""
+
+    def outputs(x: Any) -> Any:
+        z = x * 2
+        return z.view(-1), z.t()
+
+    compiled = torch.compile(outputs, backend="graphfuse")
+    with torch.no_grad():
+        flat, transposed = compiled(torch.randn(3, 4))
+    flat[1] = -5.0
+    assert transposed[1, 0] == -5.0
+    assert "views of one intermediate the compiled code does not return" in capsys.readouterr().err
+    assert gtb.last_report()[0].eager_calls == 1
