@@ -40,6 +40,7 @@ import os
 import threading
 import time
 import warnings
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,10 @@ class ExperimentalConfig:
     #: convolutions).  A parameter written in place or replaced afterwards (its version counter or storage
     #: changes) makes the next call compile again.  Off, they are passed to the compiled code at every call.
     frozen_parameter: bool = False
+    #: how a call tells that a frozen parameter changed: "version" (its storage and version counter: free, but
+    #: blind to writes that bypass the counter, through ``.data``, a numpy view or another alias of the memory)
+    #: or "content" (also a CRC-32 of its bytes at every call: sees every write, at about 4 GB/s of weights)
+    frozen_parameter_check: Literal["version", "content"] = "version"
 
 
 @dataclass
@@ -124,6 +129,9 @@ class CompilerConfig:
             raise GraphfuseError(f"CompilerConfig.fusion_switch_file: no such file '{self.fusion_switch_file}'")
         if not isinstance(self.experimental_config, ExperimentalConfig):
             raise GraphfuseError("CompilerConfig.experimental_config must be an ExperimentalConfig")
+        if self.experimental_config.frozen_parameter_check not in ("version", "content"):
+            raise GraphfuseError("CompilerConfig.experimental_config.frozen_parameter_check must be 'version' or "
+                                 f"'content', got {self.experimental_config.frozen_parameter_check!r}")
 
     def flags_text(self) -> str | None:
         """The graph-kernel flags to compile with: the user's, plus ``pattern_fusion_pass`` turned off when
@@ -245,8 +253,8 @@ def _describe(key: tuple, skip: Sequence[int] = ()) -> str:
 class _Compiled:
     imported: ImportedModel
     executable: Executable
-    #: (data pointer, version counter) of each tensor compiled in as a constant: a change means recompiling
-    constants: tuple[tuple[int, int], ...] = ()
+    #: (data pointer, version counter[, CRC-32]) of each tensor compiled in as a constant: a change means recompiling
+    constants: tuple[tuple[int, ...], ...] = ()
     #: position -> (data pointer, shape, dtype, numpy view) of the parameters passed at the last call: the same
     #: memory again reuses its view (hundreds of parameters per call)
     views: dict[int, tuple[int, torch.Size, torch.dtype, np.ndarray]] = field(default_factory=dict)
@@ -338,8 +346,12 @@ class _GraphRunner:
         self.versions[key] = version
         return version
 
-    def _constant_state(self, args: tuple) -> tuple[tuple[int, int], ...]:
-        """What the frozen parameters' values depend on: their storage and their in-place version counters."""
+    def _constant_state(self, args: tuple) -> tuple[tuple[int, ...], ...]:
+        """What the frozen parameters' values depend on: their storage and their in-place version counters, and
+        with ``frozen_parameter_check="content"`` their bytes."""
+        if self.config.experimental_config.frozen_parameter_check == "content":
+            return tuple((args[i].data_ptr(), args[i]._version, _checksum(args[i])) for i in self.static_inputs
+                         if isinstance(args[i], torch.Tensor))
         return tuple((args[i].data_ptr(), args[i]._version) for i in self.static_inputs
                      if isinstance(args[i], torch.Tensor))
 
@@ -533,6 +545,12 @@ def _aliased_argument(node: fx.Node) -> fx.Node | None:
 
 def _aliases_an_argument(node: fx.Node) -> bool:
     return node.op in ("call_method", "call_function") and _aliased_argument(node) is not None
+
+
+def _checksum(tensor: torch.Tensor) -> int:
+    """CRC-32 of a tensor's bytes (without copying a contiguous one)."""
+    array = _as_array(tensor)
+    return zlib.crc32(memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))) if array.size else 0
 
 
 def _static_input_positions(gm: fx.GraphModule) -> list[int]:

@@ -560,3 +560,35 @@ def test_outputs_viewing_an_intermediate_run_in_eager_with_a_warning(capsys: pyt
     assert transposed[1, 0] == -5.0
     assert "views of one intermediate the compiled code does not return" in capsys.readouterr().err
     assert gtb.last_report()[0].eager_calls == 1
+
+
+@pytest.mark.parametrize("check", ["version", "content"])
+def test_frozen_parameters_written_behind_the_version_counter(check: str) -> None:
+    """Writes through ``.data`` or a numpy view do not move a parameter's version counter: the default check
+    (documented) does not see them, ``frozen_parameter_check="content"`` does and compiles again."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(8, 4).eval()
+    config = gtb.CompilerConfig(fallback="error")
+    config.experimental_config.frozen_parameter = True
+    config.experimental_config.frozen_parameter_check = check
+    compiled = torch.compile(layer, backend=gtb.get_backend(compiler_config=config))
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        before = compiled(x)
+        layer.weight.data.add_(1.0)
+        through_data = compiled(x)
+        layer.bias.detach().numpy()[:] = 7.0
+        through_numpy = compiled(x)
+    recompiles = sum(r.recompiles for r in gtb.last_report())
+    if check == "content":
+        torch.testing.assert_close(through_numpy, layer(x), rtol=1e-6, atol=1e-6)
+        assert not torch.equal(through_data, before) and recompiles == 2
+    else:
+        assert torch.equal(through_data, before) and torch.equal(through_numpy, before) and recompiles == 0
+
+
+def test_frozen_parameter_check_is_checked() -> None:
+    config = gtb.CompilerConfig()
+    config.experimental_config.frozen_parameter_check = "hash"
+    with pytest.raises(GraphfuseError, match="frozen_parameter_check must be 'version' or 'content'"):
+        gtb.get_backend(compiler_config=config)
