@@ -3,10 +3,11 @@
 The top-level folders are the layers of one package: ``dialect/`` is
 ``graphfuse.dialect``, ``pipelines/`` is ``graphfuse.pipelines`` and so on.
 Only that mapping is written down; every sub-package below a layer is found,
-so a new folder with an ``__init__.py`` ships without editing this file.
+so a new folder with an ``__init__.py`` ships without editing this file.  One
+C file is built: the OpenMP shim of :mod:`graphfuse.lowering.parallel`.
 """
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 #: package name -> the folder that holds it
 LAYERS = {
@@ -26,4 +27,9 @@ def discover() -> list[str]:
     return packages
 
 
-setup(packages=discover(), package_dir=LAYERS)
+#: The OpenMP entry points of JIT code on PyTorch's libgomp (lowering/parallel.py): a plain shared library, loaded
+#: by the JIT, never imported.
+KMPC_ON_GOMP = Extension("graphfuse.lowering._kmpc_gomp", ["lowering/native/kmpc_gomp.c"], libraries=["dl"],
+                         extra_compile_args=["-O2"])
+
+setup(packages=discover(), package_dir=LAYERS, ext_modules=[KMPC_ON_GOMP])

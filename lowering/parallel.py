@@ -15,7 +15,11 @@ The threading model (docs/lowering.md):
   block of chunks), run by the Intel OpenMP runtime (``libiomp5.so``, from the
   ``intel-openmp`` package: it exports the ``__kmpc_*`` entry points the MLIR
   OpenMP lowering calls).  With one thread, or without that library, the
-  foralls become plain loops (``scf-forall-to-for``).
+  foralls become plain loops (``scf-forall-to-for``).  In a process where
+  PyTorch's GNU runtime (libgomp) is loaded, JIT code runs on that runtime's
+  threads instead, through a small library implementing those entry points
+  on it (``lowering/native/kmpc_gomp.c``, :func:`jit_openmp_libraries`): two
+  runtimes' threads spinning on the same cores slow each other down.
 - Ops with no schedule of their own (pooling, strided depthwise and grouped
   convolutions, the im2col gather before a strided convolution's
   contraction), in a kernel or outside any, are tiled alone into tasks over
@@ -48,7 +52,15 @@ from graphfuse.lowering.kernels import is_kernel
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
-__all__ = ["THREADS_VARIABLE", "ParallelizeKernels", "check_thread_count", "default_threads", "openmp_library"]
+__all__ = [
+    "THREADS_VARIABLE",
+    "ParallelizeKernels",
+    "check_thread_count",
+    "default_threads",
+    "gomp_shim_library",
+    "jit_openmp_libraries",
+    "openmp_library",
+]
 
 #: The environment variable that sets the number of threads compiled code uses.
 THREADS_VARIABLE = "GRAPHFUSE_NUM_THREADS"
@@ -116,6 +128,48 @@ def openmp_library() -> str | None:
             if path.is_file():
                 return str(path)
     return None
+
+
+@cache
+def gomp_shim_library() -> str | None:
+    """The ``__kmpc_*``-on-libgomp library built with graphfuse, when libgomp is loaded in this process and the
+    library bound to it; else None."""
+    import ctypes
+    import importlib.util
+
+    try:
+        ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+    except OSError:
+        return None  # no GNU OpenMP runtime here (PyTorch not imported): nothing to share
+    spec = importlib.util.find_spec("graphfuse.lowering._kmpc_gomp")
+    if spec is None or spec.origin is None:
+        log.info("the OpenMP shim on libgomp was not built (reinstall graphfuse); parallel loops use libiomp5")
+        return None
+    try:
+        shim = ctypes.CDLL(spec.origin)
+    except OSError as error:
+        log.info(f"the OpenMP shim on libgomp does not load ({error}); parallel loops use libiomp5")
+        return None
+    return spec.origin if shim.graphfuse_kmpc_gomp_ready() else None
+
+
+def jit_openmp_libraries(libraries: list[str]) -> list[str]:
+    """The runtime libraries JIT code loads: libiomp5 replaced by :func:`gomp_shim_library` while libgomp (PyTorch's)
+    is in the process, so that compiled code and PyTorch's kernels share one pool of threads.
+
+    Decided when the first parallel graph is JIT-compiled: once a library exporting the ``__kmpc_*`` symbols is
+    loaded, the JIT resolves them there for the rest of the process.
+    """
+    iomp = openmp_library()
+    if iomp is None or iomp not in libraries:
+        return libraries
+    shim = _first_openmp_choice()
+    return [shim if library == iomp else library for library in libraries]
+
+
+@cache
+def _first_openmp_choice() -> str:
+    return gomp_shim_library() or openmp_library()
 
 
 def static_elements(value: ir.Value) -> int | None:

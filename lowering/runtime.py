@@ -54,7 +54,7 @@ from graphfuse.dialect.context import new_context
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.dialect.matching import nested_ops, op_id
 from graphfuse.lowering.contraction import block_contractions
-from graphfuse.lowering.parallel import default_threads, openmp_library
+from graphfuse.lowering.parallel import default_threads, jit_openmp_libraries, openmp_library
 from graphfuse.lowering.streaming import (
     BUFFER_ALIGNMENT,
     prefetch_next_rows,
@@ -619,7 +619,7 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
     with lowered.context:
         try:
             engine = ExecutionEngine(lowered.module, opt_level=opt_level,
-                                     shared_libs=[*lowered.libraries, C_RUNNER_UTILS])
+                                     shared_libs=[*jit_openmp_libraries(lowered.libraries), C_RUNNER_UTILS])
         except Exception as e:
             raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
     # The LLVM-dialect module (tens of KB per graph op) is not kept: LLVM has its own copy.  Printing it would take

@@ -9,6 +9,9 @@ bit-identical across thread counts, and match the reference interpreter.
 from __future__ import annotations
 
 import platform
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,3 +89,42 @@ def test_without_the_openmp_runtime_loops_run_serially(monkeypatch: pytest.Monke
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the intel-openmp wheel is x86_64 only")
 def test_the_openmp_runtime_is_installed() -> None:
     assert openmp_library() is not None
+
+
+#: Compiles the models above on 3 threads (more than the 2-core CI machine, fewer iterations than some loops have
+#: threads) after importing PyTorch or not, and reports which runtime the JIT loaded and whether the results match
+#: one thread's bit for bit.
+_RUNTIME_PROBE = """
+import sys
+if sys.argv[1] == "torch":
+    import torch  # noqa: F401
+import numpy as np
+import graphfuse
+sys.path.insert(0, sys.argv[2])
+from test_parallel import MODELS
+same = True
+for builder, inputs in MODELS.values():
+    one = graphfuse.compile(builder.module, num_threads=1)(*inputs)
+    three = graphfuse.compile(builder.module, num_threads=3)(*inputs)
+    same &= all(np.array_equal(a, b) for a, b in zip(one, three))
+maps = open("/proc/self/maps").read()
+print("shim" if "_kmpc_gomp" in maps else "", "iomp" if "libiomp5" in maps else "", "same" if same else "differ")
+"""
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64" or not Path("/proc/self/maps").exists(),
+                    reason="libiomp5 is x86_64 only; the probe reads /proc/self/maps")
+@pytest.mark.parametrize("first", ["torch", "none"])
+def test_jit_code_shares_pytorchs_openmp_threads(first: str) -> None:
+    """With PyTorch loaded, JIT code runs its parallel loops on PyTorch's libgomp threads (the __kmpc_* shim), so
+    the two do not spin against each other; without it, on libiomp5.  Results are the same bit for bit."""
+    pytest.importorskip("torch")
+    probe = subprocess.run([sys.executable, "-c", _RUNTIME_PROBE, first, str(Path(__file__).parent)],
+                           capture_output=True, text=True, timeout=600)
+    assert probe.returncode == 0, probe.stderr
+    words = probe.stdout.split()
+    assert "same" in words, probe.stdout
+    if first == "torch":
+        assert "shim" in words and "iomp" not in words, probe.stdout
+    else:
+        assert "iomp" in words and "shim" not in words, probe.stdout
