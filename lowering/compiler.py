@@ -131,10 +131,16 @@ class Executable(CompiledGraph):
     def _dynamic_shapes(self) -> DynamicShapes:
         return DynamicShapes(self.source, self.entry, self.filename)
 
+    @cached_property
+    def _dynamic(self) -> tuple[bool, bool]:
+        """Whether an input, and whether a result, has a dynamic dimension (asked at every call)."""
+        return (any(None in shape for shape, _ in self.inputs), any(None in shape for shape, _ in self.outputs))
+
     def __call__(self, *arrays: np.ndarray, out: list[np.ndarray] | None = None) -> list[np.ndarray]:
-        if any(None in shape for shape, _ in self.inputs) and len(arrays) == len(self.inputs):
+        dynamic_inputs, dynamic_results = self._dynamic
+        if dynamic_inputs and len(arrays) == len(self.function.inputs):
             expected = self._dynamic_shapes.check(arrays, out)
-            if out is None and any(None in shape for shape, _ in self.outputs):
+            if out is None and dynamic_results:
                 out = self._dynamic_shapes.result_buffers(expected, self.function.outputs, BUFFER_ALIGNMENT,
                                                           aligned_empty)
         if self.launcher is None:

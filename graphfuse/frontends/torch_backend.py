@@ -221,22 +221,26 @@ def _as_tensor(array: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
-def _shape_key(args: Sequence[Any], scalars: Sequence[int]) -> tuple:
-    """What a compiled version is specialised on: each tensor's shape and dtype, every other input's value, and
-    the value of the Python numbers Dynamo passes as 0-d tensors (``scalars``)."""
-    return tuple(
-        ("scalar", args[i].item()) if i in scalars
-        else (tuple(a.shape), a.dtype, a.device.type) if isinstance(a, torch.Tensor) else (type(a).__name__, a)
-        for i, a in enumerate(args)
-    )
+def _shape_key(args: Sequence[Any], positions: Sequence[int], scalars: Sequence[int]) -> tuple:
+    """What a compiled version is specialised on: of the inputs at ``positions`` (not the parameters, whose shapes
+    Dynamo's guards fix), each tensor's shape and dtype, every other input's value, and the value of the Python
+    numbers Dynamo passes as 0-d tensors (``scalars``)."""
+    key = []
+    for i in positions:
+        a = args[i]
+        if i in scalars:
+            key.append(("scalar", a.item()))
+        elif isinstance(a, torch.Tensor):
+            key.append((tuple(a.shape), a.dtype, a.device.type))
+        else:
+            key.append((type(a).__name__, a))
+    return tuple(key)
 
 
-def _describe(key: tuple, skip: Sequence[int] = ()) -> str:
-    """The shapes of a key, leaving out the inputs at ``skip`` (parameters: the same at every call)."""
+def _describe(key: tuple) -> str:
+    """The shapes of a key."""
     parts = []
-    for i, entry in enumerate(key):
-        if i in skip:
-            continue
+    for entry in key:
         if isinstance(entry[1], torch.dtype):
             device = "" if entry[2] == "cpu" else f"@{entry[2]}"
             parts.append(f"{list(entry[0])}:{str(entry[1]).removeprefix('torch.')}{device}")
@@ -260,6 +264,8 @@ class _Compiled:
     views: dict[int, tuple[int, torch.Size, torch.dtype, np.ndarray]] = field(default_factory=dict)
     #: the outputs eager returns as views of an input or of another output, made again as such views after the call
     aliases: _ViewReplay | None = None
+    #: (position among the FX graph's inputs, whether it is a parameter) of each tensor the compiled code takes
+    arguments: tuple[tuple[int, bool], ...] = ()
 
 
 class _GraphRunner:
@@ -273,6 +279,9 @@ class _GraphRunner:
         self.parameters = _static_input_positions(gm)
         self.parameter_set = frozenset(self.parameters)
         self.scalars = _scalar_input_positions(gm)
+        inputs = sum(1 for node in gm.graph.nodes if node.op == "placeholder")
+        #: the inputs a compiled version is keyed on: all but the parameters
+        self.key_positions = tuple(i for i in range(inputs) if i not in self.parameter_set)
         self.static_inputs = self.parameters if config.experimental_config.frozen_parameter else []
         self.flags = config.flags_text()
         self._lock = threading.Lock()
@@ -290,13 +299,13 @@ class _GraphRunner:
         self.report.calls += 1
         if self.eager_reason is not None:
             return self._eager(args)
-        key = _shape_key(args, self.scalars)
+        key = _shape_key(args, self.key_positions, self.scalars)
         with self._lock:
             version = self.versions.get(key)
             if isinstance(version, _Compiled) and version.constants != self._constant_state(args):
                 # a frozen parameter was written in place (or replaced) since it was compiled in
                 log.info(f"graphfuse backend: FX graph {self.report.number}: a frozen parameter changed; "
-                         f"recompiling for inputs {_describe(key, self.parameters)}")
+                         f"recompiling for inputs {_describe(key)}")
                 self.report.recompiles += 1
                 del self.versions[key]
                 version = None
@@ -323,7 +332,7 @@ class _GraphRunner:
         compiled_count = sum(isinstance(v, _Compiled) for v in self.versions.values())
         if compiled_count >= self.config.cache_size_limit:
             reason = (f"more than cache_size_limit={self.config.cache_size_limit} input shapes; "
-                      f"{_describe(key, self.parameters)} and later new shapes are not compiled")
+                      f"{_describe(key)} and later new shapes are not compiled")
             self.versions[key] = self._fall_back(reason)
             return self.versions[key]
         devices = sorted({a.device.type for a in args if isinstance(a, torch.Tensor)} - {"cpu"})
@@ -334,15 +343,15 @@ class _GraphRunner:
         try:
             version: _Compiled | str = self._compile(args)
         except GraphfuseError as error:
-            version = self._fall_back(f"{_first_line(error)} (inputs {_describe(key, self.parameters)})")
+            version = self._fall_back(f"{_first_line(error)} (inputs {_describe(key)})")
         else:
             seconds = time.perf_counter() - start
-            self.report.compiled[_describe(key, self.parameters)] = seconds
+            self.report.compiled[_describe(key)] = seconds
             self.report.fusions = fired_fusions(version.executable.fusion_result)
             self.report.graph_ops = dict(version.imported.graph_ops)
             self.report.arguments = sum(version.imported._tensor_inputs)
             log.info(f"graphfuse backend: FX graph {self.report.number} compiled for inputs "
-                     f"{_describe(key, self.parameters)} in {seconds:.2f} s")
+                     f"{_describe(key)} in {seconds:.2f} s")
         self.versions[key] = version
         return version
 
@@ -374,15 +383,15 @@ class _GraphRunner:
             num_threads=self.config.num_threads,
             fast_math=self.config.fast_math,
         )
-        return _Compiled(imported, executable, self._constant_state(args), aliases=_view_replay(self.gm))
+        arguments = tuple((position, position in self.parameter_set)
+                          for position, taken in enumerate(imported._tensor_inputs) if taken)
+        return _Compiled(imported, executable, self._constant_state(args), aliases=_view_replay(self.gm),
+                         arguments=arguments)
 
     def _run(self, version: _Compiled, args: tuple) -> Any:
         imported = version.imported
-        arrays = []
-        for position, (a, is_argument) in enumerate(zip(args, imported._tensor_inputs, strict=True)):
-            if is_argument:
-                arrays.append(self._parameter_view(version, position, a) if position in self.parameter_set
-                              else _as_array(a))
+        arrays = [self._parameter_view(version, position, args[position]) if parameter else _as_array(args[position])
+                  for position, parameter in version.arguments]
         results = [_as_tensor(r) for r in version.executable(*arrays)]
         for position, value in zip(imported.mutated_inputs, results, strict=False):
             args[position].copy_(value)
