@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["MAX_NESTING", "line_col", "nesting_message", "too_deep"]
+__all__ = ["MAX_NESTING", "alias_too_deep", "line_col", "nesting_message", "too_deep"]
 
 MAX_NESTING = 256
 
@@ -71,6 +71,32 @@ def too_deep(text: str, syntax: Syntax) -> int | None:
             continue  # '->' and '>=' are not brackets
         elif depth:
             depth -= 1
+    return None
+
+
+#: An attribute or type alias definition at the start of a line: ``#name = ...`` or ``!name = ...``.
+_ALIAS_DEFINITION = re.compile(r"^([#!][A-Za-z_][\w$.\-]*)[ \t]*=", re.MULTILINE)
+_ALIAS_REFERENCE = re.compile(r"[#!][A-Za-z_][\w$.\-]*")
+
+
+def alias_too_deep(text: str) -> int | None:
+    """The offset of the first alias definition whose chain of aliases is deeper than :data:`MAX_NESTING`, or None.
+
+    ``#a1 = [#a0]``, ``#a2 = [#a1]``... nests one level per line: the bracket scan of :func:`too_deep` sees one
+    level, but the attribute the parser builds (and every recursive walk over it) is as deep as the chain.  Each
+    definition's depth is one more than the deepest alias it names (aliases are defined before use).
+    """
+    definitions = list(_ALIAS_DEFINITION.finditer(text))
+    if len(definitions) <= MAX_NESTING:
+        return None  # too few aliases to chain that deep
+    depth: dict[str, int] = {}
+    for k, match in enumerate(definitions):
+        end = definitions[k + 1].start() if k + 1 < len(definitions) else text.find("\n", match.end())
+        body = text[match.end(): end if end >= 0 else len(text)]
+        deepest = max((depth.get(name, 0) for name in _ALIAS_REFERENCE.findall(body)), default=0)
+        depth[match.group(1)] = deepest + 1
+        if deepest + 1 > MAX_NESTING:
+            return match.start()
     return None
 
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import io
+import os
 import re
+import signal
 from pathlib import Path
 
 from mlir import ir
 
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, from_mlir_error, source_loc
-from graphfuse.dialect.nesting import line_col, nesting_message, too_deep
+from graphfuse.dialect.nesting import alias_too_deep, line_col, nesting_message, too_deep
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.dialect.verifier import verify_operation
 
@@ -149,6 +152,11 @@ def parse_module(
     if deep is not None:  # MLIR's recursive parser would overflow the stack (a segfault, not an error)
         line, col = line_col(text, deep)
         raise GraphfuseError([Diagnostic("error", nesting_message(), SourceLoc(filename, first_line + line, col))])
+    deep = alias_too_deep(text)
+    if deep is not None:
+        line, col = line_col(text, deep)
+        raise GraphfuseError([Diagnostic("error", f"aliases chained {nesting_message()}",
+                                         SourceLoc(filename, first_line + line, col))])
     try:
         with context:
             # Pad with newlines so the parser's line numbers are those of the whole file.
@@ -191,7 +199,61 @@ def is_bytecode(data: bytes | bytearray) -> bool:
     return bytes(data[:4]) == BYTECODE_MAGIC
 
 
+def _reader_crash(data: bytes) -> str | None:
+    """How MLIR's bytecode reader dies on ``data`` (the name of the signal), or None when it returns.
+
+    The reader checks corrupted input with assertions that abort the process (about 5% of 1-8 byte mutations of
+    a small file), and a corrupted size can make it allocate until the machine runs out of memory: it reads
+    ``data`` first in a forked child, limited to :data:`READER_MEMORY` more memory (at least 64 bytes per byte
+    read) and :data:`READER_SECONDS` of CPU time, whose death is then an error instead.  Where ``fork`` does not
+    exist the reader runs unguarded.
+    """
+    if not hasattr(os, "fork"):
+        return None
+    pid = os.fork()
+    if pid == 0:  # the child: read, and say nothing either way
+        status = 0
+        try:
+            faulthandler.disable()  # its report of the child's death would go to the parent's stderr
+            silent = os.open(os.devnull, os.O_WRONLY)  # the reader's last words ("LLVM ERROR: out of memory")
+            os.dup2(silent, 2)
+            _limit_child(len(data))
+            with make_context():
+                ir.Module.parse(data)
+        except BaseException:  # an error is a clean failure; the parent reports it when it reads the file itself
+            status = 1
+        os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            return signal.Signals(number).name
+        except ValueError:
+            return f"signal {number}"
+    return None
+
+
+#: What the child reading bytecode may allocate beyond what it inherits (or 64 bytes per byte of input, if more).
+READER_MEMORY = 2 << 30
+#: The CPU seconds it may take.
+READER_SECONDS = 60
+
+
+def _limit_child(size: int) -> None:
+    import resource
+
+    with open("/proc/self/statm") as statm:  # the address space the child starts with (PyTorch maps gigabytes)
+        mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limit = mapped + max(READER_MEMORY, 64 * size)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CPU, (READER_SECONDS, READER_SECONDS + 1))
+
+
 def _parse_bytecode(data: bytes, filename: str, context: ir.Context) -> ir.Module:
+    crash = _reader_crash(data)
+    if crash is not None:
+        raise GraphfuseError([Diagnostic("error", f"invalid MLIR bytecode: MLIR's reader fails on it ({crash})",
+                                         SourceLoc(filename, 1, 1))])
     try:
         with context:
             module = ir.Module.parse(data)
@@ -199,6 +261,9 @@ def _parse_bytecode(data: bytes, filename: str, context: ir.Context) -> ir.Modul
         messages = "; ".join(d.message for d in error.error_diagnostics) or str(error)
         raise GraphfuseError([Diagnostic("error", f"invalid MLIR bytecode: {messages}", SourceLoc(filename, 1, 1))]) \
             from None
+    except RuntimeError:  # the bindings cannot pass on a diagnostic that quotes bytes which are not UTF-8
+        raise GraphfuseError([Diagnostic("error", "invalid MLIR bytecode: MLIR's reader rejects it (its message "
+                                         "quotes bytes that are not UTF-8 text)", SourceLoc(filename, 1, 1))]) from None
     diagnostics = unsupported_input(module.operation) or verify_operation(module.operation)
     if diagnostics:
         raise GraphfuseError([relocate(d, filename) for d in diagnostics])

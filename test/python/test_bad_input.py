@@ -153,6 +153,30 @@ DEEP_ATTRIBUTE = ("func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> attributes {
 DEEP_REGIONS = ("func.func @f() {\n" + '"test.op"() ({\n' * 4000 + "}) : () -> ()\n" * 4000 + "return\n}\n").encode()
 DEEP_PIPELINE = "builtin.module(" + "func.func(" * 5000 + "cse" + ")" * 5000 + ")"
 DEEP_JSON = ('{"a": ' * 5000 + "1" + "}" * 5000).encode()
+#: 30,000 attribute aliases each nesting the one before: one bracket deep per line, 30,000 deep as an attribute.
+DEEP_ALIASES = ("#a0 = [1]\n" + "".join(f"#a{i} = [#a{i - 1}]\n" for i in range(1, 30000))
+                + "func.func @f() attributes {x = #a29999} {\n  return\n}\n").encode()
+
+
+def _crashing_bytecode() -> bytes:
+    """A few bytes of a small module's bytecode changed so that MLIR's reader aborts (the first such mutation of
+    a fixed random sequence; about one in twenty do)."""
+    import random
+
+    from graphfuse.dialect.parsing import _reader_crash, module_bytecode, parse_module
+
+    text = 'func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {\n  %0 = "graph.exp"(%x) : (tensor<4x8xf32>) -> ' \
+           'tensor<4x8xf32>\n  %1 = "graph.add"(%0, %x) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>\n  ' \
+           'return %1 : tensor<4x8xf32>\n}\n'
+    data = module_bytecode(parse_module(text, "m.mlir"))
+    rng = random.Random(0)
+    for _ in range(2000):
+        mutated = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            mutated[rng.randrange(4, len(mutated))] = rng.randrange(256)
+        if _reader_crash(bytes(mutated)) is not None:
+            return bytes(mutated)
+    raise AssertionError("no mutation crashes the reader: the guard may no longer be needed")
 #: A function whose argument carries its name in a name location (as graphfuse-import --mlir-print-debuginfo writes).
 NAMED_ARGUMENT = b'''func.func @f(%a: tensor<4x8xf32> loc("x"("m.onnx":0:1))) -> tensor<4x8xf32> {
   %0 = "graph.exp"(%a) : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -320,6 +344,11 @@ COMMAND_CASES = [
          expect_re=(r".*deep\.mlir:129:14: error: nesting deeper than 256",)),
     Case("run-deep-regions", (RUN, "{tmp}/deep.mlir"), files=(("deep.mlir", DEEP_REGIONS),),
          expect_re=(r".*deep\.mlir:129:14: error: nesting deeper than 256",)),
+    Case("deep-aliases", (OPT, "{tmp}/deep.mlir"), files=(("deep.mlir", DEEP_ALIASES),),
+         expect_re=(r".*deep\.mlir:257:1: error: aliases chained nesting deeper than 256",)),
+    Case("bytecode-that-aborts-the-reader", (OPT, "{tmp}/bad.mlirbc"), files=(("bad.mlirbc", _crashing_bytecode()),),
+         expect_re=(r"graphfuse-opt: error: could not read input file '.*bad\.mlirbc': invalid MLIR bytecode: MLIR's "
+                    r"reader fails on it \(SIG[A-Z]+\)",)),
     Case("npu-target-deep-nesting", (RUN, MODEL, "--target=npu", "--npu-target={tmp}/deep.json"),
          files=(("deep.json", DEEP_JSON),), expect_re=(r".*deep\.json:1:1537: error: nesting deeper than 256",)),
     Case("npu-target-dev-zero", (RUN, MODEL, "--target=npu", "--npu-target=/dev/zero"),
