@@ -4,6 +4,7 @@
                                    [--npu-every 100] [--compile-max-ops 300] [--structure-rate 0.25]
                                    [--max-structure-ops 2000] [--workers 1] [--failures-dir DIR]
     python -m graphfuse.tools.fuzz --seed 0 --case 1234          # re-run one case here, verbosely
+    python -m graphfuse.tools.fuzz --mutate bytecode --count 10000  # the file readers instead (mutation_fuzz)
 
 Graph ``i`` of seed ``S`` is ``generate_graph(RandomChooser("S:i"))`` and its
 switch set ``j`` is ``random_switch_set(RandomChooser("S:i:j"))``
@@ -52,6 +53,7 @@ from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import run_function
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.runner import PipelineFailure, run_pipeline, verify_module
+from graphfuse.tools.mutation_fuzz import KINDS, main_mutations
 from graphfuse.tools.random_graphs import (
     STRUCTURE_RATE,
     GraphCase,
@@ -544,6 +546,8 @@ def _body(argv: list[str]) -> int:
                         help="with --case: shrink a failing graph (drop outputs, cut ops) and print it")
     parser.add_argument("--compile", action="store_true",
                         help="with --case: compile every switch set (CPU and emulated NPU)")
+    parser.add_argument("--mutate", choices=KINDS,
+                        help="instead: mutation-fuzz the reader of this kind of file (graphfuse.tools.mutation_fuzz)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--abort-at", type=int, help=argparse.SUPPRESS)  # testing the driver: abort at this graph
     parser.add_argument("--start", type=int, help=argparse.SUPPRESS)
@@ -555,6 +559,8 @@ def _body(argv: list[str]) -> int:
         parser.error("--count, --compile-every and --npu-every must be >= 0; --switch-sets, --workers, --batch >= 1")
     if not 0 <= args.structure_rate <= 1 or args.max_structure_ops < 40:
         parser.error("--structure-rate must be in [0, 1] and --max-structure-ops >= 40")
+    if args.mutate is not None:
+        return main_mutations(args.mutate, args.count, args.seed, args.first, min(args.case_timeout, 60.0))
     if args.worker:
         return _worker(args)
     if args.case is not None:

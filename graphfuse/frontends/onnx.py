@@ -167,6 +167,9 @@ def load_onnx(source: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
         raise GraphfuseError(f"'{name}' is not an ONNX model (protobuf parse failed)") from None
     if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
         raise GraphfuseError(f"'{name}' is not an ONNX model (it holds no graph)")
+    broken = _first_non_utf8_string(model)
+    if broken is not None:
+        raise GraphfuseError(f"'{name}' is not a valid ONNX model: its {broken} is not UTF-8 text")
     external = _external_tensors(model.graph)
     if external and isinstance(source, bytes):
         raise GraphfuseError(f"'{name}': tensor '{external[0].name}' keeps its data in an external file; load the "
@@ -174,6 +177,25 @@ def load_onnx(source: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
     if external:
         _load_external_data(model, external, Path(source))
     return model
+
+
+def _first_non_utf8_string(message: Any, path: str = "model") -> str | None:
+    """The path of the first string field of ``message`` that is not UTF-8 (ONNX's schema is proto2: protobuf
+    hands such a field over as bytes, not str), or None."""
+    from google.protobuf.descriptor import FieldDescriptor
+
+    for descriptor, value in message.ListFields():
+        where = f"{path}.{descriptor.name}"
+        values = value if descriptor.is_repeated else [value]
+        if descriptor.type == FieldDescriptor.TYPE_STRING:
+            if any(isinstance(v, bytes) for v in values):
+                return where
+        elif descriptor.type == FieldDescriptor.TYPE_MESSAGE:
+            for k, inner in enumerate(values):
+                found = _first_non_utf8_string(inner, f"{where}[{k}]" if descriptor.is_repeated else where)
+                if found is not None:
+                    return found
+    return None
 
 
 def _external_tensors(graph: onnx.GraphProto) -> list[onnx.TensorProto]:

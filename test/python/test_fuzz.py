@@ -396,3 +396,17 @@ def test_compile_integer_abs_through_a_reshape_next_to_a_reduction(opt_level: in
     inputs = [rng.integers(-8, 9, (4, 1)).astype(np.int32) for _ in range(2)]
     executable = graphfuse.compile(b.module, opt_level=opt_level)
     np.testing.assert_array_equal(executable(*inputs)[0], executable.reference(*inputs)[0])
+
+
+@pytest.mark.parametrize("kind", ["bytecode", "onnx"])
+def test_mutated_files_never_crash_the_readers(kind: str) -> None:
+    """Bytecode and ONNX files with a few bytes changed: each is read, or refused with a GraphfuseError; never a
+    traceback, a signal or a hang (``python -m graphfuse.tools.fuzz --mutate KIND --count 10000`` for more)."""
+    if kind == "onnx":
+        pytest.importorskip("onnx")
+    from graphfuse.tools.mutation_fuzz import run_mutations
+
+    problems: list[str] = []
+    tally = run_mutations(kind, int(150 * SCALE), seed=0, timeout=60.0, report=problems.append)
+    assert not problems, "\n".join(problems)
+    assert tally["error"] > tally["read"] > 0, tally  # most mutations break the file; some leave it valid
