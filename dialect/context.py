@@ -96,12 +96,16 @@ def register_irdl_dialects(source: str | Path, context: ir.Context | None = None
     are accepted as they are always loaded; another dialect that already exists (``arith``, ``graph``, one
     registered before with other IRDL) is an error: MLIR would abort the process.
     """
+    if not isinstance(source, str | Path):
+        raise GraphfuseError(f"register_irdl_dialects takes a path or IRDL text, not {type(source).__name__}")
     if isinstance(source, Path) or "irdl.dialect" not in source:
         filename = str(source)
         try:
             text = Path(filename).read_text()
         except OSError as error:
             raise GraphfuseError(f"could not open IRDL file '{filename}': {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise GraphfuseError(f"could not read IRDL file '{filename}': it is not UTF-8 text") from None
     else:
         filename, text = "<irdl>", source
     if text in (graph_irdl_text(), _npu_irdl_text()):  # graphfuse's own, as mlir-opt users pass them: loaded

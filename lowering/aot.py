@@ -396,6 +396,8 @@ def _run(command: list[str], what: str, stdin: str | None = None) -> str:
 def c_compiler() -> str:
     """The C compiler that links shared libraries: ``$CC``, else ``cc``."""
     compiler = os.environ.get("CC") or "cc"
+    if not compiler.split():
+        raise GraphfuseError("CC is blank: set it to a C compiler (or unset it for 'cc')")
     found = shutil.which(compiler.split()[0])
     if found is None:
         raise GraphfuseError(f"no C compiler '{compiler}' to link the shared library (set CC, or write an object "

@@ -40,7 +40,7 @@ BIN = Path(sys.executable).parent  # the virtual environment's graphfuse-opt, gr
 TIMEOUT = 180
 
 #: How an error line must start: located (``file:line:col: error:``) or from the tool (``graphfuse-opt: error:``).
-ERROR_LINE = re.compile(r"^(\S.*:\d+:\d+|graphfuse-opt|graphfuse-run|graphfuse-import): error: ")
+ERROR_LINE = re.compile(r"^(\S.*:\d+:\d+|graphfuse-opt|graphfuse-run|graphfuse-import|graphfuse-compile): error: ")
 
 
 @dataclass(frozen=True)
@@ -238,6 +238,8 @@ COMMAND_CASES = [
     Case("run-bad-repeat", (RUN, MODEL, "--repeat=0"), expect=("graphfuse-run: error: --repeat must be at least 1",)),
     Case("run-zero-threads", (RUN, MODEL, "--num-threads=0"),
          expect=("graphfuse-run: error: --num-threads must be a positive integer, got 0",)),
+    Case("compile-blank-cc", ("graphfuse-compile", MODEL, "-o", "{tmp}/libm.so"), env=(("CC", "  "),),
+         expect=("graphfuse-compile: error: CC is blank: set it to a C compiler (or unset it for 'cc')",)),
     Case("run-threads-environment", (RUN, MODEL), env=(("GRAPHFUSE_NUM_THREADS", "two"),),
          expect=("graphfuse-run: error: GRAPHFUSE_NUM_THREADS must be a positive integer, got 'two'",)),
     Case("run-negative-seed", (RUN, MODEL, "--seed=-1"),
@@ -512,6 +514,12 @@ _COMPILE = "exe = graphfuse.compile(INPUTS + '/model.mlir')\n"
 _X = "x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)\nb = np.ones(8, np.float32)\n"
 
 API_CASES = [
+    ApiCase("irdl-not-a-path", "graphfuse.register_irdl_dialects(42)",
+            message=r"^error: register_irdl_dialects takes a path or IRDL text, not int$"),
+    ApiCase("irdl-not-utf8", "import tempfile, pathlib\n"
+            "path = pathlib.Path(tempfile.mkdtemp()) / 'bad.irdl'\npath.write_bytes(b'\\xff\\xfe')\n"
+            "graphfuse.register_irdl_dialects(path)",
+            message=r"could not read IRDL file '.*bad\.irdl': it is not UTF-8 text"),
     # Call-time arguments of a compiled function.
     ApiCase("call-wrong-dtype", _COMPILE + _X + "exe(x.astype(np.float64), b)",
             message=r"^error: @forward: argument 0: expected dtype float32 \(tensor<4x8xf32>\), got float64$"),
