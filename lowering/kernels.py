@@ -347,8 +347,10 @@ def _covers_every_dim(maps: list[ir.Attribute], n_dims: int) -> bool:
     return len(used) == n_dims
 
 
-#: Upstream passes run on each kernel function, in order.
-KERNEL_LOOP_FUSION = ("linalg-fuse-elementwise-ops", "canonicalize", "cse")
+#: Upstream passes run on each kernel function, in order.  Canonicalization first: with dynamic shapes a consumer's
+#: tensor.empty is sized by a tensor.dim of its producer's result, a second use of the producer, and the fusion
+#: takes single-use producers only (folded, the dim reads the producer's own init).
+KERNEL_LOOP_FUSION = ("canonicalize", "linalg-fuse-elementwise-ops", "canonicalize", "cse")
 
 
 def _run_on_functions(module: ir.Module, chosen: list[ir.Operation]) -> None:
