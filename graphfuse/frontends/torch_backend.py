@@ -471,9 +471,8 @@ def _view_replay(gm: fx.GraphModule) -> _ViewReplay | None:
     """
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     output_node = next(n for n in gm.graph.nodes if n.op == "output")
-    leaves = fx.node.map_aggregate(output_node.args[0], lambda a: a)
-    flat: list[Any] = []
-    fx.node.map_aggregate(leaves, lambda a: flat.append(a) or a)
+    flat: list[Any] = []  # the outputs in the order of the compiled code's results
+    fx.node.map_aggregate(output_node.args[0], lambda a: flat.append(a) or a)
     inputs = {_storage_of(n) for n in placeholders} - {None}
     groups: dict[Any, list[int]] = {}
     for k, node in enumerate(flat):
