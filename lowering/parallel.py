@@ -95,10 +95,18 @@ _SCRIPT = """module attributes {transform.with_named_sequence} {
 }"""
 
 
+#: The most threads compiled code may ask for (the OpenMP lowering takes a 32-bit count; past a few thousand the
+#: runtimes cannot start them).
+MAX_THREADS = 4096
+
+
 def check_thread_count(threads: object) -> int:
-    """``threads`` as the thread count of compiled code, or an error: a positive integer (not a bool)."""
+    """``threads`` as the thread count of compiled code, or an error: a positive integer (not a bool) up to
+    :data:`MAX_THREADS`."""
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise GraphfuseError(f"num_threads must be a positive integer, got {threads!r}")
+    if threads > MAX_THREADS:
+        raise GraphfuseError(f"num_threads must be at most {MAX_THREADS}, got {threads}")
     return threads
 
 
@@ -108,6 +116,8 @@ def default_threads() -> int:
     if text:
         if not text.isdigit() or int(text) < 1:
             raise GraphfuseError(f"{THREADS_VARIABLE} must be a positive integer, got '{text}'")
+        if int(text) > MAX_THREADS:
+            raise GraphfuseError(f"{THREADS_VARIABLE} must be at most {MAX_THREADS}, got {text}")
         return int(text)
     try:
         return max(1, len(os.sched_getaffinity(0)))
