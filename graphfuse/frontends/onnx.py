@@ -609,7 +609,14 @@ class _Node:
         for attribute in node.attribute:
             if attribute.ref_attr_name:
                 raise _NodeError(f"attribute '{attribute.name}' refers to a function attribute")
-            self.attrs[attribute.name] = onnx.helper.get_attribute_value(attribute)
+            try:
+                value = onnx.helper.get_attribute_value(attribute)
+            except ValueError:  # a type number ONNX does not define
+                value = None
+            if value is None:
+                raise _NodeError(f"attribute '{attribute.name}' has no value of a type ONNX defines "
+                                 f"(type {attribute.type})")
+            self.attrs[attribute.name] = value
 
     # -- attributes -----------------------------------------------------------
 

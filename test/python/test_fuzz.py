@@ -410,3 +410,15 @@ def test_mutated_files_never_crash_the_readers(kind: str) -> None:
     tally = run_mutations(kind, int(150 * SCALE), seed=0, timeout=60.0, report=problems.append)
     assert not problems, "\n".join(problems)
     assert tally["error"] > tally["read"] > 0, tally  # most mutations break the file; some leave it valid
+
+
+@pytest.mark.parametrize(("kind", "index"), [("onnx", 179), ("onnx", 8497)])
+def test_mutations_that_once_gave_tracebacks(kind: str, index: int) -> None:
+    """179: a graph name that is not UTF-8 (protobuf gave bytes); 8497: a Constant whose value attribute has type
+    0 (get_attribute_value gave None)."""
+    pytest.importorskip("onnx")
+    from graphfuse.tools.mutation_fuzz import run_mutations
+
+    problems: list[str] = []
+    tally = run_mutations(kind, 1, seed=0, first=index, report=problems.append)
+    assert not problems and tally["error"] == 1, (problems, tally)
