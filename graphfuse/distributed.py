@@ -303,6 +303,7 @@ def compile(
     if chunks is not None and (not isinstance(chunks, int) or chunks < 1):
         raise GraphfuseError(f"chunks must be a positive integer, got {chunks!r}")
     _, dist = _torch()
+    groups = _checked_groups(groups, dist)
     threads = _local_threads() if num_threads is None else check_thread_count(num_threads)
     fused = fuse_graph(source, entry=entry, pipeline=pipeline, opt_level=opt_level,
                        graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
@@ -313,9 +314,29 @@ def compile(
             steps.append(_Stage(_compile_stage(stage.text, fused.filename, threads, jit_opt_level, fast_math),
                                 stage.inputs, stage.outputs))
         else:
-            steps.append(_collective(stage, fused.filename, groups or {}, dist, threads, jit_opt_level, fast_math,
+            steps.append(_collective(stage, fused.filename, groups, dist, threads, jit_opt_level, fast_math,
                                      chunks))
     return DistributedExecutable(fused.entry, fused.module, steps, dist.get_rank(), dist.get_world_size())
+
+
+def _checked_groups(groups: Any, dist: Any) -> dict[str, Any]:
+    """``groups`` with each value a process group (``"world"`` or None: the default group), or an error naming the
+    first entry that is not."""
+    if groups is None:
+        return {}
+    if not isinstance(groups, dict):
+        raise GraphfuseError(f"groups must map group names to process groups, not {type(groups).__name__}")
+    checked = {}
+    for name, group in groups.items():
+        if not isinstance(name, str):
+            raise GraphfuseError(f"groups: the group name {name!r} is not a string")
+        if group is None or group == "world":
+            group = dist.group.WORLD
+        if not isinstance(group, dist.ProcessGroup):
+            raise GraphfuseError(f"groups['{name}'] must be a torch.distributed process group (or 'world'), not "
+                                 f"{type(group).__name__}")
+        checked[name] = group
+    return checked
 
 
 def _compile_stage(text: str, filename: str, threads: int, jit_opt_level: int, fast_math: bool) -> CompiledFunction:

@@ -89,6 +89,12 @@ def test_errors_before_anything_runs(one_rank_group: None) -> None:
     with pytest.raises(GraphfuseError, match="expects group 'tp' of 2 ranks, but it has 1"):
         distributed.compile(module, groups={"tp": dist.group.WORLD})
     one = parse_module(ROW_PARALLEL.replace("group_size = 2", "group_size = 1"))
+    with pytest.raises(GraphfuseError, match=r"groups\['tp'\] must be a torch\.distributed process group \(or "
+                                             r"'world'\), not int"):
+        distributed.compile(one, groups={"tp": 2})
+    with pytest.raises(GraphfuseError, match="groups must map group names to process groups, not list"):
+        distributed.compile(one, groups=["tp"])
+    assert distributed.compile(one, groups={"tp": "world"}).collectives == 1  # the default group by its name
     executable = distributed.compile(one, groups={"tp": dist.group.WORLD})
     x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
     w = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
