@@ -569,11 +569,18 @@ def reproducer_options(text: str) -> tuple[str, bool, bool] | None:
     body = found.group("body")  # (up to the end of the metadata: the pipeline may hold braces)
     pipeline = re.search(r'pipeline\s*:\s*"((?:[^"\\]|\\.)*)"', body)
     if pipeline is None:
+        if re.search(r"\bpipeline\s*:", body):
+            raise UsageError("the reproducer's mlir_reproducer.pipeline must be a string")
         return None
 
     def flag(name: str, default: bool) -> bool:
-        value = re.search(rf"{name}\s*:\s*(true|false)", body)
-        return default if value is None else value.group(1) == "true"
+        value = re.search(rf"\b{name}\s*:\s*([^,\s}}]*)", body)
+        if value is None:
+            return default
+        if value.group(1) not in ("true", "false"):
+            raise UsageError(f"the reproducer's mlir_reproducer.{name} must be true or false, got "
+                             f"'{value.group(1)}'")
+        return value.group(1) == "true"
 
     text_pipeline = re.sub(r"\\(.)", r"\1", pipeline.group(1))
     return text_pipeline, flag("disable_threading", False), flag("verify_each", True)

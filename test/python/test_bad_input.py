@@ -242,6 +242,15 @@ COMMAND_CASES = [
          expect=("graphfuse-run: error: num_threads must be at most 4096, got 4294967297",)),
     Case("run-threads-environment-too-many", (RUN, MODEL), env=(("GRAPHFUSE_NUM_THREADS", "99999999999"),),
          expect=("graphfuse-run: error: GRAPHFUSE_NUM_THREADS must be at most 4096, got 99999999999",)),
+    Case("reproducer-flag-not-a-bool", (OPT, "--run-reproducer", "{tmp}/r.mlir"),
+         files=(("r.mlir", NAMED_ARGUMENT + b'{-#\n  external_resources: {\n    mlir_reproducer: {\n      pipeline: '
+                 b'"builtin.module(canonicalize)",\n      disable_threading: 42\n    }\n  }\n#-}\n'),),
+         expect=("graphfuse-opt: error: the reproducer's mlir_reproducer.disable_threading must be true or false, "
+                 "got '42'",)),
+    Case("reproducer-pipeline-not-a-string", (OPT, "--run-reproducer", "{tmp}/r.mlir"),
+         files=(("r.mlir", NAMED_ARGUMENT + b'{-#\n  external_resources: {\n    mlir_reproducer: {\n      pipeline: 7'
+                 b'\n    }\n  }\n#-}\n'),),
+         expect=("graphfuse-opt: error: the reproducer's mlir_reproducer.pipeline must be a string",)),
     Case("compile-blank-cc", ("graphfuse-compile", MODEL, "-o", "{tmp}/libm.so"), env=(("CC", "  "),),
          expect=("graphfuse-compile: error: CC is blank: set it to a C compiler (or unset it for 'cc')",)),
     Case("run-threads-environment", (RUN, MODEL), env=(("GRAPHFUSE_NUM_THREADS", "two"),),
