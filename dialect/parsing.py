@@ -92,7 +92,9 @@ def unsupported_input(root: ir.Operation) -> list[Diagnostic]:
       every size computation on them would wrap around;
     - tensors with an encoding on graph ops: the ops' semantics and lowerings are those of plain tensors;
     - tensor constants not written as ``dense<...>`` (``dense_resource<blob>``): neither the reference
-      interpreter nor the folders can read their values.
+      interpreter nor the folders can read their values;
+    - an empty symbol name (``func.func @""``): MLIR prints it as ``@<<INVALID EMPTY SYMBOL>>``, which does
+      not parse again.
     """
     found: list[Diagnostic] = []
     reported: set[str] = set()  # one error per oversized type, at its first appearance
@@ -115,6 +117,8 @@ def unsupported_input(root: ir.Operation) -> list[Diagnostic]:
             value = op.attributes["value"]
             if not isinstance(value, ir.DenseElementsAttr):
                 report(f"tensor constants must be written dense<...>; graphfuse cannot read {value}", op.location)
+        if "sym_name" in op.attributes and not ir.StringAttr(op.attributes["sym_name"]).value:
+            report(f"'{op.name}' has an empty symbol name", op.location)
         return ir.WalkResult.ADVANCE
 
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
