@@ -117,8 +117,14 @@ def unsupported_input(root: ir.Operation) -> list[Diagnostic]:
             value = op.attributes["value"]
             if not isinstance(value, ir.DenseElementsAttr):
                 report(f"tensor constants must be written dense<...>; graphfuse cannot read {value}", op.location)
-        if "sym_name" in op.attributes and not ir.StringAttr(op.attributes["sym_name"]).value:
-            report(f"'{op.name}' has an empty symbol name", op.location)
+        if "sym_name" in op.attributes:
+            try:
+                empty = not ir.StringAttr(op.attributes["sym_name"]).value
+            except RuntimeError:  # the bindings cannot hand over a name that is not UTF-8
+                report(f"'{op.name}' has a symbol name that is not UTF-8 text", op.location)
+            else:
+                if empty:
+                    report(f"'{op.name}' has an empty symbol name", op.location)
         return ir.WalkResult.ADVANCE
 
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
