@@ -999,7 +999,8 @@ def _split_shared_empties(module: ir.Module) -> None:
 
 #: Buffers allocated inside a loop body up to this size go on the stack (see stack_loop_buffers): a matmul
 #: task's block of C (up to 288 rows of 8 panels of 16 floats with AVX2, of 32 with AVX-512: 288 KiB) fits;
-#: each OpenMP thread has MiBs (libiomp5's default stack is 4 MiB), the calling thread 8.
+#: each OpenMP thread has MiBs (libiomp5's default stack is 4 MiB; libgomp's threads, which JIT code uses beside
+#: PyTorch, get the pthread default: 8 MiB under the usual stack limit), the calling thread 8.
 STACK_BUFFER_MAX_BYTES = 512 << 10
 _LOOPS = frozenset({"scf.for", "scf.forall", "scf.parallel", "scf.while"})
 
