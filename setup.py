@@ -28,8 +28,9 @@ def discover() -> list[str]:
 
 
 #: The OpenMP entry points of JIT code on PyTorch's libgomp (lowering/parallel.py): a plain shared library, loaded
-#: by the JIT, never imported.
+#: by the JIT, never imported.  Optional: without a C compiler the install goes on, and JIT code beside PyTorch
+#: uses libiomp5 as everywhere else.
 KMPC_ON_GOMP = Extension("graphfuse.lowering._kmpc_gomp", ["lowering/native/kmpc_gomp.c"], libraries=["dl"],
-                         extra_compile_args=["-O2"])
+                         extra_compile_args=["-O2"], optional=True)
 
 setup(packages=discover(), package_dir=LAYERS, ext_modules=[KMPC_ON_GOMP])
