@@ -8,6 +8,7 @@ import io
 import os
 import re
 import signal
+import time
 from pathlib import Path
 
 from mlir import ir
@@ -215,7 +216,8 @@ def _reader_crash(data: bytes) -> str | None:
     The reader checks corrupted input with assertions that abort the process (about 5% of 1-8 byte mutations of
     a small file), and a corrupted size can make it allocate until the machine runs out of memory: it reads
     ``data`` first in a forked child, limited to :data:`READER_MEMORY` more memory (at least 64 bytes per byte
-    read) and :data:`READER_SECONDS` of CPU time, whose death is then an error instead.  Where ``fork`` does not
+    read), :data:`READER_SECONDS` of CPU time and twice that of wall time, whose death (or silence) is then an
+    error instead.  Where ``fork`` does not
     exist the reader runs unguarded.
     """
     if not hasattr(os, "fork"):
@@ -233,7 +235,9 @@ def _reader_crash(data: bytes) -> str | None:
         except BaseException:  # an error is a clean failure; the parent reports it when it reads the file itself
             status = 1
         os._exit(status)
-    _, status = os.waitpid(pid, 0)
+    status = _wait(pid, 2 * READER_SECONDS)
+    if status is None:
+        return "no answer in time"
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         try:
@@ -247,6 +251,23 @@ def _reader_crash(data: bytes) -> str | None:
 READER_MEMORY = 2 << 30
 #: The CPU seconds it may take.
 READER_SECONDS = 60
+
+
+def _wait(pid: int, seconds: float) -> int | None:
+    """The child's exit status, or None (the child killed) when it has not ended within ``seconds`` of wall time:
+    a child that sleeps (a lock another thread held when it was forked) would not reach its CPU-time limit."""
+    deadline = time.monotonic() + seconds
+    pause = 0.0005
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _limit_child(size: int) -> None:
