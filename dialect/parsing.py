@@ -217,8 +217,7 @@ def _reader_crash(data: bytes) -> str | None:
     a small file), and a corrupted size can make it allocate until the machine runs out of memory: it reads
     ``data`` first in a forked child, limited to :data:`READER_MEMORY` more memory (at least 64 bytes per byte
     read), :data:`READER_SECONDS` of CPU time and twice that of wall time, whose death (or silence) is then an
-    error instead.  Where ``fork`` does not
-    exist the reader runs unguarded.
+    error instead.  Where ``fork`` does not exist the reader runs unguarded.
     """
     if not hasattr(os, "fork"):
         return None
