@@ -132,17 +132,13 @@ class Executable(CompiledGraph):
         return DynamicShapes(self.source, self.entry, self.filename)
 
     @cached_property
-    def _dynamic(self) -> tuple[bool, bool]:
-        """Whether an input, and whether a result, has a dynamic dimension (asked at every call)."""
-        return (any(None in shape for shape, _ in self.inputs), any(None in shape for shape, _ in self.outputs))
+    def _dynamic_inputs(self) -> bool:
+        """Whether an input has a dynamic dimension (asked at every call)."""
+        return any(None in shape for shape, _ in self.inputs)
 
     def __call__(self, *arrays: np.ndarray, out: list[np.ndarray] | None = None) -> list[np.ndarray]:
-        dynamic_inputs, dynamic_results = self._dynamic
-        if dynamic_inputs and len(arrays) == len(self.function.inputs):
-            expected = self._dynamic_shapes.check(arrays, out)
-            if out is None and dynamic_results:
-                out = self._dynamic_shapes.result_buffers(expected, self.function.outputs, BUFFER_ALIGNMENT,
-                                                          aligned_empty)
+        if self._dynamic_inputs and len(arrays) == len(self.function.inputs):
+            out = self._dynamic_shapes.out_buffers(arrays, out, self.function.outputs, BUFFER_ALIGNMENT, aligned_empty)
         if self.launcher is None:
             return self.function(*arrays, out=out)
         inputs = self.function.check_inputs(arrays)

@@ -147,10 +147,7 @@ class Library(ArgumentChecks):
     def __call__(self, *arrays, out=None) -> list[np.ndarray]:
         ins = self.check_inputs(arrays)
         if self._dynamic_shapes is not None:
-            expected = self._dynamic_shapes.check(ins, out)
-            if out is None:
-                out = self._dynamic_shapes.result_buffers(expected, self.outputs, self.result_alignment,
-                                                          aligned_empty)
+            out = self._dynamic_shapes.out_buffers(ins, out, self.outputs, self.result_alignment, aligned_empty)
         outs = (self.new_outputs(self.result_alignment, "pass out= buffers") if out is None
                 else self.check_outs(out, ins))
         standins = {k: aligned_empty(o.shape, o.dtype, self.result_alignment) for k, o in enumerate(outs)

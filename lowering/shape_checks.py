@@ -136,6 +136,14 @@ class DynamicShapes:
                 )
         return expected
 
+    def out_buffers(self, arrays: Sequence, out, specs: Sequence, alignment: int, allocate):
+        """What a call writes its results into, after :meth:`check`: ``out`` when given, else buffers sized by the
+        inferred shapes when a result (``specs``) has a dynamic dimension, else None (the caller allocates)."""
+        expected = self.check(arrays, out)
+        if out is not None or not any(None in spec.shape for spec in specs):
+            return out
+        return self.result_buffers(expected, specs, alignment, allocate)
+
     def result_buffers(self, expected: list, specs: Sequence, alignment: int, allocate) -> list[np.ndarray]:
         """Buffers for every result (``specs``: their ArgSpecs), sized by the shapes :meth:`check` inferred;
         ``allocate(shape, dtype, alignment)`` makes one."""
