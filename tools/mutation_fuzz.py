@@ -32,6 +32,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mlir import ir
 
 __all__ = ["KINDS", "OUTCOMES", "Mutation", "mutate", "run_mutations", "seed_files"]
 
@@ -58,10 +62,11 @@ class Mutation:
 def seed_files(kind: str) -> tuple[tuple[str, bytes], ...]:
     """(name, bytes) of the files mutations start from."""
     if kind == "bytecode":
-        from graphfuse.dialect.parsing import module_bytecode
-        from graphfuse.tools.models import MODELS
+        from graphfuse.tools import models
 
-        return tuple((name, module_bytecode(build().module)) for name, build in sorted(MODELS.items()))
+        root = Path(models.__file__).parents[1]  # as the locations spell it (co_filename, not resolved)
+        return tuple((name, _checkout_independent_bytecode(build().module, root))
+                     for name, build in sorted(models.MODELS.items()))
     import onnx
 
     root = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -69,6 +74,17 @@ def seed_files(kind: str) -> tuple[tuple[str, bytes], ...]:
              for path in sorted(root.glob(f"{folder}/*/model.onnx")) if path.stat().st_size <= ONNX_SEED_BYTES]
     step = max(1, len(files) // ONNX_SEED_CASES)
     return tuple((path.parent.name, path.read_bytes()) for path in files[::step][:ONNX_SEED_CASES])
+
+
+def _checkout_independent_bytecode(module: ir.Module, root: Path) -> bytes:
+    """The module as bytecode with its file locations relative to ``root``: the seeds, and so mutation ``i``, are
+    the same bytes in every checkout (absolute paths would shift every offset)."""
+    from mlir import ir
+
+    from graphfuse.dialect.parsing import module_bytecode
+
+    asm = module.operation.get_asm(enable_debug_info=True).replace(f'loc("{root}/', 'loc("')
+    return module_bytecode(ir.Module.parse(asm, module.context))
 
 
 def mutate(kind: str, seed: int, index: int) -> Mutation:

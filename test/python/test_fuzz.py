@@ -412,15 +412,25 @@ def test_mutated_files_never_crash_the_readers(kind: str) -> None:
     assert tally["error"] > tally["read"] > 0, tally  # most mutations break the file; some leave it valid
 
 
-@pytest.mark.parametrize(("kind", "index"), [("onnx", 179), ("onnx", 8497), ("bytecode", 63)])
-def test_mutations_that_once_gave_tracebacks(kind: str, index: int) -> None:
-    """onnx 179: a graph name that is not UTF-8 (protobuf gave bytes); onnx 8497: a Constant whose value attribute
-    has type 0 (get_attribute_value gave None); bytecode 63: a symbol name that is not UTF-8 (the bindings raise
-    when it is read)."""
-    if kind == "onnx":
-        pytest.importorskip("onnx")
+@pytest.mark.parametrize("index", [179, 8497])
+def test_onnx_mutations_that_once_gave_tracebacks(index: int) -> None:
+    """179: a graph name that is not UTF-8 (protobuf gave bytes); 8497: a Constant whose value attribute has type 0
+    (get_attribute_value gave None)."""
+    pytest.importorskip("onnx")
     from graphfuse.tools.mutation_fuzz import run_mutations
 
     problems: list[str] = []
-    tally = run_mutations(kind, 1, seed=0, first=index, report=problems.append)
+    tally = run_mutations("onnx", 1, seed=0, first=index, report=problems.append)
     assert not problems and tally["error"] == 1, (problems, tally)
+
+
+def test_bytecode_symbol_name_not_utf8_is_an_error() -> None:
+    """Found by the bytecode mutation run: the bindings raise when a symbol name that is not UTF-8 is read."""
+    from graphfuse import GraphfuseError
+    from graphfuse.dialect.parsing import parse_module
+    from graphfuse.tools.mutation_fuzz import seed_files
+
+    original = dict(seed_files("bytecode"))["resnet_block"]
+    assert original.count(b"resnet_block") == 1  # the function's name, once in the string table
+    with pytest.raises(GraphfuseError, match=r"'func\.func' has a symbol name that is not UTF-8 text"):
+        parse_module(original.replace(b"resnet_block", b"resnet_bl\xffck"), "bad.mlirbc")
