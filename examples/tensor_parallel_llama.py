@@ -4,6 +4,10 @@
                                                                   [--ffn 512] [--layers 1] [--repeat 20]
                                                                   [--chunks N] [--check 1e-5]
 
+The heads and the MLP's width must divide among the ranks; by default there are
+8 heads (rounded up to a multiple of the ranks) of 32 channels and the MLP is
+twice the hidden size.
+
 Every rank builds the same model (a fixed seed, random weights, no downloads),
 imports it with its parameters as arguments, annotates the linear layers'
 weights Megatron's way (q, k, v, gate, up split along their outputs; o and
@@ -73,9 +77,9 @@ def _relative_error(got: np.ndarray, want: np.ndarray) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seq", type=int, default=64)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--heads", type=int, default=8)
-    parser.add_argument("--ffn", type=int, default=512)
+    parser.add_argument("--hidden", type=int, help="default: 32 per head")
+    parser.add_argument("--heads", type=int, help="default: 8, or the next multiple of the ranks")
+    parser.add_argument("--ffn", type=int, help="default: twice the hidden size")
     parser.add_argument("--layers", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--chunks", type=int, help="row blocks of each fused matmul (default: graphfuse's choice)")
@@ -84,6 +88,35 @@ def main() -> int:
 
     dist.init_process_group("gloo")
     rank, ranks = dist.get_rank(), dist.get_world_size()
+    try:
+        return _run(args, rank, ranks)
+    except graphfuse.GraphfuseError as error:
+        print(f"tensor_parallel_llama: rank {rank}: {error}", file=sys.stderr)
+        return 1
+    finally:
+        dist.destroy_process_group()
+
+
+def _sizes(args: argparse.Namespace, ranks: int) -> str | None:
+    """Fills in the default sizes for ``ranks``; what does not divide among them, or None."""
+    args.heads = args.heads or -(-8 // ranks) * ranks
+    args.hidden = args.hidden or 32 * args.heads
+    args.ffn = args.ffn or 2 * args.hidden
+    problems = [f"--{name} {value}" for name, value in (("heads", args.heads), ("ffn", args.ffn))
+                if value % ranks]
+    if problems:
+        return f"{' and '.join(problems)} do not divide among {ranks} ranks (each rank holds 1/{ranks} of them)"
+    if args.hidden % args.heads:
+        return f"--hidden {args.hidden} is not a multiple of --heads {args.heads}"
+    return None
+
+
+def _run(args: argparse.Namespace, rank: int, ranks: int) -> int:
+    problem = _sizes(args, ranks)
+    if problem is not None:
+        if rank == 0:
+            print(f"tensor_parallel_llama: error: {problem}", file=sys.stderr)
+        return 2
     torch.manual_seed(0)
     model = LlamaLayers(args.hidden, args.heads, args.ffn, args.layers)
     x = torch.randn(1, args.seq, args.hidden)
@@ -125,7 +158,6 @@ def main() -> int:
             status = 1
     status_tensor = torch.tensor([status])
     dist.broadcast(status_tensor, 0)
-    dist.destroy_process_group()
     return int(status_tensor.item())
 
 

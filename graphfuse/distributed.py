@@ -25,7 +25,9 @@ here, NCCL or HCCL on devices, the same calls.
 
 The group names of the ops map to process groups: ``"world"`` is the default
 group, others are passed as ``groups={"tp": group}``.  A group whose size is
-not the op's ``group_size`` is an error before anything runs.
+not the op's ``group_size`` is an error before anything runs.  At every call
+the ranks check that they agree on what they run, and no wait lasts longer
+than ``timeout`` (:mod:`graphfuse.rank_checks`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,15 @@ from graphfuse.lowering.runtime import (
     CompiledFunction,
     arg_spec,
     compile_linalg,
+)
+from graphfuse.rank_checks import (
+    DEFAULT_TIMEOUT,
+    Agreement,
+    CollectiveSite,
+    check_timeout,
+    finish_agreement,
+    start_agreement,
+    wait,
 )
 
 __all__ = ["DistributedExecutable", "compile", "default_chunks"]
@@ -109,6 +120,8 @@ class _Collective:
 
     name: str
     attrs: dict[str, Any]
+    #: the process group, None for the default one: an executable that held the default group would keep it alive
+    #: past destroy_process_group, to interpreter exit, where gloo aborts releasing its last operation's tensors
     group: Any
     operands: tuple[ir.Value, ...]
     results: tuple[ir.Value, ...]
@@ -120,6 +133,12 @@ class _Collective:
     chunks: int = 1
     #: seconds the last run spent computing (a fused product's blocks), the rest of it communicating
     computed: float = 0.0
+    site: CollectiveSite | None = None
+    #: what the ranks of the group must agree on, a tab, where it is (rank_checks.start_agreement)
+    agreed: str = ""
+    #: seconds to wait for the other ranks (None: no limit); whether the ranks first check they agree
+    timeout: float | None = DEFAULT_TIMEOUT
+    check_ranks: bool = True
 
 
 @dataclass
@@ -152,10 +171,17 @@ class DistributedExecutable(ArgumentChecks):
         return sum(isinstance(step, _Collective) for step in self._steps)
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
-        values: dict[ir.Value, np.ndarray] = dict(zip(self._arguments, self.check_inputs(arrays), strict=True))
+        arrays = self.check_inputs(arrays)
+        values: dict[ir.Value, np.ndarray] = dict(zip(self._arguments, arrays, strict=True))
         compute = communicate = 0.0
+        agreements = self._start_agreements(arrays)
         for step in self._steps:
             start = time.perf_counter()
+            if isinstance(step, _Collective) and step.group in agreements:
+                torch, dist = _torch()
+                finish_agreement(agreements.pop(step.group), dist, torch, step.timeout)
+                communicate += time.perf_counter() - start
+                start = time.perf_counter()
             if isinstance(step, _Stage):
                 outputs = step.function(*[values[v] for v in step.inputs])
                 values.update(zip(step.outputs, outputs, strict=True))
@@ -167,6 +193,27 @@ class DistributedExecutable(ArgumentChecks):
                 communicate += time.perf_counter() - start - step.computed
         self.timings = {"compute": compute, "collectives": communicate}
         return [_constant_or(values, v) for v in self._returned]
+
+    def _start_agreements(self, arrays: list[np.ndarray]) -> dict[Any, Agreement]:
+        """Per group, the exchange of what this call runs over it, started (nothing when check_ranks is off)."""
+        by_group: dict[Any, list[_Collective]] = {}
+        for step in self._steps:
+            if isinstance(step, _Collective) and step.check_ranks:
+                by_group.setdefault(step.group, []).append(step)
+        if not by_group:
+            return {}
+        torch, dist = _torch()
+        dynamic = ", ".join(f"argument {k} {'x'.join(map(str, a.shape))}"
+                            for k, (a, spec) in enumerate(zip(arrays, self.inputs, strict=True))
+                            if None in spec.shape)
+        agreements = {}
+        for group, steps in by_group.items():
+            lines = [step.agreed for step in steps]
+            if dynamic and any("?" in step.agreed.partition("\t")[0] for step in steps):
+                lines.append(f"calls @{self.entry} with dynamic sizes: {dynamic}")
+            assert steps[0].site is not None
+            agreements[group] = start_agreement(steps[0].site, lines, group, dist, torch)
+        return agreements
 
 
 def _constant_or(values: dict[ir.Value, np.ndarray], value: ir.Value) -> np.ndarray:
@@ -199,23 +246,40 @@ def _as_tensor(array: np.ndarray, own: bool) -> tuple[Any, np.ndarray]:
 
 def _run_collective(step: _Collective, values: dict[ir.Value, np.ndarray]) -> list[np.ndarray]:
     _, dist = _torch()
-    x = _constant_or(values, step.operands[0])
+    operands = [_constant_or(values, v) for v in step.operands]
+    x = operands[0]
     if step.name == "graph.all_reduce":
         tensor, buffer = _as_tensor(x, step.operand_dies)
-        dist.all_reduce(tensor, op=_reduce_op(dist, step.attrs["reduction"]), group=step.group)
+        _wait(step, dist.all_reduce(tensor, op=_reduce_op(dist, step.attrs["reduction"]), group=step.group,
+                                    async_op=True))
         return [buffer.astype(x.dtype, copy=False)]
     if step.name == "graph.all_gather":
         tensor, _ = _as_tensor(x, False)
         pieces = [tensor.new_empty(tensor.shape) for _ in range(step.attrs["group_size"])]
-        dist.all_gather(pieces, tensor, group=step.group)
+        _wait(step, dist.all_gather(pieces, tensor, group=step.group, async_op=True))
         return [np.concatenate([p.numpy() for p in pieces], axis=step.attrs["axis"]).astype(x.dtype, copy=False)]
     if step.name == "graph.reduce_scatter":
         tensor, buffer = _as_tensor(x, step.operand_dies)
-        dist.all_reduce(tensor, op=_reduce_op(dist, step.attrs["reduction"]), group=step.group)
+        _wait(step, dist.all_reduce(tensor, op=_reduce_op(dist, step.attrs["reduction"]), group=step.group,
+                                    async_op=True))
         blocks = np.split(buffer, step.attrs["group_size"], axis=step.attrs["axis"])
         return [np.ascontiguousarray(blocks[dist.get_rank(step.group)]).astype(x.dtype, copy=False)]
     assert step.name in _PRODUCTS, step.name
-    return [_product_all_reduce(step, [_constant_or(values, v) for v in step.operands])]
+    return [_product_all_reduce(step, operands)]
+
+
+def _agreed_line(step: _Collective) -> str:
+    """What the ranks of the group must agree on (the collective, its attributes, its operands' types), a tab,
+    and where it is."""
+    attributes = ", ".join(f"{name} = {value}" for name, value in sorted(step.attrs.items()) if name != "group")
+    types = ", ".join(str(v.type) for v in step.operands)
+    assert step.site is not None
+    return f"{step.name} {{{attributes}}} on {types}\t{step.site.position}"
+
+
+def _wait(step: _Collective, work: Any) -> None:
+    assert step.site is not None
+    wait(work, step.site, step.group, _torch()[1], step.timeout)
 
 
 def _product_all_reduce(step: _Collective, operands: list[np.ndarray]) -> np.ndarray:
@@ -244,15 +308,12 @@ def _product_all_reduce(step: _Collective, operands: list[np.ndarray]) -> np.nda
         else:
             step.blocks[height](rows, *rest, out=[block])  # computed in place
         step.computed += time.perf_counter() - begin
-        if len(heights) == 1:
-            dist.all_reduce(torch.from_numpy(block), group=step.group)
-            break
         if in_flight is not None:
-            in_flight.wait()
+            _wait(step, in_flight)
         in_flight = dist.all_reduce(torch.from_numpy(block), group=step.group, async_op=True)
         start += height
     if in_flight is not None:
-        in_flight.wait()
+        _wait(step, in_flight)
     result = out.astype(dtype, copy=False)
     if extra:  # added once, after the sum, rounded as the add rounds it
         result = (result.astype(np.float32) + extra[0].astype(np.float32)).astype(dtype) if narrow \
@@ -291,6 +352,8 @@ def compile(
     chunks: int | None = None,
     jit_opt_level: int = DEFAULT_LLVM_OPT_LEVEL,
     fast_math: bool = True,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    check_ranks: bool = True,
 ) -> DistributedExecutable:
     """Fuse and compile this rank's graph ``source`` (as :func:`graphfuse.compile` takes it); its collectives run
     through ``torch.distributed`` (initialized by the caller).
@@ -299,7 +362,16 @@ def compile(
     name resolves too).  ``num_threads`` defaults to this machine's cores divided among its ranks (torchrun's
     ``LOCAL_WORLD_SIZE``).  ``chunks`` sets the row blocks of the fused products whose ``chunks`` is 0
     (default: :func:`default_chunks`).
+
+    ``timeout``: seconds a rank waits at one collective for the others before it raises an error naming itself,
+    the collective and where the others wait (None: no limit).  ``check_ranks``: before each collective the ranks
+    of its group exchange what they are about to run (the collective, its attributes, its operands' shapes and
+    dtypes) and raise on every rank where they disagree, instead of computing garbage or hanging; one small
+    ``all_gather`` per collective (False skips it).
     """
+    timeout = check_timeout(timeout)
+    if not isinstance(check_ranks, bool):
+        raise GraphfuseError(f"check_ranks must be True or False, got {check_ranks!r}")
     if chunks is not None and (not isinstance(chunks, int) or chunks < 1):
         raise GraphfuseError(f"chunks must be a positive integer, got {chunks!r}")
     _, dist = _torch()
@@ -316,6 +388,11 @@ def compile(
         else:
             steps.append(_collective(stage, fused.filename, groups, dist, threads, jit_opt_level, fast_math,
                                      chunks))
+    collectives = [step for step in steps if isinstance(step, _Collective)]
+    for index, step in enumerate(collectives, 1):
+        step.site = CollectiveSite(step.name, index, len(collectives), fused.entry, step.attrs["group"])
+        step.timeout, step.check_ranks = timeout, check_ranks
+        step.agreed = _agreed_line(step)
     return DistributedExecutable(fused.entry, fused.module, steps, dist.get_rank(), dist.get_world_size())
 
 
@@ -358,7 +435,7 @@ def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dis
     if group is None and name != "world":
         raise _located(op, filename, f"'{op.name}' runs over group '{name}', which graphfuse.distributed.compile "
                        f"was not given (groups={{'{name}': ...}})")
-    size = dist.get_world_size(group)
+    size = dist.get_world_size(group)  # group None: the default group (not held: see _Collective.group)
     if size != attrs["group_size"]:
         raise _located(op, filename, f"'{op.name}' expects group '{name}' of {attrs['group_size']} ranks, but "
                        f"it has {size}")
