@@ -791,6 +791,7 @@ class _Schedule(NamedTuple):
     #: when each block of C gets an elementwise epilogue (_EPILOGUE_TILE_SCRIPT): the epilogue's operand that is C
     epilogue_operand: int | None
     serial: bool  # the product is a task's own (a batch of a batched matmul): its blocks one after the other
+    panel_task: int  # panels of B per task when the cores share panels (panel_task)
 
 
 def block_contractions(module: ir.Module, threads: int = 1) -> None:
@@ -844,7 +845,8 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
         outer = packed and not serial and not by_panels and _panels(op) > outer_panels(_depth(op), nr)
         filled = packed and not serial and _fill_of(op.operands[2]) is not None
         operand = None if epilogue is None else [v.owner for v in epilogue.operands].index(op)
-        schedule = _Schedule(rows_per_block, _depth(op), packed, by_panels, outer, filled, operand, serial)
+        tasks_of = panel_task(_panels(op), threads) if by_panels else PANEL_TASK
+        schedule = _Schedule(rows_per_block, _depth(op), packed, by_panels, outer, filled, operand, serial, tasks_of)
         groups.setdefault(schedule, []).append((op, epilogue))
     # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
     # it tiles, and the Python handles of those would then point at erased operations.
@@ -854,7 +856,8 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
             op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
             if epilogue is not None:
                 epilogue.attributes["graph.epilogue_block"] = ir.IntegerAttr.get(i64, group)
-    for group, (rows_per_block, depth, packed, by_panels, outer, filled, operand, serial) in enumerate(groups):
+    for group, (rows_per_block, depth, packed, by_panels, outer, filled, operand, serial, tasks_of) in \
+            enumerate(groups):
         if operand is not None:
             script = _epilogue_tile_script(by_panels, outer, filled)
         else:
@@ -866,7 +869,7 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
             else:
                 tasks = _OUTER_BLOCKS if outer else _tasks("[0, MC, 0, 0]", filled)
             script = script.replace("TASKS", tasks)
-        sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "PT": PANEL_TASK,
+        sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "PT": tasks_of,
                  "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS,
                  "TK": PACK_DEPTH, "C_OPERAND": operand}
         _apply(module, _sized(script, sizes), "tiling matmuls")
@@ -1516,7 +1519,8 @@ def _static_blocks_of_c(matmul: ir.Operation, tile_rows: int, panel: int, thread
 
     for _, rows in _row_ranges(m, panels, tile_rows, threads, packed=True):
         if _shared_by_panels(rows, panels, tile_rows):
-            ok = even(panels, PANEL_TASK) and even(PANEL_TASK, cache_panels)
+            task = panel_task(panels, threads)
+            ok = even(panels, task) and even(task, cache_panels)
         elif panels > outer_panels(k, panel):
             ok = even(panels, outer_panels(k, panel))
         else:
@@ -1575,6 +1579,21 @@ def _epilogue_on_part(epilogue: ir.Operation, source: ir.Value, product: ir.Valu
                 copy.operands[k] = values[operand]
         values.update(zip(op.results, copy.results, strict=True))
     return generic.results[0]
+
+
+def panel_task(panels: int, threads: int = 1) -> int:
+    """Panels of B per ``scf.forall`` iteration of a product shared out by panels: between half and all of
+    ``PANEL_TASK``, the one whose busiest thread computes the fewest panels, the largest such.  On two threads
+    24 panels (768 columns) are 4 tasks of 6 rather than 3 of 8, which left one core idle a third of the time."""
+
+    if threads == 1:
+        return PANEL_TASK
+
+    def busiest(task: int) -> int:
+        tasks = -(-panels // task)
+        return -(-tasks // threads) * task
+
+    return min(range(PANEL_TASK, PANEL_TASK // 2 - 1, -1), key=busiest)
 
 
 def row_block(rows: int, tile_rows: int, threads: int = 1) -> int:

@@ -265,15 +265,18 @@ def _tiled_and_compiled(text: str, threads: int | None = None):
         return tiled, compile_linalg(ir.Module.parse(text), "f", threads=threads)
 
 
-def test_few_rows_share_panels_across_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """13 rows are one row block: the cores share the 20 panels of B instead, 8 per task (3 tasks)."""
+@pytest.mark.parametrize(("panels", "threads", "tasks"), [(20, None, 3), (24, 2, 4)])
+def test_few_rows_share_panels_across_the_cores(panels: int, threads: int | None, tasks: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """13 rows are one row block: the cores share the panels of B instead, 8 per task (20 panels: 3 tasks), or
+    fewer where that evens out the threads (24 panels on 2 threads: 4 tasks of 6)."""
     monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
     runtime.clear_cache()
-    m, k, n = 13, 40, 20 * 16
-    tiled, compiled = _tiled_and_compiled(_matmul_module(m, k, n))
-    # the product's tasks (the packing copy's come first: 20 panels, 8 per task too)
-    tasks = re.findall(r"scf.forall \(%\w+\) in \((\d+)\) shared_outs\(%\w+ = %\w+\) -> \(tensor<(\w+)>", tiled)
-    assert ("3", f"{m}x20x16xf32") in tasks, tasks
+    m, k, n = 13, 40, panels * 16
+    tiled, compiled = _tiled_and_compiled(_matmul_module(m, k, n), threads)
+    # the product's tasks (the packing copy's come first)
+    found = re.findall(r"scf.forall \(%\w+\) in \((\d+)\) shared_outs\(%\w+ = %\w+\) -> \(tensor<(\w+)>", tiled)
+    assert (str(tasks), f"{m}x{panels}x16xf32") in found, found
     assert "linalg.matmul" not in tiled and "linalg.generic" not in tiled, tiled
     rng = np.random.default_rng(13)
     x, y = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
@@ -478,6 +481,16 @@ def test_epilogue_keeps_its_own_pass(m: int, k: int, n: int, twice: bool, monkey
     rows = contraction.EPILOGUE_ROWS
     assert re.search(rf"scf.forall \(%\w+\) in \({-(-m // rows)}\)", tiled), tiled
     _check_epilogue_module(compiled, m, k, n)
+
+
+@pytest.mark.parametrize(("panels", "threads", "task"), [
+    (20, 1, 8), (64, 1, 8),  # one thread: the default
+    (16, 2, 8), (64, 2, 8),  # 2 and 8 tasks: even already
+    (24, 2, 6), (24, 4, 6),  # 768 columns: 4 tasks of 6, not 3 of 8 (one core idle a third of the time)
+    (20, 2, 5),  # 4 tasks of 5, not 8 + 8 + 4
+])
+def test_panel_tasks_share_evenly(panels: int, threads: int, task: int) -> None:
+    assert contraction.panel_task(panels, threads) == task
 
 
 @pytest.mark.parametrize(("rows", "threads", "block"), [
