@@ -74,6 +74,7 @@ dynamic, which the op catalog rejects anyway.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -608,6 +609,45 @@ def _broadcasts(size: int | None, out: int | None) -> bool:
     return size == 1 and out != 1
 
 
+#: Largest copy (bytes) a batched matmul's broadcast operand is materialized into, so that the product runs as a
+#: blocked batched matmul rather than one generic loop nest (falcon's multi-query attention: keys of one head read
+#: by 8 query heads).  Beyond it the broadcast stays in the generic's indexing maps.
+BROADCAST_BATCH_MAX_BYTES = 16 * 2**20
+
+
+def _batch_broadcast_copy(v: ir.Value, batch: list[int]) -> ir.Value:
+    """``v`` (static: batch dims, then its two matrix dims) copied to the batch dims ``batch`` (numpy
+    broadcasting: missing leading dims added, size-1 dims repeated)."""
+    t = ir.RankedTensorType(v.type)
+    nb, own = len(batch), t.rank - 2
+    loops = nb + 2
+    exprs = [ir.AffineConstantExpr.get(0) if t.shape[j] == 1 and batch[nb - own + j] != 1
+             else ir.AffineDimExpr.get(nb - own + j) for j in range(own)]
+    exprs += [ir.AffineDimExpr.get(nb), ir.AffineDimExpr.get(nb + 1)]
+    out_type = ir.RankedTensorType.get([*batch, *t.shape[-2:]], t.element_type)
+    init = tensor.empty(list(out_type.shape), t.element_type)
+    maps = [ir.AffineMap.get(loops, 0, exprs), _dims_map(loops, list(range(loops)))]
+    return build_generic([out_type], [v], [init], maps, [PARALLEL] * loops, lambda args: [args[0]]).results[0]
+
+
+def _materialized_batches(a: ir.Value, b: ir.Value, rt: ir.RankedTensorType) -> tuple[ir.Value, ir.Value] | None:
+    """(a, b) with their batch dims broadcast to the result's by a copy, when both are static float matrices with
+    batch dims, one broadcasts, and the copy is at most BROADCAST_BATCH_MAX_BYTES; else None."""
+    at, bt = ir.RankedTensorType(a.type), ir.RankedTensorType(b.type)
+    if at.rank < 2 or bt.rank < 2 or max(at.rank, bt.rank) < 3 or not is_float(at.element_type):
+        return None  # integer products are not blocked: the copy would buy nothing
+    if not (at.has_static_shape and bt.has_static_shape and rt.has_static_shape):
+        return None
+    batch = list(rt.shape[:-2])
+    copies = [(v, t) for v, t in ((a, at), (b, bt)) if list(t.shape[:-2]) != batch]
+    size = sum(math.prod(batch) * t.shape[-2] * t.shape[-1] * max(1, t.element_type.width // 8)
+               for _, t in copies)
+    if not copies or size > BROADCAST_BATCH_MAX_BYTES:
+        return None
+    return tuple(_batch_broadcast_copy(v, batch) if list(t.shape[:-2]) != batch else v
+                 for v, t in ((a, at), (b, bt)))  # type: ignore[return-value]
+
+
 def _matmul_generic(a: ir.Value, b: ir.Value, ta: bool, tb: bool, acc: ir.Type, rt: ir.RankedTensorType) -> ir.Value:
     """The general case: parallel batch/row/column loops and one reduction, batch broadcasting in the maps."""
     at, bt = ir.RankedTensorType(a.type), ir.RankedTensorType(b.type)
@@ -697,6 +737,10 @@ def lower_matmul(op: ir.Operation) -> bool:
                 value = _expand(_round_to(r, et), [list(range(ra - 1)), [ra - 1]], [*rows, _dim(r, 1)])
             else:
                 value = _expand(_round_to(r, et), [list(range(ra - 1))], rows)
+        elif (materialized := _materialized_batches(a, b, rt)) is not None:
+            a, b = materialized
+            batched = _batch_matmul if rt.rank == 3 else _contract
+            value = _round_to(batched(a, b, ta, tb, acc), et)
         else:
             value = _round_to(_matmul_generic(a, b, ta, tb, acc, rt), et)
         return _replace(op, value)

@@ -103,7 +103,24 @@ func.func @attention_scores(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>) 
 
 // -----
 
-// Broadcast batch dims: a generic whose map reads a's size-1 batch dim at index 0; i8 wraps.
+// Broadcast batch dims of floats (multi-query attention: one head of keys for 4 query heads): the broadcast
+// operand is copied to the full batch, then a contraction as for equal batch dims (blocked when compiled).
+// CHECK-DAG: #[[READ:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>
+// CHECK-DAG: #[[ALL:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @multi_query_scores
+// CHECK:         %[[COPY:.*]] = linalg.generic {indexing_maps = [#[[READ]], #[[ALL]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x1x16x8xf32>) outs(%{{.*}} : tensor<2x4x16x8xf32>)
+// CHECK:         linalg.contract indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%arg0, %[[COPY]] : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) outs(%{{.*}} : tensor<2x4x8x8xf32>)
+// CHECK-NOT:     linalg.generic
+// UPSTREAM-LABEL: func.func @multi_query_scores
+func.func @multi_query_scores(%q: tensor<2x4x8x16xf32>, %k: tensor<2x1x16x8xf32>) -> tensor<2x4x8x8xf32> {
+  %0 = "graph.matmul"(%q, %k) : (tensor<2x4x8x16xf32>, tensor<2x1x16x8xf32>) -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// Broadcast batch dims of integers: a generic whose map reads a's size-1 batch dim at index 0 (no copy: integer
+// products are not blocked); i8 wraps.
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, d2, d4)>
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
 // CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
