@@ -325,7 +325,7 @@ class ParallelizeKernels(GraphPass):
                 continue
             count = static_elements(op.results[0])
             tiles = leading_tiles(op, self.max_tasks)
-            if count is not None and count >= self.min_elements and tiles is not None:
+            if count is not None and count * _window_elements(op) >= self.min_elements and tiles is not None:
                 roots.append((op, tiles))
         if not roots:
             return f"it holds {held}" if held else "it holds no large window op or im2col gather"
@@ -376,6 +376,20 @@ def _is_gather(op: ir.Operation) -> bool:
         if users[0].name not in _RESHAPES:
             return False
         value = users[0].results[0]
+
+
+def _window_elements(op: ir.Operation) -> int:
+    """Inputs each result element of a window op reads (a 3x3 max pooling: 9), 1 for a gather: what a window op's
+    result elements are weighed by against ``min-elements`` (a 3x3 pooling of 32K results is 295K reads, not a
+    serial kernel's worth of work)."""
+    if op.name not in _WINDOW_OPS:
+        return 1
+    window = ir.RankedTensorType(op.operands[1].type)
+    if not window.has_static_shape:
+        return 1
+    kept = {"linalg.pooling_nchw_max": 0, "linalg.pooling_nchw_sum": 0, "linalg.depthwise_conv_2d_nchw_chw": 1,
+            "linalg.conv_2d_nchw_fchw": 1, "linalg.conv_2d_ngchw_gfchw": 2}[op.name]  # leading dims not reduced
+    return math.prod(window.shape[kept:])
 
 
 def _tile_roots(func_op: ir.Operation, roots: list[tuple[ir.Operation, list[int]]], template: str = _SCRIPT

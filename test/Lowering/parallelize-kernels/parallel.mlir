@@ -91,7 +91,19 @@ func.func @lone_max_pool(%x: tensor<2x32x128x128xf32>) -> tensor<2x32x64x64xf32>
 
 // -----
 
-// Below min-elements a lone pooling stays serial.
+// A window op's result elements are weighed by the inputs each reads: 32,768 results of a 3x3 window are 294,912
+// reads, past min-elements (65,536) although the results alone are not (resnet's stem pooling).
+// CHECK-LABEL: func.func @max_pool_weighed_by_its_window
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (4, 16) shared_outs
+// CHECK:           linalg.pooling_nchw_max
+func.func @max_pool_weighed_by_its_window(%x: tensor<4x32x32x32xf32>) -> tensor<4x32x16x16xf32> {
+  %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<4x32x32x32xf32>) -> tensor<4x32x16x16xf32>
+  return %0 : tensor<4x32x16x16xf32>
+}
+
+// -----
+
+// Below min-elements, its reads counted (256 results of a 2x2 window), a lone pooling stays serial.
 // CHECK-LABEL: func.func @small_max_pool
 // CHECK-NOT:     scf.forall
 // CHECK:         linalg.pooling_nchw_max
