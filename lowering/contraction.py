@@ -72,8 +72,11 @@ __all__ = ["BLOCK", "block_contractions"]
 BLOCK = 256
 #: Register tiles of rows per block of C rows that one task (an ``scf.forall`` iteration) computes.
 ROW_BLOCK_TILES = 8
-#: Panels of B one task of the packing copy writes.
+#: Panels of B one task of the packing copy writes at most (fewer where that evens out the threads: 8 panels
+#: are 2 tasks of 4 on two threads, not one task that leaves a core idle).
 PACK_PANELS = 8
+#: Marks a copy into panels with the panels each of its tasks writes (_mark_pack_tasks).
+PACK_TASKS = "graph.pack_tasks"
 #: Steps of K per tile of the copy into panels from a transposed B: NR rows of as many contiguous floats read,
 #: transposed in registers (256x512x1360 with B transposed, both cores: 1 step 4.2 ms, 4 steps 4.7, 8 steps 3.9,
 #: 16 steps 5.4; B as it is 3.6).
@@ -310,7 +313,13 @@ _PACK_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} 
         : (!transform.any_op) -> !transform.any_op
       transform.structured.vectorize %tiles : !transform.any_op
     }
-    // the same copies for a product inside a task of its own (SERIAL): one panel after the other
+    transform.yield
+  }
+}""")
+
+#: The copies of B into panels for a product inside a task of its own (SERIAL): one panel after the other.
+_SERIAL_PACK_SCRIPT = _with_peels("""module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %spacks = transform.structured.match ops{["linalg.transpose"]} attributes{graph.serial_pack} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %spacks : !transform.any_op {
@@ -874,8 +883,13 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
                  "TK": PACK_DEPTH, "C_OPERAND": operand}
         _apply(module, _sized(script, sizes), "tiling matmuls")
     if any(schedule.packed for schedule in groups):
-        packs = _sized(_PACK_SCRIPT, {"PACK_PANELS": PACK_PANELS, "TK": PACK_DEPTH})
-        _apply(module, packs, "tiling the copies of B into panels")
+        for panels in _mark_pack_tasks(module, threads):
+            marked = _PACK_SCRIPT
+            for mark in ("graph.block", "graph.pack_transposed"):
+                marked = marked.replace(f"attributes{{{mark}}}", f"attributes{{{mark}, {PACK_TASKS} = {panels} : i64}}")
+            _apply(module, _sized(marked, {"PACK_PANELS": panels, "TK": PACK_DEPTH}),
+                   "tiling the copies of B into panels")
+        _apply(module, _sized(_SERIAL_PACK_SCRIPT, {"TK": PACK_DEPTH}), "tiling the copies of B into panels")
     _erase_fused_products(module)
     _erase_unused_fills(module)
     epilogues = re.sub(r"\bEC\b", str(nr), re.sub(r"\bER\b", str(EPILOGUE_ROWS), _EPILOGUE_SCRIPT))
@@ -1581,19 +1595,43 @@ def _epilogue_on_part(epilogue: ir.Operation, source: ir.Value, product: ir.Valu
     return generic.results[0]
 
 
+def _mark_pack_tasks(module: ir.Module, threads: int) -> list[int]:
+    """Mark each copy of B into panels shared out across the cores with the panels per task that even out the
+    threads (``PACK_TASKS``: at most PACK_PANELS, :func:`panel_task`'s rule down to one panel); the sizes used."""
+    sizes: set[int] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.transpose" and ("graph.block" in op.attributes or
+                                              "graph.pack_transposed" in op.attributes):
+            panels = ir.RankedTensorType(op.results[0].type).shape[0]
+            size = even_tasks(panels, threads, PACK_PANELS, 1)
+            op.attributes[PACK_TASKS] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size)
+            sizes.add(size)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return sorted(sizes)
+
+
+def even_tasks(items: int, threads: int, largest: int, smallest: int) -> int:
+    """Items per task, from ``largest`` down to ``smallest``: the size whose busiest thread (a contiguous share of
+    the tasks each) takes the fewest items, the largest such; ``largest`` on one thread."""
+    if threads == 1:
+        return largest
+
+    def busiest(task: int) -> int:
+        tasks = -(-items // task)
+        return -(-tasks // threads) * task
+
+    return min(range(largest, smallest - 1, -1), key=busiest)
+
+
 def panel_task(panels: int, threads: int = 1) -> int:
     """Panels of B per ``scf.forall`` iteration of a product shared out by panels: between half and all of
     ``PANEL_TASK``, the one whose busiest thread computes the fewest panels, the largest such.  On two threads
     24 panels (768 columns) are 4 tasks of 6 rather than 3 of 8, which left one core idle a third of the time."""
 
-    if threads == 1:
-        return PANEL_TASK
-
-    def busiest(task: int) -> int:
-        tasks = -(-panels // task)
-        return -(-tasks // threads) * task
-
-    return min(range(PANEL_TASK, PANEL_TASK // 2 - 1, -1), key=busiest)
+    return even_tasks(panels, threads, PANEL_TASK, PANEL_TASK // 2)
 
 
 def row_block(rows: int, tile_rows: int, threads: int = 1) -> int:
@@ -1720,7 +1758,7 @@ def _clear_marks(module: ir.Module) -> None:
                      "graph.epilogue_block", "graph.conv_epilogue", "graph.filter_lanes_epilogue", "graph.fused_conv",
                      _CONV_COLUMNS, FILTER_LANES,
                      "graph.serial_pack", "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot",
-                     "graph.row_dot_rows", "graph.row_dot_tiles", SERIAL):
+                     "graph.row_dot_rows", "graph.row_dot_tiles", SERIAL, PACK_TASKS):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

@@ -483,6 +483,23 @@ def test_epilogue_keeps_its_own_pass(m: int, k: int, n: int, twice: bool, monkey
     _check_epilogue_module(compiled, m, k, n)
 
 
+@pytest.mark.parametrize(("threads", "tasks"), [(1, 1), (2, 2)])
+def test_the_copy_into_panels_is_shared_evenly(threads: int, tasks: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """8 panels of B: one task of 8 on one thread, 2 tasks of 4 on two (one task left a core idle)."""
+    monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
+    runtime.clear_cache()
+    m, k, n = 256, 64, 8 * 16
+    tiled, compiled = _tiled_and_compiled(_matmul_module(m, k, n), threads)
+    found = re.findall(r"scf.forall \(%\w+\) in \((\d+)\) shared_outs\(%\w+ = %\w+\) -> \(tensor<(\w+)>", tiled)
+    assert (str(tasks), f"8x{k}x16xf32") in found, found
+    assert "graph.pack_tasks" not in tiled, tiled
+    rng = np.random.default_rng(8)
+    x, y = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    (got,) = compiled(x, y)
+    assert_close(x.astype(np.float64) @ y, got.astype(np.float64), "f32")
+    runtime.clear_cache()
+
+
 @pytest.mark.parametrize(("panels", "threads", "task"), [
     (20, 1, 8), (64, 1, 8),  # one thread: the default
     (16, 2, 8), (64, 2, 8),  # 2 and 8 tasks: even already
