@@ -1630,7 +1630,6 @@ def panel_task(panels: int, threads: int = 1) -> int:
     """Panels of B per ``scf.forall`` iteration of a product shared out by panels: between half and all of
     ``PANEL_TASK``, the one whose busiest thread computes the fewest panels, the largest such.  On two threads
     24 panels (768 columns) are 4 tasks of 6 rather than 3 of 8, which left one core idle a third of the time."""
-
     return even_tasks(panels, threads, PANEL_TASK, PANEL_TASK // 2)
 
 
