@@ -181,6 +181,25 @@ def parse_module(
     return module
 
 
+#: A quoted string of printed MLIR, and the escapes its printer writes (two hex digits, or a backslash or quote).
+_QUOTED = re.compile(rb'"((?:[^"\\]|\\.)*)"')
+_ESCAPE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)")
+
+
+def _holds_text_not_utf8(module: ir.Module) -> bool:
+    """Whether a name or string of the module (an attribute or symbol name, a string attribute, a location's file)
+    is not UTF-8.  Reading one through the bindings raises inside the C++ frames of a walk, which aborts the
+    process; the printer writes them escaped, so the printed module is searched instead."""
+    printed = module.operation.get_asm(binary=True, large_elements_limit=16, enable_debug_info=True)
+    for quoted in _QUOTED.finditer(printed):
+        raw = _ESCAPE.sub(lambda m: bytes([int(m[1], 16)]) if len(m[1]) == 2 else m[1], quoted[1])
+        try:
+            raw.decode()
+        except UnicodeDecodeError:
+            return True
+    return False
+
+
 def load_module(path: str | Path, context: ir.Context | None = None) -> ir.Module:
     """Parse and verify the graph-dialect file at ``path``: MLIR text or bytecode."""
     path = Path(path)
@@ -294,6 +313,9 @@ def _parse_bytecode(data: bytes, filename: str, context: ir.Context) -> ir.Modul
     except RuntimeError:  # the bindings cannot pass on a diagnostic that quotes bytes which are not UTF-8
         raise GraphfuseError([Diagnostic("error", "invalid MLIR bytecode: MLIR's reader rejects it (its message "
                                          "quotes bytes that are not UTF-8 text)", SourceLoc(filename, 1, 1))]) from None
+    if _holds_text_not_utf8(module):
+        raise GraphfuseError([Diagnostic("error", "invalid MLIR bytecode: it holds a name or string that is not "
+                                         "UTF-8 text", SourceLoc(filename, 1, 1))])
     diagnostics = unsupported_input(module.operation) or verify_operation(module.operation)
     if diagnostics:
         raise GraphfuseError([relocate(d, filename) for d in diagnostics])

@@ -424,13 +424,16 @@ def test_onnx_mutations_that_once_gave_tracebacks(index: int) -> None:
     assert not problems and tally["error"] == 1, (problems, tally)
 
 
-def test_bytecode_symbol_name_not_utf8_is_an_error() -> None:
-    """Found by the bytecode mutation run: the bindings raise when a symbol name that is not UTF-8 is read."""
+@pytest.mark.parametrize("name", [b"resnet_block", b"strides"])
+def test_bytecode_names_not_utf8_are_an_error(name: bytes) -> None:
+    """Found by the bytecode mutation runs: a symbol name (the function's) or an attribute name that is not UTF-8;
+    the bindings raise when one is read, and inside a walk that aborted the process (mutation 7269)."""
     from graphfuse import GraphfuseError
     from graphfuse.dialect.parsing import parse_module
     from graphfuse.tools.mutation_fuzz import seed_files
 
     original = dict(seed_files("bytecode"))["resnet_block"]
-    assert original.count(b"resnet_block") == 1  # the function's name, once in the string table
-    with pytest.raises(GraphfuseError, match=r"'func\.func' has a symbol name that is not UTF-8 text"):
-        parse_module(original.replace(b"resnet_block", b"resnet_bl\xffck"), "bad.mlirbc")
+    assert original.count(name) == 1  # once in the string table
+    broken = original.replace(name, name[:3] + b"\xff" + name[4:])
+    with pytest.raises(GraphfuseError, match="invalid MLIR bytecode: it holds a name or string that is not UTF-8"):
+        parse_module(broken, "bad.mlirbc")
