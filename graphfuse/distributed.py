@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -194,25 +195,34 @@ class DistributedExecutable(ArgumentChecks):
         self.timings = {"compute": compute, "collectives": communicate}
         return [_constant_or(values, v) for v in self._returned]
 
-    def _start_agreements(self, arrays: list[np.ndarray]) -> dict[Any, Agreement]:
-        """Per group, the exchange of what this call runs over it, started (nothing when check_ranks is off)."""
+    @cached_property
+    def _checked_groups(self) -> list[tuple[Any, CollectiveSite, list[str], bool]]:
+        """Per group whose collectives check the ranks: the group, its first collective, the lines the ranks agree
+        on, and whether an operand type of them has a dynamic size (the call's sizes are then agreed on too)."""
         by_group: dict[Any, list[_Collective]] = {}
         for step in self._steps:
             if isinstance(step, _Collective) and step.check_ranks:
                 by_group.setdefault(step.group, []).append(step)
-        if not by_group:
+        checked = []
+        for group, steps in by_group.items():
+            assert steps[0].site is not None
+            lines = [step.agreed for step in steps]
+            checked.append((group, steps[0].site, lines, any("?" in line.partition("\t")[0] for line in lines)))
+        return checked
+
+    def _start_agreements(self, arrays: list[np.ndarray]) -> dict[Any, Agreement]:
+        """Per group, the exchange of what this call runs over it, started (nothing when check_ranks is off)."""
+        if not self._checked_groups:
             return {}
         torch, dist = _torch()
         dynamic = ", ".join(f"argument {k} {'x'.join(map(str, a.shape))}"
                             for k, (a, spec) in enumerate(zip(arrays, self.inputs, strict=True))
                             if None in spec.shape)
         agreements = {}
-        for group, steps in by_group.items():
-            lines = [step.agreed for step in steps]
-            if dynamic and any("?" in step.agreed.partition("\t")[0] for step in steps):
-                lines.append(f"calls @{self.entry} with dynamic sizes: {dynamic}")
-            assert steps[0].site is not None
-            agreements[group] = start_agreement(steps[0].site, lines, group, dist, torch)
+        for group, site, lines, sized in self._checked_groups:
+            if dynamic and sized:
+                lines = [*lines, f"calls @{self.entry} with dynamic sizes: {dynamic}"]
+            agreements[group] = start_agreement(site, lines, group, dist, torch)
         return agreements
 
 
