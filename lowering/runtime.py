@@ -1246,9 +1246,10 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
     wrapped in an ``scf.execute_region`` each (values used after it become
     its results) and moved into a ``noinline`` internal function called in
     their place; after :func:`pack_arguments` such a function needs only the
-    table pointer, and the slots it reads become arguments
-    (:func:`_parameterize_slots`), so functions that compute the same thing
-    on other buffers are identical: one of each is kept.  Constants are
+    table pointer, and the slots it reads and the offsets of its views of the
+    workspace become arguments (:func:`_parameterize_slots`,
+    :func:`_parameterize_view_offsets`), so functions that compute the same
+    thing on other buffers are identical: one of each is kept.  Constants are
     cloned into the functions (LLVM folds them; a vector constant passed as
     an argument would go through memory).  MLIR's ``transform.loop.outline``
     does the same one op at a time, in time quadratic in the ops.
@@ -1280,7 +1281,8 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
         while name in taken:
             name += "_"
         callee, call = _outline(module, wrapper, captured, name)
-        outlined.append((callee, _parameterize_slots(callee, call, table)))
+        call = _parameterize_slots(callee, call, table)
+        outlined.append((callee, _parameterize_view_offsets(callee, call)))
     # Identical loop nests (a repeated layer, the same fused kernel again) become one function, compiled once.
     kept: dict[bytes, ir.Attribute] = {}
     for callee, call in outlined:
@@ -1387,7 +1389,7 @@ def _parameterize_slots(callee: ir.Operation, call: ir.Operation, table: ir.Valu
     Two loop nests computing the same thing on different buffers then are
     the same function but for its name, and :func:`outline_chunks` keeps one.
     """
-    from mlir.dialects import arith, llvm
+    from mlir.dialects import llvm
 
     entry_block = callee.regions[0].blocks[0]
     positions = [k for k, v in enumerate(call.operands) if v == table]
@@ -1411,11 +1413,53 @@ def _parameterize_slots(callee: ir.Operation, call: ir.Operation, table: ir.Valu
             dynamic = llvm.getelementptr(ptr, arg, [slots[slot]], [_DYNAMIC_INDEX], ptr, llvm.GEPNoWrapFlags.inbounds)
         op.results[0].replace_all_uses_with(dynamic)
         op.erase()
+    return _call_with_more_arguments(callee, call, i64, list(slots))
+
+
+def _parameterize_view_offsets(callee: ir.Operation, call: ir.Operation) -> ir.Operation:
+    """Pass the constant byte offsets of the views an outlined function takes as arguments; returns the new call.
+
+    The workspace arena (:func:`_pack_buffers`) puts a repeated layer's
+    buffers at other offsets than the first layer's, so without this the
+    layers' loop nests differ in those constants alone and each is compiled
+    again.  Where one function is left with one call, LLVM propagates the
+    constants back into it.
+    """
+    index = ir.IndexType.get()
+    entry_block = callee.regions[0].blocks[0]
+    offsets: dict[int, ir.Value] = {}  # byte offset -> the argument holding it, in order of first use
+
+    def parameterize(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.view":
+            shift = op.operands[1].owner
+            if isinstance(shift, ir.Operation | ir.OpView) and shift.name == "arith.constant":
+                offset = ir.IntegerAttr(shift.attributes["value"]).value
+                if offset not in offsets:
+                    offsets[offset] = entry_block.add_argument(index, op.location)
+                op.operands[1] = offsets[offset]
+        return ir.WalkResult.ADVANCE
+
+    callee.walk(parameterize, ir.WalkOrder.PRE_ORDER)
+    if not offsets:
+        return call
+    for op in list(entry_block.operations):  # the cloned constants the views took: unused ones would tell twins apart
+        if op.operation.name == "arith.constant" and not any(True for _ in op.results[0].uses):
+            op.operation.erase()
+    return _call_with_more_arguments(callee, call, index, list(offsets))
+
+
+def _call_with_more_arguments(callee: ir.Operation, call: ir.Operation, type_: ir.Type,
+                              values: list[int]) -> ir.Operation:
+    """Retype ``callee`` after arguments were added to its entry block; replace ``call`` by one passing
+    ``values`` (constants of ``type_``) for them; returns the new call."""
+    from mlir.dialects import arith
+
     results = [r.type for r in call.results]
+    entry_block = callee.regions[0].blocks[0]
     callee.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get([a.type for a in entry_block.arguments], results))
     with ir.InsertionPoint(call), call.location:
-        numbers = [arith.constant(i64, slot) for slot in slots]
+        numbers = [arith.constant(type_, value) for value in values]
         direct = ir.Operation.create("func.call", results=results, operands=[*call.operands, *numbers],
                                      attributes={"callee": call.attributes["callee"]})
     for old, new in zip(call.results, direct.results, strict=True):

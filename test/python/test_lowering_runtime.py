@@ -527,3 +527,36 @@ def test_calls_from_threads_run_one_at_a_time() -> None:
     for t in threads:
         t.join()
     assert not failures
+
+
+def _residual_layers(layers: int) -> ir.Module:
+    """``layers`` times h = swish(h + tanh(h @ w1) @ w2), each layer with weights of its own."""
+    import graphfuse
+
+    b = graphfuse.GraphBuilder("f")
+    h = b.arg((64, 32))
+    for _ in range(layers):
+        h = b.add(h, b.matmul(b.tanh(b.matmul(h, b.arg((32, 64)))), b.arg((64, 32))))
+        h = b.mul(h, b.sigmoid(h))
+    b.ret(h)
+    return b.module
+
+
+def test_a_repeated_layer_is_compiled_once_whatever_its_buffers_offsets() -> None:
+    """The workspace puts each layer's intermediates at other offsets: those are arguments of the outlined
+    functions, so a deeper stack of the same layer adds no function to compile (before, each layer whose
+    offsets differed was compiled again)."""
+    import re
+
+    import graphfuse
+
+    def functions(layers: int) -> tuple[int, int]:
+        exe = graphfuse.compile(_residual_layers(layers), num_threads=1)
+        text = exe.function.llvm_dialect_ir
+        args = [RNG.standard_normal(shape).astype(np.float32) * 0.3 for shape, _ in exe.inputs]
+        np.testing.assert_allclose(exe(*args)[0], exe.reference(*args)[0], rtol=2e-5, atol=2e-5)
+        defined = set(re.findall(r"llvm\.func [a-z ]*@(f_part_\d+)\(", text))
+        return len(defined), len(re.findall(r"llvm\.call @f_part_", text))
+
+    (three, calls_of_three), (six, calls_of_six) = functions(3), functions(6)
+    assert calls_of_six > calls_of_three and six == three
