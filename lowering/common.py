@@ -129,6 +129,13 @@ def element_type(v: ir.Value) -> ir.Type:
     return ir.RankedTensorType(v.type).element_type
 
 
+def element_bytes(t: ir.Type) -> int:
+    """Bytes an element of type ``t`` takes in a buffer: booleans and other sub-byte integers one, index 8."""
+    if isinstance(t, ir.IndexType):
+        return 8
+    return max(1, t.width // 8)
+
+
 def const(t: ir.Type, value: float | int | bool) -> ir.Value:
     """A scalar ``arith.constant`` of type ``t`` (float, integer or i1)."""
     if is_float(t):

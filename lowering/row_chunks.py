@@ -45,6 +45,7 @@ from mlir import ir
 from mlir.dialects import arith, scf, tensor, vector
 
 from graphfuse.dialect.matching import as_operation
+from graphfuse.lowering.common import element_bytes
 
 __all__ = ["chunk_row_loops"]
 
@@ -639,7 +640,7 @@ def _reduce(reduction: ir.Operation, vector: ir.Value, accumulator: ir.Value | N
 
 def _bytes(vector_type: ir.Type) -> int:
     t = ir.VectorType(vector_type)
-    return math.prod(t.shape) * max(1, getattr(t.element_type, "width", 64) // 8)
+    return math.prod(t.shape) * element_bytes(t.element_type)
 
 
 def _scratch_like(destination: ir.Value) -> ir.Value:

@@ -36,6 +36,7 @@ from mlir.dialects import arith, memref, vector
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import as_operation, nested_ops
+from graphfuse.lowering.common import element_bytes
 from graphfuse.lowering.host import last_level_cache_bytes
 
 __all__ = [
@@ -162,9 +163,7 @@ def _bytes(t: ir.Type) -> int:
     buffer_type = ir.MemRefType(t)
     if not buffer_type.has_static_shape:
         return 0
-    element = buffer_type.element_type
-    width = element.width if hasattr(element, "width") else 32
-    return math.prod(buffer_type.shape) * max(1, width // 8)
+    return math.prod(buffer_type.shape) * element_bytes(buffer_type.element_type)
 
 
 def _footprint(nest: ir.Operation) -> int:
@@ -235,10 +234,9 @@ def stream_large_stores(func: ir.Operation, aligned: list[ir.Value], min_bytes: 
             indices = list(write.operands[2:])
             divisibility = math.gcd(divisibility, _offsets_divisibility(indices, strides))
             value_type = ir.VectorType(write.operands[0].type)
-            element_bytes = max(1, value_type.element_type.width // 8) if hasattr(
-                value_type.element_type, "width") else 4
-            alignment = min(BUFFER_ALIGNMENT, min(_CAP, divisibility * element_bytes))
-            vector_bytes = value_type.shape[-1] * element_bytes
+            size = element_bytes(value_type.element_type)
+            alignment = min(BUFFER_ALIGNMENT, min(_CAP, divisibility * size))
+            vector_bytes = value_type.shape[-1] * size
             if alignment < _MIN_ALIGNMENT or vector_bytes % alignment:
                 continue
             with write.location, ir.InsertionPoint(write):
@@ -323,15 +321,15 @@ def prefetch_next_rows(func: ir.Operation, inputs: list[ir.Value], min_bytes: in
         with nest.location, ir.InsertionPoint.at_block_begin(loop.regions[0].blocks[0]):
             for view in slices:
                 element = ir.MemRefType(view.results[0].type).element_type
-                element_bytes = max(1, element.width // 8) if hasattr(element, "width") else 4
+                size = element_bytes(element)
                 static = list(ir.DenseI64ArrayAttr(view.attributes["static_offsets"]))
                 dynamic = iter(view.operands[1:])
                 offsets = []
                 for offset in static:
                     value = next(dynamic) if offset == ir.ShapedType.get_dynamic_stride_or_offset() else _index(offset)
                     offsets.append(following if value == row else value)
-                for line in range(max(1, chunk_step * element_bytes // _LINE)):
-                    shift = arith.addi(j, _index(line * _LINE // element_bytes)) if line else j
+                for line in range(max(1, chunk_step * size // _LINE)):
+                    shift = arith.addi(j, _index(line * _LINE // size)) if line else j
                     indices = [*offsets[:-1], arith.addi(offsets[-1], shift)]
                     memref.PrefetchOp(view.operands[0], indices, False, 3, True)
         done += 1

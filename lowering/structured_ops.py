@@ -95,6 +95,7 @@ from graphfuse.lowering.common import (
     compute_type,
     const,
     cube_convolutions_enabled,
+    element_bytes,
     element_type,
     is_bool,
     is_float,
@@ -640,8 +641,7 @@ def _materialized_batches(a: ir.Value, b: ir.Value, rt: ir.RankedTensorType) -> 
         return None
     batch = list(rt.shape[:-2])
     copies = [(v, t) for v, t in ((a, at), (b, bt)) if list(t.shape[:-2]) != batch]
-    size = sum(math.prod(batch) * t.shape[-2] * t.shape[-1] * max(1, t.element_type.width // 8)
-               for _, t in copies)
+    size = sum(math.prod(batch) * t.shape[-2] * t.shape[-1] * element_bytes(t.element_type) for _, t in copies)
     if not copies or size > BROADCAST_BATCH_MAX_BYTES:
         return None
     return tuple(_batch_broadcast_copy(v, batch) if list(t.shape[:-2]) != batch else v
