@@ -169,8 +169,10 @@ class Library(ArgumentChecks):
 
 #: Names dlopen and ctypes take as written (a NUL would end the name early; other characters name nothing).
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: Resolved path -> (device, inode, size, modification time) of each library this process has loaded.
-_LOADED: dict[str, tuple[int, int, int, int]] = {}
+#: Resolved path -> the (device, inode, size, modification time) of the first file this process loaded there.
+_FIRST_LOADED: dict[str, tuple[int, int, int, int]] = {}
+#: (resolved path, identity of a file loaded there later) -> its private copy, loaded once.
+_COPIES: dict[tuple[str, tuple[int, int, int, int]], ctypes.CDLL] = {}
 _LOADED_LOCK = threading.Lock()
 
 
@@ -179,20 +181,21 @@ def _open(path: Path) -> ctypes.CDLL:
 
     The dynamic loader hands out the handle it already has for a path (or a file it has mapped), so a library
     compiled again to the same path would still run the old code: the new file is copied under a name of its
-    own, loaded, and the copy unlinked (its mapping stays).
+    own, loaded, and the copy unlinked (its mapping stays).  Loading that same file again reuses its copy.
     """
     resolved = str(path.resolve())
     status = os.stat(resolved)
     identity = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
     with _LOADED_LOCK:
-        known = _LOADED.setdefault(resolved, identity)
         try:
-            if known == identity:
+            if _FIRST_LOADED.setdefault(resolved, identity) == identity:
                 return ctypes.CDLL(resolved)
-            with tempfile.TemporaryDirectory(prefix="graphfuse-library-") as private:
-                copy = Path(private) / path.name
-                shutil.copyfile(resolved, copy)
-                return ctypes.CDLL(str(copy))
+            if (resolved, identity) not in _COPIES:
+                with tempfile.TemporaryDirectory(prefix="graphfuse-library-") as private:
+                    copy = Path(private) / path.name
+                    shutil.copyfile(resolved, copy)
+                    _COPIES[resolved, identity] = ctypes.CDLL(str(copy))
+            return _COPIES[resolved, identity]
         except OSError as error:
             raise GraphfuseError(f"could not load library '{path}': {error}") from None
 

@@ -206,6 +206,7 @@ def test_a_library_compiled_again_to_its_path_loads_anew(tmp_path: Path) -> None
     assert _same_bits(first(x, x)[0], np.zeros((3, 8), np.float32))  # relu
     assert _same_bits(second(x, x)[0], np.ones((3, 8), np.float32))  # neg
     assert _same_bits(again(x, x)[0], np.ones((3, 8), np.float32))
+    assert again._library is second._library  # its private copy is loaded once, not once per load
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.mlir", "b.mlir", "libg.so"]
 
 
