@@ -93,6 +93,8 @@ _DTYPES: dict[torch.dtype, str] = {
 }
 _TORCH_DTYPES = {name: dtype for dtype, name in _DTYPES.items()}
 _FLOATS = ("f32", "f16", "bf16")
+#: Float types PyTorch computes in f32 inside its kernels (attention's scores, softmax) and rounds once.
+_LOW_PRECISION = ("f16", "bf16")
 #: torch's "to the end of the dimension" in slices
 _INT64_MAX = 2**63 - 1
 
@@ -2411,7 +2413,9 @@ def _repeat_heads(imp: _Importer, x: Tensor, heads: int) -> Tensor:
     "aten.scaled_dot_product_attention.default",
     graph="`matmul` (`transpose_b`), `mul` by the scale, `add` of the mask, `safe_softmax`, `matmul`",
     notes="FlashAttentionFusionV1's form; bool or float mask, is_causal, scale, GQA; dropout_p = 0; a query row "
-          "whose mask hides every key gives 0, as PyTorch",
+          "whose mask hides every key gives 0, as PyTorch; in f16/bf16 rounded where PyTorch's CPU kernel "
+          "rounds (scores, softmax and the division by its sum in f32, the exponentials rounded for the product "
+          "with V)",
 )
 def _sdpa(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     dtype = imp.out_dtype(node)
@@ -2422,8 +2426,28 @@ def _sdpa(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         raise imp.unsupported(node, "both attn_mask and is_causal")
     if a.get("enable_gqa") and len(q.shape) >= 3 and q.shape[-3] != k.shape[-3]:
         k, v = _repeat_heads(imp, k, q.shape[-3]), _repeat_heads(imp, v, q.shape[-3])
+    if dtype in _LOW_PRECISION:
+        return _low_precision_attention(imp, node, a, q, k, v, dtype)
     probs, _ = _attention_probs(imp, node, a, q, k, dtype)
     return imp.emit("matmul", probs, v)
+
+
+def _low_precision_attention(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor, k: Tensor, v: Tensor,
+                             dtype: str) -> Tensor:
+    """f16/bf16 attention rounded where PyTorch's CPU kernel rounds: the scores, their maximum, exponentials and
+    sum in f32; the exponentials rounded to ``dtype`` for the product with V, accumulated in f32; divided by
+    the sum in f32 and rounded once.  (Rounding the normalized probabilities instead puts the logits of a
+    bf16 Llama one rounding step further from eager's.)  A row whose mask hides every key gives 0."""
+    scores, _ = _attention_scores(imp, node, a, imp.emit("cast", q, "f32"), imp.emit("cast", k, "f32"), "f32")
+    last = len(scores.shape) - 1
+    largest = imp.emit("reduce_max", scores, axes=[last], keep_dims=True)
+    hidden = imp.emit("equal", largest, imp.const(np.asarray(-np.inf), "f32"))
+    zero = imp.const(np.asarray(0.0), "f32")
+    exps = imp.emit("exp", imp.emit("sub", scores, imp.emit("select", hidden, zero, largest)))
+    total = imp.emit("reduce_sum", exps, axes=[last], keep_dims=True)
+    rounded = imp.emit("cast", imp.emit("cast", exps, dtype), "f32")
+    weighted = imp.emit("matmul", rounded, imp.emit("cast", v, "f32"))
+    return imp.emit("cast", imp.emit("select", hidden, zero, imp.emit("div", weighted, total)), dtype)
 
 
 def _attention_probs(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor, k: Tensor, dtype: str
@@ -2432,6 +2456,13 @@ def _attention_probs(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor
 
     PyTorch's attention gives a query row whose mask hides every key probabilities of 0 (its ``_safe_softmax``),
     not softmax's NaN: the rows of left padding in a batch of a decoder LM."""
+    scores, scale = _attention_scores(imp, node, a, q, k, dtype)
+    return imp.emit("safe_softmax", scores, axis=-1), scale
+
+
+def _attention_scores(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor, k: Tensor, dtype: str
+                      ) -> tuple[Tensor, Tensor]:
+    """q k^T * scale [+ mask, or the causal mask], and the scale as a constant."""
     head_dim = q.shape[-1]
     if a.get("scale") is None and head_dim is None:
         raise imp.unsupported(node, "a dynamic head dim without an explicit scale")
@@ -2444,7 +2475,7 @@ def _attention_probs(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor
         if length is None or source is None:
             raise imp.unsupported(node, "is_causal with a dynamic sequence length")
         scores = imp.emit("add", scores, imp.const(_causal_mask(length, source, dtype), dtype))
-    return imp.emit("safe_softmax", scores, axis=-1), scale
+    return scores, scale
 
 
 @_converts(
