@@ -19,6 +19,7 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -136,6 +137,17 @@ def write_file(path: str | Path, data: str | bytes, what: str = "output file") -
     """Write ``data`` (text as UTF-8) to ``path`` whole or not at all (see :func:`atomic_output`)."""
     with atomic_output(path, what) as scratch:
         write_synced(scratch, data.encode() if isinstance(data, str) else data)
+
+
+def write_output(path: str | Path, data: str | bytes, what: str = "output file") -> None:
+    """Write ``data`` to standard output when ``path`` is ``-`` (text or binary, as mlir-opt writes either),
+    else to the file (see :func:`write_file`)."""
+    if str(path) != "-":
+        write_file(path, data, what)
+        return
+    sys.stdout.flush()  # after what the tool printed before
+    sys.stdout.buffer.write(data.encode() if isinstance(data, str) else data)
+    sys.stdout.buffer.flush()
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -703,7 +703,7 @@ irdl.dialect @graph {
   }
 
   // Take slices of data along an axis at the given indices (ONNX Gather, embedding lookup).
-  // optional: axis (default 0)
+  // optional: axis (default 0), negative_indices (default true)
   irdl.operation @gather {
     %in0 = irdl.base "!builtin.tensor"
     %in1 = irdl.base "!builtin.tensor"
@@ -713,7 +713,7 @@ irdl.dialect @graph {
   }
 
   // Take one element of data per index along an axis (ONNX GatherElements, torch.gather).
-  // optional: axis (default 0)
+  // optional: axis (default 0), negative_indices (default true)
   irdl.operation @gather_elements {
     %in0 = irdl.base "!builtin.tensor"
     %in1 = irdl.base "!builtin.tensor"
@@ -1407,7 +1407,7 @@ irdl.dialect @graph {
   }
 
   // Write slices of updates into a copy of data along an axis at the given indices (index_copy).
-  // optional: axis (default 0)
+  // optional: axis (default 0), negative_indices (default true)
   irdl.operation @scatter_update {
     %in0 = irdl.base "!builtin.tensor"
     %in1 = irdl.base "!builtin.tensor"

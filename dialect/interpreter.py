@@ -17,6 +17,7 @@ from graphfuse.dialect.collectives import run_ranks
 from graphfuse.dialect.constants import attr_to_array
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.run_checks import RunCheckError, check_failed
 from graphfuse.dialect.types import TensorSig, shape_matches, sig_from_type, sig_of_array
 
 
@@ -119,6 +120,8 @@ class Interpreter:
             outputs = evaluate_op(spec.name, args, attrs, declared)
         except VerifyError as error:
             raise _error(f"'{name}' {error.message}", op.location) from None
+        except RunCheckError as error:  # as eager raises: the same error, now naming the op and where it is
+            raise check_failed(type(error), name, source_loc(op.location), error.detail) from None
         for i, (out, want) in enumerate(zip(outputs, declared, strict=True)):
             got = TensorSig(tuple(out.shape), want.dtype)
             if not shape_matches(want.shape, got.shape):

@@ -8,6 +8,7 @@ import io
 import os
 import re
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -200,17 +201,22 @@ def _holds_text_not_utf8(module: ir.Module) -> bool:
     return False
 
 
-def load_module(path: str | Path, context: ir.Context | None = None) -> ir.Module:
-    """Parse and verify the graph-dialect file at ``path``: MLIR text or bytecode."""
-    path = Path(path)
+def _file_bytes(path: str | Path) -> bytes:
+    """The bytes of the input file ``path``, or a GraphfuseError saying why not."""
     try:
-        data = path.read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise GraphfuseError(f"could not open input file '{path}': no such file or directory") from None
     except IsADirectoryError:
         raise GraphfuseError(f"could not open input file '{path}': it is a directory") from None
     except OSError as error:
-        raise GraphfuseError(f"could not read input file '{path}': {error}") from None
+        raise GraphfuseError(f"could not read input file '{path}': {error.strerror or error}") from None
+
+
+def load_module(path: str | Path, context: ir.Context | None = None) -> ir.Module:
+    """Parse and verify the graph-dialect file at ``path``: MLIR text or bytecode."""
+    path = Path(path)
+    data = _file_bytes(path)
     if is_bytecode(data):
         return parse_module(data, str(path), context)
     try:
@@ -218,6 +224,40 @@ def load_module(path: str | Path, context: ir.Context | None = None) -> ir.Modul
     except UnicodeDecodeError:
         raise GraphfuseError(f"could not read input file '{path}': neither UTF-8 text nor MLIR bytecode") from None
     return parse_module(text, str(path), context)
+
+
+#: What the tools' input file ``-`` (standard input) is called in diagnostics, as mlir-opt calls it.
+STDIN_NAME = "<stdin>"
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceText:
+    """MLIR text and the name its diagnostics give it (standard input's ``<stdin>``, a file's path)."""
+
+    text: str
+    filename: str
+
+
+def read_input(path: str) -> SourceText:
+    """The text of the tools' input file ``path``, ``-`` for standard input.  MLIR bytecode (told by its content)
+    is read as the text of its module, with the locations it carries."""
+    data = sys.stdin.buffer.read() if path == "-" else _file_bytes(path)
+    name = STDIN_NAME if path == "-" else path
+    if is_bytecode(data):
+        try:
+            module = parse_module(data, name)
+        except GraphfuseError as error:
+            raise GraphfuseError(f"could not read input file '{path}': {error.diagnostics[0].message}") from None
+        return SourceText(module.operation.get_asm(enable_debug_info=True), name)
+    try:
+        return SourceText(data.decode(), name)
+    except UnicodeDecodeError:
+        raise GraphfuseError(f"could not read input file '{path}': neither UTF-8 text nor MLIR bytecode") from None
+
+
+def input_source(path: str) -> Path | SourceText:
+    """What a tool compiles for its input file argument: the file's path, or for ``-`` standard input's text."""
+    return read_input(path) if path == "-" else Path(path)
 
 
 #: The first bytes of every MLIR bytecode file.
@@ -335,12 +375,21 @@ def name_parsed_buffer(asm: str, filename: str) -> str:
     return _PRETTY_PARSED_BUFFER_LOC.sub(lambda m: f"{filename}:{m.group(1)}:{m.group(2)}", asm)
 
 
+def located_asm(module: ir.Module, filename: str | None = None) -> str:
+    """``module`` printed with its locations; with ``filename``, those in the parser's buffer name that file.
+
+    Text printed without locations and parsed again locates every op in that text, a stage's output the user
+    never sees: a later error would point there (``-:12:5``) instead of at the op of the user's file.
+    """
+    asm = module.operation.get_asm(enable_debug_info=True)
+    return asm if filename is None else name_parsed_buffer(asm, filename)
+
+
 def module_bytecode(module: ir.Module, filename: str | None = None) -> bytes:
     """``module`` as MLIR bytecode (what ``graphfuse-opt --emit-bytecode`` writes); with ``filename``, its
     locations in the parser's buffer name that file."""
     if filename is not None:
-        asm = name_parsed_buffer(module.operation.get_asm(enable_debug_info=True), filename)
-        module = ir.Module.parse(asm, module.context)
+        module = ir.Module.parse(located_asm(module, filename), module.context)
     buffer = io.BytesIO()
     module.operation.write_bytecode(buffer)
     return buffer.getvalue()

@@ -429,7 +429,7 @@ def _checked_groups(groups: Any, dist: Any) -> dict[str, Any]:
 def _compile_stage(text: str, filename: str, threads: int, jit_opt_level: int, fast_math: bool) -> CompiledFunction:
     module = parse_module(text, filename, make_context())
     lower_to_linalg(module, filename, fast_math)
-    return compile_linalg(module, STAGE_ENTRY, opt_level=jit_opt_level, threads=threads)
+    return compile_linalg(module, STAGE_ENTRY, opt_level=jit_opt_level, threads=threads, filename=filename)
 
 
 def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dist: Any, threads: int,

@@ -43,10 +43,12 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.files import atomic_output, check_distinct_files, write_synced
+from graphfuse.dialect.files import atomic_output, check_distinct_files, write_output, write_synced
+from graphfuse.dialect.parsing import located_asm
 from graphfuse.lowering.compiler import FusedGraph, fuse_graph, lower_to_linalg
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
 from graphfuse.lowering.parallel import check_thread_count
+from graphfuse.lowering.run_checks import SITE_SHIFT, CheckSite
 from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL, ArgSpec, LoweredEntry, lower_entry, spec_bytes
 from graphfuse.lowering.shape_checks import shape_graph_text
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
@@ -64,12 +66,13 @@ _C_TYPES = {"float32": "float", "float64": "double", "float16": "uint16_t", "bfl
 
 
 def emit_kind_of(output: str, emit: str | None) -> str:
-    """``emit`` when given, else what the output file's suffix says (a shared library by default)."""
+    """``emit`` when given, else what the output file's suffix says (a shared library by default; assembly for
+    standard output, ``-``, which is text unless asked otherwise, as graphfuse-opt's)."""
     if emit is not None:
         if emit not in EMIT_KINDS:
             raise GraphfuseError(f"unknown --emit kind '{emit}' (expected one of {', '.join(EMIT_KINDS)})")
         return emit
-    return _SUFFIXES.get(Path(output).suffix, "shared")
+    return "asm" if output == "-" else _SUFFIXES.get(Path(output).suffix, "shared")
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,9 @@ class CInterface:
     shape_graph: str | None = None
     #: the graph's file name, for the locations of those checks' errors
     source_name: str = "<module>"
+    #: the run-time checks (lowering/run_checks.py): their status word is the last workspace buffer, and the entry
+    #: point returns the status code of the first that failed
+    checks: tuple[CheckSite, ...] = ()
 
     def __post_init__(self) -> None:
         if self.symbol == self.metadata_symbol:
@@ -152,6 +158,8 @@ class CInterface:
             "result_alignment": self.result_alignment,
             "threads": self.threads,
             **({"graph": self.shape_graph, "source": self.source_name} if self.shape_graph is not None else {}),
+            **({"checks": [site.as_json(self.source_name) for site in self.checks],
+                "status_offset": self.workspace_offsets()[0][-1]} if self.checks else {}),
         }
 
     # ------------------------------------------------------------------ LLVM IR
@@ -237,6 +245,13 @@ class CInterface:
             f" * GRAPHFUSE_MISALIGNED_RESULT (a result not {self.symbol.upper()}_RESULT_ALIGNMENT-aligned).",
             " * Thread-safe and reentrant: concurrent calls need distinct workspaces (or NULL).",
         ]
+        if self.checks:
+            statuses = " or ".join(f"GRAPHFUSE_{name}" for name in sorted({site.status for site in self.checks}))
+            lines += [f" * Returns {statuses} when a run-time check fails (the first to fail;",
+                      " * the results are then unspecified). Which op failed: the int32 at byte \"status_offset\" of",
+                      f" * the workspace is site << {SITE_SHIFT} | status, and the metadata's \"checks\" name each "
+                      "site's op.",
+                      ]
         if self.shape_graph is not None:
             lines += [" * The dynamic sizes must agree as the graph's shapes require (operands of one elementwise op,",
                       " * results as large as the inputs make them): the entry point trusts them (load_library",
@@ -312,14 +327,20 @@ class _EntryBuilder:
         for j, (spec, offset) in enumerate(zip(interface.workspace, offsets, strict=True)):
             base = self.value(f"getelementptr inbounds i8, ptr {workspace}, i64 {offset}")
             self.descriptor(len(arrays) + j, base, [str(d) for d in spec.shape], len(specs))
+        status = str(STATUS["OK"])
+        if interface.checks:  # the status word, the last workspace buffer: cleared, then its low byte returned
+            word = self.value(f"getelementptr inbounds i8, ptr {workspace}, i64 {offsets[-1]}")
+            self.emit(f"  store i32 0, ptr {word}, align 4")
         self.emit(f"  call void {_global(interface.entry)}(ptr %table)")
+        if interface.checks:
+            status = self.value(f"and i32 {self.value(f'load i32, ptr {word}, align 4')}, {(1 << SITE_SHIFT) - 1}")
         if workspace_bytes:
             self.emit("  br i1 %no_workspace, label %release, label %done")
             self.emit("release:")
             self.emit(f"  call void @free(ptr {workspace})")
             self.emit("  br label %done")
             self.emit("done:")
-        self.emit(f"  ret i32 {STATUS['OK']}")
+        self.emit(f"  ret i32 {status}")
         self.emit("}")
         return "\n".join(self.lines) + "\n"
 
@@ -439,16 +460,16 @@ def compile_library(
     """Compile ``entry`` of the graph module ``source`` ahead of time into ``output``.
 
     ``emit`` is ``llvm-ir``, ``asm``, ``obj`` or ``shared`` (default: by the suffix of ``output``); ``header``
-    writes the C header; ``name`` prefixes the exported symbols (default: from the output file's name,
+    writes the C header.  ``-`` for ``output`` or ``header`` writes standard output (the output: assembly unless
+    ``emit`` says otherwise).  ``name`` prefixes the exported symbols (default: from the output file's name,
     ``libmodel.so`` -> ``model``).  The graph options are :func:`graphfuse.compile`'s; ``num_threads`` is fixed
     at compile time (above 1 the library needs the OpenMP runtime), ``codegen_opt_level`` is
     ``jit_opt_level``'s counterpart and ``target_cpu`` an LLVM CPU name (default: this machine's).
     """
     kind = emit_kind_of(str(output), emit)
-    if str(output) == "-" and kind in ("obj", "shared"):
-        raise GraphfuseError(f"emit={kind} writes a binary file: name it (standard output takes text only)")
-    if header is not None and str(header) == "-":
-        raise GraphfuseError("the C header is written to a file: name it")
+    header_to_stdout = header is not None and str(header) == "-"
+    if header_to_stdout and str(output) == "-":
+        raise GraphfuseError("the library and the C header cannot both go to standard output: name a file for one")
     check_distinct_files([("input file", source)] if isinstance(source, Path) else [],
                          [("output file", output), *([("C header", header)] if header is not None else [])])
     check_thread_count(num_threads)
@@ -458,17 +479,25 @@ def compile_library(
     fused = fuse_graph(source, entry=entry, pipeline=pipeline, opt_level=opt_level,
                        graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
                        strict_flags=strict_flags)
-    linalg_text = lower_to_linalg(fused.module, fused.filename, fast_math)
-    lowered = lower_entry(linalg_text, fused.entry, num_threads, stream_min_bytes())
+    lower_to_linalg(fused.module, fused.filename, fast_math)
+    # Printed with its locations: an error of the lowering names the op in the graph's file.
+    lowered = lower_entry(located_asm(fused.module, fused.filename), fused.entry, num_threads, stream_min_bytes())
     interface = _interface(prefix, fused, lowered, num_threads)
     header_text = None
     if header is not None:
-        header_text = interface.header(f"{c_identifier(Path(header).name).upper()}_", Path(fused.filename).name)
+        guard = c_identifier(f"{prefix}.h" if header_to_stdout else Path(header).name).upper()
+        header_text = interface.header(f"{guard}_", Path(fused.filename).name)
     # Every output is made in full before any replaces its file; a failure leaves the old ones.
     with tempfile.TemporaryDirectory(prefix="graphfuse-compile-") as scratch, contextlib.ExitStack() as outputs:
-        if header is not None:  # first: its write errors are then reported as the header's
+        if header is not None and not header_to_stdout:  # first: its write errors are then reported as the header's
             write_synced(outputs.enter_context(atomic_output(header, "C header")), header_text.encode())
-        output_file = None if str(output) == "-" else outputs.enter_context(atomic_output(output))
+        binary_to_stdout = str(output) == "-" and kind in ("obj", "shared")
+        if binary_to_stdout:  # made in the scratch directory, then copied out
+            output_file: Path | None = Path(scratch) / "output"
+        elif str(output) == "-":
+            output_file = None
+        else:
+            output_file = outputs.enter_context(atomic_output(output))
         # Object code takes the large constants as raw bytes; LLVM IR and assembly outputs keep them inline.
         weights = _detach_constants(lowered, prefix, Path(scratch)) if kind in ("obj", "shared") else []
         with lowered.context:
@@ -477,6 +506,10 @@ def compile_library(
         text = _optimize(module_ir, interface, codegen_opt_level, target_cpu)
         _write_output(text, output_file, kind, interface, _Codegen(codegen_opt_level, target_cpu), weights,
                       Path(scratch))
+        if binary_to_stdout:
+            write_output("-", output_file.read_bytes())
+    if header_to_stdout:
+        write_output("-", header_text)
     return CompiledLibrary(str(output), kind, interface, header_text)
 
 
@@ -490,7 +523,7 @@ def _interface(prefix: str, fused: FusedGraph, lowered: LoweredEntry, threads: i
         shape_graph = shape_graph_text(fused.source) if dynamic else None
     return CInterface(prefix, fused.entry, lowered.inputs, lowered.outputs, lowered.workspace,
                       lowered.streamed_stores, threads if lowered.libraries else 1, lowered.libraries, shape_graph,
-                      Path(fused.filename).name)
+                      Path(fused.filename).name, lowered.checks)
 
 
 def _optimize(module_ir: str, interface: CInterface, opt_level: int, cpu: str) -> str:
@@ -522,7 +555,7 @@ def _write_output(text: str, output: Path | None, kind: str, interface: CInterfa
     if kind == "asm":
         _write_text(output, assembly)
         return
-    assert output is not None  # binary kinds are refused for standard output
+    assert output is not None  # binary kinds for standard output are made in a file first
     obj = str(scratch / "module.o") if kind == "shared" else str(output)
     assembly += "".join(weight.assembly() for weight in weights)
     _run([llvm_tool("llvm-mc"), f"-triple={host_triple()}", f"-mcpu={codegen.cpu}", "-filetype=obj", "-o", obj,

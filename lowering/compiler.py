@@ -32,7 +32,8 @@ from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import entry_function, functions, run_function
 from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
-from graphfuse.dialect.parsing import is_bytecode, load_module, parse_module, relocate
+from graphfuse.dialect.parsing import SourceText, is_bytecode, load_module, parse_module, relocate
+from graphfuse.dialect.run_checks import RunCheckError, relocated
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
@@ -55,12 +56,16 @@ from graphfuse.pipelines.runner import Pipeline, PipelineFailure, run_pipeline
 
 __all__ = ["LOWERING_PIPELINE", "Executable", "clear_cache", "compile", "default_pipeline"]
 
-#: Graph ops -> linalg with each kernel's loops fused, kernels inlined into their callers.  CSE (of the copies row
-#: tiling leaves) runs per function before inlining: after it, every row loop of the graph is in one function, they
-#: hash alike (same bounds, same tensor.empty init once CSE has merged those) and CSE compared each with every other
-#: (89 s of a 22,000-op random graph's compile, 10 s now).
+#: What :func:`compile` takes: a module, a path, MLIR text, or text with the name its errors give it.
+Source = ir.Module | str | Path | SourceText
+
+#: Graph ops -> linalg with each kernel's loops fused, kernels inlined into their callers, integer divisors and
+#: indices checked at run time (lowering/run_checks.py).  CSE (of the copies row tiling leaves) runs per function
+#: before inlining: after it, every row loop of the graph is in one function, they hash alike (same bounds, same
+#: tensor.empty init once CSE has merged those) and CSE compared each with every other (89 s of a 22,000-op random
+#: graph's compile, 10 s now).
 LOWERING_PIPELINE = (
-    "builtin.module(graph-to-linalg{strict},fuse-kernel-loops,tile-kernel-rows,parallelize-kernels,"
+    "builtin.module(graph-to-linalg{strict checks},fuse-kernel-loops,tile-kernel-rows,parallelize-kernels,"
     "func.func(canonicalize,cse),inline,symbol-dce,canonicalize)"
 )
 
@@ -140,7 +145,10 @@ class Executable(CompiledGraph):
         if self._dynamic_inputs and len(arrays) == len(self.function.inputs):
             out = self._dynamic_shapes.out_buffers(arrays, out, self.function.outputs, BUFFER_ALIGNMENT, aligned_empty)
         if self.launcher is None:
-            return self.function(*arrays, out=out)
+            try:
+                return self.function(*arrays, out=out)
+            except RunCheckError as error:  # a division by zero or an index out of range, at its op in the file
+                raise relocated(error, self.filename) from None
         inputs = self.function.check_inputs(arrays)
         buffers = None if out is None else self.function.check_outs(out, inputs)
         results = self.launcher(inputs)
@@ -176,7 +184,7 @@ def clear_cache() -> None:
 def lower_to_linalg(module: ir.Module, filename: str, fast_math: bool = True) -> str:
     """Lower a fused graph module in place with :data:`LOWERING_PIPELINE`; return the linalg text."""
     lowering = LOWERING_PIPELINE if fast_math else LOWERING_PIPELINE.replace(
-        "graph-to-linalg{strict}", "graph-to-linalg{strict fast-math=false}")
+        "graph-to-linalg{strict checks}", "graph-to-linalg{strict checks fast-math=false}")
     run_located(module, lowering, filename)
     return str(module)
 
@@ -195,7 +203,8 @@ class _Jit:
         start = time.perf_counter()
         linalg_text = lower_to_linalg(module, self.filename, self.fast_math)
         timings["lowering"] = timings.get("lowering", 0.0) + time.perf_counter() - start
-        function = compile_linalg(module, entry, opt_level=self.opt_level, threads=self.threads)
+        function = compile_linalg(module, entry, opt_level=self.opt_level, threads=self.threads,
+                                  filename=self.filename)
         for stage, seconds in function.timings.items():
             timings[stage] = timings.get(stage, 0.0) + seconds
         return linalg_text, function
@@ -244,7 +253,7 @@ def _switch_file_content(path: str | Path | None) -> bytes | tuple[str, str] | N
 
 
 def compile(
-    source: ir.Module | str | Path,
+    source: Source,
     *,
     entry: str | None = None,
     pipeline: str | None = None,
@@ -258,7 +267,9 @@ def compile(
 ) -> Executable:
     """Fuse, lower and JIT-compile function ``entry`` (default: the first public one) of ``source``.
 
-    ``source`` is a module, a path to a ``.mlir`` file, or MLIR text.  The graph
+    ``source`` is a module, a path to a ``.mlir`` file, MLIR text, or a
+    :class:`~graphfuse.dialect.parsing.SourceText` (text its errors name as given,
+    e.g. ``<stdin>``).  The graph
     pipeline is ``pipeline`` when given, else :func:`default_pipeline` of
     ``opt_level`` (default: the flags' ``--opt_level``, else 2; docs/fusion-switches.md).
     ``graph_kernel_flags`` (``MS_DEV_GRAPH_KERNEL_FLAGS`` syntax, read from the
@@ -278,7 +289,7 @@ def compile(
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
     save_graphs = get_context("save_graphs")
-    key = (text, entry, pipeline, opt_level, graph_kernel_flags, get_context("graph_kernel_flags"),
+    key = (text, filename, entry, pipeline, opt_level, graph_kernel_flags, get_context("graph_kernel_flags"),
            _switch_file_content(fusion_switch_file or os.environ.get(SWITCH_FILE_VARIABLE)), strict_flags,
            jit_opt_level, threads, fast_math, registry.generation(), os.environ.get(FLAGS_VARIABLE),
            graph_kernel_enabled(), save_graphs)
@@ -341,7 +352,7 @@ class FusedGraph:
 
 
 def fuse_graph(
-    source: ir.Module | str | Path,
+    source: Source,
     filename: str | None = None,
     *,
     entry: str | None = None,
@@ -456,7 +467,10 @@ def _looks_like_path(source: str) -> bool:
     return source.endswith(".mlir") or Path(source).exists() or "{" not in source
 
 
-def source_text(source: ir.Module | str | Path) -> tuple[str, str]:
+def source_text(source: Source) -> tuple[str, str]:
+    """The MLIR text of ``source`` and the name its diagnostics give it."""
+    if isinstance(source, SourceText):
+        return source.text, source.filename
     if isinstance(source, ir.Module):
         # Keep the module's own locations (file:line:col of the ops it was parsed or built from).
         return source.operation.get_asm(enable_debug_info=True), "<module>"
@@ -470,4 +484,4 @@ def source_text(source: ir.Module | str | Path) -> tuple[str, str]:
         return path.read_text(), str(path)
     if isinstance(source, str):
         return source, "<string>"
-    raise GraphfuseError(f"compile() takes a module, a path or MLIR text, not {type(source).__name__}")
+    raise GraphfuseError(f"compile() takes a module, a path, MLIR text or a SourceText, not {type(source).__name__}")

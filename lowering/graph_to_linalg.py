@@ -29,7 +29,10 @@ the op catalog documents (``graphfuse.dialect.ops.elementwise``):
 - integer ``pow`` is ``math.ipowi`` (wrapping, like numpy) for exponents
   >= 0; a negative exponent gives the truncated 1 / a^-e (1, -1 or 0);
 - integer ``div`` is ``arith.divsi`` on a divisor made safe first: x / 0 = 0
-  and x / -1 = 0 - x (MIN / -1 wraps to MIN), so no undefined behaviour;
+  and x / -1 = 0 - x (MIN / -1 wraps to MIN), so no undefined behaviour; with
+  the option ``checks`` (the CPU compile pipeline's) a division by zero is
+  reported by a run-time check before the op (``lowering/run_checks.py``), as
+  are indices out of range;
 - ``cast`` follows every documented rule (float -> int truncates and
   saturates, NaN -> 0; anything -> i1 is x != 0; i1 -> number is 0 or 1;
   int -> int sign-extends or keeps the low bits).
@@ -80,6 +83,7 @@ from graphfuse.lowering.fast_math import (
     fsub,
     is_f32,
 )
+from graphfuse.lowering.run_checks import CheckEmitter
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["LOWERED_OPS", "GraphToLinalg", "lower_elementwise", "lower_op"]
@@ -553,12 +557,17 @@ class GraphToLinalg(GraphPass):
         "num-decomposed": "Number of graph ops rewritten into simpler graph ops first",
         "num-lowered": "Number of graph ops lowered to linalg",
         "num-unlowered": "Number of graph ops left as they were",
+        "num-checks": "Number of run-time checks emitted (integer divisors that may be 0, indices that may be out "
+                      "of range)",
     }
     strict: bool = option(False, "fail on a graph op that cannot be lowered")
     fast_math: bool = option(True, "contract float mul/add into FMAs, divide by row scalars through a reciprocal")
     cube_convolutions: bool = option(
         False, "keep each convolution of one group a linalg.conv_2d_nchw_fchw for a cube unit (the NPU), not "
         "the CPU's direct or im2col forms sized for the host's registers")
+    checks: bool = option(False, "check integer divisors and gather indices at run time: a division by zero or an "
+                                 "index out of range sets the status word the runtime raises on "
+                                 "(lowering/run_checks.py; the CPU compile pipeline turns it on)")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         with module.context:
@@ -567,9 +576,12 @@ class GraphToLinalg(GraphPass):
             self._lower(module, context)
 
     def _lower(self, module: ir.Module, context: PassContext) -> None:
-        for func in module.body.operations:
+        checks = CheckEmitter(module) if self.checks else None
+        for func in list(module.body.operations):  # the checks add functions
             _mark_nonpositive_exps(func)
             for op in [op for op in nested_ops(func) if op.name.startswith("graph.")]:
+                if checks is not None and checks.before(op):
+                    context.count("num-checks")
                 if lower_op(op):
                     context.count("num-lowered")
                     continue

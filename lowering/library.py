@@ -13,7 +13,9 @@ the results, each dynamic dimension (``?``) followed by an ``int64_t
 for intermediates (``<NAME>_<ENTRY>_WORKSPACE_BYTES``, 64-byte aligned) or
 NULL: the call then allocates and frees it.  The entry point keeps no state
 between calls, so it is thread-safe and reentrant as long as concurrent
-calls do not share a workspace.  The status codes are :data:`STATUS`.
+calls do not share a workspace.  The status codes are :data:`STATUS`: besides the entry point's own, a
+failed run-time check (an integer division by zero, an index out of range: :mod:`graphfuse.lowering.run_checks`)
+returns its code, and :class:`Library` raises the error the JIT raises, located at the op that failed.
 ``<name>_metadata`` returns the JSON description :class:`Library` reads.
 """
 
@@ -35,13 +37,16 @@ import numpy as np
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.parsing import parse_module
+from graphfuse.dialect.run_checks import CHECK_STATUS
+from graphfuse.lowering.run_checks import CheckSite, failed_check
 from graphfuse.lowering.runtime import ArgSpec, ArgumentChecks, aligned_empty
 from graphfuse.lowering.shape_checks import DynamicShapes
 
 __all__ = ["METADATA_VERSION", "STATUS", "Library", "c_identifier", "library_name", "load_library"]
 
-#: Return codes of a compiled entry point (the header defines them as GRAPHFUSE_<NAME>).
-STATUS = {"OK": 0, "OUT_OF_MEMORY": 1, "MISALIGNED_RESULT": 2}
+#: Return codes of a compiled entry point (the header defines them as GRAPHFUSE_<NAME>); the run-time checks' come
+#: after the entry point's own.
+STATUS = {"OK": 0, "OUT_OF_MEMORY": 1, "MISALIGNED_RESULT": 2, **CHECK_STATUS}
 #: The layout of the metadata JSON; a loader refuses other versions.  2: the graph (constants reduced to their
 #: types) comes with entries that have dynamic dimensions, for the loader's size checks.
 METADATA_VERSION = 2
@@ -130,6 +135,9 @@ class Library(ArgumentChecks):
         self._workspaces = threading.local()
         #: the size checks of entries with dynamic dimensions (the graph the metadata carries)
         self._dynamic_shapes = _dynamic_shapes(metadata) if "graph" in metadata else None
+        #: the run-time checks, and where their status word is in the workspace
+        self._checks = tuple(CheckSite.from_json(site) for site in metadata.get("checks", ()))
+        self._status_offset: int | None = metadata.get("status_offset")
 
     def __repr__(self) -> str:
         ins = ", ".join(s.type_str for s in self.inputs)
@@ -159,6 +167,9 @@ class Library(ArgumentChecks):
             parameters.extend(ctypes.c_int64(array.shape[d]) for d in dynamic)
         parameters.append(self._workspace())
         status = self._function(*parameters)
+        if status in CHECK_STATUS.values() and self._status_offset is not None:
+            word = int(self._workspaces.buffer[self._status_offset:self._status_offset + 4].view(np.int32)[0])
+            raise failed_check(word, self._checks)
         if status != STATUS["OK"]:
             names = {code: name for name, code in STATUS.items()}
             raise GraphfuseError(f"{self._call.symbol} returned {status} ({names.get(status, 'unknown status')})")

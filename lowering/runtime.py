@@ -51,10 +51,13 @@ from mlir.execution_engine import ExecutionEngine
 from mlir.passmanager import PassManager
 
 from graphfuse.dialect.context import new_context
-from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, from_mlir_error, source_loc
 from graphfuse.dialect.matching import nested_ops, op_id
+from graphfuse.dialect.parsing import located_asm
+from graphfuse.lowering.concat_buffers import copy_long_concats
 from graphfuse.lowering.contraction import block_contractions
 from graphfuse.lowering.parallel import default_threads, jit_openmp_libraries, openmp_library
+from graphfuse.lowering.run_checks import CheckSite, bind_status_word, failed_check
 from graphfuse.lowering.streaming import (
     BUFFER_ALIGNMENT,
     prefetch_next_rows,
@@ -345,6 +348,7 @@ class CompiledFunction(ArgumentChecks):
         engine,
         llvm_ir: str | Callable[[], str],
         workspace: list[ArgSpec] | None = None,
+        checks: tuple[CheckSite, ...] = (),
     ):
         self.name = name
         self.inputs = inputs
@@ -372,6 +376,9 @@ class CompiledFunction(ArgumentChecks):
         self._packed = (ctypes.c_void_p * 1)(ctypes.addressof(self._table_address))  # packed calling convention
         for d, a in zip(self._descs[len(inputs) + len(outputs):], self.workspace, strict=True):
             _fill_descriptor(d, a)
+        #: the run-time checks of the code (lowering/run_checks.py); their status word is the last workspace buffer
+        self.checks = checks
+        self._status_word = self.workspace[-1] if checks else None
         #: one call at a time: the workspace and the descriptors are shared by every call
         self._lock = threading.Lock()
         #: seconds per compile stage (set by compile_linalg): bufferize (to the LLVM dialect), llvm (JIT)
@@ -407,8 +414,13 @@ class CompiledFunction(ArgumentChecks):
                 if bound is None or bound[2] != address or bound[1] != a.shape:  # C-contiguous: shape fixes strides
                     _fill_descriptor(self._descs[i], a)
                 self._bound[i] = (weakref.ref(a), a.shape, address)
+            if self._status_word is not None:
+                self._status_word[0] = 0
             self._fn(self._packed)
+            failed = 0 if self._status_word is None else int(self._status_word[0])
         del arguments  # the arrays stay referenced by the caller / ins until here
+        if failed:
+            raise failed_check(failed, self.checks)
         for k, standin in standins.items():
             np.copyto(outs[k], standin)
         return outs
@@ -562,13 +574,14 @@ def _run(pipeline: str, module: ir.Module, what: str) -> None:
 DEFAULT_LLVM_OPT_LEVEL = 2
 
 
-def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LLVM_OPT_LEVEL, threads: int | None = None
-                   ) -> CompiledFunction:
+def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LLVM_OPT_LEVEL,
+                   threads: int | None = None, filename: str | None = None) -> CompiledFunction:
     """JIT-compile ``@entry`` of a tensor-level linalg module; cached per (module text, entry, opt_level, threads).
 
     ``threads`` (default :func:`~graphfuse.lowering.parallel.default_threads`) is how many threads run each
     ``scf.forall`` (parallelize-kernels); 1 runs them as plain loops.  The caller's module is not modified (it
-    is printed and re-parsed into a private context).
+    is printed with its locations and re-parsed into a private context): errors locate the ops where the module
+    came from, its locations in the parser's buffer ("-") naming ``filename`` when given.
     """
     text = str(module)
     threads = default_threads() if threads is None else int(threads)
@@ -580,7 +593,9 @@ def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LL
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    compiled = _compile(text, entry, int(opt_level), threads, streaming)
+    # The key leaves the locations out: the same code from other places of a graph (a repeated layer's launches)
+    # is compiled once.
+    compiled = _compile(located_asm(module, filename), entry, int(opt_level), threads, streaming)
     with _CACHE_LOCK:
         return _CACHE.setdefault(key, compiled)
 
@@ -625,7 +640,8 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
     # The LLVM-dialect module (tens of KB per graph op) is not kept: LLVM has its own copy.  Printing it would take
     # seconds on large graphs, so the text is rebuilt from the linalg text only when someone asks for it.
     function = CompiledFunction(entry, lowered.inputs, lowered.outputs, None, None, engine,
-                                lambda: str(lower_entry(text, entry, threads, streaming).module), lowered.workspace)
+                                lambda: str(lower_entry(text, entry, threads, streaming).module), lowered.workspace,
+                                lowered.checks)
     timings["llvm"] = time.perf_counter() - start  # the symbol lookup in CompiledFunction generates the code
     function.timings = timings
     function.streamed_stores = lowered.streamed_stores
@@ -650,6 +666,13 @@ class LoweredEntry:
     libraries: list[str]
     #: vector stores into the results made non-temporal: they need BUFFER_ALIGNMENT-aligned result buffers
     streamed_stores: int
+    #: the run-time checks (lowering/run_checks.py); when there are any, the last workspace buffer is their status
+    #: word (STATUS_WORD), cleared before a call and non-zero after it when one failed
+    checks: tuple[CheckSite, ...] = ()
+
+
+#: The workspace buffer of the run-time checks' status word (lowering/run_checks.py).
+STATUS_WORD = ArgSpec((1,), np.dtype(np.int32), "memref<1xi32>")
 
 
 def lower_entry(text: str, entry: str, threads: int, streaming: int | None = None) -> LoweredEntry:
@@ -674,6 +697,7 @@ def lower_entry(text: str, entry: str, threads: int, streaming: int | None = Non
         func.attributes["sym_visibility"] = ir.StringAttr.get("private")
         store_booleans_as_bytes(module)
         _split_shared_empties(module)
+        copy_long_concats(module)
         _run(f"builtin.module({PRE_BUFFERIZE})", module, "empty-tensor elimination")
         _drop_redundant_materializations(module)
         _run(f"builtin.module({BUFFERIZE})", module, "bufferization")
@@ -689,6 +713,9 @@ def lower_entry(text: str, entry: str, threads: int, streaming: int | None = Non
         free_loop_buffers(func)
         _drop_results_in_outputs(func, len(inputs), len(outputs))
         workspace = _hoist_allocations(func, arena=True)
+        checks = bind_status_word(module, func)  # after the arena: the word outlives the call, no buffer shares it
+        if checks:
+            workspace.append(STATUS_WORD)
         check_fits_in_memory(
             [*((f"result {k} {s.type_str}", spec_bytes(s)) for k, s in enumerate(outputs)),
              *((f"intermediate {s.type_str}", spec_bytes(s)) for s in workspace)],
@@ -716,7 +743,7 @@ def lower_entry(text: str, entry: str, threads: int, streaming: int | None = Non
         if stacked:
             hoist_stack_buffers(module)
         _run(f"builtin.module({to_llvm})", module, "lowering to LLVM")
-    return LoweredEntry(context, module, inputs, outputs, workspace, libraries, streamed)
+    return LoweredEntry(context, module, inputs, outputs, workspace, libraries, streamed, checks)
 
 
 def _align_constants(module: ir.Module) -> None:
@@ -1120,7 +1147,9 @@ def _hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
             continue
         t = ir.MemRefType(op.results[0].type)
         if len(op.operands) or not t.has_static_shape:
-            raise GraphfuseError(f"intermediate buffer {t} has a dynamic size; the CPU runtime needs static shapes")
+            raise GraphfuseError([Diagnostic(
+                "error", f"intermediate buffer {t} has a dynamic size; the CPU runtime needs static shapes",
+                source_loc(op.location))])
         specs.append(ArgSpec(tuple(t.shape), _numpy_dtype(t.element_type, "workspace"), str(t)))
         types.append(ir.MemRefType.get(t.shape, t.element_type))
         arg = block.add_argument(types[-1], op.location)
@@ -1128,7 +1157,9 @@ def _hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
         op.operation.erase()
     for op in nested_ops(func):
         if op.name == "memref.alloc" and not any(use.owner.name == "memref.dealloc" for use in op.results[0].uses):
-            raise GraphfuseError(f"a buffer is allocated inside a loop ({op.results[0].type}); this would leak")
+            raise GraphfuseError([Diagnostic(
+                "error", f"a buffer is allocated inside a loop ({op.results[0].type}); this would leak",
+                source_loc(op.location))])
     if specs:
         ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         inputs = [*ftype.inputs, *types]

@@ -54,7 +54,10 @@ Each result is built from ``tensor`` and ``linalg`` ops on tensors:
   the generic's own ``linalg.index`` es.  Fused with the elementwise ops
   after it (an embedding's scale, its position add), it is one loop nest.
   ``gather_elements`` is the same generic with the indices read at the
-  result's own coordinates, which are also data's outside the axis.
+  result's own coordinates, which are also data's outside the axis.  The
+  clamp keeps every read inside data; an index out of range (which the op
+  raises on, as does ``scatter_update``) is reported by the run-time check
+  graph-to-linalg puts before the op (``lowering/run_checks.py``).
 - ``scatter_update`` is an ``scf.for`` over the indices (collapsed to one
   dimension, the updates' index dims with them) carrying the result tensor,
   initialised with a copy of data (``linalg.copy``): each step reads an index, counts it from the end
@@ -408,8 +411,9 @@ def lower_concat(op: ir.Operation) -> bool:
 #: Operands a concat inserts into one destination; more are inserted in groups of this many, each group built
 #: in a destination of its own first.  Bufferization's analysis of one chain of N inserts grows faster than N^2
 #: (empty-tensor elimination and one-shot bufferize took 0.6 s at 100 operands, 3.7 s at 200, 179 s at 1,000);
-#: groups keep every chain short, and empty-tensor elimination still builds each group in place in the result
-#: (1,000 operands: 23 s, still superlinear in one-shot bufferize's analysis).  Static shapes only.
+#: groups keep every chain short for empty-tensor elimination (the emulated NPU's bufferization sees them too),
+#: and the CPU runtime copies a static concat of more operands into one buffer before one-shot bufferize, whose
+#: analysis of the groups together was still superlinear (lowering/concat_buffers.py).  Static shapes only.
 CONCAT_GROUP = 32
 
 

@@ -25,7 +25,9 @@ one by one until the result goes wrong):
 
 The fix is printed as ``--graph-kernel-flags`` text and, for pattern fusion
 passes, as a fusion_switch.cfg (written to ``--fix-switch-file``), both
-verified.  Exit status: 0 no deviation, 3 culprit found, 1 error.
+verified.  The model is MLIR text or bytecode; ``-`` reads it from standard
+input, as graphfuse-opt does.  Exit status: 0 no deviation, 3 culprit found,
+1 error.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError, set_parsed_buffer_name, source_loc
 from graphfuse.dialect.files import write_file
 from graphfuse.dialect.interpreter import entry_function, run_function
-from graphfuse.dialect.parsing import load_module, parse_module
+from graphfuse.dialect.parsing import SourceText, parse_module, read_input
 from graphfuse.dialect.types import numpy_dtype, sig_from_type
 from graphfuse.lowering.compiler import compile, default_pipeline
 from graphfuse.pipelines.fusion.base import FusionPass
@@ -67,7 +69,14 @@ from graphfuse.pipelines.runner import PipelineFailure, Reproducer, build_steps,
 from graphfuse.tools.accuracy import OutputCheck, compare_output
 from graphfuse.tools.graphfuse_opt import load_pass_plugin
 from graphfuse.tools.graphfuse_run import load_inputs
-from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducers_saved, run_tool, write_reproducer
+from graphfuse.tools.reporting import (
+    REPRO_DIR_HELP,
+    UsageError,
+    reproducer_stem,
+    reproducers_saved,
+    run_tool,
+    write_reproducer,
+)
 
 __all__ = ["EXIT_CULPRIT", "BisectResult", "Bisector", "main"]
 
@@ -236,6 +245,7 @@ class Bisector:
         if not (rtol >= 0 and atol >= 0):  # NaN too: it would make every run match
             raise UsageError(f"--rtol and --atol must be non-negative numbers, got {rtol:g} and {atol:g}")
         self.text, self.filename, self.entry = text, filename, entry
+        self._source = SourceText(text, filename)  # compiled under its own name: errors name the input file
         self.inputs = list(inputs)
         self.mode, self.rtol, self.atol, self.linear = mode, rtol, atol, linear
         self.flags_text = graph_kernel_flags
@@ -302,14 +312,14 @@ class Bisector:
                 switches = FusionSwitches.from_sources(flags, switch_file)
                 run_pipeline(module, pipeline, switches=switches)
                 return run_function(module, self.inputs, self.entry)
-            executable = compile(self.text, entry=self.entry, pipeline=pipeline, graph_kernel_flags=flags,
+            executable = compile(self._source, entry=self.entry, pipeline=pipeline, graph_kernel_flags=flags,
                                  fusion_switch_file=switch_file)
             return executable(*self.inputs)
 
     def reference(self) -> list[np.ndarray]:
         if self.mode == "interpreter":
             return run_function(parse_module(self.text, self.filename, self._context), self.inputs, self.entry)
-        return compile(self.text, entry=self.entry, opt_level=0)(*self.inputs)
+        return compile(self._source, entry=self.entry, opt_level=0)(*self.inputs)
 
     def interpreter_reference(self) -> list[np.ndarray]:
         return run_function(parse_module(self.text, self.filename, self._context), self.inputs, self.entry)
@@ -520,7 +530,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> _Parser:
     p = _Parser(prog=TOOL, description=__doc__.split("\n\n")[0])
-    p.add_argument("input", help="graph-dialect .mlir file")
+    p.add_argument("input", help="graph-dialect .mlir or .mlirbc file; - reads standard input")
     p.add_argument("--entry", help="function to run (default: the first public one)")
     p.add_argument("--inputs", help=".npz file with the input arrays (arg0, arg1, ...); default: random")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -535,7 +545,8 @@ def _parser() -> _Parser:
                    help="the fusing level bisected (default: the flags' --opt_level, else 2)")
     p.add_argument("--graph-kernel-flags", default="", help="MS_DEV_GRAPH_KERNEL_FLAGS-style flags of the fused run")
     p.add_argument("--fusion-switch-file", help="CANN fusion_switch.cfg of the fused run")
-    p.add_argument("--fix-switch-file", help="write the fix as a fusion_switch.cfg here")
+    p.add_argument("--fix-switch-file", help="write the fix as a fusion_switch.cfg here (a file: the report on "
+                   "standard output prints it too)")
     p.add_argument("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
                    help="run a Python file that registers passes first (as graphfuse-opt does); may be repeated")
     p.add_argument("--linear", action="store_true", help="scan pass prefixes one by one instead of bisecting")
@@ -550,33 +561,34 @@ def _warn(message: str) -> None:
 
 def _body(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    if args.fix_switch_file == "-":  # write_file would make a file named "-"
+        raise UsageError("--fix-switch-file -: the report, the fix in it, goes to standard output; name a file")
     for plugin in args.load_pass_plugin:
         load_pass_plugin(plugin)
-    path = Path(args.input)
-    load_module(path)  # located errors for a missing or malformed file
-    text = path.read_text()
+    source = read_input(args.input)  # standard input for -, bytecode as its module's text
+    text, name, stem = source.text, source.filename, reproducer_stem(args.input)
     # What a graphfuse-opt rerun of a failing pipeline needs besides the pipeline.
     rerun = [f"--load-pass-plugin={plugin}" for plugin in args.load_pass_plugin]
     rerun += [f"--{flag}={value}" for flag, value in (("graph-kernel-flags", args.graph_kernel_flags),
                                                       ("fusion-switch-file", args.fusion_switch_file)) if value]
-    with _buffer_name(str(path)), reproducers_saved(args.repro_dir, path.stem, rerun):
-        module = parse_module(text, str(path))
+    with _buffer_name(name), reproducers_saved(args.repro_dir, stem, rerun):
+        module = parse_module(text, name)
         entry_function(module, args.entry)
         count = len(entry_function(module, args.entry).regions[0].blocks[0].arguments)
         inputs = load_inputs(args.inputs, count, warn=_warn) if args.inputs else random_inputs(module, args.entry,
                                                                                                args.seed)
         progress = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
-        bisector = Bisector(text, str(path), inputs, entry=args.entry, mode=args.mode, rtol=args.rtol,
+        bisector = Bisector(text, name, inputs, entry=args.entry, mode=args.mode, rtol=args.rtol,
                             atol=args.atol, opt_level=args.opt_level, graph_kernel_flags=args.graph_kernel_flags,
                             fusion_switch_file=args.fusion_switch_file, linear=args.linear, progress=progress)
         for warning in bisector.warnings:
             print(f"{TOOL}: {warning}", file=sys.stderr)
-        print(f"{TOOL}: {path}, {args.mode} mode, opt level {bisector.opt_level}, rtol {args.rtol:g}, "
+        print(f"{TOOL}: {name}, {args.mode} mode, opt level {bisector.opt_level}, rtol {args.rtol:g}, "
               f"atol {args.atol:g}")
         result = bisector.start()
         _print_start(result, bisector)
         if result.full.reproducer is not None:  # the fused run fails: one reproducer, of the run the user asked for
-            print(f"  {write_reproducer(result.full.reproducer, args.repro_dir, path.stem, rerun)}")
+            print(f"  {write_reproducer(result.full.reproducer, args.repro_dir, stem, rerun)}")
         if not result.deviates:
             return 0
         bisector.search(result)

@@ -9,7 +9,10 @@ The code is what ``graphfuse.compile`` JIT-compiles for the same options,
 called through a C function with plain pointers (docs/deployment.md):
 ``int <name>_<entry>(const float *arg0, ..., float *out0, ..., void *workspace)``.
 ``--emit`` defaults to what the output's suffix says (``.so``, ``.o``, ``.s``,
-``.ll``; a shared library otherwise); ``-o -`` prints assembly or LLVM IR.
+``.ll``; a shared library otherwise).  ``-`` as the input reads standard
+input; ``-o -`` writes standard output (assembly unless ``--emit`` says
+otherwise, object code or a shared library too, as ``graphfuse-opt
+--emit-bytecode`` writes bytecode there), ``--header -`` the header.
 ``--name`` prefixes the exported symbols (default: the output file's name
 without ``lib`` and suffixes).  The thread count is fixed at compile time
 (default 1; above 1 the library needs the OpenMP runtime it is linked
@@ -22,10 +25,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from graphfuse.dialect.parsing import input_source
 from graphfuse.lowering.aot import EMIT_KINDS, compile_library, emit_kind_of
 from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL
 from graphfuse.pipelines.opt_levels import OPT_LEVELS
-from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducers_saved, run_tool
+from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducer_stem, reproducers_saved, run_tool
 
 __all__ = ["main"]
 
@@ -37,11 +41,12 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> _Parser:
     p = _Parser(prog="graphfuse-compile", description=__doc__.split("\n\n")[0])
-    p.add_argument("input", help="graph-dialect .mlir or .mlirbc file")
+    p.add_argument("input", help="graph-dialect .mlir or .mlirbc file; - reads standard input")
     p.add_argument("-o", dest="output", required=True, metavar="FILE",
-                   help="output file (- prints assembly or LLVM IR)")
+                   help="output file; - writes standard output (assembly unless --emit says otherwise)")
     p.add_argument("--emit", choices=EMIT_KINDS, help="what to write (default: by the output's suffix)")
-    p.add_argument("--header", metavar="FILE", help="also write the C header declaring the entry point")
+    p.add_argument("--header", metavar="FILE",
+                   help="also write the C header declaring the entry point (- writes standard output)")
     p.add_argument("--name", help="prefix of the exported symbols (default: from the output file's name)")
     p.add_argument("--entry", help="function to compile (default: the first public one)")
     level = p.add_mutually_exclusive_group()
@@ -65,8 +70,6 @@ def _parser() -> _Parser:
 def _body(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     kind = emit_kind_of(args.output, args.emit)
-    if args.output == "-" and kind in ("obj", "shared"):
-        raise UsageError(f"--emit={kind} writes a binary file: name it with -o FILE")
     if args.num_threads < 1:
         raise UsageError(f"--num-threads must be at least 1, got {args.num_threads}")
     for path in (args.output, args.header):
@@ -76,10 +79,10 @@ def _body(argv: list[str]) -> int:
             raise UsageError(f"cannot write '{path}': it is a directory")
         if not Path(path).parent.is_dir():
             raise UsageError(f"cannot write '{path}': no directory '{Path(path).parent}'")
-    source = Path(args.input)  # never read as MLIR text
+    source = input_source(args.input)  # a file's path is never read as MLIR text
     rerun = [f"--{flag}={value}" for flag, value in (("graph-kernel-flags", args.graph_kernel_flags),
                                                      ("fusion-switch-file", args.fusion_switch_file)) if value]
-    with reproducers_saved(args.repro_dir, source.stem, rerun):
+    with reproducers_saved(args.repro_dir, reproducer_stem(args.input), rerun):
         compile_library(
             source, args.output, emit=kind, header=args.header, name=args.name, entry=args.entry,
             pipeline=args.pass_pipeline, opt_level=args.opt_level, graph_kernel_flags=args.graph_kernel_flags,

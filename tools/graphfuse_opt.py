@@ -35,14 +35,14 @@ from graphfuse.dialect.context import (
     user_dialects,
 )
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, set_parsed_buffer_name
-from graphfuse.dialect.files import check_distinct_files, write_file
-from graphfuse.dialect.parsing import is_bytecode, module_bytecode, name_parsed_buffer, parse_module, relocate
+from graphfuse.dialect.files import check_distinct_files, write_output
+from graphfuse.dialect.parsing import module_bytecode, name_parsed_buffer, parse_module, read_input, relocate
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.registry import all_passes, lookup_pass
 from graphfuse.pipelines.reports import STATISTICS_DISPLAYS, TIMING_DISPLAYS, ReportNode
 from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineFailure, Reproducer
-from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, run_tool, save_reproducer
+from graphfuse.tools.reporting import DiagnosticPrinter, UsageError, reproducer_stem, run_tool, save_reproducer
 
 TOOL = "graphfuse-opt"
 SPLIT_MARKER = "// -----"
@@ -527,7 +527,8 @@ class Driver:
                     failure = failure.with_note(f"reproducer generated at `{self.opts.crash_reproducer}`")
                 if self.opts.input == "-":  # no file to name: save this chunk as the reproducer
                     failure.reproducer = Reproducer(chunk.text, self.pipeline.text, failure.step)
-                    saved = save_reproducer(failure, self.opts.repro_dir, "stdin", self.rerun_options())
+                    saved = save_reproducer(failure, self.opts.repro_dir, reproducer_stem(self.opts.input),
+                                            self.rerun_options())
                     return None, saved.diagnostics
                 return None, failure.with_note(f"reproduce with: {self.reproducer()}").diagnostics
         start = time.perf_counter()
@@ -656,30 +657,6 @@ def fusion_switches(opts: Options) -> FusionSwitches:
     return FusionSwitches.from_sources(opts.graph_kernel_flags, opts.fusion_switch_file, strict=opts.strict_flags)
 
 
-def _read_input(path: str) -> tuple[str, str]:
-    """The input's text and display name.  MLIR bytecode (told by its content) is read as the text of its
-    module, with the locations it carries."""
-    try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"could not open input file '{path}': no such file or directory") from None
-    except IsADirectoryError:
-        raise UsageError(f"could not open input file '{path}': it is a directory") from None
-    except OSError as error:
-        raise UsageError(f"could not open input file '{path}': {error.strerror}") from None
-    name = "<stdin>" if path == "-" else path
-    if is_bytecode(data):
-        try:
-            module = parse_module(data, name)
-        except GraphfuseError as error:
-            raise UsageError(f"could not read input file '{path}': {error.diagnostics[0].message}") from None
-        return module.operation.get_asm(enable_debug_info=True), name
-    try:
-        return data.decode(), name
-    except UnicodeDecodeError:
-        raise UsageError(f"could not read input file '{path}': neither UTF-8 text nor MLIR bytecode") from None
-
-
 def _main(argv: list[str]) -> int:
     started = time.perf_counter()  # --mlir-timing's Total
     context = make_context()
@@ -716,7 +693,8 @@ def _main(argv: list[str]) -> int:
                                                ("crash reproducer", opts.crash_reproducer)) if path is not None]
     check_distinct_files([("input file", opts.input)], reports)
     check_distinct_files([], [("output file", opts.output), *reports])
-    text, display_name = _read_input(opts.input)
+    source = read_input(opts.input)
+    text, display_name = source.text, source.filename
     if opts.run_reproducer:  # the reproducer's pipeline and options, as mlir-opt --run-reproducer takes them
         carried = reproducer_options(text)
         if carried is None:
@@ -772,13 +750,7 @@ def _main(argv: list[str]) -> int:
 def _write_output(path: str, text: str | bytes) -> None:
     if isinstance(text, str) and text and not text.endswith("\n"):
         text += "\n"
-    data = text.encode() if isinstance(text, str) else text
-    if path == "-":
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    write_file(path, data)  # whole or not at all: a failed write leaves the old file
+    write_output(path, text)  # a file whole or not at all: a failed write leaves the old file
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,14 +5,17 @@
                   [--fusion-switch-file=...] [--rtol R] [--atol A] [--seed S]
                   [--target=cpu|npu] [--npu-target=NAME|PATH] [--no-double-buffer] [--repro-dir DIR]
 
-The graph pipeline is the fusing default of ``graphfuse.compile`` (opt level
-2) unless ``--opt-level`` or ``--pass-pipeline`` says otherwise.  Inputs come
-from an ``.npz`` file or are random (``--random``, the default when no file
-is given; ``--seed`` >= 0).  Argument k is the array named ``argK``, ``arr_K``
-(np.savez's name for an unnamed array) or the argument's own name when the
-module keeps it (``graphfuse-import --mlir-print-debuginfo``); a missing one
-is an error, an array no argument takes is a warning.  ``--output`` writes
-exactly the file named (np.savez alone would append ``.npz``).
+The graph is MLIR text or bytecode; ``-`` reads it from standard input (its
+errors then name ``<stdin>``, as graphfuse-opt's).  The graph pipeline is the
+fusing default of ``graphfuse.compile`` (opt level 2) unless ``--opt-level`` or
+``--pass-pipeline`` says otherwise.  Inputs come from an ``.npz`` file or are
+random (``--random``, the default when no file is given; ``--seed`` >= 0).
+Argument k is the array named ``argK``, ``arr_K`` (np.savez's name for an
+unnamed array) or the argument's own name when the module keeps it
+(``graphfuse-import --mlir-print-debuginfo``); a missing one is an error, an
+array no argument takes is a warning.  ``--output`` writes exactly the file
+named (np.savez alone would append ``.npz``; ``-`` is refused: the report goes
+to standard output).
 ``--check`` compares every result with the reference interpreter on the
 unfused graph, output by output: exit 1 when an element's error exceeds
 ``--atol + --rtol * max|reference|`` (the largest magnitude of that output;
@@ -42,12 +45,12 @@ import numpy as np
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, printable, source_loc
 from graphfuse.dialect.files import atomic_output, check_distinct_files, sync_to_disk
 from graphfuse.dialect.interpreter import functions
-from graphfuse.dialect.parsing import relocate
+from graphfuse.dialect.parsing import input_source, relocate
 from graphfuse.lowering.compiler import Executable, compile
 from graphfuse.lowering.npu.compiler import NpuExecutable, compile_npu
 from graphfuse.pipelines.opt_levels import OPT_LEVELS
 from graphfuse.tools.accuracy import compare_output
-from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducers_saved, run_tool
+from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducer_stem, reproducers_saved, run_tool
 
 __all__ = ["load_inputs", "main"]
 
@@ -59,7 +62,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> _Parser:
     p = _Parser(prog="graphfuse-run", description=__doc__.split("\n\n")[0], add_help=True)
-    p.add_argument("input", help="graph-dialect .mlir file")
+    p.add_argument("input", help="graph-dialect .mlir or .mlirbc file; - reads standard input")
     p.add_argument("--entry", help="function to run (default: the first public one)")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--inputs", help=".npz file with the input arrays")
@@ -72,7 +75,8 @@ def _parser() -> _Parser:
     p.add_argument("--atol", type=float, default=1e-5,
                    help="--check: allowed absolute error on top, for outputs that are all near zero (default 1e-5)")
     p.add_argument("--repeat", type=int, default=1, help="timed calls (median printed)")
-    p.add_argument("--output", help="save the results to this .npz file (out0, out1, ...)")
+    p.add_argument("--output", help="save the results to this .npz file (out0, out1, ...; not -: standard output "
+                   "takes the report)")
     level = p.add_mutually_exclusive_group()
     level.add_argument("--opt-level", type=int, choices=OPT_LEVELS, help="0 unfused ... 3 (default 2)")
     level.add_argument("--pass-pipeline", help="graph pipeline instead of the default")
@@ -142,7 +146,7 @@ def load_inputs(path: str, count: int, names: Sequence[str | None] = (),
             named = {name: data[name] for name in data.files}
     except FileNotFoundError:
         raise UsageError(f"could not open input file '{path}'") from None
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, EOFError) as error:  # EOFError: an empty stream (/dev/null)
         raise UsageError(f"'{path}' is not a readable .npz file: {error}") from None
     held = ", ".join(named) or "no arrays"
     inputs = []
@@ -180,6 +184,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
         # NaN fails every comparison and a negative tolerance every element: the check would be meaningless.
         if not math.isfinite(value) or value < 0:
             raise UsageError(f"{flag} must be a non-negative finite number, got {value:g}")
+    if args.output == "-":  # np.savez would write a file named "-"
+        raise UsageError("--output -: the report goes to standard output; name an .npz file for the results")
     if args.output is not None and Path(args.output).is_dir():
         raise UsageError(f"could not write output file '{args.output}': it is a directory")
     if args.output is not None:
@@ -209,11 +215,11 @@ def _body(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     _check_arguments(args)
     start = time.perf_counter()
-    source = Path(args.input)  # never read as MLIR text
+    source = input_source(args.input)  # a file's path is never read as MLIR text
     # The graph pipeline's rerun needs the same switches.
     rerun = [f"--{flag}={value}" for flag, value in (("graph-kernel-flags", args.graph_kernel_flags),
                                                      ("fusion-switch-file", args.fusion_switch_file)) if value]
-    with reproducers_saved(args.repro_dir, source.stem, rerun):
+    with reproducers_saved(args.repro_dir, reproducer_stem(args.input), rerun):
         if args.target == "npu":
             executable = compile_npu(source, entry=args.entry, pipeline=args.pass_pipeline, opt_level=args.opt_level,
                                      graph_kernel_flags=args.graph_kernel_flags,

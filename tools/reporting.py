@@ -102,6 +102,11 @@ def write_reproducer(reproducer: Reproducer, directory: str | Path | None, stem:
     return f"reproduce with: {reproducer.command(str(path), options)}"
 
 
+def reproducer_stem(input_path: str) -> str:
+    """What a tool's reproducer files are named after: its input file's stem, ``stdin`` for standard input."""
+    return "stdin" if input_path == "-" else Path(input_path).stem
+
+
 @contextlib.contextmanager
 def reproducers_saved(directory: str | Path | None, stem: str, options: Sequence[str] = ()) -> Iterator[None]:
     """A PipelineFailure raised inside is re-raised with its reproducer written (see :func:`save_reproducer`)."""

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from graphfuse.dialect.catalog import AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
+from graphfuse.dialect.run_checks import IntegerDivisionByZeroError, check_failed
 from graphfuse.dialect.shape_utils import (
     broadcast_shapes,
     dims_equal,
@@ -80,9 +81,17 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     return out.astype(x.dtype)
 
 
+def _require_nonzero(b: np.ndarray) -> None:
+    """An integer division by zero raises, as eager PyTorch does (``b`` broadcast to the result: a zero nothing
+    is divided by is no error)."""
+    if np.any(b == 0):
+        raise check_failed(IntegerDivisionByZeroError)
+
+
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """C-style division: truncates toward zero, x / 0 = 0, MIN / -1 wraps to MIN."""
+    """C-style division: truncates toward zero, MIN / -1 wraps to MIN; x / 0 raises."""
     a, b = np.broadcast_arrays(a, b)
+    _require_nonzero(b)
     safe = np.where((b == 0) | (b == -1), np.ones_like(b), b)
     q = a // safe
     # Floor division rounds down; step back toward zero when the signs differ and it was inexact.
@@ -92,10 +101,11 @@ def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _fmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """C's fmod: the remainder of the division truncated toward zero, the sign of ``a``; integers: x % 0 = 0."""
+    """C's fmod: the remainder of the division truncated toward zero, the sign of ``a``; integers: x % 0 raises."""
     if not _is_int(a):
         return np.fmod(a, b)
     a, b = np.broadcast_arrays(a, b)
+    _require_nonzero(b)
     special = (b == 0) | (b == -1)  # x % -1 is 0, and MIN % -1 must not trap
     return np.where(special, np.zeros_like(a), np.fmod(a, np.where(special, np.ones_like(b), b))).astype(a.dtype)
 
@@ -109,7 +119,7 @@ def _floors_away(r: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """PyTorch's remainder: the remainder of the floor division, the sign of ``b``: fmod, plus ``b`` when the
     signs of a non-zero remainder and ``b`` differ.  Floats: a zero remainder is fmod's (the sign of ``a``);
-    x % 0 is NaN.  Integers: x % 0 = 0."""
+    x % 0 is NaN.  Integers: x % 0 raises."""
     r = _fmod(a, b)
     return np.asarray(np.where(_floors_away(r, b), r + b, r)).astype(a.dtype)
 
@@ -132,7 +142,7 @@ def _float_floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The quotient rounded toward -inf.  Floats: :func:`_float_floor_div` (PyTorch's floor_divide).  Integers:
-    the truncated quotient (:func:`_int_div`: x // 0 = 0, MIN // -1 wraps to MIN) less one when a non-zero
+    the truncated quotient (:func:`_int_div`: x // 0 raises, MIN // -1 wraps to MIN) less one when a non-zero
     remainder and ``b`` have opposite signs."""
     if not _is_int(a):
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -373,7 +383,8 @@ _BINARY: dict[str, tuple[ArrayFn, frozenset[str], bool, str, str]] = {
         False,
         "Elementwise quotient.",
         "Floats follow IEEE 754 (x / 0 is +-inf or NaN). Integer division truncates toward zero like C and "
-        "arith.divsi (-7 / 2 = -3); x / 0 = 0 and MIN / -1 wraps to MIN.",
+        "arith.divsi (-7 / 2 = -3); MIN / -1 wraps to MIN; x / 0 raises (IntegerDivisionByZeroError), as eager "
+        "PyTorch does.",
     ),
     "pow": (
         _pow,
@@ -403,17 +414,17 @@ _BINARY: dict[str, tuple[ArrayFn, frozenset[str], bool, str, str]] = {
     ),
     "mod": (
         _fmod, NUMERIC_DTYPES, False, "Elementwise remainder of the division truncated toward zero (C's fmod).",
-        "The result has the sign of lhs (-7 mod 2 = -1). Floats: x mod 0 is NaN. Integers: x mod 0 = 0.",
+        "The result has the sign of lhs (-7 mod 2 = -1). Floats: x mod 0 is NaN. Integers: x mod 0 raises.",
     ),
     "floor_mod": (
         _floor_mod, NUMERIC_DTYPES, False, "Elementwise remainder of the floor division (Python's %).",
         "The result has the sign of rhs (-7 floor_mod 2 = 1); a float zero remainder is fmod's, the sign of lhs "
-        "(PyTorch's remainder). Floats: x floor_mod 0 is NaN. Integers: x floor_mod 0 = 0.",
+        "(PyTorch's remainder). Floats: x floor_mod 0 is NaN. Integers: x floor_mod 0 raises.",
     ),
     "floor_div": (
         _floor_div, NUMERIC_DTYPES, False, "Elementwise quotient rounded toward -inf.",
         "Floats: as PyTorch's floor_divide, (lhs - fmod(lhs, rhs)) / rhs rounded down (-7 floor_div inf = -1, "
-        "inf floor_div 2 = NaN, x floor_div 0 = x / 0). Integers: -7 floor_div 2 = -4; x floor_div 0 = 0 "
+        "inf floor_div 2 = NaN, x floor_div 0 = x / 0). Integers: -7 floor_div 2 = -4; x floor_div 0 raises "
         "and MIN floor_div -1 wraps to MIN.",
     ),
 }
@@ -487,15 +498,20 @@ SPECIAL_VALUES: dict[str, str] = {
     "sign": "NaN, +0 and -0 give +0 (PyTorch's; numpy gives NaN for NaN).",
     "maximum": "NaN in either operand gives NaN; maximum(-0, +0) is +0.",
     "minimum": "NaN in either operand gives NaN; minimum(-0, +0) is -0.",
-    "mod": "C's fmod: the sign of lhs; x mod 0, inf mod y and NaN give NaN; x mod inf is x. Integers: x mod 0 is "
-           "0 (eager PyTorch raises).",
+    "div": "Floats: IEEE's x / 0 (+-inf, NaN for 0 / 0). Integers: truncated toward zero; x div 0 raises "
+           "IntegerDivisionByZeroError, a RuntimeError like eager's `RuntimeError: ZeroDivisionError`, in the "
+           "reference interpreter and in compiled code (docs/lowering.md, run-time checks); MIN div -1 wraps to MIN, "
+           "as eager's floor_divide gives it (eager's division rounded toward zero dies of SIGFPE there).",
+    "mod": "C's fmod: the sign of lhs; x mod 0, inf mod y and NaN give NaN; x mod inf is x. Integers: x mod 0 "
+           "raises IntegerDivisionByZeroError, as eager does; MIN mod -1 is 0.",
     "floor_mod": "PyTorch's remainder: fmod, plus rhs where a non-zero remainder's sign differs from rhs's; a zero "
                  "remainder keeps lhs's sign (4.0 floor_mod -2.0 is +0; Python's % gives -0); -7 floor_mod inf is "
-                 "inf. Integers: x floor_mod 0 is 0 (eager raises).",
+                 "inf. Integers: x floor_mod 0 raises IntegerDivisionByZeroError, as eager does; MIN floor_mod -1 "
+                 "is 0.",
     "floor_div": "PyTorch's floor_divide: (lhs - fmod(lhs, rhs)) / rhs, one less where the remainder's sign differs "
                  "from rhs's, then rounded down: -7 floor_div inf is -1, inf floor_div 2 is NaN, x floor_div 0 is "
-                 "x / 0 (+-inf, NaN for 0 / 0). Integers: x floor_div 0 is 0 (eager raises), MIN floor_div -1 "
-                 "wraps to MIN.",
+                 "x / 0 (+-inf, NaN for 0 / 0). Integers: x floor_div 0 raises IntegerDivisionByZeroError, as "
+                 "eager does; MIN floor_div -1 wraps to MIN.",
     "pow": "C's pow: pow(x, 0) is 1 and pow(1, y) is 1 even for NaN; pow(-8, 1/3) is NaN.",
     "round": "Halves to even (2.5 -> 2, -0.5 -> -0).",
     "tanh": "Odd: -0 gives -0; +-inf give +-1.",

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from graphfuse.dialect.catalog import REQUIRED, AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
+from graphfuse.dialect.run_checks import IndexOutOfRangeError, check_failed
 from graphfuse.dialect.shape_utils import can_broadcast_to, normalize_axis, require_declared, require_dtype, same_dtype
 from graphfuse.dialect.types import Dim, TensorSig
 
@@ -442,6 +443,20 @@ register_op(
 
 #: Element types of gather's indices.
 _INDEX_DTYPES = frozenset({"i32", "i64"})
+#: The attributes of the ops that index an axis: gather, gather_elements, scatter_update.
+_INDEXING_ATTRS = (
+    AttrSpec("axis", AttrKind.I64, default=0, doc="axis of data indexed; negative counts from the end"),
+    AttrSpec("negative_indices", AttrKind.BOOL, default=True,
+             doc="a negative index counts from the end of the axis; false: it is out of range"),
+)
+#: What the indexing ops do with their indices (the end of their docs).
+_INDEX_RULE = (
+    "Indices are i32 or i64. A negative index counts from the end of the axis (numpy, ONNX, PyTorch's `x[i]`), "
+    "unless `negative_indices` is false (PyTorch's index_select, embedding, gather and index_copy): it is then out "
+    "of range. An index out of range raises IndexOutOfRangeError (an IndexError and a RuntimeError, as eager "
+    "PyTorch's), in the reference interpreter and in compiled code (docs/lowering.md); compiled code never reads "
+    "or writes outside data meanwhile."
+)
 
 
 def _infer_gather(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
@@ -455,18 +470,25 @@ def _infer_gather(inputs: list[TensorSig], attrs: dict[str, Any], declared: list
     return [data.with_shape(data.shape[:axis] + indices.shape + data.shape[axis + 1:])]
 
 
-def _gather_positions(indices: np.ndarray, size: int) -> np.ndarray:
-    """The positions gather reads along an axis of ``size``: negative indices count from the end, and what is
-    still out of range is clamped to the nearest end."""
+def _index_positions(indices: np.ndarray, size: int, axis: int, attrs: dict[str, Any]) -> np.ndarray:
+    """The positions ``indices`` point at along ``axis`` of ``size`` (int64): negative ones count from the end when
+    ``negative_indices`` says so; any index outside the axis raises IndexOutOfRangeError."""
     positions = indices.astype(np.int64)
-    positions = np.where(positions < 0, positions + size, positions)
-    return np.clip(positions, 0, size - 1)
+    if attrs["negative_indices"]:
+        positions = np.where(positions < 0, positions + size, positions)
+    outside = (positions < 0) | (positions >= size)
+    if np.any(outside):
+        index = int(indices.reshape(-1)[np.argmax(outside.reshape(-1))])
+        low = -size if attrs["negative_indices"] else 0
+        raise check_failed(IndexOutOfRangeError, detail=f"index {index} is not in [{low}, {size}) (axis {axis})")
+    return positions
 
 
 def _gather_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
     data, indices = xs
     axis = normalize_axis(attrs["axis"], data.ndim)
-    return [np.take(data, _gather_positions(indices, data.shape[axis]), axis=axis)]  # empty indices: empty result
+    positions = _index_positions(indices, data.shape[axis], axis, attrs)
+    return [np.take(data, positions, axis=axis)]  # empty indices: empty result
 
 
 register_op(
@@ -476,14 +498,13 @@ register_op(
         summary="Take slices of data along an axis at the given indices (ONNX Gather, embedding lookup).",
         operands=(ValueSpec("data"), ValueSpec("indices")),
         results=(ValueSpec("result"),),
-        attrs=(AttrSpec("axis", AttrKind.I64, default=0, doc="axis of data indexed; negative counts from the end"),),
+        attrs=_INDEXING_ATTRS,
         infer=_infer_gather,
         reference=_gather_reference,
         doc=(
             "`result[a..., i..., b...] = data[a..., indices[i...], b...]`, the result's shape `data.shape[:axis] + "
             "indices.shape + data.shape[axis + 1:]` (ONNX Gather, numpy.take; an embedding lookup is axis 0). "
-            "Indices are i32 or i64; a negative index counts from the end of the axis, and an index still out of "
-            "range is clamped to the nearest end (XLA's rule: never a read outside data). Any element type for data."
+            f"Any element type for data. {_INDEX_RULE}"
         ),
         example=((TensorSig((10, 4), "f32"), TensorSig((2, 3), "i64")), {"axis": 0}),
     )
@@ -519,7 +540,7 @@ def _gather_elements_reference(
     axis = normalize_axis(attrs["axis"], data.ndim)
     # Outside the axis the indices' grid reads data's leading corner (torch.gather's rule).
     corner = data[tuple(slice(0, n) if d != axis else slice(None) for d, n in enumerate(indices.shape))]
-    return [np.take_along_axis(corner, _gather_positions(indices, data.shape[axis]), axis=axis)]
+    return [np.take_along_axis(corner, _index_positions(indices, data.shape[axis], axis, attrs), axis=axis)]
 
 
 register_op(
@@ -529,15 +550,14 @@ register_op(
         summary="Take one element of data per index along an axis (ONNX GatherElements, torch.gather).",
         operands=(ValueSpec("data"), ValueSpec("indices")),
         results=(ValueSpec("result"),),
-        attrs=(AttrSpec("axis", AttrKind.I64, default=0, doc="axis of data indexed; negative counts from the end"),),
+        attrs=_INDEXING_ATTRS,
         infer=_infer_gather_elements,
         reference=_gather_elements_reference,
         doc=(
             "`result[i] = data[i with i[axis] replaced by indices[i]]`: indices has data's rank, the result "
             "indices' shape (ONNX GatherElements, torch.gather, numpy.take_along_axis). Outside the axis an index "
-            "dimension may be shorter than data's (torch.gather's rule: the leading part is read). Indices are "
-            "i32 or i64; a negative index counts from the end of the axis, and one still out of range is clamped "
-            "to the nearest end, as in gather. Any element type for data."
+            "dimension may be shorter than data's (torch.gather's rule: the leading part is read). Any element "
+            f"type for data. {_INDEX_RULE}"
         ),
         example=((TensorSig((3, 5), "f32"), TensorSig((3, 2), "i64")), {"axis": 1}),
     )
@@ -575,15 +595,12 @@ def _scatter_update_reference(
 ) -> list[np.ndarray]:
     data, indices, updates = xs
     axis = normalize_axis(attrs["axis"], data.ndim)
-    size = data.shape[axis]
     out = np.array(data, copy=True)
-    flat = indices.astype(np.int64).reshape(-1)
+    flat = _index_positions(indices, data.shape[axis], axis, attrs).reshape(-1)
     # The updates with the index dims as one: slice k of it goes where flat[k] points.
     rows = updates.reshape((*data.shape[:axis], flat.size, *data.shape[axis + 1:]))
-    for k, index in enumerate(flat):  # in order: of equal indices the last one wins
-        position = index + size if index < 0 else index
-        if 0 <= position < size:
-            out[(slice(None),) * axis + (position,)] = rows[(slice(None),) * axis + (k,)]
+    for k, position in enumerate(flat):  # in order: of equal indices the last one wins
+        out[(slice(None),) * axis + (position,)] = rows[(slice(None),) * axis + (k,)]
     return [out]
 
 
@@ -594,16 +611,15 @@ register_op(
         summary="Write slices of updates into a copy of data along an axis at the given indices (index_copy).",
         operands=(ValueSpec("data"), ValueSpec("indices"), ValueSpec("updates")),
         results=(ValueSpec("result"),),
-        attrs=(AttrSpec("axis", AttrKind.I64, default=0, doc="axis of data indexed; negative counts from the end"),),
+        attrs=_INDEXING_ATTRS,
         infer=_infer_scatter_update,
         reference=_scatter_update_reference,
         doc=(
             "The inverse of gather: `result` is `data` with `result[a..., indices[i...], b...] = "
             "updates[a..., i..., b...]`, updates having the shape `data.shape[:axis] + indices.shape + "
             "data.shape[axis + 1:]` (torch index_copy, MindSpore ScatterUpdate along an axis; a KV cache written "
-            "at the new positions). Indices are i32 or i64; a negative index counts from the end of the axis, an "
-            "index still out of range writes nothing (never a write outside the result), and of two equal "
-            "indices the later one in row-major order wins. Any element type."
+            "at the new positions). Of two equal indices the later one in row-major order wins. Any element type. "
+            f"{_INDEX_RULE}"
         ),
         example=((TensorSig((4, 8, 2), "f32"), TensorSig((3,), "i64"), TensorSig((4, 3, 2), "f32")), {"axis": 1}),
     )

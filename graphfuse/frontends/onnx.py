@@ -49,6 +49,7 @@ from graphfuse.dialect.constants import attr_to_array
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc
 from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.parsing import MAX_TENSOR_BYTES
+from graphfuse.dialect.run_checks import RunCheckError
 from graphfuse.dialect.types import NUMPY_DTYPES, dtype_of_array, sig_from_type
 from graphfuse.pipelines import log
 
@@ -587,7 +588,7 @@ class _Importer:
                 try:
                     results = evaluate_op(spec.name, [values[v] for v in op.operands], read_attributes(spec, op),
                                           declared)
-                except VerifyError:
+                except (VerifyError, RunCheckError):
                     return False  # left to run time, where the same error is reported with its location
             for result, array in zip(op.results, results, strict=True):
                 values[result] = array
@@ -1643,7 +1644,8 @@ def _cumsum(n: _Node) -> list[Tensor]:
                        reverse=bool(n.attr("reverse", 0)))]
 
 
-@_converter("GatherElements", lowering="`gather_elements`; constant indices are range-checked, run-time ones clamped")
+@_converter("GatherElements", lowering="`gather_elements`; constant indices are range-checked, run-time ones out of "
+            "range raise when the graph runs")
 def _gather_elements(n: _Node) -> list[Tensor]:
     x = n.input(0)
     axis = _axis(int(n.attr("axis", 0)), len(x.shape))
@@ -1660,8 +1662,8 @@ def _gather_elements(n: _Node) -> list[Tensor]:
 
 
 @_converter("GatherND", lowering="`gather` along axis 0 of data with its batch and indexed leading dims flattened, "
-            "at `batch offset + sum(index_j * stride_j)` (constant indices range-checked, run-time ones wrapped and "
-            "clamped per dim)")
+            "at `batch offset + sum(index_j * stride_j)` (constant indices range-checked; a run-time one out of range "
+            "for its dim makes the position out of range, and the graph raises when it runs)")
 def _gather_nd(n: _Node) -> list[Tensor]:
     x, indices = n.input(0), n.input(1)
     batch = int(n.attr("batch_dims", 0))
@@ -1692,12 +1694,16 @@ def _gather_nd(n: _Node) -> list[Tensor]:
     else:
         flat = n.b.const(np.ascontiguousarray(offsets)) if batch else None
         wide = indices if indices.dtype == "i64" else n.b.cast(indices, "i64")
+        # An index out of range for its dim reads past all of data: the gather raises, as ONNX Runtime does.
+        outside = math.prod(int(d) for d in x.shape[:batch + depth])
         for j, (size, stride) in enumerate(zip(dims, strides, strict=True)):
             column = n.b.reshape(n.b.slice(wide, start=[0] * len(rows) + [j], limit=[*rows, j + 1]), rows)
             column = n.b.select(n.b.less(column, n.const_like(0, column)), n.b.add(column, n.const_like(size, column)),
                                 column)
-            column = n.b.minimum(n.b.maximum(column, n.const_like(0, column)), n.const_like(size - 1, column))
+            out_of_range = n.b.logical_or(n.b.less(column, n.const_like(0, column)),
+                                          n.b.greater_equal(column, n.const_like(size, column)))
             term = n.b.mul(column, n.const_like(stride, column)) if stride != 1 else column
+            term = n.b.select(out_of_range, n.const_like(outside, column), term)
             flat = term if flat is None else n.b.add(flat, term)
         assert flat is not None
     merged = (math.prod(int(d) for d in x.shape[:batch + depth]), *(int(d) for d in x.shape[batch + depth:]))

@@ -1610,14 +1610,15 @@ def _select(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
 
 
 def _gather(imp: _Importer, node: fx.Node, x: Tensor, index_arg: Any, axis: int) -> Tensor:
-    """``graph.gather`` of ``x`` along ``axis`` at ``index_arg``; known indices are range-checked as PyTorch
-    checks them (the op clamps what is out of range)."""
-    return imp.emit("gather", x, _indices(imp, node, index_arg, axis, imp.static_shape(x)[axis]), axis=axis)
+    """``graph.gather`` of ``x`` along ``axis`` at ``index_arg``, a negative index out of range as PyTorch's
+    index_select and embedding have it; known indices are range-checked as PyTorch checks them."""
+    indices = _indices(imp, node, index_arg, axis, imp.static_shape(x)[axis])
+    return imp.emit("gather", x, indices, axis=axis, negative_indices=False)
 
 
 def _indices(imp: _Importer, node: fx.Node, index_arg: Any, axis: int, size: int) -> Tensor:
     """The index tensor of a gather or scatter along ``axis`` of ``size``; known indices are range-checked as
-    PyTorch checks them (the graph ops clamp or skip what is out of range)."""
+    PyTorch checks them (run-time ones are checked by the graph ops, which raise an IndexError as eager does)."""
     known = imp.constant_value(index_arg)
     if known is not None and known.numel() and not (0 <= int(known.min()) and int(known.max()) < size):
         raise imp.error(f"FX node '{node.name}': indices {known.reshape(-1).tolist()[:8]} are out of range for "
@@ -1632,8 +1633,9 @@ def _flat_index(imp: _Importer, node: fx.Node, shape: tuple[int, ...], entries: 
     """The integer index tensors of ``entries`` (one per dim, None for a whole dim) as one index into the
     indexed dims flattened: ``(first indexed dim, how many, sum(ik * stride_k))`` over the broadcast indices.
 
-    Constant indices are range-checked as PyTorch checks them; run-time ones are wrapped and clamped per dim,
-    so their sum stays inside the flattened dim.
+    Constant indices are range-checked as PyTorch checks them; run-time ones are counted from the end when
+    negative, and one still out of range for its dim makes the sum out of range for the flattened dim (its term
+    is that dim's whole size), so the gather or scatter raises the IndexError eager raises.
     """
     used = [k for k, entry in enumerate(entries) if entry is not None]
     if used != list(range(used[0], used[-1] + 1)):
@@ -1655,12 +1657,15 @@ def _flat_index(imp: _Importer, node: fx.Node, shape: tuple[int, ...], entries: 
             flat = flat + np.where(index < 0, index + size, index) * stride
         return first, len(dims), imp.const(flat, "i64")
     indices = None
+    outside = imp.tensor(math.prod(dims), "i64")
     for k, size, stride in zip(used, dims, strides, strict=True):
         index = imp.tensor(entries[k], "i64")
         wrapped = imp.emit("add", index, imp.tensor(size, "i64"))
         index = imp.emit("select", imp.emit("less", index, imp.tensor(0, "i64")), wrapped, index)
-        index = imp.emit("minimum", imp.emit("maximum", index, imp.tensor(0, "i64")), imp.tensor(size - 1, "i64"))
+        out_of_range = imp.emit("logical_or", imp.emit("less", index, imp.tensor(0, "i64")),
+                                imp.emit("greater_equal", index, imp.tensor(size, "i64")))
         term = imp.emit("mul", index, imp.tensor(stride, "i64")) if stride != 1 else index
+        term = imp.emit("select", out_of_range, outside, term)
         indices = term if indices is None else imp.emit("add", indices, term)
     assert indices is not None
     if tuple(indices.shape) != common:
@@ -1674,7 +1679,8 @@ def _merged(shape: tuple[int, ...], first: int, count: int) -> tuple[int, ...]:
 
 
 @_converts("aten.index.Tensor", graph="`gather` of the indexed dims flattened into one",
-           notes="integer index tensors on adjacent dims; constant indices range-checked, run-time ones clamped")
+           notes="integer index tensors on adjacent dims; constant indices range-checked, run-time ones out of range "
+                 "raise when the graph runs")
 def _index(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     """Advanced indexing ``x[..., i0, i1, ...]``: the indexed dims are flattened into one and gathered at
     ``sum(ik * stride_k)`` over the broadcast index tensors, the result's dims in numpy's order."""
@@ -1726,13 +1732,15 @@ def _index_put(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return written if tuple(shape) == merged else imp.emit("reshape", written, shape)
 
 
-@_converts("aten.index_copy.default", graph="`scatter_update`",
-           notes="constant indices are range-checked, run-time ones out of range write nothing")
+@_converts("aten.index_copy.default", graph="`scatter_update` (`negative_indices = false`)",
+           notes="constant indices are range-checked, run-time ones out of range (negative ones too) raise when the "
+                 "graph runs")
 def _index_copy(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
     axis = _axis(a["dim"], len(x.shape))
     indices = _indices(imp, node, a["index"], axis, imp.static_shape(x)[axis])
-    return imp.emit("scatter_update", x, indices, imp.tensor(a["source"], x.dtype), axis=axis)
+    return imp.emit("scatter_update", x, indices, imp.tensor(a["source"], x.dtype), axis=axis,
+                    negative_indices=False)
 
 
 @_converts("aten.slice_scatter.default", graph="`scatter_update` at the constant positions of the slice",
@@ -1762,13 +1770,14 @@ def _select_scatter(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return imp.emit("scatter_update", x, position, imp.tensor(a["src"], x.dtype), axis=axis)
 
 
-@_converts("aten.gather.default", graph="`gather_elements`",
-           notes="constant indices are range-checked, run-time ones clamped; not sparse_grad")
+@_converts("aten.gather.default", graph="`gather_elements` (`negative_indices = false`)",
+           notes="constant indices are range-checked, run-time ones out of range (negative ones too) raise when the "
+                 "graph runs; not sparse_grad")
 def _gather_along(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
     axis = _axis(a["dim"], len(x.shape))
     indices = _indices(imp, node, a["index"], axis, imp.static_shape(x)[axis])
-    return imp.emit("gather_elements", x, indices, axis=axis)
+    return imp.emit("gather_elements", x, indices, axis=axis, negative_indices=False)
 
 
 @_converts("aten.cumsum.default", graph="`cumsum` (a `cast` first to the result type: int64 for integers "
@@ -1874,14 +1883,16 @@ def _scatter_value(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return imp.emit("select", hit, imp.const(np.asarray(a["value"]), dtype), x)
 
 
-@_converts("aten.embedding.default", graph="`gather` along axis 0",
-           notes="padding_idx only matters for training; constant indices are range-checked, run-time ones clamped")
+@_converts("aten.embedding.default", graph="`gather` along axis 0 (`negative_indices = false`)",
+           notes="padding_idx only matters for training; constant indices are range-checked, run-time ones out of "
+                 "range (negative ones too) raise when the graph runs")
 def _embedding(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return _gather(imp, node, imp.tensor(a["weight"]), a["indices"], 0)
 
 
-@_converts("aten.index_select.default", graph="`gather`",
-           notes="constant indices are range-checked, run-time ones clamped")
+@_converts("aten.index_select.default", graph="`gather` (`negative_indices = false`)",
+           notes="constant indices are range-checked, run-time ones out of range (negative ones too) raise when the "
+                 "graph runs")
 def _index_select(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
     return _gather(imp, node, x, a["index"], _axis(a["dim"], len(x.shape)))

@@ -24,9 +24,10 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import entry_function
 from graphfuse.dialect.npu_target import NpuTarget, load_target
-from graphfuse.dialect.parsing import parse_module
+from graphfuse.dialect.parsing import located_asm, parse_module
 from graphfuse.lowering.compiler import (
     CompiledGraph,
+    Source,
     check_lowerable,
     refuse_communication,
     resolve_pipeline,
@@ -58,7 +59,12 @@ def npu_graph_pipeline(opt_level: int) -> str:
 
 
 def npu_lowering_pipeline(target: str = "910b", double_buffer: bool = True) -> str:
-    """Graph (kernels outlined) -> bufferized kernels with UB/L1 buffers and explicit GM transfers."""
+    """Graph (kernels outlined) -> bufferized kernels with UB/L1 buffers and explicit GM transfers.
+
+    graph-to-linalg runs without its run-time checks (``checks``): the emulator counts GM traffic and does not raise
+    on an integer division by zero (which gives 0) or an index out of range (clamped into its axis, or not written
+    by a scatter); docs/npu.md says so.
+    """
     assign = f"npu-buffer-assign{{target={target} double-buffer={'true' if double_buffer else 'false'}}}"
     return (
         "builtin.module(npu-outline-ops,graph-to-linalg{strict cube-convolutions},fuse-kernel-loops,canonicalize,cse,"
@@ -176,7 +182,7 @@ class NpuExecutable(CompiledGraph):
 
 
 def compile_npu(
-    source: ir.Module | str | Path,
+    source: Source,
     *,
     entry: str | None = None,
     pipeline: str | None = None,
@@ -215,7 +221,8 @@ def compile_npu(
     ftype = ir.FunctionType(ir.TypeAttr(entry_op.attributes["function_type"]).value)
     booleans = [k for k, t in enumerate([*ftype.inputs, *ftype.results])  # held as bytes, passed as numpy bools
                 if isinstance(t, ir.RankedTensorType) and str(ir.RankedTensorType(t).element_type) == "i1"]
-    function = emulate(npu_ir, name, n_outputs, jit_opt_level, booleans)
+    # Emulated from the text with locations: an error of the emulation names the op in the graph's file.
+    function = emulate(located_asm(module, filename), name, n_outputs, jit_opt_level, booleans)
     order = {row: k for k, row in enumerate(function.rows)}
     infos = sorted(kernel_infos(module), key=lambda info: order.get(info.name, len(order)))
     return NpuExecutable(name, source_module, runner.text, fused_graph, npu_ir, npu_target, function, infos)

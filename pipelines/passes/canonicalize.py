@@ -12,7 +12,9 @@ wrap-around included):
 - constant folding: a graph op whose operands are all ``arith.constant
   dense<...>`` becomes constants holding its reference result
   (:func:`graphfuse.dialect.evaluate.evaluate_op`), unless a result type is
-  dynamic or a result has more than ``fold-limit`` elements;
+  dynamic, a result has more than ``fold-limit`` elements or the op raises
+  (an integer division by zero, an index out of range: it raises when the
+  graph runs);
 - reshape / broadcast_to / cast whose result type is the operand type -> operand;
   reshape(reshape(x)) and broadcast_to(broadcast_to(x)) -> one op from x;
 - transpose with the identity perm -> operand; transpose(transpose(x)) -> one
@@ -54,6 +56,7 @@ from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 from graphfuse.dialect.catalog import VerifyError, all_ops, infer_results, lookup_op, read_attributes
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.run_checks import RunCheckError
 from graphfuse.dialect.types import TensorSig, sig_from_type
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
@@ -202,7 +205,7 @@ def make_fold_constants(fold_limit: int, count: Callable[[str], None]) -> Rule:
             with np.errstate(all="ignore"):
                 outputs = evaluate_op(spec.name, inputs, attrs, declared)
             values = [array_to_attr(out) for out in outputs]
-        except (VerifyError, ValueError):
+        except (VerifyError, ValueError, RunCheckError):  # a division by zero raises when the graph runs, not here
             return False
         if [v.type for v in values] != [r.type for r in op.results]:
             return False  # e.g. a result type with an encoding

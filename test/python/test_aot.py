@@ -193,6 +193,17 @@ def test_a_static_library_carries_no_graph(tmp_path: Path) -> None:
     assert "graph" not in load_library(tmp_path / "libmlp.so").metadata
 
 
+def test_standard_output_takes_object_code_and_the_header(tmp_path: Path, capfdbinary: pytest.CaptureFixture) -> None:
+    """``-`` as the output writes the library there, as graphfuse-opt writes bytecode; as the header, the header."""
+    source = _model_file(tmp_path, "mlp")
+    compile_library(source, "-", emit="shared", name="mlp")
+    (tmp_path / "libmlp.so").write_bytes(capfdbinary.readouterr().out)
+    assert load_library(tmp_path / "libmlp.so").metadata["symbol"] == "mlp_mlp"  # <name>_<entry>
+    compile_library(source, tmp_path / "mlp.o", header="-")
+    assert "#ifndef MLP_H_" in capfdbinary.readouterr().out.decode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["libmlp.so", "mlp.mlir", "mlp.o"]
+
+
 def test_a_library_compiled_again_to_its_path_loads_anew(tmp_path: Path) -> None:
     """The dynamic loader returns the handle it has for a path: the second load must not run the first code."""
     (tmp_path / "a.mlir").write_text(DYNAMIC)

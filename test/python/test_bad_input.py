@@ -40,7 +40,8 @@ BIN = Path(sys.executable).parent  # the virtual environment's graphfuse-opt, gr
 TIMEOUT = 180
 
 #: How an error line must start: located (``file:line:col: error:``) or from the tool (``graphfuse-opt: error:``).
-ERROR_LINE = re.compile(r"^(\S.*:\d+:\d+|graphfuse-opt|graphfuse-run|graphfuse-import|graphfuse-compile): error: ")
+ERROR_LINE = re.compile(
+    r"^(\S.*:\d+:\d+|graphfuse-opt|graphfuse-run|graphfuse-import|graphfuse-compile|graphfuse-bisect): error: ")
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,11 @@ def _onnx_model(initializer_dims: tuple[int, ...] | None = None) -> bytes:
         graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [x], [y], initializer=[w])
     return onnx.helper.make_model(graph).SerializeToString()
 RUN = "graphfuse-run"
+#: A graph whose exp result the CPU runtime refuses after the lowering: an intermediate of dynamic size.
+DYNAMIC_INTERMEDIATE = (b'func.func @f(%a: tensor<?x8xf32>, %b: tensor<8x8xf32>) -> tensor<?x8xf32> {\n'
+                        b'  %0 = "graph.exp"(%a) : (tensor<?x8xf32>) -> tensor<?x8xf32>\n'
+                        b'  %1 = "graph.matmul"(%0, %b) : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>\n'
+                        b"  return %1 : tensor<?x8xf32>\n}\n")
 PIPELINE_PREFIX = "graphfuse-opt: error: invalid pass pipeline"
 
 COMMAND_CASES = [
@@ -225,6 +231,28 @@ COMMAND_CASES = [
          expect_re=(r"graphfuse-opt: error: could not write output file '.*out\.mlir': No such file or directory",)),
     Case("run-directory-input", (RUN, "{tmp}"),
          expect_re=(r"graphfuse-run: error: could not open input file '.*': it is a directory",)),
+    # Standard input (-) for graphfuse-run, graphfuse-compile and graphfuse-bisect, as for graphfuse-opt: errors
+    # name <stdin>, the runtime's too (it compiles text printed and parsed again).
+    Case("run-stdin-verifier-error", (RUN, "-"), stdin=b'func.func @f(%a: tensor<4xf32>, %b: tensor<3xf32>) -> '
+         b'tensor<4xf32> {\n  %0 = "graph.add"(%a, %b) : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>\n'
+         b"  return %0 : tensor<4xf32>\n}\n",
+         expect=("<stdin>:2:8: error: 'graph.add' operands tensor<4xf32> and tensor<3xf32> are not "
+                 "broadcast-compatible",)),
+    Case("run-stdin-dynamic-intermediate", (RUN, "-"), stdin=DYNAMIC_INTERMEDIATE,
+         expect=("<stdin>:2:8: error: intermediate buffer memref<?x8xf32> has a dynamic size; the CPU runtime needs "
+                 "static shapes",)),
+    Case("compile-stdin-dynamic-intermediate", ("graphfuse-compile", "-", "-o", "{tmp}/lib.o"),
+         stdin=DYNAMIC_INTERMEDIATE,
+         expect=("<stdin>:2:8: error: intermediate buffer memref<?x8xf32> has a dynamic size; the CPU runtime needs "
+                 "static shapes",)),
+    Case("compile-stdin-empty", ("graphfuse-compile", "-", "-o", "-"), stdin=b"",
+         expect=("<stdin>:1:1: error: empty input: expected a module or a list of operations",)),
+    Case("npz-empty-stream", (RUN, MODEL, "--inputs=/dev/null"),
+         expect=("graphfuse-run: error: '/dev/null' is not a readable .npz file: No data left in file",)),
+    Case("bisect-stdin-not-utf8", ("graphfuse-bisect", "-"), stdin="// caf\u00e9\n".encode("latin-1"),
+         expect=("graphfuse-bisect: error: could not read input file '-': neither UTF-8 text nor MLIR bytecode",)),
+    Case("bisect-stdin-bad-bytecode", ("graphfuse-bisect", "-"), stdin=b"ML\xefR" + bytes(8),
+         expect_re=(r"graphfuse-bisect: error: could not read input file '-': invalid MLIR bytecode: .*",)),
     # Unknown flags and bad flag values of the tools.
     Case("opt-unknown-flag", (OPT, "--bogus", MODEL),
          expect=("graphfuse-opt: error: unknown command line argument '--bogus'; try 'graphfuse-opt --help'",)),

@@ -13,6 +13,7 @@ from graphfuse.dialect.builder import GraphBuilder, ModuleBuilder
 from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import run_function
+from graphfuse.dialect.run_checks import IntegerDivisionByZeroError
 from graphfuse.dialect.verifier import verify_operation
 
 BF16 = ml_dtypes.bfloat16
@@ -276,12 +277,14 @@ def test_f16_and_integer_graph() -> None:
         """
     )
     a = np.array([1.5, -2.5, 3.0, 10.0], np.float16)
-    i = np.array([2, -2, 0, 7], np.int64)
+    i = np.array([2, -2, 5, 7], np.int64)
     sq, q = run_function(module, [a, i])
     assert sq.dtype == np.float16 and q.dtype == np.int64
     np.testing.assert_array_equal(sq, a * a)
-    # C-style integer division: truncation toward zero, x / 0 = 0.
-    np.testing.assert_array_equal(q, [1, -3, 0, 14])
+    # C-style integer division: truncation toward zero; x / 0 raises, located at the op.
+    np.testing.assert_array_equal(q, [1, -3, 1, 14])
+    with pytest.raises(IntegerDivisionByZeroError, match=r":5:\d+: error: integer division by zero in graph.div"):
+        run_function(module, [a, np.array([2, -2, 0, 7], np.int64)])
 
 
 # --------------------------------------------------------------------------

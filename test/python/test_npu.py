@@ -749,7 +749,8 @@ def test_a_scan_over_ub_streams_its_loop(shape: tuple[int, ...], axis: int, dtyp
 def test_a_scatter_into_a_cache_over_ub_is_split_at_its_loop() -> None:
     """scatter_update copies the cache, then its loop writes each update where its position says (a place
     only known at run time). Split at the loop: the copy is tiled, and the loop moves only the updates whose
-    position is in range, one slice each, GM -> UB -> GM."""
+    position is in range, one slice each, GM -> UB -> GM.  (The emulated NPU does not check indices: those out
+    of range, on which the reference interpreter raises, are skipped; docs/npu.md.)"""
     text = """func.func @cache(%c: tensor<2x4096x1024xf32>, %p: tensor<16xi64>, %u: tensor<2x16x1024xf32>)
     -> tensor<2x4096x1024xf32> {
   %0 = "graph.scatter_update"(%c, %p, %u) {axis = 1 : i64}
@@ -762,7 +763,11 @@ def test_a_scatter_into_a_cache_over_ub_is_split_at_its_loop() -> None:
     positions = np.array([5, 4095, -1, 7, 5, 9000, 100, -5000, 3, 2, 1, 0, 64, 65, 66, 67], dtype=np.int64)
     updates = rng.standard_normal((2, 16, 1024)).astype(np.float32)
     (got,) = exe(cache, positions, updates)
-    np.testing.assert_array_equal(got, exe.reference(cache, positions, updates)[0])
+    want = cache.copy()
+    for k, position in enumerate(positions):
+        if -4096 <= position < 4096:
+            want[:, position] = updates[:, k]
+    np.testing.assert_array_equal(got, want)
     copy, scatter = exe.report().rows
     assert copy.name.endswith("_part0") and scatter.name.endswith("_part1")
     assert copy.gm_read == copy.gm_write == cache.nbytes

@@ -12,6 +12,7 @@ import pytest
 
 from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op
 from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.run_checks import IntegerDivisionByZeroError
 from graphfuse.dialect.types import TensorSig
 
 FLOAT_NP = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
@@ -345,15 +346,26 @@ def test_remainders_and_floor_division_int(name: str, dtype: str) -> None:
     assert out.tolist() == [[INT_REMAINDERS[name](x, y) for x, y in zip(row, b_vals, strict=True)] for row in a_vals]
 
 
-def test_remainders_by_zero_and_of_the_minimum() -> None:
-    """Integers: x mod 0 = x floor_mod 0 = x floor_div 0 = 0; MIN floor_div -1 wraps to MIN and its remainders
-    are 0 (no trap).  Floats: a remainder by 0 is NaN; a zero floor_mod is fmod's, the sign of the dividend
-    (PyTorch's remainder; Python's % would give -0.0 for 4.0 % -2.0)."""
+@pytest.mark.parametrize("name", ["div", "mod", "floor_mod", "floor_div"])
+def test_integer_division_by_zero_raises(name: str) -> None:
+    """As eager PyTorch raises RuntimeError("ZeroDivisionError"): the error is a RuntimeError and a
+    ZeroDivisionError; a zero divisor broadcast to an empty result divides nothing."""
+    a = np.array([7, -7, 3], np.int8)
+    with pytest.raises(IntegerDivisionByZeroError, match="integer division by zero") as raised:
+        evaluate_op(name, [a, np.array([1, 0, 2], np.int8)])
+    assert isinstance(raised.value, RuntimeError) and isinstance(raised.value, ZeroDivisionError)
+    assert evaluate_op(name, [np.zeros((0,), np.int32), np.array([0], np.int32)])[0].shape == (0,)
+
+
+def test_remainders_of_the_minimum_and_floats_by_zero() -> None:
+    """Integers: MIN floor_div -1 wraps to MIN and its remainders are 0 (no trap).  Floats: a remainder by 0 is
+    NaN; a zero floor_mod is fmod's, the sign of the dividend (PyTorch's remainder; Python's % would give -0.0
+    for 4.0 % -2.0)."""
     a = np.array([7, -7, -128], np.int8)
-    b = np.array([0, 0, -1], np.int8)
+    b = np.array([1, -1, -1], np.int8)
     assert evaluate_op("mod", [a, b])[0].tolist() == [0, 0, 0]
     assert evaluate_op("floor_mod", [a, b])[0].tolist() == [0, 0, 0]
-    assert evaluate_op("floor_div", [a, b])[0].tolist() == [0, 0, -128]
+    assert evaluate_op("floor_div", [a, b])[0].tolist() == [7, 7, -128]
     assert np.isnan(evaluate_op("mod", [np.float32([1.0]), np.float32([0.0])])[0]).all()
     assert not np.signbit(evaluate_op("floor_mod", [np.float32([4.0]), np.float32([-2.0])])[0]).any()
     assert np.signbit(evaluate_op("floor_mod", [np.float32([-4.0]), np.float32([2.0])])[0]).all()
@@ -423,10 +435,10 @@ def test_maximum_minimum_propagate_nan(name: str) -> None:
     assert np.isnan(evaluate_op(name, [a, b])[0]).all()
 
 
-def test_int_div_truncates_toward_zero_and_by_zero_is_zero() -> None:
+def test_int_div_truncates_toward_zero() -> None:
     a = np.array([7, -7, 7, -7, 5, 0, -128], np.int8)
-    b = np.array([2, 2, -2, -2, 0, 0, -1], np.int8)
-    assert evaluate_op("div", [a, b])[0].tolist() == [3, -3, -3, 3, 0, 0, -128]
+    b = np.array([2, 2, -2, -2, 1, 3, -1], np.int8)
+    assert evaluate_op("div", [a, b])[0].tolist() == [3, -3, -3, 3, 5, 0, -128]
 
 
 def test_float_div_by_zero_is_ieee_without_warning() -> None:

@@ -5,6 +5,7 @@
 // RUN: graphfuse-opt --split-input-file --graph-to-linalg --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
 // STATS: graph-to-linalg
+// STATS-NEXT: (S) 0 num-checks
 // STATS-NEXT: (S) 0 num-decomposed
 // STATS-NEXT: (S) 1 num-lowered
 // STATS-NEXT: (S) 1 num-unlowered
