@@ -275,15 +275,20 @@ def bind_status_word(module: ir.Module, entry: ir.Operation) -> tuple[CheckSite,
                           and ir.StringAttr(op.attributes["sym_name"]).value == STATUS_SYMBOL), None)
     if status_global is None:
         return ()
-    reads = [op for op in nested_ops(entry) if _reads_status(op)]
     # The other functions of the module that still check (public ones the entry does not call keep theirs): a
     # call of one from the entry would report into a word nobody reads.
     elsewhere = {ir.StringAttr(f.attributes["sym_name"]).value for f in module.body.operations
                  if f.operation.name == "func.func" and f.operation != entry and any(map(_reads_status, nested_ops(f)))}
-    for op in nested_ops(entry):
-        if op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in elsewhere:
+    reads, sites = [], {}
+    for op in nested_ops(entry):  # one walk of the entry: its reads of the word, its calls, its failure stores
+        if _reads_status(op):
+            reads.append(op)
+        elif op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in elsewhere:
             raise GraphfuseError(f"a run-time check in @{ir.FlatSymbolRefAttr(op.attributes['callee']).value} was "
                                  "not inlined into the entry: its failures would go unreported")
+        elif op.name == "memref.store" and SITE_ATTRIBUTE in op.attributes:
+            site = _site_of(ir.DictAttr(op.attributes[SITE_ATTRIBUTE]))
+            sites[site.number] = site
     if not reads:
         return ()
     word_type = ir.MemRefType(ir.TypeAttr(status_global.attributes["type"]).value)
@@ -300,11 +305,6 @@ def bind_status_word(module: ir.Module, entry: ir.Operation) -> tuple[CheckSite,
     if "arg_attrs" in entry.attributes:
         attrs = list(ir.ArrayAttr(entry.attributes["arg_attrs"]))
         entry.attributes["arg_attrs"] = ir.ArrayAttr.get([*attrs, ir.DictAttr.get({})])
-    sites = {}
-    for op in nested_ops(entry):
-        if op.name == "memref.store" and SITE_ATTRIBUTE in op.attributes:
-            site = _site_of(ir.DictAttr(op.attributes[SITE_ATTRIBUTE]))
-            sites[site.number] = site
     return tuple(sites[number] for number in sorted(sites))
 
 
