@@ -48,8 +48,11 @@ from typing import Any, Literal
 
 import ml_dtypes
 import numpy as np
+from mlir import ir
+from mlir.dialects import func as func_dialect
 
 from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.interpreter import entry_function
 from graphfuse.frontends.torch import ImportedModel, fired_fusions, import_program
 from graphfuse.lowering.compiler import Executable
 from graphfuse.lowering.compiler import compile as graphfuse_compile
@@ -172,6 +175,9 @@ class GraphReport:
     graph_ops: dict[str, int] = field(default_factory=dict)
     #: tensors the last compiled version takes at each call (frozen parameters are not among them)
     arguments: int = 0
+    #: outputs of the last compiled version that eager returns as views of an input or of another output: made
+    #: again as such views after the call, not computed (a graph of views alone runs no compiled code)
+    views: int = 0
     calls: int = 0
     eager_calls: int = 0
     #: compiles again because a frozen parameter changed
@@ -256,7 +262,8 @@ def _describe(key: tuple) -> str:
 @dataclass
 class _Compiled:
     imported: ImportedModel
-    executable: Executable
+    #: None when every result is a view made again after the call
+    executable: Executable | None
     #: (data pointer, version counter[, CRC-32]) of each tensor compiled in as a constant: a change means recompiling
     constants: tuple[tuple[int, ...], ...] = ()
     #: position -> (data pointer, shape, dtype, numpy view) of the parameters passed at the last call: the same
@@ -266,6 +273,11 @@ class _Compiled:
     aliases: _ViewReplay | None = None
     #: (position among the FX graph's inputs, whether it is a parameter) of each tensor the compiled code takes
     arguments: tuple[tuple[int, bool], ...] = ()
+    #: the positions, among the imported function's results, of those the compiled code returns (the others are
+    #: made again as views by ``aliases``)
+    computed: tuple[int, ...] = ()
+    #: how many results the imported function has
+    results: int = 0
 
 
 class _GraphRunner:
@@ -347,9 +359,10 @@ class _GraphRunner:
         else:
             seconds = time.perf_counter() - start
             self.report.compiled[_describe(key)] = seconds
-            self.report.fusions = fired_fusions(version.executable.fusion_result)
+            self.report.fusions = fired_fusions(version.executable.fusion_result) if version.executable else {}
             self.report.graph_ops = dict(version.imported.graph_ops)
-            self.report.arguments = sum(version.imported._tensor_inputs)
+            self.report.arguments = len(version.arguments)
+            self.report.views = version.results - len(version.computed)
             log.info(f"graphfuse backend: FX graph {self.report.number} compiled for inputs "
                      f"{_describe(key)} in {seconds:.2f} s")
         self.versions[key] = version
@@ -375,24 +388,38 @@ class _GraphRunner:
             except Exception as error:  # torch.export reports what it cannot trace as many exception types
                 raise GraphfuseError(f"torch.export could not export the graph: {_first_line(error)}") from None
             imported = import_program(program, input_mutations="results", constant_inputs=constants)
-        executable = graphfuse_compile(
-            imported.module,
-            opt_level=self.config.opt_level,
-            graph_kernel_flags=self.flags,
-            fusion_switch_file=self.config.fusion_switch_file,
-            num_threads=self.config.num_threads,
-            fast_math=self.config.fast_math,
-        )
+        # The outputs made again as views after the call are not computed: eager returns them without a copy, and
+        # a graph of views alone (a reshape, an expand) runs no compiled code at all.
+        aliases = _view_replay(self.gm)
+        first = len(imported.mutated_inputs)
+        replayed = {first + k for k in aliases.outputs} if aliases is not None else set()
+        results = _result_types(imported)
+        computed = tuple(k for k in range(len(results)) if k not in replayed)
+        executable = None
+        if computed:
+            if replayed:
+                _drop_results(imported, replayed)
+            executable = graphfuse_compile(
+                imported.module,
+                opt_level=self.config.opt_level,
+                graph_kernel_flags=self.flags,
+                fusion_switch_file=self.config.fusion_switch_file,
+                num_threads=self.config.num_threads,
+                fast_math=self.config.fast_math,
+            )
         arguments = tuple((position, position in self.parameter_set)
-                          for position, taken in enumerate(imported._tensor_inputs) if taken)
-        return _Compiled(imported, executable, self._constant_state(args), aliases=_view_replay(self.gm),
-                         arguments=arguments)
+                          for position, taken in enumerate(imported._tensor_inputs) if taken and executable)
+        return _Compiled(imported, executable, self._constant_state(args), aliases=aliases, arguments=arguments,
+                         computed=computed, results=len(results))
 
     def _run(self, version: _Compiled, args: tuple) -> Any:
         imported = version.imported
-        arrays = [self._parameter_view(version, position, args[position]) if parameter else _as_array(args[position])
-                  for position, parameter in version.arguments]
-        results = [_as_tensor(r) for r in version.executable(*arrays)]
+        results: list[Any] = [None] * version.results
+        if version.executable is not None:
+            arrays = [self._parameter_view(version, position, args[position]) if parameter
+                      else _as_array(args[position]) for position, parameter in version.arguments]
+            for position, result in zip(version.computed, version.executable(*arrays), strict=True):
+                results[position] = _as_tensor(result)
         for position, value in zip(imported.mutated_inputs, results, strict=False):
             args[position].copy_(value)
         if version.aliases is not None:  # after the write-back: a view of a mutated input shows its new values
@@ -414,6 +441,30 @@ class _GraphRunner:
         if tensor.is_contiguous():
             version.views[position] = (pointer, shape, dtype, array)
         return array
+
+
+def _result_types(imported: ImportedModel) -> list[ir.Type]:
+    """The result types of the imported function."""
+    func = entry_function(imported.module, imported.entry)
+    return list(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results)
+
+
+def _drop_results(imported: ImportedModel, positions: set[int]) -> None:
+    """Rewrite the imported function to return all but its results at ``positions`` (the compile's dead-code
+    elimination then removes what only they needed)."""
+    func = entry_function(imported.module, imported.entry)
+    function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    block = func.regions[0].blocks[0]
+    ret = block.operations[len(block.operations) - 1]
+    kept = [value for k, value in enumerate(ret.operands) if k not in positions]
+    with imported.module.context, ret.location, ir.InsertionPoint(ret):
+        func_dialect.ReturnOp(kept)
+        ret.erase()
+        results = [t for k, t in enumerate(function_type.results) if k not in positions]
+        func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(function_type.inputs, results))
+        if "res_attrs" in func.attributes:
+            attrs = ir.ArrayAttr(func.attributes["res_attrs"])
+            func.attributes["res_attrs"] = ir.ArrayAttr.get([a for k, a in enumerate(attrs) if k not in positions])
 
 
 class _ViewReplay:

@@ -572,6 +572,32 @@ def test_outputs_that_view_another_output_view_it() -> None:
     torch.testing.assert_close(z, flat.view(3, 4), rtol=0, atol=0)
 
 
+def test_outputs_made_again_as_views_are_not_computed() -> None:
+    """The compiled code computes only the outputs that are not views: a graph of views alone (what a graph break
+    between reshapes leaves, DeBERTa's relative positions) runs no compiled code and returns eager's views."""
+
+    def views_only(x: Any) -> Any:
+        return x.expand(4, 3, 5), x.transpose(1, 2)
+
+    def views_and_values(x: Any) -> Any:
+        return x.view(-1), x * 2, x.expand(2, 3, 5)
+
+    x = torch.randn(1, 3, 5)
+    for function, views, arguments in ((views_only, 2, 0), (views_and_values, 2, 1)):
+        torch._dynamo.reset()
+        gtb.clear_reports()
+        compiled = torch.compile(function, backend=_strict())
+        with torch.no_grad():
+            got, want = compiled(x), function(x)
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape and g.stride() == w.stride() and torch.equal(g, w)
+            shares = g.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+            assert shares == (w.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
+        [report] = gtb.last_report()
+        assert (report.views, report.arguments, report.eager_calls) == (views, arguments, 0)
+        assert report.compiled
+
+
 def test_outputs_viewing_an_intermediate_run_in_eager_with_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
     """Two outputs viewing an intermediate the graph does not return: the compiled code would give two unrelated
     copies, so the graph runs in eager PyTorch and says why."""
