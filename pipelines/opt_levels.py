@@ -25,11 +25,12 @@ DEFAULT_OPT_LEVEL = 2
 
 CLEANUP = "graph-canonicalize,graph-cse,graph-dce"
 #: Basic ops the CPU code generator fuses well that the seed's CPU cluster list leaves out: the comparisons and
-#: logical ops of expanded gelu/erf and of masks, and the elementwise activations the generator lowers as they
+#: logical ops of expanded gelu/erf and of masks, the elementwise activations the generator lowers as they
 #: are (left out, they cut one elementwise chain into several kernels, or stay a lone loop nest: a Llama MLP's
-#: silu before its product with the up projection).
+#: silu before its product with the up projection), and reduce_mean (a layer norm written out as means, as
+#: DeBERTa's is, was five kernels, two of them serial loops over the whole tensor).
 CPU_EXTRA_CLUSTER_OPS = (
-    "greater,greater_equal,not_equal,logical_and,logical_or,isfinite,broadcast_to,reduce_min,"
+    "greater,greater_equal,not_equal,logical_and,logical_or,isfinite,broadcast_to,reduce_min,reduce_mean,"
     "silu,sigmoid,erf,sin,cos,floor,ceil,sign"
 )
 
