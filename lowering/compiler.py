@@ -159,6 +159,20 @@ class Executable(CompiledGraph):
         return buffers
 
     @property
+    def takes_addresses(self) -> bool:
+        """Whether :meth:`run_addresses` serves this graph: static shapes, not launched op by op (debug mode)."""
+        return self.launcher is None and self.function.static
+
+    def run_addresses(self, addresses: list[int]) -> None:
+        """Run on C-contiguous buffers given by address, inputs then results (results 64-byte aligned), of the
+        shapes and dtypes of :attr:`inputs` and :attr:`outputs`: for callers holding another library's tensors
+        (CompiledFunction.run_addresses).  Nothing is checked."""
+        try:
+            self.function.run_addresses(addresses)
+        except RunCheckError as error:
+            raise relocated(error, self.filename) from None
+
+    @property
     def debug(self) -> bool:
         """Whether enable_debug_mode runs this graph launch by launch."""
         return self.launcher is not None

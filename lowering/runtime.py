@@ -228,6 +228,18 @@ def _descriptor_class(rank: int) -> type:
     return cls
 
 
+def _fill_layout(desc, shape: tuple[int, ...]) -> None:
+    """The sizes and C-contiguous strides of a descriptor (its pointers are left alone)."""
+    desc.offset = 0
+    if shape:
+        desc.shape[:] = shape
+        strides, step = [], 1
+        for size in reversed(shape):
+            strides.append(step)
+            step *= size
+        desc.strides[:] = strides[::-1]
+
+
 def _fill_descriptor(desc, array: np.ndarray) -> None:
     addr = array.ctypes.data
     desc.allocated = addr
@@ -376,6 +388,11 @@ class CompiledFunction(ArgumentChecks):
         self._packed = (ctypes.c_void_p * 1)(ctypes.addressof(self._table_address))  # packed calling convention
         for d, a in zip(self._descs[len(inputs) + len(outputs):], self.workspace, strict=True):
             _fill_descriptor(d, a)
+        #: every argument and result has a static shape: :meth:`run_addresses` can take bare addresses
+        self.static = all(None not in spec.shape for spec in inputs + outputs)
+        if self.static:
+            for d, spec in zip(self._descs, inputs + outputs, strict=False):
+                _fill_layout(d, spec.shape)
         #: the run-time checks of the code (lowering/run_checks.py); their status word is the last workspace buffer
         self.checks = checks
         self._status_word = self.workspace[-1] if checks else None
@@ -424,6 +441,26 @@ class CompiledFunction(ArgumentChecks):
         for k, standin in standins.items():
             np.copyto(outs[k], standin)
         return outs
+
+    def run_addresses(self, addresses: list[int]) -> None:
+        """Run on buffers given by their addresses, the inputs' then the results': for callers holding another
+        library's tensors (the torch backend), which need no numpy array made per call (a few microseconds each,
+        at every call of every graph).  Statically shaped functions only (:attr:`static`); each buffer must be
+        C-contiguous with its spec's shape and dtype and the results 64-byte aligned: nothing is checked.
+        """
+        descs, bound = self._descs, self._bound
+        with self._lock:
+            for i, address in enumerate(addresses):
+                desc = descs[i]
+                if desc.aligned != address:
+                    desc.allocated = desc.aligned = address
+                    bound[i] = None  # the array bound last no longer is
+            if self._status_word is not None:
+                self._status_word[0] = 0
+            self._fn(self._packed)
+            failed = 0 if self._status_word is None else int(self._status_word[0])
+        if failed:
+            raise failed_check(failed, self.checks)
 
     def empty_outputs(self) -> list[np.ndarray]:
         """Uninitialized, suitably aligned arrays for ``out=`` (statically shaped results only)."""

@@ -212,12 +212,21 @@ def clear_reports() -> None:
 
 def _as_array(tensor: torch.Tensor) -> np.ndarray:
     """A numpy view of a CPU tensor (a copy only when it is not contiguous); bf16 as ml_dtypes.bfloat16."""
-    tensor = tensor.detach()
+    if tensor.requires_grad:
+        tensor = tensor.detach()
     if not tensor.is_contiguous():
         tensor = tensor.contiguous()
     if tensor.dtype == torch.bfloat16:
         return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
     return tensor.numpy()
+
+
+#: the PyTorch dtype of each numpy dtype a compiled function's results can have (the graph dialect's types)
+_TORCH_DTYPE_OF: dict[np.dtype, torch.dtype] = {
+    np.dtype(np.float32): torch.float32, np.dtype(np.float16): torch.float16,
+    np.dtype(ml_dtypes.bfloat16): torch.bfloat16, np.dtype(np.int8): torch.int8, np.dtype(np.int32): torch.int32,
+    np.dtype(np.int64): torch.int64, np.dtype(np.bool_): torch.bool,
+}
 
 
 def _as_tensor(array: np.ndarray) -> torch.Tensor:
@@ -237,7 +246,7 @@ def _shape_key(args: Sequence[Any], positions: Sequence[int], scalars: Sequence[
         if i in scalars:
             key.append(("scalar", a.item()))
         elif isinstance(a, torch.Tensor):
-            key.append((tuple(a.shape), a.dtype, a.device.type))
+            key.append((a.shape, a.dtype, a.device))
         else:
             key.append((type(a).__name__, a))
     return tuple(key)
@@ -248,7 +257,7 @@ def _describe(key: tuple) -> str:
     parts = []
     for entry in key:
         if isinstance(entry[1], torch.dtype):
-            device = "" if entry[2] == "cpu" else f"@{entry[2]}"
+            device = "" if entry[2].type == "cpu" else f"@{entry[2]}"
             parts.append(f"{list(entry[0])}:{str(entry[1]).removeprefix('torch.')}{device}")
         else:
             parts.append(repr(entry[1]))
@@ -278,6 +287,9 @@ class _Compiled:
     computed: tuple[int, ...] = ()
     #: how many results the imported function has
     results: int = 0
+    #: (shape, dtype) of each result the compiled code returns, when it takes bare addresses
+    #: (Executable.takes_addresses): the backend then allocates them as tensors, and passes every tensor's address
+    direct_results: tuple[tuple[tuple[int, ...], torch.dtype], ...] | None = None
 
 
 class _GraphRunner:
@@ -409,17 +421,26 @@ class _GraphRunner:
             )
         arguments = tuple((position, position in self.parameter_set)
                           for position, taken in enumerate(imported._tensor_inputs) if taken and executable)
+        direct = None
+        if executable is not None and executable.takes_addresses and \
+                all(np.dtype(dtype) in _TORCH_DTYPE_OF for _, dtype in executable.outputs):
+            direct = tuple((shape, _TORCH_DTYPE_OF[np.dtype(dtype)]) for shape, dtype in executable.outputs)
         return _Compiled(imported, executable, self._constant_state(args), aliases=aliases, arguments=arguments,
-                         computed=computed, results=len(results))
+                         computed=computed, results=len(results), direct_results=direct)
 
     def _run(self, version: _Compiled, args: tuple) -> Any:
         imported = version.imported
         results: list[Any] = [None] * version.results
-        if version.executable is not None:
+        if version.direct_results is not None:
+            computed = self._run_direct(version, args)
+        elif version.executable is not None:
             arrays = [self._parameter_view(version, position, args[position]) if parameter
                       else _as_array(args[position]) for position, parameter in version.arguments]
-            for position, result in zip(version.computed, version.executable(*arrays), strict=True):
-                results[position] = _as_tensor(result)
+            computed = [_as_tensor(result) for result in version.executable(*arrays)]
+        else:
+            computed = []
+        for position, result in zip(version.computed, computed, strict=True):
+            results[position] = result
         for position, value in zip(imported.mutated_inputs, results, strict=False):
             args[position].copy_(value)
         if version.aliases is not None:  # after the write-back: a view of a mutated input shows its new values
@@ -427,6 +448,16 @@ class _GraphRunner:
             results[first:] = version.aliases(args, results[first:])
         return imported.unflatten(results)
 
+
+    @staticmethod
+    def _run_direct(version: _Compiled, args: tuple) -> list[torch.Tensor]:
+        """The compiled call on the tensors' own memory, its results allocated by PyTorch (64-byte aligned): no
+        numpy array is made.  The shape key has fixed the inputs' shapes and dtypes."""
+        inputs = [args[position] for position, _ in version.arguments]
+        inputs = [t if t.is_contiguous() else t.contiguous() for t in inputs]  # the copies live until the call ends
+        results = [torch.empty(shape, dtype=dtype) for shape, dtype in version.direct_results]
+        version.executable.run_addresses([t.data_ptr() for t in inputs] + [t.data_ptr() for t in results])
+        return results
 
     @staticmethod
     def _parameter_view(version: _Compiled, position: int, tensor: torch.Tensor) -> np.ndarray:

@@ -253,6 +253,27 @@ def test_out_buffers_reused():
     assert np.shares_memory(r, single) and (single == 2).all()
 
 
+def test_run_addresses_beside_array_calls():
+    """Calls by address (the torch backend's) and calls with arrays on one function: each sees its own buffers,
+    whichever ran before (a descriptor rebound by address is refilled by the next array call)."""
+    fn = compile_src(BIAS)
+    assert fn.static
+    x, b = RNG.random((4, 8), dtype=np.float32), RNG.random(8, dtype=np.float32)
+    (first,) = fn(x, b)
+    for scale in (2.0, 3.0):
+        x2, b2 = x * scale, b * scale
+        out = np.empty((4, 8), np.float32)
+        fn.run_addresses([x2.ctypes.data, b2.ctypes.data, out.ctypes.data])
+        np.testing.assert_array_equal(out, x2 + b2)
+        (again,) = fn(x, b)  # the same arrays as the first call: the descriptors must point at them again
+        np.testing.assert_array_equal(again, first)
+    dynamic = compile_src(BIAS.replace("tensor<4x8xf32>", "tensor<?x8xf32>").replace(
+        "%e = tensor.empty() : tensor<?x8xf32>",
+        "%c0 = arith.constant 0 : index\n  %n = tensor.dim %x, %c0 : tensor<?x8xf32>\n"
+        "  %e = tensor.empty(%n) : tensor<?x8xf32>"))
+    assert not dynamic.static
+
+
 def test_no_result_allocation_in_jit_code():
     for src in (BIAS, ROWSUM, MULTI):
         llvm = compile_src(src).llvm_dialect_ir

@@ -572,6 +572,38 @@ def test_outputs_that_view_another_output_view_it() -> None:
     torch.testing.assert_close(z, flat.view(3, 4), rtol=0, atol=0)
 
 
+def test_compiled_code_runs_on_the_tensors_memory() -> None:
+    """The compiled code takes the tensors' addresses and writes results PyTorch allocated: a non-contiguous
+    input (a transposed view and a slice, copied first), an input at a storage offset, bf16 and bool results,
+    a run-time check raising as eager does; each call sees its own inputs."""
+
+    def f(x: Any, y: Any, z: Any) -> Any:
+        return (x * 2 + y).to(torch.bfloat16), x > y, z.sum(-1)
+
+    compiled = torch.compile(f, backend=_strict())
+    base = torch.randn(8, 6)
+    with torch.no_grad():
+        for step in range(3):
+            x = (base * (step + 1)).t()  # 6 x 8, not contiguous
+            y = torch.randn(16, 8)[3:9]  # contiguous, at an offset into its storage
+            z = torch.randn(5, 8, 4)[:, ::2]  # strided
+            for got, want in zip(compiled(x, y, z), f(x, y, z), strict=True):
+                assert got.dtype == want.dtype and got.is_contiguous() and torch.equal(got, want)
+                assert got.data_ptr() % 64 == 0
+
+    def divide(a: Any, b: Any) -> Any:
+        return a // b
+
+    compiled_divide = torch.compile(divide, backend=_strict())
+    a, b = torch.arange(12).reshape(3, 4), torch.ones(3, 4, dtype=torch.int64)
+    with torch.no_grad():
+        assert torch.equal(compiled_divide(a, b), a)
+        b[1, 2] = 0
+        with pytest.raises(ZeroDivisionError):
+            compiled_divide(a, b)
+    assert not any(r.eager_calls for r in gtb.last_report())
+
+
 def test_outputs_made_again_as_views_are_not_computed() -> None:
     """The compiled code computes only the outputs that are not views: a graph of views alone (what a graph break
     between reshapes leaves, DeBERTa's relative positions) runs no compiled code and returns eager's views."""
