@@ -448,7 +448,6 @@ class _GraphRunner:
             results[first:] = version.aliases(args, results[first:])
         return imported.unflatten(results)
 
-
     @staticmethod
     def _run_direct(version: _Compiled, args: tuple) -> list[torch.Tensor]:
         """The compiled call on the tensors' own memory, its results allocated by PyTorch (64-byte aligned): no
