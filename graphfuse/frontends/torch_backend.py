@@ -515,7 +515,7 @@ class _ViewReplay:
         self.bases = bases
 
     def __call__(self, args: Sequence[Any], results: list[torch.Tensor]) -> list[torch.Tensor]:
-        views = self.graph(*args, *(results[k] for k in self.bases))
+        views = self.graph.forward(*args, *(results[k] for k in self.bases))  # no nn.Module call machinery
         results = list(results)
         for position, view in zip(self.outputs, views, strict=True):
             results[position] = view
