@@ -658,10 +658,11 @@ def lower_gather(op: ir.Operation) -> bool:
 def _copies_rows(op: ir.Operation, axis: int, source: ir.RankedTensorType, positions: ir.RankedTensorType,
                  result: ir.RankedTensorType) -> bool:
     """Whether the gather is lowered as row copies (:func:`_gather_rows`): data has dims after the axis (each
-    index selects a slice, an embedding's row), every shape is static and non-empty, and the op is not inside a
-    kernel (whose loops fuse-kernel-loops fuses: there the generic joins the loop nest of its consumers)."""
+    index selects a slice, an embedding's row), every shape is static and non-empty (data included), and the op
+    is not inside a kernel (whose loops fuse-kernel-loops fuses: there the generic joins the loop nest of its
+    consumers)."""
     if axis + 1 >= source.rank or not (source.has_static_shape and positions.has_static_shape and
-                                       result.has_static_shape) or 0 in _shape(result):
+                                       result.has_static_shape) or 0 in _shape(result) or 0 in _shape(source):
         return False
     parent = op.parent
     while parent is not None and parent.name != "func.func":
