@@ -431,16 +431,21 @@ class CompiledFunction(ArgumentChecks):
                 if bound is None or bound[2] != address or bound[1] != a.shape:  # C-contiguous: shape fixes strides
                     _fill_descriptor(self._descs[i], a)
                 self._bound[i] = (weakref.ref(a), a.shape, address)
-            if self._status_word is not None:
-                self._status_word[0] = 0
-            self._fn(self._packed)
-            failed = 0 if self._status_word is None else int(self._status_word[0])
+            failed = self._run_bound()
         del arguments  # the arrays stay referenced by the caller / ins until here
         if failed:
             raise failed_check(failed, self.checks)
         for k, standin in standins.items():
             np.copyto(outs[k], standin)
         return outs
+
+    def _run_bound(self) -> int:
+        """Run the code on the buffers the descriptors hold (under the lock); the status word after it (0: every
+        run-time check passed)."""
+        if self._status_word is not None:
+            self._status_word[0] = 0
+        self._fn(self._packed)
+        return 0 if self._status_word is None else int(self._status_word[0])
 
     def run_addresses(self, addresses: list[int]) -> None:
         """Run on buffers given by their addresses, the inputs' then the results': for callers holding another
@@ -455,10 +460,7 @@ class CompiledFunction(ArgumentChecks):
                 if desc.aligned != address:
                     desc.allocated = desc.aligned = address
                     bound[i] = None  # the array bound last no longer is
-            if self._status_word is not None:
-                self._status_word[0] = 0
-            self._fn(self._packed)
-            failed = 0 if self._status_word is None else int(self._status_word[0])
+            failed = self._run_bound()
         if failed:
             raise failed_check(failed, self.checks)
 
