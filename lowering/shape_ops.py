@@ -88,6 +88,7 @@ from mlir.dialects import arith, linalg, scf, tensor
 
 from graphfuse.dialect.ops.shape import RANDOM_GOLDEN, RANDOM_MIX, random_seed_bits
 from graphfuse.lowering.common import PARALLEL, broadcast_map, build_generic, const, register_lowering
+from graphfuse.lowering.kernels import is_kernel
 
 __all__ = [
     "lower_broadcast_to",
@@ -667,7 +668,7 @@ def _copies_rows(op: ir.Operation, axis: int, source: ir.RankedTensorType, posit
     parent = op.parent
     while parent is not None and parent.name != "func.func":
         parent = parent.parent
-    return parent is None or "graph.kernel" not in parent.attributes
+    return parent is None or not is_kernel(parent)
 
 
 def _gather_rows(data: ir.Value, indices: ir.Value, axis: int, result: ir.RankedTensorType) -> ir.Value:

@@ -53,7 +53,8 @@ from mlir.dialects import func as func_dialect
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import entry_function
-from graphfuse.frontends.torch import ImportedModel, fired_fusions, import_program
+from graphfuse.dialect.types import NUMPY_DTYPES
+from graphfuse.frontends.torch import _TORCH_DTYPES, ImportedModel, fired_fusions, import_program
 from graphfuse.lowering.compiler import Executable
 from graphfuse.lowering.compiler import compile as graphfuse_compile
 from graphfuse.pipelines import log
@@ -222,11 +223,7 @@ def _as_array(tensor: torch.Tensor) -> np.ndarray:
 
 
 #: the PyTorch dtype of each numpy dtype a compiled function's results can have (the graph dialect's types)
-_TORCH_DTYPE_OF: dict[np.dtype, torch.dtype] = {
-    np.dtype(np.float32): torch.float32, np.dtype(np.float16): torch.float16,
-    np.dtype(ml_dtypes.bfloat16): torch.bfloat16, np.dtype(np.int8): torch.int8, np.dtype(np.int32): torch.int32,
-    np.dtype(np.int64): torch.int64, np.dtype(np.bool_): torch.bool,
-}
+_TORCH_DTYPE_OF: dict[np.dtype, torch.dtype] = {NUMPY_DTYPES[name]: dtype for name, dtype in _TORCH_DTYPES.items()}
 
 
 def _as_tensor(array: np.ndarray) -> torch.Tensor:
