@@ -459,6 +459,14 @@ irdl.dialect @graph {
     irdl.results(result: %out4)
   }
 
+  // exp to about 1.2e-4, as PyTorch's x86 CPU attention computes its f16/bf16 softmax.
+  irdl.operation @coarse_exp {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0)
+    irdl.results(result: %out1)
+  }
+
   // Join the operands along an axis.
   irdl.operation @concat {
     %in0 = irdl.base "!builtin.tensor"

@@ -31,6 +31,7 @@ carry no flags, as before.
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -41,9 +42,11 @@ from mlir.dialects import arith
 from mlir.dialects import math as mmath
 
 from graphfuse.dialect.expansions import ERF_P, ERF_SMALL, ERFC_Q, TANH_P, TANH_SMALL
+from graphfuse.dialect.ops.elementwise import COARSE_EXP_CUBIC, COARSE_EXP_HIGH, COARSE_EXP_LOG2E, COARSE_EXP_LOW
 from graphfuse.lowering.common import const
 
 __all__ = [
+    "coarse_exp",
     "contract",
     "fadd",
     "fast_erf",
@@ -196,6 +199,28 @@ def fast_exp(x: ir.Value, nonpositive: bool = False) -> ir.Value:
     half = arith.shrsi(k, const(i32, 1))
     p = _exp_polynomial(r)
     return fmul(fmul(p, _power_of_two(half)), _power_of_two(arith.subi(k, half)))
+
+
+def coarse_exp(x: ir.Value) -> ir.Value:
+    """``graph.coarse_exp`` on an f32 value: the steps of its definition with no fast-math flags (a multiply
+    contracted into the following subtract would change the bits it exists to reproduce)."""
+    f32, i32 = x.type, ir.IntegerType.get_signless(32)
+
+    def bits(value: int) -> ir.Value:
+        return const(f32, struct.unpack("<f", struct.pack("<I", value))[0])
+
+    t = arith.mulf(x, bits(COARSE_EXP_LOG2E))
+    fraction = arith.subf(t, mmath.floor(t))
+    c0, c1, c2, c3 = (const(f32, c) for c in COARSE_EXP_CUBIC)
+    correction = mmath.fma(fraction, mmath.fma(fraction, mmath.fma(fraction, c3, c2), c1), c0)
+    biased = mmath.fma(const(f32, 2.0**23), arith.subf(t, correction), const(f32, 2.0**23 * 127))
+    low, high = bits(COARSE_EXP_LOW), bits(COARSE_EXP_HIGH)
+    # out of [low, high] (and NaN) the conversion could overflow i32: convert a safe value, then select
+    inside = arith.andi(arith.cmpf(arith.CmpFPredicate.OGE, x, low), arith.cmpf(arith.CmpFPredicate.OLE, x, high))
+    value = arith.bitcast(f32, arith.fptosi(i32, arith.select(inside, biased, const(f32, 2.0**23 * 127))))
+    value = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, x, low), const(f32, 0.0), value)
+    value = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, x, high), const(f32, math.inf), value)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.UNO, x, x), x, value)
 
 
 def fast_tanh(x: ir.Value) -> ir.Value:

@@ -73,6 +73,7 @@ from graphfuse.lowering.common import (
     widen,
 )
 from graphfuse.lowering.fast_math import (
+    coarse_exp,
     fadd,
     fast_erf,
     fast_exp,
@@ -272,6 +273,7 @@ _UNARY_FLOAT: dict[str, Callable[[ir.Value], ir.Value]] = {
     "abs": mmath.absf,
     "neg": arith.negf,
     "exp": _exp,
+    "coarse_exp": coarse_exp,
     "log": mmath.log,
     "sqrt": mmath.sqrt,
     "rsqrt": lambda x: arith.divf(const(x.type, 1.0), mmath.sqrt(x)),

@@ -269,6 +269,77 @@ for _name, (_fn, _allowed, _summary) in _UNARY.items():
     )
 
 
+# --------------------------------------------------------------------------
+# coarse_exp: the exponential of PyTorch's x86 CPU attention kernel for f16/bf16.
+
+#: f32 constants of the approximation, as bit patterns: log2(e), and the operand bounds below which the
+#: result is 0 and above which it is +inf (about ln of the smallest normal and of the largest float).
+COARSE_EXP_LOG2E = 0x3FB8AA3B
+COARSE_EXP_LOW = 0xC2AEAC50
+COARSE_EXP_HIGH = 0x42B17218
+#: the cubic that corrects the fraction f of x log2(e): 2^f ~ 1 + f - (c0 + c1 f + c2 f^2 + c3 f^3)
+COARSE_EXP_CUBIC = (0.00010703434948458272, 0.30354260500649682, -0.22433836478672356, -0.079204240219773236)
+
+
+def _f32_bits(bits: int) -> np.float32:
+    return np.array(bits, dtype=np.uint32).view(np.float32)[()]
+
+
+def _fma32(a: Any, b: Any, c: Any) -> np.ndarray:
+    """a * b + c rounded once to f32 (the product of two f32 is exact in f64; the sum rounds twice only when
+    it lands on an f32 tie after rounding to f64, far below the tests' reach)."""
+    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)).astype(np.float32)
+
+
+def coarse_exp_reference(x: np.ndarray) -> np.ndarray:
+    """:ref:`graph.coarse_exp` in numpy, step by step as the lowering computes it."""
+    x = np.asarray(x, np.float32)
+    c0, c1, c2, c3 = (np.float32(c) for c in COARSE_EXP_CUBIC)
+    with np.errstate(all="ignore"):
+        t = (x * _f32_bits(COARSE_EXP_LOG2E)).astype(np.float32)
+        fraction = (t - np.floor(t)).astype(np.float32)
+        correction = _fma32(fraction, _fma32(fraction, _fma32(fraction, c3, c2), c1), c0)
+        t = (t - correction).astype(np.float32)
+        # 2^t from the bits of 2^23 (t + 127): the integer part lands in the exponent field, the fraction in the
+        # mantissa (the sum is rounded to f32 first, which keeps about 17 bits of the fraction)
+        biased = _fma32(np.float32(2.0**23), t, np.float32(2.0**23 * 127))
+        inside = (x >= _f32_bits(COARSE_EXP_LOW)) & (x <= _f32_bits(COARSE_EXP_HIGH))
+        bits = np.trunc(np.where(inside, biased, 0)).astype(np.int32)
+    result = bits.view(np.float32)
+    result = np.where(x < _f32_bits(COARSE_EXP_LOW), np.float32(0), result)
+    result = np.where(x > _f32_bits(COARSE_EXP_HIGH), np.float32(np.inf), result)
+    return np.where(np.isnan(x), x, result).astype(np.float32)
+
+
+def _infer_coarse_exp(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None
+                      ) -> list[TensorSig]:
+    require_dtype(inputs[0], frozenset({"f32"}), "operand")
+    return [inputs[0]]
+
+
+register_op(
+    OpSpec(
+        name="coarse_exp",
+        group="unary elementwise",
+        summary="exp to about 1.2e-4, as PyTorch's x86 CPU attention computes its f16/bf16 softmax.",
+        operands=(ValueSpec("operand"),),
+        results=(ValueSpec("result"),),
+        infer=_infer_coarse_exp,
+        reference=lambda xs, attrs, results: [coarse_exp_reference(xs[0])],
+        doc=(
+            "f32 only. With `t = x * log2(e)` and `f = t - floor(t)`, `t' = t - (c0 + f (c1 + f (c2 + f c3)))` "
+            "(three fused multiply-adds, cubic coefficients 1.0703e-4, 0.30354, -0.22434, -0.079204), and the "
+            "result is the float whose bits are the integer `2^23 t' + 2^23 127` (computed as one f32 fused "
+            "multiply-add, then truncated). Relative error within 1.3e-4 of exp (bf16 rounds to 3.9e-3): "
+            "the exponentials that PyTorch's CPU flash attention rounds to f16/bf16 for the product with "
+            "V, reproduced bit for bit (the torch front end uses it there; `exp` elsewhere). `x` below "
+            "-87.3365 gives 0, above 88.7228 +inf; NaN gives NaN (PyTorch's kernel gives -0 there)."
+        ),
+        example=((TensorSig((4, 8), "f32"),), {}),
+    )
+)
+
+
 _GELU_APPROXIMATIONS = ("none", "tanh")
 
 

@@ -2100,49 +2100,65 @@ def _weight_transposed(imp: _Importer, weight: Any, dtype: str) -> tuple[Tensor,
     return imp.tensor(weight, dtype), True
 
 
+def _plus_bias(imp: _Importer, node: fx.Node, lhs: Any, rhs: Any | Tensor, bias: Any, alpha: Any = 1,
+               beta: Any = 1, **flags: bool) -> Tensor:
+    """``beta * bias + alpha * (lhs @ rhs)`` as PyTorch's CPU addmm/baddbmm/linear compute it.
+
+    In f32 the product and the sum are each rounded to f32 (PyTorch's order of the two is within that
+    rounding).  In f16/bf16 PyTorch adds the bias to the f32 accumulator and rounds once: rounding the
+    product first, as a bf16 ``matmul`` then ``add`` would, changes about a quarter of the results by one
+    step.  So there the operands are widened (exactly), multiplied and summed in f32 and rounded once.
+    ``rhs`` may be a graph value already (a linear's transposed weight)."""
+    dtype = imp.out_dtype(node)
+    work = "f32" if dtype in _LOW_PRECISION else dtype
+    rhs = rhs if isinstance(rhs, Tensor) else imp.tensor(rhs, work)
+    if rhs.dtype != work:
+        rhs = imp.emit("cast", rhs, work)
+    product = _scaled(imp, imp.emit("matmul", imp.tensor(lhs, work), rhs, **flags), alpha)
+    if beta == 0:  # PyTorch ignores the bias then, NaN in it too
+        total = product
+    else:
+        total = imp.emit("add", product, _scaled(imp, imp.tensor(bias, work), beta))
+    return total if work == dtype else imp.emit("cast", total, dtype)
+
+
 @_converts(
     "aten.linear.default",
     graph="`matmul` (`transpose_b`, or a transposed constant weight), `add` of the bias",
-    notes="static batched input: `reshape` to rows and back (one 2-D GEMM, as PyTorch computes it)",
+    notes="static batched input: `reshape` to rows and back (one 2-D GEMM, as PyTorch computes it); "
+          "f16/bf16 with a bias: computed in f32 and rounded once, as PyTorch",
 )
 def _linear(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     """x @ W^T + b.  A static [..., in] input is flattened to [rows, in] first: the fused matmul + bias kernel of a
     batched matmul with a broadcast weight compiles to far slower CPU code than the 2-D one (60x measured on
     [2, 64, 128] x [128, 512])."""
     dtype = imp.out_dtype(node)
-    x = imp.tensor(a["input"], dtype)
     out_shape = imp.out_shape(node)
+    x = imp.tensor(a["input"], dtype)
     if len(x.shape) > 2 and x.sig.is_static:
         x = imp.emit("reshape", x, (math.prod(x.shape[:-1]), x.shape[-1]))
-    w, transpose_b = _weight_transposed(imp, a["weight"], dtype)
-    y = imp.emit("matmul", x, w, transpose_b=True) if transpose_b else imp.emit("matmul", x, w)
-    if a.get("bias") is not None:
-        y = imp.emit("add", y, imp.tensor(a["bias"], dtype))
+    bias = a.get("bias")
+    work = "f32" if dtype in _LOW_PRECISION and bias is not None else dtype
+    w, transpose_b = _weight_transposed(imp, a["weight"], work)
+    flags = {"transpose_b": True} if transpose_b else {}
+    y = imp.emit("matmul", x, w, **flags) if bias is None else _plus_bias(imp, node, x, w, bias, **flags)
     if y.shape != out_shape:
         y = imp.emit("reshape", y, out_shape)
     return y
 
 
-@_converts("aten.addmm.default", graph="`matmul`, `add` (`mul` by alpha/beta)")
+@_converts("aten.addmm.default", graph="`matmul`, `add` (`mul` by alpha/beta)",
+           notes="f16/bf16: computed in f32 and rounded once, as PyTorch")
 def _addmm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-    lhs, rhs = _matmul_operands(imp, node, a["mat1"], a["mat2"])
-    product = _scaled(imp, imp.emit("matmul", lhs, rhs), a["alpha"])
-    if a["beta"] == 0:
-        return product
-    bias = _scaled(imp, imp.tensor(a["self"], imp.out_dtype(node)), a["beta"])
-    return imp.emit("add", product, bias)
+    return _plus_bias(imp, node, a["mat1"], a["mat2"], a["self"], a["alpha"], a["beta"])
 
 
 @_converts("aten.baddbmm.default", graph="`matmul`, `mul` by alpha and beta, `add`",
-           notes="beta * input + alpha * (batch1 @ batch2); beta = 0 ignores input (NaN in it too), as PyTorch")
+           notes="beta * input + alpha * (batch1 @ batch2); beta = 0 ignores input (NaN in it too), as PyTorch; "
+                 "f16/bf16: computed in f32 and rounded once, as PyTorch")
 def _baddbmm(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     """BLOOM's ALiBi scores: the biases plus the scaled batched product."""
-    lhs, rhs = _matmul_operands(imp, node, a["batch1"], a["batch2"])
-    product = _scaled(imp, imp.emit("matmul", lhs, rhs), a["alpha"])
-    if a["beta"] == 0:
-        return product
-    bias = _scaled(imp, imp.tensor(a["self"], imp.out_dtype(node)), a["beta"])
-    return imp.emit("add", bias, product)
+    return _plus_bias(imp, node, a["batch1"], a["batch2"], a["self"], a["alpha"], a["beta"])
 
 
 def _pair(value: Any) -> list[int]:
@@ -2424,9 +2440,9 @@ def _repeat_heads(imp: _Importer, x: Tensor, heads: int) -> Tensor:
     "aten.scaled_dot_product_attention.default",
     graph="`matmul` (`transpose_b`), `mul` by the scale, `add` of the mask, `safe_softmax`, `matmul`",
     notes="FlashAttentionFusionV1's form; bool or float mask, is_causal, scale, GQA; dropout_p = 0; a query row "
-          "whose mask hides every key gives 0, as PyTorch; in f16/bf16 rounded where PyTorch's CPU kernel "
-          "rounds (scores, softmax and the division by its sum in f32, the exponentials rounded for the product "
-          "with V)",
+          "whose mask hides every key gives 0, as PyTorch; in f16/bf16 computed as PyTorch's CPU kernel computes "
+          "it (scores, softmax and the division by its sum in f32, its `coarse_exp` on whole vectors of keys, "
+          "the exponentials rounded for the product with V)",
 )
 def _sdpa(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     dtype = imp.out_dtype(node)
@@ -2446,19 +2462,46 @@ def _sdpa(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
 def _low_precision_attention(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor, k: Tensor, v: Tensor,
                              dtype: str) -> Tensor:
     """f16/bf16 attention rounded where PyTorch's CPU kernel rounds: the scores, their maximum, exponentials and
-    sum in f32; the exponentials rounded to ``dtype`` for the product with V, accumulated in f32; divided by
-    the sum in f32 and rounded once.  (Rounding the normalized probabilities instead puts the logits of a
-    bf16 Llama one rounding step further from eager's.)  A row whose mask hides every key gives 0."""
+    sum in f32; the exponentials rounded to ``dtype`` for the product with V, accumulated in f32; multiplied by
+    the reciprocal of the sum in f32 and rounded once.  (Rounding the normalized probabilities instead puts the
+    logits of a bf16 Llama one rounding step further from eager's.)  A row whose mask hides every key gives 0.
+
+    The exponentials are the kernel's own (:func:`_attention_exponentials`): with the true exp, 5% of a bf16
+    attention's outputs differ from eager's by a rounding step, enough to flip a mixture-of-experts router."""
     scores, _ = _attention_scores(imp, node, a, imp.emit("cast", q, "f32"), imp.emit("cast", k, "f32"), "f32")
     last = len(scores.shape) - 1
     largest = imp.emit("reduce_max", scores, axes=[last], keep_dims=True)
     hidden = imp.emit("equal", largest, imp.const(np.asarray(-np.inf), "f32"))
     zero = imp.const(np.asarray(0.0), "f32")
-    exps = imp.emit("exp", imp.emit("sub", scores, imp.emit("select", hidden, zero, largest)))
+    exps = _attention_exponentials(imp, imp.emit("sub", scores, imp.emit("select", hidden, zero, largest)))
     total = imp.emit("reduce_sum", exps, axes=[last], keep_dims=True)
     rounded = imp.emit("cast", imp.emit("cast", exps, dtype), "f32")
     weighted = imp.emit("matmul", rounded, imp.emit("cast", v, "f32"))
-    return imp.emit("cast", imp.emit("select", hidden, zero, imp.emit("div", weighted, total)), dtype)
+    normalized = imp.emit("mul", weighted, imp.emit("reciprocal", total))
+    return imp.emit("cast", imp.emit("select", hidden, zero, normalized), dtype)
+
+
+#: The f32 vector width of PyTorch's CPU kernels by its dispatch level, where the flash-attention kernel takes
+#: the coarse exponential for f16/bf16 (x86 AVX2 and AVX-512 builds; elsewhere it is the accurate exp).
+_COARSE_EXP_WIDTH = {"AVX2": 8, "AVX512": 16}
+
+
+def _attention_exponentials(imp: _Importer, shifted: Tensor) -> Tensor:
+    """exp of the shifted f32 scores as PyTorch's CPU flash attention computes it for f16/bf16 on this host:
+    ``coarse_exp`` on the keys its vector loop covers (whole vectors of the dispatch level's width), the
+    accurate exp on the remainder.  A dynamic key count takes ``coarse_exp`` throughout."""
+    width = _COARSE_EXP_WIDTH.get(torch.backends.cpu.get_cpu_capability())
+    if width is None:
+        return imp.emit("exp", shifted)
+    keys = shifted.shape[-1]
+    vectorized = keys if keys is None else keys // width * width
+    if vectorized == 0:
+        return imp.emit("exp", shifted)
+    coarse = imp.emit("coarse_exp", shifted)
+    if vectorized == keys or keys is None:
+        return coarse
+    remainder = imp.const(np.arange(keys) >= vectorized, "i1")
+    return imp.emit("select", remainder, imp.emit("exp", shifted), coarse)
 
 
 def _attention_probs(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tensor, k: Tensor, dtype: str

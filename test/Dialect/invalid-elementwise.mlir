@@ -213,3 +213,12 @@ func.func @silu_grad_mixed_types(%a: tensor<4xf32>, %b: tensor<4xf16>) {
   %0 = "graph.silu_grad"(%a, %b) : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+// coarse_exp is defined on f32 only: the attention that uses it widens its f16/bf16 scores first.
+func.func @coarse_exp_on_bf16(%a: tensor<4xbf16>) {
+  // expected-error@+1 {{'graph.coarse_exp' operand tensor<4xbf16> must have element type f32}}
+  %0 = "graph.coarse_exp"(%a) : (tensor<4xbf16>) -> tensor<4xbf16>
+  return
+}
