@@ -66,6 +66,7 @@ from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import producer
 from graphfuse.lowering.fast_math import fadd, fmul
 from graphfuse.lowering.host import last_level_cache_bytes, vector_bits
+from graphfuse.lowering.isolation import isolated
 
 __all__ = ["BLOCK", "block_contractions"]
 
@@ -865,6 +866,7 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
             op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
             if epilogue is not None:
                 epilogue.attributes["graph.epilogue_block"] = ir.IntegerAttr.get(i64, group)
+    schedule_of_group = list(groups)
     for group, (rows_per_block, depth, packed, by_panels, outer, filled, operand, serial, tasks_of) in \
             enumerate(groups):
         if operand is not None:
@@ -881,7 +883,11 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
         sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "PT": tasks_of,
                  "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS,
                  "TK": PACK_DEPTH, "C_OPERAND": operand}
-        _apply(module, _sized(script, sizes), "tiling matmuls")
+        # each product with its fill and epilogue in a function of its own while its fusions run (isolation.py)
+        clusters = [[op for op in (_fill_of(product.operands[2]), product, epilogue) if op is not None]
+                    for product, epilogue in groups[schedule_of_group[group]]]
+        with isolated(module, clusters):
+            _apply(module, _sized(script, sizes), "tiling matmuls")
     if any(schedule.packed for schedule in groups):
         for panels in _mark_pack_tasks(module, threads):
             marked = _PACK_SCRIPT
