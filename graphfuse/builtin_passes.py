@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 
+from graphfuse.lowering.codegen.cpu.registry import CPU_CODEGEN_PASSES
 from graphfuse.pipelines.registry import PassLoader, add_pass_aliases, add_pass_loaders
 
 
@@ -84,7 +85,8 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "graph-to-linalg": _load("lowering.graph_to_linalg", "GraphToLinalg"),
     "tile-kernel-rows": _load("lowering.row_fusion", "TileKernelRows"),
     "parallelize-kernels": _load("lowering.parallel", "ParallelizeKernels"),
-    "store-booleans-as-bytes": _load("lowering.boolean_bytes", "StoreBooleansAsBytes"),
+    # the CPU code generator: linalg -> LLVM dialect (its table lives next to its passes)
+    **CPU_CODEGEN_PASSES,
     # the emulated NPU
     "npu-outline-ops": _load("lowering.npu.outline", "NpuOutlineOps"),
     "npu-buffer-assign": _load("lowering.npu.buffer_assign", "NpuBufferAssign"),

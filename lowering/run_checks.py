@@ -48,7 +48,8 @@ from graphfuse.dialect.run_checks import (
 )
 from graphfuse.lowering.common import REDUCTION, build_generic, const, is_bool, is_int
 
-__all__ = ["STATUS_SYMBOL", "CheckEmitter", "CheckSite", "bind_status_word", "failed_check"]
+__all__ = ["STATUS_SYMBOL", "CheckEmitter", "CheckSite", "bind_status_word", "failed_check", "site_attribute",
+           "site_of"]
 
 #: The status word's global until the runtime makes it an argument.
 STATUS_SYMBOL = "graphfuse_status"
@@ -287,7 +288,7 @@ def bind_status_word(module: ir.Module, entry: ir.Operation) -> tuple[CheckSite,
             raise GraphfuseError(f"a run-time check in @{ir.FlatSymbolRefAttr(op.attributes['callee']).value} was "
                                  "not inlined into the entry: its failures would go unreported")
         elif op.name == "memref.store" and SITE_ATTRIBUTE in op.attributes:
-            site = _site_of(ir.DictAttr(op.attributes[SITE_ATTRIBUTE]))
+            site = site_of(ir.DictAttr(op.attributes[SITE_ATTRIBUTE]))
             sites[site.number] = site
     if not reads:
         return ()
@@ -312,7 +313,23 @@ def _reads_status(op: ir.Operation) -> bool:
     return op.name == "memref.get_global" and ir.FlatSymbolRefAttr(op.attributes["name"]).value == STATUS_SYMBOL
 
 
-def _site_of(fields: ir.DictAttr) -> CheckSite:
+def site_attribute(site: CheckSite) -> ir.DictAttr:
+    """``site`` as its failure store carries it (:func:`site_of` reads it back): the CPU pipeline records the
+    entry's sites so on the entry."""
+    i64 = ir.IntegerType.get_signless(64)
+    fields: dict[str, ir.Attribute] = {
+        "site": ir.IntegerAttr.get(i64, site.number), "status": ir.StringAttr.get(site.status),
+        "op": ir.StringAttr.get(site.op), "detail": ir.StringAttr.get(site.detail),
+    }
+    if site.location is not None:
+        fields.update(file=ir.StringAttr.get(site.location.file), line=ir.IntegerAttr.get(i64, site.location.line),
+                      col=ir.IntegerAttr.get(i64, site.location.col))
+    return ir.DictAttr.get(fields)
+
+
+def site_of(fields: ir.DictAttr) -> CheckSite:
+    """The check site a failure store's attribute (or :func:`site_attribute`) describes."""
+
     def text(name: str) -> str:
         return ir.StringAttr(fields[name]).value
 

@@ -419,7 +419,8 @@ def lower_concat(op: ir.Operation) -> bool:
 #: (empty-tensor elimination and one-shot bufferize took 0.6 s at 100 operands, 3.7 s at 200, 179 s at 1,000);
 #: groups keep every chain short for empty-tensor elimination (the emulated NPU's bufferization sees them too),
 #: and the CPU runtime copies a static concat of more operands into one buffer before one-shot bufferize, whose
-#: analysis of the groups together was still superlinear (lowering/concat_buffers.py).  Static shapes only.
+#: analysis of the groups together was still superlinear (lowering/codegen/cpu/copy_long_concats.py).  Static
+#: shapes only.
 CONCAT_GROUP = 32
 
 

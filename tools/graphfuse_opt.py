@@ -63,6 +63,8 @@ class Options:
     allow_unregistered: bool = False
     dump_pass_pipeline: bool = False
     list_passes: bool = False
+    #: --print-cpu-pipeline's entry function (None: the flag is not given)
+    print_cpu_pipeline: str | None = None
     version: bool = False
     help: bool = False
     graph_kernel_flags: str | None = None
@@ -161,6 +163,9 @@ FLAGS = [
     Flag("allow-unregistered-dialect", "Accept ops of dialects that are not loaded"),
     Flag("dump-pass-pipeline", "Print the pipeline that will run, with all options, to stderr"),
     Flag("list-passes", "List the graphfuse passes with their options and exit"),
+    Flag("print-cpu-pipeline", "Print the pipeline graphfuse.compile lowers linalg IR to the LLVM dialect with, for "
+         "this entry function (default main) and this machine's threads and streaming, and exit", "optional",
+         "<entry>"),
     Flag("version", "Print the version and exit"),
     Flag("help", "Print this help and exit"),
     Flag("h", "Alias for --help"),
@@ -375,6 +380,8 @@ def _apply_flag(opts: Options, inst: Instrumentation, name: str, text: str | Non
         opts.dump_pass_pipeline = True
     elif name == "list-passes":
         opts.list_passes = True
+    elif name == "print-cpu-pipeline":
+        opts.print_cpu_pipeline = text or "main"
     elif name == "version":
         opts.version = True
     elif name in ("help", "h"):
@@ -674,6 +681,11 @@ def _main(argv: list[str]) -> int:
         return 0
     if opts.list_passes:
         sys.stdout.write(list_passes_text())
+        return 0
+    if opts.print_cpu_pipeline is not None:
+        from graphfuse.lowering.codegen.cpu.pipeline import default_cpu_pipeline_text  # the code generator's imports
+
+        sys.stdout.write(default_cpu_pipeline_text(opts.print_cpu_pipeline) + "\n")
         return 0
     for path in opts.dialect_plugins:
         load_dialect_plugin(path, context)

@@ -33,20 +33,14 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
 from graphfuse.dialect.interpreter import entry_function, functions
 from graphfuse.dialect.matching import as_operation, nested_ops
+from graphfuse.lowering.codegen.cpu.hoist_allocations import hoist_allocations
+from graphfuse.lowering.codegen.cpu.pack_arguments import pack_arguments
+from graphfuse.lowering.codegen.cpu.pipeline import LOOPS, TO_LLVM
+from graphfuse.lowering.codegen.cpu.specs import ArgSpec, arg_spec, numpy_dtype
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.npu.dialect import is_gm, with_space
 from graphfuse.lowering.npu.kernel_buffers import PLACED_SPACES, is_cube_op, loop_access
-from graphfuse.lowering.runtime import (
-    C_RUNNER_UTILS,
-    LOOPS,
-    TO_LLVM,
-    ArgSpec,
-    CompiledFunction,
-    _hoist_allocations,
-    _numpy_dtype,
-    arg_spec,
-    pack_arguments,
-)
+from graphfuse.lowering.runtime import C_RUNNER_UTILS, CompiledFunction
 from graphfuse.lowering.streaming import static_bounds
 
 __all__ = ["OUTSIDE_KERNELS", "EmulatedFunction", "KernelInfo", "emulate", "kernel_infos"]
@@ -184,7 +178,7 @@ def _index(value: int) -> ir.Value:
 
 def _bytes_of(t: ir.Type) -> int:
     m = ir.MemRefType(t)
-    return math.prod(m.shape) * _numpy_dtype(m.element_type, "transfer").itemsize
+    return math.prod(m.shape) * numpy_dtype(m.element_type, "transfer").itemsize
 
 
 def _transfer_bytes(value: ir.Value) -> int | ir.Value:
@@ -195,7 +189,7 @@ def _transfer_bytes(value: ir.Value) -> int | ir.Value:
     m = ir.MemRefType(value.type)
     if m.has_static_shape:
         return _bytes_of(m)
-    total = _i64(_numpy_dtype(m.element_type, "transfer").itemsize)
+    total = _i64(numpy_dtype(m.element_type, "transfer").itemsize)
     for d, size in enumerate(m.shape):
         extent = _i64(size) if size != ir.ShapedType.get_dynamic_size() else \
             arith.index_cast(ir.IntegerType.get_signless(64), memref.dim(value, _index(d)))
@@ -278,7 +272,7 @@ def emulate(text: str, entry: str | None, n_outputs: int, opt_level: int = 0,
             for result in op.results:
                 if isinstance(result.type, ir.MemRefType) and str(result.type.element_type) == "i1":
                     raise GraphfuseError(f"NPU emulator: boolean (i1) buffers are not supported ({result.type})")
-        workspace = _hoist_allocations(entry_op)
+        workspace = hoist_allocations(entry_op)
         entry_op.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         pack_arguments(entry_op)
         _run(f"builtin.module({LOOPS},{TO_LLVM})", module)

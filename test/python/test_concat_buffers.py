@@ -1,4 +1,4 @@
-"""Long concatenations reach bufferization as copies into one buffer (lowering/concat_buffers.py)."""
+"""Long concatenations reach bufferization as copies into one buffer (lowering/codegen/cpu/copy_long_concats.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from mlir import ir
 
 import graphfuse
 from graphfuse.dialect.matching import nested_ops
+from graphfuse.lowering.codegen.cpu.copy_long_concats import copy_long_concats
 from graphfuse.lowering.compiler import lower_to_linalg
-from graphfuse.lowering.concat_buffers import copy_long_concats
 from graphfuse.lowering.shape_ops import CONCAT_GROUP
 
 

@@ -484,9 +484,9 @@ def test_loop_buffers_too_large_for_the_stack_are_freed_each_iteration(threads: 
     limit, here lowered to 1 KiB, is malloc'ed and freed in its task, not refused as a leak; the result is
     right."""
     import graphfuse
-    from graphfuse.lowering import runtime
+    from graphfuse.lowering.codegen.cpu import stack_loop_buffers
 
-    monkeypatch.setattr(runtime, "STACK_BUFFER_MAX_BYTES", 1 << 10)
+    monkeypatch.setattr(stack_loop_buffers, "STACK_BUFFER_MAX_BYTES", 1 << 10)
     b = graphfuse.GraphBuilder("linear")
     b.ret(b.gelu(b.bias_add(b.matmul(b.arg((100, 64)), b.arg((256, 64)), transpose_b=True), b.arg((256,)))))
     rng = np.random.default_rng(5)

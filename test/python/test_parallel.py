@@ -81,10 +81,10 @@ def test_bad_thread_counts(bad: object) -> None:
 
 def test_without_the_openmp_runtime_loops_run_serially(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parallel, "openmp_library", lambda: None)
-    from graphfuse.lowering import runtime
+    from graphfuse.lowering.codegen.cpu import pipeline
 
-    monkeypatch.setattr(runtime, "openmp_library", lambda: None)
-    assert runtime.parallel_loops(2) == ("scf-forall-to-for", [])
+    monkeypatch.setattr(pipeline, "openmp_library", lambda: None)
+    assert pipeline.parallel_loops(2) == ("scf-forall-to-for", [])
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the intel-openmp wheel is x86_64 only")

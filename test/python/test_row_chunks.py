@@ -224,8 +224,8 @@ def test_long_rows_stay_scalar_when_a_row_body_is_left_whole(monkeypatch: pytest
 def test_rows_too_long_for_a_stack_stash() -> None:
     """softmax over rows of 70,001 floats (a vocabulary's logits): the exp is computed again in the write loop
     rather than stashed (280 KB would not fit a stack buffer), and the kernel compiles and is right."""
+    from graphfuse.lowering.codegen.cpu.stack_loop_buffers import STACK_BUFFER_MAX_BYTES
     from graphfuse.lowering.row_chunks import STASH_MAX_BYTES
-    from graphfuse.lowering.runtime import STACK_BUFFER_MAX_BYTES
 
     assert STASH_MAX_BYTES <= STACK_BUFFER_MAX_BYTES
     cols = STASH_MAX_BYTES // 4 + 4465

@@ -1,0 +1,1 @@
+"""Code generators: from tensor-level linalg IR to a target's code, each a pipeline of named passes."""

@@ -1,0 +1,58 @@
+"""compute-results-in-outputs: a result computed in a buffer of its own, then copied whole into its output,
+is computed in the output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from mlir import ir
+
+from graphfuse.lowering.codegen.cpu.buffers import loop_result_buffer
+from graphfuse.lowering.codegen.cpu.entry import argument_counts, entry_function
+from graphfuse.pipelines.pass_base import GraphPass, PassContext
+
+__all__ = ["ComputeResultsInOutputs", "compute_results_in_outputs"]
+
+
+@dataclass(frozen=True)
+class ComputeResultsInOutputs(GraphPass):
+    name: ClassVar[str] = "compute-results-in-outputs"
+    summary: ClassVar[str] = ("Compute a result allocated apart, then copied whole into its output argument, in "
+                              "that output (after bufferization)")
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        func = entry_function(module, self.name)
+        inputs, _ = argument_counts(func)
+        compute_results_in_outputs(func, list(func.regions[0].blocks[0].arguments)[inputs:])
+
+
+def compute_results_in_outputs(func, outputs: list[ir.Value]) -> None:
+    """Let a result computed in a buffer of its own and then copied whole into its output be computed there.
+
+    Empty-tensor elimination does not see through reshapes: a result viewed with another shape while it
+    is computed (a matmul's C as [M, N / panel, panel]) gets a buffer of its own and one more pass over
+    memory to copy it out.  When the copy is the output's only use and its source is, through reshapes
+    and the loops writing it in place, an allocation of the output's type (an identity layout), that
+    allocation is the output.
+    """
+    block = func.regions[0].blocks[0]
+    for op in list(block.operations):
+        op = op.operation
+        if op.name != "memref.copy" or op.operands[1] not in outputs:
+            continue
+        output = op.operands[1]
+        if sum(1 for _ in output.uses) != 1:
+            continue
+        source = loop_result_buffer(op.operands[0])
+        while not isinstance(source.owner, ir.Block) and source.owner.name in ("memref.expand_shape",
+                                                                              "memref.collapse_shape"):
+            source = loop_result_buffer(source.owner.operands[0])
+        if isinstance(source.owner, ir.Block) or source.owner.name != "memref.alloc" or source.type != output.type:
+            continue
+        if source.owner.operation.parent != func.operation:  # an allocation of the entry's body, used once
+            continue
+        op.erase()
+        allocation = source.owner.operation
+        source.replace_all_uses_with(output)
+        allocation.erase()
