@@ -14,6 +14,7 @@ import graphfuse
 from graphfuse.dialect.builder import GraphBuilder
 from graphfuse.dialect.context import new_context
 from graphfuse.lowering import compiler, contraction, isolation, runtime
+from graphfuse.lowering.codegen.cpu import block_contractions as block_contractions_pass
 
 
 def _layers() -> ir.Module:
@@ -45,13 +46,13 @@ def _tiled_text(monkeypatch: pytest.MonkeyPatch, isolate: bool) -> tuple[str, li
             counts.append(outlined)
             yield outlined
 
-    monkeypatch.setattr(runtime, "block_contractions", recorded)
+    monkeypatch.setattr(block_contractions_pass, "block_contractions", recorded)
     monkeypatch.setattr(contraction, "isolated",
                         counted if isolate else lambda *args, **kwargs: contextlib.nullcontext(0))
     compiler.clear_cache()
     runtime.clear_cache()
     exe = graphfuse.compile(_layers(), opt_level=2, num_threads=2)
-    monkeypatch.setattr(runtime, "block_contractions", original_block)
+    monkeypatch.setattr(block_contractions_pass, "block_contractions", original_block)
     return texts[-1], counts, exe
 
 
