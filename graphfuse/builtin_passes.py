@@ -11,15 +11,13 @@ registry before anything can look a pass up.
 
 from __future__ import annotations
 
-import importlib
-
 from graphfuse.lowering.codegen.cpu.registry import CPU_CODEGEN_PASSES
-from graphfuse.pipelines.registry import PassLoader, add_pass_aliases, add_pass_loaders
+from graphfuse.pipelines.registry import PassLoader, add_pass_aliases, add_pass_loaders, lazy_pass
 
 
 def _load(module: str, class_name: str) -> PassLoader:
-    """A loader of ``graphfuse.<module>.<class_name>``: the import runs when the pass is first asked for."""
-    return lambda: getattr(importlib.import_module(f"graphfuse.{module}"), class_name)
+    """A loader of ``graphfuse.<module>.<class_name>``."""
+    return lazy_pass(f"graphfuse.{module}", class_name)
 
 
 BUILTIN_PASSES: dict[str, PassLoader] = {

@@ -19,6 +19,7 @@ code can tell that the set of passes changed.
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,11 @@ _ORDER: dict[str, int] = {}
 #: otherwise)
 _ALIASES: dict[str, str] = {}
 _generation = 0
+
+
+def lazy_pass(module: str, class_name: str) -> PassLoader:
+    """A loader of ``class_name`` from the module named ``module`` (imported when the pass is first asked for)."""
+    return lambda: getattr(importlib.import_module(module), class_name)
 
 
 def add_pass_loaders(table: Mapping[str, PassLoader]) -> None:

@@ -6,16 +6,14 @@ names imports no pass module.
 
 from __future__ import annotations
 
-import importlib
-
-from graphfuse.pipelines.registry import PassLoader
+from graphfuse.pipelines.registry import PassLoader, lazy_pass
 
 __all__ = ["CPU_CODEGEN_PASSES"]
 
 
 def _load(module: str, class_name: str) -> PassLoader:
     """A loader of ``class_name`` of this package's ``module``."""
-    return lambda: getattr(importlib.import_module(f"{__package__}.{module}"), class_name)
+    return lazy_pass(f"{__package__}.{module}", class_name)
 
 
 #: In pipeline order (lowering/codegen/cpu/pipeline.py).
