@@ -1138,16 +1138,19 @@ def _batch_tasks(op: ir.Operation, threads: int, panel: int) -> bool:
 def _share_out_batches(module: ir.Module, ops: list[ir.Operation]) -> None:
     """One task per batch for ``ops`` (:func:`_batch_tasks_script`), C's fill and B's transpose computed in the
     tasks; the tasks' products are then marked SERIAL."""
-    kinds = set()
+    # per kind, each product with the fill and transpose its tasks compute: outlined while its script runs,
+    # fusions costing in proportion to their function (isolation.py)
+    kinds: dict[int, list[list[ir.Operation]]] = {}
     for op in ops:
         _collapse_first(op, 1)
         _collapse_first(op, 2)
-        transposed = producer(op.operands[1], "linalg.transpose")
-        kind = int(_fill_of(op.operands[2]) is not None) | 2 * int(transposed is not None)
+        fill, transposed = _fill_of(op.operands[2]), producer(op.operands[1], "linalg.transpose")
+        kind = int(fill is not None) | 2 * int(transposed is not None)
         op.attributes["graph.batch_tasks"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), kind)
-        kinds.add(kind)
-    for kind in sorted(kinds):
-        _apply(module, _batch_tasks_script(kind), "sharing batched matmuls out by batches")
+        kinds.setdefault(kind, []).append([p for p in (fill, transposed, op) if p is not None])
+    for kind, clusters in sorted(kinds.items()):
+        with isolated(module, clusters):
+            _apply(module, _batch_tasks_script(kind), "sharing batched matmuls out by batches")
     # the transposes of all batches, each task now computing its own (the fills are erased with the others')
     _erase_unread(module, lambda op: op.name == "linalg.transpose")
 

@@ -10,7 +10,7 @@ epilogue) into a private function while the script runs and inlines it back afte
 leaves is the IR it would have left in place.
 
 A cluster is outlined only when that is exact: its ops are top-level ops of one block, no op outside the
-cluster reads one of its results before its last op, and it shares no op with another cluster.  The function
+cluster reads one of its results before its last op, and no other cluster holds one of its ops.  The function
 gets copies of the constants and empty tensors the cluster reads (the script folds with their values, and
 slices of an empty tensor into smaller empties: scratch buffers); the originals stay where they are and take
 their uses back afterwards.  Any other value it reads from outside becomes an argument.
@@ -174,15 +174,19 @@ def _inline(outlined: _Outlined) -> None:
 def isolated(module: ir.Module, clusters: Sequence[Sequence[ir.Operation]], prefix: str = "__isolated"
              ) -> Iterator[int]:
     """While the ``with`` body runs, each cluster of ``clusters`` lives in a private function of its own;
-    yields how many were outlined.  Clusters sharing an op are left in place."""
-    seen: set[ir.Operation] = set()
+    yields how many were outlined.  Clusters that share an op are left in place, all of them."""
+    # an op two clusters share (a fill both products start from) stays in place with both: outlined with one,
+    # the other's script would find a call where it fuses a producer
+    counts: dict[ir.Operation, int] = {}
+    for cluster in clusters:
+        for op in {op.operation for op in cluster}:
+            counts[op] = counts.get(op, 0) + 1
     outlined: list[_Outlined] = []
     try:
         for index, cluster in enumerate(clusters):
             ops = [op.operation for op in cluster]
-            if seen.intersection(ops):
+            if any(counts[op] > 1 for op in ops):
                 continue
-            seen.update(ops)
             done = _outline(module, ops, f"{prefix}{index}")
             if done is not None:
                 outlined.append(done)
