@@ -1038,6 +1038,8 @@ def schedule_direct_convs(module: ir.Module) -> None:
     # per mapping: the epilogues' operands that are the convolution (one script each), and whether some
     # convolution has no epilogue
     operands: dict[str, set[int]] = {"columns": set(), "filters": set()}
+    #: per (mapping, operand): each convolution with its fill and epilogue, outlined while its script runs
+    clusters: dict[tuple[str, int], list[list[ir.Operation]]] = {}
     alone: set[str] = set()
     for conv in convs:
         mapping = "filters" if FILTER_LANES in conv.attributes else "columns"
@@ -1054,6 +1056,8 @@ def schedule_direct_convs(module: ir.Module) -> None:
                 del conv.attributes[mark]
         conv.attributes["graph.fused_conv"] = ir.UnitAttr.get()
         operands[mapping].add(operand)
+        fill = _fill_of(conv.operands[2])  # the operand the script fuses as the fill
+        clusters.setdefault((mapping, operand), []).append([op for op in (fill, conv, epilogue) if op is not None])
     ladder = _column_ladder("%columns", nr // 2).rstrip("\n")
 
     def script(template: str, sizes: dict[str, object]) -> str:
@@ -1062,8 +1066,9 @@ def schedule_direct_convs(module: ir.Module) -> None:
     for mapping, marks in _CONV_MAPPINGS.items():
         sizes = {**marks, "CR": CONV_TASK_ROWS, "MR": mr, "NR": nr}  # the marks first: their tiles hold MR, CR
         for operand in sorted(operands[mapping]):
-            _apply(module, script(_DIRECT_CONV_EPILOGUE_SCRIPT, {**sizes, "OPERAND": operand}),
-                   "tiling direct convolutions with their epilogues")
+            with isolated(module, clusters[mapping, operand]):  # fusions cost as their function (isolation.py)
+                _apply(module, script(_DIRECT_CONV_EPILOGUE_SCRIPT, {**sizes, "OPERAND": operand}),
+                       "tiling direct convolutions with their epilogues")
         if mapping in alone:
             _apply(module, script(_DIRECT_CONV_SCRIPT, sizes), "tiling direct convolutions")
     _erase_fused_products(module)

@@ -10,8 +10,9 @@ epilogue) into a private function while the script runs and inlines it back afte
 leaves is the IR it would have left in place.
 
 A cluster is outlined only when that is exact: its ops are top-level ops of one block, no op outside the
-cluster reads one of its results before its last op, and no other cluster holds one of its ops.  The function
-gets copies of the constants and empty tensors the cluster reads (the script folds with their values, and
+cluster reads one of its results before its last op, and no other cluster holds one of its ops (a fill
+that several hold is first copied for each: fusing it would have copied it into each one's loops anyway).
+The function gets copies of the constants and empty tensors the cluster reads (the script folds with their values, and
 slices of an empty tensor into smaller empties: scratch buffers); the originals stay where they are and take
 their uses back afterwards.  Any other value it reads from outside becomes an argument.
 """
@@ -170,21 +171,48 @@ def _inline(outlined: _Outlined) -> None:
     outlined.function.erase()
 
 
+def _private_fills(clusters: list[list[ir.Operation]]) -> list[list[ir.Operation]]:
+    """``clusters`` with each ``linalg.fill`` that several of them hold replaced, in each, by a copy of its own
+    placed before it, which that cluster's ops read instead; the original keeps its other readers (unread, the
+    schedules erase it with the fills their fusions leave)."""
+    holders: dict[ir.Operation, list[int]] = {}
+    for index, cluster in enumerate(clusters):
+        for op in cluster:
+            if op.name == "linalg.fill":
+                holders.setdefault(op, []).append(index)
+    result = [list(cluster) for cluster in clusters]
+    for fill, indices in holders.items():
+        if len(indices) < 2:
+            continue
+        for index in indices:
+            copy = fill.clone(ir.InsertionPoint(fill)).operation  # before the original: it dominates its readers
+            for op in result[index]:
+                if op == fill:
+                    continue
+                for nested in _nested_ops(op):
+                    for i, value in enumerate(nested.operands):
+                        if value == fill.results[0]:
+                            nested.operands[i] = copy.results[0]
+            result[index] = [copy if op == fill else op for op in result[index]]
+    return result
+
+
 @contextmanager
 def isolated(module: ir.Module, clusters: Sequence[Sequence[ir.Operation]], prefix: str = "__isolated"
              ) -> Iterator[int]:
     """While the ``with`` body runs, each cluster of ``clusters`` lives in a private function of its own;
-    yields how many were outlined.  Clusters that share an op are left in place, all of them."""
+    yields how many were outlined.  Clusters that share an op other than a fill are left in place, all of them."""
     # an op two clusters share (a fill both products start from) stays in place with both: outlined with one,
-    # the other's script would find a call where it fuses a producer
+    # the other's script would find a call where it fuses a producer.  A shared fill is copied instead, one
+    # for each cluster (fusing it would have copied it into each cluster's loops anyway)
+    clusters = _private_fills([[op.operation for op in cluster] for cluster in clusters])
     counts: dict[ir.Operation, int] = {}
     for cluster in clusters:
-        for op in {op.operation for op in cluster}:
+        for op in set(cluster):
             counts[op] = counts.get(op, 0) + 1
     outlined: list[_Outlined] = []
     try:
-        for index, cluster in enumerate(clusters):
-            ops = [op.operation for op in cluster]
+        for index, ops in enumerate(clusters):
             if any(counts[op] > 1 for op in ops):
                 continue
             done = _outline(module, ops, f"{prefix}{index}")
