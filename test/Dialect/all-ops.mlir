@@ -173,6 +173,10 @@ module {
     %0 = "graph.clip_by_norm_no_div_sum"(%arg0, %arg1, %arg2, %arg3) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
   }
+  func.func @coarse_exp(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "graph.coarse_exp"(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
   func.func @concat(%arg0: tensor<4x8xf32>, %arg1: tensor<4x2xf32>) -> tensor<4x10xf32> {
     %0 = "graph.concat"(%arg0, %arg1) {axis = -1 : i64} : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x10xf32>
     return %0 : tensor<4x10xf32>
@@ -783,6 +787,8 @@ module {
 // CHECK:         "graph.clamp_scalar"
 // CHECK-LABEL: func.func @clip_by_norm_no_div_sum(
 // CHECK:         "graph.clip_by_norm_no_div_sum"
+// CHECK-LABEL: func.func @coarse_exp(
+// CHECK:         "graph.coarse_exp"
 // CHECK-LABEL: func.func @concat(
 // CHECK:         "graph.concat"
 // CHECK-LABEL: func.func @conv2d(
