@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import func
 
+from graphfuse.dialect.matching import as_operation, nested_ops, op_id
+
 __all__ = ["isolated"]
 
 #: on a copy in the function: the index of its original in :attr:`_Outlined.originals`
@@ -49,20 +51,17 @@ class _Outlined:
 
 def _defining_op(value: ir.Value) -> ir.Operation | None:
     owner = value.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
+    return None if isinstance(owner, ir.Block) else as_operation(owner)
 
 
 def _parent(op: ir.Operation) -> ir.Operation | None:
     parent = op.parent
-    return None if parent is None else parent.operation
+    return None if parent is None else as_operation(parent)
 
 
-def _nested_ops(op: ir.Operation) -> Iterator[ir.Operation]:
-    yield op
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield from _nested_ops(inner.operation)
+def _nested_ops(op: ir.Operation) -> list[ir.Operation]:
+    """``op`` and every op nested in it."""
+    return [op, *nested_ops(op)]
 
 
 def _defined_inside(ops: Sequence[ir.Operation]) -> set[ir.Value]:
@@ -84,6 +83,14 @@ def _top_level_ancestor(op: ir.Operation, block_owner: ir.Operation) -> ir.Opera
     return op if _parent(op) == block_owner else None
 
 
+def _is_member(op: ir.Operation | None, members: set[int]) -> bool:
+    return op is not None and op_id(op) in members
+
+
+def _position(op: ir.Operation | None, order: dict[int, int]) -> int:
+    return -1 if op is None else order.get(op_id(op), -1)
+
+
 def _outline(module: ir.Module, cluster: Sequence[ir.Operation], name: str) -> _Outlined | None:
     """Move ``cluster`` into a new private function called where its last op was; None (nothing changed)
     when that would not be exact (module docstring)."""
@@ -92,21 +99,21 @@ def _outline(module: ir.Module, cluster: Sequence[ir.Operation], name: str) -> _
         return None
     block = cluster[0].block
     block_ops = [o.operation for o in block.operations]
-    order = {op: i for i, op in enumerate(block_ops)}
-    if any(op not in order for op in cluster):
+    order = {op_id(op): i for i, op in enumerate(block_ops)}
+    if any(op_id(op) not in order for op in cluster):
         return None
-    members = set(cluster)
-    ops = sorted(members, key=order.__getitem__)
+    members = {op_id(op) for op in cluster}
+    ops = sorted(cluster, key=lambda op: order[op_id(op)])
     inside = _defined_inside(ops)
-    last = order[ops[-1]]
+    last = order[op_id(ops[-1])]
     results: list[ir.Value] = []
     for op in ops:
         for result in op.results:
             outside = [use.owner for use in result.uses
-                       if _top_level_ancestor(use.owner, owner) not in members]
+                       if not _is_member(_top_level_ancestor(use.owner, owner), members)]
             if not outside:
                 continue
-            if any(order.get(_top_level_ancestor(user, owner), -1) <= last for user in outside):
+            if any(_position(_top_level_ancestor(user, owner), order) <= last for user in outside):
                 return None  # read between the cluster's ops: the call could not come after them all
             results.append(result)
     arguments: list[ir.Value] = []
@@ -137,7 +144,7 @@ def _outline(module: ir.Module, cluster: Sequence[ir.Operation], name: str) -> _
         call = func.CallOp([v.type for v in results], ir.FlatSymbolRefAttr.get(name), arguments)
     for result, value in zip(results, call.results, strict=True):
         for use in list(result.uses):
-            if _top_level_ancestor(use.owner, owner) not in members:
+            if not _is_member(_top_level_ancestor(use.owner, owner), members):
                 use.owner.operation.operands[use.operand_number] = value
     for op in ops:
         op.move_before(ret)
@@ -175,13 +182,16 @@ def _private_fills(clusters: list[list[ir.Operation]]) -> list[list[ir.Operation
     """``clusters`` with each ``linalg.fill`` that several of them hold replaced, in each, by a copy of its own
     placed before it, which that cluster's ops read instead; the original keeps its other readers (unread, the
     schedules erase it with the fills their fusions leave)."""
-    holders: dict[ir.Operation, list[int]] = {}
+    holders: dict[int, list[int]] = {}
+    fills: dict[int, ir.Operation] = {}
     for index, cluster in enumerate(clusters):
         for op in cluster:
             if op.name == "linalg.fill":
-                holders.setdefault(op, []).append(index)
+                holders.setdefault(op_id(op), []).append(index)
+                fills[op_id(op)] = op
     result = [list(cluster) for cluster in clusters]
-    for fill, indices in holders.items():
+    for key, indices in holders.items():
+        fill = fills[key]
         if len(indices) < 2:
             continue
         for index in indices:
@@ -206,14 +216,14 @@ def isolated(module: ir.Module, clusters: Sequence[Sequence[ir.Operation]], pref
     # the other's script would find a call where it fuses a producer.  A shared fill is copied instead, one
     # for each cluster (fusing it would have copied it into each cluster's loops anyway)
     clusters = _private_fills([[op.operation for op in cluster] for cluster in clusters])
-    counts: dict[ir.Operation, int] = {}
+    counts: dict[int, int] = {}
     for cluster in clusters:
-        for op in set(cluster):
-            counts[op] = counts.get(op, 0) + 1
+        for key in {op_id(op) for op in cluster}:
+            counts[key] = counts.get(key, 0) + 1
     outlined: list[_Outlined] = []
     try:
         for index, ops in enumerate(clusters):
-            if any(counts[op] > 1 for op in ops):
+            if any(counts[op_id(op)] > 1 for op in ops):
                 continue
             done = _outline(module, ops, f"{prefix}{index}")
             if done is not None:
