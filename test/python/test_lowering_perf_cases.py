@@ -547,6 +547,19 @@ def test_several_matmuls_in_one_function() -> None:
     assert_close(a.astype(np.float64) @ b @ c, got.astype(np.float64), "f32")
 
 
+@pytest.mark.parametrize("shape", [(4, 16, 48), (64, 48), (2, 2, 16, 48)])
+def test_reshaped_matmul_result_is_computed_in_the_output(shape: tuple[int, ...]) -> None:
+    """A matmul's [M, N] result returned in another shape (a language model's logits as [B, S, V]) is computed in
+    the output itself: no copy of the whole result at the end of the call."""
+    b = graphfuse.GraphBuilder("f")
+    x, w = b.arg((64, 32)), b.arg((48, 32))
+    b.ret(b.reshape(b.matmul(x, w, transpose_b=True), shape))
+    rng = np.random.default_rng(5)
+    exe = compiled_matching_reference(b.module, [rng.standard_normal(s).astype(np.float32)
+                                                 for s in ((64, 32), (48, 32))])
+    assert "memcpy" not in exe.function.llvm_dialect_ir
+
+
 THREADS = 2
 TASK_BATCHES = contraction.BATCH_TASKS_PER_THREAD * THREADS
 
