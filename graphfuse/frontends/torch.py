@@ -516,14 +516,17 @@ def _match_rms_norm(rsqrt: fx.Node) -> RmsNormMatch | None:
     if any(_float_tensor(n) is None or _float_tensor(n).dtype != x_val.dtype for n in (x, normed)):
         return None
     root, weight, absorbed = normed, None, (square, mean, add, rsqrt)
-    scaled = list(normed.users)
+    # ``normed.to(x.dtype)`` when x already has that dtype leaves only export's metadata check on ``normed``
+    # (HF's RMSNorms in fp32): a check that the weight's product can take over.
+    checks = tuple(u for u in normed.users if _is_call(u, aten._assert_tensor_metadata.default))
+    scaled = [u for u in normed.users if u not in checks]
     if len(scaled) == 1 and _is_call(scaled[0], aten.mul.Tensor):
         other = next((a for a in scaled[0].args if a is not normed), None)
         w_val = _float_tensor(other)
         out_val = _float_tensor(scaled[0])
         same_shape = out_val is not None and tuple(out_val.shape) == tuple(_float_tensor(normed).shape)
         if w_val is not None and w_val.dim() == 1 and w_val.dtype == x_val.dtype and same_shape:
-            root, weight, absorbed = scaled[0], other, (*absorbed, normed)
+            root, weight, absorbed = scaled[0], other, (*absorbed, normed, *checks)
     return RmsNormMatch(root, x, weight, float(add.args[1]), absorbed)
 
 

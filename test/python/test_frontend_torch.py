@@ -840,6 +840,21 @@ def test_hand_written_rms_norm_becomes_rms_norm_and_fuses() -> None:
     assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-5, atol=1e-6)
 
 
+def test_transformers_rms_norm_takes_its_weight_in_fp32() -> None:
+    """transformers' LlamaRMSNorm casts the normalized value back to the input's dtype before the weight's product:
+    in fp32 that leaves only export's dtype check on it, and the weight joins the one ``graph.rms_norm``."""
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    torch.manual_seed(0)
+    model, x = LlamaRMSNorm(16, eps=1e-6), randn(2, 3, 16)
+    with torch.no_grad():
+        model.weight.copy_(torch.rand(16) + 0.5)
+    imported = gft.import_module(model, (x,))
+    assert imported.recognised == {"rms_norm (hand-written)": 1}
+    assert imported.graph_ops == {"graph.rms_norm": 1}, imported.graph_ops
+    assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-6, atol=1e-6)
+
+
 def test_rms_norm_over_another_axis_is_not_recognised() -> None:
     torch.manual_seed(0)
     model, x = HandWrittenRMSNorm(axis=1), randn(2, 16, 16)
