@@ -299,17 +299,19 @@ def _transposed_b_module(m: int, k: int, n: int) -> str:
     )
 
 
+@pytest.mark.parametrize("bits", [256, 512])
 @pytest.mark.parametrize(("m", "k", "n"), [(37, 50, 29), (40, 301, 48), (64, 32, 64)])
-def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_transposed_b_is_packed_from_its_source(bits: int, m: int, k: int, n: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """B read transposed (a linear layer's weight [N, K]), more rows of A than the row-dot schedule takes: the
-    panels are copied from the weight, one copy.
+    panels are copied from the weight, one copy; with 16 lanes in 16x16 blocks transposed by shuffles.
 
-    Steps of K that PACK_DEPTH does not divide (301) and columns short of a panel (29) included.
+    Steps of K that the copy's tiles do not divide (301) and columns short of a panel (29) included.
     """
     assert m > contraction.ROW_DOT_ROWS
-    monkeypatch.setattr(contraction, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction, "vector_bits", lambda: bits)
     runtime.clear_cache()
-    _, cols = register_tile(256)
+    _, cols = register_tile(bits)
     text = _transposed_b_module(m, k, n)
     tiled, compiled = _tiled_and_compiled(text)
     # no transposed copy of the whole weight ([K, N]); the panels' copies read it as [panels, cols, K]
@@ -317,6 +319,8 @@ def test_transposed_b_is_packed_from_its_source(m: int, k: int, n: int, monkeypa
     if n >= cols:  # the whole panels are read from the weight's rows viewed as [panels, cols, K]
         assert f"tensor<{n // cols}x{cols}x{k}xf32>" in tiled, tiled
     assert "vector.transfer_read" in tiled and "linalg.transpose" not in tiled, tiled
+    if bits == 512 and k >= contraction.SHUFFLED_PACK_BLOCK and n >= contraction.SHUFFLED_PACK_BLOCK:
+        assert re.search(r"vector.shuffle .* : vector<16xf32>, vector<16xf32>", tiled), tiled
     # B's panels are the only workspace
     assert sum(b.nbytes for b in compiled.workspace) <= 4 * k * n + 2 * 64
     rng = np.random.default_rng(k)
