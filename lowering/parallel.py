@@ -71,6 +71,8 @@ _ROOT = "graph.parallel_root"
 #: Ops that tile and fuse as elementwise or row work; kernels holding others (contractions, convolutions,
 #: pooling) are left to their own schedules, or tile their window ops alone (_WINDOW_OPS).
 _TILEABLE = frozenset({"linalg.generic", "linalg.fill", "linalg.transpose", "linalg.broadcast", "linalg.copy"})
+#: Ops that only reshape a kernel's result.
+_RESHAPES = frozenset({"tensor.collapse_shape", "tensor.expand_shape"})
 #: Sliding-window ops with no schedule of their own (pooling, strided depthwise and grouped convolutions): each
 #: is tiled into tasks over its leading parallel dims, its accumulator's fill fused (_WINDOW_SCRIPT).
 _WINDOW_OPS = frozenset({
@@ -294,8 +296,13 @@ class ParallelizeKernels(GraphPass):
                 return "its loops are serial ones (rows too small to split)"
         ret = ops[-1]
         roots: list[tuple[ir.Operation, list[int]]] = []
+        small = False
         for value in ret.operands:
             owner = value.owner
+            # a result reshaped on its way out (attention's heads merged back into [tokens, width]): the op
+            # computing it is tiled, the reshape of the tiled result stays after the loop
+            while not isinstance(owner, ir.Block) and as_operation(owner).name in _RESHAPES:
+                owner = as_operation(owner).operands[0].owner
             if isinstance(owner, ir.Block) or as_operation(owner).name not in _TILEABLE:
                 continue
             owner = as_operation(owner)
@@ -304,14 +311,16 @@ class ParallelizeKernels(GraphPass):
             count = static_elements(owner.results[0])
             if count is None:
                 return "it has dynamic shapes"
-            if count < self.min_elements:
-                return f"its results hold fewer than {self.min_elements} elements"
+            if count < self.min_elements:  # a small result beside a large one (a table of a few rows) stays serial
+                small = True
+                continue
             tiles = chunk_tiles(owner, self.max_tasks)
             if tiles is None:
                 return "its outermost loop is not a parallel loop of 2 or more iterations"
             roots.append((owner, tiles))
         if not roots:
-            return "no result is computed by a linalg op"
+            return (f"its results hold fewer than {self.min_elements} elements" if small
+                    else "no result is computed by a linalg op")
         return _tile_roots(func_op, roots)
 
     def _parallelize_windows(self, func_op: ir.Operation, ops: list[ir.Operation]) -> str | None:

@@ -112,3 +112,34 @@ func.func @small_max_pool(%x: tensor<1x4x16x16xf32>) -> tensor<1x4x8x8xf32> {
   %0 = "graph.max_pool2d"(%x) {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x16x16xf32>) -> tensor<1x4x8x8xf32>
   return %0 : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// A result reshaped on its way out (attention's heads merged back into [tokens, width]): the transpose
+// computing it is split, the collapse of the split result follows the loop.
+// LOG: parallelize-kernels: @merged_heads_kernel: outermost loop split over the cores
+// CHECK-LABEL: func.func private @merged_heads_kernel
+// CHECK:         scf.forall
+// CHECK:           linalg.transpose
+// CHECK:           tensor.parallel_insert_slice
+// CHECK:         tensor.collapse_shape
+// CHECK:         return
+func.func private @merged_heads_kernel(%x: tensor<4x8x64x64xf32>) -> tensor<256x512xf32> attributes {graph.kernel} {
+  %0 = "graph.transpose"(%x) {perm = array<i64: 0, 2, 1, 3>} : (tensor<4x8x64x64xf32>) -> tensor<4x64x8x64xf32>
+  %1 = "graph.reshape"(%0) : (tensor<4x64x8x64xf32>) -> tensor<256x512xf32>
+  return %1 : tensor<256x512xf32>
+}
+
+// -----
+
+// A small result beside a large one (a rotary table of a few rows next to the rotated queries): the large
+// one's loop is split, the small one is computed on its own.
+// LOG: parallelize-kernels: @table_and_rows_kernel: outermost loop split over the cores
+// CHECK-LABEL: func.func private @table_and_rows_kernel
+// CHECK:         scf.forall
+// CHECK:         return
+func.func private @table_and_rows_kernel(%t: tensor<64x64xf32>, %x: tensor<32x64x64xf32>) -> (tensor<64x64xf32>, tensor<32x64x64xf32>) attributes {graph.kernel} {
+  %0 = "graph.cos"(%t) : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  %1 = "graph.mul"(%x, %0) : (tensor<32x64x64xf32>, tensor<64x64xf32>) -> tensor<32x64x64xf32>
+  return %0, %1 : tensor<64x64xf32>, tensor<32x64x64xf32>
+}
