@@ -65,7 +65,7 @@ __all__ = [
 #: The environment variable that sets the number of threads compiled code uses.
 THREADS_VARIABLE = "GRAPHFUSE_NUM_THREADS"
 #: Result elements below which a kernel stays serial (measured: see docs/lowering.md).
-DEFAULT_MIN_ELEMENTS = 1 << 16
+DEFAULT_MIN_ELEMENTS = 1 << 14
 
 _ROOT = "graph.parallel_root"
 #: Ops that tile and fuse as elementwise or row work; kernels holding others (contractions, convolutions,

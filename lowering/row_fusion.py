@@ -16,7 +16,7 @@ register-sized chunks (:mod:`graphfuse.lowering.row_chunks`).
 Kernels with a row reduction (one input, reduced over the innermost dim)
 and static shapes are tiled.  With ``elementwise`` so are elementwise
 kernels without transposes whose rows hold at least one chunk, and 1-D
-elementwise kernels of at least 65,536 elements, cut into rows of 4096
+elementwise kernels of at least ``parallel-min-elements`` (16,384) elements, cut into rows of 4096
 (``transform.structured.split`` first, so that every row is static).  The
 other elementwise kernels are left to LLVM's loop vectorizer, and kernels
 holding a convolution or a generic contraction are left alone.  A named contraction (``linalg.matmul``,
@@ -404,8 +404,8 @@ class TileKernelRows(GraphPass):
     chunk_vectors: int = option(
         4, "vector registers per row chunk (independent accumulators); 0 keeps whole-row vectors")
     elementwise: bool = option(
-        True, "tile elementwise kernels by rows too: rank >= 2 with rows of one chunk to max-row, 1-D from 65536 "
-        "elements (needs chunk-vectors)")
+        True, "tile elementwise kernels by rows too: rank >= 2 with rows of one chunk to max-row, 1-D from "
+        "parallel-min-elements (needs chunk-vectors)")
 
     def __post_init__(self) -> None:
         if self.max_row < 1:

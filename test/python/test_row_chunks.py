@@ -15,6 +15,7 @@ from mlir import ir
 import graphfuse
 from graphfuse.lowering.compiler import LOWERING_PIPELINE, default_pipeline
 from graphfuse.lowering.host import vector_bits_from_flags
+from graphfuse.lowering.parallel import DEFAULT_MIN_ELEMENTS
 from graphfuse.lowering.row_chunks import chunk_row_loops
 from graphfuse.lowering.runtime import compile_linalg
 from graphfuse.pipelines.runner import run_pipeline
@@ -146,7 +147,7 @@ def _elementwise_model(shape: tuple[int, ...]) -> tuple[graphfuse.GraphBuilder, 
 
 
 @pytest.mark.parametrize("bits", [128, 256, 512])
-@pytest.mark.parametrize("shape", [(300, 1000), (7, 4096), (100003,), (131072,)])
+@pytest.mark.parametrize("shape", [(300, 1000), (7, 4096), (3, 4096), (100003,), (131072,)])
 def test_elementwise_rows_match_the_reference(bits: int, shape: tuple[int, ...]) -> None:
     builder, inputs = _elementwise_model(shape)
     module = ir.Module.parse(str(builder.module), context=builder.module.context)
@@ -154,8 +155,8 @@ def test_elementwise_rows_match_the_reference(bits: int, shape: tuple[int, ...])
     run_pipeline(module, LOWERING_PIPELINE.replace("tile-kernel-rows", f"tile-kernel-rows{{vector-bits={bits}}}"))
     text = str(module)
     lanes = bits // 32
-    # tiled by rows, in parallel from 65536 elements (and vectorized in two host vectors: the gelu is long)
-    assert ("scf.forall" in text) == (int(np.prod(shape)) >= 65536) and "scf.for " in text
+    # tiled by rows, in parallel from DEFAULT_MIN_ELEMENTS (and vectorized in two host vectors: the gelu is long)
+    assert ("scf.forall" in text) == (int(np.prod(shape)) >= DEFAULT_MIN_ELEMENTS) and "scf.for " in text
     assert f"vector<{2 * lanes}xf32>" in text or f"vector<1x{2 * lanes}xf32>" in text
     compiled = compile_linalg(module, "elementwise")
     got = compiled(*inputs)

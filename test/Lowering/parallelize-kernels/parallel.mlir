@@ -7,7 +7,7 @@
 // RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{elementwise=false},parallelize-kernels)' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{elementwise=false},parallelize-kernels{min-elements=0 max-tasks=4})' %s | FileCheck %s --check-prefix=SMALL
 // RUN: not graphfuse-opt --pass-pipeline='builtin.module(parallelize-kernels{max-tasks=0})' %s 2>&1 | FileCheck %s --check-prefix=OPTION
-// OPTION: options 'min-elements' (>= 0) and 'max-tasks' (>= 1) of pass 'parallelize-kernels' are out of range: 65536, 0
+// OPTION: options 'min-elements' (>= 0) and 'max-tasks' (>= 1) of pass 'parallelize-kernels' are out of range: 16384, 0
 
 // An elementwise kernel of 1024 x 256: 64 chunks of 16 rows, each chunk's loops whole inside the forall.
 // LOG: parallelize-kernels: @gelu_kernel: outermost loop split over the cores
@@ -40,7 +40,7 @@ func.func private @softmax_kernel(%x: tensor<512x256xf32>) -> tensor<512x256xf32
 // -----
 
 // Small kernels stay serial (fewer than min-elements result elements); with min-elements=0 they are split too.
-// LOG: parallelize-kernels: @small_kernel stays serial: its results hold fewer than 65536 elements
+// LOG: parallelize-kernels: @small_kernel stays serial: its results hold fewer than 16384 elements
 // CHECK-LABEL: func.func private @small_kernel
 // CHECK-NOT:     scf.forall
 // CHECK:         return

@@ -62,7 +62,7 @@ func.func private @flat_kernel(%x: tensor<100003xf32>) -> tensor<100003xf32> att
 // aborted in the tiling).
 // LOG: tile-kernel-rows: @transpose_kernel is not tiled: it holds linalg.transpose
 // LOG: tile-kernel-rows: @narrow_kernel is not tiled: it has no reduction and rows shorter than 64
-// LOG: tile-kernel-rows: @short_flat_kernel is not tiled: it has no reduction and a 1-D result below 65536 elements
+// LOG: tile-kernel-rows: @short_flat_kernel is not tiled: it has no reduction and a 1-D result below 16384 elements
 // LOG: tile-kernel-rows: @row_sum_kernel: 1 result loop(s) by rows of 2, vectorized
 // CHECK-LABEL: func.func private @transpose_kernel
 // CHECK-NOT:     scf.for
@@ -84,9 +84,9 @@ func.func private @narrow_kernel(%x: tensor<4096x48xf32>) -> tensor<4096x48xf32>
   %0 = "graph.exp"(%x) : (tensor<4096x48xf32>) -> tensor<4096x48xf32>
   return %0 : tensor<4096x48xf32>
 }
-func.func private @short_flat_kernel(%x: tensor<60000xf32>) -> tensor<60000xf32> attributes {graph.kernel} {
-  %0 = "graph.exp"(%x) : (tensor<60000xf32>) -> tensor<60000xf32>
-  return %0 : tensor<60000xf32>
+func.func private @short_flat_kernel(%x: tensor<12000xf32>) -> tensor<12000xf32> attributes {graph.kernel} {
+  %0 = "graph.exp"(%x) : (tensor<12000xf32>) -> tensor<12000xf32>
+  return %0 : tensor<12000xf32>
 }
 func.func private @row_sum_kernel(%x: tensor<3x2xf32>) -> tensor<3xf32> attributes {graph.kernel} {
   %0 = "graph.reduce_sum"(%x) {axes = array<i64: 1>, keep_dims = false} : (tensor<3x2xf32>) -> tensor<3xf32>
