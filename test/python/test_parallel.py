@@ -42,12 +42,6 @@ def _models() -> dict[str, tuple[graphfuse.GraphBuilder, list[np.ndarray]]]:
     x = b.arg((513, 129), "i32")
     b.ret(b.mul(b.abs(x), b.add(x, b.const(np.int32(3)))))
     models["integers"] = (b, [rng.integers(-50, 50, (513, 129)).astype(np.int32)])
-    # a strided 1x1 convolution: its product is [F, N, OH, OW], transposed back into NCHW by a loose op
-    b = graphfuse.GraphBuilder("conv_into_nchw")
-    x, w = b.arg((4, 16, 32, 32)), b.arg((32, 16, 1, 1))
-    b.ret(b.conv2d(x, w, strides=[2, 2], pads=[0, 0, 0, 0], dilations=[1, 1], groups=1))
-    models["conv_into_nchw"] = (b, [rng.normal(size=(4, 16, 32, 32)).astype(np.float32),
-                                    rng.normal(size=(32, 16, 1, 1)).astype(np.float32)])
     return models
 
 

@@ -84,7 +84,6 @@ def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None) ->
     steps = [
         f"to-destination-passing-style{{entry={name}}}",
         f"block-contractions{{threads={threads}}}",
-        f"parallelize-loose-ops{{threads={threads}}}",
         "privatize-entry",  # drop-equivalent-buffer-results leaves public functions alone
         "store-booleans-as-bytes",
         "split-shared-empties",
