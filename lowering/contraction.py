@@ -87,13 +87,6 @@ PACK_DEPTH = 8
 #: transposed, one thread: the copy took 13% of the product's 3.03 ms as 8-step tiles, 5% of 2.84 ms so.
 SHUFFLED_PACK_BLOCK = 16
 
-
-def _pack_sizes(lanes: int, panel: int) -> dict[str, int]:
-    """The tile sizes of the copies from a transposed B into panels of ``panel`` columns for vectors of ``lanes``
-    floats: TK steps of K by TL columns of a panel."""
-    if lanes == SHUFFLED_PACK_BLOCK:
-        return {"TK": SHUFFLED_PACK_BLOCK, "TL": SHUFFLED_PACK_BLOCK}
-    return {"TK": PACK_DEPTH, "TL": panel}
 #: A packed product with fewer row blocks than this is shared out by tasks of ``PANEL_TASK`` panels of B: a
 #: few row blocks leave cores idle in their last round (256 rows are five blocks of 48 and 16 rows; by
 #: panels 256x512x512, 256x512x1360 and 256x1360x512 ran 8-14% faster on both cores than by row blocks).
@@ -153,6 +146,14 @@ def _with_peels(script: str) -> str:
     script = re.sub(r"^ *SHUFFLE_TRANSPOSES (\S+)$", lambda m: _shuffle_transposes(m.group(1)), script,
                     flags=re.M)
     return re.sub(r"^ *HOIST (\S+)$", lambda m: _hoist_accumulators(m.group(1)), script, flags=re.M)
+
+
+def _pack_sizes(lanes: int, panel: int) -> dict[str, int]:
+    """The tile sizes of the copies from a transposed B into panels of ``panel`` columns for vectors of ``lanes``
+    floats: TK steps of K by TL columns of a panel."""
+    if lanes == SHUFFLED_PACK_BLOCK:
+        return {"TK": SHUFFLED_PACK_BLOCK, "TL": SHUFFLED_PACK_BLOCK}
+    return {"TK": PACK_DEPTH, "TL": panel}
 
 
 def _shuffle_transposes(handle: str) -> str:
