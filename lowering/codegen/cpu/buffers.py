@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-__all__ = ["ARENA_ALIGNMENT", "CONSTANTS", "LOOP_OPS", "VIEWS", "buffer_users", "in_loop_body", "loop_result_buffer",
-           "top_level_op"]
+__all__ = ["ARENA_ALIGNMENT", "CONSTANTS", "LOOP_OPS", "VIEWS", "buffer_users", "contiguous", "in_loop_body",
+           "loop_result_buffer", "top_level_op"]
 
 #: Byte alignment of the buffers in the workspace arena, and of constant buffers (a cache line).
 ARENA_ALIGNMENT = 64
@@ -32,6 +32,19 @@ def in_loop_body(op: ir.Operation) -> bool:
     while parent is not None and parent.name == "scf.if":
         parent = parent.parent
     return parent is not None and parent.name in LOOP_OPS
+
+
+def contiguous(t: ir.MemRefType) -> bool:
+    """Whether memref type ``t`` is static and row-major without gaps (a copy of it is one ``memcpy``)."""
+    if not t.has_static_shape:
+        return False
+    strides, _ = t.get_strides_and_offset()
+    expected = 1
+    for size, stride in zip(reversed(t.shape), reversed(strides), strict=True):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def buffer_users(buffer: ir.Value) -> list[ir.Operation]:

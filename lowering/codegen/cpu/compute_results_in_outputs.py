@@ -10,7 +10,7 @@ from typing import ClassVar
 from mlir import ir
 from mlir.dialects import memref
 
-from graphfuse.lowering.codegen.cpu.buffers import loop_result_buffer
+from graphfuse.lowering.codegen.cpu.buffers import contiguous, loop_result_buffer
 from graphfuse.lowering.codegen.cpu.entry import argument_counts, entry_function
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
@@ -73,15 +73,10 @@ def _same_elements(a: ir.Type, b: ir.Type) -> bool:
     if not (isinstance(a, ir.MemRefType) and isinstance(b, ir.MemRefType)):
         return False
     a, b = ir.MemRefType(a), ir.MemRefType(b)
-    return (a.has_static_shape and b.has_static_shape and a.rank >= 1 and b.rank >= 1
-            and _contiguous(a) and _contiguous(b) and a.element_type == b.element_type
+    return (a.rank >= 1 and b.rank >= 1
+            and contiguous(a) and contiguous(b) and a.get_strides_and_offset()[1] == 0
+            and b.get_strides_and_offset()[1] == 0 and a.element_type == b.element_type
             and a.memory_space == b.memory_space and math.prod(a.shape) == math.prod(b.shape))
-
-
-def _contiguous(t: ir.MemRefType) -> bool:
-    """Whether static ``t`` lays its elements out row-major from offset 0."""
-    strides, offset = t.get_strides_and_offset()
-    return offset == 0 and list(strides) == [math.prod(t.shape[k + 1:]) for k in range(t.rank)]
 
 
 def _reshaped(value: ir.Value, target: ir.MemRefType) -> ir.Value:

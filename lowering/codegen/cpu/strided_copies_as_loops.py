@@ -9,6 +9,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from graphfuse.dialect.matching import nested_ops
+from graphfuse.lowering.codegen.cpu.buffers import contiguous
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["StridedCopiesAsLoops", "strided_copies_as_loops"]
@@ -23,20 +24,6 @@ class StridedCopiesAsLoops(GraphPass):
         strided_copies_as_loops(module)
 
 
-def _contiguous(value: ir.Value) -> bool:
-    """Whether a memref is static and row-major without gaps (a copy of it is one ``memcpy``)."""
-    t = ir.MemRefType(value.type)
-    if not t.has_static_shape:
-        return False
-    strides, _ = t.get_strides_and_offset()
-    expected = 1
-    for size, stride in zip(reversed(t.shape), reversed(strides), strict=True):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
-
-
 def strided_copies_as_loops(module: ir.Module) -> None:
     """Rewrite each ``memref.copy`` between views that are not contiguous (a slice, a part of a concat) as
     ``linalg.copy``, which becomes loops LLVM vectorizes.
@@ -48,7 +35,7 @@ def strided_copies_as_loops(module: ir.Module) -> None:
     copies = [op for op in nested_ops(module) if op.name == "memref.copy"]
     for op in copies:
         source, target = op.operands
-        if _contiguous(source) and _contiguous(target):
+        if contiguous(ir.MemRefType(source.type)) and contiguous(ir.MemRefType(target.type)):
             continue
         with op.location, ir.InsertionPoint(op):
             linalg.copy(source, outs=[target])
