@@ -54,7 +54,8 @@ from mlir.dialects import func as func_dialect
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import entry_function
 from graphfuse.dialect.types import NUMPY_DTYPES
-from graphfuse.frontends.torch import _TORCH_DTYPES, ImportedModel, fired_fusions, import_program
+from graphfuse.frontends.torch import ImportedModel, fired_fusions, import_program
+from graphfuse.frontends.torch.dtypes import _TORCH_DTYPES
 from graphfuse.lowering.compiler import Executable
 from graphfuse.lowering.compiler import compile as graphfuse_compile
 from graphfuse.pipelines import log
