@@ -3,7 +3,7 @@
 The pass first rewrites fused and compound ops into simpler graph ops
 (``lowering/decompose.py``), then lowers each remaining op with its
 registered lowering: shape ops in ``lowering/shape_ops.py``, reductions,
-matmul, convolution and pooling in ``lowering/structured_ops.py``, the
+matmul, convolution and pooling in ``lowering/structured_ops/``, the
 mixture-of-experts product in ``lowering/grouped_matmul.py``, and the
 elementwise ops here.
 
@@ -594,4 +594,11 @@ class GraphToLinalg(GraphPass):
 
 
 # The modules below register their lowerings and decompositions (import order does not matter).
-from graphfuse.lowering import decompose, grouped_matmul, shape_ops, sorting, structured_ops  # noqa: E402, F401
+from graphfuse.lowering import (  # noqa: E402, F401
+    decompose,
+    grouped_matmul,
+    indexing_ops,
+    shape_ops,
+    sorting,
+    structured_ops,
+)

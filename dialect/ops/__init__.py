@@ -7,9 +7,11 @@ from graphfuse.dialect.ops import (  # noqa: F401
     elementwise,
     fused_matmul,
     fused_norm,
+    indexing,
     nn,
     quant,
     reduction,
     shape,
     sorting,
+    spatial,
 )

@@ -117,7 +117,8 @@ from graphfuse.lowering.npu.reduction_blocks import (
     rewrite_blocks,
     split_live_ranges,
 )
-from graphfuse.lowering.npu.sequential_loops import StreamPlan, plan_stream, rewrite_stream, sequential_loop
+from graphfuse.lowering.npu.sequential_loops import StreamPlan, plan_stream, sequential_loop
+from graphfuse.lowering.npu.sequential_streaming import rewrite_stream
 from graphfuse.lowering.npu.simplify_buffers import forward_result_copies, simplify_buffers
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option

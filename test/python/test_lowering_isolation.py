@@ -15,6 +15,7 @@ from graphfuse.dialect.builder import GraphBuilder
 from graphfuse.dialect.context import new_context
 from graphfuse.lowering import compiler, contraction, isolation, runtime
 from graphfuse.lowering.codegen.cpu import block_contractions as block_contractions_pass
+from graphfuse.lowering.contraction import schedule as contraction_schedule
 
 
 def _layers() -> ir.Module:
@@ -47,7 +48,7 @@ def _tiled_text(monkeypatch: pytest.MonkeyPatch, isolate: bool) -> tuple[str, li
             yield outlined
 
     monkeypatch.setattr(block_contractions_pass, "block_contractions", recorded)
-    monkeypatch.setattr(contraction, "isolated",
+    monkeypatch.setattr(contraction_schedule, "isolated",
                         counted if isolate else lambda *args, **kwargs: contextlib.nullcontext(0))
     compiler.clear_cache()
     runtime.clear_cache()

@@ -1,4 +1,4 @@
-"""Tests of the nn ops (dialect/ops/nn.py): reference semantics and verifier rules.
+"""Tests of the nn ops (dialect/ops/nn.py and spatial.py): reference semantics and verifier rules.
 
 Expectations are computed independently of the implementation, mostly with
 explicit Python loops over tiny arrays in float64.
@@ -633,7 +633,7 @@ def resize_taps_loops(size: int, out: int, mode: str, align_corners: bool, scale
 @pytest.mark.parametrize("mode", ["nearest", "nearest_exact", "bilinear"])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_resize_taps_are_pytorch_formulas(mode: str, align_corners: bool) -> None:
-    from graphfuse.dialect.ops.nn import resize_taps
+    from graphfuse.dialect.ops.spatial import resize_taps
 
     if align_corners and mode != "bilinear":
         return

@@ -1,0 +1,94 @@
+"""The marker attributes the schedules set on ops, and the clean-up of what the schedules left unread."""
+
+
+from collections.abc import Callable
+
+from mlir import ir
+
+from graphfuse.lowering.contraction.layout import _static_tensor
+from graphfuse.lowering.contraction.scripts import _CONV_COLUMNS
+from graphfuse.lowering.contraction.sizes import FILTER_LANES, PACK_TASKS, SERIAL
+
+
+def _mark_static_tiles(module: ir.Module, ops: tuple[str, ...] = ("linalg.matmul", "linalg.generic"),
+                       loops: str = "graph.matmul_tiles") -> int:
+    """Mark the statically shaped ``ops`` inside the loops marked ``loops`` (the tiled row blocks) for
+    vectorization; how many.
+
+    A tile left dynamic would stay a scalar loop; the row split and the peeled tile loops leave none.
+    """
+    marked = 0
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal marked
+        if op.name in ops and all(_static_tensor(v) for v in op.operands):
+            op.attributes["graph.vectorize"] = ir.UnitAttr.get()
+            marked += 1
+        return ir.WalkResult.ADVANCE
+
+    def blocks(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("scf.forall", "scf.for") and loops in op.attributes:
+            op.walk(visit)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(blocks)
+    return marked
+
+
+def _elementwise_epilogues(matmul: ir.Operation) -> list[ir.Operation]:
+    """The statically shaped, all-parallel 2-D generics of the function body that read ``matmul``'s result."""
+    found = []
+    for use in matmul.results[0].uses:
+        user = use.owner
+        if user.name != "linalg.generic" or user.parent != matmul.parent or len(user.results) != 1:
+            continue
+        iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
+        values = [*user.operands, *user.results]
+        if all("parallel" in t for t in iterators) and len(iterators) == 2 and all(_static_tensor(v) for v in values):
+            found.append(user)
+    return found
+
+
+def _erase_unread(module: ir.Module, erasable: Callable[[ir.Operation], bool]) -> None:
+    """Erase the ops of ``module`` for which ``erasable(op)`` holds and whose results nothing reads.
+
+    Bufferization would still compute them, into buffers of their own.
+    """
+    unread: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if erasable(op) and not any(True for r in op.results for _ in r.uses):
+            unread.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in unread:
+        op.erase()
+
+
+def _erase_fused_products(module: ir.Module) -> None:
+    """Erase the products left unread once fused into their epilogue's loops (:data:`_EPILOGUE_TILE_SCRIPT`,
+    :data:`_DIRECT_CONV_EPILOGUE_SCRIPT`): fusion computes each block inside the loops and leaves the whole
+    product where it was, unscheduled."""
+    _erase_unread(module, lambda op: op.name == "linalg.generic"
+                  and ("graph.block" in op.attributes or "graph.fused_conv" in op.attributes))
+
+
+def _erase_unused_fills(module: ir.Module) -> None:
+    """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks)."""
+    _erase_unread(module, lambda op: op.name == "linalg.fill" and len(op.results) == 1)
+
+
+def _clear_marks(module: ir.Module) -> None:
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue", "graph.pack_transposed",
+                     "graph.epilogue_block", "graph.conv_epilogue", "graph.filter_lanes_epilogue", "graph.fused_conv",
+                     _CONV_COLUMNS, FILTER_LANES,
+                     "graph.serial_pack", "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot",
+                     "graph.row_dot_rows", "graph.row_dot_tiles", SERIAL, PACK_TASKS):
+            if name in op.attributes:
+                del op.attributes[name]
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
