@@ -42,8 +42,8 @@ from mlir import ir
 from bench.workloads import WORKLOADS
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering.compiler import default_pipeline
+from graphfuse.lowering.graph_pipelines import CLEANUP
 from graphfuse.lowering.npu.compiler import compile_npu, npu_graph_pipeline
-from graphfuse.pipelines.opt_levels import CLEANUP
 from graphfuse.tools.models import MODELS, model_inputs
 
 __all__ = ["ROWS", "VARIANTS", "Measurement", "Row", "Variant", "measure", "table"]

@@ -35,6 +35,7 @@ from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
 from graphfuse.dialect.parsing import SourceText, is_bytecode, load_module, parse_module, relocate
 from graphfuse.dialect.run_checks import RunCheckError, relocated
 from graphfuse.dialect.types import sig_from_type
+from graphfuse.lowering.graph_pipelines import graph_pipeline
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
 from graphfuse.lowering.parallel import check_thread_count, default_threads
@@ -50,7 +51,7 @@ from graphfuse.lowering.streaming import BUFFER_ALIGNMENT
 from graphfuse.pipelines import registry
 from graphfuse.pipelines.context import get_context, graph_kernel_enabled
 from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, SWITCH_FILE_VARIABLE, FusionSwitches
-from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, Backend, graph_pipeline, opt_level_error
+from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, Backend, opt_level_error
 from graphfuse.pipelines.pass_base import active_rewrite_budget
 from graphfuse.pipelines.runner import Pipeline, PipelineFailure, run_pipeline
 

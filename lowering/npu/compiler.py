@@ -34,11 +34,11 @@ from graphfuse.lowering.compiler import (
     run_located,
     source_text,
 )
+from graphfuse.lowering.graph_pipelines import graph_pipeline
 from graphfuse.lowering.npu.cube_tiling import traffic_lower_bound
 from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.switches import FusionSwitches
-from graphfuse.pipelines.opt_levels import graph_pipeline
 
 __all__ = ["KernelRow", "NpuExecutable", "NpuReport", "compile_npu", "npu_graph_pipeline", "npu_lowering_pipeline"]
 

@@ -2,8 +2,10 @@
 
 The check reads every ``import`` of the source tree, those inside functions
 too (a lazy import is still a dependency), and fails on any that reaches a
-higher layer. It also checks the pass table: built-in passes are found by
-name without importing them, and none registers itself.
+higher layer. The pipelines a layer writes as text name only passes of that
+layer or below (a pass name is a dependency too, resolved at run time). It
+also checks the pass table: built-in passes are found by name without
+importing them, and none registers itself.
 """
 
 from __future__ import annotations
@@ -16,9 +18,16 @@ from pathlib import Path
 import pytest
 
 from graphfuse.builtin_passes import BUILTIN_PASSES
+from graphfuse.lowering.codegen.cpu.pipeline import cpu_pipeline_text
+from graphfuse.lowering.compiler import FOLD_EMPTY_PIPELINE, LOWERING_PIPELINE
+from graphfuse.lowering.graph_pipelines import graph_pipeline
+from graphfuse.lowering.runtime import pipeline_text
 from graphfuse.pipelines.fusion.base import FusionPass
 from graphfuse.pipelines.fusion.graph_fusion import fusion_passes
+from graphfuse.pipelines.opt_levels import OPT_LEVELS
 from graphfuse.pipelines.pass_base import canonical_pass_name
+from graphfuse.pipelines.pipeline_parser import NestedPipeline, PassElement, parse_pipeline
+from graphfuse.pipelines.registry import lookup_pass
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,6 +87,50 @@ def test_the_check_sees_a_reverse_import(tmp_path: Path) -> None:
         "lowering/api.py:2: lowering imports graphfuse (graphfuse)",
         "lowering/api.py:2: lowering imports graphfuse.compile (graphfuse)",
     ]
+
+
+def _pass_names(element: NestedPipeline | PassElement) -> list[str]:
+    if isinstance(element, PassElement):
+        return [element.name]
+    return [name for inner in element.elements for name in _pass_names(inner)]
+
+
+def higher_passes(text: str, folder: str) -> list[str]:
+    """The passes of ``text``, a pipeline written in ``folder``'s layer, that a higher layer defines; passes
+    graphfuse does not register (upstream MLIR's) sit below every layer."""
+    problems = []
+    for name in _pass_names(parse_pipeline(text)):
+        cls = lookup_pass(name)
+        target = _layer_of_module(cls.__module__) if cls is not None else None
+        if target is not None and target[1] > LAYERS[folder]:
+            problems.append(f"{folder} names {name} ({cls.__module__}, {target[0]})")
+    return problems
+
+
+#: The pipelines each layer writes as text: (what, the layer's folder, from the module that writes it, the text).
+PIPELINE_TEXTS = [
+    *((f"graph_pipeline({level}, {backend!r}, {kernels})", _layer_of_module(graph_pipeline.__module__)[0],
+       graph_pipeline(level, backend, kernels))
+      for level in OPT_LEVELS for backend in ("cpu", "npu") for kernels in (True, False)),
+    ("LOWERING_PIPELINE", "lowering", LOWERING_PIPELINE),
+    ("FOLD_EMPTY_PIPELINE", "lowering", FOLD_EMPTY_PIPELINE),
+    ("cpu_pipeline_text", _layer_of_module(cpu_pipeline_text.__module__)[0], cpu_pipeline_text("forward", 2, 1 << 20)),
+    ("runtime.pipeline_text", _layer_of_module(pipeline_text.__module__)[0], pipeline_text()),
+]
+
+
+@pytest.mark.parametrize(("what", "folder", "text"), PIPELINE_TEXTS, ids=[p[0] for p in PIPELINE_TEXTS])
+def test_no_pipeline_names_a_pass_of_a_higher_layer(what: str, folder: str, text: str) -> None:
+    assert higher_passes(text, folder) == []
+
+
+def test_the_pipeline_check_sees_a_higher_pass() -> None:
+    """A graph pipeline (the pipelines layer) naming a CPU code-generator pass (the lowering layer) is flagged;
+    the same text written in the lowering layer, and upstream passes anywhere, are not."""
+    text = "builtin.module(graph-dce,block-contractions,canonicalize)"
+    assert higher_passes(text, "pipelines") == [
+        "pipelines names block-contractions (graphfuse.lowering.codegen.cpu.block_contractions, lowering)"]
+    assert higher_passes(text, "lowering") == []
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_PASSES))

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 import graphfuse
-from graphfuse.pipelines.opt_levels import OPT_LEVELS, graph_pipeline, opt_level_error
+from graphfuse.lowering.graph_pipelines import graph_pipeline
+from graphfuse.pipelines.opt_levels import OPT_LEVELS, opt_level_error
 
 BIN = Path(sys.executable).parent
 

@@ -106,7 +106,7 @@ def test_gradient_ops_are_expanded_as_appendix_1_says(backend: str) -> None:
     """The imported gradient ops are MindSpore's: graph-kernel fusion expands those the backend's column of
     Appendix 1 lists (GeLUGrad on both, ReluGrad on npu) and clusters their basic ops; the others (ReluGrad
     on the CPU, LayerNormGrad, LogSoftmaxGrad) stay whole and are lowered as one op each."""
-    from graphfuse.pipelines.opt_levels import graph_pipeline
+    from graphfuse.lowering.graph_pipelines import graph_pipeline
 
     model, x, y = _setup("mlp")
     with warnings.catch_warnings():
