@@ -52,6 +52,7 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "rms_norm_quant_fusion": _load("pipelines.fusion.norm", "RmsNormQuantFusion"),
     "add_cast_rms_norm_cast_fusion": _load("pipelines.fusion.norm", "AddCastRmsNormCastFusion"),
     "add_rms_norm_fusion": _load("pipelines.fusion.norm", "AddRmsNormFusion"),
+    "rms_norm_fusion": _load("pipelines.fusion.norm", "RmsNormFusion"),
     "pattern_fusion_pass": _load("pipelines.fusion.torchair", "PatternFusionPass"),
     "transpose_matmul_fusion": _load("pipelines.fusion.matmul", "TransposeMatmulFusion"),
     "inference_swiglu_fusion": _load("pipelines.fusion.matmul", "InferenceSwigluFusion"),

@@ -13,7 +13,12 @@ fusing never changes a result bit:
   => add_rms_norm in its mixed-precision form (computing in f32); and MindSpore's order, add in
   f16/bf16 -> cast to f32 -> rms_norm -> cast back (HF's bf16 RMSNorm after a residual add) =>
   add_rms_norm in the low type, gamma narrowed where its values are the low type's;
-- add_rms_norm_fusion: add -> rms_norm => add_rms_norm.
+- add_rms_norm_fusion: add -> rms_norm => add_rms_norm;
+- rms_norm_fusion (graphfuse's own): a hand-written RMSNorm of basic ops,
+  ``x * rsqrt(reduce_mean(x * x, last axis, keep_dims) + eps) [* w]``, => rms_norm. It runs
+  before the passes above, which then see the norm whatever front end wrote it. Unlike them it
+  may change the last bit: rms_norm divides by the square root where the chain multiplies by
+  its reciprocal.
 
 Run order matters where chains overlap (``FusionPass.priority``, graph-fusion's
 order): add_rms_norm_quant_fusion runs before rms_norm_quant_fusion and
@@ -438,6 +443,126 @@ def fuse_add_rms_norm_quant(quant: ir.Operation, rw: Any) -> bool | str:
         epsilon=_epsilon(rn),
     )
     return commit(rw, [(quant, {0: fused.results[0]}), (rn, {}), (add, {0: fused.results[1]})], [fused])
+
+
+# --------------------------------------------------------------------------
+# a hand-written RMSNorm
+
+
+def _scalar_constant(value: ir.Value) -> float | None:
+    """The one value of a constant with a single element (``eps``), or None."""
+    array = constant_array(value)
+    if array is None or array.size != 1:
+        return None
+    return float(array.reshape(()))
+
+
+def _squared(value: ir.Value) -> tuple[ir.Operation, ir.Value] | None:
+    """(the op, x) when ``value`` is x squared: ``square(x)``, ``mul(x, x)`` or ``pow(x, 2)``."""
+    op = producer(value)
+    if op is None:
+        return None
+    if op.name == "graph.square":
+        return op, op.operands[0]
+    if op.name == "graph.mul" and op.operands[0] == op.operands[1]:
+        return op, op.operands[0]
+    if op.name == "graph.pow" and _scalar_constant(op.operands[1]) == 2.0:
+        return op, op.operands[0]
+    return None
+
+
+def _sole_user(value: ir.Value, name: str) -> ir.Operation | None:
+    found = users(value)
+    return found[0] if len(found) == 1 and found[0].name == name else None
+
+
+def _times(op: ir.Operation, value: ir.Value) -> ir.Value | None:
+    """The other operand of the product ``op`` of ``value``, or None when ``value`` is not one of them."""
+    a, b = op.operands
+    if a == value:
+        return b
+    return a if b == value else None
+
+
+def fuse_rms_norm(rsqrt: ir.Operation, rw: Any) -> bool | str:
+    """``x * rsqrt(reduce_mean(x^2, last axis, keep_dims) + eps) [* w]`` => ``rms_norm(x, w or ones)``."""
+    add = producer(rsqrt.operands[0], "graph.add")
+    if add is None:
+        return False
+    mean, epsilon = None, None
+    for first, second in ((0, 1), (1, 0)):
+        mean = producer(add.operands[first], "graph.reduce_mean")
+        epsilon = _scalar_constant(add.operands[second])
+        if mean is not None and epsilon is not None:
+            break
+    if mean is None or epsilon is None:
+        return False
+    squared = _squared(mean.operands[0])
+    if squared is None:
+        return False
+    square, x = squared
+    x_sig = sig(x)
+    mean_attrs = attributes(mean)
+    axes = [axis % x_sig.rank for axis in mean_attrs["axes"]] if x_sig.rank else None
+    if axes != [x_sig.rank - 1] or not mean_attrs["keep_dims"]:
+        return "the mean is not over the last axis alone with its dim kept"
+    normed = _sole_user(rsqrt.results[0], "graph.mul")
+    if normed is None or _times(normed, rsqrt.results[0]) != x:
+        return "the reciprocal square root is not used only to scale the squared value"
+    for value, user in ((square.results[0], mean), (mean.results[0], add), (add.results[0], rsqrt)):
+        if users(value) != [user]:
+            return "an intermediate of the norm is used elsewhere"
+    if x_sig.dtype not in ("f32", "f16", "bf16") or not 0.0 <= epsilon < float("inf"):
+        return "not a float norm with a finite non-negative epsilon"
+    if sig(normed.results[0]) != x_sig:
+        return "the scaled value does not have the shape and type of x"
+    chain, root, gamma = [square, mean, add, rsqrt, normed], normed, None
+    scaled = _sole_user(normed.results[0], "graph.mul")
+    if scaled is not None:
+        weight = _times(scaled, normed.results[0])
+        w_sig = sig(weight) if weight is not None else None
+        if w_sig is not None and w_sig.shape == (x_sig.shape[-1],) and w_sig.dtype == x_sig.dtype and \
+                sig(scaled.results[0]) == x_sig:
+            chain, root, gamma = [*chain, scaled], scaled, weight
+    anchor = anchor_for(root, chain, [x] if gamma is None else [x, gamma])
+    if isinstance(anchor, str):
+        return anchor
+    if gamma is None:
+        ones = np.ones(x_sig.shape[-1], NUMPY_DTYPES[x_sig.dtype])
+        gamma = create_constant(InsertBefore(anchor), ones, rsqrt.location)
+    fused = create_op(InsertBefore(anchor), "rms_norm", [x, gamma], fused_location(chain), epsilon=epsilon)
+    return commit(rw, [(op, {0: fused.results[0]} if op == root else {}) for op in reversed(chain)], [fused])
+
+
+@dataclass(frozen=True)
+class RmsNormFusion(FusionPass):
+    """A hand-written RMSNorm of basic ops => rms_norm (transformers' RMSNorms as PyTorch or ONNX export them).
+
+    ``x * rsqrt(reduce_mean(x^2, last axis, keep_dims) + eps)``, x^2 as ``square``, ``mul(x, x)`` or
+    ``pow(x, 2)``, ``eps`` a constant, optionally times a 1-D ``w`` of x's last dim (either operand order);
+    every intermediate used only by the next op, all in one float type. The mixed-precision form (x cast
+    to f32 first, the result cast back before the weight) becomes an f32 rms_norm between the casts, which
+    add_cast_rms_norm_cast_fusion then takes with a residual add before it. Runs before the rms_norm passes.
+    """
+
+    name: ClassVar[str] = "rms_norm_fusion"
+    priority: ClassVar[int] = 115
+    summary: ClassVar[str] = "x * rsqrt(mean(x^2) + eps) [* w] of basic ops => rms_norm"
+    group: ClassVar[str] = GRAPH_FUSION
+    origin: ClassVar[str] = "graphfuse"
+    example: ClassVar[str] = """\
+func.func @rms_norm(%x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<2x4x8xf32> {
+  %eps = arith.constant dense<1.0e-06> : tensor<f32>
+  %sq = "graph.square"(%x) : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %ms = "graph.reduce_mean"(%sq) {axes = array<i64: 2>, keep_dims = true} : (tensor<2x4x8xf32>) -> tensor<2x4x1xf32>
+  %s = "graph.add"(%ms, %eps) : (tensor<2x4x1xf32>, tensor<f32>) -> tensor<2x4x1xf32>
+  %r = "graph.rsqrt"(%s) : (tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  %n = "graph.mul"(%x, %r) : (tensor<2x4x8xf32>, tensor<2x4x1xf32>) -> tensor<2x4x8xf32>
+  %y = "graph.mul"(%w, %n) : (tensor<8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+"""
+    patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("RmsNormFusion", "graph.rsqrt", fuse_rms_norm),)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -828,21 +829,31 @@ class HandWrittenRMSNorm(nn.Module):
         return self.weight * (h * torch.rsqrt(variance + 1e-6)), h
 
 
-def test_hand_written_rms_norm_becomes_rms_norm_and_fuses() -> None:
+def _fused(imported: Any) -> tuple[dict[str, int], dict[str, str]]:
+    """Graph op counts after graph fusion and DCE, and the effect times of the passes that fired."""
+    runner = run_pipeline(imported.module, "builtin.module(graph-fusion,graph-dce)")
+    fired = {name: counts["effect_times"] for name, counts in runner.fusion_result()["graph_fusion"].items()
+             if counts["effect_times"] != "0"}
+    ops = Counter(op.name for op in imported.module.body.operations[0].regions[0].blocks[0].operations)
+    return {name: n for name, n in ops.items() if name.startswith("graph.")}, fired
+
+
+def test_hand_written_rms_norm_is_fused_by_graph_fusion() -> None:
+    """The importer writes the norm's ops; rms_norm_fusion makes them one rms_norm, which add_rms_norm_fusion
+    then takes with the residual add before it."""
     torch.manual_seed(0)
     model, x = HandWrittenRMSNorm(), randn(2, 3, 16)
     imported = gft.import_module(model, (x,))
-    assert imported.recognised == {"rms_norm (hand-written)": 1}
-    assert imported.graph_ops["graph.rms_norm"] == 1 and "graph.rsqrt" not in imported.graph_ops
-    assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-5, atol=1e-6)
-    runner = run_pipeline(imported.module, "builtin.module(graph-fusion,graph-dce)")
-    assert runner.fusion_result()["graph_fusion"]["add_rms_norm_fusion"]["effect_times"] == "1"
+    assert imported.graph_ops["graph.rsqrt"] == 1 and "graph.rms_norm" not in imported.graph_ops
+    ops, fired = _fused(imported)
+    assert fired["rms_norm_fusion"] == "1" and fired["add_rms_norm_fusion"] == "1", fired
+    assert "graph.rsqrt" not in ops and ops["graph.add_rms_norm"] == 1
     assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-5, atol=1e-6)
 
 
 def test_transformers_rms_norm_takes_its_weight_in_fp32() -> None:
     """transformers' LlamaRMSNorm casts the normalized value back to the input's dtype before the weight's product:
-    in fp32 that leaves only export's dtype check on it, and the weight joins the one ``graph.rms_norm``."""
+    in fp32 export's dtype check on it imports as nothing, and the weight joins the one ``graph.rms_norm``."""
     from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
     torch.manual_seed(0)
@@ -850,16 +861,30 @@ def test_transformers_rms_norm_takes_its_weight_in_fp32() -> None:
     with torch.no_grad():
         model.weight.copy_(torch.rand(16) + 0.5)
     imported = gft.import_module(model, (x,))
-    assert imported.recognised == {"rms_norm (hand-written)": 1}
-    assert imported.graph_ops == {"graph.rms_norm": 1}, imported.graph_ops
+    ops, fired = _fused(imported)
+    assert fired == {"rms_norm_fusion": "1"} and ops == {"graph.rms_norm": 1}, (ops, fired)
     assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-6, atol=1e-6)
 
 
-def test_rms_norm_over_another_axis_is_not_recognised() -> None:
+def test_transformers_rms_norm_in_bf16_is_an_f32_norm_between_casts() -> None:
+    """In bf16 LlamaRMSNorm computes in f32 and casts back before the weight: an f32 rms_norm between the casts."""
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    torch.manual_seed(0)
+    model, x = LlamaRMSNorm(16, eps=1e-6).to(torch.bfloat16), randn(2, 3, 16).to(torch.bfloat16)
+    imported = gft.import_module(model, (x,))
+    ops, fired = _fused(imported)
+    assert fired == {"rms_norm_fusion": "1"} and ops == {"graph.cast": 2, "graph.rms_norm": 1, "graph.mul": 1}, ops
+    (got,), (want,) = imported.run_reference(x), torch_outputs(model, (x,))
+    assert np.mean(np.asarray(got, np.float32) == np.asarray(want, np.float32)) > 0.99
+
+
+def test_rms_norm_over_another_axis_is_not_fused() -> None:
     torch.manual_seed(0)
     model, x = HandWrittenRMSNorm(axis=1), randn(2, 16, 16)
     imported = gft.import_module(model, (x,))
-    assert not imported.recognised and "graph.rms_norm" not in imported.graph_ops
+    ops, fired = _fused(imported)
+    assert "rms_norm_fusion" not in fired and "graph.rms_norm" not in ops
     assert_close(imported.run_reference(x), torch_outputs(model, (x,)), rtol=1e-5, atol=1e-6)
 
 

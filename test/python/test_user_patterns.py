@@ -98,22 +98,32 @@ def test_user_pass_is_listed_runs_by_name_and_last_in_graph_fusion(register) -> 
     assert _effects(run_pipeline(module, "builtin.module(user_silu_fusion)").fusion_result()) == {"user_silu_fusion": 1}
 
 
+#: The built-in pass that fuses the same RMSNorm (built-ins run before user patterns), off where the user's must fire.
+BUILTIN_RMS_NORM = "rms_norm_fusion"
+
+
 def test_compile_fuses_with_the_user_pattern(register) -> None:
     module = _rms_module()
-    assert "graph.rms_norm" not in graphfuse.compile(module).fused_graph
+    flags = f"--disable_pass={BUILTIN_RMS_NORM}"
+    assert "graph.rms_norm" not in graphfuse.compile(module, graph_kernel_flags=flags).fused_graph
+    assert "graph.rms_norm" in graphfuse.compile(module).fused_graph  # the built-in alone
     register(rms_search, rms_replace, [X48, G8], "user_rms_norm_fusion")  # not the executable cached before
     inputs = [RNG.standard_normal((2, 16)).astype(np.float32), RNG.standard_normal(16).astype(np.float32)]
-    exe = graphfuse.compile(module)
+    exe = graphfuse.compile(module, graph_kernel_flags=flags)
     assert "graph.rms_norm" in exe.fused_graph and "graph.rsqrt" not in exe.fused_graph
     np.testing.assert_allclose(exe(*inputs)[0], exe.reference(*inputs)[0], rtol=1e-4, atol=1e-5)
-    off = graphfuse.compile(module, graph_kernel_flags="--disable_pass=user_rms_norm_fusion")
+    off = graphfuse.compile(module, graph_kernel_flags=f"{flags},user_rms_norm_fusion")
     assert "graph.rms_norm" not in off.fused_graph
 
 
 def _silu_and_rms_fused(register, front_end: str, tmp_path: Path, *, options: str, flags: str,
                         switch: dict[str, str]) -> tuple[dict[str, int], ir.Module]:
     """Both user patterns registered and graph-fusion run on a module holding both chains, switched by one front
-    end: graph-fusion's ``options``, the graph-kernel ``flags``, or a switch file's GraphFusion ``switch``."""
+    end: graph-fusion's ``options``, the graph-kernel ``flags``, or a switch file's GraphFusion ``switch``; each
+    also turns the built-in RMSNorm fusion off."""
+    options = options.replace("disable-pass=", f"disable-pass={BUILTIN_RMS_NORM},")
+    flags = flags.replace("--disable_pass=", f"--disable_pass={BUILTIN_RMS_NORM},")
+    switch = {**switch, BUILTIN_RMS_NORM: "off"}
     register(silu_search, silu_replace, [X48], "user_silu_fusion")
     register(rms_search, rms_replace, [X48, G8], "user_rms_norm_fusion")
     both = ModuleBuilder()

@@ -17,8 +17,9 @@ entry of a registry (:func:`supported_ops`); docs/frontend-torch.md lists
 them from it.  A node whose tensor inputs are all constants is evaluated by
 PyTorch at import time and becomes an ``arith.constant`` (factory ops,
 causal masks built with ``torch.triu``, transposed weights), whether or not
-its op is in the registry, and a hand-written RMSNorm becomes one
-``graph.rms_norm`` (:func:`find_rms_norms`).
+its op is in the registry.  A hand-written RMSNorm is imported as its ops:
+graph fusion's ``rms_norm_fusion`` makes it one ``graph.rms_norm``, whichever
+front end wrote it.
 
 Each graph op carries the location ``loc("fx:<node name>"(<file>:<line>:1))``
 of the FX node that produced it (the user's source line when the node has a
@@ -27,8 +28,8 @@ op or a dtype the importer does not handle raises :class:`GraphfuseError`
 naming the op and the FX node.
 
 The package, by concern: ``importer`` (export, then one converter per FX node), ``converters`` (the ATen
-ops by family, registered in ``registry``), ``rms_norm`` (the hand-written RMSNorm recognition), ``dtypes``
-and ``compare`` (compile an import and measure it against eager).
+ops by family, registered in ``registry``), ``dtypes`` and ``compare`` (compile an import and measure it
+against eager).
 """
 
 try:
@@ -43,7 +44,6 @@ from graphfuse.frontends.torch.compare import Comparison, CompiledModule, compar
 from graphfuse.frontends.torch.dtypes import to_numpy, to_torch
 from graphfuse.frontends.torch.importer import ImportedModel, import_module, import_program, import_training_step
 from graphfuse.frontends.torch.registry import supported_ops, supported_ops_markdown
-from graphfuse.frontends.torch.rms_norm import find_rms_norms
 
 __all__ = [
     "Comparison",
@@ -51,7 +51,6 @@ __all__ = [
     "ImportedModel",
     "compare",
     "compile_module",
-    "find_rms_norms",
     "fired_fusions",
     "import_module",
     "import_program",

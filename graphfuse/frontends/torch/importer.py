@@ -25,7 +25,6 @@ from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, tensor_type
 from graphfuse.frontends.torch.dtypes import _DTYPES, _TORCH_DTYPES, to_numpy
 from graphfuse.frontends.torch.registry import _REGISTRY, _op_name
-from graphfuse.frontends.torch.rms_norm import RmsNormMatch, find_rms_norms
 
 ParamsMode = Literal["constants", "arguments"]
 MutationsMode = Literal["error", "results"]
@@ -78,8 +77,6 @@ class ImportedModel:
     aten_ops: Counter[str]
     #: the exported program (after run_decompositions)
     program: Any
-    #: patterns of several ATen ops imported as one graph op (hand-written RMSNorm), with their counts
-    recognised: Counter[str] = field(default_factory=Counter)
     #: the user inputs (flattened positions) the program writes, in place (``x.copy_(...)``, ``index_copy_``):
     #: only with ``input_mutations="results"``, where the function's first results are their new values
     mutated_inputs: list[int] = field(default_factory=list)
@@ -133,10 +130,9 @@ class ImportedModel:
         """One paragraph: ATen ops in, graph ops out."""
         aten = ", ".join(f"{name.removeprefix('aten.')} x{n}" for name, n in sorted(self.aten_ops.items()))
         graph = ", ".join(f"{name.removeprefix('graph.')} x{n}" for name, n in sorted(self.graph_ops.items()))
-        recognised = "".join(f"; recognised {name} x{n}" for name, n in sorted(self.recognised.items()))
         return (
             f"imported @{self.entry}: {sum(self.aten_ops.values())} ATen ops ({aten})\n"
-            f"  -> {sum(self.graph_ops.values())} graph ops ({graph}); parameters as {self.params}{recognised}"
+            f"  -> {sum(self.graph_ops.values())} graph ops ({graph}); parameters as {self.params}"
         )
 
 
@@ -305,7 +301,6 @@ def import_program(
         importer.parameter_arrays,
         importer.aten_ops,
         program,
-        importer.recognised,
         importer.mutated_inputs,
         importer.tensor_inputs,
     )
@@ -352,7 +347,6 @@ class _Importer:
         self.parameter_arrays: list[np.ndarray] = []
         self.tensor_inputs: list[bool] = []
         self.aten_ops: Counter[str] = Counter()
-        self.recognised: Counter[str] = Counter()
         self._constants: dict[tuple[str, str], Tensor] = {}
 
     # -- errors and locations -------------------------------------------------
@@ -476,14 +470,9 @@ class _Importer:
         graph = self.program.graph
         placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
         self._bind_inputs(placeholders)
-        rms_norms = find_rms_norms(graph)
-        absorbed = {n for match in rms_norms.values() for n in match.absorbed}
         for node in graph.nodes:
             self.node = node
-            if node.op == "placeholder" or node in absorbed:
-                continue
-            if node in rms_norms:
-                self.values[node] = self._rms_norm(rms_norms[node])
+            if node.op == "placeholder":
                 continue
             if node.op == "output":
                 self._finish(node)
@@ -567,22 +556,6 @@ class _Importer:
             # e.g. a symbolic size where the converter needs a number
             raise self.unsupported(node, f"arguments it cannot take: {error}") from None
         self._check(node, value)
-        return value
-
-    def _rms_norm(self, match: RmsNormMatch) -> Tensor:
-        """A recognised hand-written RMSNorm as one ``graph.rms_norm`` (its ATen ops counted as imported)."""
-        for op in (*match.absorbed, match.root):
-            self.aten_ops[_op_name(op.target)] += 1
-        self.recognised["rms_norm (hand-written)"] += 1
-        dtype = self.out_dtype(match.root)
-        x = self.tensor(match.x, dtype)
-        width = x.shape[-1]
-        if match.weight is None:
-            gamma = self.const(np.ones(width), dtype)
-        else:
-            gamma = self.tensor(match.weight, dtype)
-        value = self.emit("rms_norm", x, gamma, epsilon=match.epsilon)
-        self._check(match.root, value)
         return value
 
     def _fold(self, node: fx.Node) -> Any:
