@@ -17,8 +17,8 @@ fusing never changes a result bit:
 - rms_norm_fusion (graphfuse's own): a hand-written RMSNorm of basic ops,
   ``x * rsqrt(reduce_mean(x * x, last axis, keep_dims) + eps) [* w]``, => rms_norm. It runs
   before the passes above, which then see the norm whatever front end wrote it. Unlike them it
-  may change the last bit: rms_norm divides by the square root where the chain multiplies by
-  its reciprocal.
+  may change low bits: rms_norm computes in f32 and divides by the square root, where the chain
+  rounds each op to its type and multiplies by the reciprocal.
 
 Run order matters where chains overlap (``FusionPass.priority``, graph-fusion's
 order): add_rms_norm_quant_fusion runs before rms_norm_quant_fusion and
@@ -528,6 +528,8 @@ def fuse_rms_norm(rsqrt: ir.Operation, rw: Any) -> bool | str:
     if isinstance(anchor, str):
         return anchor
     if gamma is None:
+        if not isinstance(x_sig.shape[-1], int):
+            return "no weight and a dynamic last dim: no constant gamma of its length"
         ones = np.ones(x_sig.shape[-1], NUMPY_DTYPES[x_sig.dtype])
         gamma = create_constant(InsertBefore(anchor), ones, rsqrt.location)
     fused = create_op(InsertBefore(anchor), "rms_norm", [x, gamma], fused_location(chain), epsilon=epsilon)

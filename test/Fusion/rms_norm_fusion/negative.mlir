@@ -86,3 +86,19 @@ func.func @weight_not_last_dim(%x: tensor<4x8xf32>, %w: tensor<4x1xf32>) -> tens
   %y = "graph.mul"(%w, %n) : (tensor<4x1xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// No weight and a dynamic last dim: gamma would be ones of a length known only at run time.
+// LOG: pattern RmsNormFusion not fused at {{.*}}: no weight and a dynamic last dim
+// CHECK-LABEL: func.func @dynamic_last_dim
+// CHECK-NOT:     graph.rms_norm
+func.func @dynamic_last_dim(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %eps = arith.constant dense<1.0e-06> : tensor<f32>
+  %sq = "graph.square"(%x) : (tensor<4x?xf32>) -> tensor<4x?xf32>
+  %ms = "graph.reduce_mean"(%sq) {axes = array<i64: 1>, keep_dims = true} : (tensor<4x?xf32>) -> tensor<4x1xf32>
+  %s = "graph.add"(%ms, %eps) : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %r = "graph.rsqrt"(%s) : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  %n = "graph.mul"(%x, %r) : (tensor<4x?xf32>, tensor<4x1xf32>) -> tensor<4x?xf32>
+  return %n : tensor<4x?xf32>
+}
