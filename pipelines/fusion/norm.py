@@ -484,9 +484,37 @@ def _times(op: ir.Operation, value: ir.Value) -> ir.Value | None:
     return a if b == value else None
 
 
-def fuse_rms_norm(rsqrt: ir.Operation, rw: Any) -> bool | str:
-    """``x * rsqrt(reduce_mean(x^2, last axis, keep_dims) + eps) [* w]`` => ``rms_norm(x, w or ones)``."""
-    add = producer(rsqrt.operands[0], "graph.add")
+def _reciprocal_root(op: ir.Operation) -> tuple[list[ir.Operation], ir.Value, ir.Value | None] | None:
+    """The ops from the square root to the normalized value, the square root's operand, and the value the
+    reciprocal scales (None when the division by the root already is the normalized value), for the forms
+    ``x * rsqrt(s)`` (PyTorch), ``x * (1 / sqrt(s))``, ``x * reciprocal(sqrt(s))`` and ``x / sqrt(s)`` (ONNX,
+    which has no rsqrt); None when ``op`` starts none of them."""
+    if op.name == "graph.rsqrt":
+        return [op], op.operands[0], op.results[0]
+    if op.name != "graph.sqrt":
+        return None
+    root = op.results[0]
+    found = users(root)
+    if len(found) != 1:
+        return None
+    inverse = found[0]
+    if inverse.name == "graph.div" and inverse.operands[1] == root and inverse.operands[0] != root:
+        if _scalar_constant(inverse.operands[0]) == 1.0:
+            return [op, inverse], op.operands[0], inverse.results[0]
+        return [op, inverse], op.operands[0], None  # x / sqrt(s): the dividend is checked to be x
+    if inverse.name == "graph.reciprocal":
+        return [op, inverse], op.operands[0], inverse.results[0]
+    return None
+
+
+def fuse_rms_norm(start: ir.Operation, rw: Any) -> bool | str:
+    """``x * rsqrt(reduce_mean(x^2, last axis, keep_dims) + eps) [* w]`` (or its forms with a square root, see
+    :func:`_reciprocal_root`) => ``rms_norm(x, w or ones)``."""
+    form = _reciprocal_root(start)
+    if form is None:
+        return False
+    inverse_ops, statistic, scale = form
+    add = producer(statistic, "graph.add")
     if add is None:
         return False
     mean, epsilon = None, None
@@ -506,17 +534,24 @@ def fuse_rms_norm(rsqrt: ir.Operation, rw: Any) -> bool | str:
     axes = [axis % x_sig.rank for axis in mean_attrs["axes"]] if x_sig.rank else None
     if axes != [x_sig.rank - 1] or not mean_attrs["keep_dims"]:
         return "the mean is not over the last axis alone with its dim kept"
-    normed = _sole_user(rsqrt.results[0], "graph.mul")
-    if normed is None or _times(normed, rsqrt.results[0]) != x:
-        return "the reciprocal square root is not used only to scale the squared value"
-    for value, user in ((square.results[0], mean), (mean.results[0], add), (add.results[0], rsqrt)):
+    if scale is None:
+        normed = inverse_ops[-1]
+        if normed.operands[0] != x:
+            return "the reciprocal square root is not used only to scale the squared value"
+    else:
+        normed = _sole_user(scale, "graph.mul")
+        if normed is None or _times(normed, scale) != x:
+            return "the reciprocal square root is not used only to scale the squared value"
+    for value, user in ((square.results[0], mean), (mean.results[0], add), (add.results[0], inverse_ops[0])):
         if users(value) != [user]:
             return "an intermediate of the norm is used elsewhere"
     if x_sig.dtype not in ("f32", "f16", "bf16") or not 0.0 <= epsilon < float("inf"):
         return "not a float norm with a finite non-negative epsilon"
     if sig(normed.results[0]) != x_sig:
         return "the scaled value does not have the shape and type of x"
-    chain, root, gamma = [square, mean, add, rsqrt, normed], normed, None
+    chain, root, gamma = [square, mean, add, *inverse_ops], normed, None
+    if normed not in chain:
+        chain.append(normed)
     scaled = _sole_user(normed.results[0], "graph.mul")
     if scaled is not None:
         weight = _times(scaled, normed.results[0])
@@ -531,7 +566,7 @@ def fuse_rms_norm(rsqrt: ir.Operation, rw: Any) -> bool | str:
         if not isinstance(x_sig.shape[-1], int):
             return "no weight and a dynamic last dim: no constant gamma of its length"
         ones = np.ones(x_sig.shape[-1], NUMPY_DTYPES[x_sig.dtype])
-        gamma = create_constant(InsertBefore(anchor), ones, rsqrt.location)
+        gamma = create_constant(InsertBefore(anchor), ones, start.location)
     fused = create_op(InsertBefore(anchor), "rms_norm", [x, gamma], fused_location(chain), epsilon=epsilon)
     return commit(rw, [(op, {0: fused.results[0]} if op == root else {}) for op in reversed(chain)], [fused])
 
@@ -540,11 +575,13 @@ def fuse_rms_norm(rsqrt: ir.Operation, rw: Any) -> bool | str:
 class RmsNormFusion(FusionPass):
     """A hand-written RMSNorm of basic ops => rms_norm (transformers' RMSNorms as PyTorch or ONNX export them).
 
-    ``x * rsqrt(reduce_mean(x^2, last axis, keep_dims) + eps)``, x^2 as ``square``, ``mul(x, x)`` or
-    ``pow(x, 2)``, ``eps`` a constant, optionally times a 1-D ``w`` of x's last dim (either operand order);
-    every intermediate used only by the next op, all in one float type. The mixed-precision form (x cast
-    to f32 first, the result cast back before the weight) becomes an f32 rms_norm between the casts, which
-    add_cast_rms_norm_cast_fusion then takes with a residual add before it. Runs before the rms_norm passes.
+    ``x * rsqrt(reduce_mean(x^2, last axis, keep_dims) + eps)``, the reciprocal square root also as
+    ``1 / sqrt``, ``reciprocal(sqrt)`` or a division ``x / sqrt`` (ONNX has no rsqrt); x^2 as ``square``,
+    ``mul(x, x)`` or ``pow(x, 2)``; ``eps`` a constant; optionally times a 1-D ``w`` of x's last dim (either
+    operand order). Every intermediate is used only by the next op, all in one float type. The
+    mixed-precision form (x cast to f32 first, the result cast back before the weight) becomes an f32
+    rms_norm between the casts, which add_cast_rms_norm_cast_fusion then takes with a residual add before
+    it. Runs before the rms_norm passes.
     """
 
     name: ClassVar[str] = "rms_norm_fusion"
@@ -564,7 +601,10 @@ func.func @rms_norm(%x: tensor<2x4x8xf32>, %w: tensor<8xf32>) -> tensor<2x4x8xf3
   return %y : tensor<2x4x8xf32>
 }
 """
-    patterns: ClassVar[tuple[Pattern, ...]] = (Pattern("RmsNormFusion", "graph.rsqrt", fuse_rms_norm),)
+    patterns: ClassVar[tuple[Pattern, ...]] = (
+        Pattern("RmsNormFusion", "graph.rsqrt", fuse_rms_norm),
+        Pattern("RmsNormSqrtFusion", "graph.sqrt", fuse_rms_norm),
+    )
 
 
 @dataclass(frozen=True)

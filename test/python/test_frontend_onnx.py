@@ -474,6 +474,30 @@ def test_small_cnn_matches_onnx_reference_evaluator_interpreted_and_compiled() -
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("form", ["div_one", "reciprocal", "div_x"])
+def test_exported_rms_norm_becomes_one_rms_norm(form: str) -> None:
+    """An RMSNorm as ONNX exports it (Pow, ReduceMean, Add, Sqrt, then 1 / the root, Reciprocal, or x divided by
+    it; ONNX has no Rsqrt) is one graph.rms_norm after graph fusion, and computes what ONNX's evaluator does."""
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng(0)
+    inits = {"two": np.array(2.0, np.float32), "eps": np.array(1e-6, np.float32), "one": np.array(1.0, np.float32),
+             "axes": np.array([-1], np.int64), "w": rng.uniform(0.5, 1.5, 8).astype(np.float32)}
+    make = onnx.helper.make_node
+    inverse = {"div_one": [make("Div", ["one", "r"], ["inv"]), make("Mul", ["x", "inv"], ["n"])],
+               "reciprocal": [make("Reciprocal", ["r"], ["inv"]), make("Mul", ["inv", "x"], ["n"])],
+               "div_x": [make("Div", ["x", "r"], ["n"])]}[form]
+    nodes = [make("Pow", ["x", "two"], ["sq"]), make("ReduceMean", ["sq", "axes"], ["ms"], keepdims=1),
+             make("Add", ["ms", "eps"], ["s"]), make("Sqrt", ["s"], ["r"]), *inverse, make("Mul", ["n", "w"], ["y"])]
+    model = _model(nodes, [_value("x", [2, 4, 8])], [_value("y", [2, 4, 8])],
+                   [onnx.numpy_helper.from_array(v, k) for k, v in inits.items()], opset=18)
+    x = rng.normal(size=(2, 4, 8)).astype(np.float32)
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    exe = graphfuse.compile(onnx_frontend.convert_model(model).module)
+    assert "graph.rms_norm" in exe.fused_graph and "graph.sqrt" not in exe.fused_graph
+    np.testing.assert_allclose(exe(x)[0], want, rtol=1e-5, atol=1e-6)
+
+
 def test_locations_name_the_nodes_and_inputs() -> None:
     text = onnx_frontend.import_model(_small_cnn(), entry="net").operation.get_asm(enable_debug_info=True)
     assert "func.func @net(" in text

@@ -60,3 +60,38 @@ func.func @mixed_precision(%x: tensor<3x8xbf16>, %w: tensor<8xbf16>) -> tensor<3
   %y = "graph.mul"(%w, %down) : (tensor<8xbf16>, tensor<3x8xbf16>) -> tensor<3x8xbf16>
   return %y : tensor<3x8xbf16>
 }
+
+// -----
+
+// ONNX's forms (no rsqrt there): x * (1 / sqrt(s)), x * reciprocal(sqrt(s)) and x / sqrt(s), the weight on the right.
+// CHECK-LABEL: func.func @onnx_forms
+// CHECK-NEXT:    %[[A:.*]] = "graph.rms_norm"(%arg0, %arg1) {epsilon = 9.99999997E-7 : f32}
+// CHECK-NEXT:    %[[B:.*]] = "graph.rms_norm"(%arg0, %arg1) {epsilon = 9.99999997E-7 : f32}
+// CHECK-NEXT:    %[[C:.*]] = "graph.rms_norm"(%arg0, %arg1) {epsilon = 9.99999997E-7 : f32}
+// CHECK-NEXT:    return %[[A]], %[[B]], %[[C]]
+func.func @onnx_forms(%x: tensor<3x8xf32>, %w: tensor<8xf32>) -> (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) {
+  %eps = arith.constant dense<1.0e-06> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %two = arith.constant dense<2.0> : tensor<f32>
+  %sq1 = "graph.pow"(%x, %two) : (tensor<3x8xf32>, tensor<f32>) -> tensor<3x8xf32>
+  %ms1 = "graph.reduce_mean"(%sq1) {axes = array<i64: 1>, keep_dims = true} : (tensor<3x8xf32>) -> tensor<3x1xf32>
+  %s1 = "graph.add"(%ms1, %eps) : (tensor<3x1xf32>, tensor<f32>) -> tensor<3x1xf32>
+  %r1 = "graph.sqrt"(%s1) : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %i1 = "graph.div"(%one, %r1) : (tensor<f32>, tensor<3x1xf32>) -> tensor<3x1xf32>
+  %n1 = "graph.mul"(%x, %i1) : (tensor<3x8xf32>, tensor<3x1xf32>) -> tensor<3x8xf32>
+  %y1 = "graph.mul"(%n1, %w) : (tensor<3x8xf32>, tensor<8xf32>) -> tensor<3x8xf32>
+  %sq2 = "graph.pow"(%x, %two) : (tensor<3x8xf32>, tensor<f32>) -> tensor<3x8xf32>
+  %ms2 = "graph.reduce_mean"(%sq2) {axes = array<i64: 1>, keep_dims = true} : (tensor<3x8xf32>) -> tensor<3x1xf32>
+  %s2 = "graph.add"(%ms2, %eps) : (tensor<3x1xf32>, tensor<f32>) -> tensor<3x1xf32>
+  %r2 = "graph.sqrt"(%s2) : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %i2 = "graph.reciprocal"(%r2) : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %n2 = "graph.mul"(%i2, %x) : (tensor<3x1xf32>, tensor<3x8xf32>) -> tensor<3x8xf32>
+  %y2 = "graph.mul"(%n2, %w) : (tensor<3x8xf32>, tensor<8xf32>) -> tensor<3x8xf32>
+  %sq3 = "graph.pow"(%x, %two) : (tensor<3x8xf32>, tensor<f32>) -> tensor<3x8xf32>
+  %ms3 = "graph.reduce_mean"(%sq3) {axes = array<i64: 1>, keep_dims = true} : (tensor<3x8xf32>) -> tensor<3x1xf32>
+  %s3 = "graph.add"(%ms3, %eps) : (tensor<3x1xf32>, tensor<f32>) -> tensor<3x1xf32>
+  %r3 = "graph.sqrt"(%s3) : (tensor<3x1xf32>) -> tensor<3x1xf32>
+  %n3 = "graph.div"(%x, %r3) : (tensor<3x8xf32>, tensor<3x1xf32>) -> tensor<3x8xf32>
+  %y3 = "graph.mul"(%n3, %w) : (tensor<3x8xf32>, tensor<8xf32>) -> tensor<3x8xf32>
+  return %y1, %y2, %y3 : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>
+}

@@ -102,3 +102,24 @@ func.func @dynamic_last_dim(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   %n = "graph.mul"(%x, %r) : (tensor<4x?xf32>, tensor<4x1xf32>) -> tensor<4x?xf32>
   return %n : tensor<4x?xf32>
 }
+
+// -----
+
+// A square root divided into another value than the one squared, and a root of the mean read twice: not norms.
+// CHECK-LABEL: func.func @sqrt_not_a_norm
+// CHECK-NOT:     graph.rms_norm
+func.func @sqrt_not_a_norm(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>) {
+  %eps = arith.constant dense<1.0e-06> : tensor<f32>
+  %sq = "graph.square"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ms = "graph.reduce_mean"(%sq) {axes = array<i64: 1>, keep_dims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %s = "graph.add"(%ms, %eps) : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %r = "graph.sqrt"(%s) : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  %n = "graph.div"(%z, %r) : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %sq2 = "graph.square"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ms2 = "graph.reduce_mean"(%sq2) {axes = array<i64: 1>, keep_dims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %s2 = "graph.add"(%ms2, %eps) : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %r2 = "graph.sqrt"(%s2) : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  %i2 = "graph.div"(%x, %r2) : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %t = "graph.add"(%r2, %r2) : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x1xf32>
+  return %n, %t : tensor<4x8xf32>, tensor<4x1xf32>
+}
