@@ -49,6 +49,7 @@ from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.parsing import parse_module, relocate
 from graphfuse.dialect.types import sig_from_type
+from graphfuse.lowering.codegen.cpu.specs import arg_spec
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
 from graphfuse.lowering.parallel import check_thread_count, default_threads
 from graphfuse.lowering.partition import STAGE_ENTRY, CollectiveStep, ComputeStage, split_at_collectives
@@ -56,7 +57,6 @@ from graphfuse.lowering.runtime import (
     DEFAULT_LLVM_OPT_LEVEL,
     ArgumentChecks,
     CompiledFunction,
-    arg_spec,
     compile_linalg,
 )
 from graphfuse.rank_checks import (

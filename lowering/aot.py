@@ -3,7 +3,7 @@
 The code is the JIT's.  :func:`compile_library` runs the same stages as
 :func:`graphfuse.compile` (:func:`~graphfuse.lowering.compiler.fuse_graph`,
 :func:`~graphfuse.lowering.compiler.lower_to_linalg`,
-:func:`~graphfuse.lowering.runtime.lower_entry`, the one function that lowers
+:func:`~graphfuse.lowering.codegen.cpu.lower.lower_entry`, the one function that lowers
 an entry to the LLVM dialect for both), then hands the LLVM IR to the pinned
 LLVM tools instead of the ExecutionEngine: ``opt`` with the module pipeline
 the ExecutionEngine runs (``default<O2>`` by default, loop and SLP vectorization on)
@@ -45,11 +45,13 @@ from mlir.dialects import llvm
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.files import atomic_output, check_distinct_files, write_output, write_synced
 from graphfuse.dialect.parsing import located_asm
+from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
+from graphfuse.lowering.codegen.cpu.specs import ArgSpec, spec_bytes
 from graphfuse.lowering.compiler import FusedGraph, fuse_graph, lower_to_linalg
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
 from graphfuse.lowering.parallel import check_thread_count
 from graphfuse.lowering.run_checks import SITE_SHIFT, CheckSite
-from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL, ArgSpec, LoweredEntry, lower_entry, spec_bytes
+from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL
 from graphfuse.lowering.shape_checks import shape_graph_text
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
 

@@ -35,6 +35,7 @@ from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
 from graphfuse.dialect.parsing import SourceText, is_bytecode, load_module, parse_module, relocate
 from graphfuse.dialect.run_checks import RunCheckError, relocated
 from graphfuse.dialect.types import sig_from_type
+from graphfuse.lowering.codegen.cpu.specs import check_fits_in_memory
 from graphfuse.lowering.graph_pipelines import graph_pipeline
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
@@ -43,7 +44,6 @@ from graphfuse.lowering.runtime import (
     DEFAULT_LLVM_OPT_LEVEL,
     CompiledFunction,
     aligned_empty,
-    check_fits_in_memory,
     compile_linalg,
 )
 from graphfuse.lowering.shape_checks import DynamicShapes

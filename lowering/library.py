@@ -38,8 +38,9 @@ from graphfuse.dialect.context import make_context
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.parsing import parse_module
 from graphfuse.dialect.run_checks import CHECK_STATUS
+from graphfuse.lowering.codegen.cpu.specs import ArgSpec
 from graphfuse.lowering.run_checks import CheckSite, failed_check
-from graphfuse.lowering.runtime import ArgSpec, ArgumentChecks, aligned_empty
+from graphfuse.lowering.runtime import ArgumentChecks, aligned_empty
 from graphfuse.lowering.shape_checks import DynamicShapes
 
 __all__ = ["METADATA_VERSION", "STATUS", "Library", "c_identifier", "library_name", "load_library"]

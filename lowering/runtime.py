@@ -38,79 +38,32 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from graphfuse.dialect.context import new_context
-from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.parsing import located_asm
-from graphfuse.lowering.codegen.cpu.entry import (
-    CHECKS,
-    ENTRY,
-    STREAMED_STORES,
-    argument_specs,
-    count,
-    strip_decisions,
-    workspace_specs,
-)
-from graphfuse.lowering.codegen.cpu.pipeline import (
-    BUFFERIZE,
-    LOOPS,
-    PRE_BUFFERIZE,
-    TO_LLVM,
-    cpu_pipeline_text,
-    openmp_to_llvm,
-    parallel_loops,
-    run_cpu_pipeline,
-)
+from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
 from graphfuse.lowering.codegen.cpu.specs import (
     ArgSpec,
-    arg_spec,
-    check_fits_in_memory,
-    format_bytes,
-    physical_memory_bytes,
-    spec_bytes,
 )
 from graphfuse.lowering.parallel import default_threads, jit_openmp_libraries
-from graphfuse.lowering.run_checks import CheckSite, failed_check, site_of
+from graphfuse.lowering.run_checks import CheckSite, failed_check
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
 
 __all__ = [
-    "BUFFERIZE",
-    "LOOPS",
-    "PRE_BUFFERIZE",
-    "TO_LLVM",
-    "ArgSpec",
     "ArgumentChecks",
     "CompiledFunction",
-    "LoweredEntry",
     "aligned_empty",
-    "arg_spec",
-    "check_fits_in_memory",
     "clear_cache",
     "compile_linalg",
-    "format_bytes",
     "jit_lowered",
-    "lower_entry",
-    "lowered_entry",
-    "openmp_to_llvm",
-    "parallel_loops",
-    "physical_memory_bytes",
-    "pipeline_text",
-    "spec_bytes",
 ]
 
 _MLIR_LIB_DIR = os.path.join(next(iter(__import__("mlir").__path__)), "lib")
 C_RUNNER_UTILS = os.path.join(_MLIR_LIB_DIR, "libmlir_c_runner_utils.so")
-
-
-def pipeline_text() -> str:
-    """The full pass pipeline applied after the DPS rewrite (bufferize + lower to LLVM)."""
-    return f"builtin.module({PRE_BUFFERIZE},{BUFFERIZE},{LOOPS},{TO_LLVM})"
 
 
 # --------------------------------------------------------------------------- memref descriptors
@@ -454,64 +407,3 @@ def jit_lowered(lowered: LoweredEntry, opt_level: int,
                                 lowered.checks)
     function.streamed_stores = lowered.streamed_stores
     return function
-
-
-@dataclass
-class LoweredEntry:
-    """An entry function lowered to the LLVM dialect, as the JIT and the ahead-of-time compiler take it.
-
-    The entry takes one ``!llvm.ptr``: a table of memref descriptor addresses, the inputs', the outputs' and the
-    workspace buffers' in that order (``pack-arguments``).
-    """
-
-    context: ir.Context
-    module: ir.Module
-    #: the entry function's name
-    entry: str
-    inputs: list[ArgSpec]
-    outputs: list[ArgSpec]
-    #: the intermediate buffers the caller allocates once (statically shaped)
-    workspace: list[ArgSpec]
-    #: the runtime libraries the code calls into (the OpenMP runtime of parallel loops)
-    libraries: list[str]
-    #: vector stores into the results made non-temporal: they need BUFFER_ALIGNMENT-aligned result buffers
-    streamed_stores: int
-    #: the run-time checks (lowering/run_checks.py); when there are any, the last workspace buffer is their status
-    #: word (``memref<1xi32>``), cleared before a call and non-zero after it when one failed
-    checks: tuple[CheckSite, ...] = ()
-
-
-def lower_entry(text: str, entry: str, threads: int, streaming: int | None = None) -> LoweredEntry:
-    """Parse the linalg text into a new context and lower ``@entry`` to the LLVM dialect with the CPU pipeline
-    (:func:`~graphfuse.lowering.codegen.cpu.pipeline.cpu_pipeline_text`).
-
-    ``streaming`` is the loop-nest footprint from which stores into the results are made non-temporal
-    (:mod:`graphfuse.lowering.streaming`; None: never).
-    """
-    context = new_context()
-    with context, ir.Location.unknown():
-        try:
-            module = ir.Module.parse(text)
-        except ir.MLIRError as e:
-            raise GraphfuseError(from_mlir_error(e)) from None
-        if any(o.name.startswith("graph.") for o in nested_ops(module)):
-            raise GraphfuseError("compile_linalg expects linalg/tensor/arith/math IR; lower graph ops first")
-        run_cpu_pipeline(module, cpu_pipeline_text(entry, threads, streaming))
-        return lowered_entry(context, module, entry, parallel_loops(threads)[1])
-
-
-def lowered_entry(context: ir.Context, module: ir.Module, entry: str, libraries: list[str]) -> LoweredEntry:
-    """What the JIT needs of ``module``, lowered by the CPU pipeline: its entry's decisions, read from the entry's
-    attributes and then removed (LLVM need not see them).  ``libraries`` are the runtime libraries of its parallel
-    loops (:func:`~graphfuse.lowering.codegen.cpu.pipeline.parallel_loops`)."""
-    func = next((op for op in module.body.operations if op.operation.name == "llvm.func"
-                 and ir.StringAttr(op.attributes["sym_name"]).value == entry), None)
-    if func is None or ENTRY not in func.attributes:
-        raise GraphfuseError(f"@{entry} is not an entry lowered by the CPU pipeline")
-    inputs, outputs = argument_specs(func)
-    checks = tuple(site_of(ir.DictAttr(site)) for site in ir.ArrayAttr(func.attributes[CHECKS])) \
-        if CHECKS in func.attributes else ()
-    lowered = LoweredEntry(context, module, entry, inputs, outputs, workspace_specs(func), libraries,
-                           count(func, STREAMED_STORES), checks)
-    strip_decisions(module)
-    return lowered

@@ -21,7 +21,6 @@ from graphfuse.builtin_passes import BUILTIN_PASSES
 from graphfuse.lowering.codegen.cpu.pipeline import cpu_pipeline_text
 from graphfuse.lowering.compiler import FOLD_EMPTY_PIPELINE, LOWERING_PIPELINE
 from graphfuse.lowering.graph_pipelines import graph_pipeline
-from graphfuse.lowering.runtime import pipeline_text
 from graphfuse.pipelines.fusion.base import FusionPass
 from graphfuse.pipelines.fusion.graph_fusion import fusion_passes
 from graphfuse.pipelines.opt_levels import OPT_LEVELS
@@ -115,7 +114,6 @@ PIPELINE_TEXTS = [
     ("LOWERING_PIPELINE", "lowering", LOWERING_PIPELINE),
     ("FOLD_EMPTY_PIPELINE", "lowering", FOLD_EMPTY_PIPELINE),
     ("cpu_pipeline_text", _layer_of_module(cpu_pipeline_text.__module__)[0], cpu_pipeline_text("forward", 2, 1 << 20)),
-    ("runtime.pipeline_text", _layer_of_module(pipeline_text.__module__)[0], pipeline_text()),
 ]
 
 
