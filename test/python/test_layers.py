@@ -106,7 +106,7 @@ def higher_passes(text: str, folder: str) -> list[str]:
     return problems
 
 
-#: The pipelines each layer writes as text: (what, the layer's folder, from the module that writes it, the text).
+#: The pipelines each layer writes as text: (what, the folder of the module that writes it, the text).
 PIPELINE_TEXTS = [
     *((f"graph_pipeline({level}, {backend!r}, {kernels})", _layer_of_module(graph_pipeline.__module__)[0],
        graph_pipeline(level, backend, kernels))
