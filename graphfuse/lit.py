@@ -14,7 +14,8 @@ A downstream project's ``lit.cfg.py``::
 and its tests run ``graphfuse-opt``, ``graphfuse-run``, ``graphfuse-import``,
 ``graphfuse-bisect``, upstream ``mlir-opt``, ``FileCheck`` and ``not`` by
 name, with ``%graph_irdl`` and ``%npu_irdl`` (the dialects' IRDL
-definitions, for ``mlir-opt --irdl-file=%graph_irdl``) and ``%PYTHON``.
+definitions, for ``mlir-opt --irdl-file=%graph_irdl``), ``%schedules`` (the folder of the contraction
+schedules' transform-dialect library, for ``transform-preload-library``) and ``%PYTHON``.
 graphfuse's own suite (test/lit.cfg.py) is configured by this function.
 """
 
@@ -30,6 +31,7 @@ from typing import Any
 import mlir
 
 from graphfuse.dialect.context import GRAPH_IRDL_PATH, NPU_IRDL_PATH
+from graphfuse.lowering.contraction.library import SCHEDULES_DIR
 
 __all__ = ["TOOLS", "configure", "tool_directories"]
 
@@ -52,8 +54,8 @@ def tool_directories() -> dict[str, Path]:
 def configure(config: Any, lit_config: Any) -> None:
     """Put graphfuse's tools first on the suite's ``PATH``, unset the variables that would change what they
     do, add the ``onnx`` / ``torch`` features when those front ends are installed (``REQUIRES: torch``),
-    and add the substitutions ``%PYTHON``, ``%graph_irdl`` and ``%npu_irdl``.  A missing tool is a fatal
-    lit error naming it."""
+    and add the substitutions ``%PYTHON``, ``%graph_irdl``, ``%npu_irdl`` and ``%schedules``.  A missing tool
+    is a fatal lit error naming it."""
     directories = tool_directories()
     config.environment["PATH"] = os.pathsep.join(
         [*(str(directories[key]) for key in ("python", "mlir", "llvm")), config.environment.get("PATH", "")])
@@ -68,3 +70,4 @@ def configure(config: Any, lit_config: Any) -> None:
     config.substitutions.append(("%PYTHON", sys.executable))
     config.substitutions.append(("%graph_irdl", str(GRAPH_IRDL_PATH)))
     config.substitutions.append(("%npu_irdl", str(NPU_IRDL_PATH)))
+    config.substitutions.append(("%schedules", str(SCHEDULES_DIR)))

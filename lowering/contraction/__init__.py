@@ -27,7 +27,7 @@ statically shaped ``linalg.matmul`` here becomes register tiles:
 An elementwise epilogue that alone reads the product (a bias, an activation,
 a residual add: :func:`_fusable_epilogue`) is applied to each block of 256
 columns of a task's rows right after the block is computed, while it is in
-L2 (:data:`_EPILOGUE_TILE_SCRIPT`): the block of C is a scratch buffer on the
+L2 (``schedules/matmul_epilogue.mlir``): the block of C is a scratch buffer on the
 stack, and the epilogue's result is written once, instead of C written
 whole and read back by a pass of its own.  Shapes whose blocks would have no
 size known when compiling keep that pass (:func:`_static_blocks_of_c`).
@@ -48,10 +48,12 @@ Other statically shaped contractions (``linalg.contract``, generic
 multiply-accumulate loops) are first rewritten as one of those two named ops
 on collapsed, transposed where needed, operands (``_as_named_matmul``).
 
-The package, by concern: ``schedule`` chooses each contraction's schedule and applies it, ``scripts``
-holds the transform-dialect scripts it applies, ``panels`` builds the register-tile parts and packed B,
-``layout`` rewrites other contractions as named matmuls, ``sizes`` holds the sizes, and ``marks`` the
-marker attributes and the clean-up.
+The package, by concern: ``schedule`` chooses each contraction's schedule, records it on the op as a
+``graph.schedule`` attribute and applies it; ``schedules/`` holds the schedules, a transform-dialect library
+of named sequences with parameters, one ``.mlir`` file per op family; ``library`` loads it and runs the
+sequence a schedule attribute names; ``panels`` builds the register-tile parts and packed B, ``layout``
+rewrites other contractions as named matmuls, ``sizes`` holds the sizes, and ``marks`` the marker attributes
+and the clean-up.
 """
 
 from graphfuse.lowering.contraction.schedule import block_contractions, schedule_direct_convs

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from mlir import ir
 
 from graphfuse.lowering.contraction.layout import _static_tensor
-from graphfuse.lowering.contraction.scripts import _CONV_COLUMNS
-from graphfuse.lowering.contraction.sizes import FILTER_LANES, PACK_TASKS, SERIAL
+from graphfuse.lowering.contraction.library import SCHEDULE
+from graphfuse.lowering.contraction.sizes import FILTER_LANES, SERIAL
 
 
 def _mark_static_tiles(module: ir.Module, ops: tuple[str, ...] = ("linalg.matmul", "linalg.generic"),
@@ -68,8 +68,8 @@ def _erase_unread(module: ir.Module, erasable: Callable[[ir.Operation], bool]) -
 
 
 def _erase_fused_products(module: ir.Module) -> None:
-    """Erase the products left unread once fused into their epilogue's loops (:data:`_EPILOGUE_TILE_SCRIPT`,
-    :data:`_DIRECT_CONV_EPILOGUE_SCRIPT`): fusion computes each block inside the loops and leaves the whole
+    """Erase the products left unread once fused into their epilogue's loops (the ``_with_epilogue`` schedules):
+    fusion computes each block inside the loops and leaves the whole
     product where it was, unscheduled."""
     _erase_unread(module, lambda op: op.name == "linalg.generic"
                   and ("graph.block" in op.attributes or "graph.fused_conv" in op.attributes))
@@ -82,11 +82,9 @@ def _erase_unused_fills(module: ir.Module) -> None:
 
 def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
-        for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.epilogue", "graph.pack_transposed",
-                     "graph.epilogue_block", "graph.conv_epilogue", "graph.filter_lanes_epilogue", "graph.fused_conv",
-                     _CONV_COLUMNS, FILTER_LANES,
-                     "graph.serial_pack", "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot",
-                     "graph.row_dot_rows", "graph.row_dot_tiles", SERIAL, PACK_TASKS):
+        for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.pack_transposed",
+                     "graph.fused_conv", "graph.conv_columns", FILTER_LANES, "graph.serial_pack",
+                     "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot_tiles", SERIAL, SCHEDULE):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

@@ -14,13 +14,10 @@ from graphfuse.lowering.contraction.marks import _elementwise_epilogues
 from graphfuse.lowering.contraction.sizes import (
     BLOCK,
     MIN_ROW_TASKS,
-    PACK_PANELS,
-    PACK_TASKS,
     PANEL_TASK,
     ROW_BLOCK_TILES,
     SERIAL,
     _powers_of_two,
-    even_tasks,
     outer_panels,
     panel_task,
     row_block,
@@ -283,7 +280,7 @@ def _sole_elementwise_reader(product: ir.Operation) -> ir.Operation | None:
 
 def _fusable_epilogue(matmul: ir.Operation) -> ir.Operation | None:
     """The sole elementwise reader of f32 ``matmul``'s result (:func:`_sole_elementwise_reader`), when the
-    packed schedule can apply it to each block of C (:data:`_EPILOGUE_TILE_SCRIPT`), else None: a static 2-D
+    packed schedule can apply it to each block of C (``matmul_epilogue.mlir``), else None: a static 2-D
     generic whose other inputs are tensors read by projections of (i, j): [M, N] (a residual), [N] (a bias),
     [M] or a scalar.
     """
@@ -381,21 +378,3 @@ def _epilogue_on_part(epilogue: ir.Operation, source: ir.Value, product: ir.Valu
                 copy.operands[k] = values[operand]
         values.update(zip(op.results, copy.results, strict=True))
     return generic.results[0]
-
-
-def _mark_pack_tasks(module: ir.Module, threads: int) -> list[int]:
-    """Mark each copy of B into panels shared out across the cores with the panels per task that even out the
-    threads (``PACK_TASKS``: at most PACK_PANELS, :func:`panel_task`'s rule down to one panel); the sizes used."""
-    sizes: set[int] = set()
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "linalg.transpose" and ("graph.block" in op.attributes or
-                                              "graph.pack_transposed" in op.attributes):
-            panels = ir.RankedTensorType(op.results[0].type).shape[0]
-            size = even_tasks(panels, threads, PACK_PANELS, 1)
-            op.attributes[PACK_TASKS] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size)
-            sizes.add(size)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return sorted(sizes)

@@ -3,12 +3,11 @@ form of short products, direct convolutions, batched products shared out by batc
 
 
 import math
-import re
-from typing import NamedTuple
 
 from mlir import ir
 from mlir.dialects import linalg, tensor
 
+from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import producer
 from graphfuse.lowering.contraction.layout import (
     _DEFAULT_MAPS,
@@ -16,6 +15,13 @@ from graphfuse.lowering.contraction.layout import (
     _map_dims,
     _materialize_transposes,
     _static_tensor,
+)
+from graphfuse.lowering.contraction.library import (
+    SCHEDULE,
+    apply_schedule,
+    apply_sequence,
+    loaded,
+    schedule_attribute,
 )
 from graphfuse.lowering.contraction.marks import (
     _clear_marks,
@@ -29,34 +35,12 @@ from graphfuse.lowering.contraction.panels import (
     _fill_of,
     _fusable_epilogue,
     _insert,
-    _mark_pack_tasks,
     _register_tile_parts,
     _shared_by_panels,
     _slice,
     _sole_elementwise_reader,
     _static_blocks_of_c,
     _unfilled,
-)
-from graphfuse.lowering.contraction.scripts import (
-    _BATCH_SCRIPT,
-    _DIRECT_CONV_EPILOGUE_SCRIPT,
-    _DIRECT_CONV_SCRIPT,
-    _EPILOGUE_SCRIPT,
-    _OUTER_BLOCKS,
-    _PACK_SCRIPT,
-    _PACKED_TILE_SCRIPT,
-    _ROW_DOT_SCRIPT,
-    _SERIAL_PACK_SCRIPT,
-    _TILE_SCRIPT,
-    _VECTORIZE_SCRIPT,
-    _apply,
-    _batch_tasks_script,
-    _column_ladder,
-    _epilogue_tile_script,
-    _serial_tasks,
-    _sized,
-    _tasks,
-    _with_peels,
 )
 from graphfuse.lowering.contraction.sizes import (
     BATCH_TASKS_PER_THREAD,
@@ -67,14 +51,13 @@ from graphfuse.lowering.contraction.sizes import (
     FILTER_LANES,
     MAX_UNROLLED_BATCHES,
     PACK_PANELS,
-    PACK_TASKS,
-    PANEL_TASK,
     ROW_DOT_ROWS,
     ROW_DOT_TILE_ROWS,
     SERIAL,
     _depth,
-    _pack_sizes,
+    even_tasks,
     outer_panels,
+    pack_tile,
     panel_task,
     register_tile,
     row_block,
@@ -85,24 +68,17 @@ from graphfuse.lowering.host import vector_bits
 from graphfuse.lowering.isolation import isolated
 
 
-class _Schedule(NamedTuple):
-    """What the schedule of a group of products depends on (:func:`block_contractions`)."""
-
-    rows_per_block: int
-    depth: int  # K
-    packed: bool  # B packed into panels (the generic of _packed_product), else a plain linalg.matmul
-    by_panels: bool  # the cores share panels of B (too few row blocks), else row blocks
-    outer: bool  # B takes several outer blocks (outer_panels)
-    filled: bool  # C's init is a fill, fused into the tasks
-    #: when each block of C gets an elementwise epilogue (_EPILOGUE_TILE_SCRIPT): the epilogue's operand that is C
-    epilogue_operand: int | None
-    serial: bool  # the product is a task's own (a batch of a batched matmul): its blocks one after the other
-    panel_task: int  # panels of B per task when the cores share panels (panel_task)
-
-
 def block_contractions(module: ir.Module, threads: int = 1) -> None:
     """Tile and reorder every statically shaped matmul of ``module``, other contractions made matmuls first;
-    the row blocks are sized for ``threads`` threads (:func:`row_block`)."""
+    the row blocks are sized for ``threads`` threads (:func:`row_block`).
+
+    Each schedule is recorded on the op it tiles as ``graph.schedule`` (:mod:`.library`), then applied.
+    """
+    with loaded(module.context):
+        _block_contractions(module, threads)
+
+
+def _block_contractions(module: ir.Module, threads: int) -> None:
     schedule_direct_convs(module)
     general: list[ir.Operation] = []
 
@@ -127,13 +103,17 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
         _share_out_batches(module, tasks)
     named = [op for op in _static_ops(module, tuple(_DEFAULT_MAPS)) if "indexing_maps" not in op.attributes]
     if row_dots:
-        _schedule_row_dots(module, row_dots, threads)
+        _schedule_row_dots(module, row_dots)
     if not named:  # dynamic shapes keep the plain loops: blocking would need dynamically sized buffers
         if row_dots:
             _vectorize_tiles(module)
         return
+    batch_blocks = schedule_attribute("batch_matmul_blocks", block=BLOCK)
+    epilogue_rows = schedule_attribute("epilogue_rows", rows_per_task=EPILOGUE_ROWS, vector_columns=nr)
     for op in named:
         op.attributes["graph.block"] = ir.UnitAttr.get()
+        if op.name == "linalg.batch_matmul":
+            op.attributes[SCHEDULE] = batch_blocks
     matmuls = [op for op in named if op.name == "linalg.matmul"]
     parts = []
     for op in matmuls:
@@ -141,75 +121,110 @@ def block_contractions(module: ir.Module, threads: int = 1) -> None:
         epilogue = _fusable_epilogue(op) if not serial and _static_blocks_of_c(op, mr, nr, threads) else None
         if epilogue is None:
             for user in _elementwise_epilogues(op):
-                user.attributes["graph.epilogue"] = ir.UnitAttr.get()
+                user.attributes[SCHEDULE] = epilogue_rows
         parts += _register_tile_parts(op, mr, nr, threads, epilogue)
-    groups: dict[_Schedule, list[tuple[ir.Operation, ir.Operation | None]]] = {}
+    # Each product is given its schedule before any schedule runs: a schedule replaces the ops it tiles, and
+    # the Python handles of those would then point at erased operations.  Products of one schedule are tiled
+    # together.
+    groups: dict[ir.Attribute, list[tuple[ir.Operation, ir.Operation | None]]] = {}
     for op, packed, epilogue in parts:
-        serial = SERIAL in op.attributes
-        rows_per_block = _rows(op) if serial else row_block(_rows(op), mr, threads)
-        by_panels = packed and not serial and _shared_by_panels(_rows(op), _panels(op), mr)
-        outer = packed and not serial and not by_panels and _panels(op) > outer_panels(_depth(op), nr)
-        filled = packed and not serial and _fill_of(op.operands[2]) is not None
-        operand = None if epilogue is None else [v.owner for v in epilogue.operands].index(op)
-        tasks_of = panel_task(_panels(op), threads) if by_panels else PANEL_TASK
-        schedule = _Schedule(rows_per_block, _depth(op), packed, by_panels, outer, filled, operand, serial, tasks_of)
+        schedule = _matmul_schedule(op, packed, epilogue, mr, nr, threads)
+        op.attributes[SCHEDULE] = schedule
+        op.attributes["graph.block"] = ir.UnitAttr.get()  # erased once fused into its epilogue's loops, if unread
         groups.setdefault(schedule, []).append((op, epilogue))
-    # Each product is marked with its group's number before any schedule runs: a schedule replaces the ops
-    # it tiles, and the Python handles of those would then point at erased operations.
-    i64 = ir.IntegerType.get_signless(64)
-    for group, ops in enumerate(groups.values()):
-        for op, epilogue in ops:
-            op.attributes["graph.block"] = ir.IntegerAttr.get(i64, group)
-            if epilogue is not None:
-                epilogue.attributes["graph.epilogue_block"] = ir.IntegerAttr.get(i64, group)
-    schedule_of_group = list(groups)
-    for group, (rows_per_block, depth, packed, by_panels, outer, filled, operand, serial, tasks_of) in \
-            enumerate(groups):
-        if operand is not None:
-            script = _epilogue_tile_script(by_panels, outer, filled)
-        else:
-            script = _PACKED_TILE_SCRIPT if packed else _TILE_SCRIPT  # one schedule per group
-            if serial:
-                tasks = _serial_tasks("[0, MC, 0, 0]")
-            elif by_panels:
-                tasks = _tasks("[PT, 0, 0, 0]", filled)
-            else:
-                tasks = _OUTER_BLOCKS if outer else _tasks("[0, MC, 0, 0]", filled)
-            script = script.replace("TASKS", tasks)
-        sizes = {"GROUP": group, "MC": rows_per_block, "OP": outer_panels(depth, nr), "PT": tasks_of,
-                 "NC": BLOCK, "PC": BLOCK // nr, "KC": BLOCK, "MR": mr, "NR": nr, "PACK_PANELS": PACK_PANELS,
-                 "C_OPERAND": operand}
+    for schedule, products in groups.items():
         # each product with its fill and epilogue in a function of its own while its fusions run (isolation.py)
         clusters = [[op for op in (_fill_of(product.operands[2]), product, epilogue) if op is not None]
-                    for product, epilogue in groups[schedule_of_group[group]]]
+                    for product, epilogue in products]
         with isolated(module, clusters):
-            _apply(module, _sized(script, sizes), "tiling matmuls")
-    if any(schedule.packed for schedule in groups):
-        pack_sizes = _pack_sizes(vector_bits() // 32, nr)
-        for panels in _mark_pack_tasks(module, threads):
-            marked = _PACK_SCRIPT
-            for mark in ("graph.block", "graph.pack_transposed"):
-                marked = marked.replace(f"attributes{{{mark}}}", f"attributes{{{mark}, {PACK_TASKS} = {panels} : i64}}")
-            _apply(module, _sized(marked, {"PACK_PANELS": panels, **pack_sizes}),
-                   "tiling the copies of B into panels")
-        _apply(module, _sized(_SERIAL_PACK_SCRIPT, pack_sizes), "tiling the copies of B into panels")
+            apply_schedule(module, schedule, "tiling matmuls")
+    if any(packed for _, packed, _ in parts):
+        _schedule_pack_copies(module, threads, nr)
     _erase_fused_products(module)
     _erase_unused_fills(module)
-    epilogues = re.sub(r"\bEC\b", str(nr), re.sub(r"\bER\b", str(EPILOGUE_ROWS), _EPILOGUE_SCRIPT))
-    _apply(module, _with_peels(epilogues), "tiling matmul epilogues")
+    apply_schedule(module, epilogue_rows, "tiling matmul epilogues")
     _vectorize_tiles(module)
-    _apply(module, _BATCH_SCRIPT.replace(" B, B]", f" {BLOCK}, {BLOCK}]"), "blocking batched matmuls")
+    apply_schedule(module, batch_blocks, "blocking batched matmuls")
     _clear_marks(module)
+
+
+def _matmul_schedule(op: ir.Operation, packed: bool, epilogue: ir.Operation | None, mr: int, nr: int,
+                     threads: int) -> ir.Attribute:
+    """The schedule of matmul part ``op`` (:func:`_register_tile_parts`) for register tiles of ``mr`` x ``nr``
+    and ``threads`` threads: a task of its own (SERIAL) is a serial product; else the cores share out blocks of
+    rows, or panels of B when the rows make too few blocks (:func:`_shared_by_panels`), and a B larger than a
+    share of the last-level cache is cut into outer blocks (:func:`outer_panels`).  C's fill is computed in
+    the tasks, and ``epilogue`` on each block of C."""
+    serial = SERIAL in op.attributes
+    rows = _rows(op) if serial else row_block(_rows(op), mr, threads)
+    if not packed:
+        return schedule_attribute("register_tiles", rows_per_task=rows, block_columns=BLOCK, block_depth=BLOCK,
+                                  tile_rows=mr, tile_columns=nr)
+    by_panels = not serial and _shared_by_panels(_rows(op), _panels(op), mr)
+    outer = {} if serial or by_panels or _panels(op) <= outer_panels(_depth(op), nr) \
+        else {"outer_panels": outer_panels(_depth(op), nr)}
+    filled = "_filled" if not serial and _fill_of(op.operands[2]) is not None else ""
+    blocks = {"block_panels": BLOCK // nr, "block_depth": BLOCK, "tile_rows": mr}
+    tasks = {"task_panels": panel_task(_panels(op), threads), "task_rows": 0} if by_panels \
+        else {"task_panels": 0, "task_rows": rows}
+    if epilogue is not None:
+        return schedule_attribute(f"packed_tiles_with_epilogue{'_outer_blocks' if outer else ''}{filled}",
+                                  **outer, **tasks, **blocks)
+    if serial:
+        return schedule_attribute("packed_tiles_serial", rows_per_task=rows, **blocks)
+    if outer:
+        return schedule_attribute("packed_tiles_outer_blocks", **outer, rows_per_task=rows, **blocks)
+    return schedule_attribute(f"packed_tiles{filled}", **tasks, **blocks)
+
+
+def _schedule_pack_copies(module: ir.Module, threads: int, nr: int) -> None:
+    """Schedule the copies of B into panels that the packed products read (:func:`_packed_panels`): those of a
+    product across the cores, in tasks of the panels that even out the threads (at most PACK_PANELS,
+    :func:`panel_task`'s rule down to one panel); those of a product inside a task of its own, serially."""
+    steps, lanes = pack_tile(vector_bits() // 32, nr)
+    parallel: set[ir.Attribute] = set()
+    serial: list[ir.Attribute] = [schedule_attribute("pack_panels_serial"),
+                                  schedule_attribute("pack_transposed_panels_serial", steps=steps, lanes=lanes)]
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name != "linalg.transpose":
+            return ir.WalkResult.ADVANCE
+        panels = ir.RankedTensorType(op.results[0].type).shape[0]
+        per_task = even_tasks(panels, threads, PACK_PANELS, 1)
+        if "graph.block" in op.attributes:
+            op.attributes[SCHEDULE] = schedule_attribute("pack_panels", panels_per_task=per_task)
+        elif "graph.pack_transposed" in op.attributes:
+            op.attributes[SCHEDULE] = schedule_attribute("pack_transposed_panels", panels_per_task=per_task,
+                                                         steps=steps, lanes=lanes)
+        elif "graph.serial_pack" in op.attributes:
+            op.attributes[SCHEDULE] = serial[0]
+        elif "graph.serial_pack_transposed" in op.attributes:
+            op.attributes[SCHEDULE] = serial[1]
+        else:
+            return ir.WalkResult.ADVANCE
+        if op.attributes[SCHEDULE] not in serial:
+            parallel.add(op.attributes[SCHEDULE])
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for schedule in sorted(parallel, key=lambda a: (_entry(a, "panels_per_task"), "steps" in ir.DictAttr(a))):
+        apply_schedule(module, schedule, "tiling the copies of B into panels")
+    for schedule in serial:
+        apply_schedule(module, schedule, "tiling the copies of B into panels")
+
+
+def _entry(schedule: ir.Attribute, name: str) -> int:
+    return ir.IntegerAttr(ir.DictAttr(schedule)[name]).value
 
 
 def _vectorize_tiles(module: ir.Module) -> None:
     if _mark_static_tiles(module):
-        _apply(module, _VECTORIZE_SCRIPT, "vectorizing matmul tiles")
+        apply_sequence(module, "vectorize_register_tiles", "vectorizing matmul tiles")
 
 
 def _row_dot(op: ir.Operation) -> bool:
     """Whether ``op`` (a static f32 ``linalg.matmul``) is A[M, K] @ Bt[N, K]^T with few rows and Bt read at run
-    time: the row-dot schedule's case (:data:`_ROW_DOT_SCRIPT`).  A constant Bt is packed once when compiling
+    time: the row-dot schedule's case (``row_dot.mlir``).  A constant Bt is packed once when compiling
     instead, which the register-tiled schedule then reads faster."""
     if "indexing_maps" not in op.attributes or producer(op.operands[1], "arith.constant") is not None:
         return False
@@ -227,11 +242,12 @@ def _as_row_dot(op: ir.Operation) -> list[ir.Operation]:
     """``op`` as the generics the row-dot schedule tiles: C in whole tiles of ROW_DOT_TILE_ROWS rows and
     :func:`row_dot_tile` columns, the rows and the columns short of a tile as products of their own, so that
     every tile has a size known when compiling; the product and sum contractible into one FMA (a named
-    matmul's body has no fast-math flags)."""
+    matmul's body has no fast-math flags).  Each is given its row-dot schedule."""
     a, bt, c = op.operands
     (m, k), n = ir.RankedTensorType(a.type).shape, ir.RankedTensorType(bt.type).shape[0]
     parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
-    i64 = ir.IntegerType.get_signless(64)
+    # the lanes of the partial sums: a size the sequence takes as an attribute, so one sequence per width
+    sequence = f"row_dot_{max(1, vector_bits() // 32)}_lanes"
     tile_rows = min(m, ROW_DOT_TILE_ROWS)
     tile = row_dot_tile(tile_rows, vector_bits())
     whole, whole_rows = n - n % tile, m - m % tile_rows
@@ -251,8 +267,8 @@ def _as_row_dot(op: ir.Operation) -> list[ir.Operation]:
                 body = generic.regions[0].blocks.append(element, element, element)
                 with ir.InsertionPoint(body):
                     linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
-                generic.attributes["graph.row_dot"] = ir.IntegerAttr.get(i64, min(width, tile))
-                generic.attributes["graph.row_dot_rows"] = ir.IntegerAttr.get(i64, min(height, tile_rows))
+                generic.attributes[SCHEDULE] = schedule_attribute(
+                    sequence, columns_per_task=min(width, tile), rows_per_tile=min(height, tile_rows))
                 parts.append(generic.operation)
                 result = generic.results[0] if full else _insert(generic.results[0], result, [row, column])
     op.results[0].replace_all_uses_with(result)
@@ -260,35 +276,43 @@ def _as_row_dot(op: ir.Operation) -> list[ir.Operation]:
     return parts
 
 
-def _schedule_row_dots(module: ir.Module, ops: list[ir.Operation], threads: int) -> None:
-    """Tile the products marked ``graph.row_dot = R`` (:data:`_ROW_DOT_SCRIPT`): one task per tile of R
-    columns (the cores share them out), V-lane partial sums."""
-    lanes = max(1, vector_bits() // 32)
-    tiles = {(ir.IntegerAttr(op.attributes["graph.row_dot"]).value,
-              ir.IntegerAttr(op.attributes["graph.row_dot_rows"]).value) for op in ops}
-    for width, height in sorted(tiles):
-        marks = f"attributes{{graph.row_dot = {width} : i64, graph.row_dot_rows = {height} : i64}}"
-        script = _ROW_DOT_SCRIPT.replace("attributes{graph.row_dot}", marks)
-        _apply(module, _sized(script, {"R": width, "MT": height, "V": lanes}), "tiling row-dot products")
+def _schedule_row_dots(module: ir.Module, ops: list[ir.Operation]) -> None:
+    """Tile the row-dot products ``ops`` (``row_dot.mlir``): one task per tile of columns (the cores share them
+    out), partial sums of one vector's lanes."""
+    schedules = {op.attributes[SCHEDULE] for op in ops}
+    for schedule in sorted(schedules, key=lambda a: (_entry(a, "columns_per_task"), _entry(a, "rows_per_tile"))):
+        apply_schedule(module, schedule, "tiling row-dot products")
     # the tiles' fills and sums of lanes; the partial products are marked with every matmul tile
     _mark_static_tiles(module, ("linalg.fill", "linalg.reduce"), "graph.row_dot_tiles")
 
 
-#: Per mapping of a direct convolution's vector lanes: its mark, its epilogue's mark, its tasks (CR output rows
-#: of one image), its register tiles (MR rows of one output row and one (c, kh, kw) step) and which of their
-#: loops holds the rows (peeled).
-_CONV_MAPPINGS = {
-    "columns": {"CONV_MARK": DIRECT_CONV, "EPILOGUE_MARK": "graph.conv_epilogue",
-                "TASK_TILES": "[1, 0, CR, 0, 0, 0, 0]", "REG_TILES": "[0, MR, 1, 0, 1, 1, 1]", "ROW_LOOP": "0"},
-    "filters": {"CONV_MARK": FILTER_LANES, "EPILOGUE_MARK": "graph.filter_lanes_epilogue",
-                "TASK_TILES": "[1, CR, 0, 0, 0, 0, 0]", "REG_TILES": "[0, 1, MR, 0, 1, 1, 1]", "ROW_LOOP": "1"},
-}
+#: The column ladder's levels in ``direct_conv.mlir``: remainders down to one column of the widest tiles (32
+#: columns, 512-bit vectors).
+_LADDER_LEVELS = 5
+
+
+def _conv_schedule(filter_lanes: bool, epilogue: bool, mr: int, nr: int) -> ir.Attribute:
+    """The schedule of a direct convolution (``direct_conv.mlir``) whose vector lanes are its filters or (else)
+    its output columns, with its elementwise epilogue or alone, for register tiles of ``mr`` x ``nr``: tasks of
+    CONV_TASK_ROWS output rows of one image; register tiles of ``mr`` filters or output columns (the loops
+    (n, f, oh, ow) or (n, oh, ow, f): d1 or d2) by one output row, ``nr`` lanes wide, the remainder of a row
+    in tiles of half as many lanes, a quarter, ... one."""
+    widths = [max(1, nr // 2 >> level) for level in range(_LADDER_LEVELS)]
+    if nr // 2 >> (_LADDER_LEVELS - 1) > 1:
+        raise GraphfuseError(f"direct convolutions: tiles of {nr} lanes need more than {_LADDER_LEVELS} ladder levels")
+    tiles = {"tile_dim1": 1, "tile_dim2": mr} if filter_lanes else {"tile_dim1": mr, "tile_dim2": 1}
+    ladder = {f"remainder_width_{level}": width for level, width in enumerate(widths)}
+    if epilogue:
+        return schedule_attribute("direct_conv_with_epilogue", task_rows=CONV_TASK_ROWS, vector_columns=nr,
+                                  **tiles, **ladder)
+    tasks = {"task_dim1": CONV_TASK_ROWS, "task_dim2": 0} if filter_lanes \
+        else {"task_dim1": 0, "task_dim2": CONV_TASK_ROWS}
+    return schedule_attribute("direct_conv", **tasks, vector_columns=nr, **tiles, **ladder)
 
 
 def schedule_direct_convs(module: ir.Module) -> None:
     """Tile and vectorize the direct convolutions of ``module``: with their elementwise epilogue where one alone
-    reads them (:data:`_DIRECT_CONV_EPILOGUE_SCRIPT`), else on their own (:data:`_DIRECT_CONV_SCRIPT`), each
-    with the tiles of its lanes' mapping (:data:`_CONV_MAPPINGS`)."""
+    reads them, else on their own, each with the tiles of its lanes' mapping (:func:`_conv_schedule`)."""
     convs: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -300,43 +324,32 @@ def schedule_direct_convs(module: ir.Module) -> None:
     if not convs:
         return
     mr, nr = register_tile(vector_bits())
-    i64 = ir.IntegerType.get_signless(64)
-    # per mapping: the epilogues' operands that are the convolution (one script each), and whether some
-    # convolution has no epilogue
-    operands: dict[str, set[int]] = {"columns": set(), "filters": set()}
-    #: per (mapping, operand): each convolution with its fill and epilogue, outlined while its script runs
-    clusters: dict[tuple[str, int], list[list[ir.Operation]]] = {}
-    alone: set[str] = set()
+    #: per mapping of the lanes (filters or not): each convolution with its fill and epilogue, outlined while
+    #: its schedule runs (isolation.py); and whether some convolution has no epilogue
+    clusters: dict[bool, list[list[ir.Operation]]] = {}
+    alone: set[bool] = set()
     for conv in convs:
-        mapping = "filters" if FILTER_LANES in conv.attributes else "columns"
-        if mapping == "filters":
-            del conv.attributes[DIRECT_CONV]  # matched by FILTER_LANES alone
+        filter_lanes = FILTER_LANES in conv.attributes
+        if filter_lanes:
+            del conv.attributes[DIRECT_CONV]
         epilogue = _conv_epilogue(conv)
+        conv.attributes[SCHEDULE] = _conv_schedule(filter_lanes, epilogue is not None, mr, nr)
         if epilogue is None:
-            alone.add(mapping)
+            alone.add(filter_lanes)
             continue
-        operand = [v.owner for v in epilogue.operands].index(conv)
-        epilogue.attributes[_CONV_MAPPINGS[mapping]["EPILOGUE_MARK"]] = ir.IntegerAttr.get(i64, operand)
         for mark in (DIRECT_CONV, FILTER_LANES):  # scheduled with its epilogue
             if mark in conv.attributes:
                 del conv.attributes[mark]
         conv.attributes["graph.fused_conv"] = ir.UnitAttr.get()
-        operands[mapping].add(operand)
-        fill = _fill_of(conv.operands[2])  # the operand the script fuses as the fill
-        clusters.setdefault((mapping, operand), []).append([op for op in (fill, conv, epilogue) if op is not None])
-    ladder = _column_ladder("%columns", nr // 2).rstrip("\n")
-
-    def script(template: str, sizes: dict[str, object]) -> str:
-        return _sized(template, sizes).replace("      COLUMN_LADDER %columns", ladder)
-
-    for mapping, marks in _CONV_MAPPINGS.items():
-        sizes = {**marks, "CR": CONV_TASK_ROWS, "MR": mr, "NR": nr}  # the marks first: their tiles hold MR, CR
-        for operand in sorted(operands[mapping]):
-            with isolated(module, clusters[mapping, operand]):  # fusions cost as their function (isolation.py)
-                _apply(module, script(_DIRECT_CONV_EPILOGUE_SCRIPT, {**sizes, "OPERAND": operand}),
-                       "tiling direct convolutions with their epilogues")
-        if mapping in alone:
-            _apply(module, script(_DIRECT_CONV_SCRIPT, sizes), "tiling direct convolutions")
+        fill = _fill_of(conv.operands[2])  # the operand the schedule fuses as the fill
+        clusters.setdefault(filter_lanes, []).append([op for op in (fill, conv, epilogue) if op is not None])
+    for filter_lanes in (False, True):
+        if filter_lanes in clusters:
+            with isolated(module, clusters[filter_lanes]):  # fusions cost as their function (isolation.py)
+                apply_schedule(module, _conv_schedule(filter_lanes, True, mr, nr),
+                               "tiling direct convolutions with their epilogues")
+        if filter_lanes in alone:
+            apply_schedule(module, _conv_schedule(filter_lanes, False, mr, nr), "tiling direct convolutions")
     _erase_fused_products(module)
     _erase_unused_fills(module)
 
@@ -392,7 +405,7 @@ def _unroll_batches(op: ir.Operation) -> None:
 
 
 def _batch_tasks(op: ir.Operation, threads: int, panel: int) -> bool:
-    """Whether a static f32 ``linalg.batch_matmul`` is shared out by batches (:func:`_batch_tasks_script`): at
+    """Whether a static f32 ``linalg.batch_matmul`` is shared out by batches (``batch_matmul.mlir``): at
     least BATCH_TASKS_PER_THREAD batches per thread, the plain maps, B packable (f32), and each batch's B one
     outer block of panels ``panel`` wide (:func:`outer_panels`): the serial schedule has no outer blocks, and
     a larger B read by each task alone would come from memory."""
@@ -406,22 +419,27 @@ def _batch_tasks(op: ir.Operation, threads: int, panel: int) -> bool:
     return -(-columns // panel) <= outer_panels(depth, panel)
 
 
+#: The schedules of batched matmuls shared out by batches (``batch_matmul.mlir``), in the order they run.
+_BATCH_TASKS = ("batch_tasks", "batch_tasks_filled", "batch_tasks_transposed", "batch_tasks_filled_transposed")
+
+
 def _share_out_batches(module: ir.Module, ops: list[ir.Operation]) -> None:
     """One task per batch for ``ops`` (:func:`_batch_tasks_script`), C's fill and B's transpose computed in the
     tasks; the tasks' products are then marked SERIAL."""
     # per kind, each product with the fill and transpose its tasks compute: outlined while its script runs,
     # fusions costing in proportion to their function (isolation.py)
-    kinds: dict[int, list[list[ir.Operation]]] = {}
+    kinds: dict[str, list[list[ir.Operation]]] = {}
     for op in ops:
         _collapse_first(op, 1)
         _collapse_first(op, 2)
         fill, transposed = _fill_of(op.operands[2]), producer(op.operands[1], "linalg.transpose")
-        kind = int(fill is not None) | 2 * int(transposed is not None)
-        op.attributes["graph.batch_tasks"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), kind)
-        kinds.setdefault(kind, []).append([p for p in (fill, transposed, op) if p is not None])
-    for kind, clusters in sorted(kinds.items()):
-        with isolated(module, clusters):
-            _apply(module, _batch_tasks_script(kind), "sharing batched matmuls out by batches")
+        sequence = f"batch_tasks{'_filled' if fill else ''}{'_transposed' if transposed else ''}"
+        op.attributes[SCHEDULE] = schedule_attribute(sequence)
+        kinds.setdefault(sequence, []).append([p for p in (fill, transposed, op) if p is not None])
+    for sequence in _BATCH_TASKS:
+        if sequence in kinds:
+            with isolated(module, kinds[sequence]):
+                apply_schedule(module, schedule_attribute(sequence), "sharing batched matmuls out by batches")
     # the transposes of all batches, each task now computing its own (the fills are erased with the others')
     _erase_unread(module, lambda op: op.name == "linalg.transpose")
 

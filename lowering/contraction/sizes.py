@@ -12,8 +12,6 @@ ROW_BLOCK_TILES = 8
 #: Panels of B one task of the packing copy writes at most (fewer where that evens out the threads: 8 panels
 #: are 2 tasks of 4 on two threads, not one task that leaves a core idle).
 PACK_PANELS = 8
-#: Marks a copy into panels with the panels each of its tasks writes (_mark_pack_tasks).
-PACK_TASKS = "graph.pack_tasks"
 #: Steps of K per tile of the copy into panels from a transposed B: NR rows of as many contiguous floats read,
 #: transposed in registers (256x512x1360 with B transposed, both cores: 1 step 4.2 ms, 4 steps 4.7, 8 steps 3.9,
 #: 16 steps 5.4; B as it is 3.6).
@@ -34,10 +32,10 @@ DIRECT_CONV = "graph.direct_conv"
 #: Marks a direct convolution whose vector lanes are its filters (graphfuse.lowering.structured_ops._direct_conv:
 #: loops n, oh, ow, f, c, kh, kw, the weights read as [C, KH, KW, F]); without it, the lanes are output columns.
 FILTER_LANES = "graph.filter_lanes"
-#: Output rows of a direct convolution one task computes (:data:`_DIRECT_CONV_SCRIPT`; 56x56, 64 channels: 1, 2
+#: Output rows of a direct convolution one task computes (``direct_conv.mlir``; 56x56, 64 channels: 1, 2
 #: and 4 within the noise of each other).
 CONV_TASK_ROWS = 2
-#: Rows of a matmul's elementwise epilogue one task computes (:data:`_EPILOGUE_SCRIPT`).
+#: Rows of a matmul's elementwise epilogue one task computes (``@epilogue_rows``).
 EPILOGUE_ROWS = 16
 #: Batched matmuls of at most this many batches become one matmul per batch (:func:`_unroll_batches`).
 MAX_UNROLLED_BATCHES = 16
@@ -53,12 +51,13 @@ OUTER_BLOCK_SHARE = 8
 _UNKNOWN_CACHE_BYTES = 32 << 20
 
 
-def _pack_sizes(lanes: int, panel: int) -> dict[str, int]:
-    """The tile sizes of the copies from a transposed B into panels of ``panel`` columns for vectors of ``lanes``
-    floats: TK steps of K by TL columns of a panel."""
+def pack_tile(lanes: int, panel: int) -> tuple[int, int]:
+    """The tiles of the copies from a transposed B into panels of ``panel`` columns for vectors of ``lanes``
+    floats: (steps of K, columns of a panel)."""
     if lanes == SHUFFLED_PACK_BLOCK:
-        return {"TK": SHUFFLED_PACK_BLOCK, "TL": SHUFFLED_PACK_BLOCK}
-    return {"TK": PACK_DEPTH, "TL": panel}
+        return SHUFFLED_PACK_BLOCK, SHUFFLED_PACK_BLOCK
+    return PACK_DEPTH, panel
+
 
 #: Rows of A up to which a product with a transposed B read at run time gets the row-dot schedule.  With W
 #: an argument, on 2 cores (interleaved, W of 1-16 MB): 8x512x512 0.024 ms against 0.052 packed,

@@ -1,0 +1,157 @@
+"""The transform-dialect library of the contraction schedules, and how a schedule recorded on an op is applied.
+
+The schedules are named sequences in the ``.mlir`` files of ``schedules/``, one file per op family, each
+loadable on its own by upstream's ``transform-preload-library`` (the lit tests of ``test/Lowering/schedules``
+run them so).  A sequence's parameters are ``!transform.param<i64>`` arguments named by their
+``graph.parameter`` attribute.
+
+The choice of a schedule is IR: :func:`schedule_attribute` builds ``{sequence = "packed_tiles", task_rows =
+48 : i64, ...}``, which the strategy sets as ``graph.schedule`` on each op it schedules.  :func:`apply_schedule`
+then runs that sequence on every op carrying the attribute, its parameters the attribute's entries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from mlir import ir
+from mlir.dialects import transform
+from mlir.dialects.transform import interpreter, structured
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+
+__all__ = ["SCHEDULE", "SCHEDULES_DIR", "apply_schedule", "apply_sequence", "loaded", "schedule_attribute",
+           "scheduled_ops", "sequence_parameters"]
+
+#: The attribute recording an op's schedule (:func:`schedule_attribute`).
+SCHEDULE = "graph.schedule"
+#: The folder of the library's ``.mlir`` files.
+SCHEDULES_DIR = Path(__file__).parent / "schedules"
+#: Names a sequence argument after the schedule attribute's entry that sets it.
+_PARAMETER = "graph.parameter"
+_MAIN = "__transform_main"
+
+
+def schedule_attribute(sequence: str, **parameters: int) -> ir.DictAttr:
+    """The schedule running library sequence ``@sequence`` with ``parameters`` (sizes, in the current context)."""
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.DictAttr.get({"sequence": ir.StringAttr.get(sequence),
+                            **{name: ir.IntegerAttr.get(i64, value) for name, value in parameters.items()}})
+
+
+def scheduled_ops(module: ir.Module) -> dict[ir.Attribute, list[ir.Operation]]:
+    """The ops of ``module`` carrying a schedule, by schedule, in the order the schedules first appear."""
+    found: dict[ir.Attribute, list[ir.Operation]] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if SCHEDULE in op.attributes:
+            found.setdefault(op.attributes[SCHEDULE], []).append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def apply_schedule(module: ir.Module, schedule: ir.Attribute, what: str) -> None:
+    """Run ``schedule``'s sequence on the ops of ``module`` that carry it (as ``graph.schedule``); ``what`` names
+    the step in errors."""
+    entries = {named.name: named.attr for named in ir.DictAttr(schedule)}
+    sequence = ir.StringAttr(entries.pop("sequence")).value
+    _run(module, sequence, {name: ir.IntegerAttr(value).value for name, value in entries.items()}, schedule, what)
+
+
+def apply_sequence(module: ir.Module, sequence: str, what: str, **parameters: int) -> None:
+    """Run library sequence ``@sequence`` on ``module`` itself (a sequence that finds its own ops)."""
+    _run(module, sequence, parameters, None, what)
+
+
+def _run(module: ir.Module, sequence: str, parameters: dict[str, int], schedule: ir.Attribute | None,
+         what: str) -> None:
+    library = _library(module.context)
+    names = _parameter_names(library, sequence)
+    if names is None:
+        raise GraphfuseError(f"{what} failed: the contraction schedules have no sequence @{sequence}")
+    if sorted(names) != sorted(parameters):
+        raise GraphfuseError(f"{what} failed: @{sequence} takes the parameters {', '.join(names) or 'none'}, "
+                             f"the schedule gives {', '.join(sorted(parameters)) or 'none'}")
+    any_op = transform.AnyOpType.get()
+    param = transform.ParamType.get(ir.IntegerType.get_signless(64))
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.Location.unknown(module.context), ir.InsertionPoint(library.body):
+        main = transform.NamedSequenceOp(_MAIN, [any_op], [], arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
+        with ir.InsertionPoint(main.body):
+            target = main.bodyTarget
+            if schedule is not None:
+                target = structured.MatchOp(any_op, target, op_attrs=ir.DictAttr.get({SCHEDULE: schedule})).result
+            values = [transform.ParamConstantOp(param, ir.IntegerAttr.get(i64, parameters[name])).result
+                      for name in names]
+            transform.IncludeOp([], ir.FlatSymbolRefAttr.get(sequence),
+                                transform.FailurePropagationMode.Propagate,
+                                [target, *values])
+            transform.YieldOp([])
+    try:
+        interpreter.apply_named_sequence(module, main, library)
+    except (ir.MLIRError, ValueError) as error:
+        raise GraphfuseError(f"{what} failed in @{sequence}: {_reason(error)}") from None
+    finally:
+        main.operation.erase()
+
+
+def _reason(error: Exception) -> str:
+    """The interpreter's diagnostics of ``error``, one line each: they go on to print the payload op whole."""
+    found = re.findall(r"Diagnostic message at loc\([^)]*\): ([^\n]*)", str(error))
+    reasons = [re.sub(r"\s+of$", "", line.strip()) for line in found]
+    return "; ".join(reasons) or str(error).split("\n", 1)[0]
+
+
+def sequence_parameters(context: ir.Context, sequence: str) -> list[str] | None:
+    """The parameters of library schedule ``@sequence`` in the order it takes them; None when there is none."""
+    return _parameter_names(_library(context), sequence)
+
+
+def _parameter_names(library: ir.Module, name: str) -> list[str] | None:
+    """``None`` also for a step of the schedules (a sequence with an argument besides the first that no
+    ``graph.parameter`` names): it is included by the schedules, not run on its own."""
+    for op in library.body.operations:
+        if isinstance(op, transform.NamedSequenceOp) and op.sym_name.value == name:
+            arguments = [ir.DictAttr(a) for a in ir.ArrayAttr(op.attributes["arg_attrs"])][1:]
+            if not all(_PARAMETER in a for a in arguments):
+                return None
+            return [ir.StringAttr(a[_PARAMETER]).value for a in arguments]
+    return None
+
+
+#: The library of the context whose schedules are being applied (:func:`loaded`), and that context.
+_LOADED: list[tuple[ir.Context, ir.Module]] = []
+
+
+@contextmanager
+def loaded(context: ir.Context) -> Iterator[None]:
+    """Parse the library into ``context`` once for the schedules applied inside the block, instead of once per
+    schedule; released after it (the library's module would keep the context alive)."""
+    _LOADED.append((context, _parse(context)))
+    try:
+        yield
+    finally:
+        _LOADED.pop()
+
+
+def _library(context: ir.Context) -> ir.Module:
+    for owner, library in reversed(_LOADED):
+        if owner is context:
+            return library
+    return _parse(context)
+
+
+def _parse(context: ir.Context) -> ir.Module:
+    """The library's sequences in one module of ``context``."""
+    library = ir.Module.parse('module attributes {transform.with_named_sequence} {}', context)
+    for path in sorted(SCHEDULES_DIR.glob("*.mlir")):
+        part = ir.Module.parse(path.read_text(), context)
+        for op in list(part.body.operations):
+            if len(op.regions[0].blocks):  # declarations of another file's sequences are dropped
+                library.body.append(op)
+    return library
