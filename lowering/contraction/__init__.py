@@ -48,15 +48,18 @@ Other statically shaped contractions (``linalg.contract``, generic
 multiply-accumulate loops) are first rewritten as one of those two named ops
 on collapsed, transposed where needed, operands (``_as_named_matmul``).
 
-The package, by concern: ``schedule`` chooses each contraction's schedule, records it on the op as a
-``graph.schedule`` attribute and applies it; ``schedules/`` holds the schedules, a transform-dialect library
+The package, by concern: ``strategy`` chooses each contraction's schedule and records it on the op as a
+``graph.schedule`` attribute, ``application`` applies the recorded schedules in the order their rewrites
+need; ``schedules/`` holds the schedules, a transform-dialect library
 of named sequences with parameters, one ``.mlir`` file per op family; ``library`` loads it and runs the
 sequence a schedule attribute names; ``panels`` builds the register-tile parts and packed B, ``layout``
 rewrites other contractions as named matmuls, ``sizes`` holds the sizes, and ``marks`` the marker attributes
 and the clean-up.
 """
 
-from graphfuse.lowering.contraction.schedule import block_contractions, schedule_direct_convs
+from mlir import ir
+
+from graphfuse.lowering.contraction.application import apply_schedules
 from graphfuse.lowering.contraction.sizes import (
     BATCH_TASKS_PER_THREAD,
     BLOCK,
@@ -74,6 +77,7 @@ from graphfuse.lowering.contraction.sizes import (
     row_block,
     row_dot_tile,
 )
+from graphfuse.lowering.contraction.strategy import select_schedules
 
 __all__ = [
     "BATCH_TASKS_PER_THREAD",
@@ -85,6 +89,7 @@ __all__ = [
     "ROW_DOT_ROWS",
     "ROW_DOT_TILE_ROWS",
     "SHUFFLED_PACK_BLOCK",
+    "apply_schedules",
     "block_contractions",
     "even_tasks",
     "outer_panels",
@@ -92,5 +97,13 @@ __all__ = [
     "register_tile",
     "row_block",
     "row_dot_tile",
-    "schedule_direct_convs",
+    "select_schedules",
 ]
+
+
+def block_contractions(module: ir.Module, threads: int = 1) -> None:
+    """Schedule every statically shaped contraction of ``module`` for ``threads`` threads and apply the
+    schedules: :func:`select_schedules`, then :func:`apply_schedules`."""
+    select_schedules(module, threads)
+    apply_schedules(module)
+

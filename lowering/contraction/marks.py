@@ -68,11 +68,13 @@ def _erase_unread(module: ir.Module, erasable: Callable[[ir.Operation], bool]) -
 
 
 def _erase_fused_products(module: ir.Module) -> None:
-    """Erase the products left unread once fused into their epilogue's loops (the ``_with_epilogue`` schedules):
-    fusion computes each block inside the loops and leaves the whole
-    product where it was, unscheduled."""
-    _erase_unread(module, lambda op: op.name == "linalg.generic"
-                  and ("graph.block" in op.attributes or "graph.fused_conv" in op.attributes))
+    """Erase the products left unread once fused into their epilogue's loops (the ``_with_epilogue``
+    schedules): fusion computes each block inside the loops and leaves the whole product where it was."""
+    def fused(op: ir.Operation) -> bool:
+        return op.name == "linalg.generic" and SCHEDULE in op.attributes \
+            and "_with_epilogue" in ir.StringAttr(ir.DictAttr(op.attributes[SCHEDULE])["sequence"]).value
+
+    _erase_unread(module, fused)
 
 
 def _erase_unused_fills(module: ir.Module) -> None:
@@ -83,7 +85,7 @@ def _erase_unused_fills(module: ir.Module) -> None:
 def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.pack_transposed",
-                     "graph.fused_conv", "graph.conv_columns", FILTER_LANES, "graph.serial_pack",
+                     "graph.conv_columns", FILTER_LANES, "graph.serial_pack",
                      "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot_tiles", SERIAL, SCHEDULE):
             if name in op.attributes:
                 del op.attributes[name]

@@ -27,7 +27,7 @@ SHUFFLED_PACK_BLOCK = 16
 MIN_ROW_TASKS = 6
 PANEL_TASK = 8
 #: Marks a convolution computed directly from its input (graphfuse.lowering.structured_ops._direct_conv) for
-#: :func:`schedule_direct_convs`.
+#: its schedule (``direct_conv.mlir``).
 DIRECT_CONV = "graph.direct_conv"
 #: Marks a direct convolution whose vector lanes are its filters (graphfuse.lowering.structured_ops._direct_conv:
 #: loops n, oh, ow, f, c, kh, kw, the weights read as [C, KH, KW, F]); without it, the lanes are output columns.

@@ -52,11 +52,11 @@ def test_no_sequence_is_defined_twice() -> None:
 
 def _run(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Compile linalg ``text`` with the CPU pipeline, its ops tiled by the schedules they carry
-    (apply-contraction-schedules in place of block-contractions), and call it."""
+    (no select-contraction-schedules before apply-contraction-schedules), and call it."""
     context = new_context()
     with context, ir.Location.unknown():
         module = ir.Module.parse(text)
-        pipeline = cpu_pipeline_text("f", 1).replace("block-contractions{threads=1}", "apply-contraction-schedules")
+        pipeline = cpu_pipeline_text("f", 1).replace("select-contraction-schedules{threads=1},", "")
         run_cpu_pipeline(module, pipeline)
         lowered = lowered_entry(context, module, "f", parallel_loops(1)[1])
     return jit_lowered(lowered, opt_level=2)(*inputs)
@@ -124,7 +124,7 @@ def test_direct_conv_with_epilogue_computes_the_convolution() -> None:
 
 
 def _recorded(text: str, threads: int, monkeypatch: pytest.MonkeyPatch) -> list[ir.DictAttr]:
-    """The schedules block-contractions records on ``text``'s ops, in the order it applies them."""
+    """The schedules block-contractions records on ``text``'s ops and applies, in the order it applies them."""
     recorded: list[ir.DictAttr] = []
     apply = contraction_library.apply_schedule
 
@@ -132,7 +132,8 @@ def _recorded(text: str, threads: int, monkeypatch: pytest.MonkeyPatch) -> list[
         recorded.append(ir.DictAttr(schedule))
         apply(module, schedule, what)
 
-    monkeypatch.setattr("graphfuse.lowering.contraction.schedule.apply_schedule", spy)
+    for module_name in ("strategy", "application"):
+        monkeypatch.setattr(f"graphfuse.lowering.contraction.{module_name}.apply_schedule", spy)
     with new_context(), ir.Location.unknown():
         module = ir.Module.parse(text)
         block_contractions(module, threads)

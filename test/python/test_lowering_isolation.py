@@ -14,8 +14,8 @@ import graphfuse
 from graphfuse.dialect.builder import GraphBuilder
 from graphfuse.dialect.context import new_context
 from graphfuse.lowering import compiler, contraction, isolation, runtime
-from graphfuse.lowering.codegen.cpu import block_contractions as block_contractions_pass
-from graphfuse.lowering.contraction import schedule as contraction_schedule
+from graphfuse.lowering.codegen.cpu import apply_contraction_schedules as apply_pass
+from graphfuse.lowering.contraction import application, strategy
 
 
 def _layers() -> ir.Module:
@@ -32,13 +32,14 @@ def _layers() -> ir.Module:
 
 
 def _tiled_text(monkeypatch: pytest.MonkeyPatch, isolate: bool) -> tuple[str, list[int], Any]:
-    """The module after block_contractions (and the compiled function), with or without isolation."""
+    """The module after the contraction schedules are applied (and the compiled function), with or without
+    isolation."""
     texts: list[str] = []
     counts: list[int] = []
-    original_block, original_isolated = contraction.block_contractions, isolation.isolated
+    original_apply, original_isolated = contraction.apply_schedules, isolation.isolated
 
-    def recorded(module: ir.Module, threads: int = 1) -> None:
-        original_block(module, threads)
+    def recorded(module: ir.Module) -> None:
+        original_apply(module)
         texts.append(str(module))
 
     @contextlib.contextmanager
@@ -47,13 +48,14 @@ def _tiled_text(monkeypatch: pytest.MonkeyPatch, isolate: bool) -> tuple[str, li
             counts.append(outlined)
             yield outlined
 
-    monkeypatch.setattr(block_contractions_pass, "block_contractions", recorded)
-    monkeypatch.setattr(contraction_schedule, "isolated",
-                        counted if isolate else lambda *args, **kwargs: contextlib.nullcontext(0))
+    monkeypatch.setattr(apply_pass, "apply_schedules", recorded)
+    for module in (application, strategy):
+        monkeypatch.setattr(module, "isolated",
+                            counted if isolate else lambda *args, **kwargs: contextlib.nullcontext(0))
     compiler.clear_cache()
     runtime.clear_cache()
     exe = graphfuse.compile(_layers(), opt_level=2, num_threads=2)
-    monkeypatch.setattr(block_contractions_pass, "block_contractions", original_block)
+    monkeypatch.setattr(apply_pass, "apply_schedules", original_apply)
     return texts[-1], counts, exe
 
 

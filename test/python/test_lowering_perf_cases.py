@@ -21,8 +21,8 @@ import graphfuse
 from graphfuse.dialect.builder import GraphBuilder
 from graphfuse.lowering import contraction, runtime
 from graphfuse.lowering.contraction import block_contractions, register_tile
-from graphfuse.lowering.contraction import schedule as contraction_schedule
 from graphfuse.lowering.contraction import sizes as contraction_sizes
+from graphfuse.lowering.contraction import strategy as contraction_strategy
 from graphfuse.lowering.runtime import compile_linalg
 from graphfuse.lowering.structured_ops import conv as structured_conv
 
@@ -216,7 +216,7 @@ def _matmul_module(m: int, k: int, n: int) -> str:
 @pytest.mark.parametrize("bits", [128, 256, 512])
 @pytest.mark.parametrize(("m", "k", "n"), MATMULS)
 def test_matmuls_become_register_tiles(bits: int, m: int, k: int, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: bits)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: bits)
     runtime.clear_cache()  # compiled at another width by another case
     text = _matmul_module(m, k, n)
     with ir.Context():
@@ -273,7 +273,7 @@ def test_few_rows_share_panels_across_the_cores(panels: int, threads: int | None
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """13 rows are one row block: the cores share the panels of B instead, 8 per task (20 panels: 3 tasks), or
     fewer where that evens out the threads (24 panels on 2 threads: 4 tasks of 6)."""
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: 256)
     runtime.clear_cache()
     m, k, n = 13, 40, panels * 16
     tiled, compiled = _tiled_and_compiled(_matmul_module(m, k, n), threads)
@@ -312,7 +312,7 @@ def test_transposed_b_is_packed_from_its_source(bits: int, m: int, k: int, n: in
     Steps of K that the copy's tiles do not divide (301) and columns short of a panel (29) included.
     """
     assert m > contraction.ROW_DOT_ROWS
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: bits)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: bits)
     runtime.clear_cache()
     _, cols = register_tile(bits)
     text = _transposed_b_module(m, k, n)
@@ -344,7 +344,7 @@ def test_few_rows_read_a_transposed_b_as_it_is(bits: int, m: int, k: int, n: int
     steps of K short of the vector width are tiles of their own."""
     assert contraction.row_dot_tile(1, 512) == 8 and contraction.row_dot_tile(4, 512) == 4
     assert contraction.row_dot_tile(2, 256) == 4 and contraction.row_dot_tile(4, 256) == 2
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: bits)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: bits)
     runtime.clear_cache()
     text = _transposed_b_module(m, k, n)
     tiled, compiled = _tiled_and_compiled(text, threads=2)
@@ -376,7 +376,7 @@ def test_constant_b_is_packed_when_compiling(m: int, k: int, n: int, transpose_b
     x = b.arg((m, k))
     b.ret(b.matmul(x, b.const(weight), transpose_b=transpose_b))
     tiled, compiled = _tiled_and_compiled(graphfuse.compile(b.module, opt_level=2).linalg)
-    _, cols = register_tile(contraction_schedule.vector_bits())
+    _, cols = register_tile(contraction_strategy.vector_bits())
     # the panels ([N / cols, K, cols], and narrower panels of powers of two for the last columns) are constants
     constants = re.findall(r"arith.constant dense<[^>]*> : tensor<(\d+)x(\d+)x(\d+)xf32>", tiled)
     expected = {(n // cols, k, cols)} if n >= cols else set()
@@ -463,7 +463,7 @@ def test_epilogue_runs_on_each_block_of_c(m: int, k: int, n: int, monkeypatch: p
     """An elementwise epilogue reading the product once is applied to each block of C in the product's tasks
     (tasks of panels for 96 rows, of 30 rows for 300; outer blocks of B and a rest of 22 rows for 1030 with a
     small cache): no pass over C of its own, C computed in a scratch block, the epilogue's result written once."""
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: 256)
     if m > 1000:  # two outer blocks of B
         monkeypatch.setattr(contraction_sizes, "last_level_cache_bytes", lambda: 8 * 64 * 16 * 4 * 16)
     runtime.clear_cache()
@@ -482,7 +482,7 @@ def test_epilogue_runs_on_each_block_of_c(m: int, k: int, n: int, monkeypatch: p
 def test_epilogue_keeps_its_own_pass(m: int, k: int, n: int, twice: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Epilogues left as a pass of their own (rows across the cores, in vectors): columns short of a last panel
     (a block of C of no static size), and an epilogue reading the product twice."""
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: 256)
     runtime.clear_cache()
     tiled, compiled = _tiled_and_compiled(_matmul_epilogue_module(m, k, n, reads_product_twice=twice))
     rows = contraction.EPILOGUE_ROWS
@@ -493,7 +493,7 @@ def test_epilogue_keeps_its_own_pass(m: int, k: int, n: int, twice: bool, monkey
 @pytest.mark.parametrize(("threads", "tasks"), [(1, 1), (2, 2)])
 def test_the_copy_into_panels_is_shared_evenly(threads: int, tasks: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """8 panels of B: one task of 8 on one thread, 2 tasks of 4 on two (one task left a core idle)."""
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: 256)
     runtime.clear_cache()
     m, k, n = 256, 64, 8 * 16
     tiled, compiled = _tiled_and_compiled(_matmul_module(m, k, n), threads)
@@ -617,7 +617,7 @@ def test_batch_tasks_only_when_each_b_is_one_outer_block(monkeypatch: pytest.Mon
     """A batch's B larger than one outer block of panels (here 32 panels against 16, the cache made small)
     keeps a product per batch across the cores, with its outer blocks: the serial schedule has none."""
     monkeypatch.setattr(contraction_sizes, "last_level_cache_bytes", lambda: 64 * 1024)
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: 256)
     runtime.clear_cache()
     batches = TASK_BATCHES
     assert contraction.outer_panels(24, 16) < 512 // 16
@@ -728,7 +728,7 @@ def test_unit_stride_conv2d_is_direct(x, w, pads: list[int], monkeypatch: pytest
     """A unit-stride f32 convolution with output rows of a register tile or wider is computed from its input:
     no im2col matrix, no packed panels, every tile in vector registers."""
     monkeypatch.setattr(structured_conv, "vector_bits", lambda: 256)
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: 256)
     runtime.clear_cache()
 
     def build():
@@ -762,7 +762,7 @@ def test_direct_conv_column_tiles_are_powers_of_two(bits: int, width: int, colum
     """A row's columns past its last full tile of NR are tiles of powers of two (56 = 32 + 16 + 8): LLVM splits
     a loop-carried vector<8x24xf32> accumulator lane by lane through the stack (a fifth of the speed)."""
     monkeypatch.setattr(structured_conv, "vector_bits", lambda: bits)
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: bits)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: bits)
     runtime.clear_cache()
     x, w = (1, 3, 4, width), (12, 3, 3, 3)
 
@@ -796,7 +796,7 @@ def test_direct_conv_with_filters_in_the_lanes(bits: int, filters: int, lanes: s
     when compiling when they are a constant), the accumulators carried through the reduction in that layout
     (transposed to the output's once per tile, outside the loops)."""
     monkeypatch.setattr(structured_conv, "vector_bits", lambda: bits)
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: bits)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: bits)
     runtime.clear_cache()
     if width < register_tile(bits)[1]:
         width += register_tile(bits)[1]  # a direct convolution needs rows of a register tile
@@ -835,7 +835,7 @@ def test_direct_conv_epilogue_runs_on_each_task(returned_too: bool, monkeypatch:
     task's block of output rows (a scratch buffer on the stack), unless the convolution's result is also
     returned (then the epilogue is a pass of its own).  (Tasks of 2 rows divide the 12 rows.)"""
     monkeypatch.setattr(structured_conv, "vector_bits", lambda: 256)
-    monkeypatch.setattr(contraction_schedule, "vector_bits", lambda: 256)
+    monkeypatch.setattr(contraction_strategy, "vector_bits", lambda: 256)
     runtime.clear_cache()
     x, w = (1, 8, 12, 40), (8, 8, 3, 3)
 

@@ -1,11 +1,10 @@
 """apply-contraction-schedules: run the schedule each op's ``graph.schedule`` attribute names.
 
-``block-contractions`` records a schedule on each op it tiles and applies it at once; this pass applies the
-schedules written in its input, so that one schedule of ``lowering/contraction/schedules`` can be run, and
-tested, on an op of one's own: ``{sequence = "register_tiles", rows_per_task = 8 : i64, ...}``.  The ops of
-one schedule are tiled together, the schedules in the order they first appear.  An op a schedule fused into
-its consumer's loops, and a fill or transpose so fused, is erased once nothing reads it; the attribute is
-then removed from every op (the tiles carry a copy).
+The application half of ``block-contractions`` (:func:`graphfuse.lowering.contraction.apply_schedules`): the
+schedules ``select-contraction-schedules`` recorded run family by family, the products their fusions left
+unread are erased, the register tiles vectorized and the marks cleared.  Written by hand, a schedule runs one
+sequence of ``lowering/contraction/schedules`` on an op of one's own, which is how each is tested:
+``{sequence = "register_tiles", rows_per_task = 8 : i64, ...}``.
 """
 
 from __future__ import annotations
@@ -16,8 +15,8 @@ from typing import ClassVar
 from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.lowering.contraction.library import SCHEDULE, apply_schedule, loaded, scheduled_ops, sequence_parameters
-from graphfuse.lowering.contraction.marks import _erase_unread
+from graphfuse.lowering.contraction import apply_schedules
+from graphfuse.lowering.contraction.library import SCHEDULE, loaded, scheduled_ops, sequence_parameters
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["ApplyContractionSchedules"]
@@ -33,20 +32,13 @@ class ApplyContractionSchedules(GraphPass):
         with loaded(module.context):
             for schedule, ops in schedules.items():
                 _check(schedule, ops[0], context)
-            for schedule in schedules:
-                try:
-                    apply_schedule(module, schedule, "applying the schedule")
-                except GraphfuseError as error:
-                    context.fail("; ".join(d.message for d in error.diagnostics), schedules[schedule][0].location)
-        _erase_unread(module, lambda op: SCHEDULE in op.attributes)
-        _erase_unread(module, lambda op: op.name in ("linalg.fill", "linalg.transpose"))
-
-        def clear(op: ir.Operation) -> ir.WalkResult:
-            if SCHEDULE in op.attributes:
-                del op.attributes[SCHEDULE]
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(clear)
+        # where each sequence is first asked for, read now: the ops are replaced as their schedules run
+        located = {ir.StringAttr(ir.DictAttr(s)["sequence"]).value: ops[0].location for s, ops in schedules.items()}
+        try:
+            apply_schedules(module)
+        except GraphfuseError as error:
+            message = "; ".join(d.message for d in error.diagnostics)
+            context.fail(message, next((at for name, at in located.items() if f"@{name}:" in message), None))
 
 
 def _check(schedule: ir.Attribute, op: ir.Operation, context: PassContext) -> None:
@@ -69,3 +61,4 @@ def _check(schedule: ir.Attribute, op: ir.Operation, context: PassContext) -> No
     for key, value in entries.items():
         if not isinstance(value, ir.IntegerAttr):
             context.fail(f"parameter '{key}' of @{name} must be an integer, got {value}", op.location)
+

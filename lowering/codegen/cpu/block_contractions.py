@@ -1,7 +1,9 @@
 """block-contractions: matmuls and batch matmuls as register tiles over packed panels, parallel over blocks of C.
 
-The schedule itself is :func:`graphfuse.lowering.contraction.block_contractions`; this pass runs it in the CPU
-pipeline, right after ``to-destination-passing-style`` (the tiles of C may then be the caller's output buffer).
+``select-contraction-schedules`` then ``apply-contraction-schedules``, in one pass
+(:func:`graphfuse.lowering.contraction.block_contractions`).  The CPU pipeline runs the two, right after
+``to-destination-passing-style`` (the tiles of C may then be the caller's output buffer), so that the schedules
+chosen can be printed between them.
 """
 
 from __future__ import annotations

@@ -83,7 +83,8 @@ def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None) ->
                                              f"prefetch-next-rows{{min-bytes={streaming}}}"]
     steps = [
         f"to-destination-passing-style{{entry={name}}}",
-        f"block-contractions{{threads={threads}}}",
+        f"select-contraction-schedules{{threads={threads}}}",
+        "apply-contraction-schedules",
         "privatize-entry",  # drop-equivalent-buffer-results leaves public functions alone
         "store-booleans-as-bytes",
         "split-shared-empties",

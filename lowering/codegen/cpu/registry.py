@@ -20,6 +20,7 @@ def _load(module: str, class_name: str) -> PassLoader:
 CPU_CODEGEN_PASSES: dict[str, PassLoader] = {
     "to-destination-passing-style": _load("to_destination_passing_style", "ToDestinationPassingStyle"),
     "block-contractions": _load("block_contractions", "BlockContractions"),
+    "select-contraction-schedules": _load("select_contraction_schedules", "SelectContractionSchedules"),
     "apply-contraction-schedules": _load("apply_contraction_schedules", "ApplyContractionSchedules"),
     "privatize-entry": _load("privatize_entry", "PrivatizeEntry"),
     "store-booleans-as-bytes": _load("store_booleans_as_bytes", "StoreBooleansAsBytes"),

@@ -9,11 +9,13 @@
 // CHECK-LABEL: func.func @with_epilogue
 // CHECK-NOT:     linalg
 // CHECK:         scf.forall (%{{.*}}) in (4) {{.*}} -> (tensor<64x4x16xf32>)
+// CHECK:           linalg.fill {{.*}} -> tensor<16x2x16xf32>
 // CHECK:           scf.for {{.*}} -> (tensor<16x4x16xf32>)
-// CHECK:             linalg.fill {{.*}} -> tensor<16x2x16xf32>
-// CHECK:             linalg.generic {{.*}} outs({{.*}} : tensor<6x1x16xf32>)
-// CHECK:             linalg.generic {{.*}} outs({{.*}} : tensor<4x1x16xf32>)
-// CHECK:             linalg.generic {{.*}} ins({{.*}} : tensor<1x1x16xf32>, tensor<1x1x16xf32>) outs({{.*}} : tensor<1x1x16xf32>)
+// CHECK:             scf.for {{.*}} -> (vector<6x1x16xf32>)
+// CHECK-COUNT-6:       vector.fma {{.*}} : vector<16xf32>
+// CHECK:             scf.for {{.*}} -> (vector<4x1x16xf32>)
+// CHECK:             arith.addf {{.*}} : vector<1x1x16xf32>
+// CHECK-NOT:     linalg.generic
 // CHECK:         return
 #a = affine_map<(j0, i, j1, k) -> (i, k)>
 #b = affine_map<(j0, i, j1, k) -> (j0, k, j1)>
@@ -51,8 +53,8 @@ func.func @with_epilogue(%a: tensor<64x128xf32>, %b: tensor<4x128x16xf32>, %res:
 // CHECK:         scf.forall ({{.*}}) in (3) {{.*}} -> (tensor<40x100xf32>)
 // CHECK:           scf.for
 // CHECK:             scf.for {{.*}} step %c16
-// CHECK:               linalg.generic {{.*}} outs({{.*}} : tensor<1x16xf32>)
-// CHECK:             linalg.generic {{.*}} outs({{.*}} : tensor<1x4xf32>)
+// CHECK:               math.tanh {{.*}} : vector<1x16xf32>
+// CHECK:             math.tanh {{.*}} : vector<1x4xf32>
 #id2 = affine_map<(i, j) -> (i, j)>
 func.func @epilogue_rows(%c: tensor<40x100xf32>, %out: tensor<40x100xf32>) -> tensor<40x100xf32> {
   %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"],

@@ -51,7 +51,7 @@ func.func @not_a_dictionary(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor
 // A schedule that fails on its op (one that fuses C's fill, where C is an argument): the transform
 // interpreter's error, at the op.
 func.func @schedule_fails(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{applying the schedule failed in @packed_tiles_filled: could not find a producer for operand number: 2}}
+  // expected-error @+1 {{the contraction schedule failed in @packed_tiles_filled: could not find a producer for operand number: 2}}
   %r = linalg.matmul {graph.schedule = {sequence = "packed_tiles_filled", task_panels = 0 : i64, task_rows = 4 : i64,
                                         block_panels = 1 : i64, block_depth = 8 : i64, tile_rows = 2 : i64}}
     ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>

@@ -1,18 +1,22 @@
 // apply-contraction-schedules runs the schedule of matmul.mlir that an op's graph.schedule names, with the
 // attribute's sizes: tasks across the cores, blocks of C that stay in cache, register tiles with one step of K
-// innermost; the loops a tile does not divide are peeled, so that every tile has a static size.
+// innermost; the loops a tile does not divide are peeled, so that every tile has a static size and becomes
+// vector code: the tile read once, held in registers across K, one FMA per row of the tile at each step.
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(apply-contraction-schedules)' %s | FileCheck %s
 
 // 64 rows in tasks of 16, 96 columns in blocks of 64 (the last, of 32, peeled), K in blocks of 32, tiles of 4x16.
 // CHECK-LABEL: func.func @register_tiles
+// CHECK-NOT:     linalg.matmul
 // CHECK:         scf.forall (%{{.*}}) in (4) {{.*}} -> (tensor<64x96xf32>)
-// CHECK:           scf.for {{.*}} -> (tensor<16x96xf32>)
-// CHECK:             scf.for {{.*}} -> (tensor<16x64xf32>)
-// CHECK:               linalg.matmul ins({{.*}} : tensor<4x1xf32>, tensor<1x16xf32>) outs({{.*}} : tensor<4x16xf32>)
-// CHECK:           scf.for {{.*}} -> (tensor<16x96xf32>)
-// CHECK:             scf.for {{.*}} -> (tensor<16x32xf32>)
-// CHECK:               linalg.matmul ins({{.*}} : tensor<4x1xf32>, tensor<1x16xf32>) outs({{.*}} : tensor<4x16xf32>)
-// CHECK-NOT:     graph.schedule
+// CHECK:           scf.for {{.*}} -> (tensor<16x64xf32>)
+// CHECK:             vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// CHECK:             scf.for {{.*}} -> (vector<4x16xf32>)
+// CHECK-COUNT-4:       vector.fma {{.*}} : vector<16xf32>
+// CHECK:           scf.for {{.*}} -> (tensor<16x32xf32>)
+// CHECK:             scf.for {{.*}} -> (vector<4x16xf32>)
+// CHECK-COUNT-4:       vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT:     graph.
+// CHECK:         return
 func.func @register_tiles(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>, %c: tensor<64x96xf32>) -> tensor<64x96xf32> {
   %r = linalg.matmul {graph.schedule = {sequence = "register_tiles", rows_per_task = 16 : i64, block_columns = 64 : i64,
                                         block_depth = 32 : i64, tile_rows = 4 : i64, tile_columns = 16 : i64}}
@@ -28,9 +32,11 @@ func.func @register_tiles(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>, %c: te
 // CHECK:         scf.forall (%{{.*}}) in (4) {{.*}} -> (tensor<64x4x16xf32>)
 // CHECK:           linalg.fill {{.*}} -> tensor<16x4x16xf32>
 // CHECK:           scf.for {{.*}} -> (tensor<16x4x16xf32>)
-// CHECK:             scf.for {{.*}} -> (tensor<16x4x16xf32>)
-// CHECK:               linalg.generic {{.*}} ins({{.*}} : tensor<6x1xf32>, tensor<1x1x16xf32>) outs({{.*}} : tensor<6x1x16xf32>)
-// CHECK:               linalg.generic {{.*}} ins({{.*}} : tensor<4x1xf32>, tensor<1x1x16xf32>) outs({{.*}} : tensor<4x1x16xf32>)
+// CHECK:             scf.for {{.*}} -> (vector<6x1x16xf32>)
+// CHECK-COUNT-6:       vector.fma {{.*}} : vector<16xf32>
+// CHECK:             scf.for {{.*}} -> (vector<4x1x16xf32>)
+// CHECK-COUNT-4:       vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT:     linalg.generic
 #a = affine_map<(j0, i, j1, k) -> (i, k)>
 #b = affine_map<(j0, i, j1, k) -> (j0, k, j1)>
 #c = affine_map<(j0, i, j1, k) -> (i, j0, j1)>
@@ -56,12 +62,14 @@ func.func @packed_tiles_filled(%a: tensor<64x128xf32>, %b: tensor<4x128x16xf32>)
 // schedule's loops around the same register tiles.
 // CHECK-LABEL: func.func @task_shapes
 // CHECK:         scf.forall (%{{.*}}) in (2) {{.*}} -> (tensor<8x4x16xf32>)
-// CHECK:           linalg.generic {{.*}} outs({{.*}} : tensor<6x1x16xf32>)
+// CHECK:           scf.for {{.*}} -> (vector<6x1x16xf32>)
+// CHECK:           scf.for {{.*}} -> (vector<2x1x16xf32>)
 // CHECK:         scf.for {{.*}} -> (tensor<8x4x16xf32>)
 // CHECK:           scf.forall (%{{.*}}) in (2) {{.*}} -> (tensor<8x2x16xf32>)
+// CHECK:             scf.for {{.*}} -> (vector<4x1x16xf32>)
 // CHECK:         scf.for {{.*}} -> (tensor<8x4x16xf32>)
 // CHECK-NOT:       scf.forall
-// CHECK:           linalg.generic {{.*}} outs({{.*}} : tensor<6x1x16xf32>)
+// CHECK:           scf.for {{.*}} -> (vector<6x1x16xf32>)
 // CHECK:         return
 #a = affine_map<(j0, i, j1, k) -> (i, k)>
 #b = affine_map<(j0, i, j1, k) -> (j0, k, j1)>

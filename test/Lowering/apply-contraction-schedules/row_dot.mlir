@@ -7,11 +7,11 @@
 // CHECK-LABEL: func.func @row_dot
 // CHECK:         scf.forall (%{{.*}}) in (3) {{.*}} -> (tensor<2x24xf32>)
 // CHECK:           scf.for {{.*}} -> (tensor<2x8xf32>)
-// CHECK:             linalg.fill {{.*}} -> tensor<1x8x8xf32>
-// CHECK:             scf.for {{.*}} to %c64 step %c8 {{.*}} -> (tensor<1x8x8xf32>)
-// CHECK:               linalg.generic {{.*}} ins({{.*}} : tensor<1x8xf32>, tensor<8x8xf32>) outs({{.*}} : tensor<1x8x8xf32>)
-// CHECK:             linalg.generic {{.*}} ins({{.*}} : tensor<1x4xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<1x8x4xf32>)
-// CHECK:             linalg.reduce {{.*}} dimensions = [2]
+// CHECK:             scf.for {{.*}} to %c64 step %c8 {{.*}} -> (vector<1x8x8xf32>)
+// CHECK:               arith.addf {{.*}} : vector<1x8x8xf32>
+// CHECK:             arith.addf {{.*}} : vector<1x8x4xf32>
+// CHECK-COUNT-8:     vector.reduction <add>, {{.*}} : vector<8xf32> into f32
+// CHECK-NOT:     linalg.generic
 #a = affine_map<(i, j, k) -> (i, k)>
 #w = affine_map<(i, j, k) -> (j, k)>
 #c = affine_map<(i, j, k) -> (i, j)>

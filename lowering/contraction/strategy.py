@@ -1,5 +1,8 @@
-"""Choosing each contraction's schedule and applying it: register tiles with packed panels, the row-dot
-form of short products, direct convolutions, batched products shared out by batches."""
+"""The strategy of the contraction schedules: each contraction's schedule chosen and recorded on it as a
+``graph.schedule`` attribute (:mod:`.library`), after the rewrites the schedules read (other contractions as
+named matmuls, batched matmuls unrolled or shared out by batches, short products as row-dot parts, B packed
+into panels).  :mod:`.application` then applies them.
+"""
 
 
 import math
@@ -19,17 +22,12 @@ from graphfuse.lowering.contraction.layout import (
 from graphfuse.lowering.contraction.library import (
     SCHEDULE,
     apply_schedule,
-    apply_sequence,
     loaded,
     schedule_attribute,
 )
 from graphfuse.lowering.contraction.marks import (
-    _clear_marks,
     _elementwise_epilogues,
-    _erase_fused_products,
     _erase_unread,
-    _erase_unused_fills,
-    _mark_static_tiles,
 )
 from graphfuse.lowering.contraction.panels import (
     _fill_of,
@@ -68,18 +66,16 @@ from graphfuse.lowering.host import vector_bits
 from graphfuse.lowering.isolation import isolated
 
 
-def block_contractions(module: ir.Module, threads: int = 1) -> None:
-    """Tile and reorder every statically shaped matmul of ``module``, other contractions made matmuls first;
-    the row blocks are sized for ``threads`` threads (:func:`row_block`).
-
-    Each schedule is recorded on the op it tiles as ``graph.schedule`` (:mod:`.library`), then applied.
-    """
+def select_schedules(module: ir.Module, threads: int = 1) -> None:
+    """Record a schedule on every statically shaped contraction of ``module``, other contractions made matmuls
+    first; the row blocks are sized for ``threads`` threads (:func:`row_block`).  Batched matmuls shared out by
+    batches are shared out now (a rewrite the schedules of their products read)."""
     with loaded(module.context):
-        _block_contractions(module, threads)
+        _select_schedules(module, threads)
 
 
-def _block_contractions(module: ir.Module, threads: int) -> None:
-    schedule_direct_convs(module)
+def _select_schedules(module: ir.Module, threads: int) -> None:
+    _record_direct_convs(module)
     general: list[ir.Operation] = []
 
     def collect_general(op: ir.Operation) -> ir.WalkResult:
@@ -90,7 +86,9 @@ def _block_contractions(module: ir.Module, threads: int) -> None:
     module.operation.walk(collect_general)
     for op in general:
         _as_named_matmul(op)
-    row_dots = [part for op in _static_ops(module, ("linalg.matmul",)) if _row_dot(op) for part in _as_row_dot(op)]
+    for op in _static_ops(module, ("linalg.matmul",)):
+        if _row_dot(op):
+            _as_row_dot(op)
     for op in _static_ops(module, tuple(_DEFAULT_MAPS)):
         _materialize_transposes(op)
     mr, nr = register_tile(vector_bits())
@@ -102,16 +100,11 @@ def _block_contractions(module: ir.Module, threads: int) -> None:
     if tasks:
         _share_out_batches(module, tasks)
     named = [op for op in _static_ops(module, tuple(_DEFAULT_MAPS)) if "indexing_maps" not in op.attributes]
-    if row_dots:
-        _schedule_row_dots(module, row_dots)
     if not named:  # dynamic shapes keep the plain loops: blocking would need dynamically sized buffers
-        if row_dots:
-            _vectorize_tiles(module)
         return
     batch_blocks = schedule_attribute("batch_matmul_blocks", block=BLOCK)
     epilogue_rows = schedule_attribute("epilogue_rows", rows_per_task=EPILOGUE_ROWS, vector_columns=nr)
     for op in named:
-        op.attributes["graph.block"] = ir.UnitAttr.get()
         if op.name == "linalg.batch_matmul":
             op.attributes[SCHEDULE] = batch_blocks
     matmuls = [op for op in named if op.name == "linalg.matmul"]
@@ -123,29 +116,10 @@ def _block_contractions(module: ir.Module, threads: int) -> None:
             for user in _elementwise_epilogues(op):
                 user.attributes[SCHEDULE] = epilogue_rows
         parts += _register_tile_parts(op, mr, nr, threads, epilogue)
-    # Each product is given its schedule before any schedule runs: a schedule replaces the ops it tiles, and
-    # the Python handles of those would then point at erased operations.  Products of one schedule are tiled
-    # together.
-    groups: dict[ir.Attribute, list[tuple[ir.Operation, ir.Operation | None]]] = {}
     for op, packed, epilogue in parts:
-        schedule = _matmul_schedule(op, packed, epilogue, mr, nr, threads)
-        op.attributes[SCHEDULE] = schedule
-        op.attributes["graph.block"] = ir.UnitAttr.get()  # erased once fused into its epilogue's loops, if unread
-        groups.setdefault(schedule, []).append((op, epilogue))
-    for schedule, products in groups.items():
-        # each product with its fill and epilogue in a function of its own while its fusions run (isolation.py)
-        clusters = [[op for op in (_fill_of(product.operands[2]), product, epilogue) if op is not None]
-                    for product, epilogue in products]
-        with isolated(module, clusters):
-            apply_schedule(module, schedule, "tiling matmuls")
+        op.attributes[SCHEDULE] = _matmul_schedule(op, packed, epilogue, mr, nr, threads)
     if any(packed for _, packed, _ in parts):
         _schedule_pack_copies(module, threads, nr)
-    _erase_fused_products(module)
-    _erase_unused_fills(module)
-    apply_schedule(module, epilogue_rows, "tiling matmul epilogues")
-    _vectorize_tiles(module)
-    apply_schedule(module, batch_blocks, "blocking batched matmuls")
-    _clear_marks(module)
 
 
 def _matmul_schedule(op: ir.Operation, packed: bool, epilogue: ir.Operation | None, mr: int, nr: int,
@@ -178,13 +152,13 @@ def _matmul_schedule(op: ir.Operation, packed: bool, epilogue: ir.Operation | No
 
 
 def _schedule_pack_copies(module: ir.Module, threads: int, nr: int) -> None:
-    """Schedule the copies of B into panels that the packed products read (:func:`_packed_panels`): those of a
-    product across the cores, in tasks of the panels that even out the threads (at most PACK_PANELS,
-    :func:`panel_task`'s rule down to one panel); those of a product inside a task of its own, serially."""
+    """Record the schedules of the copies of B into panels that the packed products read
+    (:func:`_packed_panels`): those of a product across the cores, in tasks of the panels that even out the
+    threads (at most PACK_PANELS, :func:`panel_task`'s rule down to one panel); those of a product inside a task
+    of its own, serially."""
     steps, lanes = pack_tile(vector_bits() // 32, nr)
-    parallel: set[ir.Attribute] = set()
-    serial: list[ir.Attribute] = [schedule_attribute("pack_panels_serial"),
-                                  schedule_attribute("pack_transposed_panels_serial", steps=steps, lanes=lanes)]
+    serial = [schedule_attribute("pack_panels_serial"),
+              schedule_attribute("pack_transposed_panels_serial", steps=steps, lanes=lanes)]
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name != "linalg.transpose":
@@ -200,26 +174,9 @@ def _schedule_pack_copies(module: ir.Module, threads: int, nr: int) -> None:
             op.attributes[SCHEDULE] = serial[0]
         elif "graph.serial_pack_transposed" in op.attributes:
             op.attributes[SCHEDULE] = serial[1]
-        else:
-            return ir.WalkResult.ADVANCE
-        if op.attributes[SCHEDULE] not in serial:
-            parallel.add(op.attributes[SCHEDULE])
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    for schedule in sorted(parallel, key=lambda a: (_entry(a, "panels_per_task"), "steps" in ir.DictAttr(a))):
-        apply_schedule(module, schedule, "tiling the copies of B into panels")
-    for schedule in serial:
-        apply_schedule(module, schedule, "tiling the copies of B into panels")
-
-
-def _entry(schedule: ir.Attribute, name: str) -> int:
-    return ir.IntegerAttr(ir.DictAttr(schedule)[name]).value
-
-
-def _vectorize_tiles(module: ir.Module) -> None:
-    if _mark_static_tiles(module):
-        apply_sequence(module, "vectorize_register_tiles", "vectorizing matmul tiles")
 
 
 def _row_dot(op: ir.Operation) -> bool:
@@ -238,7 +195,7 @@ def _row_dot(op: ir.Operation) -> bool:
     return m <= ROW_DOT_ROWS and n >= 2 and k >= 2
 
 
-def _as_row_dot(op: ir.Operation) -> list[ir.Operation]:
+def _as_row_dot(op: ir.Operation) -> None:
     """``op`` as the generics the row-dot schedule tiles: C in whole tiles of ROW_DOT_TILE_ROWS rows and
     :func:`row_dot_tile` columns, the rows and the columns short of a tile as products of their own, so that
     every tile has a size known when compiling; the product and sum contractible into one FMA (a named
@@ -251,7 +208,7 @@ def _as_row_dot(op: ir.Operation) -> list[ir.Operation]:
     tile_rows = min(m, ROW_DOT_TILE_ROWS)
     tile = row_dot_tile(tile_rows, vector_bits())
     whole, whole_rows = n - n % tile, m - m % tile_rows
-    parts, result = [], c
+    result = c
     with op.location, ir.InsertionPoint(op):
         for row, height in ((0, whole_rows), (whole_rows, m - whole_rows)):
             for column, width in ((0, whole), (whole, n - whole)):
@@ -269,21 +226,9 @@ def _as_row_dot(op: ir.Operation) -> list[ir.Operation]:
                     linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
                 generic.attributes[SCHEDULE] = schedule_attribute(
                     sequence, columns_per_task=min(width, tile), rows_per_tile=min(height, tile_rows))
-                parts.append(generic.operation)
                 result = generic.results[0] if full else _insert(generic.results[0], result, [row, column])
     op.results[0].replace_all_uses_with(result)
     op.erase()
-    return parts
-
-
-def _schedule_row_dots(module: ir.Module, ops: list[ir.Operation]) -> None:
-    """Tile the row-dot products ``ops`` (``row_dot.mlir``): one task per tile of columns (the cores share them
-    out), partial sums of one vector's lanes."""
-    schedules = {op.attributes[SCHEDULE] for op in ops}
-    for schedule in sorted(schedules, key=lambda a: (_entry(a, "columns_per_task"), _entry(a, "rows_per_tile"))):
-        apply_schedule(module, schedule, "tiling row-dot products")
-    # the tiles' fills and sums of lanes; the partial products are marked with every matmul tile
-    _mark_static_tiles(module, ("linalg.fill", "linalg.reduce"), "graph.row_dot_tiles")
 
 
 #: The column ladder's levels in ``direct_conv.mlir``: remainders down to one column of the widest tiles (32
@@ -310,48 +255,24 @@ def _conv_schedule(filter_lanes: bool, epilogue: bool, mr: int, nr: int) -> ir.A
     return schedule_attribute("direct_conv", **tasks, vector_columns=nr, **tiles, **ladder)
 
 
-def schedule_direct_convs(module: ir.Module) -> None:
-    """Tile and vectorize the direct convolutions of ``module``: with their elementwise epilogue where one alone
-    reads them, else on their own, each with the tiles of its lanes' mapping (:func:`_conv_schedule`)."""
-    convs: list[ir.Operation] = []
+def _record_direct_convs(module: ir.Module) -> None:
+    """Record the schedules of the direct convolutions of ``module``: with their elementwise epilogue where one
+    alone reads them, else on their own, each with the tiles of its lanes' mapping (:func:`_conv_schedule`)."""
+    mr, nr = register_tile(vector_bits())
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if DIRECT_CONV in op.attributes:
-            convs.append(op)
+        if DIRECT_CONV not in op.attributes:
+            return ir.WalkResult.ADVANCE
+        filter_lanes = FILTER_LANES in op.attributes
+        epilogue = _conv_epilogue(op)
+        op.attributes[SCHEDULE] = _conv_schedule(filter_lanes, epilogue is not None, mr, nr)
+        # the schedule says it all now (the marks a convolution of each kind kept in the tiles before it did)
+        for mark in (DIRECT_CONV, FILTER_LANES) if epilogue is not None else (DIRECT_CONV,) * filter_lanes:
+            if mark in op.attributes:
+                del op.attributes[mark]
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    if not convs:
-        return
-    mr, nr = register_tile(vector_bits())
-    #: per mapping of the lanes (filters or not): each convolution with its fill and epilogue, outlined while
-    #: its schedule runs (isolation.py); and whether some convolution has no epilogue
-    clusters: dict[bool, list[list[ir.Operation]]] = {}
-    alone: set[bool] = set()
-    for conv in convs:
-        filter_lanes = FILTER_LANES in conv.attributes
-        if filter_lanes:
-            del conv.attributes[DIRECT_CONV]
-        epilogue = _conv_epilogue(conv)
-        conv.attributes[SCHEDULE] = _conv_schedule(filter_lanes, epilogue is not None, mr, nr)
-        if epilogue is None:
-            alone.add(filter_lanes)
-            continue
-        for mark in (DIRECT_CONV, FILTER_LANES):  # scheduled with its epilogue
-            if mark in conv.attributes:
-                del conv.attributes[mark]
-        conv.attributes["graph.fused_conv"] = ir.UnitAttr.get()
-        fill = _fill_of(conv.operands[2])  # the operand the schedule fuses as the fill
-        clusters.setdefault(filter_lanes, []).append([op for op in (fill, conv, epilogue) if op is not None])
-    for filter_lanes in (False, True):
-        if filter_lanes in clusters:
-            with isolated(module, clusters[filter_lanes]):  # fusions cost as their function (isolation.py)
-                apply_schedule(module, _conv_schedule(filter_lanes, True, mr, nr),
-                               "tiling direct convolutions with their epilogues")
-        if filter_lanes in alone:
-            apply_schedule(module, _conv_schedule(filter_lanes, False, mr, nr), "tiling direct convolutions")
-    _erase_fused_products(module)
-    _erase_unused_fills(module)
 
 
 def _conv_epilogue(conv: ir.Operation) -> ir.Operation | None:
@@ -440,6 +361,14 @@ def _share_out_batches(module: ir.Module, ops: list[ir.Operation]) -> None:
         if sequence in kinds:
             with isolated(module, kinds[sequence]):
                 apply_schedule(module, schedule_attribute(sequence), "sharing batched matmuls out by batches")
+    applied = {schedule_attribute(sequence) for sequence in kinds}
+
+    def applied_schedules(op: ir.Operation) -> ir.WalkResult:  # the tasks' products carry a copy
+        if SCHEDULE in op.attributes and op.attributes[SCHEDULE] in applied:
+            del op.attributes[SCHEDULE]
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(applied_schedules)
     # the transposes of all batches, each task now computing its own (the fills are erased with the others')
     _erase_unread(module, lambda op: op.name == "linalg.transpose")
 

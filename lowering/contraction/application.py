@@ -1,0 +1,151 @@
+"""Applying the contraction schedules recorded on a module's ops (``graph.schedule``, :mod:`.strategy`).
+
+The schedules run family by family, in the order their rewrites need: direct convolutions, row-dot products,
+matmuls (each with its fill and epilogue outlined while its fusions run, :mod:`graphfuse.lowering.isolation`),
+the copies of B into panels the packed matmuls read, then the products left unread by the fusions are erased,
+and the epilogues left alone, the vectorization of every register tile and the blocked batched matmuls follow.
+Within a family, the schedules run in the order they first appear in the module (the copies and the row-dot
+products by their sizes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mlir import ir
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.lowering.contraction.library import (
+    SCHEDULE,
+    apply_schedule,
+    apply_sequence,
+    loaded,
+    scheduled_ops,
+)
+from graphfuse.lowering.contraction.marks import (
+    _clear_marks,
+    _erase_fused_products,
+    _erase_unread,
+    _erase_unused_fills,
+    _mark_static_tiles,
+)
+from graphfuse.lowering.contraction.panels import _fill_of
+from graphfuse.lowering.isolation import isolated
+
+__all__ = ["apply_schedules"]
+
+
+def _sequence(schedule: ir.Attribute) -> str:
+    return ir.StringAttr(ir.DictAttr(schedule)["sequence"]).value
+
+
+def _size(schedule: ir.Attribute, name: str) -> int:
+    return ir.IntegerAttr(ir.DictAttr(schedule)[name]).value
+
+
+def _conv_order(schedule: ir.Attribute) -> tuple[int, int]:
+    """Output columns in the lanes (register tiles of several filters) first, each with its epilogue first."""
+    return int(_size(schedule, "tile_dim1") == 1), int(_sequence(schedule) == "direct_conv")
+
+
+def _erase_fusion_leftovers(module: ir.Module) -> None:
+    _erase_fused_products(module)
+    _erase_unused_fills(module)
+
+
+def _erase_unread_transposes(module: ir.Module) -> None:
+    """The transposes of B that batch tasks computed in each task."""
+    _erase_unread(module, lambda op: op.name == "linalg.transpose")
+
+
+def _mark_row_dot_tiles(module: ir.Module) -> None:
+    """The row-dot tiles' fills and sums of lanes, vectorized with the tiles."""
+    _mark_static_tiles(module, ("linalg.fill", "linalg.reduce"), "graph.row_dot_tiles")
+
+
+@dataclass(frozen=True)
+class _Family:
+    """Schedules that run together: which sequences, in what order (None: as they first appear in the module),
+    and what follows them when there were any."""
+
+    member: Callable[[str], bool]
+    order: Callable[[ir.Attribute], tuple] | None = None
+    then: Callable[[ir.Module], None] | None = None
+
+
+#: The products and the copies they read, in the order they run; the fusions' leftovers are erased after them.
+_PRODUCTS = (
+    _Family(lambda name: name.startswith("batch_tasks"), then=_erase_unread_transposes),
+    _Family(lambda name: name.startswith("direct_conv"), _conv_order, _erase_fusion_leftovers),
+    _Family(lambda name: name.startswith("row_dot_"), lambda s: (_size(s, "columns_per_task"),
+                                                                 _size(s, "rows_per_tile")), _mark_row_dot_tiles),
+    _Family(lambda name: name == "register_tiles" or name.startswith("packed_tiles")),
+    _Family(lambda name: name in ("pack_panels", "pack_transposed_panels"),
+            lambda s: (_size(s, "panels_per_task"), _sequence(s) == "pack_transposed_panels")),
+    _Family(lambda name: name == "pack_panels_serial"),
+    _Family(lambda name: name == "pack_transposed_panels_serial"),
+)
+#: The epilogues left alone, before the register tiles are vectorized.
+_EPILOGUES = _Family(lambda name: name == "epilogue_rows")
+#: The batched matmuls kept whole, last: LLVM vectorizes their loops.
+_BATCHED = _Family(lambda name: name == "batch_matmul_blocks")
+
+
+def apply_schedules(module: ir.Module) -> None:
+    """Apply every schedule recorded on ``module``'s ops, vectorize the register tiles and clear the marks the
+    schedules set (``graph.schedule`` too)."""
+    with loaded(module.context):
+        recorded = list(scheduled_ops(module))
+        families = (*_PRODUCTS, _EPILOGUES, _BATCHED)
+        for schedule in recorded:
+            if not any(family.member(_sequence(schedule)) for family in families):
+                raise GraphfuseError(f"no family of the contraction schedules runs @{_sequence(schedule)}")
+        for family in _PRODUCTS:
+            _apply_family(module, family, recorded)
+        _erase_fusion_leftovers(module)
+        _apply_family(module, _EPILOGUES, recorded)
+        if _mark_static_tiles(module):
+            apply_sequence(module, "vectorize_register_tiles", "vectorizing matmul tiles")
+        _apply_family(module, _BATCHED, recorded)
+        _clear_marks(module)
+
+
+def _apply_family(module: ir.Module, family: _Family, recorded: list[ir.Attribute]) -> None:
+    members = [s for s in recorded if family.member(_sequence(s))]
+    for schedule in sorted(members, key=family.order) if family.order else members:
+        _apply_isolated(module, schedule)
+    if members and family.then is not None:
+        family.then(module)
+
+
+def _apply_isolated(module: ir.Module, schedule: ir.Attribute) -> None:
+    """Apply a matmul's or convolution's ``schedule`` with each of its ops, the fill of its result and the
+    epilogue it is fused into outlined into a function of its own while it runs: the fusions cost in proportion
+    to the function they work in (isolation.py)."""
+    name = _sequence(schedule)
+    fuses = name in ("register_tiles", "direct_conv_with_epilogue") or name.startswith("packed_tiles")
+    if not fuses:
+        apply_schedule(module, schedule, "the contraction schedule")
+        return
+    clusters = []
+    for op in _carrying(module, schedule):
+        epilogue = None
+        if "with_epilogue" in name:
+            readers = {use.owner for use in op.results[0].uses}
+            epilogue = readers.pop() if len(readers) == 1 else None
+        clusters.append([x for x in (_fill_of(op.operands[2]), op, epilogue) if x is not None])
+    with isolated(module, clusters):
+        apply_schedule(module, schedule, "the contraction schedule")
+
+
+def _carrying(module: ir.Module, schedule: ir.Attribute) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if SCHEDULE in op.attributes and op.attributes[SCHEDULE] == schedule:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found

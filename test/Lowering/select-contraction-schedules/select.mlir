@@ -1,0 +1,94 @@
+// select-contraction-schedules records each contraction's schedule as a graph.schedule attribute, sized for
+// the host's vectors (GRAPHFUSE_VECTOR_BITS sets them here) and the threads: the decisions
+// apply-contraction-schedules then carries out, printed in between.
+// RUN: env GRAPHFUSE_VECTOR_BITS=512 graphfuse-opt --split-input-file --pass-pipeline='builtin.module(select-contraction-schedules{threads=2})' %s | FileCheck %s --check-prefix=AVX512
+// RUN: env GRAPHFUSE_VECTOR_BITS=256 graphfuse-opt --split-input-file --pass-pipeline='builtin.module(select-contraction-schedules{threads=2})' %s | FileCheck %s --check-prefix=AVX2
+// RUN: not graphfuse-opt --pass-pipeline='builtin.module(select-contraction-schedules{threads=0})' %s 2>&1 | FileCheck %s --check-prefix=THREADS
+
+// THREADS: error: option 'threads' of pass 'select-contraction-schedules' must be at least 1, got 0
+
+// B packed into panels of two vectors (a copy of its own, scheduled too), the product in tasks of rows with C's
+// fill in each, register tiles of 8 rows; at 256 bits tiles of 6 rows, 60 rows in tasks of 30 and the last 4 a
+// product of their own.
+// AVX512-LABEL: func.func @product
+// AVX512:         linalg.transpose {{.*}} graph.schedule = {panels_per_task = 2 : i64, sequence = "pack_panels"}
+// AVX512:         linalg.generic {{.*}} outs({{.*}} : tensor<64x3x32xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 8 : i64, sequence = "packed_tiles_filled", task_panels = 0 : i64, task_rows = 64 : i64, tile_rows = 8 : i64}}
+// AVX2-LABEL:   func.func @product
+// AVX2:           linalg.transpose {{.*}} graph.schedule = {panels_per_task = 3 : i64, sequence = "pack_panels"}
+// AVX2:           outs({{.*}} : tensor<60x6x16xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 16 : i64, sequence = "packed_tiles_filled", task_panels = 0 : i64, task_rows = 30 : i64, tile_rows = 6 : i64}}
+// AVX2:           outs({{.*}} : tensor<4x6x16xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 16 : i64, sequence = "packed_tiles_filled", task_panels = 0 : i64, task_rows = 4 : i64, tile_rows = 6 : i64}}
+func.func @product(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>) -> tensor<64x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<64x96xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x96xf32>) outs(%fill : tensor<64x96xf32>)
+    -> tensor<64x96xf32>
+  return %c : tensor<64x96xf32>
+}
+
+// -----
+
+// One row times a weight read at run time (x @ W^T): the row-dot schedule, partial sums of one vector's lanes.
+// AVX512-LABEL: func.func @short_product
+// AVX512:         graph.schedule = {columns_per_task = 8 : i64, rows_per_tile = 1 : i64, sequence = "row_dot_16_lanes"}
+// AVX2-LABEL:   func.func @short_product
+// AVX2:           graph.schedule = {columns_per_task = 8 : i64, rows_per_tile = 1 : i64, sequence = "row_dot_8_lanes"}
+func.func @short_product(%x: tensor<1x256xf32>, %w: tensor<64x256xf32>) -> tensor<1x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<1x64xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x64xf32>) -> tensor<1x64xf32>
+  %c = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                      affine_map<(i, j, k) -> (i, j)>]
+    ins(%x, %w : tensor<1x256xf32>, tensor<64x256xf32>) outs(%fill : tensor<1x64xf32>) -> tensor<1x64xf32>
+  return %c : tensor<1x64xf32>
+}
+
+// -----
+
+// A direct convolution (marked by its lowering) whose bias add alone reads it: tiled with its epilogue, the
+// output columns in the lanes; the column ladder's widths halve from half a tile down to one.
+// AVX512-LABEL: func.func @direct_conv
+// AVX512:         graph.schedule = {remainder_width_0 = 16 : i64, remainder_width_1 = 8 : i64, remainder_width_2 = 4 : i64, remainder_width_3 = 2 : i64, remainder_width_4 = 1 : i64, sequence = "direct_conv_with_epilogue", task_rows = 2 : i64, tile_dim1 = 8 : i64, tile_dim2 = 1 : i64, vector_columns = 32 : i64}
+// AVX512-NOT:     graph.direct_conv
+// AVX2-LABEL:   func.func @direct_conv
+// AVX2:           graph.schedule = {remainder_width_0 = 8 : i64, remainder_width_1 = 4 : i64, remainder_width_2 = 2 : i64, remainder_width_3 = 1 : i64, remainder_width_4 = 1 : i64, sequence = "direct_conv_with_epilogue", task_rows = 2 : i64, tile_dim1 = 6 : i64, tile_dim2 = 1 : i64, vector_columns = 16 : i64}
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#id = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+#bias = affine_map<(n, f, oh, ow) -> (f)>
+func.func @direct_conv(%x: tensor<1x3x6x42xf32>, %w: tensor<8x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x8x4x40xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x40xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x4x40xf32>) -> tensor<1x8x4x40xf32>
+  %c = linalg.generic {indexing_maps = [#in, #w, #out],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"],
+                       graph.direct_conv}
+    ins(%x, %w : tensor<1x3x6x42xf32>, tensor<8x3x3x3xf32>) outs(%fill : tensor<1x8x4x40xf32>) {
+  ^bb0(%a: f32, %bw: f32, %acc: f32):
+    %s = math.fma %a, %bw, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4x40xf32>
+  %out = tensor.empty() : tensor<1x8x4x40xf32>
+  %r = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%c, %b : tensor<1x8x4x40xf32>, tensor<8xf32>) outs(%out : tensor<1x8x4x40xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4x40xf32>
+  return %r : tensor<1x8x4x40xf32>
+}
+
+// -----
+
+// Negative: a dynamic dim would need buffers sized at run time: no schedule, the product as it is.
+// AVX512-LABEL: func.func @dynamic_rows
+// AVX512-NOT:     graph.schedule
+// AVX512:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x128xf32>, tensor<128x96xf32>)
+// AVX2-LABEL:   func.func @dynamic_rows
+// AVX2-NOT:       graph.schedule
+func.func @dynamic_rows(%a: tensor<?x128xf32>, %b: tensor<128x96xf32>, %init: tensor<?x96xf32>) -> tensor<?x96xf32> {
+  %c = linalg.matmul ins(%a, %b : tensor<?x128xf32>, tensor<128x96xf32>) outs(%init : tensor<?x96xf32>)
+    -> tensor<?x96xf32>
+  return %c : tensor<?x96xf32>
+}
