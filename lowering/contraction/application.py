@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.matching import op_id
 from graphfuse.lowering.contraction.library import (
     SCHEDULE,
     apply_schedule,
@@ -132,8 +133,8 @@ def _apply_isolated(module: ir.Module, schedule: ir.Attribute) -> None:
     for op in _carrying(module, schedule):
         epilogue = None
         if "with_epilogue" in name:
-            readers = {use.owner for use in op.results[0].uses}
-            epilogue = readers.pop() if len(readers) == 1 else None
+            readers = {op_id(use.owner): use.owner for use in op.results[0].uses}  # wrappers' hash is no identity
+            epilogue = next(iter(readers.values())) if len(readers) == 1 else None
         clusters.append([x for x in (_fill_of(op.operands[2]), op, epilogue) if x is not None])
     with isolated(module, clusters):
         apply_schedule(module, schedule, "the contraction schedule")
