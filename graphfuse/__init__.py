@@ -46,6 +46,8 @@ _LAZY = {
     "compile_library": "graphfuse.lowering.aot",
     "Executable": "graphfuse.lowering.compiler",
     "compile": "graphfuse.lowering.compiler",
+    "CompileOptions": "graphfuse.lowering.options",
+    "resolve_options": "graphfuse.lowering.options",
     "Library": "graphfuse.lowering.library",
     "load_library": "graphfuse.lowering.library",
     "Match": "graphfuse.pipelines.fusion.user_patterns",
@@ -93,6 +95,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that is not
 
 __all__ = [
     "BuildError",
+    "CompileOptions",
     "Diagnostic",
     "Executable",
     "FunctionBuilder",
@@ -118,6 +121,7 @@ __all__ = [
     "parse_module",
     "register_irdl_dialects",
     "register_replacement",
+    "resolve_options",
     "run_function",
     "run_function_ranks",
     "run_pipeline",

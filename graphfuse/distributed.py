@@ -51,7 +51,8 @@ from graphfuse.dialect.parsing import parse_module, relocate
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.codegen.cpu.specs import arg_spec
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
-from graphfuse.lowering.parallel import check_thread_count, default_threads
+from graphfuse.lowering.options import CompileOptions, resolve_options
+from graphfuse.lowering.parallel import default_threads
 from graphfuse.lowering.partition import STAGE_ENTRY, CollectiveStep, ComputeStage, split_at_collectives
 from graphfuse.lowering.runtime import (
     DEFAULT_LLVM_OPT_LEVEL,
@@ -386,18 +387,17 @@ def compile(
         raise GraphfuseError(f"chunks must be a positive integer, got {chunks!r}")
     _, dist = _torch()
     groups = _checked_groups(groups, dist)
-    threads = _local_threads() if num_threads is None else check_thread_count(num_threads)
-    fused = fuse_graph(source, entry=entry, pipeline=pipeline, opt_level=opt_level,
-                       graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
-                       collectives=True)
+    options = resolve_options(pipeline=pipeline, opt_level=opt_level, graph_kernel_flags=graph_kernel_flags,
+                              fusion_switch_file=fusion_switch_file, jit_opt_level=jit_opt_level,
+                              num_threads=_local_threads() if num_threads is None else num_threads,
+                              fast_math=fast_math)
+    fused = fuse_graph(source, entry=entry, options=options, collectives=True)
     steps: list[_Stage | _Collective] = []
     for stage in split_at_collectives(fused.module, fused.entry):
         if isinstance(stage, ComputeStage):
-            steps.append(_Stage(_compile_stage(stage.text, fused.filename, threads, jit_opt_level, fast_math),
-                                stage.inputs, stage.outputs))
+            steps.append(_Stage(_compile_stage(stage.text, fused.filename, options), stage.inputs, stage.outputs))
         else:
-            steps.append(_collective(stage, fused.filename, groups, dist, threads, jit_opt_level, fast_math,
-                                     chunks))
+            steps.append(_collective(stage, fused.filename, groups, dist, options, chunks))
     collectives = [step for step in steps if isinstance(step, _Collective)]
     for index, step in enumerate(collectives, 1):
         step.site = CollectiveSite(step.name, index, len(collectives), fused.entry, step.attrs["group"])
@@ -426,14 +426,15 @@ def _checked_groups(groups: Any, dist: Any) -> dict[str, Any]:
     return checked
 
 
-def _compile_stage(text: str, filename: str, threads: int, jit_opt_level: int, fast_math: bool) -> CompiledFunction:
+def _compile_stage(text: str, filename: str, options: CompileOptions) -> CompiledFunction:
     module = parse_module(text, filename, make_context())
-    lower_to_linalg(module, filename, fast_math)
-    return compile_linalg(module, STAGE_ENTRY, opt_level=jit_opt_level, threads=threads, filename=filename)
+    lower_to_linalg(module, filename, options.fast_math)
+    return compile_linalg(module, STAGE_ENTRY, opt_level=options.jit_opt_level, threads=options.threads,
+                          filename=filename, streaming=options.streaming)
 
 
-def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dist: Any, threads: int,
-                jit_opt_level: int, fast_math: bool, chunks: int | None) -> _Collective:
+def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dist: Any, options: CompileOptions,
+                chunks: int | None) -> _Collective:
     op = step.op
     spec = lookup_op(op.name)
     assert spec is not None
@@ -462,7 +463,7 @@ def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dis
         row_bytes = (result.shape[-1] or 1) * 4  # summed in f32
         collective.chunks = attrs["chunks"] or chunks or default_chunks(rows, row_bytes, _shared_cores(dist))
         for height in set(_heights(rows, collective.chunks)):
-            collective.blocks[height] = _compile_block(op, height, filename, threads, jit_opt_level, fast_math)
+            collective.blocks[height] = _compile_block(op, height, filename, options)
     return collective
 
 
@@ -476,8 +477,7 @@ def _registered_group(name: str) -> Any:
         return None
 
 
-def _compile_block(op: ir.Operation, height: int, filename: str, threads: int, jit_opt_level: int,
-                   fast_math: bool) -> CompiledFunction:
+def _compile_block(op: ir.Operation, height: int, filename: str, options: CompileOptions) -> CompiledFunction:
     """The product of one row block of a fused product-all-reduce (matmul or quant_batch_matmul), as a function."""
     count = _PRODUCTS[op.name]
     product = {"graph.matmul_all_reduce": "graph.matmul",
@@ -499,7 +499,7 @@ def _compile_block(op: ir.Operation, height: int, filename: str, threads: int, j
             f'  %0 = "{product}"({", ".join(names)}){f" {{{attributes}}}" if attributes else ""} : '
             f"({', '.join(types)}) -> {result_type}\n"
             f"  return %0 : {result_type}\n}}\n")
-    return _compile_stage(text, filename, threads, jit_opt_level, fast_math)
+    return _compile_stage(text, filename, options)
 
 
 def _located(op: ir.Operation, filename: str, message: str) -> GraphfuseError:

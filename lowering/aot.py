@@ -49,11 +49,12 @@ from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
 from graphfuse.lowering.codegen.cpu.specs import ArgSpec, spec_bytes
 from graphfuse.lowering.compiler import FusedGraph, fuse_graph, lower_to_linalg
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
+from graphfuse.lowering.options import resolve_options
 from graphfuse.lowering.parallel import check_thread_count
 from graphfuse.lowering.run_checks import SITE_SHIFT, CheckSite
 from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL
 from graphfuse.lowering.shape_checks import shape_graph_text
-from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
+from graphfuse.lowering.streaming import BUFFER_ALIGNMENT
 
 __all__ = ["EMIT_KINDS", "CInterface", "CompiledLibrary", "compile_library", "emit_kind_of", "llvm_tool"]
 
@@ -477,14 +478,15 @@ def compile_library(
     check_thread_count(num_threads)
     if codegen_opt_level not in (0, 1, 2, 3):
         raise GraphfuseError(f"the code-generation opt level must be 0..3, got {codegen_opt_level}")
+    options = resolve_options(pipeline=pipeline, opt_level=opt_level, graph_kernel_flags=graph_kernel_flags,
+                              fusion_switch_file=fusion_switch_file, strict_flags=strict_flags,
+                              jit_opt_level=codegen_opt_level, num_threads=num_threads, fast_math=fast_math)
     prefix = c_identifier(name) if name else _default_prefix(output)
-    fused = fuse_graph(source, entry=entry, pipeline=pipeline, opt_level=opt_level,
-                       graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
-                       strict_flags=strict_flags)
-    lower_to_linalg(fused.module, fused.filename, fast_math)
+    fused = fuse_graph(source, entry=entry, options=options)
+    lower_to_linalg(fused.module, fused.filename, options.fast_math)
     # Printed with its locations: an error of the lowering names the op in the graph's file.
-    lowered = lower_entry(located_asm(fused.module, fused.filename), fused.entry, num_threads, stream_min_bytes())
-    interface = _interface(prefix, fused, lowered, num_threads)
+    lowered = lower_entry(located_asm(fused.module, fused.filename), fused.entry, options.threads, options.streaming)
+    interface = _interface(prefix, fused, lowered, options.threads)
     header_text = None
     if header is not None:
         guard = c_identifier(f"{prefix}.h" if header_to_stdout else Path(header).name).upper()

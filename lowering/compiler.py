@@ -16,7 +16,7 @@ Compiled executables are cached in-process per (module text, options).
 
 from __future__ import annotations
 
-import os
+import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -39,7 +39,7 @@ from graphfuse.lowering.codegen.cpu.specs import check_fits_in_memory
 from graphfuse.lowering.graph_pipelines import graph_pipeline
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
-from graphfuse.lowering.parallel import check_thread_count, default_threads
+from graphfuse.lowering.options import CompileOptions, resolve_options
 from graphfuse.lowering.runtime import (
     DEFAULT_LLVM_OPT_LEVEL,
     CompiledFunction,
@@ -49,9 +49,8 @@ from graphfuse.lowering.runtime import (
 from graphfuse.lowering.shape_checks import DynamicShapes
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT
 from graphfuse.pipelines import registry
-from graphfuse.pipelines.context import get_context, graph_kernel_enabled
-from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, SWITCH_FILE_VARIABLE, FusionSwitches
-from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, Backend, opt_level_error
+from graphfuse.pipelines.fusion.switches import FusionSwitches
+from graphfuse.pipelines.opt_levels import DEFAULT_OPT_LEVEL, opt_level_error
 from graphfuse.pipelines.pass_base import active_rewrite_budget
 from graphfuse.pipelines.runner import Pipeline, PipelineFailure, run_pipeline
 
@@ -209,17 +208,15 @@ class _Jit:
     """The CPU code of a fused graph module: the lowering pipeline, then the runtime."""
 
     filename: str
-    fast_math: bool
-    opt_level: int
-    threads: int
+    options: CompileOptions
 
     def __call__(self, module: ir.Module, entry: str, timings: dict[str, float]) -> tuple[str, CompiledFunction]:
         """(the linalg text, the compiled ``@entry``) of ``module``, which is lowered in place."""
         start = time.perf_counter()
-        linalg_text = lower_to_linalg(module, self.filename, self.fast_math)
+        linalg_text = lower_to_linalg(module, self.filename, self.options.fast_math)
         timings["lowering"] = timings.get("lowering", 0.0) + time.perf_counter() - start
-        function = compile_linalg(module, entry, opt_level=self.opt_level, threads=self.threads,
-                                  filename=self.filename)
+        function = compile_linalg(module, entry, opt_level=self.options.jit_opt_level, threads=self.options.threads,
+                                  filename=self.filename, streaming=self.options.streaming)
         for stage, seconds in function.timings.items():
             timings[stage] = timings.get(stage, 0.0) + seconds
         return linalg_text, function
@@ -239,9 +236,10 @@ def _launch_runner(module: ir.Module, entry: str, context: ir.Context, jit: _Jit
     return LaunchRunner(fused, entry, launches, compiled)
 
 
-def resolve_pipeline(pipeline: str | None, opt_level: int | None, switches: FusionSwitches, backend: Backend) -> str:
-    """The graph pipeline: ``pipeline`` as given, else that of ``opt_level`` (default: the flags', else 2, with
-    graph-kernel fusion unless graphfuse.context turns it off)."""
+def resolve_pipeline(options: CompileOptions, switches: FusionSwitches) -> str:
+    """The graph pipeline of ``options``: their pipeline as given, else that of their opt level (default: the
+    flags', else 2, with graph-kernel fusion unless graphfuse.context turned it off)."""
+    pipeline, opt_level = options.pipeline, options.opt_level
     if pipeline is not None:
         if opt_level is not None:
             raise GraphfuseError("pass either pipeline= or opt_level=, not both")
@@ -249,22 +247,11 @@ def resolve_pipeline(pipeline: str | None, opt_level: int | None, switches: Fusi
     if opt_level is None:
         opt_level = switches.flags.opt_level
     if opt_level is None:  # graphfuse's default level, graph-kernel fusion as MindSpore's context says
-        return graph_pipeline(DEFAULT_OPT_LEVEL, backend, graph_kernel=graph_kernel_enabled() is not False)
+        return graph_pipeline(DEFAULT_OPT_LEVEL, options.target, graph_kernel=options.graph_kernel is not False)
     problem = opt_level_error(opt_level)
     if problem is not None:
         raise GraphfuseError(problem)
-    return graph_pipeline(opt_level, backend)
-
-
-def _switch_file_content(path: str | Path | None) -> bytes | tuple[str, str] | None:
-    """What a switch file contributes to the compile cache's key: its bytes (an edited file is another key, a copy
-    elsewhere the same), or its path when it cannot be read (the compile then reports why)."""
-    if not path:
-        return None
-    try:
-        return Path(path).read_bytes()
-    except OSError:
-        return ("unreadable", str(path))
+    return graph_pipeline(opt_level, options.target)
 
 
 def compile(
@@ -279,6 +266,7 @@ def compile(
     jit_opt_level: int = DEFAULT_LLVM_OPT_LEVEL,
     num_threads: int | None = None,
     fast_math: bool = True,
+    options: CompileOptions | None = None,
 ) -> Executable:
     """Fuse, lower and JIT-compile function ``entry`` (default: the first public one) of ``source``.
 
@@ -293,30 +281,29 @@ def compile(
     ``num_threads`` runs the parallel loops of large kernels on that many
     threads (default: ``GRAPHFUSE_NUM_THREADS``, else the cores available).
     ``fast_math=False`` lowers without the fast-math forms (FMA contraction,
-    one reciprocal per row; docs/lowering.md).  The caller's module is not
-    modified.
+    one reciprocal per row; docs/lowering.md).  ``options`` gives them all at
+    once, as :func:`~graphfuse.lowering.options.resolve_options` made them
+    (then none of the others may be given).  The caller's module is not
+    modified; the compiled code is cached per (module text, options).
     """
-    # Before the cache: 2.0 and True would find the entries of 2 and 1 (equal keys).
-    problem = opt_level_error(opt_level) if opt_level is not None else None
-    if problem is not None:
-        raise GraphfuseError(problem)
-    threads = default_threads() if num_threads is None else check_thread_count(num_threads)
+    if options is None:
+        options = resolve_options(pipeline=pipeline, opt_level=opt_level, graph_kernel_flags=graph_kernel_flags,
+                                  fusion_switch_file=fusion_switch_file, strict_flags=strict_flags,
+                                  jit_opt_level=jit_opt_level, num_threads=num_threads, fast_math=fast_math)
+    elif (pipeline, opt_level, graph_kernel_flags, fusion_switch_file, strict_flags, jit_opt_level, num_threads,
+          fast_math) != (None, None, None, None, False, DEFAULT_LLVM_OPT_LEVEL, None, True):
+        raise GraphfuseError("compile() takes options= or the separate options, not both")
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
-    save_graphs = get_context("save_graphs")
-    key = (text, filename, entry, pipeline, opt_level, graph_kernel_flags, get_context("graph_kernel_flags"),
-           _switch_file_content(fusion_switch_file or os.environ.get(SWITCH_FILE_VARIABLE)), strict_flags,
-           jit_opt_level, threads, fast_math, registry.generation(), os.environ.get(FLAGS_VARIABLE),
-           graph_kernel_enabled(), save_graphs)
-    # Under a rewrite budget (graphfuse-bisect) the same options fuse differently: neither read nor fill the cache.
-    cacheable = active_rewrite_budget() is None and not save_graphs  # saving the IR means running the passes
+    key = (hashlib.sha256(text.encode()).digest(), filename, entry, options, registry.generation())
+    # Under a rewrite budget (graphfuse-bisect) the same options fuse differently, and saving the IR means running
+    # the passes: neither reads nor fills the cache.
+    cacheable = active_rewrite_budget() is None and options.save_graphs_dir is None
     with _LOCK:
         hit = _CACHE.get(key) if cacheable else None
     if hit is not None:
         return hit
-    fused = fuse_graph(text, filename, entry=entry, pipeline=pipeline, opt_level=opt_level,
-                       graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
-                       strict_flags=strict_flags)
+    fused = fuse_graph(text, filename, entry=entry, options=options)
     module, name, timings, runner = fused.module, fused.entry, fused.timings, fused.runner
     fusions = {}
     for record in runner.records:
@@ -326,7 +313,7 @@ def compile(
                 fusions[key_name] = fusions.get(key_name, 0) + value
     fused_graph = str(module)
     kernels = sum(1 for func_op in functions(module).values() if is_kernel(func_op))
-    jit = _Jit(filename, fast_math, jit_opt_level, threads)
+    jit = _Jit(filename, options)
     launcher = _launch_runner(module, name, fused.context, jit) if fused.switches.flags.enable_debug_mode else None
     linalg_text, function = jit(module, name, timings)
     executable = Executable(
@@ -371,30 +358,16 @@ def fuse_graph(
     filename: str | None = None,
     *,
     entry: str | None = None,
-    pipeline: str | None = None,
-    opt_level: int | None = None,
-    graph_kernel_flags: str | None = None,
-    fusion_switch_file: str | Path | None = None,
-    strict_flags: bool = False,
+    options: CompileOptions,
     collectives: bool = False,
 ) -> FusedGraph:
     """Parse ``source`` (text named ``filename``, or as :func:`compile` takes it), check that ``entry`` can be
-    compiled and run the graph pipeline the options select (see :func:`compile`; graphfuse.context's
-    ``graph_kernel_flags`` and ``save_graphs`` apply).  ``collectives``: the graph may communicate (a rank's
-    graph, for graphfuse.distributed)."""
+    compiled and run the graph pipeline ``options`` select (see :func:`compile`).  ``collectives``: the graph may
+    communicate (a rank's graph, for graphfuse.distributed)."""
     if filename is None:
         source, filename = source_text(source)
-    # graphfuse.context's flags come after the environment's and before the argument's (later keys win)
-    context_flags = get_context("graph_kernel_flags")
-    if context_flags:
-        graph_kernel_flags = f"{context_flags} {graph_kernel_flags or ''}".strip()
-    save_graphs = get_context("save_graphs")
-    problem = opt_level_error(opt_level) if opt_level is not None else None
-    if problem is not None:
-        raise GraphfuseError(problem)
-    switches = FusionSwitches.from_sources(graph_kernel_flags, fusion_switch_file, strict=strict_flags,
-                                           flags_source="graph kernel flags")
-    pipeline = resolve_pipeline(pipeline, opt_level, switches, "cpu")
+    switches = options.switches()
+    pipeline = resolve_pipeline(options, switches)
     start = time.perf_counter()
     context = make_context()
     source_module = parse_module(source, filename, context)
@@ -405,7 +378,7 @@ def fuse_graph(
     timings = {"parse": time.perf_counter() - start}
     start = time.perf_counter()
     run_located(module, FOLD_EMPTY_PIPELINE, filename)
-    dump_dir = str(Path(get_context("save_graphs_path")) / "graphfuse_ir" / name) if save_graphs else None
+    dump_dir = None if options.save_graphs_dir is None else str(Path(options.save_graphs_dir) / name)
     runner = run_located(module, pipeline, filename, switches, dump_dir=dump_dir)
     timings["graph"] = time.perf_counter() - start
     return FusedGraph(name, filename, context, source_module, module, runner, switches, timings)

@@ -348,20 +348,29 @@ def clear_cache() -> None:
 DEFAULT_LLVM_OPT_LEVEL = 2
 
 
+#: :func:`compile_linalg`'s streaming when not given: ``GRAPHFUSE_STREAM_MIN_BYTES``, else the last-level cache.
+HOST_STREAMING = -1
+
+
 def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LLVM_OPT_LEVEL,
-                   threads: int | None = None, filename: str | None = None) -> CompiledFunction:
-    """JIT-compile ``@entry`` of a tensor-level linalg module; cached per (module text, entry, opt_level, threads).
+                   threads: int | None = None, filename: str | None = None,
+                   streaming: int | None = HOST_STREAMING) -> CompiledFunction:
+    """JIT-compile ``@entry`` of a tensor-level linalg module; cached per (module text, entry, opt_level, threads,
+    streaming).
 
     ``threads`` (default :func:`~graphfuse.lowering.parallel.default_threads`) is how many threads run each
-    ``scf.forall`` (parallelize-kernels); 1 runs them as plain loops.  The caller's module is not modified (it
-    is printed with its locations and re-parsed into a private context): errors locate the ops where the module
-    came from, its locations in the parser's buffer ("-") naming ``filename`` when given.
+    ``scf.forall`` (parallelize-kernels); 1 runs them as plain loops.  ``streaming`` is the loop-nest footprint
+    from which stores into the results are made non-temporal (None: never; default: :data:`HOST_STREAMING`).
+    The caller's module is not modified (it is printed with its locations and re-parsed into a private
+    context): errors locate the ops where the module came from, its locations in the parser's buffer ("-")
+    naming ``filename`` when given.
     """
     text = str(module)
     threads = default_threads() if threads is None else int(threads)
     if threads < 1:
         raise GraphfuseError(f"the thread count must be at least 1, got {threads}")
-    streaming = stream_min_bytes()
+    if streaming == HOST_STREAMING:
+        streaming = stream_min_bytes()
     key = (text, entry, int(opt_level), threads, streaming)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)

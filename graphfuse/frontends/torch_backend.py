@@ -58,6 +58,7 @@ from graphfuse.frontends.torch import ImportedModel, fired_fusions, import_progr
 from graphfuse.frontends.torch.dtypes import _TORCH_DTYPES
 from graphfuse.lowering.compiler import Executable
 from graphfuse.lowering.compiler import compile as graphfuse_compile
+from graphfuse.lowering.options import CompileOptions, resolve_options
 from graphfuse.pipelines import log
 from graphfuse.pipelines.fusion.graph_fusion import PATTERN_FUSION_PASS
 from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, parse_graph_kernel_flags
@@ -137,6 +138,13 @@ class CompilerConfig:
         if self.experimental_config.frozen_parameter_check not in ("version", "content"):
             raise GraphfuseError("CompilerConfig.experimental_config.frozen_parameter_check must be 'version' or "
                                  f"'content', got {self.experimental_config.frozen_parameter_check!r}")
+
+    def compile_options(self) -> CompileOptions:
+        """The options an FX graph compiles with: these fields, and the environment and graphfuse.context as
+        they are now (:func:`~graphfuse.lowering.options.resolve_options`)."""
+        return resolve_options(opt_level=self.opt_level, graph_kernel_flags=self.flags_text(),
+                               fusion_switch_file=self.fusion_switch_file, num_threads=self.num_threads,
+                               fast_math=self.fast_math)
 
     def flags_text(self) -> str | None:
         """The graph-kernel flags to compile with: the user's, plus ``pattern_fusion_pass`` turned off when
@@ -305,7 +313,8 @@ class _GraphRunner:
         #: the inputs a compiled version is keyed on: all but the parameters
         self.key_positions = tuple(i for i in range(inputs) if i not in self.parameter_set)
         self.static_inputs = self.parameters if config.experimental_config.frozen_parameter else []
-        self.flags = config.flags_text()
+        #: resolved once per graph: every shape of it compiles with the same options
+        self.options = config.compile_options()
         self._lock = threading.Lock()
         needs_grad = torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in example_inputs
@@ -409,14 +418,7 @@ class _GraphRunner:
         if computed:
             if replayed:
                 _drop_results(imported, replayed)
-            executable = graphfuse_compile(
-                imported.module,
-                opt_level=self.config.opt_level,
-                graph_kernel_flags=self.flags,
-                fusion_switch_file=self.config.fusion_switch_file,
-                num_threads=self.config.num_threads,
-                fast_math=self.config.fast_math,
-            )
+            executable = graphfuse_compile(imported.module, options=self.options)
         arguments = tuple((position, position in self.parameter_set)
                           for position, taken in enumerate(imported._tensor_inputs) if taken and executable)
         direct = None

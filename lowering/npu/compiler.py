@@ -37,8 +37,8 @@ from graphfuse.lowering.compiler import (
 from graphfuse.lowering.graph_pipelines import graph_pipeline
 from graphfuse.lowering.npu.cube_tiling import traffic_lower_bound
 from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
+from graphfuse.lowering.options import resolve_options
 from graphfuse.pipelines import log
-from graphfuse.pipelines.fusion.switches import FusionSwitches
 
 __all__ = ["KernelRow", "NpuExecutable", "NpuReport", "compile_npu", "npu_graph_pipeline", "npu_lowering_pipeline"]
 
@@ -199,9 +199,12 @@ def compile_npu(
     count bytes and check numerics, and LLVM's optimizer costs seconds on a fully inlined model.
     """
     npu_target = load_target(target)
+    options = resolve_options(target="npu", pipeline=pipeline, opt_level=opt_level,
+                              graph_kernel_flags=graph_kernel_flags, fusion_switch_file=fusion_switch_file,
+                              jit_opt_level=jit_opt_level)
     text, filename = source_text(source)
-    switches = FusionSwitches.from_sources(graph_kernel_flags, fusion_switch_file, flags_source="graph kernel flags")
-    pipeline = resolve_pipeline(pipeline, opt_level, switches, "npu")
+    switches = options.switches()
+    pipeline = resolve_pipeline(options, switches)
     if switches.flags.enable_debug_mode:
         log.warning("enable_debug_mode applies to the CPU backend (graphfuse.compile): the emulated NPU runs "
                     "its kernels inlined in one function, with no launches to check between")
@@ -222,7 +225,7 @@ def compile_npu(
     booleans = [k for k, t in enumerate([*ftype.inputs, *ftype.results])  # held as bytes, passed as numpy bools
                 if isinstance(t, ir.RankedTensorType) and str(ir.RankedTensorType(t).element_type) == "i1"]
     # Emulated from the text with locations: an error of the emulation names the op in the graph's file.
-    function = emulate(located_asm(module, filename), name, n_outputs, jit_opt_level, booleans)
+    function = emulate(located_asm(module, filename), name, n_outputs, options.jit_opt_level, booleans)
     order = {row: k for k, row in enumerate(function.rows)}
     infos = sorted(kernel_infos(module), key=lambda info: order.get(info.name, len(order)))
     return NpuExecutable(name, source_module, runner.text, fused_graph, npu_ir, npu_target, function, infos)
