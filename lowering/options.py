@@ -12,7 +12,7 @@ module's text: a variable changed after the options were resolved changes nothin
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphfuse.dialect.diagnostics import GraphfuseError
@@ -42,9 +42,10 @@ class CompileOptions:
     environment_flags: str = ""
     #: graphfuse.context's flags, then the caller's: their keys win over the environment's
     graph_kernel_flags: str = ""
-    #: the CANN switch file (the caller's, else ``FUSION_SWITCH_FILE``), and its bytes when it could be read:
-    #: an edited file is other options, a copy elsewhere the same
-    fusion_switch_file: str | None = None
+    #: the CANN switch file (the caller's, else ``FUSION_SWITCH_FILE``), and its bytes when it could be read.
+    #: Options compare by the bytes, not the path: an edited file is other options, a copy elsewhere the same
+    #: (a file that cannot be read fails the compile, which is then not cached).
+    fusion_switch_file: str | None = field(default=None, compare=False)
     fusion_switch_content: bytes | None = None
     #: bad flags are errors, not warnings
     strict_flags: bool = False

@@ -49,6 +49,18 @@ def test_options_are_frozen_values() -> None:
         a.threads = 3  # type: ignore[misc]
 
 
+def test_switch_files_compare_by_content(tmp_path) -> None:
+    """Two switch files of the same text are the same options; edited, the file is other options."""
+    first, second = tmp_path / "a.cfg", tmp_path / "b.cfg"
+    text = '{"Switch": {"GraphFusion": {"ALL": "on"}}}'
+    first.write_text(text)
+    second.write_text(text)
+    a = graphfuse.resolve_options(fusion_switch_file=first)
+    assert a == graphfuse.resolve_options(fusion_switch_file=second) and a.fusion_switch_file == str(first)
+    second.write_text(text.replace('"on"', '"off"'))
+    assert a != graphfuse.resolve_options(fusion_switch_file=second)
+
+
 def test_the_environment_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Flags, threads and streaming set after the options were resolved change nothing those options compile;
     resolved again, the options see them."""
