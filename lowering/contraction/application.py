@@ -1,11 +1,12 @@
 """Applying the contraction schedules recorded on a module's ops (``graph.schedule``, :mod:`.strategy`).
 
-The schedules run family by family, in the order their rewrites need: direct convolutions, row-dot products,
-matmuls (each with its fill and epilogue outlined while its fusions run, :mod:`graphfuse.lowering.isolation`),
-the copies of B into panels the packed matmuls read, then the products left unread by the fusions are erased,
-and the epilogues left alone, the vectorization of every register tile and the blocked batched matmuls follow.
-Within a family, the schedules run in the order they first appear in the module (the copies and the row-dot
-products by their sizes).
+The schedules run family by family, in the order their rewrites need: batched matmuls shared out by batches
+(when written by hand: the strategy applies those itself, a rewrite its products' schedules read), direct
+convolutions, row-dot products, matmuls (each with its fill and epilogue outlined while its fusions run,
+:mod:`graphfuse.lowering.isolation`), the copies of B into panels the packed matmuls read; then the products
+left unread by the fusions are erased, and the epilogues left alone, the vectorization of every register tile
+and the blocked batched matmuls follow.  Within a family, the schedules run in the order they first appear in
+the module (the copies and the row-dot products by their sizes).
 """
 
 from __future__ import annotations
