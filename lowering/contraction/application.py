@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.matching import op_id
+from graphfuse.dialect.matching import op_id, producer
 from graphfuse.lowering.contraction.library import (
     SCHEDULE,
     apply_schedule,
@@ -35,7 +35,7 @@ from graphfuse.lowering.contraction.marks import (
 from graphfuse.lowering.contraction.panels import _fill_of
 from graphfuse.lowering.isolation import isolated
 
-__all__ = ["apply_schedules"]
+__all__ = ["apply_schedules", "schedule_problem"]
 
 
 def _sequence(schedule: ir.Attribute) -> str:
@@ -68,30 +68,73 @@ def _mark_row_dot_tiles(module: ir.Module) -> None:
 
 @dataclass(frozen=True)
 class _Family:
-    """Schedules that run together: which sequences, in what order (None: as they first appear in the module),
-    and what follows them when there were any."""
+    """Schedules that run together: which sequences, the ops they tile (by name and loop count), in what order
+    (None: as they first appear in the module), and what follows them when there were any."""
 
     member: Callable[[str], bool]
+    ops: tuple[tuple[str, int], ...]
     order: Callable[[ir.Attribute], tuple] | None = None
     then: Callable[[ir.Module], None] | None = None
 
 
 #: The products and the copies they read, in the order they run; the fusions' leftovers are erased after them.
 _PRODUCTS = (
-    _Family(lambda name: name.startswith("batch_tasks"), then=_erase_unread_transposes),
-    _Family(lambda name: name.startswith("direct_conv"), _conv_order, _erase_fusion_leftovers),
-    _Family(lambda name: name.startswith("row_dot_"), lambda s: (_size(s, "columns_per_task"),
-                                                                 _size(s, "rows_per_tile")), _mark_row_dot_tiles),
-    _Family(lambda name: name == "register_tiles" or name.startswith("packed_tiles")),
-    _Family(lambda name: name in ("pack_panels", "pack_transposed_panels"),
+    _Family(lambda name: name.startswith("batch_tasks"), (("linalg.batch_matmul", 4),),
+            then=_erase_unread_transposes),
+    _Family(lambda name: name.startswith("direct_conv"), (("linalg.generic", 7),), _conv_order,
+            _erase_fusion_leftovers),
+    _Family(lambda name: name.startswith("row_dot_"), (("linalg.generic", 3),),
+            lambda s: (_size(s, "columns_per_task"), _size(s, "rows_per_tile")), _mark_row_dot_tiles),
+    _Family(lambda name: name == "register_tiles", (("linalg.matmul", 3),)),
+    _Family(lambda name: name.startswith("packed_tiles"), (("linalg.generic", 4),)),
+    _Family(lambda name: name in ("pack_panels", "pack_transposed_panels"), (("linalg.transpose", 3),),
             lambda s: (_size(s, "panels_per_task"), _sequence(s) == "pack_transposed_panels")),
-    _Family(lambda name: name == "pack_panels_serial"),
-    _Family(lambda name: name == "pack_transposed_panels_serial"),
+    _Family(lambda name: name == "pack_panels_serial", (("linalg.transpose", 3),)),
+    _Family(lambda name: name == "pack_transposed_panels_serial", (("linalg.transpose", 3),)),
 )
 #: The epilogues left alone, before the register tiles are vectorized.
-_EPILOGUES = _Family(lambda name: name == "epilogue_rows")
+_EPILOGUES = _Family(lambda name: name == "epilogue_rows", (("linalg.generic", 2),))
 #: The batched matmuls kept whole, last: LLVM vectorizes their loops.
-_BATCHED = _Family(lambda name: name == "batch_matmul_blocks")
+_BATCHED = _Family(lambda name: name == "batch_matmul_blocks", (("linalg.batch_matmul", 4),))
+
+
+def schedule_problem(schedule: ir.DictAttr, op: ir.Operation) -> str | None:
+    """Why library schedule ``schedule`` (its parameters checked against the sequence) cannot tile ``op``, or
+    None: the op's kind and loops, its sizes (positive, but for a task size, of which one of a pair may be 0),
+    and the ops its fusions take (C's fill, the epilogue, B's transpose)."""
+    name = _sequence(schedule)
+    family = next((f for f in (*_PRODUCTS, _EPILOGUES, _BATCHED) if f.member(name)), None)
+    if family is None:
+        return f"no family of the contraction schedules runs @{name}"
+    if (op.name, _loops(op)) not in family.ops:
+        wanted = " or ".join(f"a {kind} of {loops} loops" for kind, loops in family.ops)
+        return f"@{name} tiles {wanted}, not a {op.name} of {_loops(op)} loops"
+    sizes = {entry.name: ir.IntegerAttr(entry.attr).value for entry in ir.DictAttr(schedule)
+             if entry.name != "sequence"}
+    tasks = {key: value for key, value in sizes.items() if key.startswith("task_")}
+    for key, value in sizes.items():
+        if value < (0 if key in tasks else 1):
+            return f"parameter '{key}' of @{name} must be {'at least 0' if key in tasks else 'positive'}, got {value}"
+    if tasks and not any(tasks.values()):
+        return f"@{name} needs one of {', '.join(sorted(tasks))} positive"
+    if "_filled" in name and producer(op.operands[2], "linalg.fill") is None:
+        return f"@{name} fuses C's fill, but the op's init is not a linalg.fill"
+    if "_transposed" in name and name.startswith("batch") and producer(op.operands[1], "linalg.transpose") is None:
+        return f"@{name} fuses B's transpose, but the op's B is not a linalg.transpose"
+    if "_with_epilogue" in name:
+        readers = {op_id(use.owner): use.owner for use in op.results[0].uses}
+        if len(readers) != 1 or next(iter(readers.values())).name != "linalg.generic":
+            return f"@{name} fuses the op into its epilogue, but its result has no sole linalg.generic reader"
+    return None
+
+
+def _loops(op: ir.Operation) -> int:
+    """The loops of a linalg op (its iteration space's rank)."""
+    if "iterator_types" in op.attributes:
+        return len(ir.ArrayAttr(op.attributes["iterator_types"]))
+    if op.name == "linalg.transpose":
+        return ir.RankedTensorType(op.results[0].type).rank if op.results else 0
+    return {"linalg.matmul": 3, "linalg.batch_matmul": 4}.get(op.name, 0)
 
 
 def apply_schedules(module: ir.Module) -> None:

@@ -16,6 +16,7 @@ from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering.contraction import apply_schedules
+from graphfuse.lowering.contraction.application import schedule_problem
 from graphfuse.lowering.contraction.library import SCHEDULE, loaded, scheduled_ops, sequence_parameters
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
@@ -43,7 +44,7 @@ class ApplyContractionSchedules(GraphPass):
 
 def _check(schedule: ir.Attribute, op: ir.Operation, context: PassContext) -> None:
     """Fail with ``op``'s location unless ``schedule`` names a sequence of the library and gives each of its
-    parameters, and nothing else, as an integer."""
+    parameters, and nothing else, as an integer, and can tile ``op`` (:func:`schedule_problem`)."""
     if not isinstance(schedule, ir.DictAttr) or "sequence" not in schedule \
             or not isinstance(schedule["sequence"], ir.StringAttr):
         context.fail(f"{SCHEDULE} must be a dictionary naming a sequence, got {schedule}", op.location)
@@ -61,4 +62,7 @@ def _check(schedule: ir.Attribute, op: ir.Operation, context: PassContext) -> No
     for key, value in entries.items():
         if not isinstance(value, ir.IntegerAttr):
             context.fail(f"parameter '{key}' of @{name} must be an integer, got {value}", op.location)
+    problem = schedule_problem(ir.DictAttr(schedule), op)
+    if problem is not None:
+        context.fail(problem, op.location)
 
