@@ -1,8 +1,8 @@
 """The transform-dialect library of the contraction schedules, and how a schedule recorded on an op is applied.
 
 The schedules are named sequences in the ``.mlir`` files of ``schedules/``, one file per op family, each
-loadable on its own by upstream's ``transform-preload-library`` (the lit tests of ``test/Lowering/schedules``
-run them so).  A sequence's parameters are ``!transform.param<i64>`` arguments named by their
+loadable on its own by upstream's ``transform-preload-library`` (``test/Lowering/apply-contraction-schedules/
+upstream.mlir`` runs one so).  A sequence's parameters are ``!transform.param<i64>`` arguments named by their
 ``graph.parameter`` attribute.
 
 The choice of a schedule is IR: :func:`schedule_attribute` builds ``{sequence = "packed_tiles", task_rows =
