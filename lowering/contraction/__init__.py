@@ -60,6 +60,7 @@ and the clean-up.
 from mlir import ir
 
 from graphfuse.lowering.contraction.application import apply_schedules
+from graphfuse.lowering.contraction.library import loaded
 from graphfuse.lowering.contraction.sizes import (
     BATCH_TASKS_PER_THREAD,
     BLOCK,
@@ -104,6 +105,7 @@ __all__ = [
 def block_contractions(module: ir.Module, threads: int = 1) -> None:
     """Schedule every statically shaped contraction of ``module`` for ``threads`` threads and apply the
     schedules: :func:`select_schedules`, then :func:`apply_schedules`."""
-    select_schedules(module, threads)
-    apply_schedules(module)
+    with loaded(module.context):  # one parse of the schedules' library for both
+        select_schedules(module, threads)
+        apply_schedules(module)
 

@@ -23,6 +23,8 @@ from graphfuse.lowering.contraction.library import (
     apply_schedule,
     apply_sequence,
     loaded,
+    schedule_sequence,
+    schedule_sizes,
     scheduled_ops,
 )
 from graphfuse.lowering.contraction.marks import (
@@ -38,17 +40,13 @@ from graphfuse.lowering.isolation import isolated
 __all__ = ["apply_schedules", "schedule_problem"]
 
 
-def _sequence(schedule: ir.Attribute) -> str:
-    return ir.StringAttr(ir.DictAttr(schedule)["sequence"]).value
-
-
 def _size(schedule: ir.Attribute, name: str) -> int:
-    return ir.IntegerAttr(ir.DictAttr(schedule)[name]).value
+    return schedule_sizes(schedule)[name]
 
 
 def _conv_order(schedule: ir.Attribute) -> tuple[int, int]:
     """Output columns in the lanes (register tiles of several filters) first, each with its epilogue first."""
-    return int(_size(schedule, "tile_dim1") == 1), int(_sequence(schedule) == "direct_conv")
+    return int(_size(schedule, "tile_dim1") == 1), int(schedule_sequence(schedule) == "direct_conv")
 
 
 def _erase_fusion_leftovers(module: ir.Module) -> None:
@@ -88,7 +86,7 @@ _PRODUCTS = (
     _Family(lambda name: name == "register_tiles", (("linalg.matmul", 3),)),
     _Family(lambda name: name.startswith("packed_tiles"), (("linalg.generic", 4),)),
     _Family(lambda name: name in ("pack_panels", "pack_transposed_panels"), (("linalg.transpose", 3),),
-            lambda s: (_size(s, "panels_per_task"), _sequence(s) == "pack_transposed_panels")),
+            lambda s: (_size(s, "panels_per_task"), schedule_sequence(s) == "pack_transposed_panels")),
     _Family(lambda name: name == "pack_panels_serial", (("linalg.transpose", 3),)),
     _Family(lambda name: name == "pack_transposed_panels_serial", (("linalg.transpose", 3),)),
 )
@@ -102,15 +100,14 @@ def schedule_problem(schedule: ir.DictAttr, op: ir.Operation) -> str | None:
     """Why library schedule ``schedule`` (its parameters checked against the sequence) cannot tile ``op``, or
     None: the op's kind and loops, its sizes (positive, but for a task size, of which one of a pair may be 0),
     and the ops its fusions take (C's fill, the epilogue, B's transpose)."""
-    name = _sequence(schedule)
+    name = schedule_sequence(schedule)
     family = next((f for f in (*_PRODUCTS, _EPILOGUES, _BATCHED) if f.member(name)), None)
     if family is None:
         return f"no family of the contraction schedules runs @{name}"
     if (op.name, _loops(op)) not in family.ops:
         wanted = " or ".join(f"a {kind} of {loops} loops" for kind, loops in family.ops)
         return f"@{name} tiles {wanted}, not a {op.name} of {_loops(op)} loops"
-    sizes = {entry.name: ir.IntegerAttr(entry.attr).value for entry in ir.DictAttr(schedule)
-             if entry.name != "sequence"}
+    sizes = schedule_sizes(schedule)
     tasks = {key: value for key, value in sizes.items() if key.startswith("task_")}
     for key, value in sizes.items():
         if value < (0 if key in tasks else 1):
@@ -144,8 +141,8 @@ def apply_schedules(module: ir.Module) -> None:
         recorded = list(scheduled_ops(module))
         families = (*_PRODUCTS, _EPILOGUES, _BATCHED)
         for schedule in recorded:
-            if not any(family.member(_sequence(schedule)) for family in families):
-                raise GraphfuseError(f"no family of the contraction schedules runs @{_sequence(schedule)}")
+            if not any(family.member(schedule_sequence(schedule)) for family in families):
+                raise GraphfuseError(f"no family of the contraction schedules runs @{schedule_sequence(schedule)}")
         for family in _PRODUCTS:
             _apply_family(module, family, recorded)
         _erase_fusion_leftovers(module)
@@ -157,7 +154,7 @@ def apply_schedules(module: ir.Module) -> None:
 
 
 def _apply_family(module: ir.Module, family: _Family, recorded: list[ir.Attribute]) -> None:
-    members = [s for s in recorded if family.member(_sequence(s))]
+    members = [s for s in recorded if family.member(schedule_sequence(s))]
     for schedule in sorted(members, key=family.order) if family.order else members:
         _apply_isolated(module, schedule)
     if members and family.then is not None:
@@ -168,7 +165,7 @@ def _apply_isolated(module: ir.Module, schedule: ir.Attribute) -> None:
     """Apply a matmul's or convolution's ``schedule`` with each of its ops, the fill of its result and the
     epilogue it is fused into outlined into a function of its own while it runs: the fusions cost in proportion
     to the function they work in (isolation.py)."""
-    name = _sequence(schedule)
+    name = schedule_sequence(schedule)
     fuses = name in ("register_tiles", "direct_conv_with_epilogue") or name.startswith("packed_tiles")
     if not fuses:
         apply_schedule(module, schedule, "the contraction schedule")

@@ -13,7 +13,7 @@ then runs that sequence on every op carrying the attribute, its parameters the a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,8 +23,8 @@ from mlir.dialects.transform import interpreter, structured
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 
-__all__ = ["SCHEDULE", "SCHEDULES_DIR", "apply_schedule", "apply_sequence", "loaded", "schedule_attribute",
-           "scheduled_ops", "sequence_parameters"]
+__all__ = ["SCHEDULE", "SCHEDULES_DIR", "apply_schedule", "apply_sequence", "loaded", "parameter_problem",
+           "schedule_attribute", "schedule_sequence", "schedule_sizes", "scheduled_ops", "sequence_parameters"]
 
 #: The attribute recording an op's schedule (:func:`schedule_attribute`).
 SCHEDULE = "graph.schedule"
@@ -40,6 +40,17 @@ def schedule_attribute(sequence: str, **parameters: int) -> ir.DictAttr:
     i64 = ir.IntegerType.get_signless(64)
     return ir.DictAttr.get({"sequence": ir.StringAttr.get(sequence),
                             **{name: ir.IntegerAttr.get(i64, value) for name, value in parameters.items()}})
+
+
+def schedule_sequence(schedule: ir.Attribute) -> str:
+    """The library sequence ``schedule`` (a :func:`schedule_attribute`) runs."""
+    return ir.StringAttr(ir.DictAttr(schedule)["sequence"]).value
+
+
+def schedule_sizes(schedule: ir.Attribute) -> dict[str, int]:
+    """The parameters ``schedule`` gives its sequence, by name."""
+    return {entry.name: ir.IntegerAttr(entry.attr).value for entry in ir.DictAttr(schedule)
+            if entry.name != "sequence"}
 
 
 def scheduled_ops(module: ir.Module) -> dict[ir.Attribute, list[ir.Operation]]:
@@ -58,9 +69,7 @@ def scheduled_ops(module: ir.Module) -> dict[ir.Attribute, list[ir.Operation]]:
 def apply_schedule(module: ir.Module, schedule: ir.Attribute, what: str) -> None:
     """Run ``schedule``'s sequence on the ops of ``module`` that carry it (as ``graph.schedule``); ``what`` names
     the step in errors."""
-    entries = {named.name: named.attr for named in ir.DictAttr(schedule)}
-    sequence = ir.StringAttr(entries.pop("sequence")).value
-    _run(module, sequence, {name: ir.IntegerAttr(value).value for name, value in entries.items()}, schedule, what)
+    _run(module, schedule_sequence(schedule), schedule_sizes(schedule), schedule, what)
 
 
 def apply_sequence(module: ir.Module, sequence: str, what: str, **parameters: int) -> None:
@@ -71,12 +80,11 @@ def apply_sequence(module: ir.Module, sequence: str, what: str, **parameters: in
 def _run(module: ir.Module, sequence: str, parameters: dict[str, int], schedule: ir.Attribute | None,
          what: str) -> None:
     library = _library(module.context)
+    problem = _parameter_problem(library, sequence, parameters)
+    if problem is not None:
+        raise GraphfuseError(f"{what} failed: {problem}")
     names = _parameter_names(library, sequence)
-    if names is None:
-        raise GraphfuseError(f"{what} failed: the contraction schedules have no sequence @{sequence}")
-    if sorted(names) != sorted(parameters):
-        raise GraphfuseError(f"{what} failed: @{sequence} takes the parameters {', '.join(names) or 'none'}, "
-                             f"the schedule gives {', '.join(sorted(parameters)) or 'none'}")
+    assert names is not None
     any_op = transform.AnyOpType.get()
     param = transform.ParamType.get(ir.IntegerType.get_signless(64))
     i64 = ir.IntegerType.get_signless(64)
@@ -107,6 +115,24 @@ def _reason(error: Exception) -> str:
     return "; ".join(reasons) or str(error).split("\n", 1)[0]
 
 
+def parameter_problem(context: ir.Context, sequence: str, given: Iterable[str]) -> str | None:
+    """Why the parameters ``given`` cannot run library schedule ``@sequence`` (an unknown schedule, parameters
+    missing or unknown), or None."""
+    return _parameter_problem(_library(context), sequence, given)
+
+
+def _parameter_problem(library: ir.Module, sequence: str, given: Iterable[str]) -> str | None:
+    expected = _parameter_names(library, sequence)
+    if expected is None:
+        return f"{SCHEDULE} names no sequence of the contraction schedules: '{sequence}'"
+    missing, unknown = sorted(set(expected) - set(given)), sorted(set(given) - set(expected))
+    if not missing and not unknown:
+        return None
+    return (f"@{sequence} takes the parameters {', '.join(expected) or 'none'}; "
+            + "; ".join(part for part in (missing and f"missing {', '.join(missing)}",
+                                          unknown and f"unknown {', '.join(unknown)}") if part))
+
+
 def sequence_parameters(context: ir.Context, sequence: str) -> list[str] | None:
     """The parameters of library schedule ``@sequence`` in the order it takes them; None when there is none."""
     return _parameter_names(_library(context), sequence)
@@ -131,8 +157,9 @@ _LOADED: list[tuple[ir.Context, ir.Module]] = []
 @contextmanager
 def loaded(context: ir.Context) -> Iterator[None]:
     """Parse the library into ``context`` once for the schedules applied inside the block, instead of once per
-    schedule; released after it (the library's module would keep the context alive)."""
-    _LOADED.append((context, _parse(context)))
+    schedule (a block inside another of the same context uses the outer one's); released after it (the
+    library's module would keep the context alive)."""
+    _LOADED.append((context, _library(context)))
     try:
         yield
     finally:

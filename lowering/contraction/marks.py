@@ -6,7 +6,7 @@ from collections.abc import Callable
 from mlir import ir
 
 from graphfuse.lowering.contraction.layout import _static_tensor
-from graphfuse.lowering.contraction.library import SCHEDULE
+from graphfuse.lowering.contraction.library import SCHEDULE, schedule_sequence
 from graphfuse.lowering.contraction.sizes import FILTER_LANES, SERIAL
 
 
@@ -72,7 +72,7 @@ def _erase_fused_products(module: ir.Module) -> None:
     schedules): fusion computes each block inside the loops and leaves the whole product where it was."""
     def fused(op: ir.Operation) -> bool:
         return op.name == "linalg.generic" and SCHEDULE in op.attributes \
-            and "_with_epilogue" in ir.StringAttr(ir.DictAttr(op.attributes[SCHEDULE])["sequence"]).value
+            and "_with_epilogue" in schedule_sequence(op.attributes[SCHEDULE])
 
     _erase_unread(module, fused)
 

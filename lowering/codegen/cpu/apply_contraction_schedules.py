@@ -17,7 +17,13 @@ from mlir import ir
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering.contraction import apply_schedules
 from graphfuse.lowering.contraction.application import schedule_problem
-from graphfuse.lowering.contraction.library import SCHEDULE, loaded, scheduled_ops, sequence_parameters
+from graphfuse.lowering.contraction.library import (
+    SCHEDULE,
+    loaded,
+    parameter_problem,
+    schedule_sequence,
+    scheduled_ops,
+)
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["ApplyContractionSchedules"]
@@ -30,16 +36,16 @@ class ApplyContractionSchedules(GraphPass):
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         schedules = scheduled_ops(module)
-        with loaded(module.context):
+        with loaded(module.context):  # one parse of the library for the checks and the schedules
             for schedule, ops in schedules.items():
                 _check(schedule, ops[0], context)
-        # where each sequence is first asked for, read now: the ops are replaced as their schedules run
-        located = {ir.StringAttr(ir.DictAttr(s)["sequence"]).value: ops[0].location for s, ops in schedules.items()}
-        try:
-            apply_schedules(module)
-        except GraphfuseError as error:
-            message = "; ".join(d.message for d in error.diagnostics)
-            context.fail(message, next((at for name, at in located.items() if f"@{name}:" in message), None))
+            # where each sequence is first asked for, read now: the ops are replaced as their schedules run
+            located = {schedule_sequence(s): ops[0].location for s, ops in schedules.items()}
+            try:
+                apply_schedules(module)
+            except GraphfuseError as error:
+                message = "; ".join(d.message for d in error.diagnostics)
+                context.fail(message, next((at for name, at in located.items() if f"@{name}:" in message), None))
 
 
 def _check(schedule: ir.Attribute, op: ir.Operation, context: PassContext) -> None:
@@ -50,15 +56,9 @@ def _check(schedule: ir.Attribute, op: ir.Operation, context: PassContext) -> No
         context.fail(f"{SCHEDULE} must be a dictionary naming a sequence, got {schedule}", op.location)
     entries = {named.name: named.attr for named in schedule}
     name = ir.StringAttr(entries.pop("sequence")).value
-    expected = sequence_parameters(op.context, name)
-    if expected is None:
-        context.fail(f"{SCHEDULE} names no sequence of the contraction schedules: '{name}'", op.location)
-    missing, unknown = sorted(set(expected) - set(entries)), sorted(set(entries) - set(expected))
-    if missing or unknown:
-        context.fail(f"@{name} takes the parameters {', '.join(expected) or 'none'}; "
-                     + "; ".join(part for part in (missing and f"missing {', '.join(missing)}",
-                                                   unknown and f"unknown {', '.join(unknown)}") if part),
-                     op.location)
+    problem = parameter_problem(op.context, name, entries)
+    if problem is not None:
+        context.fail(problem, op.location)
     for key, value in entries.items():
         if not isinstance(value, ir.IntegerAttr):
             context.fail(f"parameter '{key}' of @{name} must be an integer, got {value}", op.location)
