@@ -82,6 +82,8 @@ BUILTIN_PASSES: dict[str, PassLoader] = {
     "fuse-kernel-loops": _load("lowering.kernels", "FuseKernelLoops"),
     "dedupe-kernel-results": _load("lowering.kernels", "DedupeKernelResults"),
     "graph-to-linalg": _load("lowering.graph_to_linalg", "GraphToLinalg"),
+    "select-row-schedules": _load("lowering.row_strategy", "SelectRowSchedules"),
+    "apply-row-schedules": _load("lowering.row_fusion", "ApplyRowSchedules"),
     "tile-kernel-rows": _load("lowering.row_fusion", "TileKernelRows"),
     "parallelize-kernels": _load("lowering.parallel", "ParallelizeKernels"),
     # the CPU code generator: linalg -> LLVM dialect (its table lives next to its passes)

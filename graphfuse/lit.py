@@ -31,7 +31,7 @@ from typing import Any
 import mlir
 
 from graphfuse.dialect.context import GRAPH_IRDL_PATH, NPU_IRDL_PATH
-from graphfuse.lowering.contraction.library import SCHEDULES_DIR
+from graphfuse.lowering.schedules.library import SCHEDULES_DIR
 
 __all__ = ["TOOLS", "configure", "tool_directories"]
 

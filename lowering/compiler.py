@@ -65,7 +65,8 @@ Source = ir.Module | str | Path | SourceText
 #: tensor.empty init once CSE has merged those) and CSE compared each with every other (89 s of a 22,000-op random
 #: graph's compile, 10 s now).
 LOWERING_PIPELINE = (
-    "builtin.module(graph-to-linalg{strict checks},fuse-kernel-loops,tile-kernel-rows,parallelize-kernels,"
+    "builtin.module(graph-to-linalg{strict checks},fuse-kernel-loops,select-row-schedules,apply-row-schedules,"
+    "parallelize-kernels,"
     "func.func(canonicalize,cse),inline,symbol-dce,canonicalize)"
 )
 

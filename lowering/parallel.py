@@ -36,19 +36,22 @@ from __future__ import annotations
 import importlib.metadata
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import ClassVar
 
 from mlir import ir
-from mlir.dialects.transform import interpreter
+from mlir.dialects import transform
+from mlir.dialects.transform import structured
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.contraction import DIRECT_CONV
 from graphfuse.lowering.kernels import is_kernel
+from graphfuse.lowering.schedules.library import loaded, run_transforms
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
@@ -74,7 +77,7 @@ _TILEABLE = frozenset({"linalg.generic", "linalg.fill", "linalg.transpose", "lin
 #: Ops that only reshape a kernel's result.
 _RESHAPES = frozenset({"tensor.collapse_shape", "tensor.expand_shape"})
 #: Sliding-window ops with no schedule of their own (pooling, strided depthwise and grouped convolutions): each
-#: is tiled into tasks over its leading parallel dims, its accumulator's fill fused (_WINDOW_SCRIPT).
+#: is tiled into tasks over its leading parallel dims, its accumulator's fill fused (_tile_alone_with_fill).
 _WINDOW_OPS = frozenset({
     "linalg.pooling_nchw_max", "linalg.pooling_nchw_sum", "linalg.depthwise_conv_2d_nchw_chw",
     "linalg.conv_2d_ngchw_gfchw", "linalg.conv_2d_nchw_fchw",
@@ -83,19 +86,6 @@ _WINDOW_OPS = frozenset({
 _CONTRACTIONS = frozenset({"linalg.contract", "linalg.matmul", "linalg.batch_matmul"})
 #: Views between an im2col gather and its contraction.
 _RESHAPES = frozenset({"tensor.collapse_shape", "tensor.expand_shape"})
-
-_SCRIPT = """module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %roots = transform.structured.match attributes{ROOT} in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %roots : !transform.any_op {
-    ^bb0(%r: !transform.any_op):
-      %t, %l = transform.structured.fuse %r tile_sizes TILES {use_forall}
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    }
-    transform.yield
-  }
-}"""
-
 
 #: The most threads compiled code may ask for (the OpenMP lowering takes a 32-bit count; past a few thousand the
 #: runtimes cannot start them).
@@ -265,7 +255,7 @@ class ParallelizeKernels(GraphPass):
                               f"out of range: {self.min_elements}, {self.max_tasks}")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        with module.context, ir.Location.unknown():
+        with module.context, ir.Location.unknown(), loaded(module.context):
             for name, func_op in functions(module).items():
                 if not func_op.regions[0].blocks:
                     continue
@@ -343,8 +333,7 @@ class ParallelizeKernels(GraphPass):
             fill = None if isinstance(init, ir.Block) or as_operation(init).name != "linalg.fill" else init
             if fill is not None:
                 as_operation(fill).attributes[_FILL] = ir.UnitAttr.get()
-            text = _WINDOW_SCRIPT.replace("FILL", _FUSE_FILL if fill is not None else "")
-            reason = _tile_roots(func_op, [(root, tiles)], text.replace("FILL_MARK", _FILL))
+            reason = _tile_roots(func_op, [(root, tiles)], _tile_alone if fill is None else _tile_alone_with_fill)
             for op in nested_ops(func_op):
                 if _FILL in op.attributes:
                     del op.attributes[_FILL]
@@ -353,21 +342,7 @@ class ParallelizeKernels(GraphPass):
         return None
 
 
-#: Window ops and gathers: tiled on their own (a padding fused into a task would have a dynamic size, which the
-#: runtime refuses), the fill of their accumulator fused into each task.
-_WINDOW_SCRIPT = """module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %r = transform.structured.match attributes{ROOT} in %root : (!transform.any_op) -> !transform.any_op
-    %t, %tasks = transform.structured.tile_using_forall %r tile_sizes TILES
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-FILL    transform.yield
-  }
-}"""
-_FUSE_FILL = """    %fill = transform.structured.match ops{["linalg.fill"]} attributes{FILL_MARK} in %root
-      : (!transform.any_op) -> !transform.any_op
-    %f, %l = transform.structured.fuse_into_containing_op %fill into %tasks
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-"""
+#: Marks the fill of a window op's accumulator, fused into the window op's tasks.
 _FILL = "graph.parallel_fill"
 
 
@@ -401,20 +376,47 @@ def _window_elements(op: ir.Operation) -> int:
     return math.prod(window.shape[kept:])
 
 
-def _tile_roots(func_op: ir.Operation, roots: list[tuple[ir.Operation, list[int]]], template: str = _SCRIPT
-                ) -> str | None:
-    """Tile each root into an ``scf.forall`` of ``tiles`` by ``template`` (default: its producers fused); None,
-    or why tiling failed."""
+def _fuse_producers(root: ir.Value, tiles: list[int], kernel: ir.Value) -> None:
+    """Tile ``root`` into an ``scf.forall`` of ``tiles``, every producer in the kernel fused into each task."""
+    foreach = transform.ForeachOp([], [root])
+    with ir.InsertionPoint(foreach.body):
+        structured.FuseOp(foreach.bodyTargets[0], tile_sizes=tiles, use_forall=True)
+        transform.YieldOp([])
+
+
+def _tile_alone(root: ir.Value, tiles: list[int], kernel: ir.Value) -> ir.Value:
+    """Tile ``root`` alone into an ``scf.forall`` of ``tiles`` (a padding fused into a task would have a dynamic
+    size, which the runtime refuses); the handle of the forall."""
+    return structured.TileUsingForallOp(root, tile_sizes=tiles).results[1]
+
+
+def _tile_alone_with_fill(root: ir.Value, tiles: list[int], kernel: ir.Value) -> None:
+    """:func:`_tile_alone`, the fill of the window op's accumulator fused into each task."""
+    tasks = _tile_alone(root, tiles, kernel)
+    fill = structured.MatchOp(transform.AnyOpType.get(), kernel, ops=["linalg.fill"],
+                              op_attrs=ir.DictAttr.get({_FILL: ir.UnitAttr.get()})).result
+    structured.FuseIntoContainingOp(fill, tasks)
+
+
+def _tile_roots(func_op: ir.Operation, roots: list[tuple[ir.Operation, list[int]]],
+                tile: Callable[[ir.Value, list[int], ir.Value], object] = _fuse_producers) -> str | None:
+    """Tile each root into an ``scf.forall`` of ``tiles`` by ``tile`` (default: its producers fused); None, or why
+    tiling failed."""
+    any_op = transform.AnyOpType.get()
     for root, tiles in roots:
         for op in nested_ops(func_op):
             if _ROOT in op.attributes:
                 del op.attributes[_ROOT]
         root.attributes[_ROOT] = ir.UnitAttr.get()
-        script = ir.Module.parse(template.replace("ROOT", _ROOT).replace("TILES", str(tiles)))
+
+        def build(kernel: ir.Value, tiles: list[int] = tiles) -> None:
+            matched = structured.MatchOp(any_op, kernel, op_attrs=ir.DictAttr.get({_ROOT: ir.UnitAttr.get()})).result
+            tile(matched, tiles, kernel)
+
         try:
-            interpreter.apply_named_sequence(func_op, script.body.operations[0], script)
-        except ir.MLIRError as error:
-            return f"tiling failed: {error}"
+            run_transforms(func_op, "tiling failed", build)
+        except GraphfuseError as error:
+            return "; ".join(d.message for d in error.diagnostics)
     for op in nested_ops(func_op):
         if _ROOT in op.attributes:
             del op.attributes[_ROOT]

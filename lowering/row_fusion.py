@@ -1,34 +1,30 @@
-"""tile-kernel-rows: one pass over each row for kernels with reductions (softmax, layer_norm, rms_norm...), and rows
-of register-sized chunks for them and for large elementwise kernels.
+"""apply-row-schedules and tile-kernel-rows: one pass over each row of a kernel with reductions (softmax,
+layer_norm, rms_norm...), and rows of register-sized chunks for them and for large elementwise kernels.
 
 After ``fuse-kernel-loops`` a normalization kernel is still several loop
 nests over the whole tensor (max, sum of exp, normalize for softmax), each
-streaming the input from memory again.  This pass tiles every kernel result
-by rows (every parallel dim but the innermost to 1) and fuses all its
-producers into that loop with the transform dialect
-(``transform.structured.fuse``): each row is read from memory once and the
-reductions and elementwise steps run on it while it is in L1.  The ops inside
-the loop have static row shapes and are then vectorized
-(``transform.structured.vectorize``): reductions become ``vector.reduction``,
-elementwise bodies become vector code, and each row is then cut into
-register-sized chunks (:mod:`graphfuse.lowering.row_chunks`).
+streaming the input from memory again.  ``select-row-schedules``
+(:mod:`graphfuse.lowering.row_strategy`) records on each result's op (a
+*root*) how it is tiled; this module runs that schedule: the root is tiled
+by rows (every parallel dim but the innermost to 1) and all its producers
+fused into that loop (``transform.structured.fuse``), so each row is read
+from memory once and the reductions and elementwise steps run on it while it
+is in L1.  The ops inside the loop have static row shapes and are then
+vectorized (``@vectorize_rows`` of ``lowering/schedules/rows.mlir``):
+reductions become ``vector.reduction``, elementwise bodies vector code, and
+each row is then cut into register-sized chunks
+(:mod:`graphfuse.lowering.row_chunks`).  1-D kernels are split first, so that
+every row is static (``@flat_rows``).
 
-Kernels with a row reduction (one input, reduced over the innermost dim)
-and static shapes are tiled.  With ``elementwise`` so are elementwise
-kernels without transposes whose rows hold at least one chunk, and 1-D
-elementwise kernels of at least ``parallel-min-elements`` (16,384) elements, cut into rows of 4096
-(``transform.structured.split`` first, so that every row is static).  The
-other elementwise kernels are left to LLVM's loop vectorizer, and kernels
-holding a convolution or a generic contraction are left alone.  A named contraction (``linalg.matmul``,
-``batch_matmul``, ``contract``: flash attention's two products) stays whole,
-outside the row loops: the rows it reads are tiled as roots of their own
-(attention's softmax, one pass per row between the two products), and a
-same-type ``tensor.cast`` between it and its users stops the producer
-fusion from pulling it into a row loop.  Rows longer than ``max-row`` (a
-vocabulary's logits, a long sequence's scores) are vectorized only when every
-row body can be cut into chunks: the kernel is tried on a copy, kept when no
-vector longer than ``max-row`` is left, and otherwise tiled without vectors
-(a whole-row vector would not fit the register file).
+A named contraction in the kernel stays whole, outside the row loops: a
+same-type ``tensor.cast`` between it and its users stops the producer fusion
+from pulling it into a row loop.  A schedule with ``max_vector`` (rows longer
+than ``max-row``: a vocabulary's logits, a long sequence's scores) is tried
+on a copy of the kernel and kept when no vector longer than ``max_vector`` is
+left, and otherwise tiled without vectors (a whole-row vector would not fit
+the register file).
+
+``tile-kernel-rows`` is the two passes in one, with select-row-schedules's options.
 """
 
 from __future__ import annotations
@@ -38,250 +34,102 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from mlir import ir
-from mlir.dialects import tensor
-from mlir.dialects.transform import interpreter
+from mlir.dialects import tensor, transform
+from mlir.dialects.transform import structured
 
+from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, nested_ops
-from graphfuse.lowering.host import vector_bits
 from graphfuse.lowering.kernels import is_kernel
-from graphfuse.lowering.parallel import DEFAULT_MIN_ELEMENTS, static_elements
+from graphfuse.lowering.parallel import DEFAULT_MIN_ELEMENTS
 from graphfuse.lowering.row_chunks import chunk_row_loops
+from graphfuse.lowering.row_strategy import ROW_SCHEDULE, RowPolicy, row_loops, select_row_schedule
+from graphfuse.lowering.schedules.library import include, loaded, run_transforms
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
-__all__ = ["TileKernelRows"]
+__all__ = ["ApplyRowSchedules", "TileKernelRows", "apply_row_schedule"]
 
-_ROOT = "graph.row_root"
-_TILES = "graph.row_tiles"
-_ALLOWED = frozenset({"linalg.generic", "linalg.fill"})
 #: Named contractions a row-tiled kernel may hold: they stay whole, outside the row loops (see _fence_contractions).
 _CONTRACTIONS = frozenset({"linalg.contract", "linalg.matmul", "linalg.batch_matmul"})
 _FENCE = "graph.row_fence"
-#: Rows of a 1-D elementwise kernel, in chunks (64 chunks of 64 floats at 512 bits: 16 KiB per row, so the rows
-#: split evenly over the threads and the one shorter rest is small).
-FLAT_ROW_CHUNKS = 64
-
-_SCRIPT = """module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %roots = transform.structured.match attributes{ROOT} in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %roots : !transform.any_op {
-    ^bb0(%r: !transform.any_op):
-      %t, %l:LOOPS = transform.structured.fuse %r tile_sizes TILES USE_FORALL
-        : (!transform.any_op) -> (!transform.any_op, LOOP_TYPES)
-    }
-    transform.apply_patterns to %root {
-      transform.apply_patterns.tensor.fold_tensor_empty
-    } : !transform.any_op
-    VECTORIZE
-    transform.yield
-  }
-}"""
-
-#: 1-D elementwise kernels: the result is split at the last multiple of the row length; the first part is
-#: tiled into rows (a forall over them, producers fused), the rest is one shorter row (a one-trip loop).  The
-#: parts' destinations stay slices of the kernel's (no fold_tensor_empty): bufferization then writes both in
-#: place, where a fresh tensor.empty per part cost a whole intermediate buffer and a copy.
-_FLAT_SCRIPT = """module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %roots = transform.structured.match attributes{ROOT} in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %roots : !transform.any_op {
-    ^bb0(%r: !transform.any_op):
-      SPLIT
-      %t, %l = transform.structured.fuse %main tile_sizes [ROW] USE_FORALL
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      REST
-    }
-    VECTORIZE
-    transform.yield
-  }
-}"""
-_FLAT_SPLIT = """%parts = transform.structured.split %r after MAIN {dimension = 0} : !transform.any_op
-      %main, %rest = transform.split_handle %parts : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
-_FLAT_WHOLE = """%main = transform.structured.match attributes{ROOT} in %r : (!transform.any_op) -> !transform.any_op"""
-_FLAT_REST = """%t2, %l2 = transform.structured.fuse %rest tile_sizes [REST_SIZE]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"""
-
-#: Vectorize the ops of every row loop and lower what the chunks and LLVM do not take.  No
-#: ``lower_broadcast``: it unrolls a broadcast along the row element by element before canonicalization folds
-#: it back (a 12000-float row: 15 s in the interpreter), and every broadcast it met folded away anyway.
-_VECTORIZE = """%loops = transform.structured.match ops{["scf.for", "scf.forall"]} in %root
-      : (!transform.any_op) -> !transform.any_op
-    transform.foreach %loops : !transform.any_op {
-    ^bb0(%loop: !transform.any_op):
-      %inner = transform.structured.match ops{["linalg.generic", "linalg.fill"]} in %loop
-        : (!transform.any_op) -> !transform.any_op
-      transform.structured.vectorize %inner : !transform.any_op
-    }
-    transform.apply_patterns to %root {
-      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
-      transform.apply_patterns.vector.lower_shape_cast
-    } : !transform.any_op
-    transform.apply_patterns to %root {
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    transform.apply_cse to %root : !transform.any_op"""
+_ROOTS = frozenset({"linalg.generic", "linalg.fill"})
+_VECTOR_BITS = (128, 256, 512)
 
 
-def _iterators(op: ir.Operation) -> list[str]:
-    return [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+@dataclass(frozen=True)
+class _KernelSchedule:
+    """The entries of a kernel's row schedules that hold for the whole kernel (every root gives the same)."""
+
+    flat_row: int  # rows of a 1-D kernel; 0: rows of a rank >= 2 kernel
+    tasks: bool
+    vectorize: bool
+    max_vector: int  # 0: keep the vectors whatever their length
+    vector_bits: int
+    chunk_vectors: int
 
 
-def _row_tiles(op: ir.Operation) -> list[int]:
-    """Tile 1 on every parallel loop but the innermost loop; 0 (untiled) on the innermost and reductions."""
-    if op.name == "linalg.fill":
-        rank = ir.RankedTensorType(op.results[0].type).rank
-        return [1] * (rank - 1) + [0]
-    iterators = _iterators(op)
-    return [1 if it == "parallel" and k < len(iterators) - 1 else 0 for k, it in enumerate(iterators)]
+#: What each kind of schedule entry is written as.
+_KINDS = {bool: "a boolean", int: "an integer", list: "an array<i64>"}
 
 
-def _innermost_extent(func_op: ir.Operation) -> int:
-    """The longest innermost loop of the kernel's generics (the row length once rows are tiled)."""
-    extent = 1
-    for op in func_op.regions[0].blocks[0].operations:
-        op = as_operation(op)
-        if op.name != "linalg.generic":
-            continue
-        loops = len(_iterators(op))
-        for value in op.operands:
-            t = value.type
-            if isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).rank == loops and loops:
-                extent = max(extent, ir.RankedTensorType(t).shape[-1])
-    return extent
+def _entry(schedule: ir.DictAttr, name: str, kind: type) -> object:
+    """Entry ``name`` of ``schedule`` as ``kind`` (int, bool or a list of ints); TypeError when it is another."""
+    attr = schedule[name]
+    if kind is bool and isinstance(attr, ir.BoolAttr):
+        return ir.BoolAttr(attr).value
+    if kind is int and isinstance(attr, ir.IntegerAttr) and not isinstance(attr, ir.BoolAttr):
+        return ir.IntegerAttr(attr).value
+    if kind is list and isinstance(attr, ir.DenseI64ArrayAttr):
+        return list(ir.DenseI64ArrayAttr(attr))
+    raise TypeError(f"entry '{name}' must be {_KINDS[kind]}, got {attr}")
 
 
-def _has_reduction(func_op: ir.Operation) -> bool:
-    """Whether a kernel holds a generic with a reduction loop (row kernels; the others are elementwise)."""
-    return any(op.name == "linalg.generic" and "reduction" in _iterators(op) for op in
-               (as_operation(o) for o in func_op.regions[0].blocks[0].operations))
-
-
-def _order_preserving(op: ir.Operation) -> bool:
-    """Every indexing map of ``op`` picks loop dims in increasing order (identity or broadcast, no transpose)."""
-    for attr in ir.ArrayAttr(op.attributes["indexing_maps"]):
-        positions = []
-        for expr in ir.AffineMapAttr(attr).value.results:
-            expr = expr.maybe_downcast()
-            if not isinstance(expr, ir.AffineDimExpr):
-                return False
-            positions.append(expr.position)
-        if positions != sorted(set(positions)):
-            return False
-    return True
-
-
-def _elementwise_rows(func_op: ir.Operation, min_row: int, flat_min: int, max_row: int) -> str | None:
-    """Why an elementwise kernel is not row-tiled (None: it is): no transposes, and rank >= 2 results with rows
-    of at least ``min_row`` or 1-D results of at least ``flat_min`` elements (cut into rows, see _FLAT_SCRIPT)."""
-    if min_row <= 0:
-        return "it has no reduction (LLVM vectorizes elementwise loops)"
-    block = func_op.regions[0].blocks[0]
-    for op in block.operations:
-        op = as_operation(op)
-        if op.name == "linalg.generic" and not _order_preserving(op):
-            return "it has no reduction and transposes (LLVM vectorizes elementwise loops)"
-    ret = block.operations[len(block.operations) - 1]
-    ranks = set()
-    for value in ret.operands:
-        t = value.type
-        if not isinstance(t, ir.RankedTensorType) or ir.RankedTensorType(t).rank < 1:
-            return "it has no reduction and a scalar result (LLVM vectorizes elementwise loops)"
-        ranks.add(ir.RankedTensorType(t).rank)
-        if ir.RankedTensorType(t).rank >= 2 and ir.RankedTensorType(t).shape[-1] < min_row:
-            return f"it has no reduction and rows shorter than {min_row} (LLVM vectorizes elementwise loops)"
-        if ir.RankedTensorType(t).rank >= 2 and ir.RankedTensorType(t).shape[-1] > max_row:
-            return f"it has no reduction and rows longer than {max_row} (LLVM vectorizes elementwise loops)"
-        if ir.RankedTensorType(t).rank == 1 and ir.RankedTensorType(t).shape[0] < flat_min:
-            return f"it has no reduction and a 1-D result below {flat_min} elements (LLVM vectorizes elementwise loops)"
-    if len(ranks) > 1 and 1 in ranks:
-        return "it has no reduction and 1-D results beside others"
-    return None
-
-
-def _candidate_roots(func_op: ir.Operation, min_elementwise_row: int = 0, flat_min: int = 0,
-                     max_row: int = 4096) -> tuple[list[ir.Operation], str | None]:
-    """The linalg ops producing the kernel's results, or a reason the kernel is not row-tiled.
-
-    Kernels without a row reduction are tiled too when :func:`_elementwise_rows` accepts them (their rows are
-    then cut into register-sized chunks and stored with streaming stores where they are large).
-    """
-    block = func_op.regions[0].blocks[0]
-    has_reduction = False
-    contractions: list[ir.Operation] = []
-    for op in block.operations:
-        op = as_operation(op)
-        if op.name in _CONTRACTIONS:
-            contractions.append(op)
-            continue
-        if op.name.startswith("linalg.") and op.name not in _ALLOWED:
-            return [], f"it holds {op.name}"
-        for value in (*op.operands, *op.results):
-            if isinstance(value.type, ir.RankedTensorType) and not ir.RankedTensorType(value.type).has_static_shape:
-                return [], "it has dynamic shapes"
-            if isinstance(value.type, ir.RankedTensorType) and 0 in ir.RankedTensorType(value.type).shape:
-                return [], "it has a zero-size dimension"  # linalg tiling asserts on empty loops
-        if op.name == "linalg.generic" and "reduction" in _iterators(op):
-            iterators = _iterators(op)
-            if len(op.operands) - len(op.results) != 1:
-                return [], "a reduction has several inputs (a contraction: vectorizing it would unroll it)"
-            if iterators[-1] != "reduction":
-                return [], "a reduction is not over the innermost dim"
-            has_reduction = True
-    if not has_reduction:
-        reason = _elementwise_rows(func_op, min_elementwise_row, flat_min, max_row)
-        if reason is not None:
-            return [], reason
-    ret = block.operations[len(block.operations) - 1]
-    roots: list[ir.Operation] = []
-    for value in ret.operands:
-        owner = value.owner
-        reshapes = ("tensor.expand_shape", "tensor.collapse_shape")
-        if not isinstance(owner, ir.Block) and as_operation(owner).name in reshapes:
-            owner = as_operation(owner).operands[0].owner
-        if isinstance(owner, ir.Block) or as_operation(owner).name not in _ALLOWED:
-            continue
-        owner = as_operation(owner)
-        rank = ir.RankedTensorType(owner.results[0].type).rank
-        if rank < 1 or (not any(_row_tiles(owner)) and not (rank == 1 and not has_reduction)):
-            continue
-        if all(r is not owner and r != owner for r in roots):
-            roots.append(owner)
-    for contraction in contractions:  # the rows a contraction reads (attention's softmax before its second product)
-        n_inputs = len(contraction.operands) - len(contraction.results)
-        for value in list(contraction.operands)[:n_inputs]:
-            owner = value.owner
-            if isinstance(owner, ir.Block) or as_operation(owner).name != "linalg.generic":
-                continue
-            owner = as_operation(owner)
-            if not any(_row_tiles(owner)) or any(r == owner for r in roots):
-                continue
-            roots.append(owner)
-    if contractions:
-        # around contractions only the roots whose rows hold a reduction (the softmax, not a cast of the product)
-        roots = [r for r in roots if _reads_a_row_reduction(r)]
-    if not roots:
-        return [], "no result is a linalg op with rows to tile"
-    return roots, None
-
-
-def _reads_a_row_reduction(root: ir.Operation) -> bool:
-    """Whether ``root`` or a generic/fill it reads from (transitively, within the kernel) is a reduction."""
-    pending, seen = [root], []
-    while pending:
-        op = pending.pop()
-        if any(op == s for s in seen):
-            continue
-        seen.append(op)
-        if op.name == "linalg.generic" and "reduction" in _iterators(op):
-            return True
-        for value in op.operands:
-            owner = value.owner
-            if not isinstance(owner, ir.Block) and as_operation(owner).name in _ALLOWED:
-                pending.append(as_operation(owner))
-    return False
+def _read_schedule(root: ir.Operation) -> _KernelSchedule:
+    """The kernel-wide entries of ``root``'s row schedule, checked against ``root``; GraphfuseError saying what is
+    wrong with the schedule for this op."""
+    schedule = root.attributes[ROW_SCHEDULE]
+    if not isinstance(schedule, ir.DictAttr):
+        raise GraphfuseError(f"{ROW_SCHEDULE} must be a dictionary, got {schedule}")
+    schedule = ir.DictAttr(schedule)
+    flat = "row" in schedule
+    required = {"row": int} if flat else {"rows": list, "vectorize": bool}
+    required |= {"tasks": bool, "vector_bits": int, "chunk_vectors": int}
+    optional = {} if flat else {"max_vector": int}
+    entries = {named.name for named in schedule}
+    unknown = sorted(entries - set(required) - set(optional))
+    missing = sorted(set(required) - entries)
+    if unknown or missing:
+        raise GraphfuseError(
+            f"{ROW_SCHEDULE} of {'a 1-D kernel' if flat else 'rows'} takes {', '.join(required)}"
+            + ("" if flat else " and optionally max_vector")
+            + "".join(f"; {what} {', '.join(names)}" for what, names in (("missing", missing), ("unknown", unknown))
+                      if names))
+    try:
+        values = {name: _entry(schedule, name, kind) for name, kind in (required | optional).items() if name in entries}
+    except TypeError as error:
+        raise GraphfuseError(f"{ROW_SCHEDULE}: {error}") from None
+    if root.name not in _ROOTS:
+        raise GraphfuseError(f"{ROW_SCHEDULE} tiles a linalg.generic or linalg.fill, not {root.name}")
+    if values["vector_bits"] not in _VECTOR_BITS or values["chunk_vectors"] < 0:
+        raise GraphfuseError(f"{ROW_SCHEDULE}: vector_bits must be 128, 256 or 512 and chunk_vectors >= 0, got "
+                             f"{values['vector_bits']} and {values['chunk_vectors']}")
+    result = ir.RankedTensorType(root.results[0].type)
+    if not result.has_static_shape or 0 in result.shape:
+        raise GraphfuseError(f"{ROW_SCHEDULE} tiles a result of static, non-zero shape, not {result}")
+    if values.get("max_vector", 1) < 1:
+        raise GraphfuseError(f"{ROW_SCHEDULE}: max_vector must be >= 1, got {values['max_vector']}")
+    if flat:
+        if result.rank != 1 or values["row"] < 1:
+            raise GraphfuseError(f"{ROW_SCHEDULE} with 'row' tiles a 1-D result by a positive row, not {result} by "
+                                 f"{values['row']}")
+    else:
+        rows = values["rows"]
+        if len(rows) != row_loops(root) or any(size < 0 for size in rows) or not any(rows):
+            raise GraphfuseError(f"{ROW_SCHEDULE}: 'rows' needs a size >= 0 for each of the op's {row_loops(root)} "
+                                 f"loops, not all 0; got {rows}")
+    return _KernelSchedule(values.get("row", 0), values["tasks"], values.get("vectorize", True),
+                           values.get("max_vector", 0), values["vector_bits"], values["chunk_vectors"])
 
 
 def _fence_contractions(func_op: ir.Operation) -> None:
@@ -303,18 +151,6 @@ def _fence_contractions(func_op: ir.Operation) -> None:
             fence = tensor.CastOp(result.type, result)
         fence.attributes[_FENCE] = ir.UnitAttr.get()
         result.replace_all_uses_except(fence.result, fence.operation)
-
-
-def _root_index(func_op: ir.Operation, op: ir.Operation) -> int:
-    """The position of ``op`` in the kernel's body (roots are top-level ops of it)."""
-    for index, candidate in enumerate(func_op.regions[0].blocks[0].operations):
-        if as_operation(candidate) == op:
-            return index
-    raise ValueError(f"{op.name} is not in the kernel's body")
-
-
-def _op_at(func_op: ir.Operation, index: int) -> ir.Operation:
-    return as_operation(func_op.regions[0].blocks[0].operations[index])
 
 
 def _longest_vector(func_op: ir.Operation) -> int:
@@ -372,16 +208,169 @@ def _widen_forall_destinations(func_op: ir.Operation) -> None:
             slice_op.erase()
 
 
-def _apply(func_op: ir.Operation, name: str, script: str, context: PassContext) -> None:
-    """Run a transform script on a kernel, then drop the root marks it matched."""
-    transform = ir.Module.parse(script)
+def _roots(func_op: ir.Operation) -> list[ir.Operation]:
+    """The top-level ops of kernel ``func_op`` carrying a row schedule, in the kernel's order."""
+    ops = (as_operation(op) for op in func_op.regions[0].blocks[0].operations)
+    return [op for op in ops if ROW_SCHEDULE in op.attributes]
+
+
+def _misplaced_schedule(func_op: ir.Operation) -> ir.Operation | None:
+    """An op of ``func_op`` with a row schedule it cannot take: any, outside a kernel; one nested in another op."""
+    top = _roots(func_op) if is_kernel(func_op) else []
+    return next((op for op in nested_ops(func_op) if ROW_SCHEDULE in op.attributes and all(op != r for r in top)),
+                None)
+
+
+def apply_row_schedule(func_op: ir.Operation, name: str, context: PassContext) -> bool:
+    """Run the row schedule recorded on the roots of kernel ``func_op`` (@``name``), then clear it; whether the
+    rows were vectorized.  A schedule that cannot tile its op fails the pass at the op."""
+    roots = _roots(func_op)
+    read = []
+    for root in roots:
+        try:
+            read.append(_read_schedule(root))
+        except GraphfuseError as error:
+            context.fail(f"apply-row-schedules: {error.diagnostics[0].message}", root.location)
+    kernel = read[0]
+    for root, other in zip(roots, read, strict=True):
+        if other != kernel:
+            context.fail("apply-row-schedules: the roots of a kernel take one row schedule but for their 'rows' "
+                         f"sizes; @{name}'s differ", root.location)
+    location = func_op.location
     try:
-        interpreter.apply_named_sequence(func_op, transform.body.operations[0], transform)
-    except ir.MLIRError as error:
-        context.fail(f"tile-kernel-rows: tiling @{name} failed: {error}", func_op.location)
-    for op in nested_ops(func_op):
-        if _ROOT in op.attributes:
-            del op.attributes[_ROOT]
+        if kernel.flat_row:
+            vectorized = _tile_flat(func_op, name, roots, kernel, context)
+        elif kernel.max_vector:
+            func_op, vectorized = _tile_long_rows(func_op, name, kernel, context)
+        else:
+            _tile_rows(func_op, name, kernel, kernel.vectorize, context)
+            vectorized = kernel.vectorize
+    except GraphfuseError as error:
+        context.fail(f"apply-row-schedules: {error.diagnostics[0].message}", location)
+    for op in nested_ops(func_op):  # the tiled copies of the roots carry the schedule too
+        if ROW_SCHEDULE in op.attributes:
+            del op.attributes[ROW_SCHEDULE]
+    return vectorized
+
+
+def _tile_rows(func_op: ir.Operation, name: str, kernel: _KernelSchedule, vectorize: bool,
+               context: PassContext) -> None:
+    """Tile each root by its ``rows`` sizes with its producers fused, the contractions fenced off; vectorize and
+    chunk the rows when ``vectorize``."""
+    _fence_contractions(func_op)
+    failure = f"tiling @{name} by rows"
+    groups = list(dict.fromkeys(root.attributes[ROW_SCHEDULE] for root in _roots(func_op)))
+
+    def build(target: ir.Value) -> None:
+        any_op = transform.AnyOpType.get()
+        for schedule in groups:  # a fuse per distinct rows sizes (static: a loop result per size not 0)
+            sizes = list(ir.DenseI64ArrayAttr(ir.DictAttr(schedule)["rows"]))
+            roots = structured.MatchOp(any_op, target, op_attrs=ir.DictAttr.get({ROW_SCHEDULE: schedule})).result
+            foreach = transform.ForeachOp([], [roots])
+            with ir.InsertionPoint(foreach.body):
+                structured.FuseOp(foreach.bodyTargets[0], tile_sizes=sizes, use_forall=kernel.tasks)
+                transform.YieldOp([])
+            include("fold_row_destinations", target, failure)
+        if vectorize:
+            include("vectorize_rows", target, failure)
+
+    run_transforms(func_op, f"{failure} failed", build)
+    _drop_fences(func_op)
+    if vectorize and kernel.chunk_vectors:
+        _chunk(func_op, name, kernel, context)
+
+
+def _tile_long_rows(func_op: ir.Operation, name: str, kernel: _KernelSchedule,
+                    context: PassContext) -> tuple[ir.Operation, bool]:
+    """Rows longer than ``max_vector``: vectorized on a copy of the kernel, kept when the chunks left no vector
+    longer than ``max_vector``, else tiled unvectorized.  Returns the kernel left (the copy or ``func_op``) and
+    whether it is vectorized."""
+    with ir.InsertionPoint(func_op):
+        attempt = func_op.clone()
+    _tile_rows(attempt, name, kernel, True, context)
+    longest = _longest_vector(attempt)
+    if longest <= kernel.max_vector:
+        func_op.erase()
+        return attempt, True
+    log.debug(f"apply-row-schedules: @{name}: rows not vectorized: a row body kept a vector of {longest} elements "
+              f"(max_vector {kernel.max_vector})")
+    attempt.erase()
+    _tile_rows(func_op, name, kernel, False, context)
+    return func_op, False
+
+
+def _chunk(func_op: ir.Operation, name: str, kernel: _KernelSchedule, context: PassContext) -> None:
+    """Cut the kernel's vectorized rows into register-sized chunks (lowering/row_chunks.py)."""
+    prefix = f"apply-row-schedules: @{name}: "
+    chunked = chunk_row_loops(func_op, kernel.vector_bits, kernel.chunk_vectors,
+                              lambda message: log.debug(prefix + message))
+    context.count("num-chunked", chunked)
+
+
+def _tile_flat(func_op: ir.Operation, name: str, roots: list[ir.Operation], kernel: _KernelSchedule,
+               context: PassContext) -> bool:
+    """A 1-D kernel as rows of ``row`` elements and one shorter rest, vectorized and chunked."""
+    length = ir.RankedTensorType(roots[0].results[0].type).shape[0]
+    if any(ir.RankedTensorType(r.results[0].type).shape[0] != length for r in roots):
+        context.fail(f"apply-row-schedules: the 1-D results of @{name} differ in length: rows of one length tile "
+                     "them all", func_op.location)
+    row = kernel.flat_row
+    main = length // row * row
+    sequence = "flat_row_tasks" if kernel.tasks else "flat_rows"
+    failure = f"tiling @{name} by rows"
+    schedule = ir.DictAttr.get({ROW_SCHEDULE: roots[0].attributes[ROW_SCHEDULE]})
+
+    def build(target: ir.Value) -> None:
+        matched = structured.MatchOp(transform.AnyOpType.get(), target, op_attrs=schedule).result
+        include(sequence, matched, failure, row=row, main=main, rest=length - main)
+        include("vectorize_rows", target, failure)
+
+    run_transforms(func_op, f"{failure} failed in @{sequence}", build)
+    _widen_forall_destinations(func_op)
+    _chunk(func_op, name, kernel, context)
+    log.debug(f"apply-row-schedules: @{name}: 1-D, {main // row} rows of {row} and a rest of {length - main}, "
+              "vectorized")
+    return True
+
+
+_STATISTICS = {
+    "num-kernels": "Number of kernels tiled by rows",
+    "num-vectorized": "Number of tiled kernels whose rows were vectorized",
+    "num-chunked": "Number of row loops whose vectorized rows were cut into register-sized chunks",
+}
+
+
+def _apply_all(module: ir.Module, context: PassContext, select: RowPolicy | None) -> None:
+    """Run the row schedule of every kernel of ``module``, chosen first by ``select`` when given."""
+    with module.context, ir.Location.unknown(), loaded(module.context):  # the library parsed once for the module
+        for name, func_op in functions(module).items():
+            if not func_op.regions[0].blocks:
+                continue
+            misplaced = _misplaced_schedule(func_op)
+            if misplaced is not None:
+                context.fail(f"apply-row-schedules: {ROW_SCHEDULE} is on a result of a kernel (a function of fused "
+                             "loops): this op is not one", misplaced.location)
+            if not is_kernel(func_op):
+                continue
+            if select is not None and not select_row_schedule(func_op, name, select):
+                continue
+            if not _roots(func_op):
+                continue
+            context.count("num-kernels")
+            if apply_row_schedule(func_op, name, context):
+                context.count("num-vectorized")
+
+
+@dataclass(frozen=True)
+class ApplyRowSchedules(GraphPass):
+    name: ClassVar[str] = "apply-row-schedules"
+    summary: ClassVar[str] = (
+        "Tile each kernel's results by the graph.row_schedule on them: rows with their producers fused, vectorized "
+        "in register-sized chunks")
+    statistics: ClassVar[dict[str, str]] = _STATISTICS
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        _apply_all(module, context, None)
 
 
 @dataclass(frozen=True)
@@ -389,12 +378,8 @@ class TileKernelRows(GraphPass):
     name: ClassVar[str] = "tile-kernel-rows"
     summary: ClassVar[str] = (
         "Tile kernels with reductions (and large elementwise ones) by rows, fuse their producers per row, vectorize "
-        "the rows in register-sized chunks")
-    statistics: ClassVar[dict[str, str]] = {
-        "num-kernels": "Number of kernels tiled by rows",
-        "num-vectorized": "Number of tiled kernels whose rows were vectorized",
-        "num-chunked": "Number of row loops whose vectorized rows were cut into register-sized chunks",
-    }
+        "the rows in register-sized chunks (select-row-schedules and apply-row-schedules in one)")
+    statistics: ClassVar[dict[str, str]] = _STATISTICS
     vectorize: bool = option(True, "vectorize the ops inside the row loop")
     max_row: int = option(
         4096, "longest row (elements) vectorized as it is; longer rows are vectorized only when cut into chunks")
@@ -407,131 +392,14 @@ class TileKernelRows(GraphPass):
         True, "tile elementwise kernels by rows too: rank >= 2 with rows of one chunk to max-row, 1-D from "
         "parallel-min-elements (needs chunk-vectors)")
 
+    def policy(self) -> RowPolicy:
+        return RowPolicy(self.vectorize, self.max_row, self.parallel_min_elements, self.vector_bits,
+                         self.chunk_vectors, self.elementwise)
+
     def __post_init__(self) -> None:
-        if self.max_row < 1:
-            raise OptionError(f"option 'max-row' of pass '{self.name}' must be >= 1, got {self.max_row}")
-        if self.vector_bits not in (0, 128, 256, 512):
-            raise OptionError(f"option 'vector-bits' of pass '{self.name}' must be 0, 128, 256 or 512, "
-                              f"got {self.vector_bits}")
-        if self.chunk_vectors < 0:
-            raise OptionError(f"option 'chunk-vectors' of pass '{self.name}' must be >= 0, got {self.chunk_vectors}")
+        problem = self.policy().problem(self.name)
+        if problem is not None:
+            raise OptionError(problem)
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        with module.context, ir.Location.unknown():
-            for name, func_op in functions(module).items():
-                if not is_kernel(func_op) or not func_op.regions[0].blocks:
-                    continue
-                lanes = (self.vector_bits or vector_bits()) // 32
-                min_row = lanes * self.chunk_vectors if self.elementwise and self.vectorize else 0
-                flat_row = min(self.max_row, FLAT_ROW_CHUNKS * min_row)
-                flat_min = max(2 * flat_row, self.parallel_min_elements) if min_row else 0
-                roots, reason = _candidate_roots(func_op, min_row, flat_min, self.max_row)
-                if reason is not None:
-                    log.debug(f"tile-kernel-rows: @{name} is not tiled: {reason}")
-                    continue
-                if not _has_reduction(func_op) and all(ir.RankedTensorType(r.results[0].type).rank == 1 for r in roots):
-                    self._tile_flat(func_op, name, roots, flat_row, context)
-                    continue
-                row = _innermost_extent(func_op)
-                parallel = all((static_elements(r.results[0]) or 0) >= self.parallel_min_elements for r in roots)
-                if self.vectorize and row > self.max_row and self.chunk_vectors:
-                    vectorize = self._tile_long_rows(func_op, name, roots, parallel, context)
-                else:
-                    vectorize = self.vectorize and row <= self.max_row
-                    self._tile_rows(func_op, name, roots, vectorize, parallel, context)
-                context.count("num-kernels")
-                if vectorize:
-                    context.count("num-vectorized")
-                log.debug(
-                    f"tile-kernel-rows: @{name}: {len(roots)} result loop(s) by rows of {row}"
-                    + (", vectorized" if vectorize else "")
-                )
-
-    def _tile_rows(self, func_op: ir.Operation, name: str, roots: list[ir.Operation], vectorize: bool,
-                   parallel: bool, context: PassContext) -> None:
-        _fence_contractions(func_op)
-        self._tile(func_op, name, roots, vectorize, parallel, context)
-        _drop_fences(func_op)
-        if vectorize and self.chunk_vectors:
-            self._chunk(func_op, name, context)
-
-    def _tile_long_rows(self, func_op: ir.Operation, name: str, roots: list[ir.Operation], parallel: bool,
-                        context: PassContext) -> bool:
-        """Tile a kernel whose rows are longer than ``max-row``: vectorized on a copy of the kernel, kept when
-        the chunks left no vector longer than ``max-row``, else tiled unvectorized.  Returns whether it is
-        vectorized."""
-        root_ids = [_root_index(func_op, r) for r in roots]
-        with ir.InsertionPoint(func_op):
-            attempt = func_op.clone()
-        attempt_roots = [_op_at(attempt, i) for i in root_ids]
-        self._tile_rows(attempt, name, attempt_roots, True, parallel, context)
-        longest = _longest_vector(attempt)
-        if longest <= self.max_row:
-            func_op.erase()
-            return True
-        log.debug(f"tile-kernel-rows: @{name}: rows not vectorized: a row body kept a vector of {longest} elements "
-                  f"(max-row {self.max_row})")
-        attempt.erase()
-        self._tile_rows(func_op, name, roots, False, parallel, context)
-        return False
-
-    def _chunk(self, func_op: ir.Operation, name: str, context: PassContext) -> None:
-        """Cut the kernel's vectorized rows into register-sized chunks (lowering/row_chunks.py)."""
-        prefix = f"tile-kernel-rows: @{name}: "
-        chunked = chunk_row_loops(func_op, self.vector_bits or vector_bits(), self.chunk_vectors,
-                                  lambda message: log.debug(prefix + message))
-        context.count("num-chunked", chunked)
-
-    def _tile_flat(self, func_op: ir.Operation, name: str, roots: list[ir.Operation], row: int,
-                   context: PassContext) -> None:
-        """A 1-D elementwise kernel as rows of ``row`` elements and one shorter rest, vectorized and chunked."""
-        length = ir.RankedTensorType(roots[0].results[0].type).shape[0]
-        if any(ir.RankedTensorType(r.results[0].type).shape[0] != length for r in roots):
-            log.debug(f"tile-kernel-rows: @{name} is not tiled: its 1-D results differ in length")
-            return
-        main = length // row * row
-        parallel = length >= self.parallel_min_elements
-        for root in roots:
-            root.attributes[_ROOT] = ir.UnitAttr.get()
-        script = (
-            _FLAT_SCRIPT.replace("SPLIT", _FLAT_SPLIT if length > main else _FLAT_WHOLE)
-            .replace("REST", _FLAT_REST if length > main else "")
-            .replace("REST_SIZE", str(length - main))
-            .replace("MAIN", str(main))
-            .replace("USE_FORALL", "{use_forall}" if parallel else "")
-            .replace("ROW", str(row))
-            .replace("ROOT", _ROOT)
-            .replace("VECTORIZE", _VECTORIZE)
-        )
-        _apply(func_op, name, script, context)
-        _widen_forall_destinations(func_op)
-        self._chunk(func_op, name, context)
-        context.count("num-kernels")
-        context.count("num-vectorized")
-        log.debug(f"tile-kernel-rows: @{name}: 1-D, {main // row} rows of {row} and a rest of {length - main}, "
-                  "vectorized")
-
-    @staticmethod
-    def _tile(
-        func_op: ir.Operation, name: str, roots: list[ir.Operation], vectorize: bool, parallel: bool,
-        context: PassContext,
-    ) -> None:
-        # One transform script per distinct tile-size list (the script's tile sizes are static).
-        by_tiles: dict[tuple[int, ...], list[ir.Operation]] = {}
-        for root in roots:
-            by_tiles.setdefault(tuple(_row_tiles(root)), []).append(root)
-        for index, (tiles, group) in enumerate(by_tiles.items()):
-            for root in group:
-                root.attributes[_ROOT] = ir.UnitAttr.get()
-            last = index == len(by_tiles) - 1
-            # A forall is one loop however many dims it tiles; its rows are independent (parallelize-kernels).
-            loops = 1 if parallel else sum(1 for t in tiles if t)
-            script = (
-                _SCRIPT.replace("USE_FORALL", "{use_forall}" if parallel else "")
-                .replace("ROOT", _ROOT)
-                .replace("TILES", str(list(tiles)))
-                .replace("LOOP_TYPES", ", ".join(["!transform.any_op"] * loops))
-                .replace("LOOPS", str(loops))
-                .replace("VECTORIZE", _VECTORIZE if vectorize and last else "")
-            )
-            _apply(func_op, name, script, context)
+        _apply_all(module, context, self.policy())

@@ -60,7 +60,6 @@ and the clean-up.
 from mlir import ir
 
 from graphfuse.lowering.contraction.application import apply_schedules
-from graphfuse.lowering.contraction.library import loaded
 from graphfuse.lowering.contraction.sizes import (
     BATCH_TASKS_PER_THREAD,
     BLOCK,
@@ -79,6 +78,7 @@ from graphfuse.lowering.contraction.sizes import (
     row_dot_tile,
 )
 from graphfuse.lowering.contraction.strategy import select_schedules
+from graphfuse.lowering.schedules.library import loaded
 
 __all__ = [
     "BATCH_TASKS_PER_THREAD",

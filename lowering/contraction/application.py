@@ -18,15 +18,6 @@ from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import op_id, producer
-from graphfuse.lowering.contraction.library import (
-    SCHEDULE,
-    apply_schedule,
-    apply_sequence,
-    loaded,
-    schedule_sequence,
-    schedule_sizes,
-    scheduled_ops,
-)
 from graphfuse.lowering.contraction.marks import (
     _clear_marks,
     _erase_fused_products,
@@ -36,6 +27,15 @@ from graphfuse.lowering.contraction.marks import (
 )
 from graphfuse.lowering.contraction.panels import _fill_of
 from graphfuse.lowering.isolation import isolated
+from graphfuse.lowering.schedules.library import (
+    SCHEDULE,
+    apply_schedule,
+    apply_sequence,
+    loaded,
+    schedule_sequence,
+    schedule_sizes,
+    scheduled_ops,
+)
 
 __all__ = ["apply_schedules", "schedule_problem"]
 

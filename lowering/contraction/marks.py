@@ -6,8 +6,8 @@ from collections.abc import Callable
 from mlir import ir
 
 from graphfuse.lowering.contraction.layout import _static_tensor
-from graphfuse.lowering.contraction.library import SCHEDULE, schedule_sequence
 from graphfuse.lowering.contraction.sizes import FILTER_LANES, SERIAL
+from graphfuse.lowering.schedules.library import SCHEDULE, schedule_sequence
 
 
 def _mark_static_tiles(module: ir.Module, ops: tuple[str, ...] = ("linalg.matmul", "linalg.generic"),

@@ -19,12 +19,6 @@ from graphfuse.lowering.contraction.layout import (
     _materialize_transposes,
     _static_tensor,
 )
-from graphfuse.lowering.contraction.library import (
-    SCHEDULE,
-    apply_schedule,
-    loaded,
-    schedule_attribute,
-)
 from graphfuse.lowering.contraction.marks import (
     _elementwise_epilogues,
     _erase_unread,
@@ -64,6 +58,12 @@ from graphfuse.lowering.contraction.sizes import (
 from graphfuse.lowering.fast_math import fadd, fmul
 from graphfuse.lowering.host import vector_bits
 from graphfuse.lowering.isolation import isolated
+from graphfuse.lowering.schedules.library import (
+    SCHEDULE,
+    apply_schedule,
+    loaded,
+    schedule_attribute,
+)
 
 
 def select_schedules(module: ir.Module, threads: int = 1) -> None:

@@ -1,4 +1,4 @@
-"""The contraction schedules' transform-dialect library (lowering/contraction/schedules): each file loads on its
+"""The contraction schedules' transform-dialect library (lowering/schedules): each file loads on its
 own, a schedule recorded on an op computes what the op computes, and every schedule the strategy records is one
 the library runs."""
 
@@ -13,9 +13,9 @@ from graphfuse.dialect.context import new_context
 from graphfuse.lowering.codegen.cpu.lower import lowered_entry
 from graphfuse.lowering.codegen.cpu.pipeline import cpu_pipeline_text, parallel_loops, run_cpu_pipeline
 from graphfuse.lowering.contraction import block_contractions
-from graphfuse.lowering.contraction import library as contraction_library
-from graphfuse.lowering.contraction.library import SCHEDULE, SCHEDULES_DIR, sequence_parameters
 from graphfuse.lowering.runtime import jit_lowered
+from graphfuse.lowering.schedules import library as contraction_library
+from graphfuse.lowering.schedules.library import SCHEDULE, SCHEDULES_DIR, sequence_parameters
 
 FILES = sorted(SCHEDULES_DIR.glob("*.mlir"))
 

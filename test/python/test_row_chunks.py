@@ -1,6 +1,6 @@
 """Row kernels in register-sized chunks (lowering/row_chunks.py): numerics at every vector width, and the rules.
 
-tile-kernel-rows cuts vectorized rows into chunks of ``chunk-vectors`` registers of ``vector-bits``; the
+The row schedules cut vectorized rows into chunks of ``chunk-vectors`` registers of ``vector-bits``; the
 rest of a row is done in single registers and one narrower vector.  Row lengths below are chosen so that
 each of those parts is present or absent at some width (37, 100, 129, 1000, 2049), and every result is
 compared with the reference interpreter.
@@ -49,13 +49,19 @@ def _row_model(cols: int) -> tuple[graphfuse.GraphBuilder, list[np.ndarray]]:
     return b, inputs
 
 
+def _lowering(row_options: str) -> str:
+    """The lowering pipeline with ``row_options`` given to select-row-schedules."""
+    assert LOWERING_PIPELINE.count("select-row-schedules,") == 1, LOWERING_PIPELINE
+    return LOWERING_PIPELINE.replace("select-row-schedules,", f"select-row-schedules{{{row_options}}},")
+
+
 def _lowered(cols: int, row_options: str) -> tuple[ir.Module, graphfuse.GraphBuilder, list[np.ndarray]]:
-    """The row model of ``cols`` through the default pipeline and the lowering, tile-kernel-rows given
+    """The row model of ``cols`` through the default pipeline and the lowering, select-row-schedules given
     ``row_options``."""
     builder, inputs = _row_model(cols)
     module = ir.Module.parse(str(builder.module), context=builder.module.context)
     run_pipeline(module, default_pipeline(2))
-    run_pipeline(module, LOWERING_PIPELINE.replace("tile-kernel-rows", f"tile-kernel-rows{{{row_options}}}"))
+    run_pipeline(module, _lowering(row_options))
     return module, builder, inputs
 
 
@@ -84,7 +90,7 @@ def test_whole_rows_when_chunking_is_off() -> None:
     builder, _ = _row_model(1000)
     module = ir.Module.parse(str(builder.module), context=builder.module.context)
     run_pipeline(module, default_pipeline(2))
-    run_pipeline(module, LOWERING_PIPELINE.replace("tile-kernel-rows", "tile-kernel-rows{chunk-vectors=0}"))
+    run_pipeline(module, _lowering("chunk-vectors=0"))
     assert "vector<1x1000xf32>" in str(module)
 
 
@@ -152,7 +158,7 @@ def test_elementwise_rows_match_the_reference(bits: int, shape: tuple[int, ...])
     builder, inputs = _elementwise_model(shape)
     module = ir.Module.parse(str(builder.module), context=builder.module.context)
     run_pipeline(module, default_pipeline(2))
-    run_pipeline(module, LOWERING_PIPELINE.replace("tile-kernel-rows", f"tile-kernel-rows{{vector-bits={bits}}}"))
+    run_pipeline(module, _lowering(f"vector-bits={bits}"))
     text = str(module)
     lanes = bits // 32
     # tiled by rows, in parallel from DEFAULT_MIN_ELEMENTS (and vectorized in two host vectors: the gelu is long)

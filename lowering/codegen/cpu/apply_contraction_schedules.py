@@ -3,7 +3,7 @@
 The application half of ``block-contractions`` (:func:`graphfuse.lowering.contraction.apply_schedules`): the
 schedules ``select-contraction-schedules`` recorded run family by family, the products their fusions left
 unread are erased, the register tiles vectorized and the marks cleared.  Written by hand, a schedule runs one
-sequence of ``lowering/contraction/schedules`` on an op of one's own, which is how each is tested:
+sequence of ``lowering/schedules`` on an op of one's own, which is how each is tested:
 ``{sequence = "register_tiles", rows_per_task = 8 : i64, ...}``.
 """
 
@@ -17,7 +17,7 @@ from mlir import ir
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering.contraction import apply_schedules
 from graphfuse.lowering.contraction.application import schedule_problem
-from graphfuse.lowering.contraction.library import (
+from graphfuse.lowering.schedules.library import (
     SCHEDULE,
     loaded,
     parameter_problem,

@@ -3,7 +3,7 @@
 The strategy half of ``block-contractions`` (:func:`graphfuse.lowering.contraction.select_schedules`): other
 contractions become named matmuls, batched matmuls are unrolled or shared out by batches, short products
 become row-dot parts and B is packed into panels, and each op to tile gets a ``graph.schedule`` attribute
-naming a sequence of ``lowering/contraction/schedules`` and its sizes.  ``apply-contraction-schedules`` runs
+naming a sequence of ``lowering/schedules`` and its sizes.  ``apply-contraction-schedules`` runs
 them; between the two, ``--mlir-print-ir-after=select-contraction-schedules`` shows every decision.
 """
 

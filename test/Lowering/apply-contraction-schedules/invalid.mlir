@@ -3,7 +3,7 @@
 // RUN: graphfuse-opt --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(apply-contraction-schedules)' %s
 
 func.func @unknown_sequence(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{graph.schedule names no sequence of the contraction schedules: 'tiles'}}
+  // expected-error @+1 {{graph.schedule names no sequence of the schedule library: 'tiles'}}
   %r = linalg.matmul {graph.schedule = {sequence = "tiles"}}
     ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
@@ -12,7 +12,7 @@ func.func @unknown_sequence(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor
 // -----
 
 func.func @a_step_not_a_schedule(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{graph.schedule names no sequence of the contraction schedules: 'packed_register_tiles'}}
+  // expected-error @+1 {{graph.schedule names no sequence of the schedule library: 'packed_register_tiles'}}
   %r = linalg.matmul {graph.schedule = {sequence = "packed_register_tiles"}}
     ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>

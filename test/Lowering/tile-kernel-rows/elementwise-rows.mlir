@@ -9,7 +9,7 @@
 // RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{vector-bits=512})' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{vector-bits=512 elementwise=false})' %s | FileCheck %s --check-prefix=OFF
 
-// LOG: tile-kernel-rows: @swish_kernel: 1 result loop(s) by rows of 1000, vectorized
+// LOG: select-row-schedules: @swish_kernel: 1 result loop(s) by rows of 1000, vectorized
 // CHECK-LABEL: func.func private @swish_kernel
 // CHECK:         %[[EMPTY:.*]] = tensor.empty() : tensor<300x1000xf32>
 // CHECK:         scf.forall (%[[ROW:.*]]) in (300) shared_outs(%[[OUT:.*]] = %[[EMPTY]])
@@ -35,7 +35,7 @@ func.func private @swish_kernel(%x: tensor<300x1000xf32>, %b: tensor<1000xf32>) 
 // -----
 
 // 100003 = 24 rows of 4096 + 1699; the short computation (relu * x) keeps chunks of 4 vectors.
-// LOG: tile-kernel-rows: @flat_kernel: 1-D, 24 rows of 4096 and a rest of 1699, vectorized
+// LOG: apply-row-schedules: @flat_kernel: 1-D, 24 rows of 4096 and a rest of 1699, vectorized
 // CHECK-LABEL: func.func private @flat_kernel
 // CHECK:         %[[EMPTY:.*]] = tensor.empty() : tensor<100003xf32>
 // CHECK:         %[[ROWS:.*]] = scf.forall (%[[I:.*]]) = (0) to (98304) step (4096) shared_outs(%[[OUT:.*]] = %[[EMPTY]]) -> (tensor<100003xf32>)
@@ -60,10 +60,10 @@ func.func private @flat_kernel(%x: tensor<100003xf32>) -> tensor<100003xf32> att
 // Negative cases: a transpose, rows shorter than a chunk, a 1-D kernel below the threshold; and a row
 // reduction with a 1-D result, which is a row kernel, not a 1-D elementwise one (taking it for one
 // aborted in the tiling).
-// LOG: tile-kernel-rows: @transpose_kernel is not tiled: it holds linalg.transpose
-// LOG: tile-kernel-rows: @narrow_kernel is not tiled: it has no reduction and rows shorter than 64
-// LOG: tile-kernel-rows: @short_flat_kernel is not tiled: it has no reduction and a 1-D result below 16384 elements
-// LOG: tile-kernel-rows: @row_sum_kernel: 1 result loop(s) by rows of 2, vectorized
+// LOG: select-row-schedules: @transpose_kernel is not tiled: it holds linalg.transpose
+// LOG: select-row-schedules: @narrow_kernel is not tiled: it has no reduction and rows shorter than 64
+// LOG: select-row-schedules: @short_flat_kernel is not tiled: it has no reduction and a 1-D result below 16384 elements
+// LOG: select-row-schedules: @row_sum_kernel: 1 result loop(s) by rows of 2, vectorized
 // CHECK-LABEL: func.func private @transpose_kernel
 // CHECK-NOT:     scf.for
 // CHECK-LABEL: func.func private @narrow_kernel

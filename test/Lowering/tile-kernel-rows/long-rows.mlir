@@ -6,7 +6,7 @@
 // RUN: graphfuse-opt --split-input-file --log-level=debug --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops,tile-kernel-rows{max-row=128 vector-bits=256})' %s 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
 
 // softmax over rows of 256 floats with max-row 128: chunks of 4 vectors of 8 floats.
-// LOG: tile-kernel-rows: @softmax_kernel: 1 result loop(s) by rows of 256, vectorized
+// LOG: select-row-schedules: @softmax_kernel: 1 result loop(s) by rows of 256, vectorized
 // CHECK-LABEL: func.func private @softmax_kernel
 // CHECK-NOT:     vector<1x256xf32>
 // CHECK:         scf.for
@@ -29,7 +29,7 @@ func.func private @softmax_kernel(%x: tensor<4x256xf32>) -> tensor<4x256xf32> at
 // -----
 
 // A row of 200 (not a multiple of a chunk): 6 chunks of 32 floats, then one vector of 8.
-// LOG: tile-kernel-rows: @rms_norm_kernel: 1 result loop(s) by rows of 200, vectorized
+// LOG: select-row-schedules: @rms_norm_kernel: 1 result loop(s) by rows of 200, vectorized
 // CHECK-LABEL: func.func private @rms_norm_kernel
 // CHECK-NOT:     vector<1x200xf32>
 // CHECK:           vector<1x32xf32>

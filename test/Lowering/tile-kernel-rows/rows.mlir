@@ -10,7 +10,7 @@
 // BITS: option 'vector-bits' of pass 'tile-kernel-rows' must be 0, 128, 256 or 512, got 100
 
 // softmax: max, exp and sum, normalize, all inside one loop over the 64 rows; reductions as vector.reduction.
-// LOG: tile-kernel-rows: @softmax_kernel: 1 result loop(s) by rows of 128, vectorized
+// LOG: select-row-schedules: @softmax_kernel: 1 result loop(s) by rows of 128, vectorized
 // CHECK-LABEL: func.func private @softmax_kernel
 // CHECK:         scf.for %{{.*}} = %c0 to %c64 step %c1
 // CHECK:           vector.transfer_read {{.*}} : tensor<1x128xf32>, vector<1x128xf32>
@@ -32,7 +32,7 @@ func.func private @softmax_kernel(%x: tensor<64x128xf32>) -> tensor<64x128xf32> 
 // -----
 
 // add + rms_norm with the sum also returned: each result gets its row loop.
-// LOG: tile-kernel-rows: @add_rms_norm_kernel: 2 result loop(s) by rows of 32, vectorized
+// LOG: select-row-schedules: @add_rms_norm_kernel: 2 result loop(s) by rows of 32, vectorized
 // CHECK-LABEL: func.func private @add_rms_norm_kernel
 // CHECK:         scf.for
 // CHECK:         scf.for
@@ -49,9 +49,9 @@ func.func private @add_rms_norm_kernel(%x: tensor<8x32xf32>, %r: tensor<8x32xf32
 // op other than a matmul or contraction), and a function that is not a kernel. A kernel with a matmul is
 // tiled, the matmul left whole before the row loop (it is not fused into it: per row it would be a
 // matrix-vector product the runtime cannot block).
-// LOG: tile-kernel-rows: @elementwise_kernel is not tiled: it has no reduction and rows shorter than 64 (LLVM vectorizes elementwise loops)
-// LOG: tile-kernel-rows: @matmul_kernel: 1 result loop(s) by rows of 16, vectorized
-// LOG: tile-kernel-rows: @depthwise_kernel is not tiled: it holds linalg.depthwise_conv_2d_nchw_chw
+// LOG: select-row-schedules: @elementwise_kernel is not tiled: it has no reduction and rows shorter than 64 (LLVM vectorizes elementwise loops)
+// LOG: select-row-schedules: @matmul_kernel: 1 result loop(s) by rows of 16, vectorized
+// LOG: select-row-schedules: @depthwise_kernel is not tiled: it holds linalg.depthwise_conv_2d_nchw_chw
 // CHECK-LABEL: func.func private @elementwise_kernel
 // CHECK-NOT:     scf.for
 // CHECK:         linalg.generic
@@ -91,7 +91,7 @@ func.func @not_a_kernel(%x: tensor<8x32xf32>) -> tensor<8x32xf32> {
 // -----
 
 // Dynamic shapes are not tiled.
-// LOG: tile-kernel-rows: @dynamic_kernel is not tiled: it has dynamic shapes
+// LOG: select-row-schedules: @dynamic_kernel is not tiled: it has dynamic shapes
 // CHECK-LABEL: func.func private @dynamic_kernel
 // CHECK-NOT:     scf.for
 func.func private @dynamic_kernel(%x: tensor<?x32xf32>) -> tensor<?x32xf32> attributes {graph.kernel} {

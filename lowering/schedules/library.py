@@ -1,6 +1,7 @@
-"""The transform-dialect library of the contraction schedules, and how a schedule recorded on an op is applied.
+"""The code generator's transform-dialect library (contraction and row-kernel schedules), and how a schedule recorded
+on an op is applied.
 
-The schedules are named sequences in the ``.mlir`` files of ``schedules/``, one file per op family, each
+The schedules are named sequences in the ``.mlir`` files of this folder, one file per op family, each
 loadable on its own by upstream's ``transform-preload-library`` (``test/Lowering/apply-contraction-schedules/
 upstream.mlir`` runs one so).  A sequence's parameters are ``!transform.param<i64>`` arguments named by their
 ``graph.parameter`` attribute.
@@ -13,7 +14,7 @@ then runs that sequence on every op carrying the attribute, its parameters the a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,13 +24,14 @@ from mlir.dialects.transform import interpreter, structured
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 
-__all__ = ["SCHEDULE", "SCHEDULES_DIR", "apply_schedule", "apply_sequence", "loaded", "parameter_problem",
-           "schedule_attribute", "schedule_sequence", "schedule_sizes", "scheduled_ops", "sequence_parameters"]
+__all__ = ["SCHEDULE", "SCHEDULES_DIR", "apply_schedule", "apply_sequence", "include", "loaded", "parameter_problem",
+           "run_transforms", "schedule_attribute", "schedule_sequence", "schedule_sizes", "scheduled_ops",
+           "sequence_parameters"]
 
 #: The attribute recording an op's schedule (:func:`schedule_attribute`).
 SCHEDULE = "graph.schedule"
 #: The folder of the library's ``.mlir`` files.
-SCHEDULES_DIR = Path(__file__).parent / "schedules"
+SCHEDULES_DIR = Path(__file__).parent
 #: Names a sequence argument after the schedule attribute's entry that sets it.
 _PARAMETER = "graph.parameter"
 _MAIN = "__transform_main"
@@ -66,44 +68,57 @@ def scheduled_ops(module: ir.Module) -> dict[ir.Attribute, list[ir.Operation]]:
     return found
 
 
-def apply_schedule(module: ir.Module, schedule: ir.Attribute, what: str) -> None:
-    """Run ``schedule``'s sequence on the ops of ``module`` that carry it (as ``graph.schedule``); ``what`` names
+def apply_schedule(payload: ir.Module | ir.Operation, schedule: ir.Attribute, what: str) -> None:
+    """Run ``schedule``'s sequence on the ops of ``payload`` that carry it (as ``graph.schedule``); ``what`` names
     the step in errors."""
-    _run(module, schedule_sequence(schedule), schedule_sizes(schedule), schedule, what)
+    sequence = schedule_sequence(schedule)
+
+    def build(target: ir.Value) -> None:
+        ops = structured.MatchOp(transform.AnyOpType.get(), target,
+                                 op_attrs=ir.DictAttr.get({SCHEDULE: schedule})).result
+        include(sequence, ops, what, **schedule_sizes(schedule))
+
+    run_transforms(payload, f"{what} failed in @{sequence}", build)
 
 
-def apply_sequence(module: ir.Module, sequence: str, what: str, **parameters: int) -> None:
-    """Run library sequence ``@sequence`` on ``module`` itself (a sequence that finds its own ops)."""
-    _run(module, sequence, parameters, None, what)
+def apply_sequence(payload: ir.Module | ir.Operation, sequence: str, what: str, **parameters: int) -> None:
+    """Run library sequence ``@sequence`` on ``payload`` itself (a sequence that finds its own ops)."""
+    run_transforms(payload, f"{what} failed in @{sequence}",
+                   lambda target: include(sequence, target, what, **parameters))
 
 
-def _run(module: ir.Module, sequence: str, parameters: dict[str, int], schedule: ir.Attribute | None,
-         what: str) -> None:
-    library = _library(module.context)
+def include(sequence: str, target: ir.Value, what: str, **parameters: int) -> None:
+    """Include library sequence ``@sequence`` on the handle ``target``, its parameters ``parameters``: a step of
+    the script a :func:`run_transforms` builder writes.  A sequence the library lacks or parameters it does not
+    take are an error naming ``what``."""
+    library = _library(target.context)
     problem = _parameter_problem(library, sequence, parameters)
     if problem is not None:
         raise GraphfuseError(f"{what} failed: {problem}")
     names = _parameter_names(library, sequence)
     assert names is not None
-    any_op = transform.AnyOpType.get()
-    param = transform.ParamType.get(ir.IntegerType.get_signless(64))
     i64 = ir.IntegerType.get_signless(64)
-    with ir.Location.unknown(module.context), ir.InsertionPoint(library.body):
+    param = transform.ParamType.get(i64)
+    values = [transform.ParamConstantOp(param, ir.IntegerAttr.get(i64, parameters[name])).result for name in names]
+    transform.IncludeOp([], ir.FlatSymbolRefAttr.get(sequence), transform.FailurePropagationMode.Propagate,
+                        [target, *values])
+
+
+def run_transforms(payload: ir.Module | ir.Operation, failure: str, build: Callable[[ir.Value], None]) -> None:
+    """Run on ``payload`` the transform script ``build`` writes, given the handle of ``payload``; the script may
+    :func:`include` the library's sequences.  A step that fails raises an error starting with ``failure``."""
+    context = payload.context
+    library = _library(context)
+    any_op = transform.AnyOpType.get(context)
+    with ir.Location.unknown(context), ir.InsertionPoint(library.body):
         main = transform.NamedSequenceOp(_MAIN, [any_op], [], arg_attrs=[{"transform.readonly": ir.UnitAttr.get()}])
-        with ir.InsertionPoint(main.body):
-            target = main.bodyTarget
-            if schedule is not None:
-                target = structured.MatchOp(any_op, target, op_attrs=ir.DictAttr.get({SCHEDULE: schedule})).result
-            values = [transform.ParamConstantOp(param, ir.IntegerAttr.get(i64, parameters[name])).result
-                      for name in names]
-            transform.IncludeOp([], ir.FlatSymbolRefAttr.get(sequence),
-                                transform.FailurePropagationMode.Propagate,
-                                [target, *values])
-            transform.YieldOp([])
     try:
-        interpreter.apply_named_sequence(module, main, library)
+        with ir.Location.unknown(context), ir.InsertionPoint(main.body):
+            build(main.bodyTarget)
+            transform.YieldOp([])
+        interpreter.apply_named_sequence(payload, main, library)
     except (ir.MLIRError, ValueError) as error:
-        raise GraphfuseError(f"{what} failed in @{sequence}: {_reason(error)}") from None
+        raise GraphfuseError(f"{failure}: {_reason(error)}") from None
     finally:
         main.operation.erase()
 
@@ -124,7 +139,7 @@ def parameter_problem(context: ir.Context, sequence: str, given: Iterable[str]) 
 def _parameter_problem(library: ir.Module, sequence: str, given: Iterable[str]) -> str | None:
     expected = _parameter_names(library, sequence)
     if expected is None:
-        return f"{SCHEDULE} names no sequence of the contraction schedules: '{sequence}'"
+        return f"{SCHEDULE} names no sequence of the schedule library: '{sequence}'"
     missing, unknown = sorted(set(expected) - set(given)), sorted(set(given) - set(expected))
     if not missing and not unknown:
         return None

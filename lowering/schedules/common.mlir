@@ -1,6 +1,6 @@
 // Steps the contraction schedules share.  Each schedule of this folder is a named sequence of the transform
 // dialect; its parameters are `!transform.param<i64>` arguments whose `graph.parameter` names the entry of the
-// op's schedule attribute that sets them (graphfuse.lowering.contraction.library).
+// op's schedule attribute that sets them (graphfuse.lowering.schedules.library).
 module attributes {transform.with_named_sequence} {
   // Peel the last, partial iteration off %loop (an scf.for), so that every tile has a size known when
   // compiling.  A loop whose step divides its trip count has nothing to peel: that failure is silenceable,
