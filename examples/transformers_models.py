@@ -109,7 +109,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20, help="timed calls (median)")
     args = parser.parse_args()
 
-    from graphfuse.lowering.parallel import default_threads
+    from graphfuse.lowering.host import default_threads
 
     torch.set_num_threads(default_threads())  # graphfuse's threads: the same for every column
     for kind in args.model.split(","):

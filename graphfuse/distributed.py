@@ -51,8 +51,8 @@ from graphfuse.dialect.parsing import parse_module, relocate
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.codegen.cpu.specs import arg_spec
 from graphfuse.lowering.compiler import fuse_graph, lower_to_linalg
+from graphfuse.lowering.host import default_threads
 from graphfuse.lowering.options import CompileOptions, resolve_options
-from graphfuse.lowering.parallel import default_threads
 from graphfuse.lowering.partition import STAGE_ENTRY, CollectiveStep, ComputeStage, split_at_collectives
 from graphfuse.lowering.runtime import (
     DEFAULT_LLVM_OPT_LEVEL,

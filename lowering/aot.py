@@ -48,11 +48,10 @@ from graphfuse.dialect.parsing import located_asm
 from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
 from graphfuse.lowering.codegen.cpu.specs import ArgSpec, spec_bytes
 from graphfuse.lowering.compiler import FusedGraph, fuse_graph, lower_to_linalg
+from graphfuse.lowering.host import check_thread_count
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
-from graphfuse.lowering.options import resolve_options
-from graphfuse.lowering.parallel import check_thread_count
+from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL, resolve_options
 from graphfuse.lowering.run_checks import SITE_SHIFT, CheckSite
-from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL
 from graphfuse.lowering.shape_checks import shape_graph_text
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT
 

@@ -1,11 +1,15 @@
-"""What the compiling machine's CPU offers the code generator: its vector register width and its last-level cache.
+"""What the compiling machine offers the code generator: its vector register width, its last-level cache, the threads
+compiled code runs on and the footprint from which stores stream past the caches.
 
 The JIT compiles for the host CPU (LLVM's host detection), so vector code
 sized for the host's registers is what runs.  The width is read from the
 operating system's report of the CPU's features, never assumed:
 AVX-512 -> 512 bits, AVX/AVX2 -> 256, other x86-64 (SSE2) and AArch64 NEON -> 128.
 ``GRAPHFUSE_VECTOR_BITS`` overrides the detection (e.g. to compile for a
-narrower machine's register file).
+narrower machine's register file); ``GRAPHFUSE_NUM_THREADS`` and
+``GRAPHFUSE_STREAM_MIN_BYTES`` the thread count and the streaming threshold.
+Reading these is all this module does: it stays light, for the tools that
+resolve a compile's options without compiling.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import platform
 from functools import cache
 from pathlib import Path
 
+from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.pipelines import log
 
-__all__ = ["VECTOR_BITS_VARIABLE", "last_level_cache_bytes", "vector_bits", "vector_bits_from_flags"]
+__all__ = ["MAX_THREADS", "STREAM_VARIABLE", "THREADS_VARIABLE", "VECTOR_BITS_VARIABLE", "check_thread_count",
+           "default_threads", "last_level_cache_bytes", "stream_min_bytes", "vector_bits", "vector_bits_from_flags"]
 
 #: Environment variable that overrides the detected vector register width (bits: 128, 256 or 512).
 VECTOR_BITS_VARIABLE = "GRAPHFUSE_VECTOR_BITS"
@@ -72,3 +78,53 @@ def last_level_cache_bytes() -> int:
         if digits.isdigit():
             best = max(best, int(digits) * scale)
     return best
+
+
+#: The environment variable that sets the number of threads compiled code uses.
+THREADS_VARIABLE = "GRAPHFUSE_NUM_THREADS"
+#: The most threads compiled code may ask for (the OpenMP lowering takes a 32-bit count; past a few thousand the
+#: runtimes cannot start them).
+MAX_THREADS = 4096
+
+
+def check_thread_count(threads: object) -> int:
+    """``threads`` as the thread count of compiled code, or an error: a positive integer (not a bool) up to
+    :data:`MAX_THREADS`."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise GraphfuseError(f"num_threads must be a positive integer, got {threads!r}")
+    if threads > MAX_THREADS:
+        raise GraphfuseError(f"num_threads must be at most {MAX_THREADS}, got {threads}")
+    return threads
+
+
+def default_threads() -> int:
+    """``GRAPHFUSE_NUM_THREADS`` when set (a positive integer), else the cores this process may use."""
+    text = os.environ.get(THREADS_VARIABLE, "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise GraphfuseError(f"{THREADS_VARIABLE} must be a positive integer, got '{text}'")
+        if int(text) > MAX_THREADS:
+            raise GraphfuseError(f"{THREADS_VARIABLE} must be at most {MAX_THREADS}, got {text}")
+        return int(text)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+#: Environment variable: footprint in bytes from which loop nests use streaming stores, or ``off``.
+STREAM_VARIABLE = "GRAPHFUSE_STREAM_MIN_BYTES"
+#: The streaming threshold when the OS lists no cache sizes.
+_UNKNOWN_CACHE_BYTES = 32 << 20
+
+
+def stream_min_bytes() -> int | None:
+    """The footprint from which loop nests stream their stores (``GRAPHFUSE_STREAM_MIN_BYTES``); None: off."""
+    text = os.environ.get(STREAM_VARIABLE, "").strip()
+    if not text:
+        return last_level_cache_bytes() or _UNKNOWN_CACHE_BYTES
+    if text.lower() == "off":
+        return None
+    if not text.isdigit():
+        raise GraphfuseError(f"{STREAM_VARIABLE} must be a number of bytes or 'off', got {text!r}")
+    return int(text)

@@ -1,7 +1,9 @@
 """The options of one compile, resolved once where it starts and handed down.
 
 ``graphfuse.compile``, ``graphfuse.compile_library`` (``graphfuse-compile``), ``graphfuse.distributed.compile``,
-``compile_npu`` and the ``torch.compile`` backend's ``CompilerConfig`` take the same options.
+``compile_npu`` and the ``torch.compile`` backend's ``CompilerConfig`` take the same options; ``graphfuse-opt``
+resolves them too, for its fusion switches and the CPU pipeline it prints.  The module imports nothing that
+compiles, so a tool pays nothing for it.
 :func:`resolve_options` turns what the caller gave, and what it left to graphfuse.context and the environment
 (``MS_DEV_GRAPH_KERNEL_FLAGS``, ``FUSION_SWITCH_FILE``, ``GRAPHFUSE_NUM_THREADS``, ``GRAPHFUSE_STREAM_MIN_BYTES``,
 the context's flags, graph-kernel switch and ``save_graphs``), into one frozen :class:`CompileOptions`.  The
@@ -16,14 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.lowering.parallel import check_thread_count, default_threads
-from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL
-from graphfuse.lowering.streaming import stream_min_bytes
+from graphfuse.lowering.host import check_thread_count, default_threads, stream_min_bytes
 from graphfuse.pipelines.context import get_context, graph_kernel_enabled
 from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, SWITCH_FILE_VARIABLE, FusionSwitches
 from graphfuse.pipelines.opt_levels import Backend, opt_level_error
 
-__all__ = ["CompileOptions", "resolve_options"]
+__all__ = ["DEFAULT_LLVM_OPT_LEVEL", "CompileOptions", "resolve_options"]
+
+#: LLVM's optimization level for compiled code (the JIT's ``jit_opt_level``, the ahead-of-time compiler's
+#: ``codegen_opt_level``).  2, not 3: the code reaches LLVM vectorized and tiled, and on the bench's
+#: workloads and the zoo's graphs O3 ran no faster (within run-to-run noise) while it compiled 7-40% longer
+#: (ResNet's graph 4.2 -> 2.5 s, MobileNetV2's 10.4 -> 8.2 s, Llama's 4.3 -> 4.0 s; docs/performance.md).
+DEFAULT_LLVM_OPT_LEVEL = 2
 
 
 @dataclass(frozen=True)
@@ -62,12 +68,13 @@ class CompileOptions:
     #: where graphfuse.context's ``save_graphs`` writes each stage's IR (None: it is off)
     save_graphs_dir: str | None = None
 
-    def switches(self) -> FusionSwitches:
-        """The fusion switches of these options' flags and switch file (a fresh value: it collects warnings)."""
+    def switches(self, flags_source: str = "graph kernel flags") -> FusionSwitches:
+        """The fusion switches of these options' flags and switch file (a fresh value: it collects warnings);
+        ``flags_source`` names the caller's flags in their warnings (a tool's option)."""
         return FusionSwitches.from_sources(self.graph_kernel_flags or None, self.fusion_switch_file,
                                            strict=self.strict_flags,
                                            environ={FLAGS_VARIABLE: self.environment_flags},
-                                           flags_source="graph kernel flags")
+                                           flags_source=flags_source)
 
 
 def resolve_options(

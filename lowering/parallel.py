@@ -27,7 +27,7 @@ The threading model (docs/lowering.md):
 - Kernels smaller than ``min-elements`` stay serial: starting the threads
   costs a few microseconds, which only pays off on larger outputs.
 
-The thread count is :func:`default_threads`: ``GRAPHFUSE_NUM_THREADS`` when
+The thread count is :func:`graphfuse.lowering.host.default_threads`: ``GRAPHFUSE_NUM_THREADS`` when
 set, else the cores this process may run on.
 """
 
@@ -56,17 +56,12 @@ from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
 __all__ = [
-    "THREADS_VARIABLE",
     "ParallelizeKernels",
-    "check_thread_count",
-    "default_threads",
     "gomp_shim_library",
     "jit_openmp_libraries",
     "openmp_library",
 ]
 
-#: The environment variable that sets the number of threads compiled code uses.
-THREADS_VARIABLE = "GRAPHFUSE_NUM_THREADS"
 #: Result elements below which a kernel stays serial (measured: see docs/lowering.md).
 DEFAULT_MIN_ELEMENTS = 1 << 14
 
@@ -86,36 +81,6 @@ _WINDOW_OPS = frozenset({
 _CONTRACTIONS = frozenset({"linalg.contract", "linalg.matmul", "linalg.batch_matmul"})
 #: Views between an im2col gather and its contraction.
 _RESHAPES = frozenset({"tensor.collapse_shape", "tensor.expand_shape"})
-
-#: The most threads compiled code may ask for (the OpenMP lowering takes a 32-bit count; past a few thousand the
-#: runtimes cannot start them).
-MAX_THREADS = 4096
-
-
-def check_thread_count(threads: object) -> int:
-    """``threads`` as the thread count of compiled code, or an error: a positive integer (not a bool) up to
-    :data:`MAX_THREADS`."""
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise GraphfuseError(f"num_threads must be a positive integer, got {threads!r}")
-    if threads > MAX_THREADS:
-        raise GraphfuseError(f"num_threads must be at most {MAX_THREADS}, got {threads}")
-    return threads
-
-
-def default_threads() -> int:
-    """``GRAPHFUSE_NUM_THREADS`` when set (a positive integer), else the cores this process may use."""
-    text = os.environ.get(THREADS_VARIABLE, "").strip()
-    if text:
-        if not text.isdigit() or int(text) < 1:
-            raise GraphfuseError(f"{THREADS_VARIABLE} must be a positive integer, got '{text}'")
-        if int(text) > MAX_THREADS:
-            raise GraphfuseError(f"{THREADS_VARIABLE} must be at most {MAX_THREADS}, got {text}")
-        return int(text)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
 
 @cache
 def openmp_library() -> str | None:

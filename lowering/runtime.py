@@ -49,9 +49,11 @@ from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
 from graphfuse.lowering.codegen.cpu.specs import (
     ArgSpec,
 )
-from graphfuse.lowering.parallel import default_threads, jit_openmp_libraries
+from graphfuse.lowering.host import default_threads, stream_min_bytes
+from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL
+from graphfuse.lowering.parallel import jit_openmp_libraries
 from graphfuse.lowering.run_checks import CheckSite, failed_check
-from graphfuse.lowering.streaming import BUFFER_ALIGNMENT, stream_min_bytes
+from graphfuse.lowering.streaming import BUFFER_ALIGNMENT
 
 __all__ = [
     "ArgumentChecks",
@@ -341,11 +343,6 @@ def clear_cache() -> None:
 
 
 
-#: LLVM's optimization level for compiled code (the JIT's ``jit_opt_level``, the ahead-of-time compiler's
-#: ``codegen_opt_level``).  2, not 3: the code reaches LLVM vectorized and tiled, and on the bench's
-#: workloads and the zoo's graphs O3 ran no faster (within run-to-run noise) while it compiled 7-40% longer
-#: (ResNet's graph 4.2 -> 2.5 s, MobileNetV2's 10.4 -> 8.2 s, Llama's 4.3 -> 4.0 s; docs/performance.md).
-DEFAULT_LLVM_OPT_LEVEL = 2
 
 
 #: :func:`compile_linalg`'s streaming when not given: ``GRAPHFUSE_STREAM_MIN_BYTES``, else the last-level cache.

@@ -29,43 +29,22 @@ last-level cache's size), ``off`` turns both off.
 from __future__ import annotations
 
 import math
-import os
 
 from mlir import ir
 from mlir.dialects import arith, memref, vector
 
-from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.common import element_bytes
-from graphfuse.lowering.host import last_level_cache_bytes
 
 __all__ = [
-    "BUFFER_ALIGNMENT", "STREAM_VARIABLE", "prefetch_next_rows", "static_bounds", "stream_large_stores",
-    "stream_min_bytes",
+    "BUFFER_ALIGNMENT", "prefetch_next_rows", "static_bounds", "stream_large_stores",
 ]
-
-#: Environment variable: footprint in bytes from which loop nests use streaming stores, or ``off``.
-STREAM_VARIABLE = "GRAPHFUSE_STREAM_MIN_BYTES"
 
 #: Byte alignment the runtime guarantees for result buffers.
 BUFFER_ALIGNMENT = 64
 #: Cap on the divisibility tracked for index values (a zero offset is divisible by everything).
 _CAP = 1 << 20
 _MIN_ALIGNMENT = 16
-#: The threshold when the OS lists no cache sizes.
-_UNKNOWN_CACHE_BYTES = 32 << 20
-
-
-def stream_min_bytes() -> int | None:
-    """The footprint from which loop nests stream their stores (``GRAPHFUSE_STREAM_MIN_BYTES``); None: off."""
-    text = os.environ.get(STREAM_VARIABLE, "").strip()
-    if not text:
-        return last_level_cache_bytes() or _UNKNOWN_CACHE_BYTES
-    if text.lower() == "off":
-        return None
-    if not text.isdigit():
-        raise GraphfuseError(f"{STREAM_VARIABLE} must be a number of bytes or 'off', got {text!r}")
-    return int(text)
 
 
 def _power_of_two(n: int) -> int:

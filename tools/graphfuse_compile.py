@@ -27,7 +27,7 @@ from pathlib import Path
 
 from graphfuse.dialect.parsing import input_source
 from graphfuse.lowering.aot import EMIT_KINDS, compile_library, emit_kind_of
-from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL
+from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL
 from graphfuse.pipelines.opt_levels import OPT_LEVELS
 from graphfuse.tools.reporting import REPRO_DIR_HELP, UsageError, reproducer_stem, reproducers_saved, run_tool
 

@@ -37,8 +37,8 @@ from graphfuse.dialect.context import (
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, SourceLoc, set_parsed_buffer_name
 from graphfuse.dialect.files import check_distinct_files, write_output
 from graphfuse.dialect.parsing import module_bytecode, name_parsed_buffer, parse_module, read_input, relocate
+from graphfuse.lowering.options import CompileOptions, resolve_options
 from graphfuse.pipelines import log
-from graphfuse.pipelines.fusion.switches import FusionSwitches
 from graphfuse.pipelines.registry import all_passes, lookup_pass
 from graphfuse.pipelines.reports import STATISTICS_DISPLAYS, TIMING_DISPLAYS, ReportNode
 from graphfuse.pipelines.runner import Instrumentation, Pipeline, PipelineFailure, Reproducer
@@ -474,7 +474,7 @@ class ChunkResult:
 
 
 class Driver:
-    def __init__(self, opts: Options, context: ir.Context, display_name: str):
+    def __init__(self, opts: Options, options: CompileOptions, context: ir.Context, display_name: str):
         self.opts = opts
         self.context = context
         self.display_name = display_name
@@ -482,7 +482,7 @@ class Driver:
         text = opts.pipeline
         if text is None and opts.pass_flags:
             text = "builtin.module(" + ",".join(opts.pass_flags) + ")"
-        self.switches = fusion_switches(opts)
+        self.switches = options.switches(flags_source="--graph-kernel-flags")
         self.pipeline = (
             Pipeline(text, context, opts.instrumentation, on_warning=self.collected.append,
                      switches=self.switches, dump_dir=opts.dump_dir)
@@ -659,11 +659,6 @@ def check_expectations(result: ChunkResult, expected: list[Expectation]) -> list
 # -- main -------------------------------------------------------------------------
 
 
-def fusion_switches(opts: Options) -> FusionSwitches:
-    """The switches of MS_DEV_GRAPH_KERNEL_FLAGS, --graph-kernel-flags and --fusion-switch-file."""
-    return FusionSwitches.from_sources(opts.graph_kernel_flags, opts.fusion_switch_file, strict=opts.strict_flags)
-
-
 def _main(argv: list[str]) -> int:
     started = time.perf_counter()  # --mlir-timing's Total
     context = make_context()
@@ -682,10 +677,14 @@ def _main(argv: list[str]) -> int:
     if opts.list_passes:
         sys.stdout.write(list_passes_text())
         return 0
+    # the compile's options, resolved once: the switches of MS_DEV_GRAPH_KERNEL_FLAGS, --graph-kernel-flags and
+    # --fusion-switch-file (or FUSION_SWITCH_FILE), this machine's threads and streaming
+    options = resolve_options(graph_kernel_flags=opts.graph_kernel_flags, fusion_switch_file=opts.fusion_switch_file,
+                              strict_flags=opts.strict_flags)
     if opts.print_cpu_pipeline is not None:
-        from graphfuse.lowering.codegen.cpu.pipeline import default_cpu_pipeline_text  # the code generator's imports
+        from graphfuse.lowering.codegen.cpu.pipeline import cpu_pipeline_text  # the code generator's imports
 
-        sys.stdout.write(default_cpu_pipeline_text(opts.print_cpu_pipeline) + "\n")
+        sys.stdout.write(cpu_pipeline_text(opts.print_cpu_pipeline, options.threads, options.streaming) + "\n")
         return 0
     for path in opts.dialect_plugins:
         load_dialect_plugin(path, context)
@@ -719,7 +718,7 @@ def _main(argv: list[str]) -> int:
     printer.add_source(display_name, text)
     # Logs (e.g. why a pattern did not fuse) locate ops of the parsed buffer "-" in the input file.
     set_parsed_buffer_name(display_name)
-    driver = Driver(opts, context, display_name)
+    driver = Driver(opts, options, context, display_name)
     switch_file = driver.switches.switch_file
     for diag in [*driver.switches.flags.warnings, *(switch_file.warnings if switch_file else [])]:
         printer.print(diag)

@@ -14,7 +14,7 @@ import graphfuse
 from graphfuse.dialect.context import new_context
 from graphfuse.lowering.codegen.cpu.lower import lowered_entry
 from graphfuse.lowering.codegen.cpu.pipeline import parallel_loops
-from graphfuse.lowering.parallel import default_threads
+from graphfuse.lowering.host import default_threads
 from graphfuse.lowering.runtime import jit_lowered
 
 OPT = str(Path(sys.executable).parent / "graphfuse-opt")

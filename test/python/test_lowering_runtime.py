@@ -12,7 +12,8 @@ from mlir import ir
 from mlir.runtime import get_ranked_memref_descriptor
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.lowering.runtime import DEFAULT_LLVM_OPT_LEVEL, CompiledFunction, _descriptor_class, compile_linalg
+from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL
+from graphfuse.lowering.runtime import CompiledFunction, _descriptor_class, compile_linalg
 
 RNG = np.random.default_rng(0)
 

@@ -19,7 +19,8 @@ import pytest
 
 import graphfuse
 from graphfuse.lowering import parallel
-from graphfuse.lowering.parallel import THREADS_VARIABLE, default_threads, openmp_library
+from graphfuse.lowering.host import THREADS_VARIABLE, default_threads
+from graphfuse.lowering.parallel import openmp_library
 
 
 def _models() -> dict[str, tuple[graphfuse.GraphBuilder, list[np.ndarray]]]:

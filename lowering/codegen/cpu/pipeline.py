@@ -16,13 +16,12 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
-from graphfuse.lowering.parallel import default_threads, openmp_library
-from graphfuse.lowering.streaming import stream_min_bytes
+from graphfuse.lowering.parallel import openmp_library
 from graphfuse.pipelines.pass_base import PassContext
 from graphfuse.pipelines.pipeline_parser import PassElement, parse_pipeline
 from graphfuse.pipelines.registry import lookup_pass
 
-__all__ = ["BUFFERIZE", "LOOPS", "PRE_BUFFERIZE", "TO_LLVM", "cpu_pipeline_text", "default_cpu_pipeline_text",
+__all__ = ["BUFFERIZE", "LOOPS", "PRE_BUFFERIZE", "TO_LLVM", "cpu_pipeline_text",
            "openmp_to_llvm", "parallel_loops", "run_cpu_pipeline"]
 
 #: Before bufferization: let results be computed directly into the output arguments.
@@ -113,13 +112,6 @@ def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None) ->
         openmp_to_llvm() if libraries else TO_LLVM,
     ]
     return f"builtin.module({','.join(steps)})"
-
-
-def default_cpu_pipeline_text(entry: str) -> str:
-    """The CPU pipeline the runtime runs for ``@entry`` by default: this machine's threads
-    (``GRAPHFUSE_NUM_THREADS``, else the cores available) and streaming (``GRAPHFUSE_STREAM_MIN_BYTES``, else the
-    last-level cache's size)."""
-    return cpu_pipeline_text(entry, default_threads(), stream_min_bytes())
 
 
 def run_cpu_pipeline(module: ir.Module, text: str) -> None:

@@ -13,7 +13,8 @@ from typing import ClassVar
 from mlir import ir
 
 from graphfuse.lowering.codegen.cpu.entry import STREAMED_STORES, argument_counts, entry_function, set_count
-from graphfuse.lowering.streaming import stream_large_stores, stream_min_bytes
+from graphfuse.lowering.host import stream_min_bytes
+from graphfuse.lowering.streaming import stream_large_stores
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["StreamLargeStores", "min_bytes_or_default"]
