@@ -263,9 +263,12 @@ def _tile_rows(func_op: ir.Operation, name: str, kernel: _KernelSchedule, vector
 
     def build(target: ir.Value) -> None:
         any_op = transform.AnyOpType.get()
-        for schedule in groups:  # a fuse per distinct rows sizes (static: a loop result per size not 0)
-            sizes = list(ir.DenseI64ArrayAttr(ir.DictAttr(schedule)["rows"]))
-            roots = structured.MatchOp(any_op, target, op_attrs=ir.DictAttr.get({ROW_SCHEDULE: schedule})).result
+        # every group matched before any is tiled: a root fused into another's rows leaves a copy carrying its
+        # schedule in that loop, which is not a root
+        matched = [structured.MatchOp(any_op, target, op_attrs=ir.DictAttr.get({ROW_SCHEDULE: schedule})).result
+                   for schedule in groups]
+        for schedule, roots in zip(groups, matched, strict=True):  # a fuse per distinct rows sizes (static sizes:
+            sizes = list(ir.DenseI64ArrayAttr(ir.DictAttr(schedule)["rows"]))  # a loop result per size not 0)
             foreach = transform.ForeachOp([], [roots])
             with ir.InsertionPoint(foreach.body):
                 structured.FuseOp(foreach.bodyTargets[0], tile_sizes=sizes, use_forall=kernel.tasks)

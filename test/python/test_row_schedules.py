@@ -134,3 +134,39 @@ def test_tile_kernel_rows_is_select_then_apply() -> None:
             outputs.append(str(module))
     assert "vector<1x32xf32>" in outputs[0] and "scf.for" in outputs[0]
     assert outputs[0] == outputs[1]
+
+
+def test_a_root_fused_into_another_group_is_tiled_once() -> None:
+    """Roots of two rows sizes, the second group's root (c) read by one of the first's (b): b's rows hold a copy of
+    c, which carries c's schedule but is not a root; only c itself is tiled by c's sizes."""
+    x3 = "tensor<8x64x4xf32>"
+    scheduled = {"[2, 0, 0]": _schedule(rows=[2, 0, 0], tasks=False, vectorize=False, vector_bits=512, chunk_vectors=4),
+                 "[1, 1, 0]": _schedule(rows=[1, 1, 0], tasks=False, vectorize=False, vector_bits=512, chunk_vectors=4)}
+
+    def generic(result: str, operand: str, body: str, rows: str) -> str:
+        return f"""%{result} = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel",
+        "parallel"]}} ins(%{operand} : {x3}) outs(%e : {x3}) attrs = {{graph.row_schedule = {scheduled[rows]}}} {{
+      ^bb0(%v: f32, %out: f32):
+        %k = arith.constant {body[1]} : f32
+        %y = arith.{body[0]} %v, %k : f32
+        linalg.yield %y : f32
+      }} -> {x3}"""
+
+    text = f"""#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+    func.func @f(%x: {x3}) -> ({x3}, {x3}, {x3}) attributes {{graph.kernel}} {{
+      %e = tensor.empty() : {x3}
+      {generic("a", "x", ("mulf", "2.0"), "[2, 0, 0]")}
+      {generic("c", "x", ("addf", "1.0"), "[1, 1, 0]")}
+      {generic("b", "c", ("mulf", "3.0"), "[2, 0, 0]")}
+      return %a, %c, %b : {x3}, {x3}, {x3}
+    }}"""
+    x = np.random.default_rng(2).standard_normal((8, 64, 4)).astype(np.float32)
+    with new_context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        run_pipeline(module, "builtin.module(apply-row-schedules)")
+        tiled = str(module)
+        # a's and b's loops over pairs of rows, c's two nested loops; none inside another's body
+        assert tiled.count("scf.for") == 4, tiled
+        results = compile_linalg(module, "f", threads=1)(x)
+    for got, want in zip(results, (x * 2, x + 1, (x + 1) * 3), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
