@@ -297,9 +297,9 @@ def compile(
     text, filename = source_text(source)
     # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
     key = (hashlib.sha256(text.encode()).digest(), filename, entry, options, registry.generation())
-    # Under a rewrite budget (graphfuse-bisect) the same options fuse differently, and saving the IR means running
-    # the passes: neither reads nor fills the cache.
-    cacheable = active_rewrite_budget() is None and options.save_graphs_dir is None
+    # Under a rewrite budget (graphfuse-bisect) the same options fuse differently, saving the IR means running the
+    # passes, and a switch file read from a pipe is not known by its bytes: none reads or fills the cache.
+    cacheable = active_rewrite_budget() is None and options.save_graphs_dir is None and options.cacheable
     with _LOCK:
         hit = _CACHE.get(key) if cacheable else None
     if hit is not None:

@@ -14,13 +14,19 @@ module's text: a variable changed after the options were resolved changes nothin
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering.host import check_thread_count, default_threads, stream_min_bytes
 from graphfuse.pipelines.context import get_context, graph_kernel_enabled
-from graphfuse.pipelines.fusion.switches import FLAGS_VARIABLE, SWITCH_FILE_VARIABLE, FusionSwitches
+from graphfuse.pipelines.fusion.switches import (
+    FLAGS_VARIABLE,
+    MAX_SWITCH_FILE_BYTES,
+    SWITCH_FILE_VARIABLE,
+    FusionSwitches,
+)
 from graphfuse.pipelines.opt_levels import Backend, opt_level_error
 
 __all__ = ["DEFAULT_LLVM_OPT_LEVEL", "CompileOptions", "resolve_options"]
@@ -48,9 +54,10 @@ class CompileOptions:
     environment_flags: str = ""
     #: graphfuse.context's flags, then the caller's: their keys win over the environment's
     graph_kernel_flags: str = ""
-    #: the CANN switch file (the caller's, else ``FUSION_SWITCH_FILE``), and its bytes when it could be read.
-    #: Options compare by the bytes, not the path: an edited file is other options, a copy elsewhere the same
-    #: (a file that cannot be read fails the compile, which is then not cached).
+    #: the CANN switch file (the caller's, else ``FUSION_SWITCH_FILE``), and its bytes when it is a regular file
+    #: that could be read.  Options compare by the bytes, not the path: an edited file is other options, a copy
+    #: elsewhere the same (a file that cannot be read fails the compile, which is then not cached; a pipe or a
+    #: device, read only by the compile, makes the options uncacheable: :attr:`cacheable`).
     fusion_switch_file: str | None = field(default=None, compare=False)
     fusion_switch_content: bytes | None = None
     #: bad flags are errors, not warnings
@@ -67,6 +74,11 @@ class CompileOptions:
     streaming: int | None = None
     #: where graphfuse.context's ``save_graphs`` writes each stage's IR (None: it is off)
     save_graphs_dir: str | None = None
+
+    @property
+    def cacheable(self) -> bool:
+        """Whether a compile with these options may be cached: its switch file, if any, is known by its bytes."""
+        return self.fusion_switch_file is None or self.fusion_switch_content is not None
 
     def switches(self, flags_source: str = "graph kernel flags") -> FusionSwitches:
         """The fusion switches of these options' flags and switch file (a fresh value: it collects warnings);
@@ -123,10 +135,16 @@ def resolve_options(
 
 
 def _content(path: str | Path | None) -> bytes | None:
-    """A switch file's bytes, or None when there is none or it cannot be read (the compile then says why)."""
+    """A regular switch file's bytes, or None when there is none, it cannot be read or is too large (the compile
+    then says why) or it is not a regular file: a device reads without end (/dev/zero), and a pipe
+    (``--fusion-switch-file=<(...)``) is for the switches' parse to read, once."""
     if not path:
         return None
     try:
-        return Path(path).read_bytes()
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_SWITCH_FILE_BYTES + 1)
     except OSError:
         return None
+    return data if len(data) <= MAX_SWITCH_FILE_BYTES else None

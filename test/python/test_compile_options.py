@@ -4,6 +4,8 @@ the environment, handed to every stage, and the compile cache's key with the mod
 from __future__ import annotations
 
 import dataclasses
+import os
+import threading
 
 import pytest
 
@@ -59,6 +61,32 @@ def test_switch_files_compare_by_content(tmp_path) -> None:
     assert a == graphfuse.resolve_options(fusion_switch_file=second) and a.fusion_switch_file == str(first)
     second.write_text(text.replace('"on"', '"off"'))
     assert a != graphfuse.resolve_options(fusion_switch_file=second)
+
+
+def test_switch_files_that_are_not_regular_files(tmp_path) -> None:
+    """A device is refused by its size, not read without end; a pipe is read once, by the compile, which is then
+    not cached (its bytes are not known beforehand)."""
+    with pytest.raises(GraphfuseError, match=r"fusion switch file '/dev/zero' is larger than 16 MiB"):
+        graphfuse.compile(_linear_gelu().module, fusion_switch_file="/dev/zero")
+    fifo = tmp_path / "switches.cfg"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "w") as stream:
+            stream.write('{"Switch": {"GraphFusion": {"ALL": "off"}, "UBFusion": {"ALL": "off"}}}')
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    options = graphfuse.resolve_options(fusion_switch_file=fifo, graph_kernel_flags=NO_FUSION)
+    assert options.fusion_switch_content is None and not options.cacheable
+    module = _linear_gelu().module
+    first = graphfuse.compile(module, options=options)
+    writer.join()
+    assert not _fused(first)
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert graphfuse.compile(module, options=options) is not first  # compiled again: the pipe is read again
+    writer.join()
 
 
 def test_the_environment_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
