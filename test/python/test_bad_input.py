@@ -205,11 +205,15 @@ def _onnx_model(initializer_dims: tuple[int, ...] | None = None) -> bytes:
         graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [x], [y], initializer=[w])
     return onnx.helper.make_model(graph).SerializeToString()
 RUN = "graphfuse-run"
-#: A graph whose exp result the CPU runtime refuses after the lowering: an intermediate of dynamic size.
-DYNAMIC_INTERMEDIATE = (b'func.func @f(%a: tensor<?x8xf32>, %b: tensor<8x8xf32>) -> tensor<?x8xf32> {\n'
-                        b'  %0 = "graph.exp"(%a) : (tensor<?x8xf32>) -> tensor<?x8xf32>\n'
-                        b'  %1 = "graph.matmul"(%0, %b) : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>\n'
-                        b"  return %1 : tensor<?x8xf32>\n}\n")
+#: A graph with an argument of dynamic size, which graphfuse-run cannot make a random input for.
+DYNAMIC_INPUT = (b'func.func @f(%a: tensor<?x8xf32>, %b: tensor<8x8xf32>) -> tensor<?x8xf32> {\n'
+                 b'  %0 = "graph.exp"(%a) : (tensor<?x8xf32>) -> tensor<?x8xf32>\n'
+                 b'  %1 = "graph.matmul"(%0, %b) : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>\n'
+                 b"  return %1 : tensor<?x8xf32>\n}\n")
+#: Operands that do not broadcast: a verifier error.
+UNBROADCASTABLE = (b'func.func @f(%a: tensor<4xf32>, %b: tensor<3xf32>) -> tensor<4xf32> {\n'
+                   b'  %0 = "graph.add"(%a, %b) : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>\n'
+                   b"  return %0 : tensor<4xf32>\n}\n")
 PIPELINE_PREFIX = "graphfuse-opt: error: invalid pass pipeline"
 
 COMMAND_CASES = [
@@ -233,18 +237,15 @@ COMMAND_CASES = [
          expect_re=(r"graphfuse-run: error: could not open input file '.*': it is a directory",)),
     # Standard input (-) for graphfuse-run, graphfuse-compile and graphfuse-bisect, as for graphfuse-opt: errors
     # name <stdin>, the runtime's too (it compiles text printed and parsed again).
-    Case("run-stdin-verifier-error", (RUN, "-"), stdin=b'func.func @f(%a: tensor<4xf32>, %b: tensor<3xf32>) -> '
-         b'tensor<4xf32> {\n  %0 = "graph.add"(%a, %b) : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>\n'
-         b"  return %0 : tensor<4xf32>\n}\n",
+    Case("run-stdin-verifier-error", (RUN, "-"), stdin=UNBROADCASTABLE,
          expect=("<stdin>:2:8: error: 'graph.add' operands tensor<4xf32> and tensor<3xf32> are not "
                  "broadcast-compatible",)),
-    Case("run-stdin-dynamic-intermediate", (RUN, "-"), stdin=DYNAMIC_INTERMEDIATE,
-         expect=("<stdin>:2:8: error: intermediate buffer memref<?x8xf32> has a dynamic size; the CPU runtime needs "
-                 "static shapes",)),
-    Case("compile-stdin-dynamic-intermediate", ("graphfuse-compile", "-", "-o", "{tmp}/lib.o"),
-         stdin=DYNAMIC_INTERMEDIATE,
-         expect=("<stdin>:2:8: error: intermediate buffer memref<?x8xf32> has a dynamic size; the CPU runtime needs "
-                 "static shapes",)),
+    Case("run-stdin-dynamic-input", (RUN, "-"), stdin=DYNAMIC_INPUT,
+         expect=("<stdin>:1:14: error: argument 0 of @f (tensor<?x8xf32>) has a dynamic shape: random inputs need "
+                 "static ones; pass --inputs",)),
+    Case("compile-stdin-verifier-error", ("graphfuse-compile", "-", "-o", "{tmp}/lib.o"), stdin=UNBROADCASTABLE,
+         expect=("<stdin>:2:8: error: 'graph.add' operands tensor<4xf32> and tensor<3xf32> are not "
+                 "broadcast-compatible",)),
     Case("compile-stdin-empty", ("graphfuse-compile", "-", "-o", "-"), stdin=b"",
          expect=("<stdin>:1:1: error: empty input: expected a module or a list of operations",)),
     Case("npz-empty-stream", (RUN, MODEL, "--inputs=/dev/null"),

@@ -1,6 +1,7 @@
-"""hoist-allocations: the entry's intermediate buffers become arguments the runtime allocates once.
+"""hoist-allocations: the entry's static intermediate buffers become arguments the runtime allocates once; those of
+dynamic size are freed after their last use.
 
-The buffers' types are recorded on the entry (``graphfuse.cpu.workspace``, and ``graphfuse.cpu.arena`` when the
+The static buffers' types are recorded on the entry (``graphfuse.cpu.workspace``, and ``graphfuse.cpu.arena`` when the
 first is the byte arena the intermediates share): the runtime allocates them from that list.
 """
 
@@ -29,7 +30,7 @@ __all__ = ["HoistAllocations", "hoist_allocations"]
 class HoistAllocations(GraphPass):
     name: ClassVar[str] = "hoist-allocations"
     summary: ClassVar[str] = ("Make the entry's static intermediate buffers workspace arguments, allocated once by "
-                              "the caller (after bufferization)")
+                              "the caller, and free those of dynamic size after their last use (after bufferization)")
     arena: bool = option(True, "buffers are views of one byte arena, those whose lifetimes do not overlap sharing "
                                "its bytes")
 
@@ -43,7 +44,8 @@ class HoistAllocations(GraphPass):
 
 
 def hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
-    """Turn the entry's statically shaped intermediate buffers into arguments the runtime allocates once.
+    """Turn the entry's statically shaped intermediate buffers into arguments the runtime allocates once, and free
+    the others after their last use.
 
     Bufferization gives every intermediate a ``memref.alloc``; allocating them
     on every call costs page faults (a fresh 4 MiB buffer costs more than
@@ -52,8 +54,10 @@ def hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
     workspace array owned by the CompiledFunction and reused by every call
     (calls are serialized by its lock).  With ``arena``, the buffers are
     views of one byte array instead, buffers whose lifetimes do not overlap
-    sharing its bytes (:func:`_pack_buffers`).  Allocations with dynamic
-    sizes or nested in loops are refused: nothing may leak.
+    sharing its bytes (:func:`_pack_buffers`).  A buffer of dynamic size
+    is allocated when the entry runs and freed after its last use
+    (:func:`_free_dynamic_buffers`); one allocated in a loop without being
+    freed there is refused: nothing may leak.
     """
     block = func.regions[0].blocks[0]
     for op in list(block.operations):
@@ -63,14 +67,11 @@ def hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
     types: list[ir.Type] = []
     if arena:
         specs, types = _pack_buffers(block)
+    _free_dynamic_buffers(block)
     for op in list(block.operations):
-        if op.operation.name != "memref.alloc":
+        if op.operation.name != "memref.alloc" or len(op.operands):
             continue
         t = ir.MemRefType(op.results[0].type)
-        if len(op.operands) or not t.has_static_shape:
-            raise GraphfuseError([Diagnostic(
-                "error", f"intermediate buffer {t} has a dynamic size; the CPU runtime needs static shapes",
-                source_loc(op.location))])
         specs.append(ArgSpec(tuple(t.shape), numpy_dtype(t.element_type, "workspace"), str(t)))
         types.append(ir.MemRefType.get(t.shape, t.element_type))
         arg = block.add_argument(types[-1], op.location)
@@ -93,6 +94,46 @@ def hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
 
 #: Terminators that hand a buffer to their parent op's results (an ``scf.if`` takes no buffer operand).
 _REGION_EXITS = frozenset({"scf.yield", "scf.condition"})
+
+
+def _lifetime(alloc: ir.Operation, at: int, block: ir.Block, position: dict) -> tuple[int, int]:
+    """The positions in ``block`` of the first and last top-level ops using buffer ``alloc`` (at position ``at``)
+    or a value derived from it: a view, a loop or ``scf.if`` result."""
+    first, last, pending, seen = len(position), at, [alloc.results[0]], set()
+    while pending:
+        for use in pending.pop().uses:
+            owner = use.owner.operation
+            user = position[op_id(top_level_op(owner, block))]
+            first, last = min(first, user), max(last, user)
+            if op_id(owner) not in seen:
+                seen.add(op_id(owner))
+                pending.extend(r for r in owner.results if isinstance(r.type, ir.MemRefType))
+                if owner.name in _REGION_EXITS:  # yielded out of a region: the parent's results are the buffer
+                    pending.extend(r for r in owner.parent.results if isinstance(r.type, ir.MemRefType))
+    return min(first, last), last
+
+
+def _free_dynamic_buffers(block: ir.Block) -> None:
+    """Free each top-level buffer of dynamic size right after the last top-level op using it.
+
+    Its size is known only when the entry runs (a dim of an input), so it cannot be a view of the workspace the
+    runtime allocates before the call: it is allocated where bufferization put it and freed as soon as it is
+    dead.  One that the entry returns, or that a use after the entry's terminator would need, is refused.
+    """
+    from mlir.dialects import memref
+
+    ops = [op.operation for op in block.operations]
+    position = {op_id(op): k for k, op in enumerate(ops)}
+    for k, op in enumerate(ops):
+        if op.name != "memref.alloc" or not len(op.operands):
+            continue
+        _, last = _lifetime(op, k, block, position)
+        if ops[last].name == "func.return":
+            raise GraphfuseError([Diagnostic(
+                "error", f"intermediate buffer {op.results[0].type} of dynamic size is returned by the entry",
+                source_loc(op.location))])
+        with ir.InsertionPoint.after(ops[last]), op.location:
+            memref.DeallocOp(op.results[0])
 
 
 def _pack_buffers(block: ir.Block) -> tuple[list[ArgSpec], list[ir.Type]]:
@@ -118,19 +159,9 @@ def _pack_buffers(block: ir.Block) -> tuple[list[ArgSpec], list[ir.Type]]:
             ir.AffineMapAttr(t.layout).value == ir.AffineMap.get_identity(t.rank))
         if not t.has_static_shape or not identity or t.memory_space is not None:
             continue
-        first, last, pending, seen = len(ops), k, [op.results[0]], set()
-        while pending:
-            for use in pending.pop().uses:
-                owner = use.owner.operation
-                user = position[op_id(top_level_op(owner, block))]
-                first, last = min(first, user), max(last, user)
-                if op_id(owner) not in seen:
-                    seen.add(op_id(owner))
-                    pending.extend(r for r in owner.results if isinstance(r.type, ir.MemRefType))
-                    if owner.name in _REGION_EXITS:  # yielded out of a region: the parent's results are the buffer
-                        pending.extend(r for r in owner.parent.results if isinstance(r.type, ir.MemRefType))
+        first, last = _lifetime(op, k, block, position)
         size = math.prod(t.shape) * numpy_dtype(t.element_type, "workspace").itemsize
-        buffers.append((op, min(first, last), last, -(-max(size, 1) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT))
+        buffers.append((op, first, last, -(-max(size, 1) // ARENA_ALIGNMENT) * ARENA_ALIGNMENT))
     if not buffers:
         return [], []
     buffers.sort(key=lambda buffer: buffer[1])
