@@ -228,6 +228,7 @@ def test_matmul_dtypes(a: Shape, b: Shape, tb: bool, dtype: str) -> None:
     [
         ((None, 4), (4, None), "linalg.matmul"),
         ((None, 3, 4), (4, 5), "linalg.matmul"),  # collapsed rows: the product is reshaped after
+        ((None, None, 4), (4, 5), "linalg.matmul"),  # reshaped after into two dynamic sizes: reshape-dynamic-expands
         ((None, 3, 4), (None, 4, 5), "linalg.batch_matmul"),
         ((2, None, 3, 4), (2, None, 4, 5), "linalg.batch_matmul"),
         ((None, 1, 3, 4), (2, 4, 5), "linalg.generic"),

@@ -88,6 +88,7 @@ def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None) ->
         "store-booleans-as-bytes",
         "split-shared-empties",
         "copy-long-concats",
+        "reshape-dynamic-expands",
         PRE_BUFFERIZE,
         "drop-redundant-materializations",
         BUFFERIZE,

@@ -26,6 +26,7 @@ CPU_CODEGEN_PASSES: dict[str, PassLoader] = {
     "store-booleans-as-bytes": _load("store_booleans_as_bytes", "StoreBooleansAsBytes"),
     "split-shared-empties": _load("split_shared_empties", "SplitSharedEmpties"),
     "copy-long-concats": _load("copy_long_concats", "CopyLongConcats"),
+    "reshape-dynamic-expands": _load("reshape_dynamic_expands", "ReshapeDynamicExpands"),
     "drop-redundant-materializations": _load("drop_redundant_materializations", "DropRedundantMaterializations"),
     "restore-entry-visibility": _load("restore_entry_visibility", "RestoreEntryVisibility"),
     "align-constants": _load("align_constants", "AlignConstants"),
