@@ -15,9 +15,10 @@ an import.  Dynamo hands the backend one FX graph at a time (a model with
 graph breaks gives several); for each the backend returns a callable that
 
 1. keys a call on its inputs' shapes and dtypes (and the values of its
-   non-tensor inputs): *shape specialisation*.  Each new key exports the FX
-   graph with ``torch.export`` on those inputs, imports it
-   (:mod:`graphfuse.frontends.torch`) and compiles it with
+   non-tensor inputs), the sizes Dynamo made symbols left out
+   (:mod:`graphfuse.frontends.dynamic_shapes`: one compile serves them all).
+   Each new key exports the FX graph with ``torch.export`` on those inputs,
+   imports it (:mod:`graphfuse.frontends.torch`) and compiles it with
    :func:`graphfuse.compile`; later calls with the same key reuse the
    compiled code.  At most ``cache_size_limit`` keys are compiled per FX
    graph; inputs of yet another shape run the FX graph in eager PyTorch, with
@@ -54,6 +55,14 @@ from mlir.dialects import func as func_dialect
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import entry_function
 from graphfuse.dialect.types import NUMPY_DTYPES
+from graphfuse.frontends.dynamic_shapes import (
+    NO_SYMBOLS,
+    SymbolicInputs,
+    export_dynamic_shapes,
+    exported_symbolic_dims,
+    sizes_read_from_tensors,
+    symbolic_dims,
+)
 from graphfuse.frontends.torch import ImportedModel, fired_fusions, import_program
 from graphfuse.frontends.torch.dtypes import _TORCH_DTYPES
 from graphfuse.lowering.compiler import Executable
@@ -192,12 +201,16 @@ class GraphReport:
     eager_calls: int = 0
     #: compiles again because a frozen parameter changed
     recompiles: int = 0
+    #: why the sizes Dynamo made symbols were compiled one shape at a time (None: they were not, or there were none)
+    per_shape: str | None = None
 
     def summary(self) -> str:
         state = f"{len(self.compiled)} shape(s) compiled" if self.compiled else "not compiled"
         line = f"FX graph {self.number} ({self.nodes} nodes): {state}, {self.calls} call(s), {self.eager_calls} eager"
         if self.fusions:
             line += "; fusions " + ", ".join(f"{name} x{n}" for name, n in sorted(self.fusions.items()))
+        if self.per_shape is not None:
+            line += f"\n  compiled per shape: {self.per_shape}"
         return line + "".join(f"\n  eager: {reason}" for reason in self.fallbacks)
 
 
@@ -242,17 +255,23 @@ def _as_tensor(array: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(array)
 
 
-def _shape_key(args: Sequence[Any], positions: Sequence[int], scalars: Sequence[int]) -> tuple:
+def _shape_key(args: Sequence[Any], positions: Sequence[int], scalars: Sequence[int],
+               symbolic: SymbolicInputs = NO_SYMBOLS) -> tuple:
     """What a compiled version is specialised on: of the inputs at ``positions`` (not the parameters, whose shapes
-    Dynamo's guards fix), each tensor's shape and dtype, every other input's value, and the value of the Python
-    numbers Dynamo passes as 0-d tensors (``scalars``)."""
+    Dynamo's guards fix), each tensor's shape (``None`` for a dim ``symbolic`` makes a symbol) and dtype, every
+    other input's value (not that of a symbolic size), and the value of the Python numbers Dynamo passes as 0-d
+    tensors (``scalars``)."""
     key = []
     for i in positions:
         a = args[i]
         if i in scalars:
             key.append(("scalar", a.item()))
+        elif i in symbolic.sizes:
+            key.append(("size", None))
         elif isinstance(a, torch.Tensor):
-            key.append((a.shape, a.dtype, a.device))
+            dims = symbolic.tensor_dims.get(i, ())
+            shape = tuple(None if d in dims else n for d, n in enumerate(a.shape)) if dims else a.shape
+            key.append((shape, a.dtype, a.device))
         else:
             key.append((type(a).__name__, a))
     return tuple(key)
@@ -264,7 +283,10 @@ def _describe(key: tuple) -> str:
     for entry in key:
         if isinstance(entry[1], torch.dtype):
             device = "" if entry[2].type == "cpu" else f"@{entry[2]}"
-            parts.append(f"{list(entry[0])}:{str(entry[1]).removeprefix('torch.')}{device}")
+            shape = ", ".join("?" if n is None else str(n) for n in entry[0])
+            parts.append(f"[{shape}]:{str(entry[1]).removeprefix('torch.')}{device}")
+        elif entry[0] == "size":
+            parts.append("?")  # a size Dynamo made a symbol
         else:
             parts.append(repr(entry[1]))
     return "(" + ", ".join(parts) + ")"
@@ -315,6 +337,8 @@ class _GraphRunner:
         self.static_inputs = self.parameters if config.experimental_config.frozen_parameter else []
         #: resolved once per graph: every shape of it compiles with the same options
         self.options = config.compile_options()
+        #: the sizes Dynamo made symbols: one compile serves them all (until it fails; then one per shape)
+        self.symbolic = symbolic_dims(gm)
         self._lock = threading.Lock()
         needs_grad = torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in example_inputs
@@ -330,7 +354,7 @@ class _GraphRunner:
         self.report.calls += 1
         if self.eager_reason is not None:
             return self._eager(args)
-        key = _shape_key(args, self.key_positions, self.scalars)
+        key = _shape_key(args, self.key_positions, self.scalars, self.symbolic)
         with self._lock:
             version = self.versions.get(key)
             if isinstance(version, _Compiled) and version.constants != self._constant_state(args):
@@ -374,8 +398,15 @@ class _GraphRunner:
         try:
             version: _Compiled | str = self._compile(args)
         except GraphfuseError as error:
+            if self.symbolic:  # compiled per shape instead, as without symbols
+                self.report.per_shape = f"{_first_line(error)} (inputs {_describe(key)})"
+                log.info(f"graphfuse backend: FX graph {self.report.number}: its symbolic sizes do not compile "
+                         f"({self.report.per_shape}); compiling each shape")
+                self.symbolic = NO_SYMBOLS
+                return self._compile_version(_shape_key(args, self.key_positions, self.scalars), args)
             version = self._fall_back(f"{_first_line(error)} (inputs {_describe(key)})")
         else:
+            key = _shape_key(args, self.key_positions, self.scalars, self.symbolic)  # the dims left symbolic
             seconds = time.perf_counter() - start
             self.report.compiled[_describe(key)] = seconds
             self.report.fusions = fired_fusions(version.executable.fusion_result) if version.executable else {}
@@ -402,10 +433,18 @@ class _GraphRunner:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             gm = _with_scalars_inlined(self.gm, {i: args[i].item() for i in self.scalars})
+            dynamic_shapes = None
+            if self.symbolic:
+                gm = sizes_read_from_tensors(gm, self.symbolic)
+                if gm is None:
+                    raise GraphfuseError("a symbolic size input is not the size of an input tensor's dim")
+                dynamic_shapes = export_dynamic_shapes(self.symbolic, args)
             try:
-                program = torch.export.export(gm, args, strict=False)
+                program = torch.export.export(gm, args, dynamic_shapes=dynamic_shapes, strict=False)
             except Exception as error:  # torch.export reports what it cannot trace as many exception types
                 raise GraphfuseError(f"torch.export could not export the graph: {_first_line(error)}") from None
+            if self.symbolic:  # the dims the export kept symbolic; the others are keyed on their value
+                self.symbolic = exported_symbolic_dims(program, self.symbolic)
             imported = import_program(program, input_mutations="results", constant_inputs=constants)
         # The outputs made again as views after the call are not computed: eager returns them without a copy, and
         # a graph of views alone (a reshape, an expand) runs no compiled code at all.

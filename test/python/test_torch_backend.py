@@ -62,24 +62,86 @@ def test_the_backend_is_registered_by_name() -> None:
     assert report.graph_ops.get("graph.softmax") == 1, report.graph_ops
 
 
-def test_dynamic_graphs_are_specialised_per_shape_up_to_the_cache_size_limit(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """With dynamic=True Dynamo hands over one graph with symbolic sizes; the backend compiles it once per input
-    shape, and past cache_size_limit shapes runs new ones in eager PyTorch."""
+def test_dynamic_graphs_compile_once_for_every_size() -> None:
+    """With dynamic=True Dynamo hands over one graph with symbolic sizes; the backend compiles it once, the row
+    count a ? dim (the width, which the Linear layer needs, stays 16), and every row count runs that code."""
     torch.manual_seed(0)
     model = Mlp().eval()
-    config = gtb.CompilerConfig(cache_size_limit=2)
+    config = gtb.CompilerConfig(fallback="error")
     compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=config), dynamic=True)
     with torch.no_grad():
-        for rows in (4, 4, 6, 4, 6, 9, 9):
+        for rows in (4, 4, 6, 4, 6, 9, 9, 300):
             x = torch.randn(rows, 16)
             assert _relative_error(compiled(x), model(x)) <= 1e-5
     (report,) = gtb.last_report()
     # The inputs besides the parameters: the symbolic row count, x, and the layer norm's eps (a 0-d tensor)
-    assert list(report.compiled) == ["(4, [4, 16]:float32, 1e-05)", "(6, [6, 16]:float32, 1e-05)"]
+    assert list(report.compiled) == ["(?, [?, 16]:float32, 1e-05)"], report.summary()
+    assert report.calls == 8 and report.eager_calls == 0 and report.per_shape is None
+
+
+class Tokens(nn.Module):
+    """A [batch, tokens, 16] input through a Linear layer and a layer norm: both leading sizes vary."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.Linear(16, 32)
+        self.norm = nn.LayerNorm(32)
+
+    def forward(self, x: Any) -> Any:
+        return torch.softmax(self.norm(self.up(x)), dim=-1) * 2.0
+
+
+def test_automatic_dynamic_shapes_compile_twice_for_any_number_of_sizes() -> None:
+    """Without dynamic=True, as Inductor: the first shape compiles static; when the sizes change Dynamo traces
+    again with them symbolic, and that one compile serves every later size."""
+    torch.manual_seed(0)
+    model = Tokens().eval()
+    compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error")))
+    with torch.no_grad():
+        for batch, tokens in ((3, 5), (4, 7), (2, 9), (5, 3), (2, 100), (7, 2), (4, 7)):
+            x = torch.randn(batch, tokens, 16)
+            assert _relative_error(compiled(x), model(x)) <= 1e-5
+    reports = gtb.last_report()
+    compiles = [key for report in reports for key in report.compiled]
+    assert compiles == ["([3, 5, 16]:float32)", "(?, ?, [?, ?, 16]:float32)"], [r.summary() for r in reports]
+    assert sum(r.calls for r in reports) == 7 and not any(r.eager_calls for r in reports)
+
+
+def test_mark_dynamic_compiles_the_marked_dim_symbolic_from_the_first_call() -> None:
+    torch.manual_seed(0)
+    model = Tokens().eval()
+    compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error")))
+    with torch.no_grad():
+        for batch in (3, 8, 2, 5):
+            x = torch.randn(batch, 6, 16)
+            torch._dynamo.mark_dynamic(x, 0)
+            assert _relative_error(compiled(x), model(x)) <= 1e-5
+    (report,) = gtb.last_report()
+    assert list(report.compiled) == ["(?, [?, 6, 16]:float32)"], report.summary()  # the size, then x
+
+
+class ScaledByLength(nn.Module):
+    def forward(self, x: Any) -> Any:
+        return torch.exp(x) * x.shape[1]  # a symbolic size used as a number in tensor arithmetic
+
+
+def test_symbolic_sizes_that_do_not_compile_are_specialised_per_shape_up_to_the_cache_size_limit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A graph whose symbols the import cannot take (a size used as a tensor) is compiled once per input shape,
+    the reason in the report, and past cache_size_limit shapes new ones run in eager PyTorch."""
+    model = ScaledByLength()
+    compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=gtb.CompilerConfig(cache_size_limit=2)),
+                             dynamic=True)
+    with torch.no_grad():
+        for length in (4, 4, 6, 4, 6, 9, 9):
+            x = torch.randn(2, length)
+            assert _relative_error(compiled(x), model(x)) <= 1e-5
+    (report,) = gtb.last_report()
+    assert "the symbolic size" in report.per_shape and "(?, ?, [?, ?]:float32)" in report.per_shape, report.summary()
+    assert list(report.compiled) == ["(2, 4, [2, 4]:float32)", "(2, 6, [2, 6]:float32)"], report.summary()
     assert report.calls == 7 and report.eager_calls == 2
-    assert "more than cache_size_limit=2 input shapes; (9, [9, 16]:float32, 1e-05) and later" in capsys.readouterr().err
+    assert "more than cache_size_limit=2 input shapes; (2, 9, [2, 9]:float32) and later" in capsys.readouterr().err
 
 
 def test_bf16_inputs_and_results_share_memory_with_numpy() -> None:
@@ -296,6 +358,36 @@ def test_llama_generate_with_a_static_cache_gives_eager_tokens_without_recompili
     assert sum(len(report.compiled) for report in reports) == 2, [report.summary() for report in reports]
     assert sum(report.calls for report in reports) == 32 and not any(report.eager_calls for report in reports)
     assert all(report.fusions.get("add_rms_norm_fusion") == 4 for report in reports)
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2", "gpt2"])
+def test_generate_with_the_default_cache_compiles_three_times(kind: str) -> None:
+    """transformers' default DynamicCache, whose length grows by a token per step: the prompt, the first step
+    (an empty cache before it) and one compile with the cache length symbolic for every later step; no step runs
+    in eager PyTorch and the tokens are eager's."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    small = {"vocab_size": 128, "num_attention_heads": 4}
+    if kind == "gpt2":
+        config = hf.GPT2Config(n_embd=64, n_inner=128, n_layer=2, n_positions=128, bos_token_id=0, eos_token_id=0,
+                               n_head=4, vocab_size=128)
+        model = hf.GPT2LMHeadModel(config).eval()
+    else:
+        config = {"llama": hf.LlamaConfig, "qwen2": hf.Qwen2Config}[kind](
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_key_value_heads=2,
+            max_position_embeddings=128, **small)
+        model = {"llama": hf.LlamaForCausalLM, "qwen2": hf.Qwen2ForCausalLM}[kind](config).eval()
+    prompt = torch.randint(0, 128, (1, 7))
+    settings = {"max_new_tokens": 24, "do_sample": False}
+    backend = gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error"))
+    with torch.no_grad():
+        want = model.generate(prompt, **settings)
+        model.forward = torch.compile(model.forward, backend=backend)
+        got = model.generate(prompt, **settings)
+    assert torch.equal(got, want) and got.shape[1] == 7 + 24
+    reports = gtb.last_report()
+    assert sum(len(report.compiled) for report in reports) <= 3, [report.summary() for report in reports]
+    assert sum(report.calls for report in reports) == 24 and not any(report.eager_calls for report in reports)
 
 
 def test_info_log_names_each_compile(capsys: pytest.CaptureFixture[str]) -> None:
