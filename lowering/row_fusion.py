@@ -41,12 +41,17 @@ from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.kernels import is_kernel
-from graphfuse.lowering.parallel import DEFAULT_MIN_ELEMENTS
 from graphfuse.lowering.row_chunks import chunk_row_loops
-from graphfuse.lowering.row_strategy import ROW_SCHEDULE, RowPolicy, row_loops, select_row_schedule
+from graphfuse.lowering.row_strategy import (
+    ROW_SCHEDULE,
+    RowPolicy,
+    SelectRowSchedules,
+    row_loops,
+    select_row_schedule,
+)
 from graphfuse.lowering.schedules.library import include, loaded, run_transforms
 from graphfuse.pipelines import log
-from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
+from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["ApplyRowSchedules", "TileKernelRows", "apply_row_schedule"]
 
@@ -377,32 +382,14 @@ class ApplyRowSchedules(GraphPass):
 
 
 @dataclass(frozen=True)
-class TileKernelRows(GraphPass):
+class TileKernelRows(SelectRowSchedules):
+    """select-row-schedules and apply-row-schedules in one pass, with the first's options."""
+
     name: ClassVar[str] = "tile-kernel-rows"
     summary: ClassVar[str] = (
         "Tile kernels with reductions (and large elementwise ones) by rows, fuse their producers per row, vectorize "
         "the rows in register-sized chunks (select-row-schedules and apply-row-schedules in one)")
     statistics: ClassVar[dict[str, str]] = _STATISTICS
-    vectorize: bool = option(True, "vectorize the ops inside the row loop")
-    max_row: int = option(
-        4096, "longest row (elements) vectorized as it is; longer rows are vectorized only when cut into chunks")
-    parallel_min_elements: int = option(
-        DEFAULT_MIN_ELEMENTS, "kernels with at least this many result elements get a parallel row loop (scf.forall)")
-    vector_bits: int = option(0, "vector register width (bits) the row chunks are sized for; 0: the host's")
-    chunk_vectors: int = option(
-        4, "vector registers per row chunk (independent accumulators); 0 keeps whole-row vectors")
-    elementwise: bool = option(
-        True, "tile elementwise kernels by rows too: rank >= 2 with rows of one chunk to max-row, 1-D from "
-        "parallel-min-elements (needs chunk-vectors)")
-
-    def policy(self) -> RowPolicy:
-        return RowPolicy(self.vectorize, self.max_row, self.parallel_min_elements, self.vector_bits,
-                         self.chunk_vectors, self.elementwise)
-
-    def __post_init__(self) -> None:
-        problem = self.policy().problem(self.name)
-        if problem is not None:
-            raise OptionError(problem)
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         _apply_all(module, context, self.policy())
