@@ -1098,3 +1098,30 @@ def test_factories_and_slices_over_a_symbolic_size() -> None:
         x = randn(2, length)
         assert_close(imported.run_reference(x), [t.numpy() for t in model(x)], 1e-6, 1e-6)
 
+
+
+class FirstPositions(nn.Module):
+    def __init__(self, end: int) -> None:
+        super().__init__()
+        self.end = end
+
+    def forward(self, x: Any) -> Any:
+        return x[:, :self.end] * 2 - 1
+
+
+def test_a_dynamic_dim_sliced_to_numbers_within_its_smallest_size() -> None:
+    """x[:, :1] over a dynamic sequence length of at least 2 is a static slice, compiled once and exact at every
+    length (transformers' masking_utils reads position_ids[:, :1] so under dynamic shapes)."""
+    from torch.export import Dim
+
+    dynamic = ({1: Dim("seq", min=2, max=60)},)
+    imported = gft.import_module(FirstPositions(1).eval(), (randn(2, 10),), dynamic_shapes=dynamic)
+    assert "(tensor<2x?xf32>) -> tensor<2x1xf32>" in str(imported.module)
+    executable = graphfuse_compile(imported.module)
+    for length in (2, 17, 60):
+        x = randn(2, length)
+        (got,) = executable(x.numpy())
+        np.testing.assert_array_equal(got, (x[:, :1] * 2 - 1).numpy())
+    # past the smallest length the slice would clamp: torch.export refuses that range itself
+    with pytest.raises(GraphfuseError, match=r"Constraints violated \(seq\)"):
+        gft.import_module(FirstPositions(3).eval(), (randn(2, 10),), dynamic_shapes=dynamic)

@@ -169,13 +169,40 @@ def _bound(value: Any, size: int, default: int) -> int:
     return min(max(value, 0), size)
 
 
-@_converts("aten.slice.Tensor", graph="`slice`", notes="positive step; static shape")
+@_converts("aten.slice.Tensor", graph="`slice`",
+           notes="positive step; static shape, or a dynamic dim sliced to numbers within its smallest size")
 def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
     if isinstance(a["end"], fx.Node):
         return _slice_to_symbolic_end(imp, node, x, a)
+    if not x.sig.is_static:
+        return _slice_of_a_dynamic_dim(imp, node, x, a)
     axis, start, end, step = _slice_bounds(imp, node, a, imp.static_shape(x))
     return _slice_box(imp, x, axis, start, end, step)
+
+
+def _slice_of_a_dynamic_dim(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str, Any]) -> Tensor:
+    """``x[:, :1]`` with dim 1 of ``x`` dynamic and the others static: a static slice, exact when the bounds are
+    numbers within the smallest size torch.export's range allows that dim (the slice never clamps; the compiled
+    code checks the bounds at each call too)."""
+    axis = _axis(a["dim"], len(x.shape))
+    start = 0 if a["start"] is None else a["start"]
+    end = a["end"]
+    size = imp.meta(a["self"]).shape[axis]
+    ranges = getattr(imp.program, "range_constraints", {})
+    bound = ranges.get(size.node.expr) if isinstance(size, torch.SymInt) else None
+    try:
+        lower = int(bound.lower)
+    except (AttributeError, TypeError, ValueError):
+        lower = None
+    others = [d for k, d in enumerate(x.shape) if k != axis]
+    if None in others or not isinstance(end, int) or not isinstance(start, int) or a["step"] < 1 or lower is None \
+            or not 0 <= start <= end <= lower:
+        raise imp.unsupported(node, f"a slice of {x.sig} whose result has a dynamic size, or past the smallest "
+                                    f"size of dimension {axis}")
+    starts, limits, strides = [0] * len(x.shape), list(x.shape), [1] * len(x.shape)
+    starts[axis], limits[axis], strides[axis] = start, end, int(a["step"])
+    return imp.emit("slice", x, start=starts, limit=limits, strides=strides)
 
 
 def _slice_bounds(imp: _Importer, node: fx.Node, a: dict[str, Any], shape: tuple[int, ...]) -> tuple[int, ...]:
