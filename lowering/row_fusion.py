@@ -44,7 +44,6 @@ from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.row_chunks import chunk_row_loops
 from graphfuse.lowering.row_strategy import (
     ROW_SCHEDULE,
-    RowPolicy,
     SelectRowSchedules,
     row_loops,
     select_row_schedule,
@@ -348,7 +347,7 @@ _STATISTICS = {
 }
 
 
-def _apply_all(module: ir.Module, context: PassContext, select: RowPolicy | None) -> None:
+def _apply_all(module: ir.Module, context: PassContext, select: SelectRowSchedules | None) -> None:
     """Run the row schedule of every kernel of ``module``, chosen first by ``select`` when given."""
     with module.context, ir.Location.unknown(), loaded(module.context):  # the library parsed once for the module
         for name, func_op in functions(module).items():
@@ -392,4 +391,4 @@ class TileKernelRows(SelectRowSchedules):
     statistics: ClassVar[dict[str, str]] = _STATISTICS
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        _apply_all(module, context, self.policy())
+        _apply_all(module, context, self)

@@ -35,7 +35,7 @@ from graphfuse.lowering.parallel import DEFAULT_MIN_ELEMENTS, static_elements
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
-__all__ = ["FLAT_ROW_CHUNKS", "ROW_SCHEDULE", "RowPolicy", "SelectRowSchedules", "row_loops", "select_row_schedule"]
+__all__ = ["FLAT_ROW_CHUNKS", "ROW_SCHEDULE", "SelectRowSchedules", "row_loops", "select_row_schedule"]
 
 #: The attribute recording a root's row schedule.
 ROW_SCHEDULE = "graph.row_schedule"
@@ -45,28 +45,6 @@ _CONTRACTIONS = frozenset({"linalg.contract", "linalg.matmul", "linalg.batch_mat
 #: Rows of a 1-D elementwise kernel, in chunks (64 chunks of 64 floats at 512 bits: 16 KiB per row, so the rows
 #: split evenly over the threads and the one shorter rest is small).
 FLAT_ROW_CHUNKS = 64
-
-
-@dataclass(frozen=True)
-class RowPolicy:
-    """What decides a kernel's row schedule: the options of select-row-schedules (and tile-kernel-rows)."""
-
-    vectorize: bool = True
-    max_row: int = 4096
-    parallel_min_elements: int = DEFAULT_MIN_ELEMENTS
-    vector_bits: int = 0  # 0: the host's
-    chunk_vectors: int = 4
-    elementwise: bool = True
-
-    def problem(self, pass_name: str) -> str | None:
-        """Why these options are out of range for ``pass_name``, or None."""
-        if self.max_row < 1:
-            return f"option 'max-row' of pass '{pass_name}' must be >= 1, got {self.max_row}"
-        if self.vector_bits not in (0, 128, 256, 512):
-            return f"option 'vector-bits' of pass '{pass_name}' must be 0, 128, 256 or 512, got {self.vector_bits}"
-        if self.chunk_vectors < 0:
-            return f"option 'chunk-vectors' of pass '{pass_name}' must be >= 0, got {self.chunk_vectors}"
-        return None
 
 
 def row_loops(op: ir.Operation) -> int:
@@ -236,9 +214,9 @@ def _reads_a_row_reduction(root: ir.Operation) -> bool:
     return False
 
 
-def select_row_schedule(func_op: ir.Operation, name: str, policy: RowPolicy) -> bool:
-    """Record the row schedule of kernel ``func_op`` on its roots; whether it has one (the reason it has none is
-    logged)."""
+def select_row_schedule(func_op: ir.Operation, name: str, policy: SelectRowSchedules) -> bool:
+    """Record the row schedule of kernel ``func_op`` on its roots as ``policy``'s options decide; whether it has one
+    (the reason it has none is logged)."""
     bits = policy.vector_bits or vector_bits()
     lanes = bits // 32
     min_row = lanes * policy.chunk_vectors if policy.elementwise and policy.vectorize else 0
@@ -296,18 +274,17 @@ class SelectRowSchedules(GraphPass):
         True, "tile elementwise kernels by rows too: rank >= 2 with rows of one chunk to max-row, 1-D from "
         "parallel-min-elements (needs chunk-vectors)")
 
-    def policy(self) -> RowPolicy:
-        return RowPolicy(self.vectorize, self.max_row, self.parallel_min_elements, self.vector_bits,
-                         self.chunk_vectors, self.elementwise)
-
     def __post_init__(self) -> None:
-        problem = self.policy().problem(self.name)
-        if problem is not None:
-            raise OptionError(problem)
+        if self.max_row < 1:
+            raise OptionError(f"option 'max-row' of pass '{self.name}' must be >= 1, got {self.max_row}")
+        if self.vector_bits not in (0, 128, 256, 512):
+            raise OptionError(f"option 'vector-bits' of pass '{self.name}' must be 0, 128, 256 or 512, "
+                              f"got {self.vector_bits}")
+        if self.chunk_vectors < 0:
+            raise OptionError(f"option 'chunk-vectors' of pass '{self.name}' must be >= 0, got {self.chunk_vectors}")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        policy = self.policy()
         with module.context, ir.Location.unknown():
             for name, func_op in functions(module).items():
-                if is_kernel(func_op) and func_op.regions[0].blocks and select_row_schedule(func_op, name, policy):
+                if is_kernel(func_op) and func_op.regions[0].blocks and select_row_schedule(func_op, name, self):
                     context.count("num-kernels")
