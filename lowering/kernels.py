@@ -295,8 +295,6 @@ def _fold_unit_expansions(func_op: ir.Operation) -> int:
             expand = as_operation(source)
             src_type = ir.RankedTensorType(expand.operands[0].type)
             dst_type = ir.RankedTensorType(expand.results[0].type)
-            if not (src_type.has_static_shape and dst_type.has_static_shape):
-                continue
             kept = _kept_dims(expand, src_type, dst_type)
             if kept is None:
                 continue
@@ -322,7 +320,7 @@ def _kept_dims(expand: ir.Operation, source: ir.RankedTensorType, result: ir.Ran
     """For an ``expand_shape`` that only adds size-1 dims: per source dim, the result dim that holds it.
 
     Each reassociation group holds its source dim's size once and 1 elsewhere (a size-1 source dim: a group
-    of 1s, its first dim taken); None for any other expansion.
+    of 1s, its first dim taken; a dynamic one: its one dynamic dim); None for any other expansion.
     """
     kept = []
     for source_dim, group in enumerate(ir.ArrayAttr(expand.attributes["reassociation"])):

@@ -45,6 +45,7 @@ from graphfuse.lowering.row_chunks import chunk_row_loops
 from graphfuse.lowering.row_strategy import (
     ROW_SCHEDULE,
     SelectRowSchedules,
+    dynamic_loops,
     row_loops,
     select_row_schedule,
 )
@@ -119,19 +120,23 @@ def _read_schedule(root: ir.Operation) -> _KernelSchedule:
         raise GraphfuseError(f"{ROW_SCHEDULE}: vector_bits must be 128, 256 or 512 and chunk_vectors >= 0, got "
                              f"{values['vector_bits']} and {values['chunk_vectors']}")
     result = ir.RankedTensorType(root.results[0].type)
-    if not result.has_static_shape or 0 in result.shape:
-        raise GraphfuseError(f"{ROW_SCHEDULE} tiles a result of static, non-zero shape, not {result}")
+    if 0 in result.shape:
+        raise GraphfuseError(f"{ROW_SCHEDULE} tiles a result of non-zero shape, not {result}")
     if values.get("max_vector", 1) < 1:
         raise GraphfuseError(f"{ROW_SCHEDULE}: max_vector must be >= 1, got {values['max_vector']}")
     if flat:
-        if result.rank != 1 or values["row"] < 1:
-            raise GraphfuseError(f"{ROW_SCHEDULE} with 'row' tiles a 1-D result by a positive row, not {result} by "
-                                 f"{values['row']}")
+        if result.rank != 1 or values["row"] < 1 or not result.has_static_shape:
+            raise GraphfuseError(f"{ROW_SCHEDULE} with 'row' tiles a static 1-D result by a positive row, not "
+                                 f"{result} by {values['row']}")
     else:
         rows = values["rows"]
         if len(rows) != row_loops(root) or any(size < 0 for size in rows) or not any(rows):
             raise GraphfuseError(f"{ROW_SCHEDULE}: 'rows' needs a size >= 0 for each of the op's {row_loops(root)} "
                                  f"loops, not all 0; got {rows}")
+        untiled = sorted(loop for loop in dynamic_loops(root) if rows[loop] != 1)
+        if untiled:
+            raise GraphfuseError(f"{ROW_SCHEDULE}: a loop of dynamic extent is tiled by 1 (rows of static shape); "
+                                 f"loop {untiled[0]} is not, in {rows}")
     return _KernelSchedule(values.get("row", 0), values["tasks"], values.get("vectorize", True),
                            values.get("max_vector", 0), values["vector_bits"], values["chunk_vectors"])
 

@@ -35,7 +35,7 @@ from graphfuse.lowering.parallel import DEFAULT_MIN_ELEMENTS, static_elements
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, OptionError, PassContext, option
 
-__all__ = ["FLAT_ROW_CHUNKS", "ROW_SCHEDULE", "SelectRowSchedules", "row_loops", "select_row_schedule"]
+__all__ = ["FLAT_ROW_CHUNKS", "ROW_SCHEDULE", "SelectRowSchedules", "dynamic_loops", "row_loops", "select_row_schedule"]
 
 #: The attribute recording a root's row schedule.
 ROW_SCHEDULE = "graph.row_schedule"
@@ -82,6 +82,48 @@ def _innermost_extent(func_op: ir.Operation) -> int:
     return extent
 
 
+def dynamic_loops(op: ir.Operation) -> set[int]:
+    """The loops of linalg ``op`` whose extent is known only at run time (no operand has a static size for it)."""
+    if op.name == "linalg.fill":
+        return {k for k, size in enumerate(ir.RankedTensorType(op.results[0].type).shape) if size < 0}
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    static: set[int] = set()
+    for value, amap in zip(op.operands, maps, strict=True):
+        if not isinstance(value.type, ir.RankedTensorType):
+            continue
+        shape = ir.RankedTensorType(value.type).shape
+        for size, expr in zip(shape, amap.results, strict=True):
+            if isinstance(expr, ir.AffineDimExpr) and size >= 0:
+                static.add(expr.position)
+    return set(range(maps[0].n_dims)) - static
+
+
+def _dynamic_size_reason(op: ir.Operation) -> str | None:
+    """Why ``op``'s dynamic sizes keep its kernel from being row-tiled (None: they do not): a row loop is tiled by 1,
+    so a dynamic extent there leaves each row static; a dynamic row length or reduction would not be."""
+    types = [v.type for v in (*op.operands, *op.results) if isinstance(v.type, ir.RankedTensorType)]
+    if all(ir.RankedTensorType(t).has_static_shape for t in types):
+        return None
+    if op.name in ("tensor.dim", "tensor.empty", "func.return"):  # the rows' destinations and results
+        return None
+    if op.name not in _ALLOWED:
+        return f"it has dynamic shapes in {op.name}"
+    if op.name == "linalg.generic":
+        iterators = _iterators(op)
+        if any(iterators[loop] == "reduction" for loop in dynamic_loops(op)):
+            return "a reduction has a dynamic length"
+    return None
+
+
+def _dynamic_row_reason(root: ir.Operation) -> str | None:
+    """Why ``root``'s dynamic sizes keep the kernel from being row-tiled (None: they do not): every loop of
+    dynamic extent must be one tiled by 1, so that each row the tiling leaves has a static length."""
+    tiled = _row_tiles(root)
+    if any(not tiled[loop] for loop in dynamic_loops(root)):
+        return "its rows have a dynamic length"
+    return None
+
+
 def _has_reduction(func_op: ir.Operation) -> bool:
     """Whether a kernel holds a generic with a reduction loop (row kernels; the others are elementwise)."""
     return any(op.name == "linalg.generic" and "reduction" in _iterators(op) for op in
@@ -120,6 +162,9 @@ def _elementwise_rows(func_op: ir.Operation, min_row: int, flat_min: int, max_ro
         if not isinstance(t, ir.RankedTensorType) or ir.RankedTensorType(t).rank < 1:
             return "it has no reduction and a scalar result (LLVM vectorizes elementwise loops)"
         ranks.add(ir.RankedTensorType(t).rank)
+        if ir.RankedTensorType(t).shape[-1] < 0:
+            return "its rows have a dynamic length" if ir.RankedTensorType(t).rank >= 2 else \
+                "it has no reduction and a 1-D result of dynamic length"
         if ir.RankedTensorType(t).rank >= 2 and ir.RankedTensorType(t).shape[-1] < min_row:
             return f"it has no reduction and rows shorter than {min_row} (LLVM vectorizes elementwise loops)"
         if ir.RankedTensorType(t).rank >= 2 and ir.RankedTensorType(t).shape[-1] > max_row:
@@ -149,10 +194,11 @@ def _candidate_roots(func_op: ir.Operation, min_elementwise_row: int = 0, flat_m
         if op.name.startswith("linalg.") and op.name not in _ALLOWED:
             return [], f"it holds {op.name}"
         for value in (*op.operands, *op.results):
-            if isinstance(value.type, ir.RankedTensorType) and not ir.RankedTensorType(value.type).has_static_shape:
-                return [], "it has dynamic shapes"
             if isinstance(value.type, ir.RankedTensorType) and 0 in ir.RankedTensorType(value.type).shape:
                 return [], "it has a zero-size dimension"  # linalg tiling asserts on empty loops
+        reason = _dynamic_size_reason(op)
+        if reason is not None:
+            return [], reason
         if op.name == "linalg.generic" and "reduction" in _iterators(op):
             iterators = _iterators(op)
             if len(op.operands) - len(op.results) != 1:
@@ -194,6 +240,10 @@ def _candidate_roots(func_op: ir.Operation, min_elementwise_row: int = 0, flat_m
         roots = [r for r in roots if _reads_a_row_reduction(r)]
     if not roots:
         return [], "no result is a linalg op with rows to tile"
+    for root in roots:
+        reason = _dynamic_row_reason(root)
+        if reason is not None:
+            return [], reason
     return roots, None
 
 
@@ -241,7 +291,9 @@ def select_row_schedule(func_op: ir.Operation, name: str, policy: SelectRowSched
         log.debug(f"select-row-schedules: @{name}: 1-D, rows of {flat_row}")
         return True
     row = _innermost_extent(func_op)
-    tasks = all((static_elements(r.results[0]) or 0) >= policy.parallel_min_elements for r in roots)
+    # a dynamic row count is shared out at run time: the rows are tasks whatever their count
+    tasks = all(not ir.RankedTensorType(r.results[0].type).has_static_shape
+                or (static_elements(r.results[0]) or 0) >= policy.parallel_min_elements for r in roots)
     trial = policy.vectorize and row > policy.max_row and policy.chunk_vectors > 0
     vectorize = trial or (policy.vectorize and row <= policy.max_row)
     for root in roots:

@@ -67,15 +67,12 @@ def lower_reduction(op: ir.Operation) -> bool:
         else:
             # contract: a fused producer's multiply (sum(x * x)) and the accumulation may become one FMA
             identity, combine = 0, (fadd if float_acc else arith.addi)
-        # keep_dims, static shapes: reduce into the kept dims (a projected-permutation result map, which
-        # tiling needs) and expand_shape the size-1 dims back afterwards.  Dynamic shapes: the reduced dims
-        # stay size-1 dims the result map writes at index 0 (no dynamically sized intermediate buffer).
-        keep_dims = bool(attrs["keep_dims"])
-        expand_after = keep_dims and xt.has_static_shape
-        keep = keep_dims and not expand_after
-        out_dims = range(rank) if keep else kept
-        sizes = [1 if i in axes else _dim(x, i) for i in out_dims]
-        exprs = [ir.AffineConstantExpr.get(0) if i in axes else ir.AffineDimExpr.get(i) for i in out_dims]
+        # keep_dims: reduce into the kept dims (a projected-permutation result map, which tiling and producer
+        # fusion need) and expand_shape the size-1 dims back afterwards (fuse-kernel-loops folds the expansion
+        # into the reader's indexing map).
+        expand_after = bool(attrs["keep_dims"])
+        sizes = [_dim(x, i) for i in kept]
+        exprs = [ir.AffineDimExpr.get(i) for i in kept]
         init = _filled(sizes, acc, identity)
         generic = build_generic(
             [_tensor_type(sizes, acc)],

@@ -170,3 +170,53 @@ def test_a_root_fused_into_another_group_is_tiled_once() -> None:
         results = compile_linalg(module, "f", threads=1)(x)
     for got, want in zip(results, (x * 2, x + 1, (x + 1) * 3), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+#: Row kernels whose row count is known only when called (tokens): softmax, add + layer_norm, rms_norm; the
+#: rows' length and each input's shape for ``rows`` rows.
+_DYNAMIC_ROWS = {
+    "softmax": ("""func.func @main(%x: tensor<?x?x40xf32>) -> tensor<?x?x40xf32> {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<?x?x40xf32>) -> tensor<?x?x40xf32>
+  return %0 : tensor<?x?x40xf32>
+}""", 40, lambda rows: [(rows, 3, 40)]),
+    "add_layer_norm": ("""func.func @main(%x: tensor<?x300xf32>, %r: tensor<?x300xf32>, %g: tensor<300xf32>,
+    %b: tensor<300xf32>) -> tensor<?x300xf32> {
+  %0 = "graph.add"(%x, %r) : (tensor<?x300xf32>, tensor<?x300xf32>) -> tensor<?x300xf32>
+  %1 = "graph.layer_norm"(%0, %g, %b) {epsilon = 1.0e-5 : f32}
+    : (tensor<?x300xf32>, tensor<300xf32>, tensor<300xf32>) -> tensor<?x300xf32>
+  return %1 : tensor<?x300xf32>
+}""", 300, lambda rows: [(rows, 300), (rows, 300), (300,), (300,)]),
+    "rms_norm": ("""func.func @main(%x: tensor<?x64xf32>, %g: tensor<64xf32>) -> tensor<?x64xf32> {
+  %0 = "graph.rms_norm"(%x, %g) {epsilon = 1.0e-6 : f32} : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}""", 64, lambda rows: [(rows, 64), (64,)]),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(_DYNAMIC_ROWS))
+def test_dynamic_row_counts_are_tiled_rows_of_static_length(kernel: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A kernel whose rows are counted at run time is tiled by rows all the same (each row is static): one compile
+    serves 0, 1 and many rows, rows holding NaN, infinities and -0 included, as the reference computes them."""
+    import graphfuse
+    from graphfuse.pipelines import log
+
+    text, row, shapes = _DYNAMIC_ROWS[kernel]
+    log.configure("debug")
+    try:
+        executable = graphfuse.compile(text)
+    finally:
+        log.configure()
+    assert f": 1 result loop(s) by rows of {row}, vectorized" in capsys.readouterr().err
+    rng = np.random.default_rng(3)
+    for rows in (0, 1, 5, 301):
+        inputs = [rng.standard_normal(shape).astype(np.float32) for shape in shapes(rows)]
+        if rows >= 5:
+            first = inputs[0].reshape(rows, -1)
+            first[1, 7] = np.nan
+            first[2, :] = -np.inf
+            first[3, 5] = np.inf
+            first[4, :] = -0.0
+        (got,) = executable(*inputs)
+        (want,) = executable.reference(*inputs)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, equal_nan=True)

@@ -97,7 +97,7 @@ func.func private @odd_vector_width(%x: tensor<8x64xf32>) -> tensor<8x64xf32> at
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func private @flat_rows_of_a_matrix(%x: tensor<8x64xf32>) -> tensor<8x64xf32> attributes {graph.kernel} {
   %e = tensor.empty() : tensor<8x64xf32>
-  // expected-error @+1 {{graph.row_schedule with 'row' tiles a 1-D result by a positive row, not tensor<8x64xf32> by 16}}
+  // expected-error @+1 {{graph.row_schedule with 'row' tiles a static 1-D result by a positive row, not tensor<8x64xf32> by 16}}
   %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>)
       attrs = {graph.row_schedule = {row = 16 : i64, tasks = false, vector_bits = 512 : i64, chunk_vectors = 4 : i64}} {
@@ -105,6 +105,40 @@ func.func private @flat_rows_of_a_matrix(%x: tensor<8x64xf32>) -> tensor<8x64xf3
     linalg.yield %a : f32
   } -> tensor<8x64xf32>
   return %r : tensor<8x64xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func private @dynamic_rows_by_two(%x: tensor<?x64xf32>) -> tensor<?x64xf32> attributes {graph.kernel} {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%n) : tensor<?x64xf32>
+  // expected-error @+1 {{graph.row_schedule: a loop of dynamic extent is tiled by 1 (rows of static shape); loop 0 is not, in [2, 0]}}
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x64xf32>) outs(%e : tensor<?x64xf32>)
+      attrs = {graph.row_schedule = {rows = array<i64: 2, 0>, tasks = true, vectorize = true, vector_bits = 512 : i64, chunk_vectors = 4 : i64}} {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  } -> tensor<?x64xf32>
+  return %r : tensor<?x64xf32>
+}
+
+// -----
+
+#id1 = affine_map<(d0) -> (d0)>
+func.func private @dynamic_flat_rows(%x: tensor<?xf32>) -> tensor<?xf32> attributes {graph.kernel} {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  // expected-error @+1 {{graph.row_schedule with 'row' tiles a static 1-D result by a positive row, not tensor<?xf32> by 4096}}
+  %r = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>)
+      attrs = {graph.row_schedule = {row = 4096 : i64, tasks = true, vector_bits = 512 : i64, chunk_vectors = 4 : i64}} {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }
 
 // -----

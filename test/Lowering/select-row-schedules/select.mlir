@@ -22,6 +22,18 @@ func.func private @softmax_kernel(%x: tensor<64x128xf32>) -> tensor<64x128xf32> 
 
 // -----
 
+// A dynamic row count: rows of one row each are static, and their count is shared out at run time (tasks).
+// CHECK-LABEL: func.func private @dynamic_rows_kernel
+// CHECK:         graph.row_schedule = {chunk_vectors = 4 : i64, rows = array<i64: 1, 1, 0>, tasks = true, vector_bits = 512 : i64, vectorize = true}
+// CHECK-NOT:     graph.row_schedule
+// CHECK:         return
+func.func private @dynamic_rows_kernel(%x: tensor<?x?x32xf32>) -> tensor<?x?x32xf32> attributes {graph.kernel} {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+  return %0 : tensor<?x?x32xf32>
+}
+
+// -----
+
 // Two results, each a root of its own: the rms norm and the sum before it.
 // CHECK-LABEL: func.func private @add_rms_norm_kernel
 // CHECK-COUNT-2: graph.row_schedule = {chunk_vectors = 4 : i64, rows = array<i64: 1, 1, 0>, tasks = false, vector_bits = 512 : i64, vectorize = true}
@@ -67,7 +79,8 @@ func.func private @flat_kernel(%x: tensor<100003xf32>) -> tensor<100003xf32> att
 
 // -----
 
-// Negative: no schedule for a transpose, rows shorter than a chunk, dynamic shapes, a function not a kernel.
+// Negative: no schedule for a transpose, rows shorter than a chunk, a row of dynamic length, a function not a
+// kernel.
 // CHECK-LABEL: func.func private @transpose_kernel
 // CHECK-NOT:     graph.row_schedule
 // CHECK-LABEL: func.func private @narrow_kernel
@@ -85,9 +98,9 @@ func.func private @narrow_kernel(%x: tensor<4096x48xf32>) -> tensor<4096x48xf32>
   %0 = "graph.exp"(%x) : (tensor<4096x48xf32>) -> tensor<4096x48xf32>
   return %0 : tensor<4096x48xf32>
 }
-func.func private @dynamic_kernel(%x: tensor<?x32xf32>) -> tensor<?x32xf32> attributes {graph.kernel} {
-  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<?x32xf32>) -> tensor<?x32xf32>
-  return %0 : tensor<?x32xf32>
+func.func private @dynamic_kernel(%x: tensor<8x?xf32>) -> tensor<8x?xf32> attributes {graph.kernel} {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<8x?xf32>) -> tensor<8x?xf32>
+  return %0 : tensor<8x?xf32>
 }
 func.func @not_a_kernel(%x: tensor<8x32xf32>) -> tensor<8x32xf32> {
   %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<8x32xf32>) -> tensor<8x32xf32>

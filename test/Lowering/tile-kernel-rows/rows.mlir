@@ -90,11 +90,36 @@ func.func @not_a_kernel(%x: tensor<8x32xf32>) -> tensor<8x32xf32> {
 
 // -----
 
-// Dynamic shapes are not tiled.
-// LOG: select-row-schedules: @dynamic_kernel is not tiled: it has dynamic shapes
-// CHECK-LABEL: func.func private @dynamic_kernel
-// CHECK-NOT:     scf.for
-func.func private @dynamic_kernel(%x: tensor<?x32xf32>) -> tensor<?x32xf32> attributes {graph.kernel} {
+// A dynamic row count: a parallel loop over the rows the call has, each row static and vectorized.
+// LOG: select-row-schedules: @dynamic_rows_kernel: 1 result loop(s) by rows of 32, vectorized
+// CHECK-LABEL: func.func private @dynamic_rows_kernel
+// CHECK:         %[[ROWS:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x32xf32>
+// CHECK:         scf.forall (%[[ROW:.*]]) in (%[[ROWS]])
+// CHECK:           tensor.extract_slice %{{.*}}[%[[ROW]], 0] [1, 32] [1, 1] : tensor<?x32xf32> to tensor<1x32xf32>
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x32xf32>, vector<1x32xf32>
+// CHECK:           vector.reduction <maximumf>
+// CHECK:           vector.reduction <add>
+// CHECK:           tensor.parallel_insert_slice {{.*}}[%[[ROW]], 0] [1, 32] [1, 1]
+func.func private @dynamic_rows_kernel(%x: tensor<?x32xf32>) -> tensor<?x32xf32> attributes {graph.kernel} {
   %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<?x32xf32>) -> tensor<?x32xf32>
   return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+// Rows of dynamic length are not tiled: a reduction over them, or elementwise rows.
+// LOG: select-row-schedules: @dynamic_reduction_kernel is not tiled: a reduction has a dynamic length
+// LOG: select-row-schedules: @dynamic_row_kernel is not tiled: its rows have a dynamic length
+// CHECK-LABEL: func.func private @dynamic_reduction_kernel
+// CHECK-NOT:     scf.for
+// CHECK-LABEL: func.func private @dynamic_row_kernel
+// CHECK-NOT:     scf.for
+func.func private @dynamic_reduction_kernel(%x: tensor<8x?xf32>) -> tensor<8x?xf32> attributes {graph.kernel} {
+  %0 = "graph.softmax"(%x) {axis = -1 : i64} : (tensor<8x?xf32>) -> tensor<8x?xf32>
+  return %0 : tensor<8x?xf32>
+}
+func.func private @dynamic_row_kernel(%x: tensor<8x?xf32>) -> tensor<8x?xf32> attributes {graph.kernel} {
+  %0 = "graph.exp"(%x) : (tensor<8x?xf32>) -> tensor<8x?xf32>
+  %1 = "graph.mul"(%0, %x) : (tensor<8x?xf32>, tensor<8x?xf32>) -> tensor<8x?xf32>
+  return %1 : tensor<8x?xf32>
 }
