@@ -31,13 +31,14 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import arith, memref, vector
+from mlir.dialects import arith, memref, scf, vector
 
 from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.common import element_bytes
 
 __all__ = [
-    "BUFFER_ALIGNMENT", "prefetch_next_rows", "static_bounds", "stream_large_stores",
+    "BUFFER_ALIGNMENT", "FOOTPRINT_VERSION", "large_nests", "prefetch_next_rows", "static_bounds",
+    "stream_large_stores", "version_large_nests",
 ]
 
 #: Byte alignment the runtime guarantees for result buffers.
@@ -145,16 +146,86 @@ def _bytes(t: ir.Type) -> int:
     return math.prod(buffer_type.shape) * element_bytes(buffer_type.element_type)
 
 
-def _footprint(nest: ir.Operation) -> int:
-    """Bytes of the distinct function arguments the loop nest reads or writes."""
-    roots: dict[ir.Value, int] = {}
+def _nest_roots(nest: ir.Operation) -> list[ir.Value]:
+    """The distinct function arguments the loop nest reads or writes."""
+    roots: dict[ir.Value, None] = {}
     for op in nested_ops(nest):
         for value in op.operands:
             if isinstance(value.type, ir.MemRefType):
                 root, _ = _root(value)
                 if root is not None:
-                    roots[root] = _bytes(root.type)
-    return sum(roots.values())
+                    roots[root] = None
+    return list(roots)
+
+
+def _footprint(nest: ir.Operation) -> int:
+    """Bytes of the distinct function arguments of static size the loop nest reads or writes."""
+    return sum(_bytes(root.type) for root in _nest_roots(nest))
+
+
+#: The marker of an ``scf.if`` choosing at run time between a loop nest touching at least the streaming footprint
+#: (its then region, which streams and prefetches) and the same nest touching less (its else region).
+FOOTPRINT_VERSION = "graphfuse.cpu.footprint_version"
+
+
+def large_nests(func: ir.Operation, min_bytes: int) -> list[ir.Operation]:
+    """The loop nests of ``func``'s body touching at least ``min_bytes``: those whose static footprint says so, and
+    the large version of each nest whose footprint is known at run time (:func:`version_large_nests`)."""
+    nests = []
+    for op in func.regions[0].blocks[0].operations:
+        op = as_operation(op)
+        if FOOTPRINT_VERSION in op.attributes:
+            nests.append(as_operation(op.regions[0].blocks[0].operations[0]))
+        elif op.regions and _footprint(op) >= min_bytes:
+            nests.append(op)
+    return nests
+
+
+def _run_time_bytes(root: ir.Value) -> ir.Value:
+    """The bytes of memref ``root`` as an index value computed where the insertion point is."""
+    buffer_type = ir.MemRefType(root.type)
+    total = _index(element_bytes(buffer_type.element_type))
+    for dim, size in enumerate(buffer_type.shape):
+        extent = memref.dim(root, _index(dim)) if size == ir.ShapedType.get_dynamic_size() else _index(size)
+        total = arith.muli(total, extent)
+    return total
+
+
+def version_large_nests(func: ir.Operation, min_bytes: int) -> int:
+    """Let each loop nest of ``func``'s body whose footprint depends on the call's sizes stream when the call is large.
+
+    A nest reading or writing function arguments of dynamic size (tokens) touches a number of bytes known only
+    when it runs.  Such a nest, when its static part stays below ``min_bytes``, becomes an ``scf.if`` (marked
+    FOOTPRINT_VERSION) on its bytes at run time: a copy of the nest in the then region, which the streaming
+    passes treat as large, the nest itself in the else region.  Returns how many nests were versioned.
+    """
+    entry = func.regions[0].blocks[0]
+    versioned = 0
+    for nest in list(entry.operations):
+        nest = as_operation(nest)
+        if not nest.regions or nest.results or nest.name not in {"scf.for", "scf.forall", "scf.parallel"}:
+            continue
+        roots = _nest_roots(nest)
+        dynamic = [r for r in roots if not ir.MemRefType(r.type).has_static_shape]
+        if not dynamic or _footprint(nest) >= min_bytes:
+            continue
+        if any(not isinstance(r.owner, ir.Block) or r.owner != entry for r in dynamic):
+            continue  # a buffer whose size the entry cannot read before the nest
+        with nest.location, ir.InsertionPoint(nest):
+            total = _index(_footprint(nest))
+            for root in dynamic:
+                total = arith.addi(total, _run_time_bytes(root))
+            large = arith.cmpi(arith.CmpIPredicate.sge, total, _index(min_bytes))
+            choice = scf.IfOp(large, [], has_else=True)
+        choice.attributes[FOOTPRINT_VERSION] = ir.UnitAttr.get()
+        with ir.InsertionPoint(choice.then_block):
+            nest.clone()
+            scf.YieldOp([])
+        with ir.InsertionPoint(choice.else_block):
+            scf.YieldOp([])
+        nest.move_before(as_operation(choice.else_block.operations[0]))
+        versioned += 1
+    return versioned
 
 
 def _streamable(write: ir.Operation) -> bool:
@@ -194,10 +265,7 @@ def stream_large_stores(func: ir.Operation, aligned: list[ir.Value], min_bytes: 
     """
     aligned_roots = set(aligned)
     rewritten = 0
-    for nest in func.regions[0].blocks[0].operations:
-        nest = as_operation(nest)
-        if not nest.regions or _footprint(nest) < min_bytes:
-            continue
+    for nest in large_nests(func, min_bytes):
         ops = list(nested_ops(nest))
         read = _roots_read(ops)
         for write in ops:
@@ -257,6 +325,34 @@ def static_bounds(loop: ir.Operation) -> tuple[ir.Value, int, int, int] | None:
     return None
 
 
+def _row_bounds(loop: ir.Operation) -> tuple[ir.Value, int, int | ir.Value, int] | None:
+    """(induction variable, lower bound, upper bound, step) of a one-dimensional row loop with a constant lower
+    bound and step; the upper bound a constant, or a value when the rows are counted at run time."""
+    if loop.name == "scf.forall":
+        bounds = [list(ir.DenseI64ArrayAttr(loop.attributes[name]))
+                  for name in ("staticLowerBound", "staticUpperBound", "staticStep")]
+        if any(len(b) != 1 for b in bounds):
+            return None
+        dynamic = ir.ShapedType.get_dynamic_size()
+        (lower,), (upper,), (step,) = bounds
+        if dynamic in (lower, step):
+            return None
+        row = loop.regions[0].blocks[0].arguments[0]
+        return row, lower, upper if upper != dynamic else loop.operands[0], step
+    if loop.name == "scf.for":
+        constant = static_bounds(loop)
+        if constant is not None:
+            return constant
+        values = []
+        for operand in (loop.operands[0], loop.operands[2]):
+            owner = operand.owner
+            if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.constant":
+                return None
+            values.append(ir.IntegerAttr(as_operation(owner).attributes["value"]).value)
+        return loop.regions[0].blocks[0].arguments[0], values[0], loop.operands[1], values[1]
+    return None
+
+
 def _index(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), value).result
 
@@ -279,10 +375,9 @@ def prefetch_next_rows(func: ir.Operation, inputs: list[ir.Value], min_bytes: in
     """
     input_roots = set(inputs)
     done = 0
-    for nest in func.regions[0].blocks[0].operations:
-        nest = as_operation(nest)
-        bounds = static_bounds(nest) if nest.name in {"scf.for", "scf.forall"} else None
-        if bounds is None or _footprint(nest) < min_bytes:
+    for nest in large_nests(func, min_bytes):
+        bounds = _row_bounds(nest)
+        if bounds is None:
             continue
         row, lower, upper, step = bounds
         body = nest.regions[0].blocks[0]
@@ -290,12 +385,16 @@ def prefetch_next_rows(func: ir.Operation, inputs: list[ir.Value], min_bytes: in
         slices = [op for op in rows if op.name == "memref.subview" and any(v == row for v in op.operands[1:])
                   and _root(op.operands[0])[0] is not None and any(_root(op.operands[0])[0] == r for r in input_roots)]
         chunk_loops = [op for op in rows if op.name == "scf.for" and static_bounds(op) is not None]
-        if not slices or not chunk_loops or upper - lower <= step:
+        if not slices or not chunk_loops or (isinstance(upper, int) and upper - lower <= step):
             continue
         loop = max(reversed(chunk_loops), key=_pass_work)
         j, _, _, chunk_step = static_bounds(loop)
         with nest.location, ir.InsertionPoint(loop):
-            last = _index(lower + (upper - lower - 1) // step * step)
+            if isinstance(upper, int):
+                last = _index(lower + (upper - lower - 1) // step * step)
+            else:  # a row count known at run time: the last row's start, lower + (upper - lower - 1) / step * step
+                rows_left = arith.subi(arith.subi(upper, _index(lower)), _index(1))
+                last = arith.addi(_index(lower), arith.muli(arith.divui(rows_left, _index(step)), _index(step)))
             following = arith.minsi(arith.addi(row, _index(step)), last)
         with nest.location, ir.InsertionPoint.at_block_begin(loop.regions[0].blocks[0]):
             for view in slices:

@@ -78,7 +78,8 @@ def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None) ->
     rows prefetched in loop nests touching at least ``streaming`` bytes (None: neither)."""
     parallel, libraries = parallel_loops(threads)
     name = entry if _PLAIN_NAME.fullmatch(entry) else f'"{entry}"'
-    streamed = [] if streaming is None else [f"stream-large-stores{{min-bytes={streaming}}}",
+    streamed = [] if streaming is None else [f"version-large-loop-nests{{min-bytes={streaming}}}",
+                                             f"stream-large-stores{{min-bytes={streaming}}}",
                                              f"prefetch-next-rows{{min-bytes={streaming}}}"]
     steps = [
         f"to-destination-passing-style{{entry={name}}}",

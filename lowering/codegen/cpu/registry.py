@@ -39,6 +39,7 @@ CPU_CODEGEN_PASSES: dict[str, PassLoader] = {
     "bind-status-word": _load("bind_status_word", "BindStatusWord"),
     "check-bufferized-entry": _load("check_bufferized_entry", "CheckBufferizedEntry"),
     "forward-loop-results": _load("forward_loop_results", "ForwardLoopResults"),
+    "version-large-loop-nests": _load("version_large_loop_nests", "VersionLargeLoopNests"),
     "stream-large-stores": _load("stream_large_stores", "StreamLargeStores"),
     "prefetch-next-rows": _load("prefetch_next_rows", "PrefetchNextRows"),
     "pack-arguments": _load("pack_arguments", "PackArguments"),
