@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -161,15 +162,29 @@ class Executable(CompiledGraph):
 
     @property
     def takes_addresses(self) -> bool:
-        """Whether :meth:`run_addresses` serves this graph: static shapes, not launched op by op (debug mode)."""
-        return self.launcher is None and self.function.static
+        """Whether :meth:`run_addresses` serves this graph: not launched op by op (debug mode)."""
+        return self.launcher is None
 
-    def run_addresses(self, addresses: list[int]) -> None:
+    @property
+    def dynamic_inputs(self) -> tuple[int, ...]:
+        """The inputs with a dynamic dim, whose shapes :meth:`result_shapes` and :meth:`run_addresses` take."""
+        return tuple(k for k in self.function.dynamic_arguments if k < len(self.function.inputs))
+
+    def result_shapes(self, shapes: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """The shapes of the results for :attr:`dynamic_inputs` of ``shapes`` (the others have their static
+        shapes); an error naming the op whose operands disagree."""
+        full = [spec.shape for spec in self.function.inputs]
+        for k, shape in zip(self.dynamic_inputs, shapes, strict=True):
+            full[k] = shape
+        return self._dynamic_shapes.result_shapes(full)
+
+    def run_addresses(self, addresses: list[int], shapes: Sequence[tuple[int, ...]] = ()) -> None:
         """Run on C-contiguous buffers given by address, inputs then results (results 64-byte aligned), of the
-        shapes and dtypes of :attr:`inputs` and :attr:`outputs`: for callers holding another library's tensors
-        (CompiledFunction.run_addresses).  Nothing is checked."""
+        shapes and dtypes of :attr:`inputs` and :attr:`outputs`, the shapes of those with a dynamic dim in
+        ``shapes`` (CompiledFunction.run_addresses): for callers holding another library's tensors.  Nothing is
+        checked: the sizes of the dynamic dims must agree (:meth:`result_shapes` checks them)."""
         try:
-            self.function.run_addresses(addresses)
+            self.function.run_addresses(addresses, shapes)
         except RunCheckError as error:
             raise relocated(error, self.filename) from None
 

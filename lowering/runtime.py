@@ -37,7 +37,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from mlir import ir
@@ -252,9 +252,15 @@ class CompiledFunction(ArgumentChecks):
             _fill_descriptor(d, a)
         #: every argument and result has a static shape: :meth:`run_addresses` can take bare addresses
         self.static = all(None not in spec.shape for spec in inputs + outputs)
-        if self.static:
-            for d, spec in zip(self._descs, inputs + outputs, strict=False):
+        #: the inputs and results (numbered inputs first) with a dynamic dim, whose shapes :meth:`run_addresses`
+        #: takes at each call
+        self.dynamic_arguments = tuple(k for k, spec in enumerate(inputs + outputs) if None in spec.shape)
+        #: per argument, the shape its descriptor's layout was last filled for
+        self._layouts: list[tuple[int, ...] | None] = [None] * len(specs)
+        for k, (d, spec) in enumerate(zip(self._descs, inputs + outputs, strict=False)):
+            if None not in spec.shape:
                 _fill_layout(d, spec.shape)
+                self._layouts[k] = spec.shape
         #: the run-time checks of the code (lowering/run_checks.py); their status word is the last workspace buffer
         self.checks = checks
         self._status_word = self.workspace[-1] if checks else None
@@ -292,6 +298,7 @@ class CompiledFunction(ArgumentChecks):
                 address = a.ctypes.data
                 if bound is None or bound[2] != address or bound[1] != a.shape:  # C-contiguous: shape fixes strides
                     _fill_descriptor(self._descs[i], a)
+                    self._layouts[i] = a.shape
                 self._bound[i] = (weakref.ref(a), a.shape, address)
             failed = self._run_bound()
         del arguments  # the arrays stay referenced by the caller / ins until here
@@ -309,19 +316,25 @@ class CompiledFunction(ArgumentChecks):
         self._fn(self._packed)
         return 0 if self._status_word is None else int(self._status_word[0])
 
-    def run_addresses(self, addresses: list[int]) -> None:
+    def run_addresses(self, addresses: list[int], shapes: Sequence[tuple[int, ...]] = ()) -> None:
         """Run on buffers given by their addresses, the inputs' then the results': for callers holding another
         library's tensors (the torch backend), which need no numpy array made per call (a few microseconds each,
-        at every call of every graph).  Statically shaped functions only (:attr:`static`); each buffer must be
-        C-contiguous with its spec's shape and dtype and the results 64-byte aligned: nothing is checked.
+        at every call of every graph).  ``shapes`` are the shapes of the :attr:`dynamic_arguments`, in their
+        order (none for a statically shaped function).  Each buffer must be C-contiguous with its spec's shape
+        (its dynamic dims as ``shapes`` say) and dtype and the results 64-byte aligned: nothing is checked.
         """
-        descs, bound = self._descs, self._bound
+        descs, bound, layouts = self._descs, self._bound, self._layouts
         with self._lock:
             for i, address in enumerate(addresses):
                 desc = descs[i]
                 if desc.aligned != address:
                     desc.allocated = desc.aligned = address
                     bound[i] = None  # the array bound last no longer is
+            for i, shape in zip(self.dynamic_arguments, shapes, strict=True):
+                if layouts[i] != shape:
+                    _fill_layout(descs[i], shape)
+                    layouts[i] = shape
+                    bound[i] = None
             failed = self._run_bound()
         if failed:
             raise failed_check(failed, self.checks)

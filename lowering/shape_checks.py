@@ -11,6 +11,7 @@ the graph for it (:func:`shape_graph_text`, constants reduced to their types).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,6 +64,8 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
                     "error", f"@{entry} called with inputs of shapes {shapes}: '{op.name}' {error.message}",
                     source_loc(op.location),
                 )]) from None
+        if op.name == "graph.reshape" and known and inferred and inferred[0] is not None:
+            inferred = [_sized_reshape(inputs[0], inferred[0])]
         if spec is not None and known and spec.group.endswith("elementwise") and inferred and inferred[0] is not None:
             _check_no_dynamic_broadcast(op, entry, inputs, op.operands, inferred[0].shape)
         if op.name == "func.call" and known:  # a kernel, or a function of the module: its results' shapes
@@ -74,6 +77,16 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
             sigs[result] = sig
     results = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results
     return [None for _ in results]
+
+
+def _sized_reshape(source, result):
+    """A reshape's result with its one dynamic dim (the catalog allows one) sized by the operand's element count,
+    when the call's sizes make that count known (the catalog keeps the declared type)."""
+    count = source.num_elements
+    if count is None or None not in result.shape:
+        return result
+    known = math.prod(d for d in result.shape if d is not None)
+    return result if known == 0 else result.with_shape(tuple(count // known if d is None else d for d in result.shape))
 
 
 def _check_no_dynamic_broadcast(op: ir.Operation, entry: str, inputs: list, operands, result_shape: tuple) -> None:
@@ -136,6 +149,21 @@ class DynamicShapes:
                 )
         return expected
 
+    def result_shapes(self, shapes: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """The result shapes for inputs of ``shapes``, each result's size told by them (else the error of
+        :meth:`result_buffers`); cached per shapes."""
+        key = tuple(shapes)
+        expected = self._shapes.get(key)
+        if expected is None:
+            expected = self.check([_Shaped(shape) for shape in shapes], None)
+        if any(shape is None or None in shape for shape in expected):
+            k = next(k for k, shape in enumerate(expected) if shape is None or None in shape)
+            ret = functions(self.module)[self.entry].regions[0].blocks[0].operations[-1]
+            raise GraphfuseError([relocate(Diagnostic(
+                "error", f"@{self.entry}: the inputs' shapes do not tell the size of result {k}",
+                source_loc(ret.location)), self.filename)])
+        return expected
+
     def out_buffers(self, arrays: Sequence, out, specs: Sequence, alignment: int, allocate):
         """What a call writes its results into, after :meth:`check`: ``out`` when given, else buffers sized by the
         inferred shapes when a result (``specs``) has a dynamic dimension, else None (the caller allocates)."""
@@ -156,6 +184,15 @@ class DynamicShapes:
                     f"({spec.type_str}); pass out= buffers", source_loc(ret.location)), self.filename)])
             buffers.append(allocate(tuple(shape), spec.dtype, alignment))
         return buffers
+
+
+class _Shaped:
+    """Stands for an input of a shape (:meth:`DynamicShapes.check` reads only its ``shape``)."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape: tuple[int, ...]):
+        self.shape = shape
 
 
 def shape_graph_text(module: ir.Module) -> str:

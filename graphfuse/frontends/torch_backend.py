@@ -316,8 +316,9 @@ class _Compiled:
     #: how many results the imported function has
     results: int = 0
     #: (shape, dtype) of each result the compiled code returns, when it takes bare addresses
-    #: (Executable.takes_addresses): the backend then allocates them as tensors, and passes every tensor's address
-    direct_results: tuple[tuple[tuple[int, ...], torch.dtype], ...] | None = None
+    #: (Executable.takes_addresses): the backend then allocates them as tensors, and passes every tensor's address;
+    #: a result with a dynamic dim has None for shape (Executable.result_shapes tells it at each call)
+    direct_results: tuple[tuple[tuple[int, ...] | None, torch.dtype], ...] | None = None
 
 
 class _GraphRunner:
@@ -463,7 +464,8 @@ class _GraphRunner:
         direct = None
         if executable is not None and executable.takes_addresses and \
                 all(np.dtype(dtype) in _TORCH_DTYPE_OF for _, dtype in executable.outputs):
-            direct = tuple((shape, _TORCH_DTYPE_OF[np.dtype(dtype)]) for shape, dtype in executable.outputs)
+            direct = tuple((None if None in shape else shape, _TORCH_DTYPE_OF[np.dtype(dtype)])
+                           for shape, dtype in executable.outputs)
         return _Compiled(imported, executable, self._constant_state(args), aliases=aliases, arguments=arguments,
                          computed=computed, results=len(results), direct_results=direct)
 
@@ -490,11 +492,22 @@ class _GraphRunner:
     @staticmethod
     def _run_direct(version: _Compiled, args: tuple) -> list[torch.Tensor]:
         """The compiled call on the tensors' own memory, its results allocated by PyTorch (64-byte aligned): no
-        numpy array is made.  The shape key has fixed the inputs' shapes and dtypes."""
+        numpy array is made.  The shape key has fixed the inputs' shapes and dtypes, but for the dims compiled
+        symbolic: the results' shapes then follow from the inputs' (Executable.result_shapes)."""
+        executable = version.executable
         inputs = [args[position] for position, _ in version.arguments]
         inputs = [t if t.is_contiguous() else t.contiguous() for t in inputs]  # the copies live until the call ends
-        results = [torch.empty(shape, dtype=dtype) for shape, dtype in version.direct_results]
-        version.executable.run_addresses([t.data_ptr() for t in inputs] + [t.data_ptr() for t in results])
+        dynamic = executable.dynamic_inputs
+        if dynamic or executable.function.dynamic_arguments:
+            shapes = [tuple(inputs[k].shape) for k in dynamic]
+            inferred = executable.result_shapes(shapes)
+            results = [torch.empty(inferred[k] if shape is None else shape, dtype=dtype)
+                       for k, (shape, dtype) in enumerate(version.direct_results)]
+            shapes += [tuple(results[k].shape) for k, (shape, _) in enumerate(version.direct_results) if shape is None]
+        else:
+            shapes = []
+            results = [torch.empty(shape, dtype=dtype) for shape, dtype in version.direct_results]
+        executable.run_addresses([t.data_ptr() for t in inputs] + [t.data_ptr() for t in results], shapes)
         return results
 
     @staticmethod
