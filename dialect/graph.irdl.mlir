@@ -517,6 +517,16 @@ irdl.dialect @graph {
     irdl.results(result: %out1)
   }
 
+  // The size of one dimension of a tensor, as a rank-0 i64 tensor (a symbolic size used as a value).
+  irdl.operation @dimension_size {
+    %in0 = irdl.base "!builtin.tensor"
+    %out1 = irdl.base "!builtin.tensor"
+    %a2 = irdl.base "#builtin.integer"
+    irdl.operands(source: %in0)
+    irdl.attributes {"axis" = %a2}
+    irdl.results(result: %out1)
+  }
+
   // Elementwise quotient.
   irdl.operation @div {
     %in0 = irdl.base "!builtin.tensor"

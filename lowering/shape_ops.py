@@ -599,6 +599,21 @@ def lower_random_uniform(op: ir.Operation) -> bool:
         return _replace(op, [generic.results[0]])
 
 
+@register_lowering("dimension_size")
+def lower_dimension_size(op: ir.Operation) -> bool:
+    """``tensor.dim`` of the operand as a rank-0 i64 tensor."""
+    (source,) = op.operands
+    ranked, result = _ranked(source), _ranked(op.results[0])
+    if ranked is None or result is None or ranked.rank == 0:
+        return False
+    axis = _axis(op, ranked.rank)
+    with op.location, ir.InsertionPoint(op):
+        size = _dim(source, axis)
+        index = size if isinstance(size, ir.Value) else arith.ConstantOp(ir.IndexType.get(), size).result
+        value = arith.index_cast(result.element_type, index)
+        return _replace(op, [tensor.from_elements(result, [value])])
+
+
 @register_lowering("iota")
 def lower_iota(op: ir.Operation) -> bool:
     """A generic with no input writing each position's index, sized by the operand's dimension."""

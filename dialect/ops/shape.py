@@ -448,6 +448,41 @@ register_op(
 )
 
 
+def _infer_dimension_size(inputs: list[TensorSig], attrs: dict[str, Any],
+                          declared: list[TensorSig] | None) -> list[TensorSig]:
+    (source,) = inputs
+    if source.rank == 0:
+        raise VerifyError(f"operand {source} must have at least one dimension")
+    normalize_axis(attrs["axis"], source.rank)
+    return [TensorSig((), "i64")]
+
+
+def _dimension_size_reference(xs: list[np.ndarray], attrs: dict[str, Any],
+                              results: list[TensorSig]) -> list[np.ndarray]:
+    source = xs[0]
+    return [np.array(source.shape[normalize_axis(attrs["axis"], source.ndim)], dtype=np.int64)]
+
+
+register_op(
+    OpSpec(
+        name="dimension_size",
+        group=_GROUP,
+        summary="The size of one dimension of a tensor, as a rank-0 i64 tensor (a symbolic size used as a value).",
+        operands=(ValueSpec("source"),),
+        results=(ValueSpec("result"),),
+        attrs=(AttrSpec("axis", AttrKind.I64, default=REQUIRED, doc="the dimension of `source` measured"),),
+        infer=_infer_dimension_size,
+        reference=_dimension_size_reference,
+        doc=(
+            "`result = source.shape[axis]`: only the size is read, never the elements (StableHLO's "
+            "get_dimension_size; PyTorch's `x.shape[1]` used in arithmetic under a symbolic size, as "
+            "`arange(n) + past_length`)."
+        ),
+        example=((TensorSig((2, 7), "f32"),), {"axis": 1}),
+    )
+)
+
+
 def _infer_one_hot(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[TensorSig] | None) -> list[TensorSig]:
     indices, on_value, off_value = inputs
     require_dtype(indices, frozenset({"i32", "i64"}), "indices")

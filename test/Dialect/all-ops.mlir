@@ -197,6 +197,10 @@ module {
     %0 = "graph.cumsum"(%arg0) {axis = 1 : i64} : (tensor<2x6xf32>) -> tensor<2x6xf32>
     return %0 : tensor<2x6xf32>
   }
+  func.func @dimension_size(%arg0: tensor<2x7xf32>) -> tensor<i64> {
+    %0 = "graph.dimension_size"(%arg0) {axis = 1 : i64} : (tensor<2x7xf32>) -> tensor<i64>
+    return %0 : tensor<i64>
+  }
   func.func @div(%arg0: tensor<4x8xf32>, %arg1: tensor<8xf32>) -> tensor<4x8xf32> {
     %0 = "graph.div"(%arg0, %arg1) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
     return %0 : tensor<4x8xf32>
@@ -799,6 +803,8 @@ module {
 // CHECK:         "graph.cosh"
 // CHECK-LABEL: func.func @cumsum(
 // CHECK:         "graph.cumsum"
+// CHECK-LABEL: func.func @dimension_size(
+// CHECK:         "graph.dimension_size"
 // CHECK-LABEL: func.func @div(
 // CHECK:         "graph.div"
 // CHECK-LABEL: func.func @div_mod(

@@ -1100,6 +1100,36 @@ def test_factories_and_slices_over_a_symbolic_size() -> None:
 
 
 
+class DynamicSequenceOps(nn.Module):
+    """What a decoder does under a symbolic sequence length: rotary halves (a static dim of a dynamic tensor), the
+    last position, a whole-dim slice, positions offset by a size, and causal attention."""
+
+    def forward(self, x: Any, past: Any) -> Any:
+        half = x.shape[-1] // 2
+        rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        positions = torch.arange(x.shape[1]) + past.shape[1]  # a size used as a number
+        q = (x + rotated)[:, 0:].unsqueeze(1)
+        attended = F.scaled_dot_product_attention(q, q, q, is_causal=True).squeeze(1)
+        return attended[:, -1:, :] * (x.shape[1] + past.shape[1]), positions
+
+
+def test_decoder_ops_over_a_symbolic_sequence_length() -> None:
+    """Each compiles once for every length: slices of a static dim as a split, x[:, -1:] as a gather counted from
+    the dim's size, a size in arithmetic as graph.dimension_size, the causal mask from iotas of both lengths."""
+    from torch.export import Dim
+
+    model = DynamicSequenceOps().eval()
+    seq, past = Dim("seq", min=2, max=60), Dim("past", min=2, max=60)
+    imported = gft.import_module(model, (randn(2, 10, 16), randn(2, 5)), dynamic_shapes=({1: seq}, {1: past}))
+    ops = imported.graph_ops
+    assert ops["graph.split"] == 2 and ops["graph.dimension_size"] >= 2 and ops["graph.gather"] >= 1, ops
+    executable = graphfuse_compile(imported.module)
+    for length, past_length in ((2, 3), (17, 2), (60, 41)):
+        x, cache = randn(2, length, 16), randn(2, past_length)
+        got = executable(x.numpy(), cache.numpy())
+        assert_close(got, [t.numpy() for t in model(x, cache)], 1e-5, 1e-5)
+
+
 class FirstPositions(nn.Module):
     def __init__(self, end: int) -> None:
         super().__init__()

@@ -122,15 +122,36 @@ def test_mark_dynamic_compiles_the_marked_dim_symbolic_from_the_first_call() -> 
 
 class ScaledByLength(nn.Module):
     def forward(self, x: Any) -> Any:
-        return torch.exp(x) * x.shape[1]  # a symbolic size used as a number in tensor arithmetic
+        return torch.exp(x) * x.shape[1] + (x.shape[1] - 1) // 2  # symbolic sizes used as numbers in tensor arithmetic
+
+
+def test_symbolic_sizes_used_as_tensors_compile_once() -> None:
+    """A size used in tensor arithmetic (``arange(n) + past_length`` in transformers) is the dim's size at run
+    time (graph.dimension_size, with graph arithmetic on sizes): one compile serves every length."""
+    model = ScaledByLength()
+    compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error")),
+                             dynamic=True)
+    with torch.no_grad():
+        for length in (4, 6, 9, 1):
+            x = torch.randn(2, length)
+            assert _relative_error(compiled(x), model(x)) <= 1e-5
+    reports = gtb.last_report()  # Dynamo specialises a size of 1: a graph of its own
+    assert [list(report.compiled) for report in reports] == [["(?, ?, [?, ?]:float32)"], ["(?, [?, 1]:float32)"]], \
+        [report.summary() for report in reports]
+    assert not any(report.per_shape or report.eager_calls for report in reports)
+
+
+class ModuloOfLength(nn.Module):
+    def forward(self, x: Any) -> Any:
+        return torch.exp(x) * (x.shape[1] % 5)  # a remainder of sizes: no graph arithmetic takes it
 
 
 def test_symbolic_sizes_that_do_not_compile_are_specialised_per_shape_up_to_the_cache_size_limit(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """A graph whose symbols the import cannot take (a size used as a tensor) is compiled once per input shape,
-    the reason in the report, and past cache_size_limit shapes new ones run in eager PyTorch."""
-    model = ScaledByLength()
+    """A graph whose symbols the import cannot take (a remainder of sizes used as a tensor) is compiled once per
+    input shape, the reason in the report, and past cache_size_limit shapes new ones run in eager PyTorch."""
+    model = ModuloOfLength()
     compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=gtb.CompilerConfig(cache_size_limit=2)),
                              dynamic=True)
     with torch.no_grad():
@@ -388,6 +409,32 @@ def test_generate_with_the_default_cache_compiles_three_times(kind: str) -> None
     reports = gtb.last_report()
     assert sum(len(report.compiled) for report in reports) <= 3, [report.summary() for report in reports]
     assert sum(report.calls for report in reports) == 24 and not any(report.eager_calls for report in reports)
+
+
+def test_llama_generate_from_prompts_of_several_lengths_compiles_each_graph_symbolic_once() -> None:
+    """64 tokens from prompts of 5 lengths with the default cache (the rotary halves, the causal mask, the last
+    token's slice and ``arange(n) + past_length`` under a symbolic length): the prompt and the decoding step are
+    each compiled static for the first shape, then once symbolic, and once more each for the 1-token prompt
+    (Dynamo specialises sizes of 1: the prompt, and the cache of one token after it); nothing is compiled per
+    shape or run in eager PyTorch, and every token is eager's."""
+    hf = pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    torch.manual_seed(0)
+    config = hf.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    model = hf.LlamaForCausalLM(config).eval()
+    settings = {"max_new_tokens": 64, "do_sample": False}
+    forward = model.forward
+    compiled = torch.compile(forward, backend=gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error")))
+    with torch.no_grad():
+        for length in (5, 9, 1, 31, 12):
+            prompt = torch.randint(0, 128, (1, length))
+            model.forward = forward
+            want = model.generate(prompt, **settings)
+            model.forward = compiled
+            assert torch.equal(model.generate(prompt, **settings), want), length
+    reports = gtb.last_report()
+    assert sum(len(report.compiled) for report in reports) == 6, [report.summary() for report in reports]
+    assert not any(report.eager_calls or report.per_shape for report in reports), [r.summary() for r in reports]
 
 
 def test_info_log_names_each_compile(capsys: pytest.CaptureFixture[str]) -> None:

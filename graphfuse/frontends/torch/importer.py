@@ -40,12 +40,18 @@ class _Const:
 class _Symbolic:
     """A symbolic size (``sym_size``, arithmetic on sizes) of a dynamic shape: converters read sizes from types.
 
-    ``source`` is the FX node of the tensor and the dim a ``sym_size`` reads (None for arithmetic on sizes).
+    ``source`` is the FX node of the tensor and the dim a ``sym_size`` reads (None for arithmetic on sizes);
+    ``node`` the FX node computing it (used as a tensor, the size is computed again by graph ops).
     """
 
-    def __init__(self, name: str, source: tuple[fx.Node, int] | None = None):
+    def __init__(self, name: str, source: tuple[fx.Node, int] | None = None, node: fx.Node | None = None):
         self.name = name
         self.source = source
+        self.node = node
+
+
+#: Arithmetic on sizes as graph ops on rank-0 i64 tensors (a size used as a tensor).
+_SIZE_ARITHMETIC = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.floordiv: "floor_div"}
 
 
 class _Missing:
@@ -422,7 +428,8 @@ class _Importer:
         if isinstance(value, _Missing):
             raise self.error(f"FX node '{self.node.name}' uses {value.what}, which the import does not provide")
         if isinstance(value, _Symbolic):
-            raise self.unsupported(self.node, f"the symbolic size '{value.name}' used as a tensor")
+            size = self.size_tensor(value)
+            return size if dtype is None or dtype == "i64" else self.emit("cast", size, dtype)
         if isinstance(value, _Const):
             return self.materialize(arg.name, value.tensor, dtype)
         if isinstance(value, Tensor):
@@ -434,6 +441,18 @@ class _Importer:
                 dtype = "i1" if isinstance(value, bool) else "i64" if isinstance(value, int) else "f32"
             return self.const(np.asarray(value), dtype)
         raise self.error(f"FX node '{self.node.name}' takes {type(value).__name__} where a tensor is expected")
+
+    def size_tensor(self, value: _Symbolic) -> Tensor:
+        """A symbolic size as a rank-0 i64 tensor: ``dimension_size`` of the dim it reads, graph arithmetic on those
+        for a sum, difference, product or floor quotient of sizes (``arange(n) + past_length``)."""
+        if value.source is not None:
+            tensor_node, dim = value.source
+            return self.emit("dimension_size", self.tensor(tensor_node), axis=dim)
+        node = value.node
+        op = _SIZE_ARITHMETIC.get(node.target) if node is not None else None
+        if op is None or len(node.args) != 2 or node.kwargs:
+            raise self.unsupported(self.node, f"the symbolic size '{value.name}' used as a tensor")
+        return self.emit(op, *(self.tensor(arg, "i64") for arg in node.args))
 
     def materialize(self, name: str, tensor: torch.Tensor, dtype: str | None) -> Tensor:
         """An arith.constant for a known tensor, once per (name, dtype)."""
@@ -538,7 +557,7 @@ class _Importer:
         if isinstance(self.meta(node), torch.SymInt | torch.SymFloat | torch.SymBool):
             # a size computation: the ops that use it read sizes from their types (arange: from its source)
             is_size = name == "aten.sym_size.int" and isinstance(node.args[0], fx.Node)
-            return _Symbolic(node.name, (node.args[0], int(node.args[1])) if is_size else None)
+            return _Symbolic(node.name, (node.args[0], int(node.args[1])) if is_size else None, node)
         folded = self._fold(node)
         if folded is not None:
             return folded

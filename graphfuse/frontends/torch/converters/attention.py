@@ -149,9 +149,20 @@ def _attention_scores(imp: _Importer, node: fx.Node, a: dict[str, Any], q: Tenso
     elif a["is_causal"]:
         length, source = q.shape[-2], k.shape[-2]
         if length is None or source is None:
-            raise imp.unsupported(node, "is_causal with a dynamic sequence length")
-        scores = imp.emit("add", scores, imp.const(_causal_mask(length, source, dtype), dtype))
+            scores = imp.emit("add", scores, _dynamic_causal_mask(imp, q, k, dtype))
+        else:
+            scores = imp.emit("add", scores, imp.const(_causal_mask(length, source, dtype), dtype))
     return scores, scale
+
+
+def _dynamic_causal_mask(imp: _Importer, q: Tensor, k: Tensor, dtype: str) -> Tensor:
+    """:func:`_causal_mask` for a dynamic query or key count: key j <= query i compared on ``iota``s of the two
+    sequence dims, [queries, 1] against [1, keys]."""
+    queries = imp.emit("reshape", imp.emit("iota", q, axis=len(q.shape) - 2), (q.shape[-2], 1))
+    keys = imp.emit("reshape", imp.emit("iota", k, axis=len(k.shape) - 2), (1, k.shape[-2]))
+    allowed = imp.emit("less_equal", keys, queries)
+    zero, minus_inf = imp.const(np.asarray(0.0), dtype), imp.const(np.asarray(-np.inf), dtype)
+    return imp.emit("select", allowed, zero, minus_inf)
 
 
 @_converts(

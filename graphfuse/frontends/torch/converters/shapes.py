@@ -170,15 +170,34 @@ def _bound(value: Any, size: int, default: int) -> int:
 
 
 @_converts("aten.slice.Tensor", graph="`slice`",
-           notes="positive step; static shape, or a dynamic dim sliced to numbers within its smallest size")
+           notes="positive step; static shape, a static dim of a dynamic shape (step 1), or a dynamic dim sliced to "
+           "numbers within its smallest size")
 def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
     if isinstance(a["end"], fx.Node):
         return _slice_to_symbolic_end(imp, node, x, a)
     if not x.sig.is_static:
+        if x.shape[_axis(a["dim"], len(x.shape))] is not None and a["step"] == 1:
+            return _slice_of_a_static_dim(imp, node, x, a)
         return _slice_of_a_dynamic_dim(imp, node, x, a)
     axis, start, end, step = _slice_bounds(imp, node, a, imp.static_shape(x))
     return _slice_box(imp, x, axis, start, end, step)
+
+
+def _slice_of_a_static_dim(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str, Any]) -> Tensor:
+    """``x[..., :8]`` along a static dim of ``x`` whose other dims are dynamic (rotary embeddings' halves under a
+    symbolic sequence length): the middle result of a ``split`` of that dim, which keeps the dynamic dims whole
+    (a ``slice`` names every dim's bounds)."""
+    axis = _axis(a["dim"], len(x.shape))
+    size = x.shape[axis]
+    _, start, end, _ = _slice_bounds(imp, node, a, tuple(size if k == axis else 0 for k in range(len(x.shape))))
+    end = max(start, end)
+    if (start, end) == (0, size):
+        return x
+    sizes = [start, end - start, size - end]
+    kept = [k for k, part in enumerate(sizes) if part or k == 1]  # the middle part, empty or not
+    parts = imp.emit("split", x, axis=axis, sizes=[sizes[k] for k in kept])
+    return parts[kept.index(1)]
 
 
 def _slice_of_a_dynamic_dim(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str, Any]) -> Tensor:
@@ -195,6 +214,12 @@ def _slice_of_a_dynamic_dim(imp: _Importer, node: fx.Node, x: Tensor, a: dict[st
         lower = int(bound.lower)
     except (AttributeError, TypeError, ValueError):
         lower = None
+    to_the_end = end is None or end == _INT64_MAX
+    if start == 0 and to_the_end and a["step"] == 1:
+        return x  # the whole dim
+    from_the_end = isinstance(start, int) and start < 0 and (to_the_end or (isinstance(end, int) and start <= end <= 0))
+    if from_the_end and a["step"] == 1 and lower is not None and -start <= lower:
+        return _slice_from_the_end(imp, x, axis, -start, 0 if to_the_end else -end)
     others = [d for k, d in enumerate(x.shape) if k != axis]
     if None in others or not isinstance(end, int) or not isinstance(start, int) or a["step"] < 1 or lower is None \
             or not 0 <= start <= end <= lower:
@@ -203,6 +228,14 @@ def _slice_of_a_dynamic_dim(imp: _Importer, node: fx.Node, x: Tensor, a: dict[st
     starts, limits, strides = [0] * len(x.shape), list(x.shape), [1] * len(x.shape)
     starts[axis], limits[axis], strides[axis] = start, end, int(a["step"])
     return imp.emit("slice", x, start=starts, limit=limits, strides=strides)
+
+
+def _slice_from_the_end(imp: _Importer, x: Tensor, axis: int, first: int, last: int) -> Tensor:
+    """``x[:, -first:-last]`` of a dynamic dim at least ``first`` long (the last token's hidden state): a ``gather``
+    at the positions ``size - first ... size - last - 1``, counted from the dim's size at run time."""
+    size = imp.emit("dimension_size", x, axis=axis)
+    offsets = imp.const(np.arange(-first, -last, dtype=np.int64), "i64")
+    return imp.emit("gather", x, imp.emit("add", offsets, size), axis=axis)
 
 
 def _slice_bounds(imp: _Importer, node: fx.Node, a: dict[str, Any], shape: tuple[int, ...]) -> tuple[int, ...]:
