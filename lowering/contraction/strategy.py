@@ -12,6 +12,7 @@ from mlir.dialects import linalg, tensor
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import producer
+from graphfuse.lowering.contraction.dynamic_rows import dynamic_row_parts, dynamic_row_products
 from graphfuse.lowering.contraction.layout import (
     _DEFAULT_MAPS,
     _as_named_matmul,
@@ -43,6 +44,7 @@ from graphfuse.lowering.contraction.sizes import (
     FILTER_LANES,
     MAX_UNROLLED_BATCHES,
     PACK_PANELS,
+    ROW_BLOCK_TILES,
     ROW_DOT_ROWS,
     ROW_DOT_TILE_ROWS,
     SERIAL,
@@ -99,8 +101,18 @@ def _select_schedules(module: ir.Module, threads: int) -> None:
             _unroll_batches(op)
     if tasks:
         _share_out_batches(module, tasks)
+    dynamic: list[tuple[ir.Operation, bool, None]] = []
+    for op in dynamic_row_products(module):
+        tiled, rests = dynamic_row_parts(op, nr, mr)
+        for product in tiled:
+            product.attributes[SCHEDULE] = _dynamic_rows_schedule(product, mr, nr)
+        for product in rests:
+            product.attributes[SCHEDULE] = _matmul_schedule(product, True, None, mr, nr, threads)
+        dynamic += [(product, True, None) for product in tiled + rests]
     named = [op for op in _static_ops(module, tuple(_DEFAULT_MAPS)) if "indexing_maps" not in op.attributes]
-    if not named:  # dynamic shapes keep the plain loops: blocking would need dynamically sized buffers
+    if not named:  # other dynamic shapes keep the plain loops
+        if dynamic:
+            _schedule_pack_copies(module, threads, nr)
         return
     batch_blocks = schedule_attribute("batch_matmul_blocks", block=BLOCK)
     epilogue_rows = schedule_attribute("epilogue_rows", rows_per_task=EPILOGUE_ROWS, vector_columns=nr)
@@ -118,8 +130,21 @@ def _select_schedules(module: ir.Module, threads: int) -> None:
         parts += _register_tile_parts(op, mr, nr, threads, epilogue)
     for op, packed, epilogue in parts:
         op.attributes[SCHEDULE] = _matmul_schedule(op, packed, epilogue, mr, nr, threads)
-    if any(packed for _, packed, _ in parts):
+    if any(packed for _, packed, _ in parts + dynamic):
         _schedule_pack_copies(module, threads, nr)
+
+
+def _dynamic_rows_schedule(op: ir.Operation, mr: int, nr: int) -> ir.Attribute:
+    """The schedule of a packed product whose rows are counted at run time (:mod:`.dynamic_rows`): tasks of
+    ``ROW_BLOCK_TILES`` register tiles of rows (the last task, and its last tile, shorter), in outer blocks of B
+    when it is larger than a share of the last-level cache (:func:`outer_panels`), as a static product's."""
+    rows = mr * ROW_BLOCK_TILES
+    blocks = {"block_panels": BLOCK // nr, "block_depth": BLOCK, "tile_rows": mr}
+    outer = outer_panels(_depth(op), nr)
+    if _panels(op) > outer:
+        return schedule_attribute("packed_tiles_outer_blocks", outer_panels=outer, rows_per_task=rows, **blocks)
+    filled = "_filled" if _fill_of(op.operands[2]) is not None else ""
+    return schedule_attribute(f"packed_tiles{filled}", task_panels=0, task_rows=rows, **blocks)
 
 
 def _matmul_schedule(op: ir.Operation, packed: bool, epilogue: ir.Operation | None, mr: int, nr: int,

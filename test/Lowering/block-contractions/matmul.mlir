@@ -1,7 +1,7 @@
 // block-contractions: a statically shaped matmul is blocked for the host's vectors (GRAPHFUSE_VECTOR_BITS sets
 // them here): B copied into panels of two vectors' width, the rows shared out as tasks with C's fill computed in
 // each, and register tiles of MR rows by one panel as vector FMAs over K (8 x 32 with 512-bit vectors, 6 x 16
-// with 256-bit ones).  A matmul with a dynamic dim keeps its plain form.
+// with 256-bit ones).  Dynamic rows are blocked too; a matmul with another dynamic dim keeps its plain form.
 // RUN: env GRAPHFUSE_VECTOR_BITS=512 graphfuse-opt --split-input-file --pass-pipeline='builtin.module(block-contractions{threads=1})' %s | FileCheck %s --check-prefix=AVX512
 // RUN: env GRAPHFUSE_VECTOR_BITS=256 graphfuse-opt --split-input-file --pass-pipeline='builtin.module(block-contractions{threads=1})' %s | FileCheck %s --check-prefix=AVX2
 
@@ -29,15 +29,37 @@ func.func @product(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>) -> tensor<64x
 
 // -----
 
-// Negative: dynamic rows would need buffers sized at run time: the product stays as it is.
+// Rows counted at run time: the whole register tiles of rows in tasks over a count known at run time, each tile
+// 8 FMAs per step of K as a static product's; the rows left, padded to one tile, a static product of their own.
 // AVX512-LABEL: func.func @dynamic_rows
-// AVX512-NOT:     scf.forall
-// AVX512:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x128xf32>, tensor<128x96xf32>)
+// AVX512:         scf.forall ({{.*}}) in (%{{.*}}) shared_outs({{.*}}) -> (tensor<?x3x32xf32>)
+// AVX512:           vector.transfer_read {{.*}} : tensor<8x1x32xf32>, vector<8x1x32xf32>
+// AVX512-COUNT-8:     vector.fma {{.*}} : vector<32xf32>
+// AVX512:         scf.forall {{.*}} -> (tensor<8x3x32xf32>)
+// AVX512-COUNT-8:     vector.fma {{.*}} : vector<32xf32>
+// AVX512-NOT:     linalg.matmul
 // AVX2-LABEL:   func.func @dynamic_rows
-// AVX2:           linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x128xf32>, tensor<128x96xf32>)
+// AVX2:           scf.forall ({{.*}}) in (%{{.*}}) shared_outs({{.*}}) -> (tensor<?x6x16xf32>)
+// AVX2-COUNT-6:       vector.fma {{.*}} : vector<16xf32>
+// AVX2:           scf.forall {{.*}} -> (tensor<6x6x16xf32>)
 func.func @dynamic_rows(%a: tensor<?x128xf32>, %b: tensor<128x96xf32>, %init: tensor<?x96xf32>)
     -> tensor<?x96xf32> {
   %c = linalg.matmul ins(%a, %b : tensor<?x128xf32>, tensor<128x96xf32>) outs(%init : tensor<?x96xf32>)
     -> tensor<?x96xf32>
   return %c : tensor<?x96xf32>
+}
+
+// -----
+
+// Negative: a reduction of dynamic length: the product stays as it is.
+// AVX512-LABEL: func.func @dynamic_depth
+// AVX512-NOT:     scf.forall
+// AVX512:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x?xf32>, tensor<?x96xf32>)
+// AVX2-LABEL:   func.func @dynamic_depth
+// AVX2:           linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x?xf32>, tensor<?x96xf32>)
+func.func @dynamic_depth(%a: tensor<16x?xf32>, %b: tensor<?x96xf32>, %init: tensor<16x96xf32>)
+    -> tensor<16x96xf32> {
+  %c = linalg.matmul ins(%a, %b : tensor<16x?xf32>, tensor<?x96xf32>) outs(%init : tensor<16x96xf32>)
+    -> tensor<16x96xf32>
+  return %c : tensor<16x96xf32>
 }

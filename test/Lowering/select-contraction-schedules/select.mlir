@@ -81,14 +81,48 @@ func.func @direct_conv(%x: tensor<1x3x6x42xf32>, %w: tensor<8x3x3x3xf32>, %b: te
 
 // -----
 
-// Negative: a dynamic dim would need buffers sized at run time: no schedule, the product as it is.
+// Rows counted at run time (tokens): B packed once, the rows in whole register tiles (a count known at run
+// time) tiled in tasks of 8 tiles, and the rows left (fewer than a tile) padded with zero rows into a static
+// product of one tile; both read the same panels.
 // AVX512-LABEL: func.func @dynamic_rows
-// AVX512-NOT:     graph.schedule
-// AVX512:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x128xf32>, tensor<128x96xf32>)
+// AVX512:         %[[ROWS:.*]] = tensor.dim %arg0
+// AVX512:         %[[TILES:.*]] = arith.divui %[[ROWS]], %c8
+// AVX512:         %[[MAIN:.*]] = arith.muli %[[TILES]]
+// AVX512:         %[[REST:.*]] = arith.subi %[[ROWS]], %[[MAIN]]
+// AVX512:         tensor.pad
+// AVX512:         } : tensor<?x128xf32> to tensor<8x128xf32>
+// AVX512:         %[[PANELS:.*]] = linalg.transpose {{.*}} graph.schedule = {panels_per_task = 2 : i64, sequence = "pack_panels"}
+// AVX512:         linalg.generic {{.*}} ins(%{{.*}}, %[[PANELS]] : tensor<?x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<?x3x32xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 8 : i64, sequence = "packed_tiles", task_panels = 0 : i64, task_rows = 64 : i64, tile_rows = 8 : i64}}
+// AVX512:         linalg.generic {{.*}} ins(%{{.*}}, %[[PANELS]] : tensor<8x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<8x3x32xf32>) attrs = {graph.schedule = {{.*}}sequence = "packed_tiles"
+// AVX512:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%[[MAIN]], 96]
+// AVX512:         tensor.insert_slice %{{.*}} into %{{.*}}[%[[MAIN]], 0] [%[[REST]], 96]
 // AVX2-LABEL:   func.func @dynamic_rows
-// AVX2-NOT:       graph.schedule
+// AVX2:           arith.divui %{{.*}}, %c6
+// AVX2:           tensor.pad
+// AVX2:           } : tensor<?x128xf32> to tensor<6x128xf32>
+// AVX2:           outs(%{{.*}} : tensor<?x6x16xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 16 : i64, sequence = "packed_tiles", task_panels = 0 : i64, task_rows = 48 : i64, tile_rows = 6 : i64}}
 func.func @dynamic_rows(%a: tensor<?x128xf32>, %b: tensor<128x96xf32>, %init: tensor<?x96xf32>) -> tensor<?x96xf32> {
   %c = linalg.matmul ins(%a, %b : tensor<?x128xf32>, tensor<128x96xf32>) outs(%init : tensor<?x96xf32>)
     -> tensor<?x96xf32>
   return %c : tensor<?x96xf32>
+}
+
+// -----
+
+// Negative: a reduction or columns of dynamic length: no schedule, the product as it is.
+// AVX512-LABEL: func.func @dynamic_depth
+// AVX512-NOT:     graph.schedule
+// AVX512:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x?xf32>, tensor<?x96xf32>)
+// AVX512-LABEL: func.func @dynamic_columns
+// AVX512-NOT:     graph.schedule
+// AVX512:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x128xf32>, tensor<128x?xf32>)
+func.func @dynamic_depth(%a: tensor<16x?xf32>, %b: tensor<?x96xf32>, %init: tensor<16x96xf32>) -> tensor<16x96xf32> {
+  %c = linalg.matmul ins(%a, %b : tensor<16x?xf32>, tensor<?x96xf32>) outs(%init : tensor<16x96xf32>)
+    -> tensor<16x96xf32>
+  return %c : tensor<16x96xf32>
+}
+func.func @dynamic_columns(%a: tensor<?x128xf32>, %b: tensor<128x?xf32>, %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c = linalg.matmul ins(%a, %b : tensor<?x128xf32>, tensor<128x?xf32>) outs(%init : tensor<?x?xf32>)
+    -> tensor<?x?xf32>
+  return %c : tensor<?x?xf32>
 }

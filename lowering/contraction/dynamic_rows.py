@@ -1,0 +1,150 @@
+"""Matmuls whose row count is known only at run time (tokens): B packed into panels as for a static product, the
+product tiled over its rows at run time.
+
+A ``linalg.matmul`` of A [?, K] by B [K, N] (K and N static, f32) becomes, per column range, the packed product
+of :func:`~graphfuse.lowering.contraction.panels._packed_product` over all the rows: the tasks are blocks of
+rows counted at run time, and the register tiles of a block are ``tile_rows`` rows each but for the last, which
+the schedule peels (``@peel_last_iteration``) and :func:`mark_row_remainders` marks for masked vectorization (a
+tile of fewer rows than the register tile, the other lanes masked off).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, bufferization, linalg, tensor
+
+from graphfuse.dialect.matching import producer
+from graphfuse.lowering.contraction.layout import _DEFAULT_MAPS, _map_dims, _static_tensor
+from graphfuse.lowering.contraction.panels import _fill_of, _packed_panels, _packed_product
+from graphfuse.lowering.contraction.sizes import SERIAL, _powers_of_two
+
+__all__ = ["dynamic_row_parts", "dynamic_row_products"]
+
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+_DYNAMIC_OFFSET = ir.ShapedType.get_dynamic_stride_or_offset()
+
+
+def dynamic_row_products(module: ir.Module) -> list[ir.Operation]:
+    """The plain f32 ``linalg.matmul`` ops of ``module`` whose rows alone are dynamic."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.matmul" and _plain(op) and SERIAL not in op.attributes and _rows_alone_dynamic(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def _plain(op: ir.Operation) -> bool:
+    """Whether the matmul reads A [M, K] and B [K, N] as they are (its maps, when written out, the default ones)."""
+    if "indexing_maps" not in op.attributes:
+        return True
+    maps = tuple(_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"]))
+    return maps == _DEFAULT_MAPS["linalg.matmul"]
+
+
+def _rows_alone_dynamic(op: ir.Operation) -> bool:
+    a, b, c = (v.type for v in op.operands)
+    if not all(isinstance(t, ir.RankedTensorType) for t in (a, b, c)):
+        return False
+    a, b, c = (ir.RankedTensorType(t) for t in (a, b, c))
+    if not all(isinstance(t.element_type, ir.F32Type) for t in (a, b, c)) or _static_tensor(op.operands[1]) is None:
+        return False
+    return a.shape[0] == _DYNAMIC and c.shape[0] == _DYNAMIC and a.shape[1] != _DYNAMIC and c.shape[1] != _DYNAMIC
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def _rows_of(value: ir.Value, first: ir.Value | int, rows: ir.Value, column: int, width: int) -> ir.Value:
+    """Rows [first, first + rows) and columns [column, column + width) of the 2-D tensor ``value``."""
+    element = ir.RankedTensorType(value.type).element_type
+    dynamic_first = isinstance(first, ir.Value)
+    return tensor.extract_slice(ir.RankedTensorType.get([_DYNAMIC, width], element), value,
+                                [first] if dynamic_first else [], [rows], [],
+                                [_DYNAMIC_OFFSET if dynamic_first else first, column], [_DYNAMIC, width], [1, 1])
+
+
+def _put_rows(part: ir.Value, into: ir.Value, first: ir.Value | int, rows: ir.Value, column: int) -> ir.Value:
+    width = ir.RankedTensorType(part.type).shape[1]
+    dynamic_first = isinstance(first, ir.Value)
+    return tensor.insert_slice(part, into, [first] if dynamic_first else [], [rows], [],
+                               [_DYNAMIC_OFFSET if dynamic_first else first, column], [_DYNAMIC, width], [1, 1])
+
+
+def _split(value: ir.Value, rows: ir.Value | None, columns: int) -> ir.Value:
+    """[M, W] viewed as [M, W / columns, columns] (``rows``: M when dynamic)."""
+    t = ir.RankedTensorType(value.type)
+    shape = [t.shape[0], t.shape[1] // columns, columns]
+    return tensor.expand_shape(ir.RankedTensorType.get(shape, t.element_type), value, [[0], [1, 2]],
+                               [rows] if rows is not None else [], shape)
+
+
+def _padded_rows(value: ir.Value, rows: ir.Value, tile_rows: int) -> ir.Value:
+    """The [rows, W] tensor ``value`` (rows < ``tile_rows``) padded with zero rows to a static [tile_rows, W]."""
+    t = ir.RankedTensorType(value.type)
+    missing = arith.subi(_index(tile_rows), rows)
+    padded = tensor.PadOp(ir.RankedTensorType.get([tile_rows, t.shape[1]], t.element_type), value, [], [missing],
+                          [0, 0], [_DYNAMIC, 0])
+    block = padded.regions[0].blocks.append(ir.IndexType.get(), ir.IndexType.get())
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(arith.ConstantOp(t.element_type, 0.0).result)
+    return padded.result
+
+
+def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[list[ir.Operation], list[ir.Operation]]:
+    """Replace ``op`` (:func:`dynamic_row_products`) by packed products, per range of columns (whole panels of
+    ``panel`` columns, then narrower panels of powers of two): one over the rows in whole register tiles of
+    ``tile_rows`` (a count known at run time), one over the rows left (fewer than a tile) padded with zero rows to
+    a whole tile, of static shape.  Returns (the first kind, the second kind).
+
+    Each tile of the first product is then a whole register tile (its tile loop's peeled rest never runs), and the
+    second is a static product: no tile is of a size known only at run time.  C's fill, when it has one, is
+    computed by each product's tasks (the ``_filled`` schedules)."""
+    a, b, c = op.operands
+    k = ir.RankedTensorType(a.type).shape[1]
+    n = ir.RankedTensorType(c.type).shape[1]
+    element = ir.RankedTensorType(c.type).element_type
+    whole = n - n % panel
+    ranges = [(0, whole)] if whole else []
+    start = whole
+    for width in _powers_of_two(n - whole):
+        ranges.append((start, width))
+        start += width
+    tiled: list[ir.Operation] = []
+    rests: list[ir.Operation] = []
+    with op.location, ir.InsertionPoint(op):
+        rows = tensor.dim(a, _index(0))
+        main = arith.muli(arith.divui(rows, _index(tile_rows)), _index(tile_rows))
+        rest = arith.subi(rows, main)
+        fill = _fill_of(c)
+        fill_value, result = (None, c) if fill is None else fill.operands
+        if fill is not None and producer(result, "tensor.empty") is not None:
+            result = bufferization.alloc_tensor(c.type, [rows])  # one buffer the parts are computed in
+        a_main = _rows_of(a, 0, main, 0, k)
+        a_rest = _padded_rows(_rows_of(a, main, rest, 0, k), rest, tile_rows)
+        for column, width in ranges:
+            columns = panel if width % panel == 0 else width
+            panels = _packed_panels(b, column, width, columns)
+            dest = _split(_rows_of(result, 0, main, column, width), main, columns)
+            rest_dest = tensor.empty([tile_rows, width // columns, columns], element) if fill_value is not None \
+                else _split(_padded_rows(_rows_of(result, main, rest, column, width), rest, tile_rows), None, columns)
+            if fill_value is not None:
+                dest = linalg.fill(fill_value, outs=[dest])
+                rest_dest = linalg.fill(fill_value, outs=[rest_dest])
+            product = _packed_product(a_main, panels, dest)
+            rest_product = _packed_product(a_rest, panels, rest_dest)
+            tiled.append(product.owner)
+            rests.append(rest_product.owner)
+            product = tensor.collapse_shape(ir.RankedTensorType.get([_DYNAMIC, width], element), product,
+                                            [[0], [1, 2]])
+            result = _put_rows(product, result, 0, main, column)
+            rest_product = tensor.collapse_shape(ir.RankedTensorType.get([tile_rows, width], element), rest_product,
+                                                 [[0], [1, 2]])
+            result = _put_rows(_rows_of(rest_product, 0, rest, 0, width), result, main, rest, column)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    return tiled, rests
