@@ -1,19 +1,21 @@
-"""Text generation latency: HF LlamaForCausalLM.generate per token, eager PyTorch beside torch.compile's Inductor
-and graphfuse (``torch.compile(backend="graphfuse")``).
+"""Text generation latency: HF ``generate`` per token, eager PyTorch beside torch.compile's Inductor and graphfuse
+(``torch.compile(backend="graphfuse")``).
 
-Greedy decoding with transformers' static KV cache (``cache_implementation="static"``: every decoding step has
-the same shapes, so each compiler compiles the prompt and one decoding step).  Random weights from a fixed
-seed, no downloads.  Per variant, after one warm-up generation (the compiles):
+Greedy decoding of a Llama (or Qwen2, GPT-2: ``--model``) with random weights from a fixed seed, no downloads,
+with transformers' default cache (``DynamicCache``: the key and value lengths grow by one at every step, and each
+prompt length is a new shape) or ``--cache static`` (``cache_implementation="static"``: every step has the same
+shapes).  Per variant, after one warm-up generation (the compiles), ``--rounds`` interleaved rounds each generate
+from prompts of ``--prompts`` lengths:
 
-- ``ms / token``: decoding alone, ``(t(prompt + N tokens) - t(prompt + 1 token)) / (N - 1)``, the median over
-  ``--rounds`` interleaved rounds;
-- ``prompt ms``: ``t(prompt + 1 token)``, the prompt's forward pass and the first token;
-- ``compile s``: the warm-up generations' time (compiles included: the static cache's length follows the
-  number of new tokens, so the 1-token and the N-token generations have shapes of their own);
-- ``tokens``: whether the generated tokens equal eager PyTorch's.
+- ``ms / token``: decoding alone, ``(t(prompt + N tokens) - t(prompt + 1 token)) / (N - 1)``, the median over the
+  prompt lengths and rounds;
+- ``prompt ms``: ``t(prompt + 1 token)`` per prompt length (its forward pass and the first token), medians;
+- ``compiles``: the graphs compiled over the whole run (graphfuse: shapes compiled, summed over its FX graphs;
+  Inductor: Dynamo's unique graphs), and for graphfuse the calls that ran in eager PyTorch;
+- ``tokens``: whether every generated token equals eager PyTorch's.
 
     make bench-generate                                   # writes bench/generate-latest.md
-    python -m bench.generate --hidden 256 --layers 2 --new-tokens 16 --variants eager,graphfuse
+    python -m bench.generate --model qwen2 --hidden 256 --layers 2 --variants eager,graphfuse
 """
 
 from __future__ import annotations
@@ -29,17 +31,37 @@ from typing import Any
 from bench import machine
 
 VARIANTS = ("eager", "inductor", "inductor-frozen", "graphfuse", "graphfuse-frozen")
+MODELS = ("llama", "qwen2", "gpt2")
+CACHES = ("dynamic", "static")
 
 
-def build_model(hidden: int, layers: int, heads: int, kv_heads: int, ffn: int, vocab: int, max_len: int) -> Any:
+def build_model(kind: str, hidden: int, layers: int, heads: int, kv_heads: int, ffn: int, vocab: int,
+                max_len: int) -> Any:
+    """A causal LM of ``kind`` (MODELS) with random weights from seed 0."""
     import torch
     import transformers
 
     torch.manual_seed(0)
-    config = transformers.LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=ffn,
-                                      num_hidden_layers=layers, num_attention_heads=heads,
-                                      num_key_value_heads=kv_heads, max_position_embeddings=max_len)
-    return transformers.LlamaForCausalLM(config).eval()
+    if kind == "gpt2":  # no grouped KV heads; its MLP is 4 x hidden
+        config = transformers.GPT2Config(vocab_size=vocab, n_embd=hidden, n_layer=layers, n_head=heads,
+                                         n_positions=max_len)
+        return transformers.GPT2LMHeadModel(config).eval()
+    config_class, model_class = {"llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
+                                 "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM)}[kind]
+    config = config_class(vocab_size=vocab, hidden_size=hidden, intermediate_size=ffn, num_hidden_layers=layers,
+                          num_attention_heads=heads, num_key_value_heads=kv_heads, max_position_embeddings=max_len)
+    return model_class(config).eval()
+
+
+def _own_code(forward: Callable[..., Any], variant: str) -> Callable[..., Any]:
+    """A function calling ``forward`` whose code object is the variant's own: Dynamo keeps its compiled versions
+    and its record of which sizes changed per code object, and the variants must not share them (a size one
+    variant saw change would start the next one symbolic)."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return forward(*args, **kwargs)
+
+    call.__code__ = call.__code__.replace(co_name=f"forward_{variant.replace('-', '_')}")
+    return call
 
 
 def compiled_forward(model: Any, variant: str) -> Callable[..., Any]:
@@ -48,26 +70,67 @@ def compiled_forward(model: Any, variant: str) -> Callable[..., Any]:
 
     if variant == "eager":
         return model.forward
+    forward = _own_code(model.forward, variant)
     if variant.startswith("inductor"):
-        return torch.compile(model.forward, backend="inductor", options={"freezing": variant == "inductor-frozen"})
+        return torch.compile(forward, backend="inductor", options={"freezing": variant == "inductor-frozen"})
     from graphfuse.frontends.torch_backend import CompilerConfig, get_backend
 
     config = CompilerConfig()
     config.experimental_config.frozen_parameter = variant == "graphfuse-frozen"
-    return torch.compile(model.forward, backend=get_backend(compiler_config=config))
+    return torch.compile(forward, backend=get_backend(compiler_config=config))
+
+
+class CompileCounter:
+    """The compiles and eager calls of each variant: graphfuse's from the reports of the FX graphs compiled while
+    the variant ran, Inductor's from Dynamo's count of unique graphs."""
+
+    def __init__(self) -> None:
+        self.compiles: dict[str, int] = {}
+        self.eager_calls: dict[str, int | None] = {}
+        self._reports: dict[str, list[Any]] = {}
+        self._seen = 0
+
+    def run(self, variant: str, call: Callable[[], Any]) -> Any:
+        from torch._dynamo.utils import counters
+
+        from graphfuse.frontends import torch_backend
+
+        graphs = counters["stats"]["unique_graphs"]
+        result = call()
+        reports = torch_backend.last_report()
+        mine = self._reports.setdefault(variant, [])
+        mine += reports[self._seen:]
+        self._seen = len(reports)
+        if variant.startswith("graphfuse"):
+            self.compiles[variant] = sum(len(r.compiled) + r.recompiles for r in mine)
+            self.eager_calls[variant] = sum(r.eager_calls for r in mine)
+        else:
+            self.compiles[variant] = self.compiles.get(variant, 0) + counters["stats"]["unique_graphs"] - graphs
+            self.eager_calls.setdefault(variant, None)
+        return result
+
+
+def _lengths(text: str) -> list[int]:
+    lengths = [int(part) for part in text.split(",") if part.strip()]
+    if not lengths or min(lengths) < 1:
+        raise ValueError(text)
+    return lengths
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=MODELS, default="llama")
+    parser.add_argument("--cache", choices=CACHES, default="dynamic",
+                        help="dynamic: transformers' default DynamicCache; static: cache_implementation='static'")
     parser.add_argument("--hidden", type=int, default=512)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--kv-heads", type=int, default=4)
     parser.add_argument("--ffn", type=int, default=1408)
     parser.add_argument("--vocab", type=int, default=4096)
-    parser.add_argument("--prompt", type=int, default=32, help="prompt tokens")
+    parser.add_argument("--prompts", default="8,17,32,61,100", help="prompt lengths (tokens), comma-separated")
     parser.add_argument("--new-tokens", type=int, default=32, help="tokens generated per timed generation")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     args = parser.parse_args(argv)
@@ -81,6 +144,12 @@ def main(argv: list[str] | None = None) -> int:
         print("bench.generate: error: --new-tokens must be at least 2", file=sys.stderr)
         return 1
     try:
+        prompt_lengths = _lengths(args.prompts)
+    except ValueError:
+        print(f"bench.generate: error: --prompts must be positive lengths separated by commas, got {args.prompts!r}",
+              file=sys.stderr)
+        return 1
+    try:
         import torch
         import transformers  # noqa: F401
     except ImportError:
@@ -88,64 +157,82 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
 
-    model = build_model(args.hidden, args.layers, args.heads, args.kv_heads, args.ffn, args.vocab,
-                        args.prompt + args.new_tokens + 8)
-    prompt = torch.randint(0, args.vocab, (1, args.prompt), generator=torch.Generator().manual_seed(1))
+    model = build_model(args.model, args.hidden, args.layers, args.heads, args.kv_heads, args.ffn, args.vocab,
+                        max(prompt_lengths) + args.new_tokens + 8)
+    generator = torch.Generator().manual_seed(1)
+    prompts = {length: torch.randint(0, args.vocab, (1, length), generator=generator) for length in prompt_lengths}
     eager_forward = model.forward
-    # Every variant compiles the same forward (one code object): Dynamo's default of 8 compiled versions per
-    # code object would send the later variants' graphs (a prompt and a decoding step for each of two cache
-    # lengths) back to eager PyTorch.
-    torch._dynamo.config.cache_size_limit = 64
+    # Each variant compiles a code object of its own (_own_code), but a static cache is a shape per length and
+    # prompt: Dynamo's default of 8 versions per code object would send the later ones back to eager PyTorch.
+    torch._dynamo.config.cache_size_limit = max(64, torch._dynamo.config.cache_size_limit)
     torch._dynamo.config.accumulated_cache_size_limit = max(256, torch._dynamo.config.accumulated_cache_size_limit)
+    cache = {"cache_implementation": "static"} if args.cache == "static" else {}
 
-    def generate(forward: Callable[..., Any], tokens: int) -> tuple[Any, float]:
+    def generate(forward: Callable[..., Any], length: int, tokens: int) -> tuple[Any, float]:
         model.forward = forward
         start = time.perf_counter()
         with torch.no_grad():
-            out = model.generate(prompt, max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False,
-                                 cache_implementation="static")
+            out = model.generate(prompts[length], max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False,
+                                 **cache)
         return out, time.perf_counter() - start
 
+    counter = CompileCounter()
     forwards: dict[str, Callable[..., Any]] = {}
     compile_seconds: dict[str, float] = {}
-    same_tokens: dict[str, bool] = {}
-    want, _ = generate(eager_forward, args.new_tokens)
-    for variant in variants:
+    same_tokens: dict[str, bool] = {v: True for v in variants}
+    want = {length: generate(eager_forward, length, args.new_tokens)[0] for length in prompt_lengths}
+    for variant in variants:  # the warm-up: a generation from each prompt length, the compiles among them
         forwards[variant] = compiled_forward(model, variant) if variant != "eager" else eager_forward
-        got, seconds = generate(forwards[variant], args.new_tokens)  # warm-up: the compiles
-        _, short_seconds = generate(forwards[variant], 1)  # a shorter static cache: other shapes, compiled too
-        compile_seconds[variant] = seconds + short_seconds
-        same_tokens[variant] = bool(torch.equal(got, want))
-        print(f"{variant}: warm-up {seconds:.1f} s, tokens {'equal' if same_tokens[variant] else 'DIFFER'}",
-              file=sys.stderr)
+        compile_seconds[variant] = 0.0
+        for length in prompt_lengths:
+            got, seconds = counter.run(variant, lambda v=variant, n=length: generate(forwards[v], n, args.new_tokens))
+            compile_seconds[variant] += seconds
+            same_tokens[variant] &= bool(torch.equal(got, want[length]))
+        print(f"{variant}: warm-up {compile_seconds[variant]:.1f} s, {counter.compiles.get(variant, 0)} compiles, "
+              f"tokens {'equal' if same_tokens[variant] else 'DIFFER'}", file=sys.stderr)
+    warm_compiles = dict(counter.compiles)
     per_token: dict[str, list[float]] = {v: [] for v in variants}
-    first: dict[str, list[float]] = {v: [] for v in variants}
+    first: dict[str, dict[int, list[float]]] = {v: {length: [] for length in prompt_lengths} for v in variants}
     for _ in range(args.rounds):
-        for variant in variants:  # interleaved: the machine's drift affects every variant alike
-            _, short = generate(forwards[variant], 1)
-            _, full = generate(forwards[variant], args.new_tokens)
-            first[variant].append(short)
-            per_token[variant].append((full - short) / (args.new_tokens - 1))
+        for length in prompt_lengths:
+            for variant in variants:  # interleaved: the machine's drift affects every variant alike
+                _, short = counter.run(variant, lambda v=variant, n=length: generate(forwards[v], n, 1))
+                full, seconds = counter.run(variant,
+                                            lambda v=variant, n=length: generate(forwards[v], n, args.new_tokens))
+                same_tokens[variant] &= bool(torch.equal(full, want[length]))
+                first[variant][length].append(short)
+                per_token[variant].append((seconds - short) / (args.new_tokens - 1))
     model.forward = eager_forward
 
     eager_ms = statistics.median(per_token["eager"]) * 1e3
-    head = ["variant", "ms / token", "vs eager", "prompt ms", "compile s", "tokens"]
+    head = ["variant", "ms / token", "vs eager", f"prompt ms ({' / '.join(map(str, prompt_lengths))} tokens)",
+            "compiles (timed)", "eager calls", "warm-up s", "tokens"]
     rows = []
     for variant in variants:
         ms = statistics.median(per_token[variant]) * 1e3
-        rows.append([variant, f"{ms:.2f}", f"{eager_ms / ms:.2f}x", f"{statistics.median(first[variant]) * 1e3:.1f}",
+        prompt_ms = " / ".join(f"{statistics.median(first[variant][n]) * 1e3:.1f}" for n in prompt_lengths)
+        eager_calls = counter.eager_calls.get(variant)
+        compiles = counter.compiles.get(variant, 0)
+        rows.append([variant, f"{ms:.2f}", f"{eager_ms / ms:.2f}x", prompt_ms,
+                     "-" if variant == "eager" else f"{compiles} ({compiles - warm_compiles.get(variant, 0)})",
+                     "-" if eager_calls is None else str(eager_calls),
                      f"{compile_seconds[variant]:.1f}", "equal" if same_tokens[variant] else "DIFFER"])
-    model_line = (f"LlamaForCausalLM hidden {args.hidden}, {args.layers} layers, {args.heads} heads ({args.kv_heads} "
-                  f"KV), ffn {args.ffn}, vocab {args.vocab}; prompt {args.prompt} tokens, {args.new_tokens} new "
-                  f"tokens, greedy, static KV cache, fp32; median of {args.rounds} interleaved rounds")
+    cache_text = "static KV cache" if args.cache == "static" else "default DynamicCache"
+    model_line = (f"{type(model).__name__} hidden {args.hidden}, {args.layers} layers, {args.heads} heads"
+                  + ("" if args.model == "gpt2" else f" ({args.kv_heads} KV), ffn {args.ffn}")
+                  + f", vocab {args.vocab}; prompts of {', '.join(map(str, prompt_lengths))} tokens, "
+                  f"{args.new_tokens} new tokens, greedy, {cache_text}, fp32; median of {args.rounds} interleaved "
+                  "rounds")
     cpu, flags = machine.cpu_info()
     lines = [f"date {machine.today()}, commit {machine.commit()}",
              f"CPU: {cpu} (flags: {', '.join(flags) or 'none of avx512f/avx2/fma'}), torch {torch.__version__}, "
              f"{torch.get_num_threads()} torch threads", model_line, "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows),
-             "", "vs eager: eager ms / token over the variant's (> 1: faster than eager). graphfuse-frozen compiles "
-             "the weights in as constants (CompilerConfig.experimental_config.frozen_parameter); inductor-frozen is "
-             "Inductor's freezing option, the same idea."]
+             "", "vs eager: eager ms / token over the variant's (> 1: faster than eager). compiles: over the whole "
+             "run, every prompt length included (graphfuse: shapes compiled; Inductor: Dynamo's graphs), and in "
+             "brackets those during the timed rounds (after a warm-up generation from each prompt length). "
+             "graphfuse-frozen compiles the weights in as constants (CompilerConfig.experimental_config."
+             "frozen_parameter); inductor-frozen is Inductor's freezing option, the same idea."]
     print("\n".join(lines))
     if args.markdown:
         args.markdown.write_text("# Generation latency\n\n" + "\n".join(lines) + "\n")

@@ -12,15 +12,24 @@ pytest.importorskip("transformers", reason="needs the models extra (pip install 
 from bench import generate
 
 
-def test_generate_bench_times_each_variant_and_checks_tokens(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cache", ["dynamic", "static"])
+def test_generate_bench_times_each_variant_and_checks_tokens(cache: str, tmp_path: Path) -> None:
+    """Two prompt lengths: nothing compiled in the timed rounds or run in eager PyTorch; with the default cache
+    graphfuse compiles the prompt and the step static, then once symbolic each."""
     out = tmp_path / "generate.md"
-    status = generate.main(["--hidden", "64", "--layers", "1", "--heads", "4", "--kv-heads", "2", "--ffn", "128",
-                            "--vocab", "128", "--prompt", "5", "--new-tokens", "3", "--rounds", "1",
-                            "--variants", "eager,graphfuse", "--markdown", str(out)])
+    status = generate.main(["--cache", cache, "--hidden", "64", "--layers", "1", "--heads", "4", "--kv-heads", "2",
+                            "--ffn", "128", "--vocab", "128", "--prompts", "5,9", "--new-tokens", "3",
+                            "--rounds", "1", "--variants", "eager,graphfuse", "--markdown", str(out)])
     assert status == 0
     text = out.read_text()
-    assert "| eager |" in text and "| graphfuse |" in text and "DIFFER" not in text
-    assert "prompt 5 tokens, 3 new tokens, greedy, static KV cache" in text
+    assert "| eager |" in text and "DIFFER" not in text
+    cache_text = "default DynamicCache" if cache == "dynamic" else "static KV cache"
+    assert f"prompts of 5, 9 tokens, 3 new tokens, greedy, {cache_text}" in text
+    row = next(line for line in text.splitlines() if line.startswith("| graphfuse |")).split(" | ")
+    compiles, eager_calls = row[4:6]
+    assert compiles.endswith(" (0)") and eager_calls == "0", row  # none in the timed rounds, none in eager
+    if cache == "dynamic":
+        assert compiles == "4 (0)", row
 
 
 def test_generate_bench_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
@@ -28,3 +37,5 @@ def test_generate_bench_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]
     assert "--variants must include eager" in capsys.readouterr().err
     assert generate.main(["--new-tokens", "1"]) == 1
     assert "--new-tokens must be at least 2" in capsys.readouterr().err
+    assert generate.main(["--prompts", "5,0"]) == 1
+    assert "--prompts must be positive lengths" in capsys.readouterr().err
