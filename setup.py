@@ -33,4 +33,9 @@ def discover() -> list[str]:
 KMPC_ON_GOMP = Extension("graphfuse.lowering._kmpc_gomp", ["lowering/native/kmpc_gomp.c"], libraries=["dl"],
                          extra_compile_args=["-O2"], optional=True)
 
-setup(packages=discover(), package_dir=LAYERS, ext_modules=[KMPC_ON_GOMP])
+#: The allocation functions of JIT code, keeping large freed buffers for the next call (lowering/buffer_pool.py): a
+#: plain shared library too.  Optional: without it JIT code allocates with malloc.
+BUFFER_POOL = Extension("graphfuse.lowering._buffer_pool", ["lowering/native/buffer_pool.c"], libraries=["pthread"],
+                        extra_compile_args=["-O2"], optional=True)
+
+setup(packages=discover(), package_dir=LAYERS, ext_modules=[KMPC_ON_GOMP, BUFFER_POOL])

@@ -235,8 +235,10 @@ def _candidate_roots(func_op: ir.Operation, min_elementwise_row: int = 0, flat_m
             if not any(_row_tiles(owner)) or any(r == owner for r in roots):
                 continue
             roots.append(owner)
-    if contractions:
-        # around contractions only the roots whose rows hold a reduction (the softmax, not a cast of the product)
+    if contractions and all(_static_operands(c) for c in contractions):
+        # around contractions only the roots whose rows hold a reduction (the softmax, not a cast of the product):
+        # the contraction schedules apply an elementwise epilogue to each block of a static product, not of a
+        # product with rows counted at run time
         roots = [r for r in roots if _reads_a_row_reduction(r)]
     if not roots:
         return [], "no result is a linalg op with rows to tile"
@@ -245,6 +247,11 @@ def _candidate_roots(func_op: ir.Operation, min_elementwise_row: int = 0, flat_m
         if reason is not None:
             return [], reason
     return roots, None
+
+
+def _static_operands(op: ir.Operation) -> bool:
+    return all(not isinstance(v.type, ir.RankedTensorType) or ir.RankedTensorType(v.type).has_static_shape
+               for v in op.operands)
 
 
 def _reads_a_row_reduction(root: ir.Operation) -> bool:

@@ -45,6 +45,7 @@ from mlir.execution_engine import ExecutionEngine
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.parsing import located_asm
+from graphfuse.lowering.buffer_pool import buffer_pool_library
 from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
 from graphfuse.lowering.codegen.cpu.specs import (
     ArgSpec,
@@ -399,12 +400,13 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
     if not 0 <= opt_level <= 3:
         raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
     start = time.perf_counter()
-    lowered = lower_entry(text, entry, threads, streaming)
+    lowered = lower_entry(text, entry, threads, streaming, buffer_pool_library())
     timings = {"bufferize": time.perf_counter() - start}
     start = time.perf_counter()
     # The LLVM-dialect module (tens of KB per graph op) is not kept: LLVM has its own copy.  Printing it would take
     # seconds on large graphs, so the text is rebuilt from the linalg text only when someone asks for it.
-    function = jit_lowered(lowered, opt_level, lambda: str(lower_entry(text, entry, threads, streaming).module))
+    function = jit_lowered(lowered, opt_level,
+                           lambda: str(lower_entry(text, entry, threads, streaming, buffer_pool_library()).module))
     timings["llvm"] = time.perf_counter() - start  # the symbol lookup in CompiledFunction generates the code
     function.timings = timings
     return function

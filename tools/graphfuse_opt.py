@@ -682,9 +682,11 @@ def _main(argv: list[str]) -> int:
     options = resolve_options(graph_kernel_flags=opts.graph_kernel_flags, fusion_switch_file=opts.fusion_switch_file,
                               strict_flags=opts.strict_flags)
     if opts.print_cpu_pipeline is not None:
+        from graphfuse.lowering.buffer_pool import buffer_pool_library
         from graphfuse.lowering.codegen.cpu.pipeline import cpu_pipeline_text  # the code generator's imports
 
-        sys.stdout.write(cpu_pipeline_text(opts.print_cpu_pipeline, options.threads, options.streaming) + "\n")
+        pooled = buffer_pool_library() is not None  # as graphfuse.compile's JIT code allocates
+        sys.stdout.write(cpu_pipeline_text(opts.print_cpu_pipeline, options.threads, options.streaming, pooled) + "\n")
         return 0
     for path in opts.dialect_plugins:
         load_dialect_plugin(path, context)

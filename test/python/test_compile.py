@@ -445,3 +445,23 @@ def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(monkeypatc
         (want,) = executable.reference(x, w, b)
         assert got.shape == (rows, 72)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_intermediates_of_dynamic_size_are_kept_for_the_next_call() -> None:
+    """The JIT code allocates from the buffer pool (lowering/buffer_pool.py): a freed intermediate of 256 KiB or
+    more is kept, and the next call of the same size takes it again instead of fresh pages."""
+    from graphfuse.lowering.buffer_pool import buffer_pool_library, pool_state, release_pool
+
+    if buffer_pool_library() is None:
+        pytest.skip("the buffer pool was not built (no C compiler at install)")
+    executable = graphfuse.compile(DYNAMIC_INTERMEDIATE.replace("@f", "@pooled"))
+    b = np.ones((8, 8), np.float32)
+    a = np.ones((20_000, 8), np.float32)  # 640 KB intermediates
+    release_pool()
+    executable(a, b)
+    blocks, kept = pool_state()
+    assert blocks >= 1 and kept >= a.nbytes, (blocks, kept)
+    executable(a, b)
+    assert pool_state() == (blocks, kept)  # the second call took the kept blocks and gave them back
+    release_pool()
+    assert pool_state() == (0, 0)

@@ -55,12 +55,14 @@ class LoweredEntry:
     checks: tuple[CheckSite, ...] = ()
 
 
-def lower_entry(text: str, entry: str, threads: int, streaming: int | None = None) -> LoweredEntry:
+def lower_entry(text: str, entry: str, threads: int, streaming: int | None = None,
+                buffer_pool: str | None = None) -> LoweredEntry:
     """Parse the linalg text into a new context and lower ``@entry`` to the LLVM dialect with the CPU pipeline
     (:func:`~graphfuse.lowering.codegen.cpu.pipeline.cpu_pipeline_text`).
 
     ``streaming`` is the loop-nest footprint from which stores into the results are made non-temporal
-    (:mod:`graphfuse.lowering.streaming`; None: never).
+    (:mod:`graphfuse.lowering.streaming`; None: never).  ``buffer_pool``: the library whose allocation functions
+    the code calls (:mod:`graphfuse.lowering.buffer_pool`; None: malloc and free).
     """
     context = new_context()
     with context, ir.Location.unknown():
@@ -70,8 +72,9 @@ def lower_entry(text: str, entry: str, threads: int, streaming: int | None = Non
             raise GraphfuseError(from_mlir_error(e)) from None
         if any(o.name.startswith("graph.") for o in nested_ops(module)):
             raise GraphfuseError("compile_linalg expects linalg/tensor/arith/math IR; lower graph ops first")
-        run_cpu_pipeline(module, cpu_pipeline_text(entry, threads, streaming))
-        return lowered_entry(context, module, entry, parallel_loops(threads)[1])
+        run_cpu_pipeline(module, cpu_pipeline_text(entry, threads, streaming, buffer_pool is not None))
+        libraries = parallel_loops(threads)[1] + ([buffer_pool] if buffer_pool else [])
+        return lowered_entry(context, module, entry, libraries)
 
 
 def lowered_entry(context: ir.Context, module: ir.Module, entry: str, libraries: list[str]) -> LoweredEntry:

@@ -73,9 +73,10 @@ def parallel_loops(threads: int) -> tuple[str, list[str]]:
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.$-]+")
 
 
-def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None) -> str:
+def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None, pooled_buffers: bool = False) -> str:
     """The CPU pipeline compiling ``@entry`` for ``threads`` threads, its stores into the results streamed and its
-    rows prefetched in loop nests touching at least ``streaming`` bytes (None: neither)."""
+    rows prefetched in loop nests touching at least ``streaming`` bytes (None: neither); with ``pooled_buffers``
+    its buffers allocated by the buffer pool's functions (graphfuse.lowering.buffer_pool), else by malloc."""
     parallel, libraries = parallel_loops(threads)
     name = entry if _PLAIN_NAME.fullmatch(entry) else f'"{entry}"'
     streamed = [] if streaming is None else [f"version-large-loop-nests{{min-bytes={streaming}}}",
@@ -113,6 +114,9 @@ def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None) ->
         "hoist-stack-buffers",
         openmp_to_llvm() if libraries else TO_LLVM,
     ]
+    if pooled_buffers:
+        pooled = "finalize-memref-to-llvm{use-generic-functions=true},"
+        steps[-1] = steps[-1].replace("finalize-memref-to-llvm,", pooled)
     return f"builtin.module({','.join(steps)})"
 
 

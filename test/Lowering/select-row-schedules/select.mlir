@@ -34,6 +34,29 @@ func.func private @dynamic_rows_kernel(%x: tensor<?x?x32xf32>) -> tensor<?x?x32x
 
 // -----
 
+// A product with rows counted at run time: its elementwise epilogue (the bias add) is tiled by rows, which the
+// contraction schedules do not apply to blocks of such a product; a static product's stays with its schedule.
+// CHECK-LABEL: func.func private @dynamic_product_kernel
+// CHECK:         linalg.matmul
+// CHECK:         graph.row_schedule = {chunk_vectors = 4 : i64, rows = array<i64: 1, 0>, tasks = true, vector_bits = 512 : i64, vectorize = true}
+// CHECK-LABEL: func.func private @static_product_kernel
+// CHECK-NOT:     graph.row_schedule
+// CHECK:         return
+func.func private @dynamic_product_kernel(%x: tensor<?x32xf32>, %w: tensor<32x128xf32>, %b: tensor<128xf32>)
+    -> tensor<?x128xf32> attributes {graph.kernel} {
+  %0 = "graph.matmul"(%x, %w) : (tensor<?x32xf32>, tensor<32x128xf32>) -> tensor<?x128xf32>
+  %1 = "graph.add"(%0, %b) : (tensor<?x128xf32>, tensor<128xf32>) -> tensor<?x128xf32>
+  return %1 : tensor<?x128xf32>
+}
+func.func private @static_product_kernel(%x: tensor<64x32xf32>, %w: tensor<32x128xf32>, %b: tensor<128xf32>)
+    -> tensor<64x128xf32> attributes {graph.kernel} {
+  %0 = "graph.matmul"(%x, %w) : (tensor<64x32xf32>, tensor<32x128xf32>) -> tensor<64x128xf32>
+  %1 = "graph.add"(%0, %b) : (tensor<64x128xf32>, tensor<128xf32>) -> tensor<64x128xf32>
+  return %1 : tensor<64x128xf32>
+}
+
+// -----
+
 // Two results, each a root of its own: the rms norm and the sum before it.
 // CHECK-LABEL: func.func private @add_rms_norm_kernel
 // CHECK-COUNT-2: graph.row_schedule = {chunk_vectors = 4 : i64, rows = array<i64: 1, 1, 0>, tasks = false, vector_bits = 512 : i64, vectorize = true}
