@@ -8,7 +8,7 @@ models of ONNX's own backend tests (the ``model.onnx`` files its wheel ships:
 simple graphs, PyTorch operators and converted PyTorch models).
 Mutation ``i`` of run ``S`` takes seed file ``i mod n`` and changes, inserts
 or deletes 1 to 8 bytes, or cuts the file short, chosen by ``random.Random("S:i")``:
-reproducible from ``(S, i)`` alone.  Each case is read in a forked child
+reproducible from ``(S, i)`` alone.  Each case is read in a child process forked from a fork server
 (bytecode by ``parse_module``, ONNX by ``convert_model``), so a crash is
 counted as one: the outcomes are ``read`` (a valid file), ``error`` (a
 GraphfuseError: the expected answer to a broken file), ``traceback`` (any
@@ -20,9 +20,10 @@ the command that re-runs it.
 
 from __future__ import annotations
 
-import os
+import multiprocessing
+import multiprocessing.connection
+import multiprocessing.context
 import random
-import select
 import signal
 import sys
 import time
@@ -125,38 +126,54 @@ def _read(kind: str, data: bytes) -> None:
         convert_model(data)
 
 
-def run_case(mutation: Mutation, timeout: float) -> tuple[str, str]:
-    """(outcome, detail) of reading ``mutation`` in a forked child."""
+@cache
+def _processes() -> multiprocessing.context.BaseContext:
+    """Where each case is read: a child forked from a fork server, a fresh interpreter with the readers imported.
+
+    A child forked from the caller itself inherited whatever the caller had done: in a test process that had run
+    other tests before, children reading valid mutations crashed (SIGSEGV in the verifier's Python code) where the
+    same cases read fine from a fresh process.  The fork server starts once; each child is forked from it.
+    """
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["graphfuse.tools.mutation_fuzz", "graphfuse.dialect.parsing"])
+    return context
+
+
+def _read_case(kind: str, data: bytes, answer: multiprocessing.connection.Connection) -> None:
+    """In the child: read the file, send the outcome (a crash sends nothing)."""
     from graphfuse.dialect.diagnostics import GraphfuseError
 
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        try:
-            _read(mutation.kind, mutation.data)
-            report = "read\n"
-        except GraphfuseError:
-            report = "error\n"
-        except BaseException as error:  # what the tools would show as a traceback
-            report = "traceback\n" + "".join(traceback.format_exception_only(error)).strip()
-        os.write(write_end, report.encode(errors="replace"))
-        os._exit(0)
-    os.close(write_end)
-    ready, _, _ = select.select([read_end], [], [], timeout)
-    if not ready:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os.close(read_end)
+    try:
+        _read(kind, data)
+        report = ("read", "")
+    except GraphfuseError:
+        report = ("error", "")
+    except BaseException as error:  # what the tools would show as a traceback
+        report = ("traceback", "".join(traceback.format_exception_only(error)).strip())
+    answer.send(report)
+    answer.close()
+
+
+def run_case(mutation: Mutation, timeout: float) -> tuple[str, str]:
+    """(outcome, detail) of reading ``mutation`` in a child process (:func:`_processes`)."""
+    processes = _processes()
+    answers, answer = processes.Pipe(duplex=False)
+    child = processes.Process(target=_read_case, args=(mutation.kind, mutation.data, answer))
+    child.start()
+    answer.close()
+    if not answers.poll(timeout):
+        child.kill()
+        child.join()
+        answers.close()
         return "hang", f"no answer in {timeout:g} s"
-    chunks = []
-    while chunk := os.read(read_end, 65536):
-        chunks.append(chunk)
-    os.close(read_end)
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        return "signal", signal.Signals(os.WTERMSIG(status)).name
-    outcome, _, detail = b"".join(chunks).decode().partition("\n")
+    try:
+        outcome, detail = answers.recv()
+    except EOFError:  # the child died before answering
+        outcome, detail = "", ""
+    answers.close()
+    child.join()
+    if child.exitcode is not None and child.exitcode < 0:
+        return "signal", signal.Signals(-child.exitcode).name
     return (outcome or "signal"), detail
 
 
