@@ -14,8 +14,8 @@ from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, tensor
 
 from graphfuse.dialect.matching import producer
-from graphfuse.lowering.contraction.layout import _DEFAULT_MAPS, _map_dims, _static_tensor
-from graphfuse.lowering.contraction.panels import _fill_of, _packed_panels, _packed_product
+from graphfuse.lowering.contraction.layout import _DEFAULT_MAPS, _map_dims, _materialize_transposes, _static_tensor
+from graphfuse.lowering.contraction.panels import _erase_unused_producers, _fill_of, _packed_panels, _packed_product
 from graphfuse.lowering.contraction.sizes import SERIAL, _powers_of_two
 
 __all__ = ["dynamic_row_parts", "dynamic_row_products"]
@@ -25,16 +25,31 @@ _DYNAMIC_OFFSET = ir.ShapedType.get_dynamic_stride_or_offset()
 
 
 def dynamic_row_products(module: ir.Module) -> list[ir.Operation]:
-    """The plain f32 ``linalg.matmul`` ops of ``module`` whose rows alone are dynamic."""
+    """The plain f32 ``linalg.matmul`` ops of ``module`` whose rows alone are dynamic; those reading B transposed
+    (a linear layer's x @ W^T) made plain first, B an explicit ``linalg.transpose`` that the packing reads W
+    through."""
+    transposed: list[ir.Operation] = []
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "linalg.matmul" and _plain(op) and SERIAL not in op.attributes and _rows_alone_dynamic(op):
-            found.append(op)
+        if op.name == "linalg.matmul" and SERIAL not in op.attributes and _rows_alone_dynamic(op):
+            if _plain(op):
+                found.append(op)
+            elif _reads_b_transposed(op):
+                transposed.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
+    if transposed:
+        for op in transposed:
+            _materialize_transposes(op)
+        return dynamic_row_products(module)
     return found
+
+
+def _reads_b_transposed(op: ir.Operation) -> bool:
+    maps = tuple(_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"]))
+    return maps == ((0, 2), (1, 2), (0, 1))
 
 
 def _plain(op: ir.Operation) -> bool:
@@ -147,4 +162,5 @@ def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[lis
             result = _put_rows(_rows_of(rest_product, 0, rest, 0, width), result, main, rest, column)
     op.results[0].replace_all_uses_with(result)
     op.erase()
+    _erase_unused_producers(b)  # the panels were copied from B's source (a linear layer's W)
     return tiled, rests

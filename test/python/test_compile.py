@@ -416,10 +416,11 @@ def test_code_generator_errors_name_the_op_in_the_users_file(source: str, tmp_pa
     assert "-:" not in message
 
 
-def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(monkeypatch) -> None:
-    """x @ W + b, then gelu, with x's rows dynamic: B packed once into panels (64 columns in two of 32, 8 columns
-    in a narrower one), the rows in whole register tiles, the rest padded to one: one compile serves every row
-    count, none and one row included, at the reference's values."""
+@pytest.mark.parametrize("linear", [False, True])
+def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(linear: bool, monkeypatch) -> None:
+    """x @ W + b (or x @ W^T + b, a linear layer), then gelu, with x's rows dynamic: B packed once into panels (64
+    columns in two of 32, 8 columns in a narrower one), the rows in whole register tiles, the rest padded to one:
+    one compile serves every row count, none and one row included, at the reference's values."""
     from graphfuse.lowering.contraction import dynamic_rows, strategy
 
     calls = []
@@ -429,16 +430,19 @@ def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(monkeypatc
         return dynamic_rows.dynamic_row_parts(op, panel, tile_rows)
 
     monkeypatch.setattr(strategy, "dynamic_row_parts", counted)
-    text = """func.func @f(%x: tensor<?x40xf32>, %w: tensor<40x72xf32>, %b: tensor<72xf32>) -> tensor<?x72xf32> {
-      %0 = "graph.matmul"(%x, %w) : (tensor<?x40xf32>, tensor<40x72xf32>) -> tensor<?x72xf32>
+    w_type = "tensor<72x40xf32>" if linear else "tensor<40x72xf32>"
+    text = f"""func.func @f(%x: tensor<?x40xf32>, %w: {w_type}, %b: tensor<72xf32>) -> tensor<?x72xf32> {{
+      %0 = "graph.matmul"(%x, %w) {{transpose_b = {str(linear).lower()}}} : (tensor<?x40xf32>, {w_type})
+        -> tensor<?x72xf32>
       %1 = "graph.add"(%0, %b) : (tensor<?x72xf32>, tensor<72xf32>) -> tensor<?x72xf32>
       %2 = "graph.gelu"(%1) : (tensor<?x72xf32>) -> tensor<?x72xf32>
       return %2 : tensor<?x72xf32>
-    }"""
+    }}"""
     executable = graphfuse.compile(text)
     assert len(calls) == 1
     rng = np.random.default_rng(4)
-    w, b = rng.standard_normal((40, 72)).astype(np.float32), rng.standard_normal(72).astype(np.float32)
+    w = rng.standard_normal((72, 40) if linear else (40, 72)).astype(np.float32)
+    b = rng.standard_normal(72).astype(np.float32)
     for rows in (0, 1, calls[0] - 1, calls[0], calls[0] + 1, 67, 200):
         x = rng.standard_normal((rows, 40)).astype(np.float32)
         (got,) = executable(x, w, b)

@@ -109,6 +109,22 @@ func.func @dynamic_rows(%a: tensor<?x128xf32>, %b: tensor<128x96xf32>, %init: te
 
 // -----
 
+// A linear layer over rows counted at run time (x @ W^T): W is packed into panels as it is stored, by the copy
+// that reads it transposed.
+// AVX512-LABEL: func.func @dynamic_rows_linear
+// AVX512-NOT:     tensor<128x96xf32>
+// AVX512:         linalg.transpose ins(%{{.*}} : tensor<3x32x128xf32>) {{.*}} graph.schedule = {{{.*}}sequence = "pack_transposed_panels"
+// AVX512:         outs(%{{.*}} : tensor<?x3x32xf32>) attrs = {graph.schedule = {{{.*}}sequence = "packed_tiles", task_panels = 0 : i64, task_rows = 64 : i64, tile_rows = 8 : i64}}
+// AVX512-NOT:     linalg.matmul
+func.func @dynamic_rows_linear(%x: tensor<?x128xf32>, %w: tensor<96x128xf32>, %init: tensor<?x96xf32>) -> tensor<?x96xf32> {
+  %c = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                      affine_map<(i, j, k) -> (i, j)>]
+    ins(%x, %w : tensor<?x128xf32>, tensor<96x128xf32>) outs(%init : tensor<?x96xf32>) -> tensor<?x96xf32>
+  return %c : tensor<?x96xf32>
+}
+
+// -----
+
 // Negative: a reduction or columns of dynamic length: no schedule, the product as it is.
 // AVX512-LABEL: func.func @dynamic_depth
 // AVX512-NOT:     graph.schedule
