@@ -1,11 +1,12 @@
-"""Matmuls whose row count is known only at run time (tokens): B packed into panels as for a static product, the
-product tiled over its rows at run time.
+"""Matmuls whose row count is known only at run time (tokens): B packed into panels once, as for a static product,
+and read by two products that leave no register tile of a size known only at run time.
 
-A ``linalg.matmul`` of A [?, K] by B [K, N] (K and N static, f32) becomes, per column range, the packed product
-of :func:`~graphfuse.lowering.contraction.panels._packed_product` over all the rows: the tasks are blocks of
-rows counted at run time, and the register tiles of a block are ``tile_rows`` rows each but for the last, which
-the schedule peels (``@peel_last_iteration``) and :func:`mark_row_remainders` marks for masked vectorization (a
-tile of fewer rows than the register tile, the other lanes masked off).
+A ``linalg.matmul`` of A [?, K] by B [K, N] (K and N static, f32; B read as it is or transposed, a linear
+layer's W) becomes, per range of columns, one packed product
+(:func:`~graphfuse.lowering.contraction.panels._packed_product`) over the rows in whole register tiles, whose
+count is known at run time (the schedule's tasks and tiles over it: every tile whole, the peeled rest of the
+tile loop never runs), and one over the rows left, fewer than a tile, copied into a tile padded with zero rows:
+a static product whose first rows are kept.
 """
 
 from __future__ import annotations
