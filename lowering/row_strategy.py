@@ -1,9 +1,9 @@
 """select-row-schedules: choose how each kernel with rows is tiled, and record it as its results' graph.row_schedule.
 
-A kernel with a row reduction (softmax, layer_norm, rms_norm: one input reduced over the innermost dim) and
-static shapes has rows; with ``elementwise`` so has an elementwise kernel without transposes whose rows hold at
-least one chunk, and a 1-D elementwise kernel of at least ``parallel-min-elements`` (16,384) elements, cut into
-rows of 4096.  Other elementwise kernels are left to LLVM's loop vectorizer, kernels holding a convolution or a
+A kernel with a row reduction (softmax, layer_norm, rms_norm: one input reduced over the innermost dim) has
+rows, whose count may be dynamic (tokens: each row is tiled by 1, so it is static) but not their length; with
+``elementwise`` so has an elementwise kernel without transposes whose rows hold at least one chunk, and a 1-D
+elementwise kernel of at least ``parallel-min-elements`` (16,384) elements, cut into rows of 4096.  Other elementwise kernels are left to LLVM's loop vectorizer, kernels holding a convolution or a
 generic contraction are left alone.  A named contraction (``linalg.matmul``, ``batch_matmul``, ``contract``:
 flash attention's two products) stays whole, outside the row loops: the rows it reads are tiled as roots of
 their own (attention's softmax, one pass per row between the two products).
@@ -250,6 +250,7 @@ def _candidate_roots(func_op: ir.Operation, min_elementwise_row: int = 0, flat_m
 
 
 def _static_operands(op: ir.Operation) -> bool:
+    """Whether every tensor operand of ``op`` has a static shape."""
     return all(not isinstance(v.type, ir.RankedTensorType) or ir.RankedTensorType(v.type).has_static_shape
                for v in op.operands)
 
