@@ -3,8 +3,9 @@
 A kernel with a row reduction (softmax, layer_norm, rms_norm: one input reduced over the innermost dim) has
 rows, whose count may be dynamic (tokens: each row is tiled by 1, so it is static) but not their length; with
 ``elementwise`` so has an elementwise kernel without transposes whose rows hold at least one chunk, and a 1-D
-elementwise kernel of at least ``parallel-min-elements`` (16,384) elements, cut into rows of 4096.  Other elementwise kernels are left to LLVM's loop vectorizer, kernels holding a convolution or a
-generic contraction are left alone.  A named contraction (``linalg.matmul``, ``batch_matmul``, ``contract``:
+elementwise kernel of at least ``parallel-min-elements`` (16,384) elements, cut into rows of 4096.  Other
+elementwise kernels are left to LLVM's loop vectorizer, kernels holding a convolution or a generic contraction
+are left alone.  A named contraction (``linalg.matmul``, ``batch_matmul``, ``contract``:
 flash attention's two products) stays whole, outside the row loops: the rows it reads are tiled as roots of
 their own (attention's softmax, one pass per row between the two products).
 
