@@ -22,7 +22,7 @@ from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.parsing import relocate
-from graphfuse.dialect.types import sig_from_type
+from graphfuse.dialect.types import TensorSig, sig_from_type
 
 __all__ = ["DynamicShapes", "infer_result_shapes", "shape_graph_text"]
 
@@ -79,7 +79,7 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
     return [None for _ in results]
 
 
-def _sized_reshape(source, result):
+def _sized_reshape(source: TensorSig, result: TensorSig) -> TensorSig:
     """A reshape's result with its one dynamic dim (the catalog allows one) sized by the operand's element count,
     when the call's sizes make that count known (the catalog keeps the declared type)."""
     count = source.num_elements
