@@ -1130,6 +1130,34 @@ def test_decoder_ops_over_a_symbolic_sequence_length() -> None:
         assert_close(got, [t.numpy() for t in model(x, cache)], 1e-5, 1e-5)
 
 
+class ExpandedBuffer(nn.Module):
+    """BERT's token type ids: a [1, max] buffer sliced to the sequence and expanded to the batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("types", torch.arange(64).reshape(1, 64) % 3)
+
+    def forward(self, x: Any) -> Any:
+        batch, length = x.shape
+        return x * self.types[:, :length].expand(batch, length)
+
+
+def test_a_size_one_dim_expanded_to_symbolic_sizes() -> None:
+    """expand(batch, seq) of a [1, seq] tensor with batch and seq symbolic: the tensor plus zeros of those sizes,
+    compiled once for every batch and length."""
+    from torch.export import Dim
+
+    model = ExpandedBuffer().eval()
+    dynamic = ({0: Dim("batch", min=2, max=8), 1: Dim("seq", min=2, max=60)},)
+    imported = gft.import_module(model, (randn(2, 10),), dynamic_shapes=dynamic)
+    assert "func.func @forward(%arg0: tensor<?x?xf32>) -> tensor<?x?xf32>" in str(imported.module)
+    executable = graphfuse_compile(imported.module)
+    for batch, length in ((2, 2), (5, 17), (8, 60)):
+        x = randn(batch, length)
+        (got,) = executable(x.numpy())
+        np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-6)
+
+
 class FirstPositions(nn.Module):
     def __init__(self, end: int) -> None:
         super().__init__()

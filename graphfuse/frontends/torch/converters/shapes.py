@@ -35,9 +35,26 @@ def _reshape(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return _to_node_shape(imp, node, imp.tensor(a["self"]), "reshape")
 
 
-@_converts("aten.expand.default", graph="`broadcast_to` (none when the shape stays)")
+@_converts("aten.expand.default", graph="`broadcast_to` (none when the shape stays); an `add` of a filled tensor "
+           "to a symbolic size", notes="a size-1 dim expanded to a symbolic size read from a tensor's dim")
 def _expand(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-    return _to_node_shape(imp, node, imp.tensor(a["self"]), "broadcast_to")
+    x = imp.tensor(a["self"])
+    shape = imp.out_shape(node)
+    offset = len(shape) - len(x.shape)
+    if any(size is None and (k < offset or x.shape[k - offset] == 1) for k, size in enumerate(shape)):
+        return _expand_to_symbolic_sizes(imp, node, x, a["size"], offset)
+    return _to_node_shape(imp, node, x, "broadcast_to")
+
+
+def _expand_to_symbolic_sizes(imp: _Importer, node: fx.Node, x: Tensor, sizes: Sequence[Any], offset: int) -> Tensor:
+    """``x.expand(batch, seq)`` where a size-1 dim of ``x`` (or a new leading one) becomes a symbolic size (BERT's
+    token type ids): ``x`` plus zeros of those sizes (:func:`_filled`, 1 where ``x`` keeps its own dim), which
+    the elementwise broadcast widens; ``broadcast_to`` has no size to give a dynamic dim."""
+    zero_sizes = [size if k < offset or (x.shape[k - offset] == 1 and size != -1) else 1
+                  for k, size in enumerate(sizes)]
+    if x.dtype == "i1":
+        return imp.emit("logical_or", x, _filled(imp, node, zero_sizes, False, "i1"))
+    return imp.emit("add", x, _filled(imp, node, zero_sizes, 0, x.dtype))
 
 
 def _to_node_shape(imp: _Importer, node: fx.Node, x: Tensor, graph_op: str) -> Tensor:
