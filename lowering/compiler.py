@@ -165,7 +165,7 @@ class Executable(CompiledGraph):
         """Whether :meth:`run_addresses` serves this graph: not launched op by op (debug mode)."""
         return self.launcher is None
 
-    @property
+    @cached_property
     def dynamic_inputs(self) -> tuple[int, ...]:
         """The inputs with a dynamic dim, whose shapes :meth:`result_shapes` and :meth:`run_addresses` take."""
         return tuple(k for k in self.function.dynamic_arguments if k < len(self.function.inputs))

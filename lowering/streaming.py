@@ -307,27 +307,22 @@ _LINE = 64
 
 def static_bounds(loop: ir.Operation) -> tuple[ir.Value, int, int, int] | None:
     """(induction variable, lower bound, upper bound, step) of a one-dimensional loop with constant bounds."""
-    body = loop.regions[0].blocks[0]
-    if loop.name == "scf.for":
-        values = []
-        for operand in list(loop.operands)[:3]:
-            owner = operand.owner
-            if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.constant":
-                return None
-            values.append(ir.IntegerAttr(as_operation(owner).attributes["value"]).value)
-        return body.arguments[0], values[0], values[1], values[2]
-    if loop.name == "scf.forall":
-        bounds = [list(ir.DenseI64ArrayAttr(loop.attributes[name]))
-                  for name in ("staticLowerBound", "staticUpperBound", "staticStep")]
-        if any(len(b) != 1 or b[0] == ir.ShapedType.get_dynamic_size() for b in bounds):
-            return None
-        return body.arguments[0], bounds[0][0], bounds[1][0], bounds[2][0]
-    return None
+    bounds = _row_bounds(loop)
+    return bounds if bounds is not None and isinstance(bounds[2], int) else None  # type: ignore[return-value]
+
+
+def _constant(value: ir.Value) -> int | None:
+    """The integer an ``arith.constant`` gives ``value``, or None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.constant":
+        return None
+    return ir.IntegerAttr(as_operation(owner).attributes["value"]).value
 
 
 def _row_bounds(loop: ir.Operation) -> tuple[ir.Value, int, int | ir.Value, int] | None:
-    """(induction variable, lower bound, upper bound, step) of a one-dimensional row loop with a constant lower
-    bound and step; the upper bound a constant, or a value when the rows are counted at run time."""
+    """(induction variable, lower bound, upper bound, step) of a one-dimensional loop with a constant lower bound
+    and step; the upper bound a constant, or a value when the rows are counted at run time."""
+    row = loop.regions[0].blocks[0].arguments[0] if loop.regions else None
     if loop.name == "scf.forall":
         bounds = [list(ir.DenseI64ArrayAttr(loop.attributes[name]))
                   for name in ("staticLowerBound", "staticUpperBound", "staticStep")]
@@ -337,19 +332,12 @@ def _row_bounds(loop: ir.Operation) -> tuple[ir.Value, int, int | ir.Value, int]
         (lower,), (upper,), (step,) = bounds
         if dynamic in (lower, step):
             return None
-        row = loop.regions[0].blocks[0].arguments[0]
         return row, lower, upper if upper != dynamic else loop.operands[0], step
     if loop.name == "scf.for":
-        constant = static_bounds(loop)
-        if constant is not None:
-            return constant
-        values = []
-        for operand in (loop.operands[0], loop.operands[2]):
-            owner = operand.owner
-            if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.constant":
-                return None
-            values.append(ir.IntegerAttr(as_operation(owner).attributes["value"]).value)
-        return loop.regions[0].blocks[0].arguments[0], values[0], loop.operands[1], values[1]
+        lower, upper, step = (_constant(v) for v in list(loop.operands)[:3])
+        if lower is None or step is None:
+            return None
+        return row, lower, loop.operands[1] if upper is None else upper, step
     return None
 
 

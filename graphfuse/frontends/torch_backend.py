@@ -497,9 +497,8 @@ class _GraphRunner:
         executable = version.executable
         inputs = [args[position] for position, _ in version.arguments]
         inputs = [t if t.is_contiguous() else t.contiguous() for t in inputs]  # the copies live until the call ends
-        dynamic = executable.dynamic_inputs
-        if dynamic or executable.function.dynamic_arguments:
-            shapes = [tuple(inputs[k].shape) for k in dynamic]
+        if executable.function.dynamic_arguments:
+            shapes = [tuple(inputs[k].shape) for k in executable.dynamic_inputs]
             inferred = executable.result_shapes(shapes)
             results = [torch.empty(inferred[k] if shape is None else shape, dtype=dtype)
                        for k, (shape, dtype) in enumerate(version.direct_results)]
