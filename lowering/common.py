@@ -137,7 +137,10 @@ def element_bytes(t: ir.Type) -> int:
 
 
 def const(t: ir.Type, value: float | int | bool) -> ir.Value:
-    """A scalar ``arith.constant`` of type ``t`` (float, integer or i1)."""
+    """An ``arith.constant`` of type ``t``: a float, integer or i1 scalar, or a vector of them all ``value``."""
+    if isinstance(t, ir.VectorType):
+        scalar = ir.VectorType(t).element_type
+        return arith.constant(t, ir.DenseElementsAttr.get_splat(t, const(scalar, value).owner.attributes["value"]))
     if is_float(t):
         return arith.constant(t, ir.FloatAttr.get(t, float(value)))
     if is_bool(t):

@@ -74,6 +74,7 @@ from graphfuse.dialect.ops.derived import DERIVED_OPS
 from graphfuse.dialect.shape_utils import normalize_axis
 from graphfuse.dialect.types import TensorSig, numpy_dtype
 from graphfuse.lowering.common import decompose_graph_ops, register_decomposition
+from graphfuse.lowering.structured_ops.attention import tiled_attention_applies
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
@@ -300,8 +301,11 @@ def decompose_flash_attention(op: ir.Operation, rw: Any) -> bool:
     """flash_attention(q, k, v [, mask]) -> matmul(softmax(matmul(q, k^T) * scale [+ mask], -1), v), with
     safe_softmax when the op has ``safe_softmax`` set.
 
-    The untiled form; tiling it into the online-softmax kernel is left to code generation.
+    The untiled form; over a query or key count known only at run time graph-to-linalg lowers the op tiled
+    instead (``lowering/structured_ops/attention.py``).
     """
+    if tiled_attention_applies(op):
+        return False
     attrs = attributes(op)
     scale = float(attrs["scale"])
     probabilities = "safe_softmax" if attrs.get("safe_softmax") else "softmax"

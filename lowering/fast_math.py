@@ -119,11 +119,16 @@ def _horner_ascending(x: ir.Value, coefficients: Sequence[float]) -> ir.Value:
     return _horner_descending(x, list(reversed(coefficients)))
 
 
+def _like(t: ir.Type, element: ir.Type) -> ir.Type:
+    """``element``, or a vector of it of ``t``'s shape when ``t`` is a vector type."""
+    return ir.VectorType.get(ir.VectorType(t).shape, element) if isinstance(t, ir.VectorType) else element
+
+
 def _power_of_two(k: ir.Value) -> ir.Value:
-    """2^k as f32 for an i32 k in [-126, 127] (the exponent field, built directly)."""
-    i32 = ir.IntegerType.get_signless(32)
+    """2^k as f32 for an i32 k in [-126, 127] (the exponent field, built directly); elementwise on vectors."""
+    i32 = k.type
     biased = arith.shli(arith.addi(k, const(i32, 127)), const(i32, 23))
-    return arith.bitcast(ir.F32Type.get(), biased)
+    return arith.bitcast(_like(i32, ir.F32Type.get()), biased)
 
 
 def _estrin(x: ir.Value, coefficients: Sequence[float]) -> ir.Value:
@@ -169,7 +174,7 @@ def _clamp_above(x: ir.Value, bound: float) -> ir.Value:
 
 
 def fast_exp(x: ir.Value, nonpositive: bool = False) -> ir.Value:
-    """exp(x) in f32 arith ops (module docstring).
+    """exp(x) in f32 arith ops (module docstring), elementwise on a vector of f32.
 
     n = round(x log2 e) is taken from the low mantissa bits of ``x log2 e + 1.5 * 2^23 (+ bias)`` (the
     "shifter" trick): n as a float and 2^n as bits come from one FMA, one subtraction and one shift, with no
@@ -179,7 +184,7 @@ def fast_exp(x: ir.Value, nonpositive: bool = False) -> ir.Value:
     which is folded into the polynomial's coefficients (exact): one scaling, one rounding.  Correct for x up
     to 71 as well.
     """
-    f32, i32 = x.type, ir.IntegerType.get_signless(32)
+    f32, i32 = x.type, _like(x.type, ir.IntegerType.get_signless(32))
     clamped = _clamp_below(x, _EXP_MIN)
     if not nonpositive:
         clamped = _clamp_above(clamped, _EXP_MAX)

@@ -71,13 +71,15 @@ index arithmetic.  Unranked operands are not lowered (the lowering returns
 False and the op stays a graph op); so is a conv2d whose kernel size is
 dynamic, which the op catalog rejects anyway.
 
-The package, by op family: ``reductions``, ``matmul``, ``conv`` (conv2d and the poolings) and ``resize``,
-on the shared ``builders``.  Importing it registers every lowering (``register_lowering``).
+The package, by op family: ``reductions``, ``matmul``, ``conv`` (conv2d and the poolings), ``resize`` and
+``attention`` (flash_attention over lengths known at run time, tiled), on the shared ``builders``.  Importing it
+registers every lowering (``register_lowering``).
 """
 
+from graphfuse.lowering.structured_ops.attention import lower_tiled_attention
 from graphfuse.lowering.structured_ops.conv import lower_conv2d, lower_pool2d
 from graphfuse.lowering.structured_ops.matmul import lower_matmul
 from graphfuse.lowering.structured_ops.reductions import lower_reduction
 from graphfuse.lowering.structured_ops.resize import lower_resize
 
-__all__ = ["lower_conv2d", "lower_matmul", "lower_pool2d", "lower_reduction", "lower_resize"]
+__all__ = ["lower_conv2d", "lower_matmul", "lower_pool2d", "lower_reduction", "lower_resize", "lower_tiled_attention"]

@@ -375,7 +375,6 @@ def test_flash_attention_scale_in_f32() -> None:
 DYNAMIC = [
     ("matmul_bias_add", [((None, 8), "x"), ((8, 16), "x"), ((16,), "x")], {}),
     ("matmul_split", [((None, 8), "x"), ((8, None), "x")], {"sizes": [2, 3]}),
-    ("flash_attention", [((2, None, 16), "x"), ((2, None, 16), "x"), ((2, None, 8), "x")], {"scale": 0.25}),
     ("add_rms_norm", [((None, 16), "x"), ((None, 16), "x"), ((16,), "x")], {}),
     ("swiglu", [((None, 8), "x")], {}),
     ("dynamic_quant", [((None, 3, None), "x")], {}),
@@ -404,6 +403,8 @@ LEFT_WHOLE = [
     ("dynamic_quant", [((None, None, 8), "x")], {}, "scale reshape with two dynamic dims"),
     ("dynamic_quant", [((4, 0), "x")], {}, "reduce_max of an empty row"),
     ("flash_attention", [((2, 4, 8), "x"), ((2, 0, 8), "x"), ((2, 0, 8), "x")], {"scale": 1.0}, "softmax of nothing"),
+    ("flash_attention", [((2, None, 16), "x"), ((2, None, 16), "x"), ((2, None, 8), "x")], {"scale": 0.25},
+     "lowered tiled over a dynamic length"),
     ("layer_norm", [((4, None), "x"), ((None,), "x"), ((None,), "x")], {}, "expander refuses"),
     ("tile", [((None, 3), "x")], {"multiples": [2, 1]}, "expander refuses"),
     ("softmax", [((4, 0), "x")], {}, "expander refuses"),
@@ -417,6 +418,15 @@ def test_left_whole(name: str, operands: list[Operand], attrs: dict[str, Any], w
     stats = run(module, "graph-decompose")
     assert stats == {"num-decomposed": 0}
     assert str(module) == before
+
+
+def test_dynamic_f32_attention_is_lowered_tiled() -> None:
+    """Left whole by the decomposition, then graph-to-linalg's tiled form (test_tiled_attention.py runs it)."""
+    module = build("flash_attention", [((2, None, 16), "x"), ((2, None, 16), "x"), ((2, None, 8), "x")],
+                   {"scale": 0.25}, "f32")
+    run(module, "graph-to-linalg{strict}")
+    assert graph_op_names(module) == [] and module.operation.verify()
+    assert "scf.forall" in str(module) and "linalg.batch_matmul" not in str(module)
 
 
 NESTED = [

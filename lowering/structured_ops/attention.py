@@ -1,0 +1,319 @@
+"""graph-to-linalg for ``flash_attention`` over sequence lengths known only at run time: the tiled
+online-softmax form, in which every tile has a size known when compiling.
+
+The untiled form (``lowering/decompose.py``: matmul, softmax, matmul) needs the scores of a query row as one
+row of the key count's length; with that count dynamic, neither the products nor the softmax between them
+have a static tile.  Here instead (FlashAttention's schedule):
+
+- the queries are cut into blocks of ``QUERY_BLOCK`` rows, one parallel task per block and batch index; the
+  last block of a task is padded with zero rows, whose results are not stored;
+- each task walks the keys in blocks of ``KEY_BLOCK``: S = Q K^T of the block (a ``QUERY_BLOCK`` x
+  ``KEY_BLOCK`` product), then per query row the running maximum m, the probabilities p = exp(s - m) and
+  their running sum l, the rows of the accumulator rescaled by exp(m_old - m), and acc += P V of the block.
+  The keys in whole blocks take a loop counted at run time; the keys left, when there are any, one more step
+  on blocks padded with zero rows whose scores are -inf;
+- each task's result is acc / l, row by row.
+
+The two products are static ``linalg.matmul`` ops marked serial (each runs inside its task), which the
+contraction schedules pack and register-tile as any other; the softmax steps are vector code on whole rows
+of a block.  f32 only; other element types, and static lengths, keep the untiled form.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, linalg, scf, tensor, vector
+
+from graphfuse.lowering.common import const, register_lowering
+from graphfuse.lowering.contraction.sizes import SERIAL
+from graphfuse.lowering.fast_math import fadd, fast_exp, fmul, fsub
+from graphfuse.lowering.structured_ops.builders import _attrs
+
+__all__ = ["KEY_BLOCK", "QUERY_BLOCK", "SMALL_QUERY_BLOCK", "lower_tiled_attention", "tiled_attention_applies"]
+
+#: Query rows of a task (sixteen register tiles of eight rows on a 512-bit machine).
+QUERY_BLOCK = 128
+#: Query rows of a task over the rows short of a whole QUERY_BLOCK (one register tile).
+SMALL_QUERY_BLOCK = 8
+#: Keys of a step: the scores of a query row are one vector of this many lanes.
+KEY_BLOCK = 256
+
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+_DYNAMIC_OFFSET = ir.ShapedType.get_dynamic_stride_or_offset()
+
+
+def _ranked(value: ir.Value) -> ir.RankedTensorType | None:
+    return ir.RankedTensorType(value.type) if isinstance(value.type, ir.RankedTensorType) else None
+
+
+def tiled_attention_applies(op: ir.Operation) -> bool:
+    """Whether ``op`` (a ``graph.flash_attention``) is lowered tiled: f32 operands, q, k, v and the result of
+    one rank, the query or the key count dynamic, static head dims, and every batch dim of k, v and the mask
+    either that of the scores or a static 1 (q's batch dims are the result's)."""
+    types = [_ranked(v) for v in (*op.operands, op.results[0])]
+    if any(t is None for t in types) or not all(isinstance(t.element_type, ir.F32Type) for t in types):
+        return False
+    q, k, v, *rest = types
+    result = rest[-1]
+    mask = rest[0] if len(rest) == 2 else None
+    rank = q.rank
+    if rank < 2 or k.rank != rank or v.rank != rank or result.rank != rank:
+        return False
+    if _DYNAMIC in (q.shape[-1], k.shape[-1], v.shape[-1]) or q.shape[-1] != k.shape[-1]:
+        return False
+    if q.shape[-2] != _DYNAMIC and k.shape[-2] != _DYNAMIC:
+        return False
+    if any(q.shape[i] != result.shape[i] for i in range(rank - 2)):
+        return False
+    return mask is None or mask.rank <= rank
+
+
+def _index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def _size(value: ir.Value, dim: int) -> ir.Value:
+    t = ir.RankedTensorType(value.type)
+    return _index(t.shape[dim]) if t.shape[dim] != _DYNAMIC else tensor.dim(value, _index(dim))
+
+
+def _slice(source: ir.Value, offsets: list[ir.Value | int], sizes: list[ir.Value | int], shape: list[int]) -> ir.Value:
+    """The slice of ``source`` at ``offsets`` of ``sizes`` (values or ints), rank-reduced to ``shape`` (a
+    dynamic size is -1 there)."""
+    element = ir.RankedTensorType(source.type).element_type
+    dynamic_offsets = [o for o in offsets if isinstance(o, ir.Value)]
+    dynamic_sizes = [s for s in sizes if isinstance(s, ir.Value)]
+    static_offsets = [_DYNAMIC_OFFSET if isinstance(o, ir.Value) else o for o in offsets]
+    static_sizes = [_DYNAMIC if isinstance(s, ir.Value) else s for s in sizes]
+    return tensor.extract_slice(ir.RankedTensorType.get(shape, element), source, dynamic_offsets, dynamic_sizes, [],
+                                static_offsets, static_sizes, [1] * len(offsets))
+
+
+def _padded(value: ir.Value, rows: ir.Value, block: int) -> ir.Value:
+    """The [rows, W] tensor ``value`` (rows <= ``block``) padded with zero rows to a static [block, W]."""
+    t = ir.RankedTensorType(value.type)
+    missing = arith.subi(_index(block), rows)
+    padded = tensor.PadOp(ir.RankedTensorType.get([block, t.shape[1]], t.element_type), value, [], [missing],
+                          [0, 0], [_DYNAMIC, 0])
+    body = padded.regions[0].blocks.append(ir.IndexType.get(), ir.IndexType.get())
+    with ir.InsertionPoint(body):
+        tensor.YieldOp(const(t.element_type, 0.0))
+    return padded.result
+
+
+def _filled(shape: list[int], value: float) -> ir.Value:
+    f32 = ir.F32Type.get()
+    return linalg.fill(const(f32, value), outs=[tensor.empty(shape, f32)])
+
+
+def _serial_matmul(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+    product = linalg.matmul(a, b, outs=[c])
+    product.owner.attributes[SERIAL] = ir.UnitAttr.get()
+    return product
+
+
+class _Attention:
+    """The operands of one tiled attention and the pieces of its task, built under an insertion point."""
+
+    def __init__(self, op: ir.Operation) -> None:
+        self.q, self.k, self.v = op.operands[:3]
+        self.mask = op.operands[3] if len(op.operands) > 3 else None
+        attrs = _attrs(op)
+        self.scale = float(attrs["scale"])
+        self.safe = bool(attrs.get("safe_softmax"))
+        q_type = ir.RankedTensorType(self.q.type)
+        self.rank = q_type.rank
+        self.batch_dims = self.rank - 2
+        self.depth = q_type.shape[-1]
+        self.value_depth = ir.RankedTensorType(self.v.type).shape[-1]
+        self.f32 = ir.F32Type.get()
+
+    def _batch_indices(self, operand: ir.Value, batch: list[ir.Value]) -> list[ir.Value | int]:
+        """``operand``'s indices for the task's batch indices: 0 along a dim it broadcasts (a static 1)."""
+        t = ir.RankedTensorType(operand.type)
+        return [0 if t.shape[i] == 1 else batch[i] for i in range(self.batch_dims)]
+
+    def rows_of(self, operand: ir.Value, batch: list[ir.Value], first: ir.Value, rows: ir.Value | int) -> ir.Value:
+        """Rows [first, first + rows) of ``operand``'s matrix at the task's batch indices, [rows, W]."""
+        width = ir.RankedTensorType(operand.type).shape[-1]
+        offsets = [*self._batch_indices(operand, batch), first, 0]
+        sizes = [1] * self.batch_dims + [rows, width]
+        return _slice(operand, offsets, sizes, [rows if isinstance(rows, int) else _DYNAMIC, width])
+
+    def mask_row(self, batch: list[ir.Value], query: ir.Value, key: ir.Value, in_bounds: bool) -> ir.Value:
+        """The mask's values for query row ``query`` and keys [key, key + KEY_BLOCK), a vector; a key past the
+        mask's end reads -inf (``in_bounds`` False: the last, partial block)."""
+        t = ir.RankedTensorType(self.mask.type)
+        lead = self.rank - t.rank  # the scores' dims the mask lacks in front
+        indices: list[ir.Value] = []
+        for d in range(t.rank):
+            dim = lead + d
+            if t.shape[d] == 1:
+                indices.append(_index(0))
+            elif dim < self.batch_dims:
+                indices.append(batch[dim])
+            else:
+                indices.append(query if dim == self.batch_dims else key)
+        lanes = ir.VectorType.get([KEY_BLOCK], self.f32)
+        if t.shape[-1] == 1:  # one value for every key
+            return vector.broadcast(lanes, tensor.extract(self.mask, indices))
+        return vector.transfer_read(lanes, self.mask, indices, ir.AffineMap.get_minor_identity(t.rank, 1),
+                                    const(self.f32, float("-inf")), [in_bounds])
+
+    def step(self, batch: list[ir.Value], query_tile: ir.Value, first_query: ir.Value, last_query: ir.Value,
+             key: ir.Value, valid: ir.Value | None, state: list[ir.Value]) -> list[ir.Value]:
+        """One block of keys from ``key`` (``valid`` of them when given: the last, padded block) folded into
+        ``state`` = [maxima, sums, acc] of the query rows of ``query_tile``; the new state."""
+        block = ir.RankedTensorType(query_tile.type).shape[0]
+        if valid is None:
+            keys = self.rows_of(self.k, batch, key, KEY_BLOCK)
+            values = self.rows_of(self.v, batch, key, KEY_BLOCK)
+        else:
+            keys = _padded(self.rows_of(self.k, batch, key, valid), valid, KEY_BLOCK)
+            values = _padded(self.rows_of(self.v, batch, key, valid), valid, KEY_BLOCK)
+        transposed = linalg.transpose(keys, outs=[tensor.empty([self.depth, KEY_BLOCK], self.f32)], permutation=[1, 0])
+        scores = _serial_matmul(query_tile, transposed.results[0], _filled([block, KEY_BLOCK], 0.0))
+        probabilities = tensor.empty([block, KEY_BLOCK], self.f32)
+        rows = scf.ForOp(_index(0), _index(block), _index(1), [probabilities, *state])
+        with ir.InsertionPoint(rows.body):
+            row = rows.induction_variable
+            query = arith.minui(arith.addi(first_query, row), last_query)
+            scf.YieldOp(self._row_update(scores, row, batch, query, key, valid, *rows.inner_iter_args))
+        probabilities, maxima, sums, acc = rows.results
+        return [maxima, sums, _serial_matmul(probabilities, values, acc)]
+
+    def _row_update(self, scores: ir.Value, row: ir.Value, batch: list[ir.Value], query: ir.Value, key: ir.Value,
+                    valid: ir.Value | None, p: ir.Value, maxima: ir.Value, sums: ir.Value,
+                    acc: ir.Value) -> list[ir.Value]:
+        """Query row ``row`` of a step: its scores scaled (and masked), its running max and sum (in ``maxima``
+        and ``sums``) updated, its probabilities written into ``p`` and its row of ``acc`` rescaled; the four
+        new tensors."""
+        lanes = ir.VectorType.get([KEY_BLOCK], self.f32)
+        zero, minus_inf = const(self.f32, 0.0), const(self.f32, float("-inf"))
+        origin = _index(0)
+        s = vector.transfer_read(lanes, scores, [row, origin], ir.AffineMap.get_minor_identity(2, 1), zero, [True])
+        s = fmul(s, const(lanes, self.scale))
+        if self.mask is not None:
+            s = fadd(s, self.mask_row(batch, query, key, valid is None))
+        if valid is not None:  # the keys padded onto the last block count for nothing
+            inside = vector.create_mask(ir.VectorType.get([KEY_BLOCK], ir.IntegerType.get_signless(1)), [valid])
+            s = arith.select(inside, s, const(lanes, float("-inf")))
+        old_max = tensor.extract(maxima, [row])
+        new_max = arith.maximumf(old_max, vector.reduction(self.f32, "maximumf", s))
+        # a row with no key counted yet: exp(-inf - -inf) would be NaN; its probabilities are 0 against base 0
+        base = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, new_max, minus_inf), zero, new_max)
+        probabilities = fast_exp(fsub(s, vector.broadcast(lanes, base)), nonpositive=True)
+        correction = fast_exp(fsub(old_max, base), nonpositive=True)
+        total = fadd(fmul(tensor.extract(sums, [row]), correction), vector.reduction(self.f32, "add", probabilities))
+        p = vector.transfer_write(p.type, probabilities, p, [row, origin], ir.AffineMap.get_minor_identity(2, 1),
+                                  [True])
+        acc_lanes = ir.VectorType.get([self.value_depth], self.f32)
+        acc_row = vector.transfer_read(acc_lanes, acc, [row, origin], ir.AffineMap.get_minor_identity(2, 1), zero,
+                                       [True])
+        acc_row = fmul(acc_row, vector.broadcast(acc_lanes, correction))
+        acc = vector.transfer_write(acc.type, acc_row, acc, [row, origin], ir.AffineMap.get_minor_identity(2, 1),
+                                    [True])
+        return [p, tensor.insert(new_max, maxima, [row]), tensor.insert(total, sums, [row]), acc]
+
+    def normalized(self, acc: ir.Value, sums: ir.Value, keys: ir.Value) -> ir.Value:
+        """acc / sums per row: NaN for a row whose every score is -inf (softmax's 0 / 0), 0 with ``safe_softmax``;
+        0 for every row when there are no keys (an empty product)."""
+        zero = const(self.f32, 0.0)
+        no_keys = arith.cmpi(arith.CmpIPredicate.eq, keys, _index(0))
+        rows = scf.ForOp(_index(0), _index(ir.RankedTensorType(acc.type).shape[0]), _index(1), [acc])
+        with ir.InsertionPoint(rows.body):
+            row = rows.induction_variable
+            (out,) = rows.inner_iter_args
+            total = tensor.extract(sums, [row])
+            factor = arith.divf(const(self.f32, 1.0), total)
+            if self.safe:
+                factor = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, total, zero), zero, factor)
+            factor = arith.select(no_keys, zero, factor)
+            lanes = ir.VectorType.get([self.value_depth], self.f32)
+            origin = _index(0)
+            values = vector.transfer_read(lanes, out, [row, origin], ir.AffineMap.get_minor_identity(2, 1), zero,
+                                          [True])
+            values = fmul(values, vector.broadcast(lanes, factor))
+            if not self.safe:  # 0 * inf is NaN: an empty row of keys gives 0, not NaN
+                values = arith.select(no_keys, const(lanes, 0.0), values)
+            scf.YieldOp([vector.transfer_write(out.type, values, out, [row, origin],
+                                               ir.AffineMap.get_minor_identity(2, 1), [True])])
+        return rows.results[0]
+
+
+    def task(self, batch: list[ir.Value], first: ir.Value, rows: ir.Value | int, block: int) -> ir.Value:
+        """The results of the query rows [first, first + rows) at the task's batch indices, [rows, Dv]: all the
+        keys folded into a state of ``block`` rows (``rows`` a whole block, or fewer, padded with zero rows)."""
+        last_query = arith.subi(_size(self.q, self.rank - 2), _index(1))
+        query_tile = self.rows_of(self.q, batch, first, rows)
+        if not isinstance(rows, int):
+            query_tile = _padded(query_tile, rows, block)
+        state = [_filled([block], float("-inf")), _filled([block], 0.0), _filled([block, self.value_depth], 0.0)]
+        keys = _size(self.k, self.rank - 2)
+        whole = arith.divui(keys, _index(KEY_BLOCK))
+        steps = scf.ForOp(_index(0), whole, _index(1), state)
+        with ir.InsertionPoint(steps.body):
+            key = arith.muli(steps.induction_variable, _index(KEY_BLOCK))
+            scf.YieldOp(self.step(batch, query_tile, first, last_query, key, None, list(steps.inner_iter_args)))
+        state = list(steps.results)
+        done = arith.muli(whole, _index(KEY_BLOCK))
+        left = arith.subi(keys, done)
+        last = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, left, _index(0)), [s.type for s in state], has_else=True)
+        with ir.InsertionPoint(last.then_block):
+            scf.YieldOp(self.step(batch, query_tile, first, last_query, done, left, state))
+        with ir.InsertionPoint(last.else_block):
+            scf.YieldOp(state)
+        _, sums, acc = last.results
+        result = self.normalized(acc, sums, keys)
+        if isinstance(rows, int):
+            return result
+        return _slice(result, [0, 0], [rows, self.value_depth], [_DYNAMIC, self.value_depth])
+
+    def tasks(self, out: ir.Value, first_row: ir.Value, blocks: ir.Value, block: int,
+              rows_left: ir.Value | None) -> ir.Value:
+        """``out`` with the query rows from ``first_row`` computed by parallel tasks of ``block`` rows, ``blocks``
+        of them per batch index: whole blocks, or (``rows_left``: the rows from ``first_row`` on) blocks whose
+        last one is padded."""
+        batch_sizes = [_size(self.q, i) for i in range(self.batch_dims)]
+        tasks = scf.ForallOp([0] * (self.batch_dims + 1), [*batch_sizes, blocks], [1] * (self.batch_dims + 1), [out])
+        with ir.InsertionPoint(tasks.body):
+            *batch, index = tasks.induction_variables
+            offset = arith.muli(index, _index(block))
+            first = arith.addi(first_row, offset)
+            rows: ir.Value | int = block
+            if rows_left is not None:
+                rows = arith.minui(_index(block), arith.subi(rows_left, offset))
+            result = self.task(batch, first, rows, block)
+            with ir.InsertionPoint(tasks.terminator().regions[0].blocks[0]):
+                sizes = [rows] if isinstance(rows, ir.Value) else []
+                tensor.parallel_insert_slice(
+                    result, tasks.inner_iter_args[0], [*batch, first], sizes, [],
+                    [_DYNAMIC_OFFSET] * (self.batch_dims + 1) + [0],
+                    [1] * self.batch_dims + [_DYNAMIC if sizes else block, self.value_depth], [1] * self.rank)
+        return tasks.results[0]
+
+
+@register_lowering("flash_attention")
+def lower_tiled_attention(op: ir.Operation) -> bool:
+    """The tiled online-softmax form of a ``flash_attention`` that :func:`tiled_attention_applies` to; False
+    (IR untouched) for the others, which ``lowering/decompose.py`` has decomposed.
+
+    The query rows in whole blocks of QUERY_BLOCK are one set of tasks; the rows left (all of them for a
+    token's step in generation) a second set, in blocks of SMALL_QUERY_BLOCK rows, the last padded: a row
+    computed in a padded block costs a block's work."""
+    if not tiled_attention_applies(op):
+        return False
+    a = _Attention(op)
+    result_type = ir.RankedTensorType(op.results[0].type)
+    with op.location, ir.InsertionPoint(op):
+        queries = _size(a.q, a.rank - 2)
+        sizes = [*(_size(a.q, i) for i in range(a.batch_dims)), queries, a.value_depth]
+        out = tensor.empty([s if d == _DYNAMIC else d for s, d in zip(sizes, result_type.shape, strict=True)], a.f32)
+        whole = arith.divui(queries, _index(QUERY_BLOCK))
+        out = a.tasks(out, _index(0), whole, QUERY_BLOCK, None)
+        done = arith.muli(whole, _index(QUERY_BLOCK))
+        left = arith.subi(queries, done)
+        out = a.tasks(out, done, arith.ceildivui(left, _index(SMALL_QUERY_BLOCK)), SMALL_QUERY_BLOCK, left)
+    op.results[0].replace_all_uses_with(out)
+    op.erase()
+    return True
