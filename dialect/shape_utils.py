@@ -6,6 +6,7 @@ name (the verifier prefixes ``'graph.X' ``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 from graphfuse.dialect.catalog import VerifyError
@@ -105,3 +106,63 @@ def require_declared(declared: list[TensorSig] | None, count: int = 1) -> list[T
     if declared is None or len(declared) != count:
         raise VerifyError(f"needs its {count} result type(s) given explicitly")
     return declared
+
+
+
+
+def reshape_units(source: Shape, result: Shape) -> list[tuple[list[int], list[int]]] | None:
+    """A reshape whose result has several dynamic dims, as units of (operand dims, result dims): each dynamic
+    result dim is one dynamic operand dim, and the static dims between two of them (or before the first, after
+    the last) are reshaped among themselves, one element count on both sides (``[b, s, h * d] -> [b, s, h, d]``,
+    ``[b, kv, s, d] -> [b, kv, 1, s, d]``).  None when the shapes do not pair up so.
+
+    Both shapes are read in order: a run of static result dims takes the static operand dims up to the next
+    dynamic one, which must give the same element count, and the dynamic result dim after the run that
+    dynamic operand dim.  A unit with dims on one side only (static dims of count 1) joins the next unit with
+    a dynamic dim (the one before it, at the end).
+    """
+    if sum(d is None for d in source) != sum(d is None for d in result):
+        return None
+    units: list[tuple[list[int], list[int]]] = []
+    position = 0
+    run: list[int] = []
+    for j, d in enumerate([*result, None]):
+        if d is not None:
+            run.append(j)
+            continue
+        taken: list[int] = []
+        while position < len(source) and source[position] is not None:
+            taken.append(position)
+            position += 1
+        if math.prod(source[k] for k in taken) != math.prod(result[k] for k in run):  # type: ignore[misc]
+            return None
+        units.append((taken, run))
+        run = []
+        if j == len(result):
+            break
+        units.append(([position], [j]))  # the count of dynamic dims matches: source[position] is dynamic
+        position += 1
+    merged: list[tuple[list[int], list[int]]] = []
+    pending: tuple[list[int], list[int]] = ([], [])
+    for taken, dims in units:
+        if taken and dims:
+            merged.append((pending[0] + taken, pending[1] + dims))
+            pending = ([], [])
+        else:
+            pending = (pending[0] + taken, pending[1] + dims)
+    if pending != ([], []):
+        merged[-1] = (merged[-1][0] + pending[0], merged[-1][1] + pending[1])
+    return merged
+
+
+def paired_sizes(source: Shape, sizes: Sequence[int], result: Shape) -> tuple[int, ...]:
+    """The sizes of a reshape's result with several dynamic dims (:func:`reshape_units` of the declared types
+    ``source`` and ``result``) for an operand of sizes ``sizes``: each dynamic result dim its operand dim's."""
+    units = reshape_units(source, result)
+    assert units is not None, (source, result)
+    out = list(result)
+    for taken, dims in units:
+        for j in dims:
+            if out[j] is None:
+                out[j] = sizes[next(k for k in taken if source[k] is None)]
+    return tuple(out)  # type: ignore[arg-type]

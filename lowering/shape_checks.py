@@ -22,6 +22,7 @@ from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.parsing import relocate
+from graphfuse.dialect.shape_utils import paired_sizes
 from graphfuse.dialect.types import TensorSig, sig_from_type
 
 __all__ = ["DynamicShapes", "infer_result_shapes", "shape_graph_text"]
@@ -55,6 +56,11 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
         inputs = [sigs.get(v) for v in op.operands]
         inferred = declared
         known = all(sig is not None for sig in inputs)
+        if op.name == "graph.reshape" and known and declared[0].shape.count(None) > 1 \
+                and None not in inputs[0].shape:  # several dynamic dims: those of the operand dims they pair with
+            source = sig_from_type(op.operands[0].type)
+            declared = [declared[0].with_shape(paired_sizes(source.shape, inputs[0].shape, declared[0].shape))]
+            inferred = declared
         if spec is not None and known:
             try:
                 inferred = infer_results(spec, inputs, read_attributes(spec, op), declared)
@@ -80,8 +86,8 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
 
 
 def _sized_reshape(source: TensorSig, result: TensorSig) -> TensorSig:
-    """A reshape's result with its one dynamic dim (the catalog allows one) sized by the operand's element count,
-    when the call's sizes make that count known (the catalog keeps the declared type)."""
+    """A reshape's result with its one dynamic dim sized by the operand's element count, when the call's sizes
+    make that count known (the catalog keeps the declared type)."""
     count = source.num_elements
     if count is None or None not in result.shape:
         return result

@@ -65,6 +65,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from graphfuse.dialect.ops.shape import RANDOM_GOLDEN, RANDOM_MIX, random_seed_bits
+from graphfuse.dialect.shape_utils import reshape_units
 from graphfuse.lowering.common import PARALLEL, broadcast_map, build_generic, const, register_lowering
 
 __all__ = [
@@ -235,6 +236,9 @@ def _reshape(x: ir.Value, result: ir.RankedTensorType) -> ir.Value:
         if None in s_shape:
             x = tensor.cast(_tensor_type([1] * source.rank, result.element_type), x)
         return tensor.collapse_shape(result, x, [])
+    units = reshape_units(s_shape, r_shape) if r_shape.count(None) > 1 else None
+    if units is not None:  # several dynamic dims, each an operand dim (the catalog's rule): one group per pair
+        return _expand(_collapse(x, [taken for taken, _ in units]), [dims for _, dims in units], result)
     grouping = _common_grouping(s_shape, r_shape)
     if grouping is not None:
         source_groups, result_groups = grouping

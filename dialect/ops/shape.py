@@ -10,7 +10,14 @@ from typing import Any
 import numpy as np
 
 from graphfuse.dialect.catalog import REQUIRED, AttrKind, AttrSpec, OpSpec, ValueSpec, VerifyError, register_op
-from graphfuse.dialect.shape_utils import can_broadcast_to, normalize_axis, require_declared, require_dtype, same_dtype
+from graphfuse.dialect.shape_utils import (
+    can_broadcast_to,
+    normalize_axis,
+    require_declared,
+    require_dtype,
+    reshape_units,
+    same_dtype,
+)
 from graphfuse.dialect.types import Dim, TensorSig
 
 _GROUP = "shape"
@@ -27,8 +34,13 @@ def _infer_reshape(inputs: list[TensorSig], attrs: dict[str, Any], declared: lis
     _require_same_dtype(result, source)
     dynamic = [i for i, d in enumerate(result.shape) if d is None]
     if len(dynamic) > 1:
-        # Without a shape operand, two unknown result dims cannot be recovered at run time.
-        raise VerifyError(f"result type {result} may have at most one dynamic dimension")
+        # Without a shape operand, two unknown result dims are recovered only as the operand dims they pair with
+        # (the interpreter gives the result the paired sizes before it runs the op)
+        if reshape_units(source.shape, result.shape) is None:
+            raise VerifyError(f"result type {result} may have at most one dynamic dimension, or several that are "
+                              f"dynamic dims of operand {source} in order with the static dims between them "
+                              "reshaped among themselves")
+        return [result]
     count = source.num_elements
     if count is None:
         return [result]  # element counts cannot be compared
@@ -41,7 +53,7 @@ def _infer_reshape(inputs: list[TensorSig], attrs: dict[str, Any], declared: lis
 
 
 def _reshape_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:
-    # numpy's -1 computes the one dynamic dim (infer allows at most one) from the element count.
+    # numpy's -1 computes the one dynamic dim (infer allows at most one with a static operand) from the count.
     shape = tuple(-1 if d is None else d for d in results[0].shape)
     return [np.reshape(xs[0], shape)]
 
@@ -59,7 +71,10 @@ register_op(
         doc=(
             "The result type gives the new shape and must keep the element type. Element counts must match when "
             "both are static. The result may have one dynamic dimension, computed from the element count at run "
-            "time; with a dynamic operand the counts are not checked."
+            "time; with a dynamic operand the counts are not checked. It may have several when each is a dynamic "
+            "dim of the operand, in order, and the static dims between two of them (before the first, after the "
+            "last) have one element count on both sides: `[?, ?, 256] -> [?, ?, 8, 32]`, "
+            "`[?, 4, ?, 32] -> [?, 4, 1, ?, 32]`; each then has the size of the operand dim it pairs with."
         ),
         example=((TensorSig((4, 8), "f32"),), {}),
         example_result=TensorSig((2, 16), "f32"),

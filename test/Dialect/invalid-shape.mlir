@@ -17,9 +17,10 @@ func.func @reshape_changes_dtype(%a: tensor<4x8xf32>) {
 
 // -----
 
-func.func @reshape_two_dynamic_dims(%a: tensor<4x8xf32>) {
-  // expected-error@+1 {{'graph.reshape' result type tensor<?x?xf32> may have at most one dynamic dimension}}
-  %0 = "graph.reshape"(%a) : (tensor<4x8xf32>) -> tensor<?x?xf32>
+// Two dynamic result dims, the second with no dynamic operand dim to take its size from.
+func.func @reshape_two_dynamic_dims(%a: tensor<?x8xf32>) {
+  // expected-error@+1 {{'graph.reshape' result type tensor<?x?x2xf32> may have at most one dynamic dimension, or several that are dynamic dims of operand tensor<?x8xf32> in order}}
+  %0 = "graph.reshape"(%a) : (tensor<?x8xf32>) -> tensor<?x?x2xf32>
   return
 }
 

@@ -162,6 +162,13 @@ DYNAMIC_RESHAPES: list[tuple[Shape, Shape, tuple[int, ...]]] = [
     ((None, 4), (None, 2), (0, 4)),  # no elements at run time
     ((None, 0), (3, 0), (5, 0)),  # no elements: a tensor.empty
     ((2, 0), (None, 5), (2, 0)),
+    # several dynamic dims, each paired with an operand dim: one group per pair
+    ((None, None, 12), (None, None, 3, 4), (2, 5, 12)),  # an attention's heads split off
+    ((None, None, 3, 4), (None, None, 12), (2, 5, 3, 4)),
+    ((None, 4, None, 2), (None, 4, 1, None, 2), (3, 4, 5, 2)),  # repeat_kv's unsqueeze
+    ((None, 2, 3, None, 2), (None, 6, None, 2), (1, 2, 3, 1, 2)),  # and its merge; sizes 1 at run time
+    ((None, 4), (1, None, 2, 2), (3, 4)),  # a leading unit dim joins the dynamic one
+    ((None, None, 4), (None, None, 2, 2), (0, 3, 4)),  # no elements at run time
 ]
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import ml_dtypes
 import numpy as np
 import pytest
 
+from graphfuse.dialect.builder import GraphBuilder
 from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op
 from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.dialect.interpreter import run_function
 from graphfuse.dialect.run_checks import IndexOutOfRangeError
 from graphfuse.dialect.types import TensorSig
 
@@ -54,9 +57,35 @@ def test_reshape_rejects_indivisible_dynamic_dim() -> None:
         _infer("reshape", [TensorSig((3, 4), "f32")], declared=[TensorSig((None, 5), "f32")])
 
 
-def test_reshape_rejects_two_dynamic_dims() -> None:
+def test_reshape_rejects_two_dynamic_dims_without_operand_dims_to_pair() -> None:
+    # the second ? has no dynamic operand dim to take its size from
     with pytest.raises(VerifyError, match="at most one dynamic dimension"):
         _infer("reshape", [TensorSig((3, 4), "f32")], declared=[TensorSig((None, None), "f32")])
+    with pytest.raises(VerifyError, match="at most one dynamic dimension"):
+        _infer("reshape", [TensorSig((None, 4), "f32")], declared=[TensorSig((None, None, 2), "f32")])
+    # the static dims between the two pairs differ in count
+    with pytest.raises(VerifyError, match="at most one dynamic dimension"):
+        _infer("reshape", [TensorSig((None, 3, None), "f32")], declared=[TensorSig((None, 2, None), "f32")])
+
+
+@pytest.mark.parametrize(("operand", "result", "sizes"), [
+    ((None, None, 256), (None, None, 8, 32), (3, 5, 256)),  # heads split off the hidden dim
+    ((None, None, 8, 32), (None, None, 256), (3, 5, 8, 32)),  # merged back
+    ((None, 4, None, 32), (None, 4, 1, None, 32), (2, 4, 7, 32)),  # repeat_kv's unsqueeze
+    ((None, 1, None, 8), (None, 1, 1, None, 8), (2, 1, 1, 8)),  # unit dims, static and (at run time) dynamic
+    ((None, 4, 2, None, 32), (None, 8, None, 32), (2, 4, 2, 7, 32)),  # and its merge of the heads
+    ((None, None), (1, None, None, 1), (3, 1)),
+])
+def test_reshape_pairs_several_dynamic_dims_with_the_operands(operand: tuple, result: tuple, sizes: tuple) -> None:
+    declared = [TensorSig(result, "f32")]
+    assert _infer("reshape", [TensorSig(operand, "f32")], declared=declared) == declared
+    b = GraphBuilder("f")
+    b.ret(b.reshape(b.arg(operand), result))
+    x = np.arange(math.prod(sizes), dtype=np.float32).reshape(sizes)
+    (got,) = run_function(b.module, [x])  # the interpreter sizes the result from the operand's declared type
+    dynamic = iter(d for d, o in zip(sizes, operand, strict=True) if o is None)
+    want = tuple(next(dynamic) if d is None else d for d in result)
+    np.testing.assert_array_equal(got, x.reshape(want))
 
 
 def test_reshape_dynamic_operand_is_unchecked() -> None:

@@ -141,6 +141,46 @@ def test_symbolic_sizes_used_as_tensors_compile_once() -> None:
     assert not any(report.per_shape or report.eager_calls for report in reports)
 
 
+class MaskedHeads(nn.Module):
+    """What a transformers decoder does with a batch and a length that both vary: its padding mask indexed by
+    [batch, key] positions (masking_utils), the hidden dim split into heads and one head of keys repeated for
+    two query heads (views with two symbolic dims), attention over a length known at run time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.kv = nn.Linear(16, 16), nn.Linear(16, 8)
+
+    def forward(self, x: Any, padding: Any) -> Any:
+        batch, length, _ = x.shape
+        positions = torch.arange(batch)[:, None, None, None], torch.arange(length)[None, None, None, :]
+        keep = padding.bool()[positions[0], positions[1]]  # [batch, 1, 1, length]
+        mask = torch.zeros(keep.shape).masked_fill(~keep, float("-inf"))
+        q = self.q(x).view(batch, length, 2, 8).transpose(1, 2)
+        kv = self.kv(x).view(batch, length, 1, 8).transpose(1, 2)
+        kv = kv[:, :, None, :, :].expand(batch, 1, 2, length, 8).reshape(batch, 2, length, 8)
+        out = torch.nn.functional.scaled_dot_product_attention(q, kv, kv, attn_mask=mask)
+        return out.transpose(1, 2).reshape(batch, length, 16)
+
+
+def test_masks_and_head_views_over_a_symbolic_batch_and_length_compile_once() -> None:
+    """HF's padding-mask indexing with symbolic sizes (a gather at positions counted from graph.dimension_size),
+    views keeping two symbolic dims (the heads split off, repeat_kv's unsqueeze and merge) and attention over a
+    length known at run time (the tiled flash attention) take one compile for every batch and length >= 2."""
+    torch.manual_seed(0)
+    model = MaskedHeads().eval()
+    compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error")),
+                             dynamic=True)
+    with torch.no_grad():
+        for batch, length in ((2, 5), (3, 9), (2, 300)):
+            x = torch.randn(batch, length, 16)
+            padding = torch.ones(batch, length, dtype=torch.long)
+            padding[0, : length // 2] = 0  # the first row left-padded
+            assert _relative_error(compiled(x, padding), model(x, padding)) <= 1e-5
+    (report,) = gtb.last_report()
+    assert len(report.compiled) == 1 and report.calls == 3, report.summary()
+    assert report.per_shape is None and report.eager_calls == 0, report.summary()
+
+
 class ModuloOfLength(nn.Module):
     def forward(self, x: Any) -> Any:
         return torch.exp(x) * (x.shape[1] % 5)  # a remainder of sizes: no graph arithmetic takes it

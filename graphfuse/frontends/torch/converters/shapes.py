@@ -315,14 +315,17 @@ def _indices(imp: _Importer, node: fx.Node, index_arg: Any, axis: int, size: int
     return indices
 
 
-def _flat_index(imp: _Importer, node: fx.Node, shape: tuple[int, ...], entries: list[Any]) -> tuple[int, int, Tensor]:
-    """The integer index tensors of ``entries`` (one per dim, None for a whole dim) as one index into the
-    indexed dims flattened: ``(first indexed dim, how many, sum(ik * stride_k))`` over the broadcast indices.
+def _flat_index(imp: _Importer, node: fx.Node, x: Tensor, entries: list[Any]) -> tuple[int, int, Tensor]:
+    """The integer index tensors of ``entries`` (one per dim of ``x``, None for a whole dim) as one index into
+    the indexed dims flattened: ``(first indexed dim, how many, sum(ik * stride_k))`` over the broadcast indices.
 
     Constant indices are range-checked as PyTorch checks them; run-time ones are counted from the end when
     negative, and one still out of range for its dim makes the sum out of range for the flattened dim (its term
-    is that dim's whole size), so the gather or scatter raises the IndexError eager raises.
+    is that dim's whole size), so the gather or scatter raises the IndexError eager raises.  The sizes and
+    strides of indexed dims of dynamic size are ``dimension_size`` arithmetic (HF's padding mask indexed by
+    ``[batch, key]`` positions).
     """
+    shape = tuple(x.shape)
     used = [k for k, entry in enumerate(entries) if entry is not None]
     if used != list(range(used[0], used[-1] + 1)):
         raise imp.unsupported(node, "index tensors on dims that are not adjacent")
@@ -330,9 +333,11 @@ def _flat_index(imp: _Importer, node: fx.Node, shape: tuple[int, ...], entries: 
     metas = [imp.meta(entries[k]) for k in used]
     if any(not isinstance(m, torch.Tensor) or m.dtype == torch.bool or m.is_floating_point() for m in metas):
         raise imp.unsupported(node, "an index that is not an integer tensor (boolean masks included)")
-    common = tuple(torch.broadcast_shapes(*(m.shape for m in metas)))
-    strides = [math.prod(dims[k + 1:]) for k in range(len(dims))]
+    common = tuple(d if isinstance(d, int) else None for d in torch.broadcast_shapes(*(m.shape for m in metas)))
     known = [imp.values.get(entries[k]) for k in used]
+    if None in dims:
+        return first, len(dims), _dynamic_flat_index(imp, node, x, first, [entries[k] for k in used], common)
+    strides = [math.prod(dims[k + 1:]) for k in range(len(dims))]
     if all(isinstance(value, _Const) for value in known):
         flat = np.zeros(common, np.int64)
         for axis, (value, size, stride) in enumerate(zip(known, dims, strides, strict=True)):
@@ -359,9 +364,37 @@ def _flat_index(imp: _Importer, node: fx.Node, shape: tuple[int, ...], entries: 
     return first, len(dims), indices
 
 
-def _merged(shape: tuple[int, ...], first: int, count: int) -> tuple[int, ...]:
-    """``shape`` with dims ``first .. first + count - 1`` as one."""
-    return (*shape[:first], math.prod(shape[first:first + count]), *shape[first + count:])
+def _dynamic_flat_index(imp: _Importer, node: fx.Node, x: Tensor, first: int, entries: list[Any],
+                        common: tuple[int | None, ...]) -> Tensor:
+    """:func:`_flat_index`'s sum over indexed dims of ``x`` from ``first`` some of which have dynamic sizes: the
+    sizes are rank-0 ``dimension_size`` tensors and the strides their products; the broadcast of the index
+    tensors must then be the one their sum makes."""
+    sizes = [imp.tensor(d, "i64") if d is not None else imp.emit("dimension_size", x, axis=first + k)
+             for k, d in enumerate(tuple(x.shape)[first:first + len(entries)])]
+    strides: list[Tensor | None] = [None] * len(sizes)  # None: 1
+    for k in range(len(sizes) - 2, -1, -1):
+        after = sizes[k + 1]
+        strides[k] = after if strides[k + 1] is None else imp.emit("mul", strides[k + 1], after)
+    outside = sizes[0] if strides[0] is None else imp.emit("mul", strides[0], sizes[0])
+    zero = imp.tensor(0, "i64")
+    indices = None
+    for entry, size, stride in zip(entries, sizes, strides, strict=True):
+        index = imp.tensor(entry, "i64")
+        index = imp.emit("select", imp.emit("less", index, zero), imp.emit("add", index, size), index)
+        out_of_range = imp.emit("logical_or", imp.emit("less", index, zero), imp.emit("greater_equal", index, size))
+        term = index if stride is None else imp.emit("mul", index, stride)
+        term = imp.emit("select", out_of_range, outside, term)
+        indices = term if indices is None else imp.emit("add", indices, term)
+    assert indices is not None
+    if tuple(indices.shape) != common:
+        raise imp.unsupported(node, f"index tensors of {x.sig} broadcast to {common} other than their sum")
+    return indices
+
+
+def _merged(shape: tuple[int | None, ...], first: int, count: int) -> tuple[int | None, ...]:
+    """``shape`` with dims ``first .. first + count - 1`` as one (dynamic when one of them is)."""
+    group = shape[first:first + count]
+    return (*shape[:first], None if None in group else math.prod(group), *shape[first + count:])
 
 
 @_converts("aten.index.Tensor", graph="`gather` of the indexed dims flattened into one",
@@ -371,13 +404,15 @@ def _index(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     """Advanced indexing ``x[..., i0, i1, ...]``: the indexed dims are flattened into one and gathered at
     ``sum(ik * stride_k)`` over the broadcast index tensors, the result's dims in numpy's order."""
     x = imp.tensor(a["self"])
-    shape = imp.static_shape(x)
+    shape = tuple(x.shape)
     entries = list(a["indices"])
     if all(entry is None for entry in entries):
         return x
-    first, count, indices = _flat_index(imp, node, shape, entries)
+    first, count, indices = _flat_index(imp, node, x, entries)
     merged = _merged(shape, first, count)
-    flat_x = x if tuple(shape) == merged else imp.emit("reshape", x, merged)
+    if sum(d is None for d in merged) > 1:
+        raise imp.unsupported(node, f"the indexed {x.sig} with its indexed dims merged has two dynamic sizes")
+    flat_x = x if shape == merged else imp.emit("reshape", x, merged)
     return imp.emit("gather", flat_x, indices, axis=first)
 
 
@@ -406,7 +441,7 @@ def _index_put(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         if len(fill.shape):
             fill = imp.emit("reshape", fill, ())
         return imp.emit("select", mask, fill, x)
-    first, count, indices = _flat_index(imp, node, shape, entries)
+    first, count, indices = _flat_index(imp, node, x, entries)
     merged = _merged(shape, first, count)
     flat_x = x if tuple(shape) == merged else imp.emit("reshape", x, merged)
     rows = (*merged[:first], *indices.shape, *merged[first + 1:])
