@@ -12,14 +12,15 @@ a static product whose first rows are kept.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, bufferization, linalg, tensor
+from mlir.dialects import arith, bufferization, linalg, scf, tensor
 
 from graphfuse.dialect.matching import producer
 from graphfuse.lowering.contraction.layout import _DEFAULT_MAPS, _map_dims, _materialize_transposes, _static_tensor
 from graphfuse.lowering.contraction.panels import _erase_unused_producers, _fill_of, _packed_panels, _packed_product
-from graphfuse.lowering.contraction.sizes import SERIAL, _powers_of_two
+from graphfuse.lowering.contraction.sizes import ROW_DOT_ROWS, ROW_DOT_TILE_ROWS, SERIAL, _powers_of_two
+from graphfuse.lowering.fast_math import fadd, fmul
 
-__all__ = ["dynamic_row_parts", "dynamic_row_products"]
+__all__ = ["dynamic_row_parts", "dynamic_row_products", "split_few_dynamic_rows"]
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 _DYNAMIC_OFFSET = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -152,16 +153,149 @@ def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[lis
                 dest = linalg.fill(fill_value, outs=[dest])
                 rest_dest = linalg.fill(fill_value, outs=[rest_dest])
             product = _packed_product(a_main, panels, dest)
-            rest_product = _packed_product(a_rest, panels, rest_dest)
             tiled.append(product.owner)
-            rests.append(rest_product.owner)
             product = tensor.collapse_shape(ir.RankedTensorType.get([_DYNAMIC, width], element), product,
                                             [[0], [1, 2]])
             result = _put_rows(product, result, 0, main, column)
-            rest_product = tensor.collapse_shape(ir.RankedTensorType.get([tile_rows, width], element), rest_product,
-                                                 [[0], [1, 2]])
-            result = _put_rows(_rows_of(rest_product, 0, rest, 0, width), result, main, rest, column)
+            # the rows left, when there are any (a whole tile's work otherwise spent on padding)
+            left = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, rest, _index(0)), [result.type], has_else=True)
+            with ir.InsertionPoint(left.then_block):
+                rest_product = _packed_product(a_rest, panels, rest_dest)
+                rests.append(rest_product.owner)
+                rest_product = tensor.collapse_shape(ir.RankedTensorType.get([tile_rows, width], element),
+                                                     rest_product, [[0], [1, 2]])
+                scf.YieldOp([_put_rows(_rows_of(rest_product, 0, rest, 0, width), result, main, rest, column)])
+            with ir.InsertionPoint(left.else_block):
+                scf.YieldOp([result])
+            result = left.results[0]
     op.results[0].replace_all_uses_with(result)
     op.erase()
     _erase_unused_producers(b)  # the panels were copied from B's source (a linear layer's W)
     return tiled, rests
+
+
+def split_few_dynamic_rows(module: ir.Module, column_tile: int) -> list[tuple[ir.Operation, int]]:
+    """Give each linear layer of dynamic rows reading its weight at run time (x @ W^T, W not a constant, f32) a
+    path for few rows: ``scf.if rows <= ROW_DOT_ROWS``, then the row-tile dot products (:func:`_row_tile_dots`),
+    which read W as it is; else the product as it was, packed.  Packing W would copy all of it at every call
+    for a token's few rows (a generated token's step), which static products of few rows avoid the same way.
+    Returns the row-tile products with the columns of their tasks (``column_tile`` for whole tiles of columns,
+    the rest's width for the columns short of one)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if (op.name == "linalg.matmul" and SERIAL not in op.attributes and _rows_alone_dynamic(op)
+                and _reads_b_transposed(op) and producer(op.operands[1], "arith.constant") is None):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return [part for op in found for part in _split_few_rows(op, column_tile)]
+
+
+def _split_few_rows(op: ir.Operation, column_tile: int) -> list[tuple[ir.Operation, int]]:
+    a, bt, c = op.operands
+    result_type = ir.RankedTensorType(c.type)
+    with op.location, ir.InsertionPoint(op):
+        rows = tensor.dim(a, _index(0))
+        fill = _fill_of(c)
+        fill_value, result = (None, c) if fill is None else fill.operands
+        if fill is not None and producer(result, "tensor.empty") is not None:
+            # one buffer for either path, allocated here, before the branch: the packed path would allocate its
+            # own inside it, which the runtime cannot take as workspace
+            result = bufferization.alloc_tensor(result_type, [rows])
+            op.operands[2] = linalg.fill(fill_value, outs=[result])
+            if not list(fill.results[0].uses):
+                fill.erase()
+        few = arith.cmpi(arith.CmpIPredicate.ule, rows, _index(ROW_DOT_ROWS))
+        branch = scf.IfOp(few, [result_type], has_else=True)
+    op.results[0].replace_all_uses_with(branch.results[0])
+    with op.location, ir.InsertionPoint(branch.then_block):
+        # one row (a generated token): the static one-row product, which the row-dot schedule tiles for one row
+        one = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, rows, _index(1)), [result_type], has_else=True)
+        with ir.InsertionPoint(one.then_block):
+            k, n = ir.RankedTensorType(a.type).shape[1], result_type.shape[1]
+            row_type = ir.RankedTensorType.get([1, n], result_type.element_type)
+            dest = linalg.fill(fill_value, outs=[tensor.empty([1, n], result_type.element_type)]) \
+                if fill_value is not None else tensor.cast(row_type, _rows_of(result, 0, rows, 0, n))
+            maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+            row = linalg.matmul(tensor.cast(ir.RankedTensorType.get([1, k], result_type.element_type), a), bt,
+                                outs=[dest], indexing_maps=maps)
+            scf.YieldOp([_put_rows(tensor.cast(ir.RankedTensorType.get([_DYNAMIC, n], result_type.element_type),
+                                               row), result, 0, rows, 0)])
+        with ir.InsertionPoint(one.else_block):
+            value, parts = _row_tile_dots(a, bt, result, rows, fill_value, column_tile)
+            scf.YieldOp([value])
+        scf.YieldOp(one.results)
+    with ir.InsertionPoint(branch.else_block):
+        packed = scf.YieldOp([op.results[0]])
+    op.move_before(packed)
+    return parts
+
+
+def _in_tiles(value: ir.Value, rows: ir.Value, zero: ir.Value | None) -> ir.Value:
+    """The [rows, W] tensor ``value`` (rows <= ROW_DOT_ROWS) as [tiles, ROW_DOT_TILE_ROWS, W] (:func:`_tiles_of`)
+    in a static buffer of ROW_DOT_ROWS rows; the rows padded onto the last tile hold ``zero`` (None: whatever
+    the buffer held)."""
+    t = ir.RankedTensorType(value.type)
+    width = t.shape[1]
+    buffer = _put_rows(value, tensor.empty([ROW_DOT_ROWS, width], t.element_type), 0, rows, 0)
+    if zero is not None:
+        extra = arith.subi(_padded_count(rows), rows)
+        buffer = _put_rows(linalg.fill(zero, outs=[_rows_of(buffer, rows, extra, 0, width)]), buffer, rows, extra, 0)
+    return _tiles_of(buffer, rows)
+
+
+def _padded_count(rows: ir.Value) -> ir.Value:
+    return arith.muli(arith.ceildivui(rows, _index(ROW_DOT_TILE_ROWS)), _index(ROW_DOT_TILE_ROWS))
+
+
+def _tiles_of(buffer: ir.Value, rows: ir.Value) -> ir.Value:
+    """The first ``rows`` rows of the static [ROW_DOT_ROWS, W] ``buffer``, with those after them up to a whole
+    tile, as [tiles, ROW_DOT_TILE_ROWS, W]."""
+    t = ir.RankedTensorType(buffer.type)
+    shape = [_DYNAMIC, ROW_DOT_TILE_ROWS, t.shape[1]]
+    return tensor.expand_shape(ir.RankedTensorType.get(shape, t.element_type),
+                               _rows_of(buffer, 0, _padded_count(rows), 0, t.shape[1]), [[0, 1], [2]],
+                               [arith.ceildivui(rows, _index(ROW_DOT_TILE_ROWS))], shape)
+
+
+def _row_tile_dots(a: ir.Value, bt: ir.Value, c: ir.Value, rows: ir.Value, fill_value: ir.Value | None,
+                   column_tile: int) -> tuple[ir.Value, list[tuple[ir.Operation, int]]]:
+    """C's first ``rows`` rows (at most ROW_DOT_ROWS) = A @ Bt^T (+ C when ``fill_value`` is None, else C filled
+    with it) as generics over (t, i, j, k) on A and C in tiles of ROW_DOT_TILE_ROWS rows (:func:`_in_tiles`):
+    one per range of columns (the whole tiles of ``column_tile`` columns, then the rest).  Returns (C with the
+    rows written, [(generic, columns of its tasks)])."""
+    k, n = ir.RankedTensorType(a.type).shape[1], ir.RankedTensorType(c.type).shape[1]
+    element = ir.RankedTensorType(c.type).element_type
+    zero = arith.ConstantOp(element, 0.0).result
+    a_tiles = _in_tiles(a, rows, zero)
+    if fill_value is None:
+        c_tiles = _in_tiles(_rows_of(c, 0, rows, 0, n), rows, None)
+    else:
+        c_tiles = _tiles_of(linalg.fill(fill_value, outs=[tensor.empty([ROW_DOT_ROWS, n], element)]), rows)
+    tiles = tensor.dim(a_tiles, _index(0))
+    whole = n - n % column_tile
+    maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(d) for d in dims]) for dims in ((0, 1, 3), (2, 3), (0, 1, 2))]
+    parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
+    parts: list[tuple[ir.Operation, int]] = []
+    for column, width in ((0, whole), (whole, n - whole)):
+        if not width:
+            continue
+        rhs = bt if width == n else tensor.extract_slice(
+            ir.RankedTensorType.get([width, k], element), bt, [], [], [], [column, 0], [width, k], [1, 1])
+        part_type = ir.RankedTensorType.get([_DYNAMIC, ROW_DOT_TILE_ROWS, width], element)
+        dest = c_tiles if width == n else tensor.extract_slice(
+            part_type, c_tiles, [], [tiles], [], [0, 0, column], [_DYNAMIC, ROW_DOT_TILE_ROWS, width], [1, 1, 1])
+        generic = linalg.GenericOp([part_type], [a_tiles, rhs], [dest],
+                                   ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                                   ir.ArrayAttr.get([parallel, parallel, parallel, reduction]))
+        body = generic.regions[0].blocks.append(element, element, element)
+        with ir.InsertionPoint(body):
+            linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
+        parts.append((generic.operation, min(width, column_tile)))
+        c_tiles = generic.results[0] if width == n else tensor.insert_slice(
+            generic.results[0], c_tiles, [tiles], [], [], [0, 0, column], [_DYNAMIC, ROW_DOT_TILE_ROWS, width],
+            [1, 1, 1])
+    padded = tensor.collapse_shape(ir.RankedTensorType.get([_DYNAMIC, n], element), c_tiles, [[0, 1], [2]])
+    return _put_rows(_rows_of(padded, 0, rows, 0, n), c, 0, rows, 0), parts

@@ -5,6 +5,7 @@ from collections.abc import Callable
 
 from mlir import ir
 
+from graphfuse.dialect.matching import producer
 from graphfuse.lowering.contraction.layout import _static_tensor
 from graphfuse.lowering.contraction.sizes import FILTER_LANES, SERIAL
 from graphfuse.lowering.schedules.library import SCHEDULE, schedule_sequence
@@ -78,7 +79,20 @@ def _erase_fused_products(module: ir.Module) -> None:
 
 
 def _erase_unused_fills(module: ir.Module) -> None:
-    """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks)."""
+    """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks).
+
+    A size read from a fill (the tiling of a product with rows counted at run time takes its row count from
+    C) is read from the fill's destination instead: the size is the same, and a fill kept alive by its size
+    alone would be bufferized as written before the tasks that fill C's parts, a copy of C per call."""
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "tensor.dim":
+            fill = producer(op.operands[0], "linalg.fill")
+            if fill is not None:
+                op.operands[0] = fill.operands[1]
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
     _erase_unread(module, lambda op: op.name == "linalg.fill" and len(op.results) == 1)
 
 

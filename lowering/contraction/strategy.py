@@ -12,7 +12,7 @@ from mlir.dialects import linalg, tensor
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import producer
-from graphfuse.lowering.contraction.dynamic_rows import dynamic_row_parts, dynamic_row_products
+from graphfuse.lowering.contraction.dynamic_rows import dynamic_row_parts, dynamic_row_products, split_few_dynamic_rows
 from graphfuse.lowering.contraction.layout import (
     _DEFAULT_MAPS,
     _as_named_matmul,
@@ -88,6 +88,9 @@ def _select_schedules(module: ir.Module, threads: int) -> None:
     module.operation.walk(collect_general)
     for op in general:
         _as_named_matmul(op)
+    lanes = max(1, vector_bits() // 32)
+    for product, columns in split_few_dynamic_rows(module, row_dot_tile(ROW_DOT_TILE_ROWS, vector_bits())):
+        product.attributes[SCHEDULE] = schedule_attribute(f"row_tile_dot_{lanes}_lanes", columns_per_task=columns)
     for op in _static_ops(module, ("linalg.matmul",)):
         if _row_dot(op):
             _as_row_dot(op)
@@ -105,7 +108,7 @@ def _select_schedules(module: ir.Module, threads: int) -> None:
     for op in dynamic_row_products(module):
         tiled, rests = dynamic_row_parts(op, nr, mr)
         for product in tiled:
-            product.attributes[SCHEDULE] = _dynamic_rows_schedule(product, mr, nr)
+            product.attributes[SCHEDULE] = _dynamic_rows_schedule(product, mr, nr, threads)
         for product in rests:
             product.attributes[SCHEDULE] = _matmul_schedule(product, True, None, mr, nr, threads)
         dynamic += [(product, True, None) for product in tiled + rests]
@@ -134,17 +137,20 @@ def _select_schedules(module: ir.Module, threads: int) -> None:
         _schedule_pack_copies(module, threads, nr)
 
 
-def _dynamic_rows_schedule(op: ir.Operation, mr: int, nr: int) -> ir.Attribute:
+def _dynamic_rows_schedule(op: ir.Operation, mr: int, nr: int, threads: int) -> ir.Attribute:
     """The schedule of a packed product whose rows are counted at run time (:mod:`.dynamic_rows`): tasks of
-    ``ROW_BLOCK_TILES`` register tiles of rows (the last task, and its last tile, shorter), in outer blocks of B
-    when it is larger than a share of the last-level cache (:func:`outer_panels`), as a static product's."""
+    ``ROW_BLOCK_TILES`` register tiles of rows by :func:`panel_task` panels of B, so that a few row blocks (a
+    prompt of 33 to a few hundred tokens) still make a task per core, as a static product of few rows is shared
+    out by panels; in outer blocks of B, tasks of rows alone, when B is larger than a share of the last-level
+    cache (:func:`outer_panels`)."""
     rows = mr * ROW_BLOCK_TILES
     blocks = {"block_panels": BLOCK // nr, "block_depth": BLOCK, "tile_rows": mr}
     outer = outer_panels(_depth(op), nr)
     if _panels(op) > outer:
         return schedule_attribute("packed_tiles_outer_blocks", outer_panels=outer, rows_per_task=rows, **blocks)
     filled = "_filled" if _fill_of(op.operands[2]) is not None else ""
-    return schedule_attribute(f"packed_tiles{filled}", task_panels=0, task_rows=rows, **blocks)
+    return schedule_attribute(f"packed_tiles{filled}", task_panels=panel_task(_panels(op), threads), task_rows=rows,
+                              **blocks)
 
 
 def _matmul_schedule(op: ir.Operation, packed: bool, epilogue: ir.Operation | None, mr: int, nr: int,

@@ -77,4 +77,71 @@ module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
+
+  // Products of a row count known only at run time, at most ROW_DOT_ROWS (a token's step with transformers'
+  // default cache): A's rows padded to whole tiles of 4 and seen as [tiles, 4, K], C as [tiles, 4, N], one
+  // generic over (t, i, j, k).  The same tasks of `columns_per_task` columns, each walking the row tiles (a
+  // loop counted at run time) with W's rows of its columns in cache; every tile of static size.
+  transform.named_sequence @row_tile_dot_tasks(
+      %product: !transform.any_op {transform.consumed},
+      %columns_per_task: !transform.param<i64> {transform.readonly}) -> (!transform.any_op, !transform.any_op) {
+    %t0, %tasks = transform.structured.tile_using_forall %product tile_sizes [0, 0, %columns_per_task, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.annotate %tasks "graph.matmul_tiles" : !transform.any_op
+    transform.annotate %tasks "graph.row_dot_tiles" : !transform.any_op
+    %t1, %rows = transform.structured.tile_using_for %t0 tile_sizes [1, 0, 0, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield %t1, %tasks : !transform.any_op, !transform.any_op
+  }
+
+  transform.named_sequence @row_tile_dot_4_lanes(
+      %products: !transform.any_op {transform.consumed},
+      %columns_per_task: !transform.param<i64> {transform.readonly, graph.parameter = "columns_per_task"}) {
+    transform.foreach %products : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      %t1, %tasks = transform.include @row_tile_dot_tasks failures(propagate) (%m, %columns_per_task)
+        : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+      %fill, %split, %combine, %lanes = transform.structured.tile_reduction_using_for %t1 by tile_sizes = [0, 0, 0, 4]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.include @peel_last_iteration failures(suppress) (%lanes) : (!transform.any_op) -> ()
+      transform.apply_patterns to %tasks {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @row_tile_dot_8_lanes(
+      %products: !transform.any_op {transform.consumed},
+      %columns_per_task: !transform.param<i64> {transform.readonly, graph.parameter = "columns_per_task"}) {
+    transform.foreach %products : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      %t1, %tasks = transform.include @row_tile_dot_tasks failures(propagate) (%m, %columns_per_task)
+        : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+      %fill, %split, %combine, %lanes = transform.structured.tile_reduction_using_for %t1 by tile_sizes = [0, 0, 0, 8]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.include @peel_last_iteration failures(suppress) (%lanes) : (!transform.any_op) -> ()
+      transform.apply_patterns to %tasks {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @row_tile_dot_16_lanes(
+      %products: !transform.any_op {transform.consumed},
+      %columns_per_task: !transform.param<i64> {transform.readonly, graph.parameter = "columns_per_task"}) {
+    transform.foreach %products : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      %t1, %tasks = transform.include @row_tile_dot_tasks failures(propagate) (%m, %columns_per_task)
+        : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+      %fill, %split, %combine, %lanes = transform.structured.tile_reduction_using_for %t1 by tile_sizes = [0, 0, 0, 16]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.include @peel_last_iteration failures(suppress) (%lanes) : (!transform.any_op) -> ()
+      transform.apply_patterns to %tasks {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+    }
+    transform.yield
+  }
 }

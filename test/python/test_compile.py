@@ -420,16 +420,25 @@ def test_code_generator_errors_name_the_op_in_the_users_file(source: str, tmp_pa
 def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(linear: bool, monkeypatch) -> None:
     """x @ W + b (or x @ W^T + b, a linear layer), then gelu, with x's rows dynamic: B packed once into panels (64
     columns in two of 32, 8 columns in a narrower one), the rows in whole register tiles, the rest padded to one:
-    one compile serves every row count, none and one row included, at the reference's values."""
+    one compile serves every row count, none and one row included, at the reference's values.  The linear layer
+    also has a path for up to ROW_DOT_ROWS rows, which reads W as it is in static products of 4 rows (a token's
+    step in generation)."""
     from graphfuse.lowering.contraction import dynamic_rows, strategy
+    from graphfuse.lowering.contraction.sizes import ROW_DOT_ROWS
 
-    calls = []
+    calls, splits = [], []
 
     def counted(op, panel, tile_rows):
         calls.append(tile_rows)
         return dynamic_rows.dynamic_row_parts(op, panel, tile_rows)
 
+    def split(module, column_tile):
+        parts = dynamic_rows.split_few_dynamic_rows(module, column_tile)
+        splits.append(parts)
+        return parts
+
     monkeypatch.setattr(strategy, "dynamic_row_parts", counted)
+    monkeypatch.setattr(strategy, "split_few_dynamic_rows", split)
     w_type = "tensor<72x40xf32>" if linear else "tensor<40x72xf32>"
     text = f"""func.func @f(%x: tensor<?x40xf32>, %w: {w_type}, %b: tensor<72xf32>) -> tensor<?x72xf32> {{
       %0 = "graph.matmul"(%x, %w) {{transpose_b = {str(linear).lower()}}} : (tensor<?x40xf32>, {w_type})
@@ -440,10 +449,11 @@ def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(linear: bo
     }}"""
     executable = graphfuse.compile(text)
     assert len(calls) == 1
+    assert len(splits) == 1 and bool(splits[0]) == linear
     rng = np.random.default_rng(4)
     w = rng.standard_normal((72, 40) if linear else (40, 72)).astype(np.float32)
     b = rng.standard_normal(72).astype(np.float32)
-    for rows in (0, 1, calls[0] - 1, calls[0], calls[0] + 1, 67, 200):
+    for rows in (0, 1, 3, calls[0] - 1, calls[0], calls[0] + 1, ROW_DOT_ROWS, ROW_DOT_ROWS + 1, 67, 200):
         x = rng.standard_normal((rows, 40)).astype(np.float32)
         (got,) = executable(x, w, b)
         (want,) = executable.reference(x, w, b)

@@ -43,6 +43,21 @@ class HoistAllocations(GraphPass):
             func.attributes[ARENA] = ir.UnitAttr.get()
 
 
+def _lift_branch_buffers(func, block: ir.Block) -> None:
+    """Move each static ``memref.alloc`` in a branch of the entry (``scf.if`` regions, no loop around it) to the
+    start of the entry, where it becomes workspace like the others: buffer-loop-hoisting takes a loop's static
+    buffers out of it into the branch the loop is in (a linear layer's path for a few rows)."""
+    first = block.operations[0]
+    for op in nested_ops(func):
+        if op.name != "memref.alloc" or len(op.operands) or op.parent is None or op.parent.name != "scf.if":
+            continue
+        parent = op.parent
+        while parent is not None and parent.name == "scf.if":
+            parent = parent.parent
+        if parent is not None and parent.name == "func.func":
+            op.move_before(first)
+
+
 def hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
     """Turn the entry's statically shaped intermediate buffers into arguments the runtime allocates once, and free
     the others after their last use.
@@ -60,6 +75,7 @@ def hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
     freed there is refused: nothing may leak.
     """
     block = func.regions[0].blocks[0]
+    _lift_branch_buffers(func, block)
     for op in list(block.operations):
         if op.operation.name == "memref.dealloc":  # the runtime owns the buffers; a dealloc would end no lifetime
             op.operation.erase()

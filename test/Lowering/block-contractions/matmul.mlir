@@ -29,19 +29,22 @@ func.func @product(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>) -> tensor<64x
 
 // -----
 
-// Rows counted at run time: the whole register tiles of rows in tasks over a count known at run time, each tile
-// 8 FMAs per step of K as a static product's; the rows left, padded to one tile, a static product of their own.
+// Rows counted at run time: the whole register tiles of rows in tasks (panels by rows) over a count known at run
+// time, each tile 8 FMAs per step of K as a static product's; the rows left, when there are any, padded to one
+// tile, a static product of their own.
 // AVX512-LABEL: func.func @dynamic_rows
-// AVX512:         scf.forall ({{.*}}) in (%{{.*}}) shared_outs({{.*}}) -> (tensor<?x3x32xf32>)
+// AVX512:         scf.forall ({{.*}}, {{.*}}) in ({{.*}}, %{{.*}}) shared_outs({{.*}}) -> (tensor<?x3x32xf32>)
 // AVX512:           vector.transfer_read {{.*}} : tensor<8x1x32xf32>, vector<8x1x32xf32>
 // AVX512-COUNT-8:     vector.fma {{.*}} : vector<32xf32>
-// AVX512:         scf.forall {{.*}} -> (tensor<8x3x32xf32>)
+// AVX512:         scf.if
+// AVX512:           scf.forall {{.*}} -> (tensor<8x3x32xf32>)
 // AVX512-COUNT-8:     vector.fma {{.*}} : vector<32xf32>
 // AVX512-NOT:     linalg.matmul
 // AVX2-LABEL:   func.func @dynamic_rows
-// AVX2:           scf.forall ({{.*}}) in (%{{.*}}) shared_outs({{.*}}) -> (tensor<?x6x16xf32>)
+// AVX2:           scf.forall ({{.*}}, {{.*}}) in ({{.*}}, %{{.*}}) shared_outs({{.*}}) -> (tensor<?x6x16xf32>)
 // AVX2-COUNT-6:       vector.fma {{.*}} : vector<16xf32>
-// AVX2:           scf.forall {{.*}} -> (tensor<6x6x16xf32>)
+// AVX2:           scf.if
+// AVX2:             scf.forall {{.*}} -> (tensor<6x6x16xf32>)
 func.func @dynamic_rows(%a: tensor<?x128xf32>, %b: tensor<128x96xf32>, %init: tensor<?x96xf32>)
     -> tensor<?x96xf32> {
   %c = linalg.matmul ins(%a, %b : tensor<?x128xf32>, tensor<128x96xf32>) outs(%init : tensor<?x96xf32>)
@@ -62,4 +65,28 @@ func.func @dynamic_depth(%a: tensor<16x?xf32>, %b: tensor<?x96xf32>, %init: tens
   %c = linalg.matmul ins(%a, %b : tensor<16x?xf32>, tensor<?x96xf32>) outs(%init : tensor<16x96xf32>)
     -> tensor<16x96xf32>
   return %c : tensor<16x96xf32>
+}
+
+// -----
+
+// A linear layer over rows counted at run time with W read at run time, up to 32 rows: one row is the static
+// one-row row-dot product; more are tiles of 4 rows, tasks of 4 columns (rows of W) each walking the tiles (a
+// loop counted at run time) with vector<1x4x4x16> partial sums kept across K; more than 32 the packed product.
+// AVX512-LABEL: func.func @dynamic_rows_linear
+// AVX512:         scf.if
+// AVX512:           scf.if
+// AVX512:             scf.forall (%{{.*}}) in (12) {{.*}} -> (tensor<1x96xf32>)
+// AVX512:           } else {
+// AVX512:             scf.forall (%{{.*}}) in (24) {{.*}} -> (tensor<?x4x96xf32>)
+// AVX512:               scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<?x4x4xf32>)
+// AVX512:                 scf.for {{.*}} -> (vector<1x4x4x16xf32>)
+// AVX512-COUNT-16:          vector.reduction <add>
+// AVX512:         } else {
+// AVX512:           scf.forall ({{.*}}, {{.*}}) in ({{.*}}, %{{.*}}) shared_outs({{.*}}) -> (tensor<?x3x32xf32>)
+// AVX512-COUNT-8:     vector.fma {{.*}} : vector<32xf32>
+func.func @dynamic_rows_linear(%x: tensor<?x128xf32>, %w: tensor<96x128xf32>, %init: tensor<?x96xf32>) -> tensor<?x96xf32> {
+  %c = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                      affine_map<(i, j, k) -> (i, j)>]
+    ins(%x, %w : tensor<?x128xf32>, tensor<96x128xf32>) outs(%init : tensor<?x96xf32>) -> tensor<?x96xf32>
+  return %c : tensor<?x96xf32>
 }

@@ -82,8 +82,9 @@ func.func @direct_conv(%x: tensor<1x3x6x42xf32>, %w: tensor<8x3x3x3xf32>, %b: te
 // -----
 
 // Rows counted at run time (tokens): B packed once, the rows in whole register tiles (a count known at run
-// time) tiled in tasks of 8 tiles, and the rows left (fewer than a tile) padded with zero rows into a static
-// product of one tile; both read the same panels.
+// time) tiled in tasks of 8 tiles by 4 panels (a few row blocks still make a task per core), and the rows left
+// (fewer than a tile), when there are any, padded with zero rows into a static product of one tile; both read
+// the same panels.
 // AVX512-LABEL: func.func @dynamic_rows
 // AVX512:         %[[ROWS:.*]] = tensor.dim %arg0
 // AVX512:         %[[TILES:.*]] = arith.divui %[[ROWS]], %c8
@@ -92,15 +93,19 @@ func.func @direct_conv(%x: tensor<1x3x6x42xf32>, %w: tensor<8x3x3x3xf32>, %b: te
 // AVX512:         tensor.pad
 // AVX512:         } : tensor<?x128xf32> to tensor<8x128xf32>
 // AVX512:         %[[PANELS:.*]] = linalg.transpose {{.*}} graph.schedule = {panels_per_task = 2 : i64, sequence = "pack_panels"}
-// AVX512:         linalg.generic {{.*}} ins(%{{.*}}, %[[PANELS]] : tensor<?x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<?x3x32xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 8 : i64, sequence = "packed_tiles", task_panels = 0 : i64, task_rows = 64 : i64, tile_rows = 8 : i64}}
-// AVX512:         linalg.generic {{.*}} ins(%{{.*}}, %[[PANELS]] : tensor<8x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<8x3x32xf32>) attrs = {graph.schedule = {{.*}}sequence = "packed_tiles"
-// AVX512:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%[[MAIN]], 96]
-// AVX512:         tensor.insert_slice %{{.*}} into %{{.*}}[%[[MAIN]], 0] [%[[REST]], 96]
+// AVX512:         linalg.generic {{.*}} ins(%{{.*}}, %[[PANELS]] : tensor<?x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<?x3x32xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 8 : i64, sequence = "packed_tiles", task_panels = 4 : i64, task_rows = 64 : i64, tile_rows = 8 : i64}}
+// AVX512:         %[[WHOLE:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%[[MAIN]], 96]
+// AVX512:         %[[ANY:.*]] = arith.cmpi ugt, %[[REST]], %{{.*}} : index
+// AVX512:         scf.if %[[ANY]]
+// AVX512:           linalg.generic {{.*}} ins(%{{.*}}, %[[PANELS]] : tensor<8x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<8x3x32xf32>) attrs = {graph.schedule = {{.*}}sequence = "packed_tiles"
+// AVX512:           tensor.insert_slice %{{.*}} into %[[WHOLE]][%[[MAIN]], 0] [%[[REST]], 96]
+// AVX512:         } else {
+// AVX512:           scf.yield %[[WHOLE]]
 // AVX2-LABEL:   func.func @dynamic_rows
 // AVX2:           arith.divui %{{.*}}, %c6
 // AVX2:           tensor.pad
 // AVX2:           } : tensor<?x128xf32> to tensor<6x128xf32>
-// AVX2:           outs(%{{.*}} : tensor<?x6x16xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 16 : i64, sequence = "packed_tiles", task_panels = 0 : i64, task_rows = 48 : i64, tile_rows = 6 : i64}}
+// AVX2:           outs(%{{.*}} : tensor<?x6x16xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 16 : i64, sequence = "packed_tiles", task_panels = 4 : i64, task_rows = 48 : i64, tile_rows = 6 : i64}}
 func.func @dynamic_rows(%a: tensor<?x128xf32>, %b: tensor<128x96xf32>, %init: tensor<?x96xf32>) -> tensor<?x96xf32> {
   %c = linalg.matmul ins(%a, %b : tensor<?x128xf32>, tensor<128x96xf32>) outs(%init : tensor<?x96xf32>)
     -> tensor<?x96xf32>
@@ -109,12 +114,25 @@ func.func @dynamic_rows(%a: tensor<?x128xf32>, %b: tensor<128x96xf32>, %init: te
 
 // -----
 
-// A linear layer over rows counted at run time (x @ W^T): W is packed into panels as it is stored, by the copy
-// that reads it transposed.
+// A linear layer over rows counted at run time (x @ W^T, W read at run time): up to 32 rows (a token's step) W
+// is read as it is, one row by the static one-row row-dot product, more in tiles of 4 rows (A and C seen as
+// [tiles, 4, ...], padded to whole tiles in static buffers of 32 rows), each task of 4 columns walking the tiles;
+// more rows take the packed product, W packed into panels as it is stored, by the copy that reads it transposed.
 // AVX512-LABEL: func.func @dynamic_rows_linear
+// AVX512:         %[[ROWS:.*]] = tensor.dim %arg0
+// AVX512:         %[[FEW:.*]] = arith.cmpi ule, %[[ROWS]], %c32
+// AVX512:         scf.if %[[FEW]]
+// AVX512:           %[[ONE:.*]] = arith.cmpi eq, %[[ROWS]], %c1
+// AVX512:           scf.if %[[ONE]]
+// AVX512:             linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<1x128xf32>, tensor<96x128xf32>) outs(%{{.*}} : tensor<1x96xf32>) attrs = {graph.schedule = {columns_per_task = 8 : i64, rows_per_tile = 1 : i64, sequence = "row_dot_16_lanes"}}
+// AVX512:           } else {
+// AVX512:             tensor.empty() : tensor<32x128xf32>
+// AVX512:             tensor.expand_shape {{.*}} : tensor<?x128xf32> into tensor<?x4x128xf32>
+// AVX512:             linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<?x4x128xf32>, tensor<96x128xf32>) outs(%{{.*}} : tensor<?x4x96xf32>) attrs = {graph.schedule = {columns_per_task = 4 : i64, sequence = "row_tile_dot_16_lanes"}}
+// AVX512:       } else {
 // AVX512-NOT:     tensor<128x96xf32>
 // AVX512:         linalg.transpose ins(%{{.*}} : tensor<3x32x128xf32>) {{.*}} graph.schedule = {{{.*}}sequence = "pack_transposed_panels"
-// AVX512:         outs(%{{.*}} : tensor<?x3x32xf32>) attrs = {graph.schedule = {{{.*}}sequence = "packed_tiles", task_panels = 0 : i64, task_rows = 64 : i64, tile_rows = 8 : i64}}
+// AVX512:         outs(%{{.*}} : tensor<?x3x32xf32>) attrs = {graph.schedule = {{{.*}}sequence = "packed_tiles", task_panels = 4 : i64, task_rows = 64 : i64, tile_rows = 8 : i64}}
 // AVX512-NOT:     linalg.matmul
 func.func @dynamic_rows_linear(%x: tensor<?x128xf32>, %w: tensor<96x128xf32>, %init: tensor<?x96xf32>) -> tensor<?x96xf32> {
   %c = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
