@@ -50,6 +50,8 @@ def dynamic_row_products(module: ir.Module) -> list[ir.Operation]:
 
 
 def _reads_b_transposed(op: ir.Operation) -> bool:
+    if "indexing_maps" not in op.attributes:
+        return False
     maps = tuple(_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"]))
     return maps == ((0, 2), (1, 2), (0, 1))
 

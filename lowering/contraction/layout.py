@@ -5,7 +5,7 @@ rewritten as ``linalg.matmul`` / ``linalg.batch_matmul`` on collapsed, transpose
 import math
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import arith, linalg, tensor
 
 #: The operand maps of the plain named ops, as result dim positions: A, B, C.
 _DEFAULT_MAPS = {
@@ -161,6 +161,48 @@ def _as_named_matmul(op: ir.Operation) -> bool:
         build = linalg.batch_matmul if batch else linalg.matmul
         product = build(a, b, outs=[c])
         result = _unpack(product, types[2], maps[2], [*lead, rows, cols], unit)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    return True
+
+
+def _rows_collapsed_matmul(op: ir.Operation) -> bool:
+    """Rewrite a generic contraction over rows of which some are dynamic, ``(rows..., k) x (k, n) or (n, k) ->
+    (rows..., n)`` (what reshape propagation makes of a linear layer over [batch, tokens, K] with both counted
+    at run time), as the rows collapsed into one, a ``linalg.matmul`` (B read transposed through its maps) and
+    the result expanded back: the form the products over dynamic rows take (:mod:`.dynamic_rows`).  B, K and
+    N static; :func:`_as_named_matmul` takes the static contractions."""
+    if len(op.results) != 1 or len(op.operands) != 3 or not linalg.isa_contraction_op(op):
+        return False
+    if any(o.operation.name in _UNSIGNED_CASTS for o in op.regions[0].blocks[0].operations):
+        return False
+    maps = [_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if None in maps:
+        return False
+    a_dims, b_dims, c_dims = maps
+    rows, n, k = c_dims[:-1], c_dims[-1], a_dims[-1]
+    if not rows or a_dims != (*rows, k) or b_dims not in ((k, n), (n, k)) or k in c_dims:
+        return False
+    a, b, c = op.operands
+    at, ct = ir.RankedTensorType(a.type), ir.RankedTensorType(c.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    if _static_tensor(b) is None or at.has_static_shape or dynamic in (at.shape[-1], ct.shape[-1]):
+        return False
+    groups = [list(range(len(rows))), [len(rows)]]
+    with op.location, ir.InsertionPoint(op):
+        lhs = tensor.collapse_shape(ir.RankedTensorType.get([dynamic, at.shape[-1]], at.element_type), a, groups)
+        init = tensor.collapse_shape(ir.RankedTensorType.get([dynamic, ct.shape[-1]], ct.element_type), c, groups)
+        if b_dims == (k, n):
+            product = linalg.matmul(lhs, b, outs=[init])
+        else:
+            transposed = [ir.AffineMap.get(3, 0, [ir.AffineDimExpr.get(d) for d in dims])
+                          for dims in ((0, 2), (1, 2), (0, 1))]
+            product = linalg.matmul(lhs, b, outs=[init], indexing_maps=transposed)
+        sizes = [tensor.dim(c, arith.constant(ir.IndexType.get(), i)) if ct.shape[i] == dynamic else ct.shape[i]
+                 for i in range(len(rows))]
+        dynamic_sizes = [size for size in sizes if isinstance(size, ir.Value)]
+        static_sizes = [dynamic if isinstance(size, ir.Value) else size for size in sizes] + [ct.shape[-1]]
+        result = tensor.expand_shape(ct, product, groups, dynamic_sizes, static_sizes)
     op.results[0].replace_all_uses_with(result)
     op.erase()
     return True

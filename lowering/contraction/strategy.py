@@ -18,6 +18,7 @@ from graphfuse.lowering.contraction.layout import (
     _as_named_matmul,
     _map_dims,
     _materialize_transposes,
+    _rows_collapsed_matmul,
     _static_tensor,
 )
 from graphfuse.lowering.contraction.marks import (
@@ -87,7 +88,8 @@ def _select_schedules(module: ir.Module, threads: int) -> None:
 
     module.operation.walk(collect_general)
     for op in general:
-        _as_named_matmul(op)
+        if not _as_named_matmul(op):
+            _rows_collapsed_matmul(op)
     lanes = max(1, vector_bits() // 32)
     for product, columns in split_few_dynamic_rows(module, row_dot_tile(ROW_DOT_TILE_ROWS, vector_bits())):
         product.attributes[SCHEDULE] = schedule_attribute(f"row_tile_dot_{lanes}_lanes", columns_per_task=columns)

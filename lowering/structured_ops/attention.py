@@ -5,13 +5,13 @@ The untiled form (``lowering/decompose.py``: matmul, softmax, matmul) needs the 
 row of the key count's length; with that count dynamic, neither the products nor the softmax between them
 have a static tile.  Here instead (FlashAttention's schedule):
 
-- the queries are cut into blocks of ``QUERY_BLOCK`` rows, one parallel task per block and batch index; the
-  last block of a task is padded with zero rows, whose results are not stored;
-- each task walks the keys in blocks of ``KEY_BLOCK``: S = Q K^T of the block (a ``QUERY_BLOCK`` x
-  ``KEY_BLOCK`` product), then per query row the running maximum m, the probabilities p = exp(s - m) and
-  their running sum l, the rows of the accumulator rescaled by exp(m_old - m), and acc += P V of the block.
-  The keys in whole blocks take a loop counted at run time; the keys left, when there are any, one more step
-  on blocks padded with zero rows whose scores are -inf;
+- the query rows in whole blocks of ``QUERY_BLOCK`` are one parallel task per block and batch index, the rows
+  left tasks of ``SMALL_QUERY_BLOCK`` rows, the last padded with zero rows whose results are not stored;
+- each task walks the keys in blocks: S = Q K^T of the block, then per query row the running maximum m, the
+  probabilities p = exp(s - m) and their running sum l, the rows of the accumulator rescaled by
+  exp(m_old - m), and acc += P V of the block.  Whole blocks of ``KEY_BLOCK`` keys, then whole blocks of
+  ``SMALL_KEY_BLOCK`` (loops counted at run time), then the keys left, when there are any, in one more step
+  on a ``SMALL_KEY_BLOCK`` padded with zero rows whose scores are -inf;
 - each task's result is acc / l, row by row.
 
 The two products are static ``linalg.matmul`` ops marked serial (each runs inside its task), which the
@@ -29,14 +29,25 @@ from graphfuse.lowering.contraction.sizes import SERIAL
 from graphfuse.lowering.fast_math import fadd, fast_exp, fmul, fsub
 from graphfuse.lowering.structured_ops.builders import _attrs
 
-__all__ = ["KEY_BLOCK", "QUERY_BLOCK", "SMALL_QUERY_BLOCK", "lower_tiled_attention", "tiled_attention_applies"]
+__all__ = [
+    "KEY_BLOCK",
+    "QUERY_BLOCK",
+    "SMALL_KEY_BLOCK",
+    "SMALL_QUERY_BLOCK",
+    "lower_tiled_attention",
+    "tiled_attention_applies",
+]
 
-#: Query rows of a task (sixteen register tiles of eight rows on a 512-bit machine).
-QUERY_BLOCK = 128
+#: Query rows of a task (eight register tiles of eight rows on a 512-bit machine).
+QUERY_BLOCK = 64
 #: Query rows of a task over the rows short of a whole QUERY_BLOCK (one register tile).
 SMALL_QUERY_BLOCK = 8
-#: Keys of a step: the scores of a query row are one vector of this many lanes.
+#: Keys of a step: the scores of a query row are one vector of this many lanes; the product of the
+#: probabilities with the values a reduction this deep, over which the accumulator stays in registers.
 KEY_BLOCK = 256
+#: Keys of a step over the keys short of a whole KEY_BLOCK (the last step padded): a short sequence, or the
+#: end of a long one, costs at most this many padded keys.
+SMALL_KEY_BLOCK = 64
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 _DYNAMIC_OFFSET = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -140,9 +151,9 @@ class _Attention:
         sizes = [1] * self.batch_dims + [rows, width]
         return _slice(operand, offsets, sizes, [rows if isinstance(rows, int) else _DYNAMIC, width])
 
-    def mask_row(self, batch: list[ir.Value], query: ir.Value, key: ir.Value, in_bounds: bool) -> ir.Value:
-        """The mask's values for query row ``query`` and keys [key, key + KEY_BLOCK), a vector; a key past the
-        mask's end reads -inf (``in_bounds`` False: the last, partial block)."""
+    def mask_row(self, batch: list[ir.Value], query: ir.Value, key: ir.Value, width: int, in_bounds: bool) -> ir.Value:
+        """The mask's values for query row ``query`` and keys [key, key + width), a vector; a key past the mask's
+        end reads -inf (``in_bounds`` False: the last, partial block)."""
         t = ir.RankedTensorType(self.mask.type)
         lead = self.rank - t.rank  # the scores' dims the mask lacks in front
         indices: list[ir.Value] = []
@@ -154,49 +165,49 @@ class _Attention:
                 indices.append(batch[dim])
             else:
                 indices.append(query if dim == self.batch_dims else key)
-        lanes = ir.VectorType.get([KEY_BLOCK], self.f32)
+        lanes = ir.VectorType.get([width], self.f32)
         if t.shape[-1] == 1:  # one value for every key
             return vector.broadcast(lanes, tensor.extract(self.mask, indices))
         return vector.transfer_read(lanes, self.mask, indices, ir.AffineMap.get_minor_identity(t.rank, 1),
                                     const(self.f32, float("-inf")), [in_bounds])
 
     def step(self, batch: list[ir.Value], query_tile: ir.Value, first_query: ir.Value, last_query: ir.Value,
-             key: ir.Value, valid: ir.Value | None, state: list[ir.Value]) -> list[ir.Value]:
-        """One block of keys from ``key`` (``valid`` of them when given: the last, padded block) folded into
-        ``state`` = [maxima, sums, acc] of the query rows of ``query_tile``; the new state."""
+             key: ir.Value, width: int, valid: ir.Value | None, state: list[ir.Value]) -> list[ir.Value]:
+        """One block of ``width`` keys from ``key`` (``valid`` of them when given: the last, padded block) folded
+        into ``state`` = [maxima, sums, acc] of the query rows of ``query_tile``; the new state."""
         block = ir.RankedTensorType(query_tile.type).shape[0]
         if valid is None:
-            keys = self.rows_of(self.k, batch, key, KEY_BLOCK)
-            values = self.rows_of(self.v, batch, key, KEY_BLOCK)
+            keys = self.rows_of(self.k, batch, key, width)
+            values = self.rows_of(self.v, batch, key, width)
         else:
-            keys = _padded(self.rows_of(self.k, batch, key, valid), valid, KEY_BLOCK)
-            values = _padded(self.rows_of(self.v, batch, key, valid), valid, KEY_BLOCK)
-        transposed = linalg.transpose(keys, outs=[tensor.empty([self.depth, KEY_BLOCK], self.f32)], permutation=[1, 0])
-        scores = _serial_matmul(query_tile, transposed.results[0], _filled([block, KEY_BLOCK], 0.0))
-        probabilities = tensor.empty([block, KEY_BLOCK], self.f32)
+            keys = _padded(self.rows_of(self.k, batch, key, valid), valid, width)
+            values = _padded(self.rows_of(self.v, batch, key, valid), valid, width)
+        transposed = linalg.transpose(keys, outs=[tensor.empty([self.depth, width], self.f32)], permutation=[1, 0])
+        scores = _serial_matmul(query_tile, transposed.results[0], _filled([block, width], 0.0))
+        probabilities = tensor.empty([block, width], self.f32)
         rows = scf.ForOp(_index(0), _index(block), _index(1), [probabilities, *state])
         with ir.InsertionPoint(rows.body):
             row = rows.induction_variable
             query = arith.minui(arith.addi(first_query, row), last_query)
-            scf.YieldOp(self._row_update(scores, row, batch, query, key, valid, *rows.inner_iter_args))
+            scf.YieldOp(self._row_update(scores, row, batch, query, key, width, valid, *rows.inner_iter_args))
         probabilities, maxima, sums, acc = rows.results
         return [maxima, sums, _serial_matmul(probabilities, values, acc)]
 
     def _row_update(self, scores: ir.Value, row: ir.Value, batch: list[ir.Value], query: ir.Value, key: ir.Value,
-                    valid: ir.Value | None, p: ir.Value, maxima: ir.Value, sums: ir.Value,
+                    width: int, valid: ir.Value | None, p: ir.Value, maxima: ir.Value, sums: ir.Value,
                     acc: ir.Value) -> list[ir.Value]:
         """Query row ``row`` of a step: its scores scaled (and masked), its running max and sum (in ``maxima``
         and ``sums``) updated, its probabilities written into ``p`` and its row of ``acc`` rescaled; the four
         new tensors."""
-        lanes = ir.VectorType.get([KEY_BLOCK], self.f32)
+        lanes = ir.VectorType.get([width], self.f32)
         zero, minus_inf = const(self.f32, 0.0), const(self.f32, float("-inf"))
         origin = _index(0)
         s = vector.transfer_read(lanes, scores, [row, origin], ir.AffineMap.get_minor_identity(2, 1), zero, [True])
         s = fmul(s, const(lanes, self.scale))
         if self.mask is not None:
-            s = fadd(s, self.mask_row(batch, query, key, valid is None))
+            s = fadd(s, self.mask_row(batch, query, key, width, valid is None))
         if valid is not None:  # the keys padded onto the last block count for nothing
-            inside = vector.create_mask(ir.VectorType.get([KEY_BLOCK], ir.IntegerType.get_signless(1)), [valid])
+            inside = vector.create_mask(ir.VectorType.get([width], ir.IntegerType.get_signless(1)), [valid])
             s = arith.select(inside, s, const(lanes, float("-inf")))
         old_max = tensor.extract(maxima, [row])
         new_max = arith.maximumf(old_max, vector.reduction(self.f32, "maximumf", s))
@@ -250,17 +261,12 @@ class _Attention:
             query_tile = _padded(query_tile, rows, block)
         state = [_filled([block], float("-inf")), _filled([block], 0.0), _filled([block, self.value_depth], 0.0)]
         keys = _size(self.k, self.rank - 2)
-        whole = arith.divui(keys, _index(KEY_BLOCK))
-        steps = scf.ForOp(_index(0), whole, _index(1), state)
-        with ir.InsertionPoint(steps.body):
-            key = arith.muli(steps.induction_variable, _index(KEY_BLOCK))
-            scf.YieldOp(self.step(batch, query_tile, first, last_query, key, None, list(steps.inner_iter_args)))
-        state = list(steps.results)
-        done = arith.muli(whole, _index(KEY_BLOCK))
+        state, done = self._steps(batch, query_tile, first, last_query, _index(0), keys, KEY_BLOCK, state)
+        state, done = self._steps(batch, query_tile, first, last_query, done, keys, SMALL_KEY_BLOCK, state)
         left = arith.subi(keys, done)
         last = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, left, _index(0)), [s.type for s in state], has_else=True)
         with ir.InsertionPoint(last.then_block):
-            scf.YieldOp(self.step(batch, query_tile, first, last_query, done, left, state))
+            scf.YieldOp(self.step(batch, query_tile, first, last_query, done, SMALL_KEY_BLOCK, left, state))
         with ir.InsertionPoint(last.else_block):
             scf.YieldOp(state)
         _, sums, acc = last.results
@@ -268,6 +274,18 @@ class _Attention:
         if isinstance(rows, int):
             return result
         return _slice(result, [0, 0], [rows, self.value_depth], [_DYNAMIC, self.value_depth])
+
+    def _steps(self, batch: list[ir.Value], query_tile: ir.Value, first: ir.Value, last_query: ir.Value,
+               start: ir.Value, keys: ir.Value, width: int, state: list[ir.Value]) -> tuple[list[ir.Value], ir.Value]:
+        """The whole blocks of ``width`` keys from ``start`` folded into ``state``: (the state, the first key after
+        them)."""
+        count = arith.divui(arith.subi(keys, start), _index(width))
+        steps = scf.ForOp(_index(0), count, _index(1), state)
+        with ir.InsertionPoint(steps.body):
+            key = arith.addi(start, arith.muli(steps.induction_variable, _index(width)))
+            scf.YieldOp(self.step(batch, query_tile, first, last_query, key, width, None,
+                                  list(steps.inner_iter_args)))
+        return list(steps.results), arith.addi(start, arith.muli(count, _index(width)))
 
     def tasks(self, out: ir.Value, first_row: ir.Value, blocks: ir.Value, block: int,
               rows_left: ir.Value | None) -> ir.Value:

@@ -461,6 +461,28 @@ def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(linear: bo
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("linear", [False, True])
+def test_products_over_a_batch_and_tokens_counted_at_run_time_are_blocked(linear: bool) -> None:
+    """x [batch, tokens, K] @ W (+ b), both leading sizes dynamic: reshape propagation makes the product a generic
+    contraction over (batch, tokens, n, k); its rows are collapsed into one for the products over dynamic rows
+    (a loop nest over the generic took 30 ms where the product takes 0.4 at 2 x 512 x 256 x 256)."""
+    w_type = "tensor<72x40xf32>" if linear else "tensor<40x72xf32>"
+    text = f"""func.func @f(%x: tensor<?x?x40xf32>, %w: {w_type}, %b: tensor<72xf32>) -> tensor<?x?x72xf32> {{
+      %0 = "graph.matmul_bias_add"(%x, %w, %b) {{transpose_b = {str(linear).lower()}}}
+        : (tensor<?x?x40xf32>, {w_type}, tensor<72xf32>) -> tensor<?x?x72xf32>
+      return %0 : tensor<?x?x72xf32>
+    }}"""
+    executable = graphfuse.compile(text)  # select.mlir checks the rewrite (@rows_of_a_batch_and_tokens)
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((72, 40) if linear else (40, 72)).astype(np.float32)
+    b = rng.standard_normal(72).astype(np.float32)
+    for batch, tokens in ((1, 1), (2, 3), (3, 17), (2, 100), (0, 4)):
+        x = rng.standard_normal((batch, tokens, 40)).astype(np.float32)
+        (got,) = executable(x, w, b)
+        (want,) = executable.reference(x, w, b)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_intermediates_of_dynamic_size_are_kept_for_the_next_call() -> None:
     """The JIT code allocates from the buffer pool (lowering/buffer_pool.py): a freed intermediate of 256 KiB or
     more is kept, and the next call of the same size takes it again instead of fresh pages."""

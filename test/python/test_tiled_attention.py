@@ -8,13 +8,14 @@ import pytest
 
 import graphfuse
 from graphfuse.dialect.builder import GraphBuilder
-from graphfuse.lowering.structured_ops.attention import KEY_BLOCK, QUERY_BLOCK, SMALL_QUERY_BLOCK
+from graphfuse.lowering.structured_ops.attention import KEY_BLOCK, QUERY_BLOCK, SMALL_KEY_BLOCK, SMALL_QUERY_BLOCK
 
 Shape = tuple[int | None, ...]
 
-#: Lengths around every edge of the tiles: none, one, a small block and one more, a whole block of queries
-#: and one more, a block of keys and one more.
-LENGTHS = [0, 1, SMALL_QUERY_BLOCK - 1, SMALL_QUERY_BLOCK + 1, QUERY_BLOCK, QUERY_BLOCK + 1, KEY_BLOCK + 3]
+#: Lengths around every edge of the tiles: none, one, a small block of queries and one more, a small block of
+#: keys and one more, a whole block of queries and one more, a block of keys and a small one and three more.
+LENGTHS = [0, 1, SMALL_QUERY_BLOCK - 1, SMALL_QUERY_BLOCK + 1, SMALL_KEY_BLOCK + 1, QUERY_BLOCK, QUERY_BLOCK + 1,
+           KEY_BLOCK + SMALL_KEY_BLOCK + 3]
 
 
 def _compile(q: Shape, k: Shape, v: Shape, mask: Shape | None = None, safe: bool = False,

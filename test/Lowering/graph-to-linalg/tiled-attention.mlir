@@ -1,8 +1,8 @@
 // graph-to-linalg on graph.flash_attention over a query or key count known only at run time (f32): the tiled
-// online-softmax form. The query rows in whole blocks of 128 are one scf.forall of tasks per batch index, the
+// online-softmax form. The query rows in whole blocks of 64 are one scf.forall of tasks per batch index, the
 // rows left a second one in blocks of 8 (the last padded with zero rows). Each task folds the keys into its
-// running max, sum and accumulator: an scf.for over the whole blocks of 256 keys, then an scf.if on the keys
-// left, padded with zero rows and their scores -inf. A step is two static serial matmuls (the scores, then
+// running max, sum and accumulator: an scf.for over the whole blocks of 256 keys, one over the whole blocks of
+// 64 after them, then an scf.if on the keys left, padded with zero rows to 64 and their scores -inf. A step is two static serial matmuls (the scores, then
 // the probabilities times the values) around vector code per query row; the task's rows are divided by their
 // sums and inserted into the result. Other element types and static lengths keep the decomposition.
 // RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | FileCheck %s
@@ -17,37 +17,40 @@
 // CHECK:         %[[OUT:.*]] = tensor.empty(%[[QUERIES]]) : tensor<2x?x8xf32>
 // CHECK:         %[[BLOCKS:.*]] = arith.divui %[[QUERIES]], %{{.*}} : index
 // CHECK:         %[[WHOLE:.*]] = scf.forall (%[[B:.*]], %[[BLOCK:.*]]) in (%{{.*}}, %[[BLOCKS]]) shared_outs(%[[ALL:.*]] = %[[OUT]])
-// CHECK:           %[[QTILE:.*]] = tensor.extract_slice %[[Q]][%[[B]], %{{.*}}, 0] [1, 128, 16] [1, 1, 1] : tensor<2x?x16xf32> to tensor<128x16xf32>
+// CHECK:           %[[QTILE:.*]] = tensor.extract_slice %[[Q]][%[[B]], %{{.*}}, 0] [1, 64, 16] [1, 1, 1] : tensor<2x?x16xf32> to tensor<64x16xf32>
 // CHECK:           %[[KEYS:.*]] = tensor.dim %[[K]]
-// CHECK:           %[[STEPS:.*]] = arith.divui %[[KEYS]], %{{.*}} : index
-// CHECK:           %[[STATE:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %[[STEPS]] step %{{.*}} iter_args({{.*}}) -> (tensor<128xf32>, tensor<128xf32>, tensor<128x8xf32>)
+// CHECK:           %[[STATE:.*]]:3 = scf.for {{.*}} -> (tensor<64xf32>, tensor<64xf32>, tensor<64x8xf32>)
 // CHECK:             %[[KTILE:.*]] = tensor.extract_slice %[[K]][%[[B]], %{{.*}}, 0] [1, 256, 16] [1, 1, 1] : tensor<2x?x16xf32> to tensor<256x16xf32>
 // CHECK:             %[[VTILE:.*]] = tensor.extract_slice %[[V]][%[[B]], %{{.*}}, 0] [1, 256, 8] [1, 1, 1] : tensor<2x?x8xf32> to tensor<256x8xf32>
 // CHECK:             %[[KT:.*]] = linalg.transpose ins(%[[KTILE]] : tensor<256x16xf32>)
-// CHECK:             %[[SCORES:.*]] = linalg.matmul {graph.serial} ins(%[[QTILE]], %[[KT]] : tensor<128x16xf32>, tensor<16x256xf32>)
+// CHECK:             %[[SCORES:.*]] = linalg.matmul {graph.serial} ins(%[[QTILE]], %[[KT]] : tensor<64x16xf32>, tensor<16x256xf32>)
 // CHECK:             %[[ROWS:.*]]:4 = scf.for
-// CHECK:               vector.transfer_read %[[SCORES]]{{.*}} : tensor<128x256xf32>, vector<256xf32>
+// CHECK:               vector.transfer_read %[[SCORES]]{{.*}} : tensor<64x256xf32>, vector<256xf32>
 // CHECK:               vector.reduction <maximumf>
 // CHECK:               vector.reduction <add>
 // CHECK:               scf.yield
-// CHECK:             %[[ACC:.*]] = linalg.matmul {graph.serial} ins(%[[ROWS]]#0, %[[VTILE]] : tensor<128x256xf32>, tensor<256x8xf32>) outs(%[[ROWS]]#3 : tensor<128x8xf32>)
+// CHECK:             %[[ACC:.*]] = linalg.matmul {graph.serial} ins(%[[ROWS]]#0, %[[VTILE]] : tensor<64x256xf32>, tensor<256x8xf32>) outs(%[[ROWS]]#3 : tensor<64x8xf32>)
 // CHECK:             scf.yield %[[ROWS]]#1, %[[ROWS]]#2, %[[ACC]]
+// CHECK:           %[[SMALL:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %[[STATE]]#0, %{{.*}} = %[[STATE]]#1, %{{.*}} = %[[STATE]]#2)
+// CHECK:             tensor.extract_slice %[[K]][%[[B]], %{{.*}}, 0] [1, 64, 16] [1, 1, 1] : tensor<2x?x16xf32> to tensor<64x16xf32>
+// CHECK:             linalg.matmul {graph.serial} ins(%[[QTILE]], %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>)
 // CHECK:           %[[LEFT:.*]] = arith.subi %[[KEYS]], %{{.*}} : index
 // CHECK:           %[[ANY:.*]] = arith.cmpi ugt, %[[LEFT]], %{{.*}} : index
 // CHECK:           %[[LAST:.*]]:3 = scf.if %[[ANY]]
 // CHECK:             %[[KREST:.*]] = tensor.extract_slice %[[K]][%[[B]], %{{.*}}, 0] [1, %[[LEFT]], 16]
 // CHECK:             tensor.pad %[[KREST]] low[0, 0] high[%{{.*}}, 0]
-// CHECK:             vector.create_mask %[[LEFT]] : vector<256xi1>
+// CHECK:             } : tensor<?x16xf32> to tensor<64x16xf32>
+// CHECK:             vector.create_mask %[[LEFT]] : vector<64xi1>
 // CHECK:           } else {
-// CHECK:             scf.yield %[[STATE]]#0, %[[STATE]]#1, %[[STATE]]#2
+// CHECK:             scf.yield %[[SMALL]]#0, %[[SMALL]]#1, %[[SMALL]]#2
 // CHECK:           %[[NORMALIZED:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[LAST]]#2)
 // CHECK:             arith.divf
 // CHECK:           scf.forall.in_parallel
-// CHECK:             tensor.parallel_insert_slice %[[NORMALIZED]] into %[[ALL]][%[[B]], %{{.*}}, 0] [1, 128, 8] [1, 1, 1]
+// CHECK:             tensor.parallel_insert_slice %[[NORMALIZED]] into %[[ALL]][%[[B]], %{{.*}}, 0] [1, 64, 8] [1, 1, 1]
 // CHECK:         %[[DONE:.*]] = arith.muli %[[BLOCKS]], %{{.*}} : index
 // CHECK:         %[[REST:.*]] = arith.subi %[[QUERIES]], %[[DONE]] : index
-// CHECK:         %[[SMALL:.*]] = arith.ceildivui %[[REST]], %{{.*}} : index
-// CHECK:         %[[RESULT:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %[[SMALL]]) shared_outs(%{{.*}} = %[[WHOLE]])
+// CHECK:         %[[FEW:.*]] = arith.ceildivui %[[REST]], %{{.*}} : index
+// CHECK:         %[[RESULT:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %[[FEW]]) shared_outs(%{{.*}} = %[[WHOLE]])
 // CHECK:           tensor.pad
 // CHECK:           linalg.matmul {graph.serial} ins(%{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<16x256xf32>)
 // CHECK:           tensor.parallel_insert_slice %{{.*}} into %{{.*}} [1, %{{.*}}, 8] [1, 1, 1] : tensor<?x8xf32> into tensor<2x?x8xf32>
@@ -69,7 +72,7 @@ func.func @self_attention(%q: tensor<2x?x16xf32>, %k: tensor<2x?x16xf32>, %v: te
 // CHECK:           vector.transfer_read %[[MASK]][%[[B]], %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<2x1x1x?xf32>, vector<256xf32>
 // CHECK:         scf.forall
 // CHECK:           scf.if
-// CHECK:             vector.transfer_read %[[MASK]][%[[B]], %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} : tensor<2x1x1x?xf32>, vector<256xf32>
+// CHECK:             vector.transfer_read %[[MASK]][%[[B]], %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} : tensor<2x1x1x?xf32>, vector<64xf32>
 // CHECK:           arith.cmpf oeq
 func.func @decode_step(%q: tensor<2x4x1x16xf32>, %k: tensor<2x1x?x16xf32>, %v: tensor<2x1x?x16xf32>, %mask: tensor<2x1x1x?xf32>) -> tensor<2x4x1x16xf32> {
   %0 = "graph.flash_attention"(%q, %k, %v, %mask) {scale = 0.25 : f32, safe_softmax = true} : (tensor<2x4x1x16xf32>, tensor<2x1x?x16xf32>, tensor<2x1x?x16xf32>, tensor<2x1x1x?xf32>) -> tensor<2x4x1x16xf32>

@@ -143,6 +143,29 @@ func.func @dynamic_rows_linear(%x: tensor<?x128xf32>, %w: tensor<96x128xf32>, %i
 
 // -----
 
+// A product over a batch and tokens both counted at run time, as reshape propagation leaves it (a generic over
+// (b, s, n, k)): its rows are collapsed into one and it is a matmul over dynamic rows, expanded back.
+// AVX512-LABEL: func.func @rows_of_a_batch_and_tokens
+// AVX512:         %[[ROWS:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<?x?x128xf32> into tensor<?x128xf32>
+// AVX512:         %[[C:.*]] = tensor.collapse_shape %arg2 {{\[}}[0, 1], [2]] : tensor<?x?x96xf32> into tensor<?x96xf32>
+// AVX512:         outs(%{{.*}} : tensor<?x3x32xf32>) attrs = {graph.schedule = {{{.*}}sequence = "packed_tiles"
+// AVX512:         tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%{{.*}}, %{{.*}}, 96] : tensor<?x96xf32> into tensor<?x?x96xf32>
+// AVX512-NOT:     linalg.generic {{.*}}tensor<?x?x128xf32>
+func.func @rows_of_a_batch_and_tokens(%x: tensor<?x?x128xf32>, %w: tensor<128x96xf32>, %init: tensor<?x?x96xf32>) -> tensor<?x?x96xf32> {
+  %c = linalg.generic {indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>, affine_map<(b, s, n, k) -> (k, n)>,
+                                        affine_map<(b, s, n, k) -> (b, s, n)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+    ins(%x, %w : tensor<?x?x128xf32>, tensor<128x96xf32>) outs(%init : tensor<?x?x96xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x96xf32>
+  return %c : tensor<?x?x96xf32>
+}
+
+// -----
+
 // Negative: a reduction or columns of dynamic length: no schedule, the product as it is.
 // AVX512-LABEL: func.func @dynamic_depth
 // AVX512-NOT:     graph.schedule

@@ -286,9 +286,17 @@ def _slice_to_symbolic_end(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str
     return imp.emit("gather", x, imp.emit("iota", imp.tensor(tensor_node), axis=dim), axis=axis)
 
 
-@_converts("aten.select.int", graph="`slice`, `reshape`")
+@_converts("aten.select.int", graph="`slice`, `reshape`; `gather` at the index when a dim has a dynamic size",
+           notes="an index out of range of a dynamic dim raises when the graph runs")
 def _select(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
+    if not x.sig.is_static:  # BERT's pooler: hidden_states[:, 0] over a batch and a length known at run time
+        axis = _axis(a["dim"], len(x.shape))
+        if x.shape[axis] is not None and not -x.shape[axis] <= a["index"] < x.shape[axis]:
+            raise imp.error(f"FX node '{node.name}': index {a['index']} is out of range for dimension {axis} of size "
+                            f"{x.shape[axis]}", node)
+        return imp.emit("gather", x, imp.const(np.asarray(a["index"], np.int64), "i64"), axis=axis,
+                        negative_indices=True)
     shape = imp.static_shape(x)
     axis = _axis(a["dim"], len(shape))
     index = a["index"] + shape[axis] if a["index"] < 0 else a["index"]
