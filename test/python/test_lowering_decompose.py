@@ -378,6 +378,7 @@ DYNAMIC = [
     ("add_rms_norm", [((None, 16), "x"), ((None, 16), "x"), ((16,), "x")], {}),
     ("swiglu", [((None, 8), "x")], {}),
     ("dynamic_quant", [((None, 3, None), "x")], {}),
+    ("dynamic_quant", [((None, None, 8), "x")], {}),  # the scale reshaped keeping its two dynamic dims
     ("quantize", [((None, None), "x"), ((1,), "scale"), ((1,), "offset")], {}),
 ]
 
@@ -400,7 +401,6 @@ LEFT_WHOLE = [
     ("rms_norm_quant", [((4, None), "x"), ((None,), "x"), ((1,), "f32"), ((1,), "f32")], {}, "dynamic last dim"),
     ("add_rms_norm_dynamic_quant", [((4, None), "x")] * 2 + [((None,), "x")], {}, "dynamic last dim"),
     ("swiglu", [((4, None), "x")], {}, "the halves of a dynamic axis"),
-    ("dynamic_quant", [((None, None, 8), "x")], {}, "scale reshape with two dynamic dims"),
     ("dynamic_quant", [((4, 0), "x")], {}, "reduce_max of an empty row"),
     ("flash_attention", [((2, 4, 8), "x"), ((2, 0, 8), "x"), ((2, 0, 8), "x")], {"scale": 1.0}, "softmax of nothing"),
     ("flash_attention", [((2, None, 16), "x"), ((2, None, 16), "x"), ((2, None, 8), "x")], {"scale": 0.25},
