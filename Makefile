@@ -7,7 +7,7 @@ LIT_OPTS ?= -sv
 # pytest workers of make test (pytest-xdist): one per core by default
 PYTEST_WORKERS ?= auto
 
-.PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-zoo bench-generate bench-training bench-compile bench-peers-setup fuzz onnx-conformance clean
+.PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-zoo bench-generate bench-forward bench-training bench-compile bench-peers-setup fuzz onnx-conformance clean
 
 $(STAMP): pyproject.toml setup.py lowering/native/kmpc_gomp.c lowering/native/buffer_pool.c
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,13 @@ bench-zoo: $(STAMP)
 # make bench-generate ARGS="--hidden 256 --layers 2 --variants eager,graphfuse"
 bench-generate: $(STAMP)
 	$(BIN)/python -m bench.generate --markdown bench/generate-latest.md $(ARGS)
+
+# Forward latency of a BERT encoder and a Llama decoder over 8 (batch, length) sizes: graphfuse's one compile
+# for every size beside a static compile per size; writes bench/forward-latest.md.
+# make bench-forward ARGS="--hidden 256 --layers 2"
+bench-forward: $(STAMP)
+	$(BIN)/python -m bench.forward --model bert --markdown bench/forward-bert-latest.md $(ARGS)
+	$(BIN)/python -m bench.forward --model llama --markdown bench/forward-llama-latest.md $(ARGS)
 
 # A training step (forward, backward, Adam) of a transformer encoder layer: eager PyTorch, torch.compile's
 # Inductor, graphfuse fused and unfused, losses checked against eager; writes bench/training-latest.md.

@@ -21,6 +21,7 @@ from prompts of ``--prompts`` lengths:
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -54,14 +55,19 @@ def build_model(kind: str, hidden: int, layers: int, heads: int, kv_heads: int, 
 
 
 def _own_code(forward: Callable[..., Any], variant: str) -> Callable[..., Any]:
-    """A function calling ``forward`` whose code object is the variant's own: Dynamo keeps its compiled versions
-    and its record of which sizes changed per code object, and the variants must not share them (a size one
-    variant saw change would start the next one symbolic)."""
+    """A function calling ``forward`` whose code object is the variant's own, in this run: Dynamo keeps its
+    compiled versions and its record of which sizes changed per code object (by name and place, for the whole
+    process), and neither the variants nor two runs in one process may share them (a size one saw change would
+    start the next one symbolic)."""
     def call(*args: Any, **kwargs: Any) -> Any:
         return forward(*args, **kwargs)
 
-    call.__code__ = call.__code__.replace(co_name=f"forward_{variant.replace('-', '_')}")
+    call.__code__ = call.__code__.replace(co_name=f"forward_{variant.replace('-', '_')}_{next(_RUNS)}")
     return call
+
+
+#: Numbers the code objects of :func:`_own_code` apart.
+_RUNS = itertools.count()
 
 
 def compiled_forward(model: Any, variant: str) -> Callable[..., Any]:

@@ -15,7 +15,8 @@ from bench import generate
 @pytest.mark.parametrize("cache", ["dynamic", "static"])
 def test_generate_bench_times_each_variant_and_checks_tokens(cache: str, tmp_path: Path) -> None:
     """Two prompt lengths: nothing compiled in the timed rounds or run in eager PyTorch; with the default cache
-    graphfuse compiles the prompt and the step static, then once symbolic each."""
+    graphfuse compiles the prompt and the step static, then once symbolic each (the step at the second token,
+    the prompt at the second prompt length: one generation is 3 compiles)."""
     out = tmp_path / "generate.md"
     status = generate.main(["--cache", cache, "--hidden", "64", "--layers", "1", "--heads", "4", "--kv-heads", "2",
                             "--ffn", "128", "--vocab", "128", "--prompts", "5,9", "--new-tokens", "3",
