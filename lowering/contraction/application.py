@@ -85,6 +85,8 @@ _PRODUCTS = (
             lambda s: (_size(s, "columns_per_task"), _size(s, "rows_per_tile")), _mark_row_dot_tiles),
     _Family(lambda name: name.startswith("row_tile_dot_"), (("linalg.generic", 4),),
             lambda s: (_size(s, "columns_per_task"),), _mark_row_dot_tiles),
+    _Family(lambda name: name == "row_tile_columns", (("linalg.generic", 4),),
+            lambda s: (_size(s, "columns_per_task"), _size(s, "tile_columns"))),
     _Family(lambda name: name == "register_tiles", (("linalg.matmul", 3),)),
     _Family(lambda name: name.startswith("packed_tiles"), (("linalg.generic", 4),)),
     _Family(lambda name: name in ("pack_panels", "pack_transposed_panels"), (("linalg.transpose", 3),),

@@ -11,6 +11,8 @@ a static product whose first rows are kept.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, scf, tensor
 
@@ -20,7 +22,13 @@ from graphfuse.lowering.contraction.panels import _erase_unused_producers, _fill
 from graphfuse.lowering.contraction.sizes import ROW_DOT_ROWS, ROW_DOT_TILE_ROWS, SERIAL, _powers_of_two
 from graphfuse.lowering.fast_math import fadd, fmul
 
-__all__ = ["dynamic_row_parts", "dynamic_row_products", "split_few_dynamic_rows"]
+__all__ = [
+    "FewRowProduct",
+    "dynamic_row_parts",
+    "dynamic_row_products",
+    "few_static_rows_products",
+    "split_few_dynamic_rows",
+]
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 _DYNAMIC_OFFSET = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -176,27 +184,35 @@ def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[lis
     return tiled, rests
 
 
-def split_few_dynamic_rows(module: ir.Module, column_tile: int) -> list[tuple[ir.Operation, int]]:
-    """Give each linear layer of dynamic rows reading its weight at run time (x @ W^T, W not a constant, f32) a
-    path for few rows: ``scf.if rows <= ROW_DOT_ROWS``, then the row-tile dot products (:func:`_row_tile_dots`),
-    which read W as it is; else the product as it was, packed.  Packing W would copy all of it at every call
-    for a token's few rows (a generated token's step), which static products of few rows avoid the same way.
-    Returns the row-tile products with the columns of their tasks (``column_tile`` for whole tiles of columns,
-    the rest's width for the columns short of one)."""
+#: A product of few rows (:func:`split_few_dynamic_rows`) to schedule: (the generic over (t, i, j, k), whether it
+#: reads B transposed (x @ W^T: the row-dot schedule) or as it is (x @ W: register tiles of columns), the columns
+#: of its tasks, the columns of its register tiles).
+FewRowProduct = tuple[ir.Operation, bool, int, int]
+
+
+def split_few_dynamic_rows(module: ir.Module, dot_columns: Callable[[int], int],
+                           tile_columns: int) -> list[FewRowProduct]:
+    """Give each f32 product of dynamic rows whose B is read at run time (a linear layer's W, not a constant) a
+    path for few rows: ``scf.if rows <= ROW_DOT_ROWS`` (x @ W: ROW_DOT_TILE_ROWS), then products over A and C in
+    tiles of rows (:func:`_row_tiles`) that read B as it is, one row (a generated token) in tiles of one row;
+    else the product as it was, packed.  Packing W would copy all of it at every call for a token's few rows.
+    x @ W^T takes the row-dot products (tasks of ``dot_columns(tile rows)`` columns), x @ W register tiles of
+    ``tile_columns`` columns (four times as many for a tile of one row).  Returns the products to schedule."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if (op.name == "linalg.matmul" and SERIAL not in op.attributes and _rows_alone_dynamic(op)
-                and _reads_b_transposed(op) and producer(op.operands[1], "arith.constant") is None):
+                and (_reads_b_transposed(op) or _plain(op)) and producer(op.operands[1], "arith.constant") is None):
             found.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    return [part for op in found for part in _split_few_rows(op, column_tile)]
+    return [part for op in found for part in _split_few_rows(op, dot_columns, tile_columns)]
 
 
-def _split_few_rows(op: ir.Operation, column_tile: int) -> list[tuple[ir.Operation, int]]:
-    a, bt, c = op.operands
+def _split_few_rows(op: ir.Operation, dot_columns: Callable[[int], int], tile_columns: int) -> list[FewRowProduct]:
+    a, b, c = op.operands
+    transposed = _reads_b_transposed(op)
     result_type = ir.RankedTensorType(c.type)
     with op.location, ir.InsertionPoint(op):
         rows = tensor.dim(a, _index(0))
@@ -209,25 +225,20 @@ def _split_few_rows(op: ir.Operation, column_tile: int) -> list[tuple[ir.Operati
             op.operands[2] = linalg.fill(fill_value, outs=[result])
             if not list(fill.results[0].uses):
                 fill.erase()
-        few = arith.cmpi(arith.CmpIPredicate.ule, rows, _index(ROW_DOT_ROWS))
+        # x @ W: register tiles reading W's rows as stored beat packing W for one tile of rows, not beyond (a
+        # 2048-column W: 1 row 34 against 108 us packed, 2 rows 78 against 125, 17 rows 355 against 192)
+        few = arith.cmpi(arith.CmpIPredicate.ule, rows, _index(ROW_DOT_ROWS if transposed else ROW_DOT_TILE_ROWS))
         branch = scf.IfOp(few, [result_type], has_else=True)
     op.results[0].replace_all_uses_with(branch.results[0])
+    parts: list[FewRowProduct] = []
     with op.location, ir.InsertionPoint(branch.then_block):
-        # one row (a generated token): the static one-row product, which the row-dot schedule tiles for one row
         one = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, rows, _index(1)), [result_type], has_else=True)
-        with ir.InsertionPoint(one.then_block):
-            k, n = ir.RankedTensorType(a.type).shape[1], result_type.shape[1]
-            row_type = ir.RankedTensorType.get([1, n], result_type.element_type)
-            dest = linalg.fill(fill_value, outs=[tensor.empty([1, n], result_type.element_type)]) \
-                if fill_value is not None else tensor.cast(row_type, _rows_of(result, 0, rows, 0, n))
-            maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-            row = linalg.matmul(tensor.cast(ir.RankedTensorType.get([1, k], result_type.element_type), a), bt,
-                                outs=[dest], indexing_maps=maps)
-            scf.YieldOp([_put_rows(tensor.cast(ir.RankedTensorType.get([_DYNAMIC, n], result_type.element_type),
-                                               row), result, 0, rows, 0)])
-        with ir.InsertionPoint(one.else_block):
-            value, parts = _row_tile_dots(a, bt, result, rows, fill_value, column_tile)
-            scf.YieldOp([value])
+        for block, tile_rows in ((one.then_block, 1), (one.else_block, ROW_DOT_TILE_ROWS)):
+            with ir.InsertionPoint(block):
+                columns = dot_columns(tile_rows) if transposed else tile_columns * (ROW_DOT_TILE_ROWS // tile_rows)
+                value, products = _row_tiles(a, b, result, rows, fill_value, tile_rows, transposed, columns)
+                parts += [(product, transposed, width, min(width, columns)) for product, width in products]
+                scf.YieldOp([value])
         scf.YieldOp(one.results)
     with ir.InsertionPoint(branch.else_block):
         packed = scf.YieldOp([op.results[0]])
@@ -235,69 +246,129 @@ def _split_few_rows(op: ir.Operation, column_tile: int) -> list[tuple[ir.Operati
     return parts
 
 
-def _in_tiles(value: ir.Value, rows: ir.Value, zero: ir.Value | None) -> ir.Value:
-    """The [rows, W] tensor ``value`` (rows <= ROW_DOT_ROWS) as [tiles, ROW_DOT_TILE_ROWS, W] (:func:`_tiles_of`)
-    in a static buffer of ROW_DOT_ROWS rows; the rows padded onto the last tile hold ``zero`` (None: whatever
-    the buffer held)."""
+def _in_tiles(value: ir.Value, rows: ir.Value, tile: int, zero: ir.Value | None) -> ir.Value:
+    """The [rows, W] tensor ``value`` (rows <= ROW_DOT_ROWS) as [tiles, ``tile``, W] (:func:`_tiles_of`) in a
+    static buffer of ROW_DOT_ROWS rows; the rows padded onto the last tile hold ``zero`` (None: whatever the
+    buffer held)."""
     t = ir.RankedTensorType(value.type)
     width = t.shape[1]
     buffer = _put_rows(value, tensor.empty([ROW_DOT_ROWS, width], t.element_type), 0, rows, 0)
-    if zero is not None:
-        extra = arith.subi(_padded_count(rows), rows)
+    if zero is not None and tile > 1:
+        extra = arith.subi(_padded_count(rows, tile), rows)
         buffer = _put_rows(linalg.fill(zero, outs=[_rows_of(buffer, rows, extra, 0, width)]), buffer, rows, extra, 0)
-    return _tiles_of(buffer, rows)
+    return _tiles_of(buffer, rows, tile)
 
 
-def _padded_count(rows: ir.Value) -> ir.Value:
-    return arith.muli(arith.ceildivui(rows, _index(ROW_DOT_TILE_ROWS)), _index(ROW_DOT_TILE_ROWS))
+def _padded_count(rows: ir.Value, tile: int) -> ir.Value:
+    return arith.muli(arith.ceildivui(rows, _index(tile)), _index(tile))
 
 
-def _tiles_of(buffer: ir.Value, rows: ir.Value) -> ir.Value:
+def _tiles_of(buffer: ir.Value, rows: ir.Value, tile: int) -> ir.Value:
     """The first ``rows`` rows of the static [ROW_DOT_ROWS, W] ``buffer``, with those after them up to a whole
-    tile, as [tiles, ROW_DOT_TILE_ROWS, W]."""
+    tile, as [tiles, ``tile``, W]."""
     t = ir.RankedTensorType(buffer.type)
-    shape = [_DYNAMIC, ROW_DOT_TILE_ROWS, t.shape[1]]
+    shape = [_DYNAMIC, tile, t.shape[1]]
     return tensor.expand_shape(ir.RankedTensorType.get(shape, t.element_type),
-                               _rows_of(buffer, 0, _padded_count(rows), 0, t.shape[1]), [[0, 1], [2]],
-                               [arith.ceildivui(rows, _index(ROW_DOT_TILE_ROWS))], shape)
+                               _rows_of(buffer, 0, _padded_count(rows, tile), 0, t.shape[1]), [[0, 1], [2]],
+                               [arith.ceildivui(rows, _index(tile))], shape)
 
 
-def _row_tile_dots(a: ir.Value, bt: ir.Value, c: ir.Value, rows: ir.Value, fill_value: ir.Value | None,
-                   column_tile: int) -> tuple[ir.Value, list[tuple[ir.Operation, int]]]:
-    """C's first ``rows`` rows (at most ROW_DOT_ROWS) = A @ Bt^T (+ C when ``fill_value`` is None, else C filled
-    with it) as generics over (t, i, j, k) on A and C in tiles of ROW_DOT_TILE_ROWS rows (:func:`_in_tiles`):
-    one per range of columns (the whole tiles of ``column_tile`` columns, then the rest).  Returns (C with the
-    rows written, [(generic, columns of its tasks)])."""
+def _row_tiles(a: ir.Value, b: ir.Value, c: ir.Value, rows: ir.Value, fill_value: ir.Value | None, tile: int,
+               transposed: bool, column_tile: int) -> tuple[ir.Value, list[tuple[ir.Operation, int]]]:
+    """C's first ``rows`` rows (at most ROW_DOT_ROWS) = A @ B (B [N, K] read ``transposed``, else [K, N]) (+ C
+    when ``fill_value`` is None, else C filled with it) as generics over (t, i, j, k) on A and C in tiles of
+    ``tile`` rows (:func:`_in_tiles`): one per range of columns (the whole tiles of ``column_tile`` columns, then
+    the rest).  Returns (C with the rows written, [(generic, its columns)])."""
     k, n = ir.RankedTensorType(a.type).shape[1], ir.RankedTensorType(c.type).shape[1]
     element = ir.RankedTensorType(c.type).element_type
     zero = arith.ConstantOp(element, 0.0).result
-    a_tiles = _in_tiles(a, rows, zero)
+    a_tiles = _in_tiles(a, rows, tile, zero)
     if fill_value is None:
-        c_tiles = _in_tiles(_rows_of(c, 0, rows, 0, n), rows, None)
+        c_tiles = _in_tiles(_rows_of(c, 0, rows, 0, n), rows, tile, None)
     else:
-        c_tiles = _tiles_of(linalg.fill(fill_value, outs=[tensor.empty([ROW_DOT_ROWS, n], element)]), rows)
+        c_tiles = _tiles_of(linalg.fill(fill_value, outs=[tensor.empty([ROW_DOT_ROWS, n], element)]), rows, tile)
     tiles = tensor.dim(a_tiles, _index(0))
     whole = n - n % column_tile
-    maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(d) for d in dims]) for dims in ((0, 1, 3), (2, 3), (0, 1, 2))]
+    b_dims = (2, 3) if transposed else (3, 2)
+    maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(d) for d in dims]) for dims in ((0, 1, 3), b_dims, (0, 1, 2))]
     parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
     parts: list[tuple[ir.Operation, int]] = []
     for column, width in ((0, whole), (whole, n - whole)):
         if not width:
             continue
-        rhs = bt if width == n else tensor.extract_slice(
-            ir.RankedTensorType.get([width, k], element), bt, [], [], [], [column, 0], [width, k], [1, 1])
-        part_type = ir.RankedTensorType.get([_DYNAMIC, ROW_DOT_TILE_ROWS, width], element)
+        if width == n:
+            rhs = b
+        elif transposed:
+            rhs = tensor.extract_slice(ir.RankedTensorType.get([width, k], element), b, [], [], [], [column, 0],
+                                       [width, k], [1, 1])
+        else:
+            rhs = tensor.extract_slice(ir.RankedTensorType.get([k, width], element), b, [], [], [], [0, column],
+                                       [k, width], [1, 1])
+        part_type = ir.RankedTensorType.get([_DYNAMIC, tile, width], element)
         dest = c_tiles if width == n else tensor.extract_slice(
-            part_type, c_tiles, [], [tiles], [], [0, 0, column], [_DYNAMIC, ROW_DOT_TILE_ROWS, width], [1, 1, 1])
+            part_type, c_tiles, [], [tiles], [], [0, 0, column], [_DYNAMIC, tile, width], [1, 1, 1])
         generic = linalg.GenericOp([part_type], [a_tiles, rhs], [dest],
                                    ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
                                    ir.ArrayAttr.get([parallel, parallel, parallel, reduction]))
         body = generic.regions[0].blocks.append(element, element, element)
         with ir.InsertionPoint(body):
             linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
-        parts.append((generic.operation, min(width, column_tile)))
+        parts.append((generic.operation, width))
         c_tiles = generic.results[0] if width == n else tensor.insert_slice(
-            generic.results[0], c_tiles, [tiles], [], [], [0, 0, column], [_DYNAMIC, ROW_DOT_TILE_ROWS, width],
-            [1, 1, 1])
+            generic.results[0], c_tiles, [], [tiles], [], [0, 0, column], [_DYNAMIC, tile, width], [1, 1, 1])
     padded = tensor.collapse_shape(ir.RankedTensorType.get([_DYNAMIC, n], element), c_tiles, [[0, 1], [2]])
     return _put_rows(_rows_of(padded, 0, rows, 0, n), c, 0, rows, 0), parts
+
+
+def few_static_rows_products(module: ir.Module, tile_columns: int) -> list[FewRowProduct]:
+    """Static f32 products x @ W of at most ROW_DOT_TILE_ROWS rows whose W [K, N] is read at run time (a generated
+    token's step through GPT-2's Conv1D once the step's shapes are specialized) as one tile of rows, the generic
+    over (t, i, j, k) the few-row path of :func:`split_few_dynamic_rows` takes: register tiles of the rows by
+    ``tile_columns`` columns (four times as many for one row) reading W as it is stored, where the packed product
+    would copy all of W at every call.  Returns the products to schedule."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if (op.name == "linalg.matmul" and SERIAL not in op.attributes and _plain(op)
+                and producer(op.operands[1], "arith.constant") is None and all(_static_tensor(v) for v in op.operands)):
+            a = ir.RankedTensorType(op.operands[0].type)
+            if isinstance(a.element_type, ir.F32Type) and a.shape[0] <= ROW_DOT_TILE_ROWS \
+                    and all(isinstance(ir.RankedTensorType(v.type).element_type, ir.F32Type) for v in op.operands):
+                found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    parts: list[FewRowProduct] = []
+    for op in found:
+        a, b, c = op.operands
+        (m, k), n = ir.RankedTensorType(a.type).shape, ir.RankedTensorType(c.type).shape[1]
+        element = ir.RankedTensorType(c.type).element_type
+        columns = tile_columns * (ROW_DOT_TILE_ROWS // m) if ROW_DOT_TILE_ROWS % m == 0 else tile_columns
+        whole = n - n % columns
+        maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(d) for d in dims])
+                for dims in ((0, 1, 3), (3, 2), (0, 1, 2))]
+        parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
+        with op.location, ir.InsertionPoint(op):
+            lhs = tensor.expand_shape(ir.RankedTensorType.get([1, m, k], element), a, [[0, 1], [2]], [], [1, m, k])
+            result = tensor.expand_shape(ir.RankedTensorType.get([1, m, n], element), c, [[0, 1], [2]], [], [1, m, n])
+            for column, width in ((0, whole), (whole, n - whole)):
+                if not width:
+                    continue
+                rhs = b if width == n else tensor.extract_slice(ir.RankedTensorType.get([k, width], element), b, [],
+                                                               [], [], [0, column], [k, width], [1, 1])
+                part_type = ir.RankedTensorType.get([1, m, width], element)
+                dest = result if width == n else tensor.extract_slice(part_type, result, [], [], [], [0, 0, column],
+                                                                     [1, m, width], [1, 1, 1])
+                generic = linalg.GenericOp([part_type], [lhs, rhs], [dest],
+                                           ir.ArrayAttr.get([ir.AffineMapAttr.get(mp) for mp in maps]),
+                                           ir.ArrayAttr.get([parallel, parallel, parallel, reduction]))
+                body = generic.regions[0].blocks.append(element, element, element)
+                with ir.InsertionPoint(body):
+                    linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
+                parts.append((generic.operation, False, width, min(width, columns)))
+                result = generic.results[0] if width == n else tensor.insert_slice(
+                    generic.results[0], result, [], [], [], [0, 0, column], [1, m, width], [1, 1, 1])
+            value = tensor.collapse_shape(ir.RankedTensorType(c.type), result, [[0, 1], [2]])
+        op.results[0].replace_all_uses_with(value)
+        op.erase()
+    return parts

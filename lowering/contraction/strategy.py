@@ -12,7 +12,12 @@ from mlir.dialects import linalg, tensor
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import producer
-from graphfuse.lowering.contraction.dynamic_rows import dynamic_row_parts, dynamic_row_products, split_few_dynamic_rows
+from graphfuse.lowering.contraction.dynamic_rows import (
+    dynamic_row_parts,
+    dynamic_row_products,
+    few_static_rows_products,
+    split_few_dynamic_rows,
+)
 from graphfuse.lowering.contraction.layout import (
     _DEFAULT_MAPS,
     _as_named_matmul,
@@ -91,14 +96,20 @@ def _select_schedules(module: ir.Module, threads: int) -> None:
         if not _as_named_matmul(op):
             _rows_collapsed_matmul(op)
     lanes = max(1, vector_bits() // 32)
-    for product, columns in split_few_dynamic_rows(module, row_dot_tile(ROW_DOT_TILE_ROWS, vector_bits())):
-        product.attributes[SCHEDULE] = schedule_attribute(f"row_tile_dot_{lanes}_lanes", columns_per_task=columns)
+    mr, nr = register_tile(vector_bits())
+    few = split_few_dynamic_rows(module, lambda rows: row_dot_tile(rows, vector_bits()), nr)
+    for product, transposed, width, columns in few + few_static_rows_products(module, nr):
+        if transposed:
+            product.attributes[SCHEDULE] = schedule_attribute(f"row_tile_dot_{lanes}_lanes", columns_per_task=columns)
+        else:  # tasks of whole register tiles of columns, two per core
+            tiles = max(1, width // columns // (2 * threads))
+            product.attributes[SCHEDULE] = schedule_attribute("row_tile_columns", columns_per_task=tiles * columns,
+                                                              tile_columns=columns)
     for op in _static_ops(module, ("linalg.matmul",)):
         if _row_dot(op):
             _as_row_dot(op)
     for op in _static_ops(module, tuple(_DEFAULT_MAPS)):
         _materialize_transposes(op)
-    mr, nr = register_tile(vector_bits())
     batched = _static_ops(module, ("linalg.batch_matmul",))  # again: the transposes replaced some
     tasks = [op for op in batched if _batch_tasks(op, threads, nr)]
     for op in batched:

@@ -420,9 +420,9 @@ def test_code_generator_errors_name_the_op_in_the_users_file(source: str, tmp_pa
 def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(linear: bool, monkeypatch) -> None:
     """x @ W + b (or x @ W^T + b, a linear layer), then gelu, with x's rows dynamic: B packed once into panels (64
     columns in two of 32, 8 columns in a narrower one), the rows in whole register tiles, the rest padded to one:
-    one compile serves every row count, none and one row included, at the reference's values.  The linear layer
-    also has a path for up to ROW_DOT_ROWS rows, which reads W as it is in static products of 4 rows (a token's
-    step in generation)."""
+    one compile serves every row count, none and one row included, at the reference's values.  Both have a path
+    for few rows (a token's step in generation) which reads W as it is, in tiles of 1 or 4 rows: up to
+    ROW_DOT_ROWS rows for x @ W^T, 4 for x @ W."""
     from graphfuse.lowering.contraction import dynamic_rows, strategy
     from graphfuse.lowering.contraction.sizes import ROW_DOT_ROWS
 
@@ -432,8 +432,8 @@ def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(linear: bo
         calls.append(tile_rows)
         return dynamic_rows.dynamic_row_parts(op, panel, tile_rows)
 
-    def split(module, column_tile):
-        parts = dynamic_rows.split_few_dynamic_rows(module, column_tile)
+    def split(module, dot_columns, tile_columns):
+        parts = dynamic_rows.split_few_dynamic_rows(module, dot_columns, tile_columns)
         splits.append(parts)
         return parts
 
@@ -449,16 +449,51 @@ def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(linear: bo
     }}"""
     executable = graphfuse.compile(text)
     assert len(calls) == 1
-    assert len(splits) == 1 and bool(splits[0]) == linear
+    assert len(splits) == 1 and splits[0]  # the path for few rows: x @ W^T up to 32, x @ W up to 4
     rng = np.random.default_rng(4)
     w = rng.standard_normal((72, 40) if linear else (40, 72)).astype(np.float32)
     b = rng.standard_normal(72).astype(np.float32)
-    for rows in (0, 1, 3, calls[0] - 1, calls[0], calls[0] + 1, ROW_DOT_ROWS, ROW_DOT_ROWS + 1, 67, 200):
+    for rows in (0, 1, 3, 4, 5, calls[0] - 1, calls[0], calls[0] + 1, ROW_DOT_ROWS, ROW_DOT_ROWS + 1, 67, 200):
         x = rng.standard_normal((rows, 40)).astype(np.float32)
         (got,) = executable(x, w, b)
         (want,) = executable.reference(x, w, b)
         assert got.shape == (rows, 72)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("linear", [False, True])
+def test_few_rows_with_columns_short_of_a_register_tile(linear: bool) -> None:
+    """The path for few rows over 70 columns: whole tiles of columns, then the 2 or 6 left as a product of their
+    own (its slice of C inserted back), at one row, a tile of rows and one more."""
+    w_type = "tensor<70x24xf32>" if linear else "tensor<24x70xf32>"
+    text = f"""func.func @f(%x: tensor<?x24xf32>, %w: {w_type}) -> tensor<?x70xf32> {{
+      %0 = "graph.matmul"(%x, %w) {{transpose_b = {str(linear).lower()}}} : (tensor<?x24xf32>, {w_type})
+        -> tensor<?x70xf32>
+      return %0 : tensor<?x70xf32>
+    }}"""
+    executable = graphfuse.compile(text)
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((70, 24) if linear else (24, 70)).astype(np.float32)
+    for rows in (1, 2, 4, 5, 31):
+        x = rng.standard_normal((rows, 24)).astype(np.float32)
+        np.testing.assert_allclose(executable(x, w)[0], executable.reference(x, w)[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 4])
+def test_static_products_of_few_rows_read_w_as_stored(rows: int) -> None:
+    """x [rows, K] @ W [K, N] with W an argument and at most 4 rows (a token's step through GPT-2's Conv1D): one
+    tile of rows over register tiles of columns reading W's rows, no copy of W into panels per call; 70 columns
+    leave a narrower product."""
+    text = f"""func.func @f(%x: tensor<{rows}x24xf32>, %w: tensor<24x70xf32>, %b: tensor<70xf32>)
+        -> tensor<{rows}x70xf32> {{
+      %0 = "graph.matmul_bias_add"(%x, %w, %b) : (tensor<{rows}x24xf32>, tensor<24x70xf32>, tensor<70xf32>)
+        -> tensor<{rows}x70xf32>
+      return %0 : tensor<{rows}x70xf32>
+    }}"""
+    executable = graphfuse.compile(text)
+    rng = np.random.default_rng(7)
+    x, w, b = (rng.standard_normal(shape).astype(np.float32) for shape in ((rows, 24), (24, 70), (70,)))
+    np.testing.assert_allclose(executable(x, w, b)[0], executable.reference(x, w, b)[0], rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("linear", [False, True])

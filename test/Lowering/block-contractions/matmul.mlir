@@ -29,10 +29,21 @@ func.func @product(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>) -> tensor<64x
 
 // -----
 
-// Rows counted at run time: the whole register tiles of rows in tasks (panels by rows) over a count known at run
-// time, each tile 8 FMAs per step of K as a static product's; the rows left, when there are any, padded to one
-// tile, a static product of their own.
+// Rows counted at run time: up to 4 (a token's step) B read as it is, register tiles of one row by 96 columns or
+// 4 rows by 32 (FMAs of B's row with A's broadcast), each task walking the tiles of rows; more, the whole register
+// tiles of rows in tasks (panels by rows) over a count known at run time, each tile 8 FMAs per step of K as a
+// static product's; the rows left, when there are any, padded to one tile, a static product of their own.
 // AVX512-LABEL: func.func @dynamic_rows
+// AVX512:         scf.if
+// AVX512:           scf.if
+// AVX512:             scf.forall {{.*}} -> (tensor<?x1x96xf32>)
+// AVX512:               scf.for {{.*}} -> (vector<1x1x96xf32>)
+// AVX512:                 vector.fma {{.*}} : vector<96xf32>
+// AVX512:           } else {
+// AVX512:             scf.forall {{.*}} -> (tensor<?x4x96xf32>)
+// AVX512:               scf.for {{.*}} -> (vector<1x4x32xf32>)
+// AVX512-COUNT-4:         vector.fma {{.*}} : vector<32xf32>
+// AVX512:       } else {
 // AVX512:         scf.forall ({{.*}}, {{.*}}) in ({{.*}}, %{{.*}}) shared_outs({{.*}}) -> (tensor<?x3x32xf32>)
 // AVX512:           vector.transfer_read {{.*}} : tensor<8x1x32xf32>, vector<8x1x32xf32>
 // AVX512-COUNT-8:     vector.fma {{.*}} : vector<32xf32>
@@ -41,6 +52,9 @@ func.func @product(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>) -> tensor<64x
 // AVX512-COUNT-8:     vector.fma {{.*}} : vector<32xf32>
 // AVX512-NOT:     linalg.matmul
 // AVX2-LABEL:   func.func @dynamic_rows
+// AVX2:           } else {
+// AVX2:             scf.forall {{.*}} -> (tensor<?x4x96xf32>)
+// AVX2:         } else {
 // AVX2:           scf.forall ({{.*}}, {{.*}}) in ({{.*}}, %{{.*}}) shared_outs({{.*}}) -> (tensor<?x6x16xf32>)
 // AVX2-COUNT-6:       vector.fma {{.*}} : vector<16xf32>
 // AVX2:           scf.if
@@ -69,13 +83,15 @@ func.func @dynamic_depth(%a: tensor<16x?xf32>, %b: tensor<?x96xf32>, %init: tens
 
 // -----
 
-// A linear layer over rows counted at run time with W read at run time, up to 32 rows: one row is the static
-// one-row row-dot product; more are tiles of 4 rows, tasks of 4 columns (rows of W) each walking the tiles (a
-// loop counted at run time) with vector<1x4x4x16> partial sums kept across K; more than 32 the packed product.
+// A linear layer over rows counted at run time with W read at run time, up to 32 rows: one row is tiles of one
+// row, tasks of 8 columns (rows of W) with vector<1x1x8x16> partial sums; more are tiles of 4 rows, tasks of 4
+// columns, each task walking the tiles (a loop counted at run time) with vector<1x4x4x16> partial sums kept
+// across K; more than 32 the packed product.
 // AVX512-LABEL: func.func @dynamic_rows_linear
 // AVX512:         scf.if
 // AVX512:           scf.if
-// AVX512:             scf.forall (%{{.*}}) in (12) {{.*}} -> (tensor<1x96xf32>)
+// AVX512:             scf.forall (%{{.*}}) in (12) {{.*}} -> (tensor<?x1x96xf32>)
+// AVX512:                 scf.for {{.*}} -> (vector<1x1x8x16xf32>)
 // AVX512:           } else {
 // AVX512:             scf.forall (%{{.*}}) in (24) {{.*}} -> (tensor<?x4x96xf32>)
 // AVX512:               scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<?x4x4xf32>)

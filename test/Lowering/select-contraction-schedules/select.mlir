@@ -81,11 +81,17 @@ func.func @direct_conv(%x: tensor<1x3x6x42xf32>, %w: tensor<8x3x3x3xf32>, %b: te
 
 // -----
 
-// Rows counted at run time (tokens): B packed once, the rows in whole register tiles (a count known at run
-// time) tiled in tasks of 8 tiles by 4 panels (a few row blocks still make a task per core), and the rows left
-// (fewer than a tile), when there are any, padded with zero rows into a static product of one tile; both read
-// the same panels.
+// Rows counted at run time (tokens): up to 4 rows (a token's step) B is read as it is, by register tiles of one
+// row by 96 columns, or of 4 rows (padded) by 32; more rows pack B once, the rows in whole register tiles (a
+// count known at run time) tiled in tasks of 8 tiles by 4 panels (a few row blocks still make a task per core),
+// and the rows left (fewer than a tile), when there are any, padded with zero rows into a static product of one
+// tile; both read the same panels.
 // AVX512-LABEL: func.func @dynamic_rows
+// AVX512:         %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c4
+// AVX512:         scf.if %[[FEW]]
+// AVX512:           ins(%{{.*}}, %arg1 : tensor<?x1x128xf32>, tensor<128x96xf32>) outs(%{{.*}} : tensor<?x1x96xf32>) attrs = {graph.schedule = {columns_per_task = 96 : i64, sequence = "row_tile_columns", tile_columns = 96 : i64}}
+// AVX512:           ins(%{{.*}}, %arg1 : tensor<?x4x128xf32>, tensor<128x96xf32>) outs(%{{.*}} : tensor<?x4x96xf32>) attrs = {graph.schedule = {columns_per_task = 32 : i64, sequence = "row_tile_columns", tile_columns = 32 : i64}}
+// AVX512:       } else {
 // AVX512:         %[[ROWS:.*]] = tensor.dim %arg0
 // AVX512:         %[[TILES:.*]] = arith.divui %[[ROWS]], %c8
 // AVX512:         %[[MAIN:.*]] = arith.muli %[[TILES]]
@@ -115,16 +121,18 @@ func.func @dynamic_rows(%a: tensor<?x128xf32>, %b: tensor<128x96xf32>, %init: te
 // -----
 
 // A linear layer over rows counted at run time (x @ W^T, W read at run time): up to 32 rows (a token's step) W
-// is read as it is, one row by the static one-row row-dot product, more in tiles of 4 rows (A and C seen as
-// [tiles, 4, ...], padded to whole tiles in static buffers of 32 rows), each task of 4 columns walking the tiles;
-// more rows take the packed product, W packed into panels as it is stored, by the copy that reads it transposed.
+// is read as it is, by row-dot products over A and C seen as [tiles, rows, ...] (padded to whole tiles in static
+// buffers of 32 rows): tiles of one row for one row (tasks of 8 columns), else of 4 rows (tasks of 4 columns),
+// each task walking the tiles; more rows take the packed product, W packed into panels as it is stored, by the
+// copy that reads it transposed.
 // AVX512-LABEL: func.func @dynamic_rows_linear
 // AVX512:         %[[ROWS:.*]] = tensor.dim %arg0
 // AVX512:         %[[FEW:.*]] = arith.cmpi ule, %[[ROWS]], %c32
 // AVX512:         scf.if %[[FEW]]
 // AVX512:           %[[ONE:.*]] = arith.cmpi eq, %[[ROWS]], %c1
 // AVX512:           scf.if %[[ONE]]
-// AVX512:             linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<1x128xf32>, tensor<96x128xf32>) outs(%{{.*}} : tensor<1x96xf32>) attrs = {graph.schedule = {columns_per_task = 8 : i64, rows_per_tile = 1 : i64, sequence = "row_dot_16_lanes"}}
+// AVX512:             tensor.empty() : tensor<32x128xf32>
+// AVX512:             linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<?x1x128xf32>, tensor<96x128xf32>) outs(%{{.*}} : tensor<?x1x96xf32>) attrs = {graph.schedule = {columns_per_task = 8 : i64, sequence = "row_tile_dot_16_lanes"}}
 // AVX512:           } else {
 // AVX512:             tensor.empty() : tensor<32x128xf32>
 // AVX512:             tensor.expand_shape {{.*}} : tensor<?x128xf32> into tensor<?x4x128xf32>
@@ -139,6 +147,19 @@ func.func @dynamic_rows_linear(%x: tensor<?x128xf32>, %w: tensor<96x128xf32>, %i
                                       affine_map<(i, j, k) -> (i, j)>]
     ins(%x, %w : tensor<?x128xf32>, tensor<96x128xf32>) outs(%init : tensor<?x96xf32>) -> tensor<?x96xf32>
   return %c : tensor<?x96xf32>
+}
+
+// -----
+
+// One row (a token's step, its shapes specialized) by a W [K, N] read at run time: not packed, a tile of one row
+// over register tiles of 128 columns (96: one narrower tile) reading W's rows as stored.
+// AVX512-LABEL: func.func @one_row_plain
+// AVX512:         tensor.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
+// AVX512:         linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<1x1x128xf32>, tensor<128x96xf32>) outs(%{{.*}} : tensor<1x1x96xf32>) attrs = {graph.schedule = {columns_per_task = 96 : i64, sequence = "row_tile_columns", tile_columns = 96 : i64}}
+// AVX512-NOT:     linalg.transpose
+func.func @one_row_plain(%x: tensor<1x128xf32>, %w: tensor<128x96xf32>, %init: tensor<1x96xf32>) -> tensor<1x96xf32> {
+  %c = linalg.matmul ins(%x, %w : tensor<1x128xf32>, tensor<128x96xf32>) outs(%init : tensor<1x96xf32>) -> tensor<1x96xf32>
+  return %c : tensor<1x96xf32>
 }
 
 // -----
