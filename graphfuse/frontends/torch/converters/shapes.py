@@ -29,7 +29,7 @@ def _axis(dim: int, rank: int) -> int:
     "aten.squeeze.dims",
     "aten.unsqueeze.default",
     graph="`reshape` (none when the shape stays)",
-    notes="at most one dynamic dim in the result",
+    notes="one dynamic dim in the result, or several each the size of a dynamic dim of the operand (heads split off)",
 )
 def _reshape(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     return _to_node_shape(imp, node, imp.tensor(a["self"]), "reshape")
