@@ -263,3 +263,16 @@ def decompose_graph_ops(module: ir.Module, count: Callable[[str], None]) -> None
     config.enable_constant_cse = False
     config.region_simplification_level = GreedySimplifyRegionLevel.DISABLED
     apply_patterns_and_fold_greedily(module, patterns.freeze(), config)
+
+
+def padded_rows(value: ir.Value, rows: ir.Value, block: int) -> ir.Value:
+    """The [rows, W] tensor ``value`` (``rows`` known at run time, at most ``block``) padded with zero rows to a
+    static [block, W]: a tile of a size known when compiling for the rows a loop of whole tiles leaves."""
+    t = ir.RankedTensorType(value.type)
+    missing = arith.subi(arith.constant(ir.IndexType.get(), block), rows)
+    padded = tensor.PadOp(ir.RankedTensorType.get([block, t.shape[1]], t.element_type), value, [], [missing],
+                          [0, 0], [ir.ShapedType.get_dynamic_size(), 0])
+    body = padded.regions[0].blocks.append(ir.IndexType.get(), ir.IndexType.get())
+    with ir.InsertionPoint(body):
+        tensor.YieldOp(const(t.element_type, 0.0))
+    return padded.result

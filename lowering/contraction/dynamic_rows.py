@@ -17,6 +17,7 @@ from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, scf, tensor
 
 from graphfuse.dialect.matching import producer
+from graphfuse.lowering.common import padded_rows
 from graphfuse.lowering.contraction.layout import _DEFAULT_MAPS, _map_dims, _materialize_transposes, _static_tensor
 from graphfuse.lowering.contraction.panels import _erase_unused_producers, _fill_of, _packed_panels, _packed_product
 from graphfuse.lowering.contraction.sizes import ROW_DOT_ROWS, ROW_DOT_TILE_ROWS, SERIAL, _powers_of_two
@@ -110,18 +111,6 @@ def _split(value: ir.Value, rows: ir.Value | None, columns: int) -> ir.Value:
                                [rows] if rows is not None else [], shape)
 
 
-def _padded_rows(value: ir.Value, rows: ir.Value, tile_rows: int) -> ir.Value:
-    """The [rows, W] tensor ``value`` (rows < ``tile_rows``) padded with zero rows to a static [tile_rows, W]."""
-    t = ir.RankedTensorType(value.type)
-    missing = arith.subi(_index(tile_rows), rows)
-    padded = tensor.PadOp(ir.RankedTensorType.get([tile_rows, t.shape[1]], t.element_type), value, [], [missing],
-                          [0, 0], [_DYNAMIC, 0])
-    block = padded.regions[0].blocks.append(ir.IndexType.get(), ir.IndexType.get())
-    with ir.InsertionPoint(block):
-        tensor.YieldOp(arith.ConstantOp(t.element_type, 0.0).result)
-    return padded.result
-
-
 def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[list[ir.Operation], list[ir.Operation]]:
     """Replace ``op`` (:func:`dynamic_row_products`) by packed products, per range of columns (whole panels of
     ``panel`` columns, then narrower panels of powers of two): one over the rows in whole register tiles of
@@ -152,13 +141,13 @@ def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[lis
         if fill is not None and producer(result, "tensor.empty") is not None:
             result = bufferization.alloc_tensor(c.type, [rows])  # one buffer the parts are computed in
         a_main = _rows_of(a, 0, main, 0, k)
-        a_rest = _padded_rows(_rows_of(a, main, rest, 0, k), rest, tile_rows)
+        a_rest = padded_rows(_rows_of(a, main, rest, 0, k), rest, tile_rows)
         for column, width in ranges:
             columns = panel if width % panel == 0 else width
             panels = _packed_panels(b, column, width, columns)
             dest = _split(_rows_of(result, 0, main, column, width), main, columns)
             rest_dest = tensor.empty([tile_rows, width // columns, columns], element) if fill_value is not None \
-                else _split(_padded_rows(_rows_of(result, main, rest, column, width), rest, tile_rows), None, columns)
+                else _split(padded_rows(_rows_of(result, main, rest, column, width), rest, tile_rows), None, columns)
             if fill_value is not None:
                 dest = linalg.fill(fill_value, outs=[dest])
                 rest_dest = linalg.fill(fill_value, outs=[rest_dest])
@@ -279,7 +268,7 @@ def _row_tiles(a: ir.Value, b: ir.Value, c: ir.Value, rows: ir.Value, fill_value
     when ``fill_value`` is None, else C filled with it) as generics over (t, i, j, k) on A and C in tiles of
     ``tile`` rows (:func:`_in_tiles`): one per range of columns (the whole tiles of ``column_tile`` columns, then
     the rest).  Returns (C with the rows written, [(generic, its columns)])."""
-    k, n = ir.RankedTensorType(a.type).shape[1], ir.RankedTensorType(c.type).shape[1]
+    n = ir.RankedTensorType(c.type).shape[1]
     element = ir.RankedTensorType(c.type).element_type
     zero = arith.ConstantOp(element, 0.0).result
     a_tiles = _in_tiles(a, rows, tile, zero)
@@ -287,7 +276,19 @@ def _row_tiles(a: ir.Value, b: ir.Value, c: ir.Value, rows: ir.Value, fill_value
         c_tiles = _in_tiles(_rows_of(c, 0, rows, 0, n), rows, tile, None)
     else:
         c_tiles = _tiles_of(linalg.fill(fill_value, outs=[tensor.empty([ROW_DOT_ROWS, n], element)]), rows, tile)
-    tiles = tensor.dim(a_tiles, _index(0))
+    c_tiles, parts = _tile_products(a_tiles, b, c_tiles, transposed, column_tile)
+    padded = tensor.collapse_shape(ir.RankedTensorType.get([_DYNAMIC, n], element), c_tiles, [[0, 1], [2]])
+    return _put_rows(_rows_of(padded, 0, rows, 0, n), c, 0, rows, 0), parts
+
+
+def _tile_products(a_tiles: ir.Value, b: ir.Value, c_tiles: ir.Value, transposed: bool,
+                   column_tile: int) -> tuple[ir.Value, list[tuple[ir.Operation, int]]]:
+    """C [T, R, N] += A [T, R, K] @ B (B [N, K] read ``transposed``, else [K, N]) as generics over (t, i, j, k),
+    one per range of columns (the whole tiles of ``column_tile`` columns, then the rest).  Returns (C, [(generic,
+    its columns)])."""
+    (count, tile, k), n = ir.RankedTensorType(a_tiles.type).shape, ir.RankedTensorType(c_tiles.type).shape[2]
+    element = ir.RankedTensorType(c_tiles.type).element_type
+    tiles = [tensor.dim(a_tiles, _index(0))] if count == _DYNAMIC else []
     whole = n - n % column_tile
     b_dims = (2, 3) if transposed else (3, 2)
     maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(d) for d in dims]) for dims in ((0, 1, 3), b_dims, (0, 1, 2))]
@@ -298,15 +299,12 @@ def _row_tiles(a: ir.Value, b: ir.Value, c: ir.Value, rows: ir.Value, fill_value
             continue
         if width == n:
             rhs = b
-        elif transposed:
-            rhs = tensor.extract_slice(ir.RankedTensorType.get([width, k], element), b, [], [], [], [column, 0],
-                                       [width, k], [1, 1])
         else:
-            rhs = tensor.extract_slice(ir.RankedTensorType.get([k, width], element), b, [], [], [], [0, column],
-                                       [k, width], [1, 1])
-        part_type = ir.RankedTensorType.get([_DYNAMIC, tile, width], element)
+            shape, offsets = ([width, k], [column, 0]) if transposed else ([k, width], [0, column])
+            rhs = tensor.extract_slice(ir.RankedTensorType.get(shape, element), b, [], [], [], offsets, shape, [1, 1])
+        part_type = ir.RankedTensorType.get([count, tile, width], element)
         dest = c_tiles if width == n else tensor.extract_slice(
-            part_type, c_tiles, [], [tiles], [], [0, 0, column], [_DYNAMIC, tile, width], [1, 1, 1])
+            part_type, c_tiles, [], tiles, [], [0, 0, column], [count, tile, width], [1, 1, 1])
         generic = linalg.GenericOp([part_type], [a_tiles, rhs], [dest],
                                    ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
                                    ir.ArrayAttr.get([parallel, parallel, parallel, reduction]))
@@ -315,9 +313,8 @@ def _row_tiles(a: ir.Value, b: ir.Value, c: ir.Value, rows: ir.Value, fill_value
             linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
         parts.append((generic.operation, width))
         c_tiles = generic.results[0] if width == n else tensor.insert_slice(
-            generic.results[0], c_tiles, [], [tiles], [], [0, 0, column], [_DYNAMIC, tile, width], [1, 1, 1])
-    padded = tensor.collapse_shape(ir.RankedTensorType.get([_DYNAMIC, n], element), c_tiles, [[0, 1], [2]])
-    return _put_rows(_rows_of(padded, 0, rows, 0, n), c, 0, rows, 0), parts
+            generic.results[0], c_tiles, [], tiles, [], [0, 0, column], [count, tile, width], [1, 1, 1])
+    return c_tiles, parts
 
 
 def few_static_rows_products(module: ir.Module, tile_columns: int) -> list[FewRowProduct]:
@@ -344,30 +341,11 @@ def few_static_rows_products(module: ir.Module, tile_columns: int) -> list[FewRo
         (m, k), n = ir.RankedTensorType(a.type).shape, ir.RankedTensorType(c.type).shape[1]
         element = ir.RankedTensorType(c.type).element_type
         columns = tile_columns * (ROW_DOT_TILE_ROWS // m) if ROW_DOT_TILE_ROWS % m == 0 else tile_columns
-        whole = n - n % columns
-        maps = [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(d) for d in dims])
-                for dims in ((0, 1, 3), (3, 2), (0, 1, 2))]
-        parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
         with op.location, ir.InsertionPoint(op):
             lhs = tensor.expand_shape(ir.RankedTensorType.get([1, m, k], element), a, [[0, 1], [2]], [], [1, m, k])
             result = tensor.expand_shape(ir.RankedTensorType.get([1, m, n], element), c, [[0, 1], [2]], [], [1, m, n])
-            for column, width in ((0, whole), (whole, n - whole)):
-                if not width:
-                    continue
-                rhs = b if width == n else tensor.extract_slice(ir.RankedTensorType.get([k, width], element), b, [],
-                                                               [], [], [0, column], [k, width], [1, 1])
-                part_type = ir.RankedTensorType.get([1, m, width], element)
-                dest = result if width == n else tensor.extract_slice(part_type, result, [], [], [], [0, 0, column],
-                                                                     [1, m, width], [1, 1, 1])
-                generic = linalg.GenericOp([part_type], [lhs, rhs], [dest],
-                                           ir.ArrayAttr.get([ir.AffineMapAttr.get(mp) for mp in maps]),
-                                           ir.ArrayAttr.get([parallel, parallel, parallel, reduction]))
-                body = generic.regions[0].blocks.append(element, element, element)
-                with ir.InsertionPoint(body):
-                    linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
-                parts.append((generic.operation, False, width, min(width, columns)))
-                result = generic.results[0] if width == n else tensor.insert_slice(
-                    generic.results[0], result, [], [], [], [0, 0, column], [1, m, width], [1, 1, 1])
+            result, products = _tile_products(lhs, b, result, False, columns)
+            parts += [(product, False, width, min(width, columns)) for product, width in products]
             value = tensor.collapse_shape(ir.RankedTensorType(c.type), result, [[0, 1], [2]])
         op.results[0].replace_all_uses_with(value)
         op.erase()

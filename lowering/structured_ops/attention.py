@@ -24,7 +24,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor, vector
 
-from graphfuse.lowering.common import const, register_lowering
+from graphfuse.lowering.common import const, padded_rows, register_lowering
 from graphfuse.lowering.contraction.sizes import SERIAL
 from graphfuse.lowering.fast_math import fadd, fast_exp, fmul, fsub
 from graphfuse.lowering.structured_ops.builders import _attrs
@@ -100,18 +100,6 @@ def _slice(source: ir.Value, offsets: list[ir.Value | int], sizes: list[ir.Value
                                 static_offsets, static_sizes, [1] * len(offsets))
 
 
-def _padded(value: ir.Value, rows: ir.Value, block: int) -> ir.Value:
-    """The [rows, W] tensor ``value`` (rows <= ``block``) padded with zero rows to a static [block, W]."""
-    t = ir.RankedTensorType(value.type)
-    missing = arith.subi(_index(block), rows)
-    padded = tensor.PadOp(ir.RankedTensorType.get([block, t.shape[1]], t.element_type), value, [], [missing],
-                          [0, 0], [_DYNAMIC, 0])
-    body = padded.regions[0].blocks.append(ir.IndexType.get(), ir.IndexType.get())
-    with ir.InsertionPoint(body):
-        tensor.YieldOp(const(t.element_type, 0.0))
-    return padded.result
-
-
 def _filled(shape: list[int], value: float) -> ir.Value:
     f32 = ir.F32Type.get()
     return linalg.fill(const(f32, value), outs=[tensor.empty(shape, f32)])
@@ -180,8 +168,8 @@ class _Attention:
             keys = self.rows_of(self.k, batch, key, width)
             values = self.rows_of(self.v, batch, key, width)
         else:
-            keys = _padded(self.rows_of(self.k, batch, key, valid), valid, width)
-            values = _padded(self.rows_of(self.v, batch, key, valid), valid, width)
+            keys = padded_rows(self.rows_of(self.k, batch, key, valid), valid, width)
+            values = padded_rows(self.rows_of(self.v, batch, key, valid), valid, width)
         transposed = linalg.transpose(keys, outs=[tensor.empty([self.depth, width], self.f32)], permutation=[1, 0])
         scores = _serial_matmul(query_tile, transposed.results[0], _filled([block, width], 0.0))
         probabilities = tensor.empty([block, width], self.f32)
@@ -258,7 +246,7 @@ class _Attention:
         last_query = arith.subi(_size(self.q, self.rank - 2), _index(1))
         query_tile = self.rows_of(self.q, batch, first, rows)
         if not isinstance(rows, int):
-            query_tile = _padded(query_tile, rows, block)
+            query_tile = padded_rows(query_tile, rows, block)
         state = [_filled([block], float("-inf")), _filled([block], 0.0), _filled([block, self.value_depth], 0.0)]
         keys = _size(self.k, self.rank - 2)
         state, done = self._steps(batch, query_tile, first, last_query, _index(0), keys, KEY_BLOCK, state)
