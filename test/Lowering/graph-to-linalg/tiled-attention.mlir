@@ -1,8 +1,8 @@
 // graph-to-linalg on graph.flash_attention over a query or key count known only at run time (f32): the tiled
 // online-softmax form. The query rows in whole blocks of 64 are one scf.forall of tasks per batch index, the
 // rows left a second one in blocks of 8 (the last padded with zero rows). Each task folds the keys into its
-// running max, sum and accumulator: an scf.for over the whole blocks of 256 keys, one over the whole blocks of
-// 64 after them, then an scf.if on the keys left, padded with zero rows to 64 and their scores -inf. A step is two static serial matmuls (the scores, then
+// running max, sum and accumulator: an scf.for over the whole blocks of 256 keys, then scf.ifs on the keys left,
+// padded with zero rows to 256 when more than 64 are left, else to 64, their scores -inf. A step is two static serial matmuls (the scores, then
 // the probabilities times the values) around vector code per query row; the task's rows are divided by their
 // sums and inserted into the result. Other element types and static lengths keep the decomposition.
 // RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | FileCheck %s
@@ -31,18 +31,21 @@
 // CHECK:               scf.yield
 // CHECK:             %[[ACC:.*]] = linalg.matmul {graph.serial} ins(%[[ROWS]]#0, %[[VTILE]] : tensor<64x256xf32>, tensor<256x8xf32>) outs(%[[ROWS]]#3 : tensor<64x8xf32>)
 // CHECK:             scf.yield %[[ROWS]]#1, %[[ROWS]]#2, %[[ACC]]
-// CHECK:           %[[SMALL:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %[[STATE]]#0, %{{.*}} = %[[STATE]]#1, %{{.*}} = %[[STATE]]#2)
-// CHECK:             tensor.extract_slice %[[K]][%[[B]], %{{.*}}, 0] [1, 64, 16] [1, 1, 1] : tensor<2x?x16xf32> to tensor<64x16xf32>
-// CHECK:             linalg.matmul {graph.serial} ins(%[[QTILE]], %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>)
 // CHECK:           %[[LEFT:.*]] = arith.subi %[[KEYS]], %{{.*}} : index
-// CHECK:           %[[ANY:.*]] = arith.cmpi ugt, %[[LEFT]], %{{.*}} : index
-// CHECK:           %[[LAST:.*]]:3 = scf.if %[[ANY]]
+// CHECK:           %[[MANY:.*]] = arith.cmpi ugt, %[[LEFT]], %c64{{.*}} : index
+// CHECK:           %[[LAST:.*]]:3 = scf.if %[[MANY]]
 // CHECK:             %[[KREST:.*]] = tensor.extract_slice %[[K]][%[[B]], %{{.*}}, 0] [1, %[[LEFT]], 16]
 // CHECK:             tensor.pad %[[KREST]] low[0, 0] high[%{{.*}}, 0]
-// CHECK:             } : tensor<?x16xf32> to tensor<64x16xf32>
-// CHECK:             vector.create_mask %[[LEFT]] : vector<64xi1>
+// CHECK:             } : tensor<?x16xf32> to tensor<256x16xf32>
+// CHECK:             vector.create_mask %[[LEFT]] : vector<256xi1>
 // CHECK:           } else {
-// CHECK:             scf.yield %[[SMALL]]#0, %[[SMALL]]#1, %[[SMALL]]#2
+// CHECK:             %[[ANY:.*]] = arith.cmpi ugt, %[[LEFT]], %{{.*}} : index
+// CHECK:             %[[FEW:.*]]:3 = scf.if %[[ANY]]
+// CHECK:               } : tensor<?x16xf32> to tensor<64x16xf32>
+// CHECK:               vector.create_mask %[[LEFT]] : vector<64xi1>
+// CHECK:             } else {
+// CHECK:               scf.yield %[[STATE]]#0, %[[STATE]]#1, %[[STATE]]#2
+// CHECK:             scf.yield %[[FEW]]#0, %[[FEW]]#1, %[[FEW]]#2
 // CHECK:           %[[NORMALIZED:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[LAST]]#2)
 // CHECK:             arith.divf
 // CHECK:           scf.forall.in_parallel
