@@ -74,6 +74,10 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
             inferred = [_sized_reshape(inputs[0], inferred[0])]
         if spec is not None and known and spec.group.endswith("elementwise") and inferred and inferred[0] is not None:
             _check_no_dynamic_broadcast(op, entry, inputs, op.operands, inferred[0].shape)
+        if op.name == "graph.flash_attention" and known and len(inputs) == 4 and inferred[0] is not None:
+            # the mask is read as the scores' shape along its dynamic dims (the tiled attention reads it by row)
+            scores = (*inferred[0].shape[:-1], inputs[1].shape[-2])
+            _check_no_dynamic_broadcast(op, entry, inputs[3:], op.operands[3:], scores, first=3)
         if op.name == "func.call" and known:  # a kernel, or a function of the module: its results' shapes
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
             shapes = infer_result_shapes(module, callee, [sig.shape for sig in inputs])
@@ -95,13 +99,14 @@ def _sized_reshape(source: TensorSig, result: TensorSig) -> TensorSig:
     return result if known == 0 else result.with_shape(tuple(count // known if d is None else d for d in result.shape))
 
 
-def _check_no_dynamic_broadcast(op: ir.Operation, entry: str, inputs: list, operands, result_shape: tuple) -> None:
+def _check_no_dynamic_broadcast(op: ir.Operation, entry: str, inputs: list, operands, result_shape: tuple,
+                                first: int = 0) -> None:
     """An elementwise operand's dynamic dimension may not broadcast (be 1 where the result is larger).
 
     numpy allows it, but the lowering gives a dynamic dimension the size of
     the result's: the compiled code would read the operand out of bounds.
     """
-    for k, (sig, operand) in enumerate(zip(inputs, operands, strict=True)):
+    for k, (sig, operand) in enumerate(zip(inputs, operands, strict=True), start=first):
         declared = sig_from_type(operand.type)
         offset = len(result_shape) - sig.rank
         for axis, (size, written) in enumerate(zip(sig.shape, declared.shape, strict=True)):

@@ -117,3 +117,14 @@ def test_other_element_types_keep_the_untiled_form() -> None:
 def test_static_lengths_keep_the_untiled_form() -> None:
     exe = _compile((2, 16, 16), (2, 16, 16), (2, 16, 16))
     assert "scf.forall" not in exe.linalg or "linalg.batch_matmul" in exe.linalg
+
+
+def test_a_dynamic_mask_dim_that_would_broadcast_is_refused_when_called() -> None:
+    # the tiled form reads the mask row by row along its dynamic dims: one of size 1 where the scores have more
+    # rows would be read past its end, so the call is refused as an elementwise op's would be
+    exe = _compile((2, None, 16), (2, None, 16), (2, None, 16), (None, None))
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((2, 5, 16), dtype=np.float32) for _ in range(3))
+    with pytest.raises(graphfuse.GraphfuseError, match="operand #3 of 'graph.flash_attention'"):
+        exe(q, k, v, np.zeros((1, 5), np.float32))
+    _check(exe, [q, k, v, np.zeros((5, 5), np.float32)])
