@@ -18,7 +18,13 @@ from mlir.dialects import arith, bufferization, linalg, scf, tensor
 
 from graphfuse.dialect.matching import producer
 from graphfuse.lowering.common import padded_rows
-from graphfuse.lowering.contraction.layout import _DEFAULT_MAPS, _map_dims, _materialize_transposes, _static_tensor
+from graphfuse.lowering.contraction.layout import (
+    _DEFAULT_MAPS,
+    _map_dims,
+    _materialize_transposes,
+    _reads_b_transposed,
+    _static_tensor,
+)
 from graphfuse.lowering.contraction.panels import _erase_unused_producers, _fill_of, _packed_panels, _packed_product
 from graphfuse.lowering.contraction.sizes import ROW_DOT_ROWS, ROW_DOT_TILE_ROWS, SERIAL, _powers_of_two
 from graphfuse.lowering.fast_math import fadd, fmul
@@ -56,13 +62,6 @@ def dynamic_row_products(module: ir.Module) -> list[ir.Operation]:
             _materialize_transposes(op)
         return dynamic_row_products(module)
     return found
-
-
-def _reads_b_transposed(op: ir.Operation) -> bool:
-    if "indexing_maps" not in op.attributes:
-        return False
-    maps = tuple(_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"]))
-    return maps == ((0, 2), (1, 2), (0, 1))
 
 
 def _plain(op: ir.Operation) -> bool:

@@ -23,6 +23,13 @@ def _map_dims(attr: ir.Attribute) -> tuple[int, ...] | None:
     return tuple(result)
 
 
+def _reads_b_transposed(op: ir.Operation) -> bool:
+    """Whether a matmul reads A [M, K] and B as [N, K] (a linear layer's x @ W^T, through its maps)."""
+    if "indexing_maps" not in op.attributes:
+        return False
+    return tuple(_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])) == ((0, 2), (1, 2), (0, 1))
+
+
 def _materialize_transposes(op: ir.Operation) -> bool:
     """Rewrite a matmul reading a transposed operand (through its indexing maps) as transpose + plain matmul.
 

@@ -23,6 +23,7 @@ from graphfuse.lowering.contraction.layout import (
     _as_named_matmul,
     _map_dims,
     _materialize_transposes,
+    _reads_b_transposed,
     _rows_collapsed_matmul,
     _static_tensor,
 )
@@ -227,10 +228,7 @@ def _row_dot(op: ir.Operation) -> bool:
     """Whether ``op`` (a static f32 ``linalg.matmul``) is A[M, K] @ Bt[N, K]^T with few rows and Bt read at run
     time: the row-dot schedule's case (``row_dot.mlir``).  A constant Bt is packed once when compiling
     instead, which the register-tiled schedule then reads faster."""
-    if "indexing_maps" not in op.attributes or producer(op.operands[1], "arith.constant") is not None:
-        return False
-    maps = [_map_dims(a) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if maps != [(0, 2), (1, 2), (0, 1)]:
+    if not _reads_b_transposed(op) or producer(op.operands[1], "arith.constant") is not None:
         return False
     types = [ir.RankedTensorType(v.type) for v in op.operands]
     if not all(isinstance(t.element_type, ir.F32Type) for t in types):

@@ -27,7 +27,7 @@ from mlir.dialects import arith, linalg, scf, tensor, vector
 from graphfuse.lowering.common import const, padded_rows, register_lowering
 from graphfuse.lowering.contraction.sizes import SERIAL
 from graphfuse.lowering.fast_math import fadd, fast_exp, fmul, fsub
-from graphfuse.lowering.structured_ops.builders import _attrs
+from graphfuse.lowering.structured_ops.builders import _as_value, _attrs, _dim, _filled, _index
 
 __all__ = [
     "KEY_BLOCK",
@@ -79,15 +79,6 @@ def tiled_attention_applies(op: ir.Operation) -> bool:
     return mask is None or mask.rank <= rank
 
 
-def _index(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
-
-
-def _size(value: ir.Value, dim: int) -> ir.Value:
-    t = ir.RankedTensorType(value.type)
-    return _index(t.shape[dim]) if t.shape[dim] != _DYNAMIC else tensor.dim(value, _index(dim))
-
-
 def _slice(source: ir.Value, offsets: list[ir.Value | int], sizes: list[ir.Value | int], shape: list[int]) -> ir.Value:
     """The slice of ``source`` at ``offsets`` of ``sizes`` (values or ints), rank-reduced to ``shape`` (a
     dynamic size is -1 there)."""
@@ -98,11 +89,6 @@ def _slice(source: ir.Value, offsets: list[ir.Value | int], sizes: list[ir.Value
     static_sizes = [_DYNAMIC if isinstance(s, ir.Value) else s for s in sizes]
     return tensor.extract_slice(ir.RankedTensorType.get(shape, element), source, dynamic_offsets, dynamic_sizes, [],
                                 static_offsets, static_sizes, [1] * len(offsets))
-
-
-def _filled(shape: list[int], value: float) -> ir.Value:
-    f32 = ir.F32Type.get()
-    return linalg.fill(const(f32, value), outs=[tensor.empty(shape, f32)])
 
 
 def _serial_matmul(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
@@ -171,7 +157,7 @@ class _Attention:
             keys = padded_rows(self.rows_of(self.k, batch, key, valid), valid, width)
             values = padded_rows(self.rows_of(self.v, batch, key, valid), valid, width)
         transposed = linalg.transpose(keys, outs=[tensor.empty([self.depth, width], self.f32)], permutation=[1, 0])
-        scores = _serial_matmul(query_tile, transposed.results[0], _filled([block, width], 0.0))
+        scores = _serial_matmul(query_tile, transposed.results[0], _filled([block, width], self.f32, 0.0))
         probabilities = tensor.empty([block, width], self.f32)
         rows = scf.ForOp(_index(0), _index(block), _index(1), [probabilities, *state])
         with ir.InsertionPoint(rows.body):
@@ -243,12 +229,13 @@ class _Attention:
     def task(self, batch: list[ir.Value], first: ir.Value, rows: ir.Value | int, block: int) -> ir.Value:
         """The results of the query rows [first, first + rows) at the task's batch indices, [rows, Dv]: all the
         keys folded into a state of ``block`` rows (``rows`` a whole block, or fewer, padded with zero rows)."""
-        last_query = arith.subi(_size(self.q, self.rank - 2), _index(1))
+        last_query = arith.subi(_as_value(_dim(self.q, self.rank - 2)), _index(1))
         query_tile = self.rows_of(self.q, batch, first, rows)
         if not isinstance(rows, int):
             query_tile = padded_rows(query_tile, rows, block)
-        state = [_filled([block], float("-inf")), _filled([block], 0.0), _filled([block, self.value_depth], 0.0)]
-        keys = _size(self.k, self.rank - 2)
+        state = [_filled([block], self.f32, float("-inf")), _filled([block], self.f32, 0.0),
+                 _filled([block, self.value_depth], self.f32, 0.0)]
+        keys = _as_value(_dim(self.k, self.rank - 2))
         state, done = self._steps(batch, query_tile, first, last_query, _index(0), keys, KEY_BLOCK, state)
         left = arith.subi(keys, done)
         _, sums, acc = self._last_step(batch, query_tile, first, last_query, done, left, state)
@@ -294,7 +281,7 @@ class _Attention:
         """``out`` with the query rows from ``first_row`` computed by parallel tasks of ``block`` rows, ``blocks``
         of them per batch index: whole blocks, or (``rows_left``: the rows from ``first_row`` on) blocks whose
         last one is padded."""
-        batch_sizes = [_size(self.q, i) for i in range(self.batch_dims)]
+        batch_sizes = [_as_value(_dim(self.q, i)) for i in range(self.batch_dims)]
         tasks = scf.ForallOp([0] * (self.batch_dims + 1), [*batch_sizes, blocks], [1] * (self.batch_dims + 1), [out])
         with ir.InsertionPoint(tasks.body):
             *batch, index = tasks.induction_variables
@@ -326,8 +313,8 @@ def lower_tiled_attention(op: ir.Operation) -> bool:
     a = _Attention(op)
     result_type = ir.RankedTensorType(op.results[0].type)
     with op.location, ir.InsertionPoint(op):
-        queries = _size(a.q, a.rank - 2)
-        sizes = [*(_size(a.q, i) for i in range(a.batch_dims)), queries, a.value_depth]
+        queries = _as_value(_dim(a.q, a.rank - 2))
+        sizes = [*(_as_value(_dim(a.q, i)) for i in range(a.batch_dims)), queries, a.value_depth]
         out = tensor.empty([s if d == _DYNAMIC else d for s, d in zip(sizes, result_type.shape, strict=True)], a.f32)
         whole = arith.divui(queries, _index(QUERY_BLOCK))
         out = a.tasks(out, _index(0), whole, QUERY_BLOCK, None)
