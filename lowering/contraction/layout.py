@@ -7,6 +7,8 @@ import math
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from graphfuse.lowering.contraction.sizes import SERIAL
+
 #: The operand maps of the plain named ops, as result dim positions: A, B, C.
 _DEFAULT_MAPS = {
     "linalg.matmul": ((0, 2), (2, 1), (0, 1)),
@@ -57,6 +59,8 @@ def _materialize_transposes(op: ir.Operation) -> bool:
             operands[k] = linalg.transpose(operands[k], outs=[init], permutation=permutation)
         build = linalg.matmul if op.name == "linalg.matmul" else linalg.batch_matmul
         result = build(operands[0], operands[1], outs=[operands[2]])
+        if SERIAL in op.attributes:  # (the Python builders spell out the default maps: a product of a task's)
+            result.owner.attributes[SERIAL] = ir.UnitAttr.get()
     op.results[0].replace_all_uses_with(result)
     op.erase()
     return True

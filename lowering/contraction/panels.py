@@ -103,7 +103,8 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
         for column, width in column_ranges:
             columns = panel if width % panel == 0 else width
             if packed:
-                rhs = _packed_panels(b, column, width, columns, serial)
+                with ir.InsertionPoint(_loop_invariant_point(op, b) if serial else epilogue or op):
+                    rhs = _packed_panels(b, column, width, columns, serial)
             else:
                 rhs = b if width == n else _slice(b, [0, column], [k, width])
             row_ranges = [(0, m)] if serial else _row_ranges(m, width // columns, tile_rows, threads, packed)
@@ -139,6 +140,31 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
     if packed:
         _erase_unused_producers(b)  # the panels were copied from B's source, or are a constant of their own
     return parts
+
+
+def _loop_invariant_point(op: ir.Operation, value: ir.Value) -> ir.Operation:
+    """The op before which a copy of ``value`` read by ``op`` is made once: the outermost of the ``scf.for``
+    loops around ``op`` that ``value`` is defined outside of (a task's product per tile of rows, all reading
+    one block of keys: attention's), else ``op``."""
+    point = op
+    while point.parent is not None and point.parent.name == "scf.for" and not _defined_in(value, point.parent):
+        point = point.parent
+    return point
+
+
+def _defined_in(value: ir.Value, region_op: ir.Operation) -> bool:
+    """Whether ``value`` is defined inside ``region_op``'s regions (a result of an op nested in them, or a
+    block argument of one of their blocks)."""
+    owner = value.owner
+    op = owner.owner if isinstance(owner, ir.Block) else owner
+    op = op.operation if op is not None else None
+    if isinstance(owner, ir.Block) and op == region_op:
+        return True
+    while op is not None:
+        op = op.parent
+        if op is not None and op == region_op:
+            return True
+    return False
 
 
 def _erase_unused_producers(value: ir.Value) -> None:

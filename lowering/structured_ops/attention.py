@@ -5,13 +5,15 @@ The untiled form (``lowering/decompose.py``: matmul, softmax, matmul) needs the 
 row of the key count's length; with that count dynamic, neither the products nor the softmax between them
 have a static tile.  Here instead (FlashAttention's schedule):
 
-- the query rows in whole blocks of ``QUERY_BLOCK`` are one parallel task per block and batch index, the rows
-  left tasks of ``SMALL_QUERY_BLOCK`` rows, the last padded with zero rows whose results are not stored;
-- each task walks the keys in blocks: S = Q K^T of the block, then per query row the running maximum m, the
-  probabilities p = exp(s - m) and their running sum l, the rows of the accumulator rescaled by
-  exp(m_old - m), and acc += P V of the block.  Whole blocks of ``KEY_BLOCK`` keys (a loop counted at run
-  time), then the keys left, when there are any, in one more step on a block of ``KEY_BLOCK`` keys (more than
-  ``SMALL_KEY_BLOCK`` left) or of ``SMALL_KEY_BLOCK``, padded with zero rows whose scores are -inf;
+- a parallel task per batch index and block of ``QUERY_BLOCK`` query rows (the last block the rows left),
+  computed in tiles of ``SMALL_QUERY_BLOCK`` rows, the last padded with zero rows whose results are not
+  stored;
+- each task walks the keys in blocks: the block's keys and values are read (and packed) once for all its
+  tiles; per tile S = Q K^T of the block, then per query row the running maximum m, the probabilities
+  p = exp(s - m) and their running sum l, the rows of the accumulator rescaled by exp(m_old - m), and
+  acc += P V of the block.  Whole blocks of ``KEY_BLOCK`` keys (a loop counted at run time), then the keys
+  left, when there are any, in one more step on the narrowest block of ``LAST_KEY_BLOCKS`` that holds them,
+  padded with zero rows whose scores are -inf;
 - each task's result is acc / l, row by row.
 
 The two products are static ``linalg.matmul`` ops marked serial (each runs inside its task), which the
@@ -31,8 +33,8 @@ from graphfuse.lowering.structured_ops.builders import _as_value, _attrs, _dim, 
 
 __all__ = [
     "KEY_BLOCK",
+    "LAST_KEY_BLOCKS",
     "QUERY_BLOCK",
-    "SMALL_KEY_BLOCK",
     "SMALL_QUERY_BLOCK",
     "lower_tiled_attention",
     "tiled_attention_applies",
@@ -45,9 +47,9 @@ SMALL_QUERY_BLOCK = 8
 #: Keys of a step: the scores of a query row are one vector of this many lanes; the product of the
 #: probabilities with the values a reduction this deep, over which the accumulator stays in registers.
 KEY_BLOCK = 256
-#: The smallest block of the last, padded step (the keys short of a whole KEY_BLOCK): a short sequence costs at
-#: most this many padded keys.
-SMALL_KEY_BLOCK = 64
+#: The blocks of the last, padded step (the keys short of a whole KEY_BLOCK), the narrowest that holds them: a
+#: short sequence (a prompt of 17 tokens) costs at most a block of its length rounded up to a power of two.
+LAST_KEY_BLOCKS = (KEY_BLOCK, 64, 32, 16)
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 _DYNAMIC_OFFSET = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -145,11 +147,13 @@ class _Attention:
         return vector.transfer_read(lanes, self.mask, indices, ir.AffineMap.get_minor_identity(t.rank, 1),
                                     const(self.f32, float("-inf")), [in_bounds])
 
-    def step(self, batch: list[ir.Value], query_tile: ir.Value, first_query: ir.Value, last_query: ir.Value,
-             key: ir.Value, width: int, valid: ir.Value | None, state: list[ir.Value]) -> list[ir.Value]:
+    def step(self, batch: list[ir.Value], query_tile: ir.Value, tiles: ir.Value, first_query: ir.Value,
+             last_query: ir.Value, key: ir.Value, width: int, valid: ir.Value | None,
+             state: list[ir.Value]) -> list[ir.Value]:
         """One block of ``width`` keys from ``key`` (``valid`` of them when given: the last, padded block) folded
-        into ``state`` = [maxima, sums, acc] of the query rows of ``query_tile``; the new state."""
-        block = ir.RankedTensorType(query_tile.type).shape[0]
+        into ``state`` = [maxima, sums, acc] of the first ``tiles`` tiles of SMALL_QUERY_BLOCK rows of
+        ``query_tile``; the new state.  The block's keys and values are read (and packed, the products' B) once
+        for all the tiles."""
         if valid is None:
             keys = self.rows_of(self.k, batch, key, width)
             values = self.rows_of(self.v, batch, key, width)
@@ -157,9 +161,23 @@ class _Attention:
             keys = padded_rows(self.rows_of(self.k, batch, key, valid), valid, width)
             values = padded_rows(self.rows_of(self.v, batch, key, valid), valid, width)
         transposed = linalg.transpose(keys, outs=[tensor.empty([self.depth, width], self.f32)], permutation=[1, 0])
-        scores = _serial_matmul(query_tile, transposed.results[0], _filled([block, width], self.f32, 0.0))
-        probabilities = tensor.empty([block, width], self.f32)
-        rows = scf.ForOp(_index(0), _index(block), _index(1), [probabilities, *state])
+        loop = scf.ForOp(_index(0), tiles, _index(1), state)
+        with ir.InsertionPoint(loop.body):
+            row = arith.muli(loop.induction_variable, _index(SMALL_QUERY_BLOCK))
+            queries, *tile_state = (_tile_rows(part, row) for part in (query_tile, *loop.inner_iter_args))
+            maxima, sums, acc = self._tile_step(batch, queries, arith.addi(first_query, row), last_query, key,
+                                                width, valid, transposed.results[0], values, tile_state)
+            scf.YieldOp([_inserted(part, whole, row)
+                         for part, whole in zip((maxima, sums, acc), loop.inner_iter_args, strict=True)])
+        return list(loop.results)
+
+    def _tile_step(self, batch: list[ir.Value], query_tile: ir.Value, first_query: ir.Value,
+                   last_query: ir.Value, key: ir.Value, width: int, valid: ir.Value | None, transposed_keys: ir.Value,
+                   values: ir.Value, state: list[ir.Value]) -> list[ir.Value]:
+        """A step (:meth:`step`) for the rows of one tile of queries: the new [maxima, sums, acc] of its rows."""
+        scores = _serial_matmul(query_tile, transposed_keys, _filled([SMALL_QUERY_BLOCK, width], self.f32, 0.0))
+        probabilities = tensor.empty([SMALL_QUERY_BLOCK, width], self.f32)
+        rows = scf.ForOp(_index(0), _index(SMALL_QUERY_BLOCK), _index(1), [probabilities, *state])
         with ir.InsertionPoint(rows.body):
             row = rows.induction_variable
             query = arith.minui(arith.addi(first_query, row), last_query)
@@ -200,12 +218,12 @@ class _Attention:
                                     [True])
         return [p, tensor.insert(new_max, maxima, [row]), tensor.insert(total, sums, [row]), acc]
 
-    def normalized(self, acc: ir.Value, sums: ir.Value, keys: ir.Value) -> ir.Value:
-        """acc / sums per row: NaN for a row whose every score is -inf (softmax's 0 / 0), 0 with ``safe_softmax``;
-        0 for every row when there are no keys (an empty product)."""
+    def normalized(self, acc: ir.Value, sums: ir.Value, keys: ir.Value, count: ir.Value) -> ir.Value:
+        """acc / sums per row, for the first ``count`` rows: NaN for a row whose every score is -inf (softmax's
+        0 / 0), 0 with ``safe_softmax``; 0 for every row when there are no keys (an empty product)."""
         zero = const(self.f32, 0.0)
         no_keys = arith.cmpi(arith.CmpIPredicate.eq, keys, _index(0))
-        rows = scf.ForOp(_index(0), _index(ir.RankedTensorType(acc.type).shape[0]), _index(1), [acc])
+        rows = scf.ForOp(_index(0), count, _index(1), [acc])
         with ir.InsertionPoint(rows.body):
             row = rows.induction_variable
             (out,) = rows.inner_iter_args
@@ -226,78 +244,86 @@ class _Attention:
         return rows.results[0]
 
 
-    def task(self, batch: list[ir.Value], first: ir.Value, rows: ir.Value | int, block: int) -> ir.Value:
-        """The results of the query rows [first, first + rows) at the task's batch indices, [rows, Dv]: all the
-        keys folded into a state of ``block`` rows (``rows`` a whole block, or fewer, padded with zero rows)."""
+    def task(self, batch: list[ir.Value], first: ir.Value, rows: ir.Value) -> ir.Value:
+        """The results of the query rows [first, first + rows) at the task's batch indices (at most QUERY_BLOCK
+        rows), [rows, Dv]: all the keys folded into a state of QUERY_BLOCK rows, of which the tiles of
+        SMALL_QUERY_BLOCK rows that hold a query row are computed (the last padded with zero rows)."""
         last_query = arith.subi(_as_value(_dim(self.q, self.rank - 2)), _index(1))
-        query_tile = self.rows_of(self.q, batch, first, rows)
-        if not isinstance(rows, int):
-            query_tile = padded_rows(query_tile, rows, block)
-        state = [_filled([block], self.f32, float("-inf")), _filled([block], self.f32, 0.0),
-                 _filled([block, self.value_depth], self.f32, 0.0)]
+        query_tile = padded_rows(self.rows_of(self.q, batch, first, rows), rows, QUERY_BLOCK)
+        tiles = arith.ceildivui(rows, _index(SMALL_QUERY_BLOCK))
+        state = [_filled([QUERY_BLOCK], self.f32, float("-inf")), _filled([QUERY_BLOCK], self.f32, 0.0),
+                 _filled([QUERY_BLOCK, self.value_depth], self.f32, 0.0)]
         keys = _as_value(_dim(self.k, self.rank - 2))
-        state, done = self._steps(batch, query_tile, first, last_query, _index(0), keys, KEY_BLOCK, state)
+        state, done = self._steps(batch, query_tile, tiles, first, last_query, _index(0), keys, KEY_BLOCK, state)
         left = arith.subi(keys, done)
-        _, sums, acc = self._last_step(batch, query_tile, first, last_query, done, left, state)
-        result = self.normalized(acc, sums, keys)
-        if isinstance(rows, int):
-            return result
+        _, sums, acc = self._last_step(batch, query_tile, tiles, first, last_query, done, left, state)
+        result = self.normalized(acc, sums, keys, rows)
         return _slice(result, [0, 0], [rows, self.value_depth], [_DYNAMIC, self.value_depth])
 
-    def _steps(self, batch: list[ir.Value], query_tile: ir.Value, first: ir.Value, last_query: ir.Value,
-               start: ir.Value, keys: ir.Value, width: int, state: list[ir.Value]) -> tuple[list[ir.Value], ir.Value]:
+    def _steps(self, batch: list[ir.Value], query_tile: ir.Value, tiles: ir.Value, first: ir.Value,
+               last_query: ir.Value, start: ir.Value, keys: ir.Value, width: int,
+               state: list[ir.Value]) -> tuple[list[ir.Value], ir.Value]:
         """The whole blocks of ``width`` keys from ``start`` folded into ``state``: (the state, the first key after
         them)."""
         count = arith.divui(arith.subi(keys, start), _index(width))
         steps = scf.ForOp(_index(0), count, _index(1), state)
         with ir.InsertionPoint(steps.body):
             key = arith.addi(start, arith.muli(steps.induction_variable, _index(width)))
-            scf.YieldOp(self.step(batch, query_tile, first, last_query, key, width, None,
+            scf.YieldOp(self.step(batch, query_tile, tiles, first, last_query, key, width, None,
                                   list(steps.inner_iter_args)))
         return list(steps.results), arith.addi(start, arith.muli(count, _index(width)))
 
-    def _last_step(self, batch: list[ir.Value], query_tile: ir.Value, first: ir.Value, last_query: ir.Value,
-                   key: ir.Value, left: ir.Value, state: list[ir.Value]) -> list[ir.Value]:
-        """The ``left`` keys from ``key`` (fewer than KEY_BLOCK) folded into ``state`` in one padded step: of
-        KEY_BLOCK keys when they are more than SMALL_KEY_BLOCK, else of SMALL_KEY_BLOCK.  Beyond its products a
-        step of 256 keys costs about what one of 64 does, so one padded step beats a loop of smaller ones (200
-        keys: one step of 256, not three of 64 and a padded one: BERT's attention at 3 x 200 tokens 1.53 ->
-        1.14 ms a layer)."""
+    def _last_step(self, batch: list[ir.Value], query_tile: ir.Value, tiles: ir.Value, first: ir.Value,
+                   last_query: ir.Value, key: ir.Value, left: ir.Value, state: list[ir.Value],
+                   widths: tuple[int, ...] = LAST_KEY_BLOCKS) -> list[ir.Value]:
+        """The ``left`` keys from ``key`` (fewer than KEY_BLOCK) folded into ``state`` in one padded step, of the
+        narrowest of ``widths`` (widest first) that holds them.  Beyond its products a step of 256 keys costs
+        about what one of 64 does, so one padded step beats a loop of narrower ones (200 keys: one step of
+        256, not three of 64 and a padded one: BERT's attention at 3 x 200 tokens 1.53 -> 1.14 ms a layer)."""
+        if not widths:
+            return state
+        width, *narrower = widths
+        bound = narrower[0] if narrower else 0
         types = [s.type for s in state]
-        large = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, left, _index(SMALL_KEY_BLOCK)), types, has_else=True)
-        with ir.InsertionPoint(large.then_block):
-            scf.YieldOp(self.step(batch, query_tile, first, last_query, key, KEY_BLOCK, left, state))
-        with ir.InsertionPoint(large.else_block):
-            small = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, left, _index(0)), types, has_else=True)
-            with ir.InsertionPoint(small.then_block):
-                scf.YieldOp(self.step(batch, query_tile, first, last_query, key, SMALL_KEY_BLOCK, left, state))
-            with ir.InsertionPoint(small.else_block):
-                scf.YieldOp(state)
-            scf.YieldOp(list(small.results))
-        return list(large.results)
+        choice = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, left, _index(bound)), types, has_else=True)
+        with ir.InsertionPoint(choice.then_block):
+            scf.YieldOp(self.step(batch, query_tile, tiles, first, last_query, key, width, left, state))
+        with ir.InsertionPoint(choice.else_block):
+            scf.YieldOp(self._last_step(batch, query_tile, tiles, first, last_query, key, left, state,
+                                        tuple(narrower)))
+        return list(choice.results)
 
-    def tasks(self, out: ir.Value, first_row: ir.Value, blocks: ir.Value, block: int,
-              rows_left: ir.Value | None) -> ir.Value:
-        """``out`` with the query rows from ``first_row`` computed by parallel tasks of ``block`` rows, ``blocks``
-        of them per batch index: whole blocks, or (``rows_left``: the rows from ``first_row`` on) blocks whose
-        last one is padded."""
+    def tasks(self, out: ir.Value) -> ir.Value:
+        """``out`` computed by parallel tasks, one per batch index and block of QUERY_BLOCK query rows, the
+        last block holding the rows left."""
+        queries = _as_value(_dim(self.q, self.rank - 2))
         batch_sizes = [_as_value(_dim(self.q, i)) for i in range(self.batch_dims)]
+        blocks = arith.ceildivui(queries, _index(QUERY_BLOCK))
         tasks = scf.ForallOp([0] * (self.batch_dims + 1), [*batch_sizes, blocks], [1] * (self.batch_dims + 1), [out])
         with ir.InsertionPoint(tasks.body):
             *batch, index = tasks.induction_variables
-            offset = arith.muli(index, _index(block))
-            first = arith.addi(first_row, offset)
-            rows: ir.Value | int = block
-            if rows_left is not None:
-                rows = arith.minui(_index(block), arith.subi(rows_left, offset))
-            result = self.task(batch, first, rows, block)
+            first = arith.muli(index, _index(QUERY_BLOCK))
+            rows = arith.minui(_index(QUERY_BLOCK), arith.subi(queries, first))
+            result = self.task(batch, first, rows)
             with ir.InsertionPoint(tasks.terminator().regions[0].blocks[0]):
-                sizes = [rows] if isinstance(rows, ir.Value) else []
                 tensor.parallel_insert_slice(
-                    result, tasks.inner_iter_args[0], [*batch, first], sizes, [],
+                    result, tasks.inner_iter_args[0], [*batch, first], [rows], [],
                     [_DYNAMIC_OFFSET] * (self.batch_dims + 1) + [0],
-                    [1] * self.batch_dims + [_DYNAMIC if sizes else block, self.value_depth], [1] * self.rank)
+                    [1] * self.batch_dims + [_DYNAMIC, self.value_depth], [1] * self.rank)
         return tasks.results[0]
+
+
+def _tile_rows(whole: ir.Value, row: ir.Value) -> ir.Value:
+    """The SMALL_QUERY_BLOCK rows of ``whole`` from row ``row``, all its columns."""
+    shape = [SMALL_QUERY_BLOCK, *ir.RankedTensorType(whole.type).shape[1:]]
+    return _slice(whole, [row] + [0] * (len(shape) - 1), shape, shape)
+
+
+def _inserted(part: ir.Value, whole: ir.Value, row: ir.Value) -> ir.Value:
+    """``whole`` with ``part`` (rows of it, all its columns) written from row ``row``."""
+    shape = ir.RankedTensorType(part.type).shape
+    return tensor.insert_slice(part, whole, [row], [], [], [_DYNAMIC_OFFSET] + [0] * (len(shape) - 1), shape,
+                               [1] * len(shape))
 
 
 @register_lowering("flash_attention")
@@ -305,9 +331,9 @@ def lower_tiled_attention(op: ir.Operation) -> bool:
     """The tiled online-softmax form of a ``flash_attention`` that :func:`tiled_attention_applies` to; False
     (IR untouched) for the others, which ``lowering/decompose.py`` has decomposed.
 
-    The query rows in whole blocks of QUERY_BLOCK are one set of tasks; the rows left (all of them for a
-    token's step in generation) a second set, in blocks of SMALL_QUERY_BLOCK rows, the last padded: a row
-    computed in a padded block costs a block's work."""
+    A task per batch index and block of QUERY_BLOCK query rows, the last block the rows left (all of them for
+    a token's step in generation), computed in tiles of SMALL_QUERY_BLOCK rows: a row computed in a padded
+    tile costs a tile's work."""
     if not tiled_attention_applies(op):
         return False
     a = _Attention(op)
@@ -316,11 +342,7 @@ def lower_tiled_attention(op: ir.Operation) -> bool:
         queries = _as_value(_dim(a.q, a.rank - 2))
         sizes = [*(_as_value(_dim(a.q, i)) for i in range(a.batch_dims)), queries, a.value_depth]
         out = tensor.empty([s if d == _DYNAMIC else d for s, d in zip(sizes, result_type.shape, strict=True)], a.f32)
-        whole = arith.divui(queries, _index(QUERY_BLOCK))
-        out = a.tasks(out, _index(0), whole, QUERY_BLOCK, None)
-        done = arith.muli(whole, _index(QUERY_BLOCK))
-        left = arith.subi(queries, done)
-        out = a.tasks(out, done, arith.ceildivui(left, _index(SMALL_QUERY_BLOCK)), SMALL_QUERY_BLOCK, left)
+        out = a.tasks(out)
     op.results[0].replace_all_uses_with(out)
     op.erase()
     return True

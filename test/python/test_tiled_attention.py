@@ -8,14 +8,16 @@ import pytest
 
 import graphfuse
 from graphfuse.dialect.builder import GraphBuilder
-from graphfuse.lowering.structured_ops.attention import KEY_BLOCK, QUERY_BLOCK, SMALL_KEY_BLOCK, SMALL_QUERY_BLOCK
+from graphfuse.lowering.structured_ops.attention import KEY_BLOCK, LAST_KEY_BLOCKS, QUERY_BLOCK, SMALL_QUERY_BLOCK
 
 Shape = tuple[int | None, ...]
 
-#: Lengths around every edge of the tiles: none, one, a small block of queries and one more, a small block of
-#: keys and one more, a whole block of queries and one more, a block of keys and a small one and three more.
-LENGTHS = [0, 1, SMALL_QUERY_BLOCK - 1, SMALL_QUERY_BLOCK + 1, SMALL_KEY_BLOCK + 1, QUERY_BLOCK, QUERY_BLOCK + 1,
-           KEY_BLOCK + SMALL_KEY_BLOCK + 3]
+#: Lengths around every edge of the tiles: none, one, a tile of queries and one more, each block of the last
+#: step of keys and one more, a whole block of queries and one more, a block of keys and a narrower one and
+#: three more.
+LENGTHS = sorted({0, 1, SMALL_QUERY_BLOCK - 1, SMALL_QUERY_BLOCK + 1, *LAST_KEY_BLOCKS[1:],
+                  *(width + 1 for width in LAST_KEY_BLOCKS[1:]), QUERY_BLOCK, QUERY_BLOCK + 1,
+                  KEY_BLOCK + LAST_KEY_BLOCKS[-1] + 3})
 
 
 def _compile(q: Shape, k: Shape, v: Shape, mask: Shape | None = None, safe: bool = False,

@@ -204,3 +204,64 @@ func.func @dynamic_columns(%a: tensor<?x128xf32>, %b: tensor<128x?xf32>, %init: 
     -> tensor<?x?xf32>
   return %c : tensor<?x?xf32>
 }
+
+// -----
+
+// A task's products over tiles of its rows, all reading one B defined before the loop (tiled attention's keys,
+// the matmul written with its maps, as the Python builders write it): B is packed once, before the loop, and
+// the product keeps its serial schedule.
+// AVX512-LABEL: func.func @serial_products_in_a_loop
+// AVX512:         linalg.transpose {{.*}} permutation = [0, 2, 1] {{.*}}sequence = "pack_transposed_panels_serial"
+// AVX512:         scf.for
+// AVX512-NOT:       linalg.transpose
+// AVX512:           linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<8x64x32xf32>) {{.*}}sequence = "packed_tiles_serial"
+// AVX512:           scf.yield
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @serial_products_in_a_loop(%q: tensor<64x64xf32>, %k: tensor<256x64xf32>, %tiles: index) -> tensor<64x256xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<64x256xf32>
+  %e = tensor.empty() : tensor<64x256xf32>
+  %kt = linalg.transpose ins(%k : tensor<256x64xf32>) outs(%e : tensor<64x256xf32>) permutation = [1, 0]
+  %r = scf.for %t = %c0 to %tiles step %c1 iter_args(%acc = %init) -> (tensor<64x256xf32>) {
+    %row = arith.muli %t, %c8 : index
+    %qt = tensor.extract_slice %q[%row, 0] [8, 64] [1, 1] : tensor<64x64xf32> to tensor<8x64xf32>
+    %se = tensor.empty() : tensor<8x256xf32>
+    %sf = linalg.fill ins(%zero : f32) outs(%se : tensor<8x256xf32>) -> tensor<8x256xf32>
+    %s = linalg.matmul indexing_maps = [#a, #b, #c] ins(%qt, %kt : tensor<8x64xf32>, tensor<64x256xf32>)
+           outs(%sf : tensor<8x256xf32>) {graph.serial} -> tensor<8x256xf32>
+    %next = tensor.insert_slice %s into %acc[%row, 0] [8, 256] [1, 1] : tensor<8x256xf32> into tensor<64x256xf32>
+    scf.yield %next : tensor<64x256xf32>
+  }
+  return %r : tensor<64x256xf32>
+}
+
+// -----
+
+// B made inside the loop (a block of its own per step) is packed there.
+// AVX512-LABEL: func.func @serial_product_of_a_loop_b
+// AVX512:         scf.for
+// AVX512:           linalg.transpose {{.*}}sequence = "pack_panels_serial"
+// AVX512:           linalg.generic {{.*}}sequence = "packed_tiles_serial"
+func.func @serial_product_of_a_loop_b(%q: tensor<8x64xf32>, %k: tensor<1024x64xf32>, %steps: index) -> tensor<8x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty() : tensor<8x256xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%se : tensor<8x256xf32>) -> tensor<8x256xf32>
+  %ae = tensor.empty() : tensor<8x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%ae : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %r = scf.for %s = %c0 to %steps step %c1 iter_args(%acc = %init) -> (tensor<8x64xf32>) {
+    %first = arith.muli %s, %c256 : index
+    %v = tensor.extract_slice %k[%first, 0] [256, 64] [1, 1] : tensor<1024x64xf32> to tensor<256x64xf32>
+    %next = linalg.matmul ins(%sf, %v : tensor<8x256xf32>, tensor<256x64xf32>) outs(%acc : tensor<8x64xf32>)
+              {graph.serial} -> tensor<8x64xf32>
+    scf.yield %next : tensor<8x64xf32>
+  }
+  return %r : tensor<8x64xf32>
+}
