@@ -49,7 +49,7 @@ SMALL_QUERY_BLOCK = 8
 KEY_BLOCK = 256
 #: The blocks of the last, padded step (the keys short of a whole KEY_BLOCK), the narrowest that holds them: a
 #: short sequence (a prompt of 17 tokens) costs at most a block of its length rounded up to a power of two.
-LAST_KEY_BLOCKS = (KEY_BLOCK, 64, 32, 16)
+LAST_KEY_BLOCKS = (KEY_BLOCK, 128, 64, 32, 16)
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 _DYNAMIC_OFFSET = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -174,49 +174,68 @@ class _Attention:
     def _tile_step(self, batch: list[ir.Value], query_tile: ir.Value, first_query: ir.Value,
                    last_query: ir.Value, key: ir.Value, width: int, valid: ir.Value | None, transposed_keys: ir.Value,
                    values: ir.Value, state: list[ir.Value]) -> list[ir.Value]:
-        """A step (:meth:`step`) for the rows of one tile of queries: the new [maxima, sums, acc] of its rows."""
-        scores = _serial_matmul(query_tile, transposed_keys, _filled([SMALL_QUERY_BLOCK, width], self.f32, 0.0))
-        probabilities = tensor.empty([SMALL_QUERY_BLOCK, width], self.f32)
-        rows = scf.ForOp(_index(0), _index(SMALL_QUERY_BLOCK), _index(1), [probabilities, *state])
-        with ir.InsertionPoint(rows.body):
-            row = rows.induction_variable
-            query = arith.minui(arith.addi(first_query, row), last_query)
-            scf.YieldOp(self._row_update(scores, row, batch, query, key, width, valid, *rows.inner_iter_args))
-        probabilities, maxima, sums, acc = rows.results
-        return [maxima, sums, _serial_matmul(probabilities, values, acc)]
+        """A step (:meth:`step`) for the rows of one tile of queries: the new [maxima, sums, acc] of its rows.
 
-    def _row_update(self, scores: ir.Value, row: ir.Value, batch: list[ir.Value], query: ir.Value, key: ir.Value,
-                    width: int, valid: ir.Value | None, p: ir.Value, maxima: ir.Value, sums: ir.Value,
-                    acc: ir.Value) -> list[ir.Value]:
-        """Query row ``row`` of a step: its scores scaled (and masked), its running max and sum (in ``maxima``
-        and ``sums``) updated, its probabilities written into ``p`` and its row of ``acc`` rescaled; the four
-        new tensors."""
-        lanes = ir.VectorType.get([width], self.f32)
-        zero, minus_inf = const(self.f32, 0.0), const(self.f32, float("-inf"))
-        origin = _index(0)
-        s = vector.transfer_read(lanes, scores, [row, origin], ir.AffineMap.get_minor_identity(2, 1), zero, [True])
-        s = fmul(s, const(lanes, self.scale))
-        if self.mask is not None:
-            s = fadd(s, self.mask_row(batch, query, key, width, valid is None))
-        if valid is not None:  # the keys padded onto the last block count for nothing
-            inside = vector.create_mask(ir.VectorType.get([width], ir.IntegerType.get_signless(1)), [valid])
-            s = arith.select(inside, s, const(lanes, float("-inf")))
-        old_max = tensor.extract(maxima, [row])
-        new_max = arith.maximumf(old_max, vector.reduction(self.f32, "maximumf", s))
+        Row by row the scores are scaled and masked and their maximum taken; the tile's new maxima, and the
+        factors exp(m_old - m) that rescale what the earlier steps summed, are then one vector of the tile's
+        rows (a scalar exp per row was a chain of dependent operations that made the rows' updates most of a
+        short sequence's time); row by row again the probabilities, their sums and the rescaled rows of acc."""
+        rows = SMALL_QUERY_BLOCK
+        maxima, sums, acc = state
+        scores = _serial_matmul(query_tile, transposed_keys, _filled([rows, width], self.f32, 0.0))
+        scores, row_maxima = self._masked_scores(scores, batch, first_query, last_query, key, width, valid)
+        tile = ir.VectorType.get([rows], self.f32)
+        minus_inf = const(tile, float("-inf"))
+        old_max = _read_vector(maxima, tile)
+        new_max = arith.maximumf(old_max, _read_vector(row_maxima, tile))
         # a row with no key counted yet: exp(-inf - -inf) would be NaN; its probabilities are 0 against base 0
-        base = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, new_max, minus_inf), zero, new_max)
-        probabilities = fast_exp(fsub(s, vector.broadcast(lanes, base)), nonpositive=True)
+        base = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, new_max, minus_inf), const(tile, 0.0), new_max)
         correction = fast_exp(fsub(old_max, base), nonpositive=True)
-        total = fadd(fmul(tensor.extract(sums, [row]), correction), vector.reduction(self.f32, "add", probabilities))
-        p = vector.transfer_write(p.type, probabilities, p, [row, origin], ir.AffineMap.get_minor_identity(2, 1),
-                                  [True])
+        bases, corrections = (_written_vector(v) for v in (base, correction))
+        probabilities, row_sums, acc = self._probabilities(scores, bases, corrections, acc, width)
+        total = fadd(fmul(_read_vector(sums, tile), correction), _read_vector(row_sums, tile))
+        return [_written_vector(new_max), _written_vector(total), _serial_matmul(probabilities, values, acc)]
+
+    def _masked_scores(self, scores: ir.Value, batch: list[ir.Value], first_query: ir.Value, last_query: ir.Value,
+                       key: ir.Value, width: int, valid: ir.Value | None) -> tuple[ir.Value, ir.Value]:
+        """The tile's scores scaled and masked (-inf for the keys padded onto the last block), and each row's
+        maximum: ([rows, width], [rows])."""
+        lanes = ir.VectorType.get([width], self.f32)
+        loop = scf.ForOp(_index(0), _index(SMALL_QUERY_BLOCK), _index(1),
+                         [scores, tensor.empty([SMALL_QUERY_BLOCK], self.f32)])
+        with ir.InsertionPoint(loop.body):
+            row = loop.induction_variable
+            scaled, maxima = loop.inner_iter_args
+            query = arith.minui(arith.addi(first_query, row), last_query)
+            s = fmul(_read_row(scaled, row, lanes), const(lanes, self.scale))
+            if self.mask is not None:
+                s = fadd(s, self.mask_row(batch, query, key, width, valid is None))
+            if valid is not None:  # the keys padded onto the last block count for nothing
+                inside = vector.create_mask(ir.VectorType.get([width], ir.IntegerType.get_signless(1)), [valid])
+                s = arith.select(inside, s, const(lanes, float("-inf")))
+            scf.YieldOp([_written_row(s, scaled, row),
+                         tensor.insert(vector.reduction(self.f32, "maximumf", s), maxima, [row])])
+        return loop.results[0], loop.results[1]
+
+    def _probabilities(self, scores: ir.Value, bases: ir.Value, corrections: ir.Value, acc: ir.Value,
+                       width: int) -> list[ir.Value]:
+        """Per row of the tile p = exp(s - base), its sum, and its row of ``acc`` times its correction:
+        [p [rows, width], sums [rows], acc]."""
+        lanes = ir.VectorType.get([width], self.f32)
         acc_lanes = ir.VectorType.get([self.value_depth], self.f32)
-        acc_row = vector.transfer_read(acc_lanes, acc, [row, origin], ir.AffineMap.get_minor_identity(2, 1), zero,
-                                       [True])
-        acc_row = fmul(acc_row, vector.broadcast(acc_lanes, correction))
-        acc = vector.transfer_write(acc.type, acc_row, acc, [row, origin], ir.AffineMap.get_minor_identity(2, 1),
-                                    [True])
-        return [p, tensor.insert(new_max, maxima, [row]), tensor.insert(total, sums, [row]), acc]
+        loop = scf.ForOp(_index(0), _index(SMALL_QUERY_BLOCK), _index(1),
+                         [tensor.empty([SMALL_QUERY_BLOCK, width], self.f32),
+                          tensor.empty([SMALL_QUERY_BLOCK], self.f32), acc])
+        with ir.InsertionPoint(loop.body):
+            row = loop.induction_variable
+            p, sums, acc = loop.inner_iter_args
+            base = vector.broadcast(lanes, tensor.extract(bases, [row]))
+            probabilities = fast_exp(fsub(_read_row(scores, row, lanes), base), nonpositive=True)
+            correction = vector.broadcast(acc_lanes, tensor.extract(corrections, [row]))
+            scf.YieldOp([_written_row(probabilities, p, row),
+                         tensor.insert(vector.reduction(self.f32, "add", probabilities), sums, [row]),
+                         _written_row(fmul(_read_row(acc, row, acc_lanes), correction), acc, row)])
+        return list(loop.results)
 
     def normalized(self, acc: ir.Value, sums: ir.Value, keys: ir.Value, count: ir.Value) -> ir.Value:
         """acc / sums per row, for the first ``count`` rows: NaN for a row whose every score is -inf (softmax's
@@ -233,16 +252,11 @@ class _Attention:
                 factor = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, total, zero), zero, factor)
             factor = arith.select(no_keys, zero, factor)
             lanes = ir.VectorType.get([self.value_depth], self.f32)
-            origin = _index(0)
-            values = vector.transfer_read(lanes, out, [row, origin], ir.AffineMap.get_minor_identity(2, 1), zero,
-                                          [True])
-            values = fmul(values, vector.broadcast(lanes, factor))
+            values = fmul(_read_row(out, row, lanes), vector.broadcast(lanes, factor))
             if not self.safe:  # 0 * inf is NaN: an empty row of keys gives 0, not NaN
                 values = arith.select(no_keys, const(lanes, 0.0), values)
-            scf.YieldOp([vector.transfer_write(out.type, values, out, [row, origin],
-                                               ir.AffineMap.get_minor_identity(2, 1), [True])])
+            scf.YieldOp([_written_row(values, out, row)])
         return rows.results[0]
-
 
     def task(self, batch: list[ir.Value], first: ir.Value, rows: ir.Value) -> ir.Value:
         """The results of the query rows [first, first + rows) at the task's batch indices (at most QUERY_BLOCK
@@ -311,6 +325,31 @@ class _Attention:
                     [_DYNAMIC_OFFSET] * (self.batch_dims + 1) + [0],
                     [1] * self.batch_dims + [_DYNAMIC, self.value_depth], [1] * self.rank)
         return tasks.results[0]
+
+
+def _read_row(matrix: ir.Value, row: ir.Value, lanes: ir.VectorType) -> ir.Value:
+    """Row ``row`` of a static [rows, W] tensor as a vector of W lanes."""
+    return vector.transfer_read(lanes, matrix, [row, _index(0)], ir.AffineMap.get_minor_identity(2, 1),
+                                const(lanes.element_type, 0.0), [True])
+
+
+def _written_row(values: ir.Value, matrix: ir.Value, row: ir.Value) -> ir.Value:
+    """``matrix`` with row ``row`` replaced by the vector ``values``."""
+    return vector.transfer_write(matrix.type, values, matrix, [row, _index(0)], ir.AffineMap.get_minor_identity(2, 1),
+                                 [True])
+
+
+def _read_vector(values: ir.Value, lanes: ir.VectorType) -> ir.Value:
+    """A static 1-D tensor as a vector."""
+    return vector.transfer_read(lanes, values, [_index(0)], ir.AffineMap.get_minor_identity(1, 1),
+                                const(lanes.element_type, 0.0), [True])
+
+
+def _written_vector(values: ir.Value) -> ir.Value:
+    """A vector as a new 1-D tensor."""
+    lanes = ir.VectorType(values.type)
+    empty = tensor.empty(lanes.shape, lanes.element_type)
+    return vector.transfer_write(empty.type, values, empty, [_index(0)], ir.AffineMap.get_minor_identity(1, 1), [True])
 
 
 def _tile_rows(whole: ir.Value, row: ir.Value) -> ir.Value:

@@ -2,9 +2,10 @@
 // online-softmax form. One scf.forall of tasks, one per batch index and block of 64 query rows (the last block
 // the rows left, padded with zero rows). Each task folds the keys into its running max, sum and accumulator:
 // an scf.for over the whole blocks of 256 keys, then scf.ifs on the keys left, padded with zero rows to the
-// narrowest of 256, 64, 32 or 16 that holds them, their scores -inf. A step reads its keys and values once,
+// narrowest of 256, 128, 64, 32 or 16 that holds them, their scores -inf. A step reads its keys and values once,
 // then computes the task's query rows in tiles of 8: two static serial matmuls (the scores, then the
-// probabilities times the values) around vector code per query row. The task's rows are divided by their
+// probabilities times the values) around vector code: per row the masked scores and their maximum, the
+// tile's new maxima and rescaling factors as one vector, per row the probabilities and their sums. The task's rows are divided by their
 // sums and inserted into the result. Other element types and static lengths keep the decomposition.
 // RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | FileCheck %s
 // The result is plain upstream IR: mlir-opt parses and verifies it.
@@ -35,32 +36,36 @@
 // CHECK:               %[[QT:.*]] = tensor.extract_slice %[[QTILE]][%[[ROW]], 0] [8, 16] [1, 1] : tensor<64x16xf32> to tensor<8x16xf32>
 // CHECK:               %[[ACCT:.*]] = tensor.extract_slice %[[ACC]][%[[ROW]], 0] [8, 8] [1, 1] : tensor<64x8xf32> to tensor<8x8xf32>
 // CHECK:               %[[SCORES:.*]] = linalg.matmul {graph.serial} ins(%[[QT]], %[[KT]] : tensor<8x16xf32>, tensor<16x256xf32>)
-// CHECK:               %[[PROBS:.*]]:4 = scf.for
-// CHECK:                 vector.transfer_read %[[SCORES]]{{.*}} : tensor<8x256xf32>, vector<256xf32>
-// CHECK:                 vector.reduction <maximumf>
-// CHECK:                 vector.reduction <add>
-// CHECK:                 scf.yield
-// CHECK:               %[[PV:.*]] = linalg.matmul {graph.serial} ins(%[[PROBS]]#0, %[[VTILE]] : tensor<8x256xf32>, tensor<256x8xf32>) outs(%[[PROBS]]#3 : tensor<8x8xf32>)
+// CHECK:               %[[MASKED:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[SCORES]], %{{.*}} = %{{.*}}) -> (tensor<8x256xf32>, tensor<8xf32>)
+// CHECK:                 vector.reduction <maximumf>, %{{.*}} : vector<256xf32> into f32
+// CHECK:               arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:               %[[PROBS:.*]]:3 = scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[ACCT]]) -> (tensor<8x256xf32>, tensor<8xf32>, tensor<8x8xf32>)
+// CHECK:                 vector.transfer_read %[[MASKED]]#0{{.*}} : tensor<8x256xf32>, vector<256xf32>
+// CHECK:                 vector.reduction <add>, %{{.*}} : vector<256xf32> into f32
+// CHECK:               %[[PV:.*]] = linalg.matmul {graph.serial} ins(%[[PROBS]]#0, %[[VTILE]] : tensor<8x256xf32>, tensor<256x8xf32>) outs(%[[PROBS]]#2 : tensor<8x8xf32>)
 // CHECK:               tensor.insert_slice %[[PV]] into %[[ACC]][%[[ROW]], 0] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<64x8xf32>
 // CHECK:           %[[LEFT:.*]] = arith.subi %[[KEYS]], %{{.*}} : index
-// CHECK:           %[[MANY:.*]] = arith.cmpi ugt, %[[LEFT]], %c64{{.*}} : index
+// CHECK:           %[[MANY:.*]] = arith.cmpi ugt, %[[LEFT]], %c128{{.*}} : index
 // CHECK:           %[[LAST:.*]]:3 = scf.if %[[MANY]]
 // CHECK:             %[[KREST:.*]] = tensor.extract_slice %[[K]][%[[B]], %{{.*}}, 0] [1, %[[LEFT]], 16]
 // CHECK:             tensor.pad %[[KREST]] low[0, 0] high[%{{.*}}, 0]
 // CHECK:             } : tensor<?x16xf32> to tensor<256x16xf32>
 // CHECK:             vector.create_mask %[[LEFT]] : vector<256xi1>
 // CHECK:           } else {
-// CHECK:             arith.cmpi ugt, %[[LEFT]], %c32{{.*}} : index
-// CHECK:               } : tensor<?x16xf32> to tensor<64x16xf32>
-// CHECK:               vector.create_mask %[[LEFT]] : vector<64xi1>
+// CHECK:             arith.cmpi ugt, %[[LEFT]], %c64{{.*}} : index
+// CHECK:               } : tensor<?x16xf32> to tensor<128x16xf32>
+// CHECK:               vector.create_mask %[[LEFT]] : vector<128xi1>
 // CHECK:             } else {
-// CHECK:               arith.cmpi ugt, %[[LEFT]], %c16{{.*}} : index
-// CHECK:                 vector.create_mask %[[LEFT]] : vector<32xi1>
+// CHECK:               arith.cmpi ugt, %[[LEFT]], %c32{{.*}} : index
+// CHECK:                 vector.create_mask %[[LEFT]] : vector<64xi1>
 // CHECK:               } else {
-// CHECK:                 arith.cmpi ugt, %[[LEFT]], %c0{{.*}} : index
-// CHECK:                   vector.create_mask %[[LEFT]] : vector<16xi1>
+// CHECK:                 arith.cmpi ugt, %[[LEFT]], %c16{{.*}} : index
+// CHECK:                   vector.create_mask %[[LEFT]] : vector<32xi1>
 // CHECK:                 } else {
-// CHECK:                   scf.yield %[[STATE]]#0, %[[STATE]]#1, %[[STATE]]#2
+// CHECK:                   arith.cmpi ugt, %[[LEFT]], %c0{{.*}} : index
+// CHECK:                     vector.create_mask %[[LEFT]] : vector<16xi1>
+// CHECK:                   } else {
+// CHECK:                     scf.yield %[[STATE]]#0, %[[STATE]]#1, %[[STATE]]#2
 // CHECK:           %[[NORMALIZED:.*]] = scf.for %{{.*}} = %{{.*}} to %[[ROWS]] step %{{.*}} iter_args(%{{.*}} = %[[LAST]]#2)
 // CHECK:             arith.divf
 // CHECK:           %[[DONE:.*]] = tensor.extract_slice %[[NORMALIZED]][0, 0] [%[[ROWS]], 8] [1, 1] : tensor<64x8xf32> to tensor<?x8xf32>
