@@ -21,10 +21,11 @@ import numpy as np
 from mlir import ir
 
 from graphfuse.dialect.context import make_context
-from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import entry_function
+from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.npu_target import NpuTarget, load_target
-from graphfuse.dialect.parsing import located_asm, parse_module
+from graphfuse.dialect.parsing import located_asm, parse_module, relocate
 from graphfuse.lowering.compiler import (
     CompiledGraph,
     Source,
@@ -181,6 +182,28 @@ class NpuExecutable(CompiledGraph):
         return NpuReport(t, rows)
 
 
+def refuse_dynamic_shapes(module: ir.Module, filename: str) -> None:
+    """A located error naming the first dim known only at run time in ``module``: the NPU's buffer assignment
+    sizes every tile of UB and L1 when compiling, from static shapes."""
+    why = "the emulated NPU assigns its UB and L1 buffers when compiling, from static shapes; compile for the CPU " \
+          "(graphfuse.compile), which takes dynamic dims, or give the graph static shapes"
+    for op in nested_ops(module):
+        if op.name == "func.func":
+            ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            named = [("argument", ftype.inputs), ("result", ftype.results)]
+            owner = f"@{ir.StringAttr(op.attributes['sym_name']).value}"
+        else:
+            named = [("operand", [v.type for v in op.operands]), ("result", [v.type for v in op.results])]
+            owner = f"'{op.name}'"
+        for kind, types in named:
+            for k, t in enumerate(types):
+                if isinstance(t, ir.RankedTensorType) and not ir.RankedTensorType(t).has_static_shape:
+                    dim = next(d for d, size in enumerate(ir.RankedTensorType(t).shape) if size < 0)
+                    raise GraphfuseError([relocate(Diagnostic(
+                        "error", f"dim {dim} of {kind} #{k} of {owner} ({t}) is dynamic: {why}",
+                        source_loc(op.location)), filename)])
+
+
 def compile_npu(
     source: Source,
     *,
@@ -214,6 +237,7 @@ def compile_npu(
     refuse_communication(source_module, filename, "the emulated NPU is one device (docs/distributed.md runs the "
                          "ranks' graphs on CPUs)")
     entry_op = entry_function(source_module, entry)
+    refuse_dynamic_shapes(source_module, filename)
     name = ir.StringAttr(entry_op.attributes["sym_name"]).value
     n_outputs = len(ir.FunctionType(ir.TypeAttr(entry_op.attributes["function_type"]).value).results)
     module = parse_module(text, filename, context)

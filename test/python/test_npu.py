@@ -239,6 +239,25 @@ def test_over_capacity_is_a_located_error() -> None:
         compile_npu(WIDE_SOFTMAX, opt_level=0, target=tiny)
 
 
+@pytest.mark.parametrize(("text", "where"), [
+    ("""func.func @tokens(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %0 = "graph.relu"(%x) : (tensor<?x64xf32>) -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}""", r"<string>:1:1: error: dim 0 of argument #0 of @tokens \(tensor<\?x64xf32>\) is dynamic"),
+    ("""func.func @inner(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %0 = "graph.relu"(%x) : (tensor<4x64xf32>) -> tensor<?x64xf32>
+  %1 = "graph.reshape"(%0) : (tensor<?x64xf32>) -> tensor<4x64xf32>
+  return %1 : tensor<4x64xf32>
+}""", r"<string>:2:8: error: dim 0 of result #0 of 'graph.relu' \(tensor<\?x64xf32>\) is dynamic"),
+])
+def test_a_dynamic_dim_is_a_located_error(text: str, where: str) -> None:
+    """The NPU assigns UB and L1 from static shapes: a dim known only at run time, in the signature or inside,
+    is refused where it is, with the way out (the CPU compile) named, not as a pass's failure."""
+    with pytest.raises(GraphfuseError, match=where + r": the emulated NPU assigns its UB and L1 buffers when "
+                       r"compiling, from static shapes; compile for the CPU \(graphfuse.compile\)"):
+        compile_npu(text)
+
+
 def test_a_softmax_row_longer_than_ub_runs_in_blocks() -> None:
     """A row of 75000 f32 in and out is over UB, and the softmax's reductions need all of it: the row is cut
     into blocks, one pass for its max, one for its sum, a last one for the result; x is read three times,
