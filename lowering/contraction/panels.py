@@ -156,14 +156,12 @@ def _defined_in(value: ir.Value, region_op: ir.Operation) -> bool:
     """Whether ``value`` is defined inside ``region_op``'s regions (a result of an op nested in them, or a
     block argument of one of their blocks)."""
     owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner
-    op = op.operation if op is not None else None
-    if isinstance(owner, ir.Block) and op == region_op:
-        return True
+    # a block argument is the op holding its block's; a result is that of the ops around its producer
+    op = owner.owner if isinstance(owner, ir.Block) else owner.operation.parent
     while op is not None:
-        op = op.parent
-        if op is not None and op == region_op:
+        if op == region_op:
             return True
+        op = op.parent
     return False
 
 
