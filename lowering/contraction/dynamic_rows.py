@@ -34,6 +34,7 @@ __all__ = [
     "dynamic_row_parts",
     "dynamic_row_products",
     "few_static_rows_products",
+    "rest_tiles",
     "split_few_dynamic_rows",
 ]
 
@@ -113,8 +114,9 @@ def _split(value: ir.Value, rows: ir.Value | None, columns: int) -> ir.Value:
 def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[list[ir.Operation], list[ir.Operation]]:
     """Replace ``op`` (:func:`dynamic_row_products`) by packed products, per range of columns (whole panels of
     ``panel`` columns, then narrower panels of powers of two): one over the rows in whole register tiles of
-    ``tile_rows`` (a count known at run time), one over the rows left (fewer than a tile) padded with zero rows to
-    a whole tile, of static shape.  Returns (the first kind, the second kind).
+    ``tile_rows`` (a count known at run time), and the rows left (fewer than a tile) in one product of the
+    fewest rows of :func:`rest_tiles` that hold them, padded with zero rows: each of static shape.  Returns
+    (the first kind, the second kind).
 
     Each tile of the first product is then a whole register tile (its tile loop's peeled rest never runs), and the
     second is a static product: no tile is of a size known only at run time.  C's fill, when it has one, is
@@ -140,36 +142,69 @@ def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[lis
         if fill is not None and producer(result, "tensor.empty") is not None:
             result = bufferization.alloc_tensor(c.type, [rows])  # one buffer the parts are computed in
         a_main = _rows_of(a, 0, main, 0, k)
-        a_rest = padded_rows(_rows_of(a, main, rest, 0, k), rest, tile_rows)
         for column, width in ranges:
             columns = panel if width % panel == 0 else width
             panels = _packed_panels(b, column, width, columns)
             dest = _split(_rows_of(result, 0, main, column, width), main, columns)
-            rest_dest = tensor.empty([tile_rows, width // columns, columns], element) if fill_value is not None \
-                else _split(padded_rows(_rows_of(result, main, rest, column, width), rest, tile_rows), None, columns)
             if fill_value is not None:
                 dest = linalg.fill(fill_value, outs=[dest])
-                rest_dest = linalg.fill(fill_value, outs=[rest_dest])
             product = _packed_product(a_main, panels, dest)
             tiled.append(product.owner)
             product = tensor.collapse_shape(ir.RankedTensorType.get([_DYNAMIC, width], element), product,
                                             [[0], [1, 2]])
             result = _put_rows(product, result, 0, main, column)
-            # the rows left, when there are any (a whole tile's work otherwise spent on padding)
-            left = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, rest, _index(0)), [result.type], has_else=True)
-            with ir.InsertionPoint(left.then_block):
-                rest_product = _packed_product(a_rest, panels, rest_dest)
-                rests.append(rest_product.owner)
-                rest_product = tensor.collapse_shape(ir.RankedTensorType.get([tile_rows, width], element),
-                                                     rest_product, [[0], [1, 2]])
-                scf.YieldOp([_put_rows(_rows_of(rest_product, 0, rest, 0, width), result, main, rest, column)])
-            with ir.InsertionPoint(left.else_block):
-                scf.YieldOp([result])
-            result = left.results[0]
+            rest_rows = _RestRows(a, main, rest, panels, column, width, fill_value)
+            result = rest_rows.computed(result, (*rest_tiles(tile_rows), 0), rests)
     op.results[0].replace_all_uses_with(result)
     op.erase()
     _erase_unused_producers(b)  # the panels were copied from B's source (a linear layer's W)
     return tiled, rests
+
+
+def rest_tiles(tile_rows: int) -> tuple[int, ...]:
+    """The row counts of the products over the rows short of a register tile of ``tile_rows``, most first: the
+    tile, then the powers of two below it (8: 8, 4, 2, 1).  Padding the 2 rows left of 66 to a tile of 8 was
+    a tenth more work than the product needs."""
+    return (tile_rows, *(1 << p for p in range(tile_rows.bit_length() - 1, -1, -1) if 1 << p < tile_rows))
+
+
+class _RestRows:
+    """The rows [main, main + rest) of a product's columns [column, column + width): A's rows, the panels of B,
+    the value C is filled with (None: C's rows are added to)."""
+
+    def __init__(self, a: ir.Value, main: ir.Value, rest: ir.Value, panels: ir.Value, column: int, width: int,
+                 fill_value: ir.Value | None) -> None:
+        self.a, self.main, self.rest, self.panels = a, main, rest, panels
+        self.column, self.width, self.fill_value = column, width, fill_value
+
+    def computed(self, result: ir.Value, counts: tuple[int, ...], products: list[ir.Operation]) -> ir.Value:
+        """``result`` with the rows written by a product of ``counts[0]`` rows when more than ``counts[1]`` are
+        left, else by the narrower ones (nothing written when none is left: ``counts`` ends in 0)."""
+        count, bound = counts[0], counts[1]
+        choice = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, self.rest, _index(bound)), [result.type],
+                          has_else=True)
+        with ir.InsertionPoint(choice.then_block):
+            scf.YieldOp([self._product(result, count, products)])
+        with ir.InsertionPoint(choice.else_block):
+            scf.YieldOp([self.computed(result, counts[1:], products) if bound else result])
+        return choice.results[0]
+
+    def _product(self, result: ir.Value, count: int, products: list[ir.Operation]) -> ir.Value:
+        """``result`` with the rows written by one product of ``count`` rows, A's and C's rows padded to them."""
+        k = ir.RankedTensorType(self.a.type).shape[1]
+        element = ir.RankedTensorType(result.type).element_type
+        columns = ir.RankedTensorType(self.panels.type).shape[2]
+        a_rows = padded_rows(_rows_of(self.a, self.main, self.rest, 0, k), self.rest, count)
+        if self.fill_value is not None:
+            dest = linalg.fill(self.fill_value, outs=[tensor.empty([count, self.width // columns, columns], element)])
+        else:
+            dest = _split(padded_rows(_rows_of(result, self.main, self.rest, self.column, self.width), self.rest,
+                                      count), None, columns)
+        product = _packed_product(a_rows, self.panels, dest)
+        products.append(product.owner)
+        product = tensor.collapse_shape(ir.RankedTensorType.get([count, self.width], element), product,
+                                        [[0], [1, 2]])
+        return _put_rows(_rows_of(product, 0, self.rest, 0, self.width), result, self.main, self.rest, self.column)
 
 
 #: A product of few rows (:func:`split_few_dynamic_rows`) to schedule: (the generic over (t, i, j, k), whether it

@@ -419,8 +419,9 @@ def test_code_generator_errors_name_the_op_in_the_users_file(source: str, tmp_pa
 @pytest.mark.parametrize("linear", [False, True])
 def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(linear: bool, monkeypatch) -> None:
     """x @ W + b (or x @ W^T + b, a linear layer), then gelu, with x's rows dynamic: B packed once into panels (64
-    columns in two of 32, 8 columns in a narrower one), the rows in whole register tiles, the rest padded to one:
-    one compile serves every row count, none and one row included, at the reference's values.  Both have a path
+    columns in two of 32, 8 columns in a narrower one), the rows in whole register tiles, the rest padded to a
+    product of 8, 4, 2 or 1 rows: one compile serves every row count, none and one row included, at the
+    reference's values.  Both have a path
     for few rows (a token's step in generation) which reads W as it is, in tiles of 1 or 4 rows: up to
     ROW_DOT_ROWS rows for x @ W^T, 4 for x @ W."""
     from graphfuse.lowering.contraction import dynamic_rows, strategy
@@ -453,7 +454,8 @@ def test_matmuls_with_rows_counted_at_run_time_are_packed_and_blocked(linear: bo
     rng = np.random.default_rng(4)
     w = rng.standard_normal((72, 40) if linear else (40, 72)).astype(np.float32)
     b = rng.standard_normal(72).astype(np.float32)
-    for rows in (0, 1, 3, 4, 5, calls[0] - 1, calls[0], calls[0] + 1, ROW_DOT_ROWS, ROW_DOT_ROWS + 1, 67, 200):
+    # rows left past the whole tiles of each size of product over them (rest_tiles: 8, 4, 2, 1), and none
+    for rows in (0, 1, 3, 4, 5, calls[0] - 1, calls[0], calls[0] + 1, ROW_DOT_ROWS, ROW_DOT_ROWS + 1, 66, 67, 70, 200):
         x = rng.standard_normal((rows, 40)).astype(np.float32)
         (got,) = executable(x, w, b)
         (want,) = executable.reference(x, w, b)

@@ -84,8 +84,8 @@ func.func @direct_conv(%x: tensor<1x3x6x42xf32>, %w: tensor<8x3x3x3xf32>, %b: te
 // Rows counted at run time (tokens): up to 4 rows (a token's step) B is read as it is, by register tiles of one
 // row by 96 columns, or of 4 rows (padded) by 32; more rows pack B once, the rows in whole register tiles (a
 // count known at run time) tiled in tasks of 8 tiles by 4 panels (a few row blocks still make a task per core),
-// and the rows left (fewer than a tile), when there are any, padded with zero rows into a static product of one
-// tile; both read the same panels.
+// and the rows left (fewer than a tile), when there are any, padded with zero rows into a static product of the
+// fewest rows of 8, 4, 2 or 1 that hold them; all read the same panels.
 // AVX512-LABEL: func.func @dynamic_rows
 // AVX512:         %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c4
 // AVX512:         scf.if %[[FEW]]
@@ -96,17 +96,26 @@ func.func @direct_conv(%x: tensor<1x3x6x42xf32>, %w: tensor<8x3x3x3xf32>, %b: te
 // AVX512:         %[[TILES:.*]] = arith.divui %[[ROWS]], %c8
 // AVX512:         %[[MAIN:.*]] = arith.muli %[[TILES]]
 // AVX512:         %[[REST:.*]] = arith.subi %[[ROWS]], %[[MAIN]]
-// AVX512:         tensor.pad
-// AVX512:         } : tensor<?x128xf32> to tensor<8x128xf32>
 // AVX512:         %[[PANELS:.*]] = linalg.transpose {{.*}} graph.schedule = {panels_per_task = 2 : i64, sequence = "pack_panels"}
 // AVX512:         linalg.generic {{.*}} ins(%{{.*}}, %[[PANELS]] : tensor<?x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<?x3x32xf32>) attrs = {graph.schedule = {block_depth = 256 : i64, block_panels = 8 : i64, sequence = "packed_tiles", task_panels = 4 : i64, task_rows = 64 : i64, tile_rows = 8 : i64}}
 // AVX512:         %[[WHOLE:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%[[MAIN]], 96]
-// AVX512:         %[[ANY:.*]] = arith.cmpi ugt, %[[REST]], %{{.*}} : index
-// AVX512:         scf.if %[[ANY]]
+// AVX512:         %[[EIGHT:.*]] = arith.cmpi ugt, %[[REST]], %c4{{.*}} : index
+// AVX512:         scf.if %[[EIGHT]]
+// AVX512:           tensor.pad
+// AVX512:           } : tensor<?x128xf32> to tensor<8x128xf32>
 // AVX512:           linalg.generic {{.*}} ins(%{{.*}}, %[[PANELS]] : tensor<8x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<8x3x32xf32>) attrs = {graph.schedule = {{.*}}sequence = "packed_tiles"
 // AVX512:           tensor.insert_slice %{{.*}} into %[[WHOLE]][%[[MAIN]], 0] [%[[REST]], 96]
 // AVX512:         } else {
-// AVX512:           scf.yield %[[WHOLE]]
+// AVX512:           arith.cmpi ugt, %[[REST]], %c2{{.*}} : index
+// AVX512:             ins(%{{.*}}, %[[PANELS]] : tensor<4x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<4x3x32xf32>)
+// AVX512:           } else {
+// AVX512:             arith.cmpi ugt, %[[REST]], %c1{{.*}} : index
+// AVX512:               ins(%{{.*}}, %[[PANELS]] : tensor<2x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<2x3x32xf32>)
+// AVX512:             } else {
+// AVX512:               arith.cmpi ugt, %[[REST]], %c0{{.*}} : index
+// AVX512:                 ins(%{{.*}}, %[[PANELS]] : tensor<1x128xf32>, tensor<3x128x32xf32>) outs(%{{.*}} : tensor<1x3x32xf32>)
+// AVX512:               } else {
+// AVX512:                 scf.yield %[[WHOLE]]
 // AVX2-LABEL:   func.func @dynamic_rows
 // AVX2:           arith.divui %{{.*}}, %c6
 // AVX2:           tensor.pad
