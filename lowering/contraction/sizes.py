@@ -67,6 +67,10 @@ ROW_DOT_ROWS = 32
 #: The most rows of A in a row-dot tile: more are tiles of their own, each reading the tile's rows of W
 #: again (from the L1 cache: 8 rows of 1024 floats are 32 KB).
 ROW_DOT_TILE_ROWS = 4
+#: Steps of K a register tile of x @ W's few rows takes before the next tile of columns (``row_tile_columns``):
+#: each tile reads a block of W's rows together, not one segment of every row of W in turn.  W of 512 x 2048
+#: from memory at one row: 40 GB/s walking all of K per tile, 45 in blocks of 8 (16: 41, 4: 45, 1: 42).
+ROW_TILE_DEPTH = 8
 #: The most rows of W (columns of C) in a row-dot tile.
 ROW_DOT_TILE = 8
 

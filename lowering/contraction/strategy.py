@@ -54,6 +54,7 @@ from graphfuse.lowering.contraction.sizes import (
     ROW_BLOCK_TILES,
     ROW_DOT_ROWS,
     ROW_DOT_TILE_ROWS,
+    ROW_TILE_DEPTH,
     SERIAL,
     _depth,
     even_tasks,
@@ -105,7 +106,8 @@ def _select_schedules(module: ir.Module, threads: int) -> None:
         else:  # tasks of whole register tiles of columns, two per core
             tiles = max(1, width // columns // (2 * threads))
             product.attributes[SCHEDULE] = schedule_attribute("row_tile_columns", columns_per_task=tiles * columns,
-                                                              tile_columns=columns)
+                                                              tile_columns=columns,
+                                                              block_depth=ROW_TILE_DEPTH)
     for op in _static_ops(module, ("linalg.matmul",)):
         if _row_dot(op):
             _as_row_dot(op)

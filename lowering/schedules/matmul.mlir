@@ -153,12 +153,14 @@ module attributes {transform.with_named_sequence} {
   // Products of a row count known only at run time, at most ROW_DOT_ROWS, with a B [K, N] read at run time (a
   // token's step through GPT-2's Conv1D, x @ W): A seen as [tiles, rows, K] (rows 1 or 4, padded to whole
   // tiles), a generic over (t, i, j, k).  Tasks of `columns_per_task` columns across the cores, each walking the
-  // row tiles (a loop counted at run time); register tiles of the tile's rows by `tile_columns` columns, one
-  // step of K at a time, reading each row of B once per tile as it is stored: no copy of B into panels.
+  // row tiles (a loop counted at run time); in blocks of `block_depth` steps of K, register tiles of the tile's
+  // rows by `tile_columns` columns, one step of K at a time, reading each row of B once per tile as it is
+  // stored: no copy of B into panels.
   transform.named_sequence @row_tile_columns(
       %products: !transform.any_op {transform.consumed},
       %columns_per_task: !transform.param<i64> {transform.readonly, graph.parameter = "columns_per_task"},
-      %tile_columns: !transform.param<i64> {transform.readonly, graph.parameter = "tile_columns"}) {
+      %tile_columns: !transform.param<i64> {transform.readonly, graph.parameter = "tile_columns"},
+      %block_depth: !transform.param<i64> {transform.readonly, graph.parameter = "block_depth"}) {
     transform.foreach %products : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       %t0, %tasks = transform.structured.tile_using_forall %m tile_sizes [0, 0, %columns_per_task, 0]
@@ -166,7 +168,9 @@ module attributes {transform.with_named_sequence} {
       transform.annotate %tasks "graph.matmul_tiles" : !transform.any_op
       %t1, %rows = transform.structured.tile_using_for %t0 tile_sizes [1, 0, 0, 0]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %t2, %reg:2 = transform.structured.tile_using_for %t1 tile_sizes [0, 0, %tile_columns, 1]
+      %tk, %depth = transform.structured.tile_using_for %t1 tile_sizes [0, 0, 0, %block_depth]
+        : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+      %t2, %reg:2 = transform.structured.tile_using_for %tk tile_sizes [0, 0, %tile_columns, 1]
         : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       transform.apply_patterns to %tasks {
         transform.apply_patterns.canonicalization

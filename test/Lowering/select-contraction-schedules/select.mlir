@@ -89,8 +89,8 @@ func.func @direct_conv(%x: tensor<1x3x6x42xf32>, %w: tensor<8x3x3x3xf32>, %b: te
 // AVX512-LABEL: func.func @dynamic_rows
 // AVX512:         %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c4
 // AVX512:         scf.if %[[FEW]]
-// AVX512:           ins(%{{.*}}, %arg1 : tensor<?x1x128xf32>, tensor<128x96xf32>) outs(%{{.*}} : tensor<?x1x96xf32>) attrs = {graph.schedule = {columns_per_task = 96 : i64, sequence = "row_tile_columns", tile_columns = 96 : i64}}
-// AVX512:           ins(%{{.*}}, %arg1 : tensor<?x4x128xf32>, tensor<128x96xf32>) outs(%{{.*}} : tensor<?x4x96xf32>) attrs = {graph.schedule = {columns_per_task = 32 : i64, sequence = "row_tile_columns", tile_columns = 32 : i64}}
+// AVX512:           ins(%{{.*}}, %arg1 : tensor<?x1x128xf32>, tensor<128x96xf32>) outs(%{{.*}} : tensor<?x1x96xf32>) attrs = {graph.schedule = {block_depth = 8 : i64, columns_per_task = 96 : i64, sequence = "row_tile_columns", tile_columns = 96 : i64}}
+// AVX512:           ins(%{{.*}}, %arg1 : tensor<?x4x128xf32>, tensor<128x96xf32>) outs(%{{.*}} : tensor<?x4x96xf32>) attrs = {graph.schedule = {block_depth = 8 : i64, columns_per_task = 32 : i64, sequence = "row_tile_columns", tile_columns = 32 : i64}}
 // AVX512:       } else {
 // AVX512:         %[[ROWS:.*]] = tensor.dim %arg0
 // AVX512:         %[[TILES:.*]] = arith.divui %[[ROWS]], %c8
@@ -164,7 +164,7 @@ func.func @dynamic_rows_linear(%x: tensor<?x128xf32>, %w: tensor<96x128xf32>, %i
 // over register tiles of 128 columns (96: one narrower tile) reading W's rows as stored.
 // AVX512-LABEL: func.func @one_row_plain
 // AVX512:         tensor.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [1, 1, 128] : tensor<1x128xf32> into tensor<1x1x128xf32>
-// AVX512:         linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<1x1x128xf32>, tensor<128x96xf32>) outs(%{{.*}} : tensor<1x1x96xf32>) attrs = {graph.schedule = {columns_per_task = 96 : i64, sequence = "row_tile_columns", tile_columns = 96 : i64}}
+// AVX512:         linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<1x1x128xf32>, tensor<128x96xf32>) outs(%{{.*}} : tensor<1x1x96xf32>) attrs = {graph.schedule = {block_depth = 8 : i64, columns_per_task = 96 : i64, sequence = "row_tile_columns", tile_columns = 96 : i64}}
 // AVX512-NOT:     linalg.transpose
 func.func @one_row_plain(%x: tensor<1x128xf32>, %w: tensor<128x96xf32>, %init: tensor<1x96xf32>) -> tensor<1x96xf32> {
   %c = linalg.matmul ins(%x, %w : tensor<1x128xf32>, tensor<128x96xf32>) outs(%init : tensor<1x96xf32>) -> tensor<1x96xf32>
