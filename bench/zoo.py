@@ -10,7 +10,11 @@ In the manner of PyTorch's dynamo benchmark suites: per model and dtype, in one 
 - **compile latency**: the first call of a new shape, graphfuse beside Inductor's cold start (its on-disk
   caches disabled);
 - **time per call** of the batch of 4 for eager, Inductor and graphfuse, interleaved round by round after a pause
-  (the best of ``--rounds`` medians).
+  (the best of ``--rounds`` medians);
+- **sequence lengths** (decoder LMs that pass): the same compiled model then called with padded batches of 4 at
+  ``--lengths`` (a server's prompts): the compiles of the whole run (the first shape static, then the changed dims
+  symbolic, as Inductor's automatic dynamic shapes), the calls that ran in eager PyTorch, and the time per call
+  at each length, graphfuse's and eager's (the best of 3 calls).
 
 The summary gives pass rates, the geometric-mean speed-ups over eager and Inductor (clipped at 1x below, as
 PyTorch's suites report them, and unclipped) and the compile-latency ratio.
@@ -41,6 +45,8 @@ from bench.zoo_models import SMALL, TINY, ZOO, Size, ZooModel, compared_tensors
 VARIANTS = ("eager", "inductor", "graphfuse")
 #: timed calls of a variant per round (their median is the round's figure)
 CALLS_PER_ROUND = 5
+#: sequence lengths of the lengths row (within the zoo's 4 x seq positions at either size's seq)
+LENGTHS = "8,17,33,40,47"
 SIZES = {"tiny": TINY, "small": SMALL}
 DTYPES = ("fp32", "bf16")
 
@@ -62,6 +68,11 @@ class Case:
     #: median seconds per call of the batch of 4
     call_s: dict[str, float] = field(default_factory=dict)
     graphs: int = 0
+    #: sequence lengths: seconds per call of the batch of 4 at each length, graphfuse and eager
+    length_s: dict[str, dict[int, float]] = field(default_factory=dict)
+    #: graphfuse's compiles over the whole run (strict calls and lengths), and its calls in eager PyTorch
+    run_compiles: int = 0
+    length_eager_calls: int = 0
 
     @property
     def passed(self) -> bool:
@@ -164,7 +175,39 @@ def time_calls(callables: dict[str, Callable[..., Any]], inputs: dict[str, Any],
     return best
 
 
-def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds: int, tolerance: float) -> Case:
+def run_lengths(zoo: ZooModel, size: Size, dtype: str, model: Any, compiled: Any, lengths: list[int],
+                case: Case) -> None:
+    """Call ``compiled`` (graphfuse, after the strict calls) with padded batches of 4 at each of ``lengths``:
+    record the run's compiles, the calls in eager PyTorch, and seconds per call, graphfuse's and eager's."""
+    import dataclasses
+
+    import torch
+
+    from graphfuse.frontends import torch_backend
+
+    timed: dict[str, dict[int, float]] = {"graphfuse": {}, "eager": {}}
+    for length in lengths:
+        inputs = zoo.inputs(dataclasses.replace(size, seq=length), 4)
+        for key, value in inputs.items():
+            if dtype == "bf16" and value.is_floating_point():
+                inputs[key] = value.to(torch.bfloat16)
+        for name, module in (("graphfuse", compiled), ("eager", model)):
+            _call(module, inputs)  # graphfuse: a compile when the shape is new
+            timed[name][length] = min(_timed_call(module, inputs) for _ in range(3))
+    reports = torch_backend.last_report()
+    case.length_s = timed
+    case.run_compiles = sum(len(report.compiled) for report in reports)
+    case.length_eager_calls = sum(report.eager_calls for report in reports)
+
+
+def _timed_call(module: Any, inputs: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    _call(module, inputs)
+    return time.perf_counter() - start
+
+
+def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds: int, tolerance: float,
+             lengths: list[int] | None = None) -> Case:
     import torch
     import torch._inductor.config as inductor_config
 
@@ -207,6 +250,8 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
     if rounds and len(runners) > 1:
         time_calls(runners, batches[4], 1, calls=1)  # warm every variant once more
         case.call_s = time_calls(runners, batches[4], rounds)
+    if lengths and zoo.is_decoder_lm and "graphfuse" in runners:
+        run_lengths(zoo, size, dtype, model, runners["graphfuse"], lengths, case)
     return case
 
 
@@ -261,6 +306,20 @@ def table(cases: list[Case]) -> list[str]:
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
+def lengths_table(cases: list[Case]) -> list[str]:
+    """The lengths row of each decoder LM that ran it: compiles, eager calls, ms per call at each length."""
+    measured = [c for c in cases if c.length_s.get("graphfuse")]
+    if not measured:
+        return []
+    lengths = sorted(measured[0].length_s["graphfuse"])
+    head = ["model", "dtype", "compiles (run)", "eager calls",
+            *(f"{length} tokens: graphfuse / eager ms" for length in lengths)]
+    rows = [[c.model, c.dtype, str(c.run_compiles), str(c.length_eager_calls),
+             *(f"{c.length_s['graphfuse'][n] * 1e3:.2f} / {c.length_s['eager'][n] * 1e3:.2f}" for n in lengths)]
+            for c in measured]
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="all", help="comma-separated names of bench/zoo_models.py, or all")
@@ -272,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=1e-4, help="fp32 error limit, relative")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
     parser.add_argument("--json", type=Path, help="also write every case as JSON")
+    parser.add_argument("--lengths", default=LENGTHS,
+                        help="sequence lengths of the decoder LMs' lengths row, comma-separated; empty: none")
     args = parser.parse_args(argv)
     names = list(ZOO) if args.models == "all" else [n.strip() for n in args.models.split(",") if n.strip()]
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
@@ -279,6 +340,13 @@ def main(argv: list[str] | None = None) -> int:
     problems = [f"unknown model {n!r}" for n in names if n not in ZOO]
     problems += [f"unknown dtype {d!r}" for d in dtypes if d not in DTYPES]
     problems += [f"unknown variant {v!r}" for v in variants if v not in VARIANTS]
+    try:
+        lengths = [int(n) for n in args.lengths.split(",") if n.strip()]
+    except ValueError:
+        lengths = []
+        problems.append(f"--lengths must be whole numbers separated by commas, got {args.lengths!r}")
+    problems += [f"length {n} is not in 2..{4 * SIZES[args.size].seq}" for n in lengths
+                 if not 2 <= n <= 4 * SIZES[args.size].seq]
     if problems:
         print(f"bench.zoo: error: {'; '.join(problems)}", file=sys.stderr)
         return 1
@@ -303,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             start = time.perf_counter()
             try:
-                case = run_case(zoo, size, dtype, variants, args.rounds, args.tolerance)
+                case = run_case(zoo, size, dtype, variants, args.rounds, args.tolerance, lengths)
             except Exception as error:  # building the model or its eager run: the zoo's own problem
                 traceback.print_exc()
                 case = Case(zoo.name, zoo.family, dtype, status=f"eager: {_first_line(error)}")
@@ -316,6 +384,10 @@ def main(argv: list[str] | None = None) -> int:
              f"{torch.get_num_threads()} torch threads; size {args.size} ({size}); time per call of the padded "
              f"batch of 4: best of {args.rounds} interleaved rounds of the median of {CALLS_PER_ROUND} calls", "",
              *table(cases), "", *summarize(cases)]
+    if lengths_table(cases):
+        lines += ["", f"Sequence lengths: the decoder LMs' compiled model called next with padded batches of 4 at "
+                      f"{', '.join(map(str, lengths))} tokens (the best of 3 calls each); compiles over the whole "
+                      f"run, strict calls included", "", *lengths_table(cases)]
     print("\n".join(lines))
     if args.markdown:
         args.markdown.write_text("# Model zoo\n\n" + "\n".join(lines) + "\n")

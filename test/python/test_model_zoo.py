@@ -57,3 +57,26 @@ def test_relative_error_sees_nan_and_structure() -> None:
     assert relative_error({"logits": torch.full((2, 3), torch.nan)}, want) == float("inf")
     assert relative_error({"logits": torch.ones(3, 2)}, want) == float("inf")
     assert relative_error({"other": torch.ones(2, 3)}, want) == float("inf")
+
+
+def test_the_lengths_row_counts_compiles_and_eager_calls(tmp_path) -> None:
+    """bench.zoo's lengths row on a tiny Llama: after the strict calls (a batch of 4 and one of 1), the same
+    compiled model at 5 more lengths compiles once more, with the length symbolic, and runs nothing in eager."""
+    from bench import zoo
+
+    out = tmp_path / "zoo.md"
+    assert zoo.main(["--models", "llama", "--size", "tiny", "--dtypes", "fp32", "--variants", "eager,graphfuse",
+                     "--rounds", "1", "--markdown", str(out)]) == 0
+    row = next(line for line in out.read_text().splitlines() if line.startswith("| llama | fp32 | "))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[2] == "3" and cells[3] == "0", row  # compiles over the run, eager calls
+    assert len(cells) == 4 + len(zoo.LENGTHS.split(",")) and all(" / " in cell for cell in cells[4:])
+
+
+def test_the_lengths_must_fit_the_models(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import zoo
+
+    assert zoo.main(["--models", "llama", "--size", "tiny", "--lengths", "8,90"]) == 1
+    assert "length 90 is not in 2..48" in capsys.readouterr().err
+    assert zoo.main(["--models", "llama", "--lengths", "8,x"]) == 1
+    assert "--lengths must be whole numbers" in capsys.readouterr().err
