@@ -73,6 +73,8 @@ class Case:
     #: graphfuse's compiles over the whole run (strict calls and lengths), and its calls in eager PyTorch
     run_compiles: int = 0
     length_eager_calls: int = 0
+    #: why the lengths row failed (a compile or a call at a new length), else empty
+    length_failure: str = ""
 
     @property
     def passed(self) -> bool:
@@ -186,14 +188,18 @@ def run_lengths(zoo: ZooModel, size: Size, dtype: str, model: Any, compiled: Any
     from graphfuse.frontends import torch_backend
 
     timed: dict[str, dict[int, float]] = {"graphfuse": {}, "eager": {}}
-    for length in lengths:
-        inputs = zoo.inputs(dataclasses.replace(size, seq=length), 4)
-        for key, value in inputs.items():
-            if dtype == "bf16" and value.is_floating_point():
-                inputs[key] = value.to(torch.bfloat16)
-        for name, module in (("graphfuse", compiled), ("eager", model)):
-            _call(module, inputs)  # graphfuse: a compile when the shape is new
-            timed[name][length] = min(_timed_call(module, inputs) for _ in range(3))
+    try:
+        for length in lengths:
+            inputs = zoo.inputs(dataclasses.replace(size, seq=length), 4)
+            for key, value in inputs.items():
+                if dtype == "bf16" and value.is_floating_point():
+                    inputs[key] = value.to(torch.bfloat16)
+            for name, module in (("graphfuse", compiled), ("eager", model)):
+                _call(module, inputs)  # graphfuse: a compile when the shape is new
+                timed[name][length] = min(_timed_call(module, inputs) for _ in range(3))
+    except Exception as error:  # a compile or run failure at a new length is the row's result
+        case.length_failure = f"at {length} tokens: {_first_line(error)}"
+        return
     reports = torch_backend.last_report()
     case.length_s = timed
     case.run_compiles = sum(len(report.compiled) for report in reports)
@@ -309,14 +315,17 @@ def table(cases: list[Case]) -> list[str]:
 def lengths_table(cases: list[Case]) -> list[str]:
     """The lengths row of each decoder LM that ran it: compiles, eager calls, ms per call at each length."""
     measured = [c for c in cases if c.length_s.get("graphfuse")]
-    if not measured:
+    failed = [c for c in cases if c.length_failure]
+    if not measured and not failed:
         return []
-    lengths = sorted(measured[0].length_s["graphfuse"])
+    lengths = sorted(measured[0].length_s["graphfuse"]) if measured else []
     head = ["model", "dtype", "compiles (run)", "eager calls",
             *(f"{length} tokens: graphfuse / eager ms" for length in lengths)]
     rows = [[c.model, c.dtype, str(c.run_compiles), str(c.length_eager_calls),
              *(f"{c.length_s['graphfuse'][n] * 1e3:.2f} / {c.length_s['eager'][n] * 1e3:.2f}" for n in lengths)]
             for c in measured]
+    rows += [[c.model, c.dtype, "failed " + c.length_failure.replace("|", "\\|"), "-", *("-" for _ in lengths)]
+             for c in failed]
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
