@@ -37,6 +37,7 @@ happened to every graph.
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 import time
@@ -746,8 +747,6 @@ def get_backend(*, compiler_config: CompilerConfig | None = None) -> Callable[..
     The configuration is checked here (a bad value is a :class:`GraphfuseError` naming the field) and copied:
     changing the object afterwards does not change the backend.
     """
-    import copy
-
     config = copy.deepcopy(compiler_config) if compiler_config is not None else CompilerConfig()
     if not isinstance(config, CompilerConfig):
         raise GraphfuseError(f"compiler_config must be a CompilerConfig, not {type(compiler_config).__name__}")
@@ -757,9 +756,50 @@ def get_backend(*, compiler_config: CompilerConfig | None = None) -> Callable[..
         with _REPORTS_LOCK:
             report = GraphReport(len(_REPORTS) + 1, len(gm.graph.nodes))
             _REPORTS.append(report)
-        return _GraphRunner(gm, example_inputs, config, report)
+        passed = _passed_sizes(gm)
+        if not passed:
+            return _GraphRunner(gm, example_inputs, config, report)
+        return _WithPassedSizes(_GraphRunner(_without_outputs(gm, [k for k, _ in passed]), example_inputs, config,
+                                             report), passed)
 
     return graphfuse
+
+
+def _passed_sizes(gm: fx.GraphModule) -> list[tuple[int, int]]:
+    """(output position, input position) of the outputs that are the graph's own symbolic-size inputs, passed
+    through (a cache keeping its length: Mistral's): the compiled graph leaves them out and the call returns
+    the size it was given."""
+    placeholders = {node: k for k, node in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+    outputs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    if not isinstance(outputs, tuple | list):
+        return []
+    return [(k, placeholders[value]) for k, value in enumerate(outputs)
+            if isinstance(value, fx.Node) and value in placeholders
+            and isinstance(value.meta.get("example_value"), torch.SymInt)]
+
+
+def _without_outputs(gm: fx.GraphModule, positions: list[int]) -> fx.GraphModule:
+    """A copy of ``gm`` whose output tuple leaves out ``positions``."""
+    graph = copy.deepcopy(gm.graph)
+    output = next(n for n in graph.nodes if n.op == "output")
+    dropped = set(positions)
+    output.args = (tuple(v for k, v in enumerate(output.args[0]) if k not in dropped),)
+    return fx.GraphModule(gm, graph)
+
+
+class _WithPassedSizes:
+    """A graph's runner whose graph left out the sizes it passes through (:func:`_passed_sizes`): each call's
+    results with those sizes put back at their positions."""
+
+    def __init__(self, runner: _GraphRunner, passed: list[tuple[int, int]]) -> None:
+        self.runner = runner
+        self.passed = sorted(passed)
+
+    def __call__(self, *args: Any) -> Any:
+        results = list(self.runner(*args))
+        for output, argument in self.passed:
+            results.insert(output, args[argument])
+        return tuple(results)
 
 
 def graphfuse_backend(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:

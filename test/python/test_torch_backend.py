@@ -451,6 +451,28 @@ def test_generate_with_the_default_cache_compiles_three_times(kind: str) -> None
     assert sum(report.calls for report in reports) == 24 and not any(report.eager_calls for report in reports)
 
 
+def test_a_graph_passing_its_symbolic_length_through_compiles_symbolic() -> None:
+    """Mistral's forward at a new length: the symbolic graph returns its length input as an output (the cache
+    keeps it).  The compiled graph leaves that output out and the call returns the length it was given: one
+    symbolic compile serves every later length, nothing runs in eager PyTorch, outputs as eager's."""
+    pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
+    import dataclasses
+
+    from bench.zoo_models import TINY, ZOO, zoo_model
+
+    zoo = ZOO["mistral"]
+    model = zoo_model("mistral", TINY)
+    compiled = torch.compile(model, backend=gtb.get_backend(compiler_config=gtb.CompilerConfig(fallback="error")))
+    with torch.no_grad():
+        for length, batch in ((12, 4), (12, 1), (8, 4), (17, 4), (33, 4)):
+            inputs = zoo.inputs(dataclasses.replace(TINY, seq=length), batch)
+            got, want = compiled(**inputs), model(**inputs)
+            assert _relative_error(got.logits, want.logits) <= 1e-5, (length, batch)
+    reports = gtb.last_report()
+    assert sum(len(report.compiled) for report in reports) == 3, [report.summary() for report in reports]
+    assert not any(report.eager_calls or report.per_shape for report in reports), [r.summary() for r in reports]
+
+
 def test_llama_generate_from_prompts_of_several_lengths_compiles_each_graph_symbolic_once() -> None:
     """64 tokens from prompts of 5 lengths with the default cache (the rotary halves, the causal mask, the last
     token's slice and ``arange(n) + past_length`` under a symbolic length): the prompt and the decoding step are
