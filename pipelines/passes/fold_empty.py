@@ -54,7 +54,6 @@ from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.expansions import EXPANDERS
 from graphfuse.dialect.matching import attributes, constant_array, create_op, op_id
 from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
-from graphfuse.dialect.shape_utils import normalize_axis
 from graphfuse.dialect.types import TensorSig, numpy_dtype, sig_from_type, sig_of_array, tensor_type
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
@@ -128,20 +127,16 @@ def _concat_without_empty(op: ir.Operation, at: _Before) -> list[ir.Value | None
 
 
 def _split_without_empty(op: ir.Operation, at: _Before) -> list[ir.Value | None] | None:
-    """split into sizes [2, 0, 6] -> split into [2, 6] (the same IRDL argument as concat's); one piece is a slice."""
+    """split into sizes [2, 0, 6] -> split into [2, 6] (the same IRDL argument as concat's); one piece left is
+    the whole operand (the sizes add up to the axis: Phi-3's rotary half and an empty rest, other dims dynamic)."""
     attrs = attributes(op)
     operand = op.operands[0]
     sizes = list(attrs["sizes"])
     kept = [k for k, size in enumerate(sizes) if size != 0]
     if len(kept) == 1:
-        source = sig_from_type(operand.type)
-        axis = normalize_axis(attrs["axis"], source.rank)
-        start = [0] * source.rank
-        start[axis] = sum(sizes[: kept[0]])
-        limit = [start[axis] + sizes[kept[0]] if d == axis else size for d, size in enumerate(source.shape)]
-        if None in limit:
+        if op.results[kept[0]].type != operand.type:
             return None
-        pieces = create_op(at, "slice", [operand], at.loc, start=start, limit=limit).results
+        pieces = [operand]
     else:
         pieces = create_op(at, "split", [operand], at.loc, axis=attrs["axis"], sizes=[sizes[k] for k in kept]).results
     by_result: dict[int, ir.Value] = dict(zip(kept, pieces, strict=True))
@@ -246,8 +241,9 @@ def _expand(op: ir.Operation, at: _Before, context: PassContext) -> bool:
 # The walk.
 
 
-def _fold_op(op: ir.Operation, context: PassContext) -> None:
-    """Take empty tensors out of ``op``: replace its empty results, fold it when it reads one."""
+def _fold_op(op: ir.Operation, context: PassContext, erased: set[int] | None = None) -> None:
+    """Take empty tensors out of ``op``: replace its empty results, fold it when it reads one; the ops it erases
+    are added to ``erased`` (by :func:`op_id`)."""
     empty_in = [k for k, v in enumerate(op.operands) if _empty(v) is not None]
     non_empty = [r for r in op.results if _empty(r) is None]
     if not empty_in and len(non_empty) == len(op.results):
@@ -257,7 +253,7 @@ def _fold_op(op: ir.Operation, context: PassContext) -> None:
                      "(every rank must call the same collectives, so none is folded away)", op.location)
     at = _Before(op)
     if not op.name.startswith("graph."):  # a call (or an op of another dialect): its empty results are known
-        _replace(op, [r if _empty(r) is None else None for r in op.results], at, context)
+        _replace(op, [r if _empty(r) is None else None for r in op.results], at, context, erased)
         return
     values: list[ir.Value | None] | None = [None] * len(op.results)
     if non_empty:
@@ -275,15 +271,22 @@ def _fold_op(op: ir.Operation, context: PassContext) -> None:
             context.fail(f"'{op.name}' {what} the non-empty {non_empty[0].type}, and graph-fold-empty-tensors has no "
                          "fold for it: the CPU code generator does not compile empty tensors", op.location)
         context.count(FOLDED)
-    _replace(op, values, at, context)
+    _replace(op, values, at, context, erased)
+    if erased is not None:
+        erased.add(op_id(op))
     op.erase()
 
 
-def _replace(op: ir.Operation, values: list[ir.Value | None], at: _Before, context: PassContext) -> None:
+def _replace(op: ir.Operation, values: list[ir.Value | None], at: _Before, context: PassContext,
+             erased: set[int] | None = None) -> None:
     """Replace each result of ``op`` by its value, a used empty result without one by an empty constant."""
     for result, value in zip(op.results, values, strict=True):
         if value is None:
             sig = _empty(result)
+            if not sig.is_static:  # no constant stands for it: the concats reading it drop it first
+                for user in {op_id(use.owner): use.owner for use in result.uses if use.owner.name == "graph.concat"
+                             }.values():
+                    _fold_op(user.operation, context, erased)
             if not any(True for _ in result.uses):
                 continue
             if not sig.is_static:
@@ -311,10 +314,10 @@ def fold_empty_tensors(module: ir.Module, context: PassContext) -> None:
         if function.operation.name != "func.func" or not function.regions[0].blocks:
             continue
         block = function.regions[0].blocks[0]
-        for op in list(block.operations):
-            op = op.operation
-            if op.name not in ("func.return", "arith.constant"):
-                _fold_op(op, context)
+        erased: set[int] = set()  # ops folded ahead of their turn (a concat dropping a dynamic empty operand)
+        for key, op in [(op_id(op.operation), op.operation) for op in block.operations]:
+            if key not in erased and op.name not in ("func.return", "arith.constant"):
+                _fold_op(op, context, erased)
         _erase_unused_empty_constants(block)
 
 
