@@ -48,7 +48,7 @@ SMALL_QUERY_BLOCK = 8
 #: probabilities with the values a reduction this deep, over which the accumulator stays in registers.
 KEY_BLOCK = 256
 #: The blocks of the last, padded step (the keys short of a whole KEY_BLOCK), the narrowest that holds them: a
-#: short sequence (a prompt of 17 tokens) costs at most a block of its length rounded up to a power of two.
+#: short sequence (a prompt of 17 tokens) costs a block of its length rounded up to a power of two, 16 at least.
 LAST_KEY_BLOCKS = (KEY_BLOCK, 128, 64, 32, 16)
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
