@@ -1183,3 +1183,26 @@ def test_a_dynamic_dim_sliced_to_numbers_within_its_smallest_size() -> None:
     # past the smallest length the slice would clamp: torch.export refuses that range itself
     with pytest.raises(GraphfuseError, match=r"Constraints violated \(seq\)"):
         gft.import_module(FirstPositions(3).eval(), (randn(2, 10),), dynamic_shapes=dynamic)
+
+
+class EverySecond(torch.nn.Module):
+    """GPT-J's and Cohere's interleaved rotary pairs, and other steps along static dims of a dynamic tensor."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return x[..., ::2] * 2, x[..., 1::2] + 1, x[..., 1:7:3], x[..., ::3], x[:, :, 2:7:2, :]
+
+
+def test_steps_along_a_static_dim_of_a_dynamic_tensor() -> None:
+    """x[..., ::2] over [batch, seq, heads, 16] with batch and seq dynamic: whole groups of the step seen as a dim
+    (a reshape keeping the dynamic dims), the first of each split off, then the elements left: one graph for
+    every length, exact; steps that divide the sliced length and steps that leave a rest."""
+    from torch.export import Dim
+
+    dynamic = ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=60)},)
+    imported = gft.import_module(EverySecond().eval(), (randn(2, 5, 8, 16),), dynamic_shapes=dynamic)
+    assert "graph.slice" not in str(imported.module)
+    executable = graphfuse_compile(imported.module)
+    for shape in ((1, 2, 8, 16), (3, 17, 8, 16), (8, 60, 8, 16)):
+        x = randn(*shape)
+        for got, want in zip(executable(x.numpy()), EverySecond()(x), strict=True):
+            np.testing.assert_array_equal(got, want.numpy())

@@ -187,14 +187,14 @@ def _bound(value: Any, size: int, default: int) -> int:
 
 
 @_converts("aten.slice.Tensor", graph="`slice`",
-           notes="positive step; static shape, a static dim of a dynamic shape (step 1), or a dynamic dim sliced to "
+           notes="positive step; static shape, a static dim of a dynamic shape, or a dynamic dim sliced to "
            "numbers within its smallest size")
 def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
     if isinstance(a["end"], fx.Node):
         return _slice_to_symbolic_end(imp, node, x, a)
     if not x.sig.is_static:
-        if x.shape[_axis(a["dim"], len(x.shape))] is not None and a["step"] == 1:
+        if x.shape[_axis(a["dim"], len(x.shape))] is not None and a["step"] >= 1:
             return _slice_of_a_static_dim(imp, node, x, a)
         return _slice_of_a_dynamic_dim(imp, node, x, a)
     axis, start, end, step = _slice_bounds(imp, node, a, imp.static_shape(x))
@@ -204,17 +204,36 @@ def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
 def _slice_of_a_static_dim(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str, Any]) -> Tensor:
     """``x[..., :8]`` along a static dim of ``x`` whose other dims are dynamic (rotary embeddings' halves under a
     symbolic sequence length): the middle result of a ``split`` of that dim, which keeps the dynamic dims whole
-    (a ``slice`` names every dim's bounds)."""
+    (a ``slice`` names every dim's bounds).  With a step (``x[..., ::2]``, GPT-J's interleaved rotary pairs):
+    :func:`_every_step`."""
     axis = _axis(a["dim"], len(x.shape))
     size = x.shape[axis]
-    _, start, end, _ = _slice_bounds(imp, node, a, tuple(size if k == axis else 0 for k in range(len(x.shape))))
+    _, start, end, step = _slice_bounds(imp, node, a, tuple(size if k == axis else 0 for k in range(len(x.shape))))
     end = max(start, end)
-    if (start, end) == (0, size):
-        return x
-    sizes = [start, end - start, size - end]
-    kept = [k for k, part in enumerate(sizes) if part or k == 1]  # the middle part, empty or not
-    parts = imp.emit("split", x, axis=axis, sizes=[sizes[k] for k in kept])
-    return parts[kept.index(1)]
+    if (start, end) != (0, size):
+        sizes = [start, end - start, size - end]
+        kept = [k for k, part in enumerate(sizes) if part or k == 1]  # the middle part, empty or not
+        x = imp.emit("split", x, axis=axis, sizes=[sizes[k] for k in kept])[kept.index(1)]
+    return x if step == 1 or end - start <= 1 else _every_step(imp, x, axis, step)
+
+
+def _every_step(imp: _Importer, x: Tensor, axis: int, step: int) -> Tensor:
+    """Every ``step``-th element of ``x`` along its static dim ``axis`` from the first: the whole groups of
+    ``step`` seen as a dim of their own (a reshape that keeps the dynamic dims whole) and the first of each
+    taken by a ``split``, then the first of the elements left, when there are any."""
+    size = x.shape[axis]
+    groups, left = divmod(size, step)
+    parts = []
+    if groups:
+        whole = x if not left else imp.emit("split", x, axis=axis, sizes=[groups * step, left])[0]
+        shape = list(whole.shape)
+        grouped = imp.emit("reshape", whole, tuple([*shape[:axis], groups, step, *shape[axis + 1:]]))
+        first = imp.emit("split", grouped, axis=axis + 1, sizes=[1, step - 1])[0]
+        parts.append(imp.emit("reshape", first, tuple([*shape[:axis], groups, *shape[axis + 1:]])))
+    if left:
+        parts.append(imp.emit("split", x, axis=axis, sizes=[groups * step, 1, left - 1] if left > 1
+                              else [groups * step, 1])[1])
+    return parts[0] if len(parts) == 1 else imp.emit("concat", *parts, axis=axis)
 
 
 def _slice_of_a_dynamic_dim(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str, Any]) -> Tensor:
