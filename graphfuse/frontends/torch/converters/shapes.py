@@ -186,7 +186,8 @@ def _bound(value: Any, size: int, default: int) -> int:
     return min(max(value, 0), size)
 
 
-@_converts("aten.slice.Tensor", graph="`slice`",
+@_converts("aten.slice.Tensor", graph="`slice`; along a static dim of a dynamic shape `split` (with a step, of a "
+           "`reshape` into groups of the step)",
            notes="positive step; static shape, a static dim of a dynamic shape, or a dynamic dim sliced to "
            "numbers within its smallest size")
 def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
