@@ -1189,13 +1189,13 @@ class EverySecond(torch.nn.Module):
     """GPT-J's and Cohere's interleaved rotary pairs, and other steps along static dims of a dynamic tensor."""
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return x[..., ::2] * 2, x[..., 1::2] + 1, x[..., 1:7:3], x[..., ::3], x[:, :, 2:7:2, :]
+        return x[..., ::2] * 2, x[..., 1::2] + 1, x[..., 1:7:3], x[..., ::3], x[:, :, 2:7:2, :], x[..., 14::3]
 
 
 def test_steps_along_a_static_dim_of_a_dynamic_tensor() -> None:
     """x[..., ::2] over [batch, seq, heads, 16] with batch and seq dynamic: whole groups of the step seen as a dim
     (a reshape keeping the dynamic dims), the first of each split off, then the elements left: one graph for
-    every length, exact; steps that divide the sliced length and steps that leave a rest."""
+    every length, exact; steps that divide the sliced length, steps that leave a rest, a step longer than it."""
     from torch.export import Dim
 
     dynamic = ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=60)},)

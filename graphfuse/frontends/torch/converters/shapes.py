@@ -231,9 +231,9 @@ def _every_step(imp: _Importer, x: Tensor, axis: int, step: int) -> Tensor:
         grouped = imp.emit("reshape", whole, tuple([*shape[:axis], groups, step, *shape[axis + 1:]]))
         first = imp.emit("split", grouped, axis=axis + 1, sizes=[1, step - 1])[0]
         parts.append(imp.emit("reshape", first, tuple([*shape[:axis], groups, *shape[axis + 1:]])))
-    if left:
-        parts.append(imp.emit("split", x, axis=axis, sizes=[groups * step, 1, left - 1] if left > 1
-                              else [groups * step, 1])[1])
+    if left:  # the element after the whole groups, split off without pieces of size 0
+        sizes = [size for size in (groups * step, 1, left - 1) if size]
+        parts.append(imp.emit("split", x, axis=axis, sizes=sizes)[1 if groups else 0])
     return parts[0] if len(parts) == 1 else imp.emit("concat", *parts, axis=axis)
 
 
