@@ -142,9 +142,11 @@ def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[lis
         if fill is not None and producer(result, "tensor.empty") is not None:
             result = bufferization.alloc_tensor(c.type, [rows])  # one buffer the parts are computed in
         a_main = _rows_of(a, 0, main, 0, k)
+        parts: list[tuple[int, int, ir.Value]] = []
         for column, width in ranges:
             columns = panel if width % panel == 0 else width
             panels = _packed_panels(b, column, width, columns)
+            parts.append((column, width, panels))
             dest = _split(_rows_of(result, 0, main, column, width), main, columns)
             if fill_value is not None:
                 dest = linalg.fill(fill_value, outs=[dest])
@@ -153,8 +155,7 @@ def dynamic_row_parts(op: ir.Operation, panel: int, tile_rows: int) -> tuple[lis
             product = tensor.collapse_shape(ir.RankedTensorType.get([_DYNAMIC, width], element), product,
                                             [[0], [1, 2]])
             result = _put_rows(product, result, 0, main, column)
-            rest_rows = _RestRows(a, main, rest, panels, column, width, fill_value)
-            result = rest_rows.computed(result, (*rest_tiles(tile_rows), 0), rests)
+        result = _RestRows(a, main, rest, parts, fill_value).computed(result, (*rest_tiles(tile_rows), 0), rests)
     op.results[0].replace_all_uses_with(result)
     op.erase()
     _erase_unused_producers(b)  # the panels were copied from B's source (a linear layer's W)
@@ -169,42 +170,44 @@ def rest_tiles(tile_rows: int) -> tuple[int, ...]:
 
 
 class _RestRows:
-    """The rows [main, main + rest) of a product's columns [column, column + width): A's rows, the panels of B,
-    the value C is filled with (None: C's rows are added to)."""
+    """The rows [main, main + rest) of a product: A's rows, the columns of C as (first column, width, the panels
+    of B they read), the value C is filled with (None: C's rows are added to)."""
 
-    def __init__(self, a: ir.Value, main: ir.Value, rest: ir.Value, panels: ir.Value, column: int, width: int,
+    def __init__(self, a: ir.Value, main: ir.Value, rest: ir.Value, parts: list[tuple[int, int, ir.Value]],
                  fill_value: ir.Value | None) -> None:
-        self.a, self.main, self.rest, self.panels = a, main, rest, panels
-        self.column, self.width, self.fill_value = column, width, fill_value
+        self.a, self.main, self.rest, self.parts, self.fill_value = a, main, rest, parts, fill_value
 
     def computed(self, result: ir.Value, counts: tuple[int, ...], products: list[ir.Operation]) -> ir.Value:
-        """``result`` with the rows written by a product of ``counts[0]`` rows when more than ``counts[1]`` are
+        """``result`` with the rows written by products of ``counts[0]`` rows when more than ``counts[1]`` are
         left, else by the narrower ones (nothing written when none is left: ``counts`` ends in 0)."""
         count, bound = counts[0], counts[1]
         choice = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, self.rest, _index(bound)), [result.type],
                           has_else=True)
         with ir.InsertionPoint(choice.then_block):
-            scf.YieldOp([self._product(result, count, products)])
+            scf.YieldOp([self._products(result, count, products)])
         with ir.InsertionPoint(choice.else_block):
             scf.YieldOp([self.computed(result, counts[1:], products) if bound else result])
         return choice.results[0]
 
-    def _product(self, result: ir.Value, count: int, products: list[ir.Operation]) -> ir.Value:
-        """``result`` with the rows written by one product of ``count`` rows, A's and C's rows padded to them."""
+    def _products(self, result: ir.Value, count: int, products: list[ir.Operation]) -> ir.Value:
+        """``result`` with the rows written by a product of ``count`` rows per range of columns, A's rows padded
+        to them once, C's for each range."""
         k = ir.RankedTensorType(self.a.type).shape[1]
         element = ir.RankedTensorType(result.type).element_type
-        columns = ir.RankedTensorType(self.panels.type).shape[2]
         a_rows = padded_rows(_rows_of(self.a, self.main, self.rest, 0, k), self.rest, count)
-        if self.fill_value is not None:
-            dest = linalg.fill(self.fill_value, outs=[tensor.empty([count, self.width // columns, columns], element)])
-        else:
-            dest = _split(padded_rows(_rows_of(result, self.main, self.rest, self.column, self.width), self.rest,
-                                      count), None, columns)
-        product = _packed_product(a_rows, self.panels, dest)
-        products.append(product.owner)
-        product = tensor.collapse_shape(ir.RankedTensorType.get([count, self.width], element), product,
-                                        [[0], [1, 2]])
-        return _put_rows(_rows_of(product, 0, self.rest, 0, self.width), result, self.main, self.rest, self.column)
+        for column, width, panels in self.parts:
+            columns = ir.RankedTensorType(panels.type).shape[2]
+            if self.fill_value is not None:
+                dest = linalg.fill(self.fill_value, outs=[tensor.empty([count, width // columns, columns], element)])
+            else:
+                dest = _split(padded_rows(_rows_of(result, self.main, self.rest, column, width), self.rest, count),
+                              None, columns)
+            product = _packed_product(a_rows, panels, dest)
+            products.append(product.owner)
+            product = tensor.collapse_shape(ir.RankedTensorType.get([count, width], element), product,
+                                            [[0], [1, 2]])
+            result = _put_rows(_rows_of(product, 0, self.rest, 0, width), result, self.main, self.rest, column)
+        return result
 
 
 #: A product of few rows (:func:`split_few_dynamic_rows`) to schedule: (the generic over (t, i, j, k), whether it
