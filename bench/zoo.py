@@ -34,7 +34,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -181,19 +181,12 @@ def run_lengths(zoo: ZooModel, size: Size, dtype: str, model: Any, compiled: Any
                 case: Case) -> None:
     """Call ``compiled`` (graphfuse, after the strict calls) with padded batches of 4 at each of ``lengths``:
     record the run's compiles, the calls in eager PyTorch, and seconds per call, graphfuse's and eager's."""
-    import dataclasses
-
-    import torch
-
     from graphfuse.frontends import torch_backend
 
     timed: dict[str, dict[int, float]] = {"graphfuse": {}, "eager": {}}
     try:
         for length in lengths:
-            inputs = zoo.inputs(dataclasses.replace(size, seq=length), 4)
-            for key, value in inputs.items():
-                if dtype == "bf16" and value.is_floating_point():
-                    inputs[key] = value.to(torch.bfloat16)
+            inputs = _inputs(zoo, replace(size, seq=length), 4, dtype)
             for name, module in (("graphfuse", compiled), ("eager", model)):
                 _call(module, inputs)  # graphfuse: a compile when the shape is new
                 timed[name][length] = min(_timed_call(module, inputs) for _ in range(3))
@@ -204,6 +197,17 @@ def run_lengths(zoo: ZooModel, size: Size, dtype: str, model: Any, compiled: Any
     case.length_s = timed
     case.run_compiles = sum(len(report.compiled) for report in reports)
     case.length_eager_calls = sum(report.eager_calls for report in reports)
+
+
+def _inputs(zoo: ZooModel, size: Size, batch: int, dtype: str) -> dict[str, Any]:
+    """The model's inputs for a batch, their floating-point tensors in ``dtype``."""
+    import torch
+
+    inputs = zoo.inputs(size, batch)
+    if dtype == "bf16":
+        inputs = {key: value.to(torch.bfloat16) if value.is_floating_point() else value
+                  for key, value in inputs.items()}
+    return inputs
 
 
 def _timed_call(module: Any, inputs: dict[str, Any]) -> float:
@@ -223,11 +227,7 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
     model = zoo_model(zoo.name, size)
     if dtype == "bf16":
         model = model.to(torch.bfloat16)
-    batches = {4: zoo.inputs(size, 4), 1: zoo.inputs(size, 1)}
-    for inputs in batches.values():
-        for key, value in inputs.items():
-            if dtype == "bf16" and value.is_floating_point():
-                inputs[key] = value.to(torch.bfloat16)
+    batches = {batch: _inputs(zoo, size, batch, dtype) for batch in (4, 1)}
     want = {batch: _call(model, inputs) for batch, inputs in batches.items()}
     runners: dict[str, Callable[..., Any]] = {"eager": model} if "eager" in variants else {}
     if "inductor" in variants:

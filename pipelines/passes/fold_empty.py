@@ -284,9 +284,9 @@ def _replace(op: ir.Operation, values: list[ir.Value | None], at: _Before, conte
         if value is None:
             sig = _empty(result)
             if not sig.is_static:  # no constant stands for it: the concats reading it drop it first
-                for user in {op_id(use.owner): use.owner for use in result.uses if use.owner.name == "graph.concat"
-                             }.values():
-                    _fold_op(user.operation, context, erased)
+                concats = {op_id(use.owner): use.owner for use in result.uses if use.owner.name == "graph.concat"}
+                for concat in concats.values():
+                    _fold_op(concat.operation, context, erased)
             if not any(True for _ in result.uses):
                 continue
             if not sig.is_static:
