@@ -18,7 +18,7 @@ from graphfuse.dialect.constants import attr_to_array
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.evaluate import evaluate_op
 from graphfuse.dialect.run_checks import RunCheckError, check_failed
-from graphfuse.dialect.shape_utils import paired_sizes
+from graphfuse.dialect.shape_utils import sized_at_call
 from graphfuse.dialect.types import TensorSig, shape_matches, sig_from_type, sig_of_array
 
 
@@ -118,10 +118,9 @@ class Interpreter:
         try:
             attrs = read_attributes(spec, op)
             declared = [sig_from_type(r.type) for r in op.results]
-            if name == "graph.reshape" and declared[0].shape.count(None) > 1:
-                # several dynamic dims: the sizes of the operand dims they pair with, which its declared type says
+            if name in ("graph.reshape", "graph.broadcast_to"):
                 source = sig_from_type(op.operands[0].type)
-                declared = [declared[0].with_shape(paired_sizes(source.shape, args[0].shape, declared[0].shape))]
+                declared = [sized_at_call(name, source.shape, args[0].shape, declared[0])]
             outputs = evaluate_op(spec.name, args, attrs, declared)
         except VerifyError as error:
             raise _error(f"'{name}' {error.message}", op.location) from None

@@ -22,7 +22,7 @@ from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.parsing import relocate
-from graphfuse.dialect.shape_utils import paired_sizes
+from graphfuse.dialect.shape_utils import sized_at_call
 from graphfuse.dialect.types import TensorSig, sig_from_type
 
 __all__ = ["DynamicShapes", "infer_result_shapes", "shape_graph_text"]
@@ -56,10 +56,9 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
         inputs = [sigs.get(v) for v in op.operands]
         inferred = declared
         known = all(sig is not None for sig in inputs)
-        if op.name == "graph.reshape" and known and declared[0].shape.count(None) > 1 \
-                and None not in inputs[0].shape:  # several dynamic dims: those of the operand dims they pair with
+        if op.name in ("graph.reshape", "graph.broadcast_to") and known and None not in inputs[0].shape:
             source = sig_from_type(op.operands[0].type)
-            declared = [declared[0].with_shape(paired_sizes(source.shape, inputs[0].shape, declared[0].shape))]
+            declared = [sized_at_call(op.name, source.shape, inputs[0].shape, declared[0])]
             inferred = declared
         if spec is not None and known:
             try:

@@ -391,7 +391,8 @@ def _infer_cast(inputs: list[TensorSig], attrs: dict[str, Any], declared: list[T
     source = inputs[0]
     if result.rank != source.rank or not all(dims_equal(a, b) for a, b in zip(source.shape, result.shape, strict=True)):
         raise VerifyError(f"result type {result} must have the shape of operand {source}")
-    return [result]
+    # The operand's sizes fill the declared dynamic dims: at run time they give the result's shape.
+    return [result.with_shape(tuple(r if s is None else s for s, r in zip(source.shape, result.shape, strict=True)))]
 
 
 def _cast_reference(xs: list[np.ndarray], attrs: dict[str, Any], results: list[TensorSig]) -> list[np.ndarray]:

@@ -260,8 +260,10 @@ def test_cast_rejects_shape_change() -> None:
 
 
 def test_cast_accepts_dynamic_declared_dim() -> None:
+    # The operand's static size fills the declared dynamic dim.
     declared = [TensorSig((None, 3), "i32")]
-    assert _infer("cast", [TensorSig((4, 3), "f32")], declared=declared) == declared
+    assert _infer("cast", [TensorSig((4, 3), "f32")], declared=declared) == [TensorSig((4, 3), "i32")]
+    assert _infer("cast", [TensorSig((None, 3), "f32")], declared=declared) == declared
 
 
 # --------------------------------------------------------------------------
