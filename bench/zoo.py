@@ -73,7 +73,9 @@ class Case:
     #: graphfuse's compiles over the whole run (strict calls and lengths), and its calls in eager PyTorch
     run_compiles: int = 0
     length_eager_calls: int = 0
-    #: why the lengths row failed (a compile or a call at a new length), else empty
+    #: largest error against eager over the lengths (as ``error``)
+    length_error: float | None = None
+    #: why the lengths row failed (a compile, a call or a result at a new length), else empty
     length_failure: str = ""
 
     @property
@@ -178,21 +180,29 @@ def time_calls(callables: dict[str, Callable[..., Any]], inputs: dict[str, Any],
 
 
 def run_lengths(zoo: ZooModel, size: Size, dtype: str, model: Any, compiled: Any, lengths: list[int],
-                case: Case) -> None:
+                case: Case, limit: float) -> None:
     """Call ``compiled`` (graphfuse, after the strict calls) with padded batches of 4 at each of ``lengths``:
-    record the run's compiles, the calls in eager PyTorch, and seconds per call, graphfuse's and eager's."""
+    check each result against eager's (an error above ``limit`` fails the row), and record the run's compiles,
+    the calls in eager PyTorch, and seconds per call, graphfuse's and eager's."""
     from graphfuse.frontends import torch_backend
 
     timed: dict[str, dict[int, float]] = {"graphfuse": {}, "eager": {}}
+    worst = 0.0
     try:
         for length in lengths:
             inputs = _inputs(zoo, replace(size, seq=length), 4, dtype)
+            got = _call(compiled, inputs)  # a compile when the shape is new
+            error = relative_error(got, _call(model, inputs))
+            worst = max(worst, error)
+            if not error <= limit:
+                case.length_failure = f"at {length} tokens: error {error:.2e} above {limit:.2e}"
+                return
             for name, module in (("graphfuse", compiled), ("eager", model)):
-                _call(module, inputs)  # graphfuse: a compile when the shape is new
                 timed[name][length] = min(_timed_call(module, inputs) for _ in range(3))
     except Exception as error:  # a compile or run failure at a new length is the row's result
         case.length_failure = f"at {length} tokens: {_first_line(error)}"
         return
+    case.length_error = worst
     reports = torch_backend.last_report()
     case.length_s = timed
     case.run_compiles = sum(len(report.compiled) for report in reports)
@@ -242,9 +252,9 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
         status, error, first, compiled = run_strict(zoo, model, batches, want, "graphfuse")
         case.error = error
         case.compile_s["graphfuse"] = first
+        limit = tolerance if dtype == "fp32" else (case.inductor_error if case.inductor_error is not None
+                                                   else math.inf)
         if status == "pass" and error is not None:
-            limit = tolerance if dtype == "fp32" else (case.inductor_error if case.inductor_error is not None
-                                                       else math.inf)
             if not error <= limit:
                 status = f"error {error:.2e} above {limit:.2e}"
         case.status = status
@@ -257,7 +267,7 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
         time_calls(runners, batches[4], 1, calls=1)  # warm every variant once more
         case.call_s = time_calls(runners, batches[4], rounds)
     if lengths and zoo.is_decoder_lm and "graphfuse" in runners:
-        run_lengths(zoo, size, dtype, model, runners["graphfuse"], lengths, case)
+        run_lengths(zoo, size, dtype, model, runners["graphfuse"], lengths, case, limit)
     return case
 
 
@@ -319,12 +329,13 @@ def lengths_table(cases: list[Case]) -> list[str]:
     if not measured and not failed:
         return []
     lengths = sorted(measured[0].length_s["graphfuse"]) if measured else []
-    head = ["model", "dtype", "compiles (run)", "eager calls",
+    head = ["model", "dtype", "compiles (run)", "eager calls", "error",
             *(f"{length} tokens: graphfuse / eager ms" for length in lengths)]
-    rows = [[c.model, c.dtype, str(c.run_compiles), str(c.length_eager_calls),
+    rows = [[c.model, c.dtype, str(c.run_compiles), str(c.length_eager_calls), f"{c.length_error:.1e}",
              *(f"{c.length_s['graphfuse'][n] * 1e3:.2f} / {c.length_s['eager'][n] * 1e3:.2f}" for n in lengths)]
             for c in measured]
-    rows += [[c.model, c.dtype, "failed " + c.length_failure.replace("|", "\\|"), "-", *("-" for _ in lengths)]
+    rows += [[c.model, c.dtype, "failed " + c.length_failure.replace("|", "\\|"), "-", "-",
+              *("-" for _ in lengths)]
              for c in failed]
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
 

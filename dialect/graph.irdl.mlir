@@ -1352,9 +1352,10 @@ irdl.dialect @graph {
   // Reinterpret the operand's elements (row-major order) with the result type's shape.
   irdl.operation @reshape {
     %in0 = irdl.base "!builtin.tensor"
-    %out1 = irdl.base "!builtin.tensor"
-    irdl.operands(operand: %in0)
-    irdl.results(result: %out1)
+    %in1 = irdl.base "!builtin.tensor"
+    %out2 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %in0, sizes: optional %in1)
+    irdl.results(result: %out2)
   }
 
   // Resize the last one or two dims: nearest or bilinear (PyTorch's F.interpolate).

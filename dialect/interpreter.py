@@ -119,8 +119,8 @@ class Interpreter:
             attrs = read_attributes(spec, op)
             declared = [sig_from_type(r.type) for r in op.results]
             if name in ("graph.reshape", "graph.broadcast_to"):
-                source = sig_from_type(op.operands[0].type)
-                declared = [sized_at_call(name, source.shape, args[0].shape, declared[0])]
+                operands = [sig_from_type(v.type).shape for v in op.operands]
+                declared = [sized_at_call(name, operands, [a.shape for a in args], declared[0])]
             outputs = evaluate_op(spec.name, args, attrs, declared)
         except VerifyError as error:
             raise _error(f"'{name}' {error.message}", op.location) from None

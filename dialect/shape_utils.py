@@ -168,17 +168,23 @@ def paired_sizes(source: Shape, sizes: Sequence[int], result: Shape) -> tuple[in
     return tuple(out)  # type: ignore[arg-type]
 
 
-def sized_at_call(op_name: str, source: Shape, sizes: Sequence[int], declared: TensorSig) -> TensorSig:
-    """The declared result of a reshape or broadcast_to with the dynamic dims that its operand's sizes at a call
+def sized_at_call(op_name: str, declared_operands: Sequence[Shape], sizes: Sequence[Sequence[int]],
+                  declared: TensorSig) -> TensorSig:
+    """The declared result of a reshape or broadcast_to with the dynamic dims that its operands' sizes at a call
     give and the catalog's inference cannot tell (it sees the sizes, not which of them were dynamic).
 
-    ``source`` is the operand's declared shape, ``sizes`` its sizes at the call. A reshape's several dynamic
-    dims take their paired operand dims' sizes (:func:`paired_sizes`); broadcast_to's take the operand's, 1
-    included (the verifier rejects only an operand dim declared 1).
+    ``declared_operands`` are the operands' declared shapes, ``sizes`` their sizes at the call. A reshape's
+    dynamic dims take the sizes of its ``sizes`` operand's dynamic dims, or without one, when it has several,
+    those of their paired operand dims (:func:`paired_sizes`); broadcast_to's take the operand's, 1 included
+    (the verifier rejects only an operand dim declared 1).
     """
-    if op_name == "graph.reshape" and declared.shape.count(None) > 1:
-        return declared.with_shape(paired_sizes(source, sizes, declared.shape))
-    if op_name == "graph.broadcast_to" and None in declared.shape:
-        offset = declared.rank - len(sizes)
-        return declared.with_shape(tuple(sizes[i - offset] if d is None else d for i, d in enumerate(declared.shape)))
+    shape = declared.shape
+    if op_name == "graph.reshape" and len(sizes) == 2:
+        given = declared_operands[1]
+        return declared.with_shape(tuple(sizes[1][i] if given[i] is None else d for i, d in enumerate(shape)))
+    if op_name == "graph.reshape" and shape.count(None) > 1:
+        return declared.with_shape(paired_sizes(declared_operands[0], sizes[0], shape))
+    if op_name == "graph.broadcast_to" and None in shape:
+        offset = declared.rank - len(sizes[0])
+        return declared.with_shape(tuple(sizes[0][i - offset] if d is None else d for i, d in enumerate(shape)))
     return declared

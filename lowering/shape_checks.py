@@ -56,9 +56,10 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
         inputs = [sigs.get(v) for v in op.operands]
         inferred = declared
         known = all(sig is not None for sig in inputs)
-        if op.name in ("graph.reshape", "graph.broadcast_to") and known and None not in inputs[0].shape:
-            source = sig_from_type(op.operands[0].type)
-            declared = [sized_at_call(op.name, source.shape, inputs[0].shape, declared[0])]
+        if op.name in ("graph.reshape", "graph.broadcast_to") and known \
+                and all(None not in sig.shape for sig in inputs):
+            operands = [sig_from_type(v.type).shape for v in op.operands]
+            declared = [sized_at_call(op.name, operands, [sig.shape for sig in inputs], declared[0])]
             inferred = declared
         if spec is not None and known:
             try:

@@ -251,12 +251,55 @@ def _reshape(x: ir.Value, result: ir.RankedTensorType) -> ir.Value:
     return _expand(flat, [list(range(result.rank))], result)
 
 
+def _reshape_to_given_sizes(x: ir.Value, given: ir.Value, result: ir.RankedTensorType) -> ir.Value:
+    """Reshape ``x`` to ``result``, whose dynamic dims are those of ``given`` (a reshape's sizes operand) where it
+    has dynamic dims, and one more, if any, the element count over the others.
+
+    The static dims that end both shapes alike are kept (``[?, 768] -> [?, ?, 768]`` expands only the rows);
+    the dims before them collapse into one and expand into the result's.
+    """
+    s_shape, r_shape, g_shape = _shape(ir.RankedTensorType(x.type)), _shape(result), _shape(_ranked(given))
+    kept = 0
+    while kept < min(len(s_shape), len(r_shape)) - 1 and s_shape[-1 - kept] is not None \
+            and s_shape[-1 - kept] == r_shape[-1 - kept]:
+        kept += 1
+    head = len(s_shape) - kept
+    source_groups = [list(range(head)), *([i] for i in range(head, len(s_shape)))]
+    result_groups = [list(range(len(r_shape) - kept)), *([i] for i in range(len(r_shape) - kept, len(r_shape)))]
+    sizes: list[Size] = [_dim(given, i) if g is None else r for i, (g, r) in enumerate(zip(g_shape, r_shape,
+                                                                                          strict=True))]
+    rest = [i for i, size in enumerate(sizes) if size is None]
+    if rest:  # the element count over the other sizes
+        count: ir.Value | None = None
+        for i, d in enumerate(s_shape):
+            if d is None:
+                size = _dim(x, i)
+                count = size if count is None else arith.muli(count, size)
+        static_in = math.prod(d for d in s_shape if d is not None)
+        if count is None or static_in != 1:
+            count = _index(static_in) if count is None else arith.muli(count, _index(static_in))
+        static_out = math.prod(d for d in sizes if isinstance(d, int))
+        if static_out != 1:
+            count = arith.divui(count, _index(static_out))
+        for size in sizes:
+            if isinstance(size, ir.Value):
+                count = arith.divui(count, size)
+        sizes[rest[0]] = count
+    dynamic, static = _mixed(sizes)
+    return tensor.expand_shape(result, _collapse(x, source_groups), result_groups, dynamic, static)
+
+
 @register_lowering("reshape")
 def lower_reshape(op: ir.Operation) -> bool:
     x = op.operands[0]
     source, result = _ranked(x), _ranked(op.results[0])
     if source is None or result is None:
         return False
+    if len(op.operands) == 2:
+        if source.rank == 0 or _ranked(op.operands[1]) is None:
+            return False
+        with op.location, ir.InsertionPoint(op):
+            return _replace(op, [_reshape_to_given_sizes(x, op.operands[1], result)])
     s_shape, r_shape = _shape(source), _shape(result)
     known = math.prod(d for d in r_shape if d is not None)  # type: ignore[misc]
     if None in r_shape and known == 0:

@@ -33,8 +33,21 @@ def _infer_reshape(inputs: list[TensorSig], attrs: dict[str, Any], declared: lis
     source = inputs[0]
     _require_same_dtype(result, source)
     dynamic = [i for i, d in enumerate(result.shape) if d is None]
-    if len(dynamic) > 1:
-        # Without a shape operand, two unknown result dims are recovered only as the operand dims they pair with
+    if len(inputs) == 2:  # the sizes operand gives the result's dims where its own are dynamic
+        sizes = inputs[1]
+        if sizes.rank != result.rank:
+            raise VerifyError(f"operand sizes {sizes} must have the rank of result type {result}")
+        for i, (given, d) in enumerate(zip(sizes.shape, result.shape, strict=True)):
+            if given is None and d is not None:
+                raise VerifyError(f"dim {i} of operand sizes {sizes} is dynamic, but the result's ({result}) is not")
+        dynamic = [i for i in dynamic if sizes.shape[i] is not None]
+        if len(dynamic) > 1:
+            raise VerifyError(f"result type {result} may have at most one dynamic dimension where operand sizes "
+                              f"{sizes} is static (dims {dynamic})")
+        if len(dynamic) < result.shape.count(None):
+            return [result]  # sizes known only at run time: the counts are checked then
+    elif len(dynamic) > 1:
+        # Without sizes, two unknown result dims are recovered only as the operand dims they pair with
         # (the interpreter gives the result the paired sizes before it runs the op)
         if reshape_units(source.shape, result.shape) is None:
             raise VerifyError(f"result type {result} may have at most one dynamic dimension, or several that are "
@@ -63,7 +76,7 @@ register_op(
         name="reshape",
         group=_GROUP,
         summary="Reinterpret the operand's elements (row-major order) with the result type's shape.",
-        operands=(ValueSpec("operand"),),
+        operands=(ValueSpec("operand"), ValueSpec("sizes", "optional")),
         results=(ValueSpec("result"),),
         infer=_infer_reshape,
         reference=_reshape_reference,
@@ -74,7 +87,12 @@ register_op(
             "time; with a dynamic operand the counts are not checked. It may have several when each is a dynamic "
             "dim of the operand, in order, and the static dims between two of them (before the first, after the "
             "last) have one element count on both sides: `[?, ?, 256] -> [?, ?, 8, 32]`, "
-            "`[?, 4, ?, 32] -> [?, 4, 1, ?, 32]`; each then has the size of the operand dim it pairs with."
+            "`[?, 4, ?, 32] -> [?, 4, 1, ?, 32]`; each then has the size of the operand dim it pairs with. "
+            "Any other dynamic sizes come from the optional operand `sizes`, a tensor of the result's rank whose "
+            "elements are not read: each of its dynamic dims gives the result's dim at that position "
+            "(`[?, 768] -> [?, ?, 768]` with sizes `tensor<?x?x1xi1>`, a `[b * s, 768]` viewed as `[b, s, 768]`), "
+            "and one more dynamic result dim, if any, is the element count over the others. The element counts "
+            "are then checked when the graph runs."
         ),
         example=((TensorSig((4, 8), "f32"),), {}),
         example_result=TensorSig((2, 16), "f32"),

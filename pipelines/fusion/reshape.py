@@ -42,12 +42,16 @@ def _reshape_from(op: ir.Operation, source: ir.Value, absorbed: list[ir.Operatio
 
 def reshape_reshape(op: ir.Operation, rw: Any) -> bool | str:
     """reshape(x) with x's type => x; reshape(reshape(x)) => reshape(x) or x."""
+    if len(op.operands) > 1:
+        return "the reshape takes its sizes from an operand: its operand's type does not tell them"
     if op.operands[0].type == op.results[0].type:
         rw.replace_op(op, [op.operands[0]])
         return True
     inner = producer(op.operands[0], "graph.reshape")
     if inner is None:
         return False
+    if len(inner.operands) > 1:
+        return "the inner reshape takes its sizes from an operand: the outer one reads them from its type"
     reason = _reshape_from(op, inner.operands[0], [inner], rw)
     if reason:
         return reason
@@ -98,6 +102,8 @@ def reshape_transpose_reshape(op: ir.Operation, rw: Any) -> bool | str:
         return f"the transpose (perm {perm} of {sig(source)}) reorders dims of size other than 1: it moves data"
     inner = producer(source, "graph.reshape")
     absorbed = [transpose]
+    if len(op.operands) > 1 or (inner is not None and len(inner.operands) > 1):
+        return "a reshape takes its sizes from an operand: its operand's type does not tell them"
     if inner is not None:
         source = inner.operands[0]
         absorbed = [inner, transpose]

@@ -242,8 +242,8 @@ def collapse_chain(op: ir.Operation, rw: Any) -> bool:
     is checked against the catalog before it is built.
     """
     inner = _producer_named(op.operands[0], op.name)
-    if inner is None:
-        return False
+    if inner is None or len(op.operands) > 1 or len(inner.operands) > 1:
+        return False  # a reshape's sizes operand sets sizes its operand's type does not tell: it stays
     source = inner.operands[0]
     if _same_type(op.results[0], source):
         _replace_with_values(op, [source], rw)

@@ -17,6 +17,33 @@ func.func @reshape_changes_dtype(%a: tensor<4x8xf32>) {
 
 // -----
 
+// The sizes operand has another rank than the result.
+func.func @reshape_sizes_of_another_rank(%a: tensor<?x8xf32>, %s: tensor<?x?xi1>) {
+  // expected-error@+1 {{'graph.reshape' operand sizes tensor<?x?xi1> must have the rank of result type tensor<?x?x8xf32>}}
+  %0 = "graph.reshape"(%a, %s) : (tensor<?x8xf32>, tensor<?x?xi1>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+// The sizes operand gives a size to a static result dim.
+func.func @reshape_sizes_for_a_static_dim(%a: tensor<?x8xf32>, %s: tensor<?x?x?xi1>) {
+  // expected-error@+1 {{'graph.reshape' dim 2 of operand sizes tensor<?x?x?xi1> is dynamic, but the result's (tensor<?x?x8xf32>) is not}}
+  %0 = "graph.reshape"(%a, %s) : (tensor<?x8xf32>, tensor<?x?x?xi1>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+// Two dynamic result dims that the sizes operand does not give: neither follows from the count alone.
+func.func @reshape_sizes_leave_two_dims(%a: tensor<?x8xf32>, %s: tensor<1x1x?xi1>) {
+  // expected-error@+1 {{'graph.reshape' result type tensor<?x?x?xf32> may have at most one dynamic dimension where operand sizes tensor<1x1x?xi1> is static (dims [0, 1])}}
+  %0 = "graph.reshape"(%a, %s) : (tensor<?x8xf32>, tensor<1x1x?xi1>) -> tensor<?x?x?xf32>
+  return
+}
+
+// -----
+
 // Two dynamic result dims, the second with no dynamic operand dim to take its size from.
 func.func @reshape_two_dynamic_dims(%a: tensor<?x8xf32>) {
   // expected-error@+1 {{'graph.reshape' result type tensor<?x?x2xf32> may have at most one dynamic dimension, or several that are dynamic dims of operand tensor<?x8xf32> in order}}

@@ -20,6 +20,17 @@ func.func @reshape(%a: tensor<4x8xf32>, %b: tensor<?x8xi8>) -> (tensor<2x16xf32>
   return %0, %1, %2, %3 : tensor<2x16xf32>, tensor<?x4xf32>, tensor<2x?x2xi8>, tensor<32xf32>
 }
 
+// CHECK-LABEL: func.func @reshape_to_given_sizes(
+// CHECK-NEXT:    %0 = "graph.reshape"(%arg0, %arg1) : (tensor<?x256xf32>, tensor<?x?x1xi1>) -> tensor<?x?x256xf32>
+// CHECK-NEXT:    %1 = "graph.reshape"(%arg2, %arg3) : (tensor<?x8x?xf32>, tensor<1x1x?xi64>) -> tensor<?x1x?xf32>
+func.func @reshape_to_given_sizes(%a: tensor<?x256xf32>, %sa: tensor<?x?x1xi1>, %b: tensor<?x8x?xf32>, %sb: tensor<1x1x?xi64>) -> (tensor<?x?x256xf32>, tensor<?x1x?xf32>) {
+  // Both dynamic dims are those of the sizes operand.
+  %0 = "graph.reshape"(%a, %sa) : (tensor<?x256xf32>, tensor<?x?x1xi1>) -> tensor<?x?x256xf32>
+  // The last from the sizes operand, the first the element count over the others.
+  %1 = "graph.reshape"(%b, %sb) : (tensor<?x8x?xf32>, tensor<1x1x?xi64>) -> tensor<?x1x?xf32>
+  return %0, %1 : tensor<?x?x256xf32>, tensor<?x1x?xf32>
+}
+
 // CHECK-LABEL: func.func @broadcast_to(
 // CHECK-SAME:    %arg0: tensor<1x8xi64>, %arg1: tensor<?x1xf16>) -> (tensor<3x4x8xi64>, tensor<?x6xf16>) {
 // CHECK-NEXT:    %0 = "graph.broadcast_to"(%arg0) : (tensor<1x8xi64>) -> tensor<3x4x8xi64>

@@ -1206,3 +1206,41 @@ def test_steps_along_a_static_dim_of_a_dynamic_tensor() -> None:
         x = randn(*shape)
         for got, want in zip(executable(x.numpy()), EverySecond()(x), strict=True):
             np.testing.assert_array_equal(got, want.numpy())
+
+
+class ViewsToSymbolicSizes(torch.nn.Module):
+    """GPT-2's linear over rows ([b * s, n] viewed back as [b, s, n]), Bloom's [b, heads, s, d] viewed as
+    [b * heads, s, d] (a product of a symbolic size and a number, and -1), and Falcon's index of one head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(32, 32)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        b, s, n = x.shape
+        rows = self.proj(x.view(-1, n)).view(b, s, n)
+        heads = x.view(b, s, 4, 8).transpose(1, 2).reshape(b * 4, -1, 8)
+        return rows, heads * 2, x.view(b, s, 4, 8)[:, :, [-2]]
+
+
+def test_views_to_symbolic_sizes_read_from_tensors() -> None:
+    """A view to several symbolic sizes that are not the operand's dims in order: a reshape whose sizes operand
+    carries them (one graph for every batch and length, batch 1 and length 1 included, exact but for the
+    linear's sums); a size that is a product of symbolic sizes and numbers is the length of a line built so."""
+    from torch.export import Dim
+
+    dynamic = ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=1, max=60)},)
+    module = ViewsToSymbolicSizes().eval()
+    imported = gft.import_module(module, (randn(2, 5, 32),), dynamic_shapes=dynamic)
+    reshapes = [line for line in str(imported.module).splitlines() if '"graph.reshape"(%' in line and ", %" in line]
+    assert len(reshapes) >= 2, reshapes  # reshapes with a sizes operand
+    executable = graphfuse_compile(imported.module)
+    for shape in ((1, 1, 32), (3, 17, 32), (8, 60, 32), (1, 9, 32)):
+        x = randn(*shape)
+        with torch.no_grad():
+            want = module(x)
+        got = executable(x.numpy())
+        assert [g.shape for g in got] == [tuple(w.shape) for w in want]
+        np.testing.assert_allclose(got[0], want[0].numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(got[1], want[1].numpy())
+        np.testing.assert_array_equal(got[2], want[2].numpy())

@@ -70,7 +70,27 @@ def test_the_lengths_row_counts_compiles_and_eager_calls(tmp_path) -> None:
     row = next(line for line in out.read_text().splitlines() if line.startswith("| llama | fp32 | "))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[2] == "3" and cells[3] == "0", row  # compiles over the run, eager calls
-    assert len(cells) == 4 + len(zoo.LENGTHS.split(",")) and all(" / " in cell for cell in cells[4:])
+    assert float(cells[4]) <= TOLERANCE, row  # the largest error against eager over the lengths
+    assert len(cells) == 5 + len(zoo.LENGTHS.split(",")) and all(" / " in cell for cell in cells[5:])
+
+
+def test_a_wrong_result_at_a_new_length_fails_the_lengths_row() -> None:
+    """The lengths row checks each call against eager: a module off by one at the second length fails it."""
+    from bench import zoo
+
+    model = zoo_model("llama", TINY)
+    calls = []
+
+    def off_at_the_second_call(**inputs):
+        calls.append(1)
+        out = model(**inputs)
+        out["logits"] = out["logits"] + (len(calls) > 1)
+        return out
+
+    case = zoo.Case("llama", "decoder", "fp32")
+    zoo.run_lengths(ZOO["llama"], TINY, "fp32", model, off_at_the_second_call, [8, 17], case, TOLERANCE)
+    assert case.length_failure.startswith("at 17 tokens: error "), case.length_failure
+    assert "above 1.00e-04" in case.length_failure and not case.length_s
 
 
 def test_the_lengths_must_fit_the_models(capsys: pytest.CaptureFixture[str]) -> None:

@@ -50,6 +50,43 @@ func.func @reshape_dynamic(%x: tensor<?x8x4xi32>) -> tensor<2x?xi32> {
 
 // -----
 
+// Sizes from an operand: the dynamic dims of %s; the static last dim both shapes end with is kept, so the
+// rows alone are expanded.
+// CHECK-LABEL: func.func @reshape_given_sizes
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x768xf32>, %[[S:.*]]: tensor<?x?x1xi1>)
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[B:.*]] = tensor.dim %[[S]], %[[C0]] : tensor<?x?x1xi1>
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[L:.*]] = tensor.dim %[[S]], %[[C1]] : tensor<?x?x1xi1>
+// CHECK-NEXT:    %[[E:.*]] = tensor.expand_shape %[[X]] {{\[}}[0, 1], [2]] output_shape [%[[B]], %[[L]], 768] : tensor<?x768xf32> into tensor<?x?x768xf32>
+// CHECK-NEXT:    return %[[E]]
+func.func @reshape_given_sizes(%x: tensor<?x768xf32>, %s: tensor<?x?x1xi1>) -> tensor<?x?x768xf32> {
+  %0 = "graph.reshape"(%x, %s) : (tensor<?x768xf32>, tensor<?x?x1xi1>) -> tensor<?x?x768xf32>
+  return %0 : tensor<?x?x768xf32>
+}
+
+// -----
+
+// One size from the operand, the other the element count over it: [b, 8, s] -> [b * 8, 1, s] through 1-D.
+// CHECK-LABEL: func.func @reshape_given_and_counted
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x8x?xf32>, %[[S:.*]]: tensor<1x1x?xi64>)
+// CHECK:         %[[L:.*]] = tensor.dim %[[S]], %{{.*}} : tensor<1x1x?xi64>
+// CHECK:         %[[B:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x8x?xf32>
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x8x?xf32>
+// CHECK-NEXT:    %[[BN:.*]] = arith.muli %[[B]], %[[N]] : index
+// CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %[[ALL:.*]] = arith.muli %[[BN]], %[[C8]] : index
+// CHECK-NEXT:    %[[ROWS:.*]] = arith.divui %[[ALL]], %[[L]] : index
+// CHECK-NEXT:    %[[F:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2]] : tensor<?x8x?xf32> into tensor<?xf32>
+// CHECK-NEXT:    %[[E:.*]] = tensor.expand_shape %[[F]] {{\[}}[0, 1, 2]] output_shape [%[[ROWS]], 1, %[[L]]] : tensor<?xf32> into tensor<?x1x?xf32>
+// CHECK-NEXT:    return %[[E]]
+func.func @reshape_given_and_counted(%x: tensor<?x8x?xf32>, %s: tensor<1x1x?xi64>) -> tensor<?x1x?xf32> {
+  %0 = "graph.reshape"(%x, %s) : (tensor<?x8x?xf32>, tensor<1x1x?xi64>) -> tensor<?x1x?xf32>
+  return %0 : tensor<?x1x?xf32>
+}
+
+// -----
+
 // CHECK-DAG: #[[BCAST:.*]] = affine_map<(d0, d1, d2) -> (d1, 0)>
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @broadcast_to

@@ -4,6 +4,7 @@ and scatters, factories (arange, full), embedding lookups, repeats."""
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ import torch
 from torch import fx
 
 from graphfuse.dialect.builder import Tensor
+from graphfuse.dialect.shape_utils import reshape_units
 from graphfuse.frontends.torch.dtypes import _INT64_MAX
 from graphfuse.frontends.torch.importer import _Const, _Importer, _Symbolic
 from graphfuse.frontends.torch.registry import _converts, _op_name
@@ -28,11 +30,30 @@ def _axis(dim: int, rank: int) -> int:
     "aten.squeeze.dim",
     "aten.squeeze.dims",
     "aten.unsqueeze.default",
-    graph="`reshape` (none when the shape stays)",
-    notes="one dynamic dim in the result, or several each the size of a dynamic dim of the operand (heads split off)",
+    graph="`reshape` (none when the shape stays), with a sizes operand for symbolic sizes read from tensors",
+    notes="one dynamic dim in the result is the element count over the others; any others are dynamic dims of "
+          "the operand in order (heads split off) or sizes read from tensors' dims (`[b * s, n]` viewed as "
+          "`[b, s, n]`)",
 )
 def _reshape(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-    return _to_node_shape(imp, node, imp.tensor(a["self"]), "reshape")
+    x = imp.tensor(a["self"])
+    shape = imp.out_shape(node)
+    if shape.count(None) > 1 and reshape_units(x.shape, shape) is None and "size" in a:
+        return _reshape_to_symbolic_sizes(imp, node, x, shape, a["size"])
+    return _to_node_shape(imp, node, x, "reshape")
+
+
+def _reshape_to_symbolic_sizes(imp: _Importer, node: fx.Node, x: Tensor, shape: tuple, sizes: Sequence[Any]
+                               ) -> Tensor:
+    """A view to several symbolic sizes that are not the operand's dims in order (``[b * s, n] -> [b, s, n]``):
+    ``reshape`` with a sizes operand whose dims are those read from tensors (``x.shape[d]``); one more, if any
+    (``b * heads``, or -1), is the element count over the others."""
+    lines = {k: line for k, size in enumerate(sizes) if (line := _size_line(imp, size)) is not None}
+    counted = [k for k, d in enumerate(shape) if d is None and k not in lines]
+    if len(counted) > 1:
+        raise imp.unsupported(node, f"a view to sizes {list(sizes)}, of which {len(counted)} (dims {counted}) are "
+                                    "neither numbers nor read from tensors' dims: only one can follow from the count")
+    return imp.emit("reshape", x, _size_carrier(imp, lines, len(shape)), shape)
 
 
 @_converts("aten.expand.default", graph="`broadcast_to` (none when the shape stays); an `add` of a filled tensor "
@@ -438,8 +459,9 @@ def _index(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         return x
     first, count, indices = _flat_index(imp, node, x, entries)
     merged = _merged(shape, first, count)
-    if sum(d is None for d in merged) > 1:
-        raise imp.unsupported(node, f"the indexed {x.sig} with its indexed dims merged has two dynamic sizes")
+    if shape != merged and merged.count(None) > 1 and reshape_units(shape, merged) is None:
+        raise imp.unsupported(node, f"the indexed {x.sig} with its indexed dims merged has two dynamic sizes, "
+                                    "one of them a dynamic dim merged with others")
     flat_x = x if shape == merged else imp.emit("reshape", x, merged)
     return imp.emit("gather", flat_x, indices, axis=first)
 
@@ -562,28 +584,59 @@ def _symbolic_dim(imp: _Importer, node: fx.Node, size: Any) -> tuple[fx.Node, in
     return value.source
 
 
-def _filled(imp: _Importer, node: fx.Node, sizes: Sequence[Any], value: Any, dtype: str) -> Tensor:
-    """A tensor of ``sizes`` (numbers, or symbolic sizes read from tensors' dims) holding ``value``.
+def _size_line(imp: _Importer, size: Any) -> Tensor | None:
+    """A 1-D i64 tensor whose length is the symbolic ``size``: an ``iota`` along the tensor dim it reads
+    (``x.shape[d]``), or for a product of such sizes and numbers (``batch * heads``), the lines of the factors
+    broadcast against each other and flattened. None for a number or a size of any other form."""
+    value = imp.values.get(size) if isinstance(size, fx.Node) else None
+    if not isinstance(value, _Symbolic):
+        return None
+    if value.source is not None:
+        tensor_node, dim = value.source
+        return imp.emit("iota", imp.tensor(tensor_node), axis=dim)
+    node = value.node
+    if node is None or node.target is not operator.mul or len(node.args) != 2 or node.kwargs:
+        return None
+    factors = [arg if isinstance(arg, int) else _size_line(imp, arg) for arg in node.args]
+    if any(f is None for f in factors):
+        return None
+    shape = tuple(f if isinstance(f, int) else None for f in factors)
+    grid = [f if isinstance(f, int) else imp.emit("reshape", f, tuple(None if k == i else 1 for k in range(2)))
+            for i, f in enumerate(factors)]
+    lines = [g for g in grid if not isinstance(g, int)]
+    product = lines[0] if len(lines) == 1 else imp.emit("add", *lines)
+    if tuple(product.shape) != shape:
+        product = imp.emit("broadcast_to", product, shape)
+    return imp.emit("reshape", product, (None,))
 
-    Each symbolic dim comes from an ``iota`` along the dim it was read from, placed at its position; their
-    conjunction (all true) selects ``value`` and a ``broadcast_to`` adds the static dims: a dynamic dim is
-    always carried by an operand, as the lowering needs.
-    """
-    rank = len(sizes)
-    fill = imp.tensor(value, dtype)
-    if fill.shape:
-        fill = imp.emit("reshape", fill, ())
+
+def _size_carrier(imp: _Importer, lines: dict[int, Tensor], rank: int) -> Tensor:
+    """An i1 tensor of ``rank`` dims, true throughout, whose dim at each position of ``lines`` has that line's
+    length (:func:`_size_line`) and whose other dims are 1: what gives ops their dynamic sizes."""
     condition = None
-    for position, size in enumerate(sizes):
-        if isinstance(size, int):
-            continue
-        tensor_node, dim = _symbolic_dim(imp, node, size)
-        line = imp.emit("iota", imp.tensor(tensor_node), axis=dim)
+    for position, line in lines.items():
         placed = imp.emit("reshape", line, tuple(None if k == position else 1 for k in range(rank)))
         present = imp.emit("greater_equal", placed, imp.tensor(0, "i64"))
         condition = present if condition is None else imp.emit("logical_and", condition, present)
-    if condition is not None:
-        fill = imp.emit("select", condition, fill, fill)
+    assert condition is not None, "no symbolic size to carry"
+    return condition
+
+
+def _filled(imp: _Importer, node: fx.Node, sizes: Sequence[Any], value: Any, dtype: str) -> Tensor:
+    """A tensor of ``sizes`` (numbers, or symbolic sizes read from tensors' dims) holding ``value``.
+
+    Each symbolic dim comes from a line of its length (:func:`_size_line`), placed at its position; their
+    conjunction (all true) selects ``value`` and a ``broadcast_to`` adds the static dims: a dynamic dim is
+    always carried by an operand, as the lowering needs.
+    """
+    fill = imp.tensor(value, dtype)
+    if fill.shape:
+        fill = imp.emit("reshape", fill, ())
+    lines = {k: _size_line(imp, size) for k, size in enumerate(sizes) if not isinstance(size, int)}
+    if unknown := [sizes[k] for k, line in lines.items() if line is None]:
+        raise imp.unsupported(node, f"sizes ({unknown}) that are neither numbers nor read from tensors' dims")
+    if lines:
+        fill = imp.emit("select", _size_carrier(imp, lines, len(sizes)), fill, fill)
     shape = tuple(size if isinstance(size, int) else None for size in sizes)
     if tuple(fill.shape) != shape:
         fill = imp.emit("broadcast_to", fill, shape)
