@@ -59,14 +59,15 @@ def _split(offsets: Sequence[int | ir.Value]) -> tuple[list[ir.Value], list[int]
     return [o for o in offsets if not isinstance(o, int)], [o if isinstance(o, int) else _DYNAMIC for o in offsets]
 
 
-def _slice(value: ir.Value, offsets: Sequence[int | ir.Value], sizes: Sequence[int],
+def _slice(value: ir.Value, offsets: Sequence[int | ir.Value], sizes: Sequence[int | ir.Value],
            result_shape: Sequence[int] | None = None) -> ir.Value:
-    """The slice of ``value`` of static ``sizes`` at ``offsets``, unit strides; ``result_shape`` drops unit
-    dims (a rank-reducing slice)."""
+    """The slice of ``value`` of ``sizes`` at ``offsets``, unit strides; ``result_shape`` drops unit dims (a
+    rank-reducing slice)."""
     element = ir.RankedTensorType(value.type).element_type
-    result = ir.RankedTensorType.get(list(sizes if result_shape is None else result_shape), element)
+    dynamic_sizes, static_sizes = _split(sizes)
+    result = ir.RankedTensorType.get(static_sizes if result_shape is None else list(result_shape), element)
     dynamic, static = _split(offsets)
-    return tensor.extract_slice(result, value, dynamic, [], [], static, list(sizes), [1] * len(sizes))
+    return tensor.extract_slice(result, value, dynamic, dynamic_sizes, [], static, static_sizes, [1] * len(sizes))
 
 
 def _insert(part: ir.Value, into: ir.Value, offsets: Sequence[int | ir.Value]) -> ir.Value:
@@ -144,14 +145,16 @@ def _group_rows(out: ir.Value, blocks: _Blocks, start: ir.Value, count: ir.Value
 def _groups(out: ir.Value, op: ir.Operation, column: int | ir.Value, transposed: bool) -> ir.Value:
     """The loop over the groups computing the columns of ``out`` (a [rows, width] tensor) from ``column`` on."""
     x, weights, ends = op.operands
-    rows, depth = ir.RankedTensorType(x.type).shape
+    depth = ir.RankedTensorType(x.type).shape[1]
+    rows = _rows(x)
     width = ir.RankedTensorType(out.type).shape[1]
     element = ir.RankedTensorType(out.type).element_type
-    block_rows = min(BLOCK_ROWS, 1 << (rows.bit_length() - 1))  # no block has more rows than x
+    # no block has more rows than x (known when compiling; else the count's binary digits skip the larger ones)
+    block_rows = min(BLOCK_ROWS, 1 << (rows.bit_length() - 1)) if isinstance(rows, int) else BLOCK_ROWS
     loop = scf.ForOp(_index(0), _index(ir.RankedTensorType(weights.type).shape[0]), _index(1), [out, _index(0)])
     with ir.InsertionPoint(loop.body):
         group, (out, start) = loop.induction_variable, loop.inner_iter_args
-        end = _row_bound(tensor.extract(ends, [group]), _index(rows))
+        end = _row_bound(tensor.extract(ends, [group]), rows if isinstance(rows, ir.Value) else _index(rows))
         count = arith.maxsi(arith.subi(end, start), _index(0))
         if transposed:
             weight = _slice(weights, [group, column, 0], [1, width, depth], [width, depth])
@@ -161,19 +164,29 @@ def _groups(out: ir.Value, op: ir.Operation, column: int | ir.Value, transposed:
     return loop.results[0]
 
 
+def _rows(x: ir.Value) -> int | ir.Value:
+    """The rows of ``x``: a number, or a ``tensor.dim`` when they are known only at run time."""
+    shape = ir.RankedTensorType(x.type)
+    return tensor.dim(x, _index(0)) if shape.is_dynamic_dim(0) else shape.shape[0]
+
+
 @register_lowering("grouped_matmul")
 def lower_grouped_matmul(op: ir.Operation) -> bool:
     """Column tasks, each a loop over the groups computing each group's rows in blocks of static sizes."""
     x, weights, _ = op.operands
     values = [*op.operands, op.results[0]]
-    if not all(isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
-               for v in values):
+    if not all(isinstance(v.type, ir.RankedTensorType) for v in values):
         return False
-    rows, depth = ir.RankedTensorType(x.type).shape
-    result = ir.RankedTensorType(op.results[0].type)
+    types = [ir.RankedTensorType(v.type) for v in values]
+    if not (types[1].has_static_shape and types[2].has_static_shape) or types[0].is_dynamic_dim(1) \
+            or types[3].is_dynamic_dim(1):
+        return False  # only the rows may be dynamic
+    depth = types[0].shape[1]
+    result = types[3]
     columns, element = result.shape[1], result.element_type
     transposed = bool(attributes(op)["transpose_weights"])
     with op.location, ir.InsertionPoint(op):
+        rows = _rows(x)
         value = linalg.fill(const(element, 0), outs=[tensor.empty([rows, columns], element)])
         tasks = column_tasks(columns)
         if 0 in (rows, columns, depth, ir.RankedTensorType(weights.type).shape[0]):
@@ -188,8 +201,10 @@ def lower_grouped_matmul(op: ir.Operation) -> bool:
                 whole = forall.inner_iter_args[0]
                 part = _groups(_slice(whole, [0, column], [rows, width]), op, column, transposed)
                 with ir.InsertionPoint(forall.terminator().regions[0].blocks[0]):
-                    dynamic, static = _split([0, column])
-                    tensor.parallel_insert_slice(part, whole, dynamic, [], [], static, [rows, width], [1, 1])
+                    dynamic, static_offsets = _split([0, column])
+                    dynamic_sizes, static_sizes = _split([rows, width])
+                    tensor.parallel_insert_slice(part, whole, dynamic, dynamic_sizes, [], static_offsets,
+                                                 static_sizes, [1, 1])
             value = forall.results[0]
     op.results[0].replace_all_uses_with(value)
     op.erase()

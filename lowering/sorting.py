@@ -16,8 +16,8 @@ insert an in-place store.
 The libstdc++ loops that rely on a sentinel to stop (the unguarded partition and insertion) also test a
 bound here: the bound never changes a result, it keeps every read inside the row.  Recursion (introsort's
 right halves) becomes a stack of (first, last, depth) ranges; the ranges are disjoint, so the order they
-are sorted in does not matter.  The axis must be static (its size fixes the algorithm's branches, as k
-does); the other dims may be dynamic.
+are sorted in does not matter.  Sort's axis may be dynamic (the introsort's depth limit is then computed
+at run time); topk's must be static (its size and k pick the algorithm).
 """
 
 from __future__ import annotations
@@ -277,18 +277,25 @@ class _RowAlgorithms:
         return _if(state[4], [state[0]], lambda s: s,
                    lambda s: [self.insertion_sort(s[0], state[1], state[2])])[0]
 
-    def sort(self, perm: ir.Value, first: int, last: int) -> ir.Value:
+    def sort(self, perm: ir.Value, first: int, last: Size) -> ir.Value:
         """std::sort: introsort of the ranges longer than 16 (heapsort once the depth runs out), then one
-        insertion sort of the whole range."""
-        if last - first > INTROSORT_THRESHOLD:
+        insertion sort of the whole range. A ``last`` known only at run time takes the introsort's loop, which
+        does nothing for a range of at most 16."""
+        if not isinstance(last, int) or last - first > INTROSORT_THRESHOLD:
             perm = self._introsort(perm, first, last)
-        return self.insertion_sort(perm, _index(first), _index(last))
+        return self.insertion_sort(perm, _index(first), last if isinstance(last, ir.Value) else _index(last))
 
-    def _introsort(self, perm: ir.Value, first: int, last: int) -> ir.Value:
-        depth = _depth_limit(last - first)
+    def _introsort(self, perm: ir.Value, first: int, last: Size) -> ir.Value:
+        if isinstance(last, int):
+            depth: Size = _depth_limit(last - first)
+            stack_rows: Size = depth + 2
+        else:
+            depth = _runtime_depth_limit(_sub(last, first))
+            stack_rows = _add(depth, 2)
         # pending ranges have strictly falling depths from the bottom of the stack up: at most depth + 1
-        stack = tensor.empty([depth + 2, 3], ir.IntegerType.get_signless(64))
-        stack = _push(stack, _index(0), [_index(first), _index(last), _index(depth)])
+        stack = tensor.empty([stack_rows, 3], ir.IntegerType.get_signless(64))
+        stack = _push(stack, _index(0), [_index(first), last if isinstance(last, ir.Value) else _index(last),
+                                         depth if isinstance(depth, ir.Value) else _index(depth)])
 
         def heapsort(s: State) -> State:
             perm, stack, top, low, high, depth, _ = s
@@ -333,6 +340,12 @@ def _depth_limit(length: int) -> int:
     return 2 * (length.bit_length() - 1) if length > 0 else 0
 
 
+def _runtime_depth_limit(length: ir.Value) -> ir.Value:
+    """:func:`_depth_limit` of a length known at run time: 2 for each halving down to 1 (0 for 0 and 1)."""
+    return _while([length, _index(0)], lambda s: _cmp(_GT, s[0], 1),
+                  lambda s: [_half(s[0]), _add(s[1], 2)])[1]
+
+
 # --------------------------------------------------------------------------
 # The ops.
 
@@ -362,9 +375,10 @@ def _ties_by_position(before: Before) -> Before:
     return stable
 
 
-def _identity_permutation(length: int) -> ir.Value:
+def _identity_permutation(length: Size) -> ir.Value:
     i64 = ir.IntegerType.get_signless(64)
-    return build_generic([ir.RankedTensorType.get([length], i64)], [], [tensor.empty([length], i64)],
+    static = length if isinstance(length, int) else ir.ShapedType.get_dynamic_size()
+    return build_generic([ir.RankedTensorType.get([static], i64)], [], [tensor.empty([length], i64)],
                          [ir.AffineMap.get_identity(1)], [PARALLEL],
                          lambda args: [arith.index_cast(i64, linalg.IndexOp(0).result)]).results[0]
 
@@ -397,15 +411,15 @@ def lower_sorting(op: ir.Operation) -> bool:
     assert spec is not None
     attrs: dict[str, Any] = read_attributes(spec, op)
     axis = attrs["axis"] % xt.rank
-    if xt.is_dynamic_dim(axis):
-        return False
-    length = xt.get_dim_size(axis)
     is_topk = op.name == "graph.topk"
-    width = attrs["k"] if is_topk else length
+    if is_topk and xt.is_dynamic_dim(axis):
+        return False  # k against the length picks topk's algorithm
     largest_first = attrs["largest"] if is_topk else attrs["descending"]
     i64 = ir.IntegerType.get_signless(64)
     with op.location, ir.InsertionPoint(op):
         sizes = [_dim(x, d) for d in range(xt.rank)]
+        length = sizes[axis]
+        width = attrs["k"] if is_topk else length
         out_sizes = [width if d == axis else s for d, s in enumerate(sizes)]
         outer = [s for d, s in enumerate(sizes) if d != axis]
 

@@ -10,6 +10,7 @@ the positions of ties are PyTorch's; ``lowering/sorting.py`` builds the same ste
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -216,7 +217,8 @@ def libstdcxx_sort(row: list[Any], descending: bool, stable: bool) -> list[Pair]
 def _rows(x: np.ndarray, axis: int) -> tuple[np.ndarray, list[list[Any]]]:
     """x with ``axis`` last, and its rows as Python lists (floats or ints) for the algorithms."""
     moved = np.moveaxis(x, axis, -1)
-    return moved, moved.reshape(-1, moved.shape[-1]).tolist()
+    rows = math.prod(moved.shape[:-1])  # not -1: an empty axis leaves it undefined
+    return moved, moved.reshape(rows, moved.shape[-1]).tolist()
 
 
 def _from_rows(pairs: list[list[Pair]], moved: np.ndarray, width: int, axis: int, dtype: np.dtype

@@ -1244,3 +1244,31 @@ def test_views_to_symbolic_sizes_read_from_tensors() -> None:
         np.testing.assert_allclose(got[0], want[0].numpy(), rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(got[1], want[1].numpy())
         np.testing.assert_array_equal(got[2], want[2].numpy())
+
+
+class TokensByExpert(torch.nn.Module):
+    """transformers' MoE routing over a dynamic number of tokens: the tokens per expert (histc), the tokens
+    sorted by expert, and the inverse permutation written with index_put over an arange of the token count."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        experts = x.argmax(-1).view(-1)
+        counts = torch.histc(experts.float(), bins=4, min=0, max=3)
+        perm = torch.argsort(experts)
+        inverse = torch.empty_like(perm)
+        inverse[perm] = torch.arange(perm.size(0))
+        return counts, perm, inverse, x.view(-1, 4)[perm][inverse] * 2
+
+
+def test_tokens_by_expert_at_any_number_of_tokens() -> None:
+    """Mixtral's and Qwen2-MoE's routing with batch and length dynamic: one graph for every token count (1
+    token included), the same counts, permutations and values as PyTorch."""
+    from torch.export import Dim
+
+    dynamic = ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=1, max=60)},)
+    module = TokensByExpert().eval()
+    imported = gft.import_module(module, (randn(2, 5, 4),), dynamic_shapes=dynamic)
+    executable = graphfuse_compile(imported.module)
+    for shape in ((1, 1, 4), (3, 17, 4), (8, 60, 4)):
+        x = randn(*shape)
+        for got, want in zip(executable(x.numpy()), module(x), strict=True):
+            np.testing.assert_array_equal(got, want.numpy())

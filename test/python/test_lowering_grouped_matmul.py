@@ -26,7 +26,7 @@ ENDS_100 = {
 }
 
 
-def _module(rows: int, depth: int, columns: int, groups: int, dtype: str, transposed: bool, end_type: str) -> str:
+def _module(rows: int | str, depth: int, columns: int, groups: int, dtype: str, transposed: bool, end_type: str) -> str:
     weights = f"{groups}x{columns}x{depth}" if transposed else f"{groups}x{depth}x{columns}"
     types = f"(tensor<{rows}x{depth}x{dtype}>, tensor<{weights}x{dtype}>, tensor<{groups}x{end_type}>)"
     result = f"tensor<{rows}x{columns}x{dtype}>"
@@ -141,6 +141,18 @@ def test_compiled_few_rows(rows: int, ends: list[int]) -> None:
     executable = graphfuse.compile(_module(rows, 24, 8, 3, "f32", True, "i64"))
     x, weights = _inputs(rows, 24, 8, 3, np.float32, transposed=True)
     _check(executable, x, weights, np.array(ends, np.int64))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_compiled_with_dynamic_rows(dtype: str) -> None:
+    """Rows known only when it runs (a MoE layer at any number of tokens): one compile for 0, 1, 33, 100 and
+    300 rows (past a block of 64), 96 columns in 3 column tasks; ends past the rows clamp to them."""
+    numpy_dtype = np.float32 if dtype == "f32" else ml_dtypes.bfloat16
+    executable = graphfuse.compile(_module("?", 40, 96, 4, dtype, True, "i32"))
+    for rows, ends in ((0, [0, 0, 0, 0]), (1, [0, 1, 1, 1]), (33, [3, 3, 20, 33]), (100, ENDS_100["uneven"]),
+                       (100, ENDS_100["negative-and-past-the-end"]), (300, [64, 200, 210, 300])):
+        x, weights = _inputs(rows, 40, 96, 4, numpy_dtype, transposed=True, seed=rows)
+        _check(executable, x, weights, np.array(ends, np.int32))
 
 
 def test_compiled_at_a_mixture_of_experts_size() -> None:

@@ -88,6 +88,24 @@ def test_dynamic_outer_dim() -> None:
         assert_identical(got, executable.reference(x))
 
 
+@pytest.mark.parametrize("descending, stable", [(False, False), (True, False), (False, True)])
+def test_sort_along_a_dynamic_axis(descending: bool, stable: bool) -> None:
+    """One compile sorts rows of every length as PyTorch does (the introsort's depth limit computed when it
+    runs): empty, 1, at and past the insertion-sort threshold of 16, long rows, rows that drive introsort into
+    its heapsort, and a dynamic outer dim beside it (Mixtral's tokens sorted by expert at any length)."""
+    from test_ops_sorting import adversarial_row
+
+    executable = compiled("sort", (None, None), "f32", {"axis": 1, "descending": descending, "stable": stable})
+    rng = np.random.default_rng(7)
+    for rows, n in ((1, 0), (2, 1), (3, 16), (1, 17), (4, 100), (1, 1000)):
+        for levels in (2, 1000):
+            x = tied(rng, (rows, n), "f32", levels, nans=2 if n else 0)
+            assert_identical(executable(x), executable.reference(x))
+    row = adversarial_row(100, lambda a, before: sorting._std_sort(a, 0, 100, before))
+    x = np.asarray([row], np.float32) * (-1 if descending else 1)
+    assert_identical(executable(x), executable.reference(x))
+
+
 def test_router_at_opt_level_2() -> None:
     """A MoE router as Mixtral builds it: softmax, top-2, the weights divided by their sum."""
     builder = GraphBuilder("f")

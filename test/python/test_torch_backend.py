@@ -451,7 +451,7 @@ def test_generate_with_the_default_cache_compiles_three_times(kind: str) -> None
     assert sum(report.calls for report in reports) == 24 and not any(report.eager_calls for report in reports)
 
 
-@pytest.mark.parametrize("name", ["mistral", "phi3", "gptj", "gpt2", "bloom", "falcon"])
+@pytest.mark.parametrize("name", ["mistral", "phi3", "gptj", "gpt2", "bloom", "falcon", "mixtral"])
 def test_decoders_at_new_lengths_compile_once_symbolic(name: str) -> None:
     """The forward of a decoder at new lengths after a batch of 4 and one of 1: one symbolic compile serves
     every later length, nothing runs in eager PyTorch, outputs as eager's.  Mistral's symbolic graph returns its
@@ -460,7 +460,8 @@ def test_decoders_at_new_lengths_compile_once_symbolic(name: str) -> None:
     dims that are dynamic: graph-fold-empty-tensors drops the rest and the concat that reads it.  GPT-J takes
     its rotary pairs as x[..., ::2] beside dynamic dims.  GPT-2 views its linear layers' [b * s, n] rows as
     [b, s, n] and Bloom its ALiBi as [b * heads, 1, s] (reshapes with a sizes operand); Falcon indexes one head
-    of [b, s, heads, d]."""
+    of [b, s, heads, d]; Mixtral sorts its tokens by expert (histc, argsort, index_put, grouped_matmul over a
+    dynamic number of rows)."""
     pytest.importorskip("transformers", reason="needs the models extra (pip install -e '.[models]')")
     import dataclasses
 

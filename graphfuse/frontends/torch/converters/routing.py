@@ -11,7 +11,7 @@ from torch import fx
 
 from graphfuse.dialect.builder import Tensor
 from graphfuse.dialect.matching import attributes, producer
-from graphfuse.frontends.torch.converters.shapes import _axis, _filled
+from graphfuse.frontends.torch.converters.shapes import _axis, _filled, _filled_like
 from graphfuse.frontends.torch.importer import _Importer
 from graphfuse.frontends.torch.registry import _converts
 
@@ -34,6 +34,12 @@ def _sort(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> tuple[Tensor, Ten
         return x, imp.const(np.asarray(0), "i64")
     return tuple(imp.emit("sort", x, axis=_axis(a["dim"], len(x.shape)), descending=bool(a["descending"]),
                           stable=bool(a.get("stable") or False)))
+
+
+@_converts("aten.argsort.default", "aten.argsort.stable", graph="`sort`'s positions",
+           notes="as sort: any dim, either order, stable or in the CPU kernel's order of ties")
+def _argsort(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
+    return _sort(imp, node, {"dim": -1, "descending": False, **a})[1]
 
 
 def _f32_order(values: np.ndarray) -> np.ndarray:
@@ -81,7 +87,8 @@ def _histc(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         raise imp.unsupported(node, f"a histogram of {x.dtype} (PyTorch rounds each count to it)")
     if not np.float32(low) < np.float32(high) or not math.isfinite(low) or not math.isfinite(high):
         raise imp.unsupported(node, f"the range [{low}, {high}] (min == max takes it from the data)")
-    flat = imp.emit("reshape", x, (math.prod(imp.static_shape(x)), 1)) if len(x.shape) != 2 or x.shape[1] != 1 else x
+    count = None if None in x.shape else math.prod(x.shape)  # a dynamic count is the reshape's one dynamic dim
+    flat = imp.emit("reshape", x, (count, 1)) if len(x.shape) != 2 or x.shape[1] != 1 else x
     starts = np.concatenate([[np.float32(low)], _histc_thresholds(low, high, bins)]).astype(np.float32)
     at_or_above = imp.emit("greater_equal", flat, imp.const(starts, "f32"))  # [N, bins]: the bins up to x's
     in_range = imp.emit("logical_and", at_or_above, imp.emit("less_equal", flat, imp.const(np.float32(high), "f32")))
@@ -142,5 +149,6 @@ def _one_hot(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
            graph="`broadcast_to` of 0 (`select` on `iota`s for symbolic dims)",
            notes="uninitialized memory in PyTorch: zeros here")
 def _empty(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
-    sizes = list(a["self"].meta["val"].shape) if "self" in a and "size" not in a else list(a["size"])
-    return _filled(imp, node, sizes, 0, imp.out_dtype(node))
+    if "self" in a and "size" not in a:
+        return _filled_like(imp, a["self"], 0, imp.out_dtype(node))
+    return _filled(imp, node, list(a["size"]), 0, imp.out_dtype(node))

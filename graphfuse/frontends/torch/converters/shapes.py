@@ -476,7 +476,7 @@ def _index_put(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         raise imp.unsupported(node, "accumulate=True")
     dtype = imp.out_dtype(node)
     x = imp.tensor(a["self"])
-    shape = imp.static_shape(x)
+    shape = tuple(x.shape)
     entries = list(a["indices"])
     metas = [imp.meta(entry) for entry in entries if entry is not None]
     if len(metas) == 1 and isinstance(metas[0], torch.Tensor) and metas[0].dtype == torch.bool:
@@ -493,11 +493,17 @@ def _index_put(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
         return imp.emit("select", mask, fill, x)
     first, count, indices = _flat_index(imp, node, x, entries)
     merged = _merged(shape, first, count)
+    if shape != merged and merged.count(None) > 1 and reshape_units(shape, merged) is None:
+        raise imp.unsupported(node, f"the indexed {x.sig} with its indexed dims merged has two dynamic sizes, "
+                                    "one of them a dynamic dim merged with others")
     flat_x = x if tuple(shape) == merged else imp.emit("reshape", x, merged)
     rows = (*merged[:first], *indices.shape, *merged[first + 1:])
     # numpy's rule: with the index tensors adjacent, the indexed dims sit where they were, before broadcasting.
     values = imp.tensor(a["values"], dtype)
     if tuple(values.shape) != rows:
+        if any(d is None and (k < len(rows) - len(values.shape) or values.shape[k - len(rows) + len(values.shape)]
+                              != d) for k, d in enumerate(rows)):
+            raise imp.unsupported(node, f"values {values.sig} broadcast to the dynamic indexed rows {rows}")
         values = imp.emit("broadcast_to", values, rows)
     written = imp.emit("scatter_update", flat_x, indices, values, axis=first)
     return written if tuple(shape) == merged else imp.emit("reshape", written, shape)
@@ -562,16 +568,17 @@ def _cumsum(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
 
 @_converts("aten.arange.default", "aten.arange.start", "aten.arange.start_step",
            graph="`iota` along the dim the size is read from (a `cast` to a float dtype)",
-           notes="only over a symbolic size (`arange(x.shape[1])`, start 0, step 1); arange over numbers is "
-           "computed when importing")
+           notes="only over a symbolic size (`arange(x.shape[1])`, or a product of such sizes and numbers; start "
+           "0, step 1); arange over numbers is computed when importing")
 def _arange(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     """``torch.arange(x.shape[d])`` under a dynamic shape; a constant arange never reaches here (folded)."""
     end, start, step = a.get("end"), a.get("start", 0), a.get("step", 1)
-    size = imp.values.get(end) if isinstance(end, fx.Node) else None
-    if not isinstance(size, _Symbolic) or size.source is None or start != 0 or step != 1:
-        raise imp.unsupported(node, "arange over a size that is not one dim of a tensor, or with a start or step")
-    tensor_node, dim = size.source
-    positions = imp.emit("iota", imp.tensor(tensor_node), axis=dim)
+    line = _size_line(imp, end) if start == 0 and step == 1 else None
+    if line is None:
+        raise imp.unsupported(node, "arange over a size that is neither one dim of a tensor nor a product of such "
+                                    "sizes and numbers, or with a start or step")
+    read = imp.values[end].source is not None  # the line is then the iota along that dim: the arange itself
+    positions = line if read else imp.emit("iota", line, axis=0)
     dtype = imp.out_dtype(node)
     return positions if dtype == "i64" else imp.emit("cast", positions, dtype)
 
@@ -629,15 +636,31 @@ def _filled(imp: _Importer, node: fx.Node, sizes: Sequence[Any], value: Any, dty
     conjunction (all true) selects ``value`` and a ``broadcast_to`` adds the static dims: a dynamic dim is
     always carried by an operand, as the lowering needs.
     """
-    fill = imp.tensor(value, dtype)
-    if fill.shape:
-        fill = imp.emit("reshape", fill, ())
     lines = {k: _size_line(imp, size) for k, size in enumerate(sizes) if not isinstance(size, int)}
     if unknown := [sizes[k] for k, line in lines.items() if line is None]:
         raise imp.unsupported(node, f"sizes ({unknown}) that are neither numbers nor read from tensors' dims")
-    if lines:
-        fill = imp.emit("select", _size_carrier(imp, lines, len(sizes)), fill, fill)
     shape = tuple(size if isinstance(size, int) else None for size in sizes)
+    return _filled_with_lines(imp, lines, shape, value, dtype)  # type: ignore[arg-type]
+
+
+def _filled_like(imp: _Importer, like: fx.Node, value: Any, dtype: str) -> Tensor:
+    """A tensor of the shape of FX node ``like`` holding ``value``: each dynamic dim's line an ``iota`` along
+    it (``like`` itself is not read when its shape is static)."""
+    shape = tuple(d if isinstance(d, int) else None for d in like.meta["val"].shape)
+    lines = {}
+    if None in shape:
+        x = imp.tensor(like)
+        lines = {k: imp.emit("iota", x, axis=k) for k, d in enumerate(shape) if d is None}
+    return _filled_with_lines(imp, lines, shape, value, dtype)
+
+
+def _filled_with_lines(imp: _Importer, lines: dict[int, Tensor], shape: tuple[int | None, ...], value: Any,
+                       dtype: str) -> Tensor:
+    fill = imp.tensor(value, dtype)
+    if fill.shape:
+        fill = imp.emit("reshape", fill, ())
+    if lines:
+        fill = imp.emit("select", _size_carrier(imp, lines, len(shape)), fill, fill)
     if tuple(fill.shape) != shape:
         fill = imp.emit("broadcast_to", fill, shape)
     return fill
@@ -659,7 +682,7 @@ def _full(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
 def _full_like(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     name = _op_name(node.target)
     value = a.get("fill_value", 1 if "ones" in name else 0)
-    return _filled(imp, node, list(a["self"].meta["val"].shape), value, imp.out_dtype(node))
+    return _filled_like(imp, a["self"], value, imp.out_dtype(node))
 
 
 @_converts("aten.scalar_tensor.default", graph="a rank-0 constant")
