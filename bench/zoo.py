@@ -70,8 +70,11 @@ class Case:
     graphs: int = 0
     #: sequence lengths: seconds per call of the batch of 4 at each length, graphfuse and eager
     length_s: dict[str, dict[int, float]] = field(default_factory=dict)
-    #: graphfuse's compiles over the whole run (strict calls and lengths), and its calls in eager PyTorch
+    #: graphfuse's compiles over the whole run (strict calls and lengths), the graphs Dynamo gave it (a model
+    #: whose Python branches on the length is a new graph at each one, whatever the backend), and its calls in
+    #: eager PyTorch
     run_compiles: int = 0
+    run_graphs: int = 0
     length_eager_calls: int = 0
     #: largest error against eager over the lengths (as ``error``)
     length_error: float | None = None
@@ -206,6 +209,7 @@ def run_lengths(zoo: ZooModel, size: Size, dtype: str, model: Any, compiled: Any
     reports = torch_backend.last_report()
     case.length_s = timed
     case.run_compiles = sum(len(report.compiled) for report in reports)
+    case.run_graphs = len(reports)
     case.length_eager_calls = sum(report.eager_calls for report in reports)
 
 
@@ -323,18 +327,20 @@ def table(cases: list[Case]) -> list[str]:
 
 
 def lengths_table(cases: list[Case]) -> list[str]:
-    """The lengths row of each decoder LM that ran it: compiles, eager calls, ms per call at each length."""
+    """The lengths row of each decoder LM that ran it: compiles, Dynamo's graphs (more compiles than graphs: a
+    graph compiled per shape), eager calls, the largest error, ms per call at each length."""
     measured = [c for c in cases if c.length_s.get("graphfuse")]
     failed = [c for c in cases if c.length_failure]
     if not measured and not failed:
         return []
     lengths = sorted(measured[0].length_s["graphfuse"]) if measured else []
-    head = ["model", "dtype", "compiles (run)", "eager calls", "error",
+    head = ["model", "dtype", "compiles (run)", "Dynamo graphs", "eager calls", "error",
             *(f"{length} tokens: graphfuse / eager ms" for length in lengths)]
-    rows = [[c.model, c.dtype, str(c.run_compiles), str(c.length_eager_calls), f"{c.length_error:.1e}",
+    rows = [[c.model, c.dtype, str(c.run_compiles), str(c.run_graphs), str(c.length_eager_calls),
+             f"{c.length_error:.1e}",
              *(f"{c.length_s['graphfuse'][n] * 1e3:.2f} / {c.length_s['eager'][n] * 1e3:.2f}" for n in lengths)]
             for c in measured]
-    rows += [[c.model, c.dtype, "failed " + c.length_failure.replace("|", "\\|"), "-", "-",
+    rows += [[c.model, c.dtype, "failed " + c.length_failure.replace("|", "\\|"), "-", "-", "-",
               *("-" for _ in lengths)]
              for c in failed]
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]

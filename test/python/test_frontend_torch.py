@@ -1272,3 +1272,37 @@ def test_tokens_by_expert_at_any_number_of_tokens() -> None:
         x = randn(*shape)
         for got, want in zip(executable(x.numpy()), module(x), strict=True):
             np.testing.assert_array_equal(got, want.numpy())
+
+
+class CausalConvolution(torch.nn.Module):
+    """Mamba's causal depthwise convolution: ``s + 3`` outputs cut to the first ``s`` (the uncached path) or to
+    the last ``s`` (after the cache's update), over a dynamic batch and length."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv1d(8, 8, kernel_size=4, padding=3, groups=8)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        seq_len = x.shape[-1]
+        out = self.conv(x)
+        return out[:, :, :seq_len], out[:, :, -seq_len:]
+
+
+def test_slices_of_a_dynamic_dim_to_a_symbolic_size_within_it() -> None:
+    """``out[..., :s]`` and ``out[..., -s:]`` of a dim of ``s + 3``: the sizes' symbols prove ``s`` within it, so
+    each is a gather (at the first s positions, at the last s); one graph for lengths 1 to 60, exact but for
+    the convolution's sums."""
+    from torch.export import Dim
+
+    dynamic = ({0: Dim("batch", min=1, max=8), 2: Dim("seq", min=1, max=60)},)
+    module = CausalConvolution().eval()
+    imported = gft.import_module(module, (randn(2, 8, 5),), dynamic_shapes=dynamic)
+    executable = graphfuse_compile(imported.module)
+    for shape in ((1, 8, 1), (3, 8, 17), (8, 8, 60)):
+        x = randn(*shape)
+        with torch.no_grad():
+            want = module(x)
+        for got, w in zip(executable(x.numpy()), want, strict=True):
+            assert got.shape == tuple(w.shape)
+            np.testing.assert_allclose(got, w.numpy(), rtol=1e-5, atol=1e-6)
+

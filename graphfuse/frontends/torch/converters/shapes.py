@@ -215,6 +215,8 @@ def _slice(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     x = imp.tensor(a["self"])
     if isinstance(a["end"], fx.Node):
         return _slice_to_symbolic_end(imp, node, x, a)
+    if isinstance(a["start"], fx.Node):
+        return _slice_of_a_symbolic_last_part(imp, node, x, a)
     if not x.sig.is_static:
         if x.shape[_axis(a["dim"], len(x.shape))] is not None and a["step"] >= 1:
             return _slice_of_a_static_dim(imp, node, x, a)
@@ -310,7 +312,10 @@ def _slice_bounds(imp: _Importer, node: fx.Node, a: dict[str, Any], shape: tuple
 
 def _slice_to_symbolic_end(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str, Any]) -> Tensor:
     """``x[..., :s]`` with ``s`` read from another tensor's dim: a ``gather`` at ``iota`` of that dim, exact when
-    torch.export's range for ``s`` keeps it within the static size (the slice never clamps)."""
+    torch.export's range for ``s`` keeps it within the static size, or, for a dynamic size, when the sizes'
+    symbols prove it within (Mamba's convolution of ``s + 3`` outputs cut to ``s``): the slice never clamps."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
     axis = _axis(a["dim"], len(x.shape))
     size = x.shape[axis]
     end = imp.meta(a["end"])
@@ -320,11 +325,35 @@ def _slice_to_symbolic_end(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str
         upper = int(bound.upper)  # sympy's oo (no bound) does not convert
     except (AttributeError, TypeError, ValueError):
         upper = None
-    if a["start"] not in (0, None) or a["step"] != 1 or size is None or upper is None or upper > size:
+    within = upper is not None and size is not None and upper <= size
+    if size is None and isinstance(end, torch.SymInt):
+        within = statically_known_true(imp.meta(a["self"]).shape[axis] >= end)
+    if a["start"] not in (0, None) or a["step"] != 1 or not within:
         raise imp.unsupported(node, f"a slice to the symbolic size {a['end'].name} that may exceed dimension {axis} "
                                     f"of {x.sig}, or with a start or step")
     tensor_node, dim = _symbolic_dim(imp, node, a["end"])
     return imp.emit("gather", x, imp.emit("iota", imp.tensor(tensor_node), axis=dim), axis=axis)
+
+
+def _slice_of_a_symbolic_last_part(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str, Any]) -> Tensor:
+    """``x[..., -s:]`` with ``s`` a symbolic size the sizes' symbols prove at most the dim's (Mamba's
+    convolution of ``s + 3`` outputs cut to the last ``s``): a ``gather`` at ``size - s`` plus the positions of
+    a line of length ``s``."""
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    axis = _axis(a["dim"], len(x.shape))
+    start = imp.values.get(a["start"])
+    negated = start.node.args[0] if isinstance(start, _Symbolic) and start.node is not None \
+        and start.node.target is operator.neg and len(start.node.args) == 1 else None
+    line = _size_line(imp, negated) if negated is not None else None
+    size = imp.meta(a["self"]).shape[axis]
+    to_the_end = a["end"] is None or a["end"] == _INT64_MAX
+    if line is None or a["step"] != 1 or not to_the_end or not statically_known_true(size >= imp.meta(negated)):
+        raise imp.unsupported(node, f"a slice of {x.sig} from a symbolic start other than minus a size within "
+                                    f"dimension {axis}, or to another end, or with a step")
+    positions = imp.emit("iota", line, axis=0)
+    first = imp.emit("sub", imp.emit("dimension_size", x, axis=axis), imp.emit("dimension_size", line, axis=0))
+    return imp.emit("gather", x, imp.emit("add", positions, first), axis=axis)
 
 
 @_converts("aten.select.int", graph="`slice`, `reshape`; `gather` at the index when a dim has a dynamic size",
