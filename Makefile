@@ -67,7 +67,7 @@ bench-models: $(STAMP)
 bench-zoo: $(STAMP)
 	$(BIN)/python -m bench.zoo --markdown bench/zoo-latest.md $(ARGS)
 
-# Text generation: HF LlamaForCausalLM.generate (greedy, static KV cache), ms per token in eager PyTorch, under
+# Text generation: HF LlamaForCausalLM.generate (greedy, the default cache; --cache static), ms per token in eager PyTorch, under
 # torch.compile's Inductor and under torch.compile(backend="graphfuse"); writes bench/generate-latest.md.
 # make bench-generate ARGS="--hidden 256 --layers 2 --variants eager,graphfuse"
 bench-generate: $(STAMP)

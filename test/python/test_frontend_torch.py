@@ -354,10 +354,11 @@ CASES: list[Case] = [
         "topk-sort",  # ties in PyTorch's CPU order, NaN the largest, any dim, integers, a batch of 1
         lambda m, p, q, ids: (*torch.topk(p, 2), *torch.topk(p, 3, dim=0, largest=False, sorted=False),
                               *torch.topk(q, 4, dim=1), *torch.sort(ids), *torch.sort(p, dim=0, descending=True),
-                              *torch.sort(q, stable=True), *torch.sort(p.T, dim=1, descending=True, stable=True)),
+                              *torch.sort(q, stable=True), *torch.sort(p.T, dim=1, descending=True, stable=True),
+                              torch.argsort(p, dim=0), torch.argsort(q, descending=True, stable=True)),
         lambda: (with_specials(torch.randint(0, 3, (6, 5)).float()), torch.randint(-2, 2, (1, 40), dtype=torch.int32),
                  torch.randint(0, 4, (24,))),
-        ("aten.topk.default", "aten.sort.default", "aten.sort.stable"),
+        ("aten.topk.default", "aten.sort.default", "aten.sort.stable", "aten.argsort.default", "aten.argsort.stable"),
         0.0, 0.0,
     ),
     (

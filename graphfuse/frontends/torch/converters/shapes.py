@@ -469,6 +469,20 @@ def _dynamic_flat_index(imp: _Importer, node: fx.Node, x: Tensor, first: int, en
     return indices
 
 
+def _indexed_dims_merged(imp: _Importer, node: fx.Node, x: Tensor, first: int, count: int
+                         ) -> tuple[Tensor, tuple[int | None, ...]]:
+    """``x`` reshaped with its ``count`` indexed dims from ``first`` merged into one, and that shape; refused
+    when the reshape would merge a dynamic dim with others beside another dynamic dim."""
+    shape = tuple(x.shape)
+    merged = _merged(shape, first, count)
+    if shape == merged:
+        return x, merged
+    if merged.count(None) > 1 and reshape_units(shape, merged) is None:
+        raise imp.unsupported(node, f"the indexed {x.sig} with its indexed dims merged has two dynamic sizes, "
+                                    "one of them a dynamic dim merged with others")
+    return imp.emit("reshape", x, merged), merged
+
+
 def _merged(shape: tuple[int | None, ...], first: int, count: int) -> tuple[int | None, ...]:
     """``shape`` with dims ``first .. first + count - 1`` as one (dynamic when one of them is)."""
     group = shape[first:first + count]
@@ -482,16 +496,11 @@ def _index(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
     """Advanced indexing ``x[..., i0, i1, ...]``: the indexed dims are flattened into one and gathered at
     ``sum(ik * stride_k)`` over the broadcast index tensors, the result's dims in numpy's order."""
     x = imp.tensor(a["self"])
-    shape = tuple(x.shape)
     entries = list(a["indices"])
     if all(entry is None for entry in entries):
         return x
     first, count, indices = _flat_index(imp, node, x, entries)
-    merged = _merged(shape, first, count)
-    if shape != merged and merged.count(None) > 1 and reshape_units(shape, merged) is None:
-        raise imp.unsupported(node, f"the indexed {x.sig} with its indexed dims merged has two dynamic sizes, "
-                                    "one of them a dynamic dim merged with others")
-    flat_x = x if shape == merged else imp.emit("reshape", x, merged)
+    flat_x, _ = _indexed_dims_merged(imp, node, x, first, count)
     return imp.emit("gather", flat_x, indices, axis=first)
 
 
@@ -521,17 +530,13 @@ def _index_put(imp: _Importer, node: fx.Node, a: dict[str, Any]) -> Tensor:
             fill = imp.emit("reshape", fill, ())
         return imp.emit("select", mask, fill, x)
     first, count, indices = _flat_index(imp, node, x, entries)
-    merged = _merged(shape, first, count)
-    if shape != merged and merged.count(None) > 1 and reshape_units(shape, merged) is None:
-        raise imp.unsupported(node, f"the indexed {x.sig} with its indexed dims merged has two dynamic sizes, "
-                                    "one of them a dynamic dim merged with others")
-    flat_x = x if tuple(shape) == merged else imp.emit("reshape", x, merged)
+    flat_x, merged = _indexed_dims_merged(imp, node, x, first, count)
     rows = (*merged[:first], *indices.shape, *merged[first + 1:])
     # numpy's rule: with the index tensors adjacent, the indexed dims sit where they were, before broadcasting.
     values = imp.tensor(a["values"], dtype)
     if tuple(values.shape) != rows:
-        if any(d is None and (k < len(rows) - len(values.shape) or values.shape[k - len(rows) + len(values.shape)]
-                              != d) for k, d in enumerate(rows)):
+        offset = len(rows) - len(values.shape)
+        if any(d is None and (k < offset or values.shape[k - offset] is not None) for k, d in enumerate(rows)):
             raise imp.unsupported(node, f"values {values.sig} broadcast to the dynamic indexed rows {rows}")
         values = imp.emit("broadcast_to", values, rows)
     written = imp.emit("scatter_update", flat_x, indices, values, axis=first)
