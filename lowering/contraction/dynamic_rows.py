@@ -25,7 +25,13 @@ from graphfuse.lowering.contraction.layout import (
     _reads_b_transposed,
     _static_tensor,
 )
-from graphfuse.lowering.contraction.panels import _erase_unused_producers, _fill_of, _packed_panels, _packed_product
+from graphfuse.lowering.contraction.panels import (
+    _erase_unused_producers,
+    _fill_of,
+    _packed_panels,
+    _packed_product,
+    _transposed_source,
+)
 from graphfuse.lowering.contraction.sizes import ROW_DOT_ROWS, ROW_DOT_TILE_ROWS, SERIAL, _powers_of_two
 from graphfuse.lowering.fast_math import fadd, fmul
 
@@ -233,7 +239,25 @@ def split_few_dynamic_rows(module: ir.Module, dot_columns: Callable[[int], int],
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    return [part for op in found for part in _split_few_rows(op, dot_columns, tile_columns)]
+    return [part for op in found for part in _split_few_rows(_through_transpose(op), dot_columns, tile_columns)]
+
+
+def _through_transpose(op: ir.Operation) -> ir.Operation:
+    """A plain matmul whose B is ``linalg.transpose(Bt)`` (a graph's own transpose of a weight stored [out, in])
+    as the matmul reading Bt transposed through its maps, the form of a linear layer's x @ W^T: the few-row
+    products then read W as stored instead of a transposed copy of all of it made at every call."""
+    a, b, c = op.operands
+    source = _transposed_source(b) if _plain(op) else None
+    if source is None:
+        return op
+    i, j, k = (ir.AffineDimExpr.get(d) for d in range(3))
+    maps = [ir.AffineMap.get(3, 0, dims) for dims in ([i, k], [j, k], [i, j])]
+    with op.location, ir.InsertionPoint(op):
+        product = linalg.matmul(a, source, outs=[c], indexing_maps=maps).owner
+    op.results[0].replace_all_uses_with(product.results[0])
+    op.erase()
+    _erase_unused_producers(b)
+    return product
 
 
 def _split_few_rows(op: ir.Operation, dot_columns: Callable[[int], int], tile_columns: int) -> list[FewRowProduct]:

@@ -505,6 +505,25 @@ def test_few_rows_with_columns_short_of_a_register_tile(linear: bool) -> None:
         np.testing.assert_allclose(executable(x, w)[0], executable.reference(x, w)[0], rtol=1e-4, atol=1e-4)
 
 
+def test_a_graphs_own_transpose_of_w_over_rows_counted_at_run_time() -> None:
+    """x @ transpose(W) as Falcon writes its linear layers (W [N, K] read at run time): the few-row path reads W
+    through the product's maps, the packed path packs it as stored; 0, 1, a tile, 32 and 33 rows (either side of
+    the few-row bound), 300."""
+    text = """func.func @f(%x: tensor<?x24xf32>, %w: tensor<70x24xf32>) -> tensor<?x70xf32> {
+      %t = "graph.transpose"(%w) {perm = array<i64: 1, 0>} : (tensor<70x24xf32>) -> tensor<24x70xf32>
+      %0 = "graph.matmul"(%x, %t) : (tensor<?x24xf32>, tensor<24x70xf32>) -> tensor<?x70xf32>
+      return %0 : tensor<?x70xf32>
+    }"""
+    executable = graphfuse.compile(text)
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((70, 24)).astype(np.float32)
+    for rows in (0, 1, 4, 32, 33, 300):
+        x = rng.standard_normal((rows, 24)).astype(np.float32)
+        (got,) = executable(x, w)
+        assert got.shape == (rows, 70)
+        np.testing.assert_allclose(got, executable.reference(x, w)[0], rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("rows", [1, 2, 3, 4])
 def test_static_products_of_few_rows_read_w_as_stored(rows: int) -> None:
     """x [rows, K] @ W [K, N] with W an argument and at most 4 rows (a token's step through GPT-2's Conv1D): one

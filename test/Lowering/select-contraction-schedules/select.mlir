@@ -160,6 +160,26 @@ func.func @dynamic_rows_linear(%x: tensor<?x128xf32>, %w: tensor<96x128xf32>, %i
 
 // -----
 
+// The same layer written as the graph's own transpose of W [N, K] and a plain product (Falcon's linear layers):
+// the few rows read W as stored through the product's maps, not a transposed copy made at every call.
+// AVX512-LABEL: func.func @dynamic_rows_transposed_weight
+// AVX512:         scf.if
+// AVX512:           scf.if
+// AVX512:             linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<?x1x128xf32>, tensor<96x128xf32>) outs(%{{.*}} : tensor<?x1x96xf32>) attrs = {graph.schedule = {columns_per_task = 8 : i64, sequence = "row_tile_dot_16_lanes"}}
+// AVX512:           } else {
+// AVX512:             linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<?x4x128xf32>, tensor<96x128xf32>) outs(%{{.*}} : tensor<?x4x96xf32>) attrs = {graph.schedule = {columns_per_task = 4 : i64, sequence = "row_tile_dot_16_lanes"}}
+// AVX512:       } else {
+// AVX512:         linalg.transpose ins(%{{.*}} : tensor<3x32x128xf32>) {{.*}} graph.schedule = {{{.*}}sequence = "pack_transposed_panels"
+// AVX512-NOT:     linalg.matmul
+func.func @dynamic_rows_transposed_weight(%x: tensor<?x128xf32>, %w: tensor<96x128xf32>, %init: tensor<?x96xf32>) -> tensor<?x96xf32> {
+  %e = tensor.empty() : tensor<128x96xf32>
+  %t = linalg.transpose ins(%w : tensor<96x128xf32>) outs(%e : tensor<128x96xf32>) permutation = [1, 0]
+  %c = linalg.matmul ins(%x, %t : tensor<?x128xf32>, tensor<128x96xf32>) outs(%init : tensor<?x96xf32>) -> tensor<?x96xf32>
+  return %c : tensor<?x96xf32>
+}
+
+// -----
+
 // One row (a token's step, its shapes specialized) by a W [K, N] read at run time: not packed, a tile of one row
 // over register tiles of 128 columns (96: one narrower tile) reading W's rows as stored.
 // AVX512-LABEL: func.func @one_row_plain
