@@ -505,6 +505,25 @@ def test_few_rows_with_columns_short_of_a_register_tile(linear: bool) -> None:
         np.testing.assert_allclose(executable(x, w)[0], executable.reference(x, w)[0], rtol=1e-4, atol=1e-4)
 
 
+def test_booleans_of_a_dynamic_shape_cross_the_boundary() -> None:
+    """A boolean input and output whose dims are known only at run time (a padding mask): passed as bytes and
+    converted at the boundary, sized by the call; empty, 1 x 1 and larger, against the reference."""
+    text = """func.func @f(%m: tensor<?x?xi1>, %x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xi1>) {
+      %z = arith.constant dense<0.0> : tensor<f32>
+      %0 = "graph.select"(%m, %x, %z) : (tensor<?x?xi1>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+      %1 = "graph.logical_not"(%m) : (tensor<?x?xi1>) -> tensor<?x?xi1>
+      return %0, %1 : tensor<?x?xf32>, tensor<?x?xi1>
+    }"""
+    executable = graphfuse.compile(text)
+    rng = np.random.default_rng(9)
+    for shape in ((0, 3), (1, 1), (5, 7), (33, 130)):
+        m, x = rng.random(shape) < 0.5, rng.standard_normal(shape).astype(np.float32)
+        got, want = executable(m, x), executable.reference(m, x)
+        assert got[1].dtype == np.bool_
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
+
+
 def test_a_graphs_own_transpose_of_w_over_rows_counted_at_run_time() -> None:
     """x @ transpose(W) as Falcon writes its linear layers (W [N, K] read at run time): the few-row path reads W
     through the product's maps, the packed path packs it as stored; 0, 1, a tile, 32 and 33 rows (either side of

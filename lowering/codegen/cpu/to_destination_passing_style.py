@@ -69,6 +69,8 @@ def to_destination_passing_style(module: ir.Module, entry: str) -> None:
             with ir.InsertionPoint(first):
                 conv = _convert_generic(arg, orig, _NONZERO, None)
             arg.replace_all_uses_except(conv.result, conv.operation)
+            for size in conv.outputs[0].owner.operands:  # a dynamic size of its empty result reads the argument
+                size.owner.operands[0] = arg
     out_args = [block.add_argument(t, loc) for t in out_types]
     with ir.InsertionPoint(ret):
         new_results = []
@@ -112,13 +114,14 @@ def _convert_generic(value: ir.Value, result_type: ir.Type, cast: str | None, de
 
     The boolean side becomes bytes too (:func:`store_booleans_as_bytes`); the pair of casts is then a byte copy.
     """
-    from mlir.dialects import linalg, tensor
+    from mlir.dialects import arith, linalg, tensor
 
     rt = ir.RankedTensorType(result_type)
-    if not rt.has_static_shape:
-        raise GraphfuseError(f"i1 tensors at the function boundary must have static shapes, got {rt}")
-    if dest is None:
-        dest = tensor.EmptyOp(rt.shape, rt.element_type).result
+    if dest is None:  # a dynamic size is the value's own
+        index = ir.IndexType.get()
+        sizes = [tensor.dim(value, arith.constant(index, i)) if rt.is_dynamic_dim(i) else rt.get_dim_size(i)
+                 for i in range(rt.rank)]
+        dest = tensor.EmptyOp(sizes, rt.element_type).result
     ident = ir.AffineMap.get_identity(rt.rank)
     generic = linalg.GenericOp(
         [rt],

@@ -30,6 +30,24 @@ func.func @f(%x: tensor<8xf32>, %m: tensor<8xi1>) -> (tensor<8xf32>, tensor<8xi1
 
 // -----
 
+// Booleans of a dynamic shape: each byte-to-boolean copy and back sized by the dims of what it converts.
+// CHECK-LABEL: func.func @f(
+// CHECK-SAME:    %[[M:.*]]: tensor<?x4xi8> {bufferization.writable = false}, %[[O:.*]]: tensor<?x4xi8>)
+// CHECK:         %[[N:.*]] = tensor.dim %[[M]], %{{.*}} : tensor<?x4xi8>
+// CHECK-NEXT:    %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x4xi1>
+// CHECK-NEXT:    %[[B:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<?x4xi8>) outs(%[[E]] : tensor<?x4xi1>)
+// CHECK:           arith.cmpi ne
+// CHECK:         %[[NB:.*]] = tensor.dim %[[B]], %{{.*}} : tensor<?x4xi1>
+// CHECK-NEXT:    %[[EB:.*]] = tensor.empty(%[[NB]]) : tensor<?x4xi8>
+// CHECK-NEXT:    %[[Y:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<?x4xi1>) outs(%[[EB]] : tensor<?x4xi8>)
+// CHECK:           arith.extui
+// CHECK:         bufferization.materialize_in_destination %[[Y]] in %[[O]]
+func.func @f(%m: tensor<?x4xi1>) -> tensor<?x4xi1> {
+  return %m : tensor<?x4xi1>
+}
+
+// -----
+
 // Negative: only the entry is rewritten; another function keeps its signature and is not marked.
 // CHECK-LABEL: func.func @g(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NOT:     graphfuse.cpu.entry
