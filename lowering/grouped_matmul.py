@@ -36,6 +36,7 @@ from mlir.dialects import arith, linalg, scf, tensor
 from graphfuse.dialect.matching import attributes
 from graphfuse.lowering.common import PARALLEL, build_generic, compute_type, const, register_lowering
 from graphfuse.lowering.contraction import ROW_DOT_ROWS
+from graphfuse.lowering.contraction.layout import matmul_b_transposed
 
 __all__ = ["BLOCK_ROWS", "COLUMN_TASKS", "TASK_COLUMNS", "column_tasks", "lower_grouped_matmul"]
 
@@ -116,9 +117,7 @@ class _Blocks:
     def _matmul(self, lhs: ir.Value, init: ir.Value) -> ir.Value:
         if not self.transposed:
             return linalg.matmul(lhs, self.weight, outs=[init])
-        i, j, k = (ir.AffineDimExpr.get(d) for d in range(3))
-        maps = [ir.AffineMap.get(3, 0, dims) for dims in ([i, k], [j, k], [i, j])]
-        return linalg.matmul(lhs, self.weight, outs=[init], indexing_maps=maps)
+        return matmul_b_transposed(lhs, self.weight, init)
 
 
 def _group_rows(out: ir.Value, blocks: _Blocks, start: ir.Value, count: ir.Value, block_rows: int) -> ir.Value:

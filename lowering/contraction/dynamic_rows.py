@@ -24,6 +24,7 @@ from graphfuse.lowering.contraction.layout import (
     _materialize_transposes,
     _reads_b_transposed,
     _static_tensor,
+    matmul_b_transposed,
 )
 from graphfuse.lowering.contraction.panels import (
     _erase_unused_producers,
@@ -250,10 +251,8 @@ def _through_transpose(op: ir.Operation) -> ir.Operation:
     source = _transposed_source(b) if _plain(op) else None
     if source is None:
         return op
-    i, j, k = (ir.AffineDimExpr.get(d) for d in range(3))
-    maps = [ir.AffineMap.get(3, 0, dims) for dims in ([i, k], [j, k], [i, j])]
     with op.location, ir.InsertionPoint(op):
-        product = linalg.matmul(a, source, outs=[c], indexing_maps=maps).owner
+        product = matmul_b_transposed(a, source, c).owner
     op.results[0].replace_all_uses_with(product.results[0])
     op.erase()
     _erase_unused_producers(b)

@@ -25,6 +25,14 @@ def _map_dims(attr: ir.Attribute) -> tuple[int, ...] | None:
     return tuple(result)
 
 
+def matmul_b_transposed(a: ir.Value, bt: ir.Value, init: ir.Value) -> ir.Value:
+    """``linalg.matmul`` of A [M, K] and B read as Bt [N, K] through its maps (a linear layer's x @ W^T, the form
+    :func:`_reads_b_transposed` recognizes)."""
+    i, j, k = (ir.AffineDimExpr.get(d) for d in range(3))
+    maps = [ir.AffineMap.get(3, 0, dims) for dims in ([i, k], [j, k], [i, j])]
+    return linalg.matmul(a, bt, outs=[init], indexing_maps=maps)
+
+
 def _reads_b_transposed(op: ir.Operation) -> bool:
     """Whether a matmul reads A [M, K] and B as [N, K] (a linear layer's x @ W^T, through its maps)."""
     if "indexing_maps" not in op.attributes:

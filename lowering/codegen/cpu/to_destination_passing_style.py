@@ -68,9 +68,9 @@ def to_destination_passing_style(module: ir.Module, entry: str) -> None:
             arg.set_type(t)
             with ir.InsertionPoint(first):
                 conv = _convert_generic(arg, orig, _NONZERO, None)
-            arg.replace_all_uses_except(conv.result, conv.operation)
-            for size in conv.outputs[0].owner.operands:  # a dynamic size of its empty result reads the argument
-                size.owner.operands[0] = arg
+            # the conversion and the sizes of its empty result (dynamic dims) read the argument itself
+            sizes = [size.owner.operation for size in conv.outputs[0].owner.operands]
+            arg.replace_all_uses_except(conv.result, [conv.operation, *sizes])
     out_args = [block.add_argument(t, loc) for t in out_types]
     with ir.InsertionPoint(ret):
         new_results = []

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import fx
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from graphfuse.dialect.builder import Tensor
 from graphfuse.dialect.shape_utils import reshape_units
@@ -314,8 +315,6 @@ def _slice_to_symbolic_end(imp: _Importer, node: fx.Node, x: Tensor, a: dict[str
     """``x[..., :s]`` with ``s`` read from another tensor's dim: a ``gather`` at ``iota`` of that dim, exact when
     torch.export's range for ``s`` keeps it within the static size, or, for a dynamic size, when the sizes'
     symbols prove it within (Mamba's convolution of ``s + 3`` outputs cut to ``s``): the slice never clamps."""
-    from torch.fx.experimental.symbolic_shapes import statically_known_true
-
     axis = _axis(a["dim"], len(x.shape))
     size = x.shape[axis]
     end = imp.meta(a["end"])
@@ -339,8 +338,6 @@ def _slice_of_a_symbolic_last_part(imp: _Importer, node: fx.Node, x: Tensor, a: 
     """``x[..., -s:]`` with ``s`` a symbolic size the sizes' symbols prove at most the dim's (Mamba's
     convolution of ``s + 3`` outputs cut to the last ``s``): a ``gather`` at ``size - s`` plus the positions of
     a line of length ``s``."""
-    from torch.fx.experimental.symbolic_shapes import statically_known_true
-
     axis = _axis(a["dim"], len(x.shape))
     start = imp.values.get(a["start"])
     negated = start.node.args[0] if isinstance(start, _Symbolic) and start.node is not None \
