@@ -53,14 +53,16 @@ def tool_directories() -> dict[str, Path]:
 
 def configure(config: Any, lit_config: Any) -> None:
     """Put graphfuse's tools first on the suite's ``PATH``, unset the variables that would change what they
-    do, add the ``onnx`` / ``torch`` features when those front ends are installed (``REQUIRES: torch``),
-    and add the substitutions ``%PYTHON``, ``%graph_irdl``, ``%npu_irdl`` and ``%schedules``.  A missing tool
-    is a fatal lit error naming it."""
+    do (and turn the on-disk compile cache off), add the ``onnx`` / ``torch`` features when those front ends
+    are installed (``REQUIRES: torch``), and add the substitutions ``%PYTHON``, ``%graph_irdl``, ``%npu_irdl``
+    and ``%schedules``.  A missing tool is a fatal lit error naming it."""
     directories = tool_directories()
     config.environment["PATH"] = os.pathsep.join(
         [*(str(directories[key]) for key in ("python", "mlir", "llvm")), config.environment.get("PATH", "")])
     for variable in _ENVIRONMENT:
         config.environment.pop(variable, None)
+    # Every test compiles what it checks; one that means to use the on-disk compile cache turns it on itself.
+    config.environment["GRAPHFUSE_CACHE"] = "off"
     for tool, key in TOOLS:
         if shutil.which(tool, path=str(directories[key])) is None:
             lit_config.fatal(f"{tool} is missing from {directories[key]}; install graphfuse with its test extras")

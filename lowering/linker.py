@@ -1,0 +1,62 @@
+"""Running LLVM's and the system's tools, and linking object code into a shared library.
+
+graphfuse-compile links the libraries it writes with these, and the on-disk compile cache links the JIT's object
+code into the library it stores.  The linker is the system C compiler's driver (``$CC``, else ``cc``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from graphfuse.dialect.diagnostics import GraphfuseError
+
+__all__ = ["c_compiler", "have_c_compiler", "link_shared_library", "run_tool"]
+
+
+def run_tool(command: list[str], what: str, stdin: str | None = None) -> str:
+    """The standard output of ``command``; an error naming ``what`` with the first lines it printed when it
+    cannot run or fails."""
+    try:
+        done = subprocess.run(command, input=stdin, capture_output=True, text=True, check=False)
+    except OSError as error:
+        raise GraphfuseError(f"{what} could not run: {error}") from None
+    if done.returncode:
+        detail = list(dict.fromkeys(line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()))
+        raise GraphfuseError(f"{what} failed (exit {done.returncode}): {' / '.join(detail[:5])}")
+    return done.stdout
+
+
+def c_compiler() -> str:
+    """The C compiler that links shared libraries: ``$CC``, else ``cc``."""
+    compiler = os.environ.get("CC") or "cc"
+    if not compiler.split():
+        raise GraphfuseError("CC is blank: set it to a C compiler (or unset it for 'cc')")
+    found = shutil.which(compiler.split()[0])
+    if found is None:
+        raise GraphfuseError(f"no C compiler '{compiler}' to link the shared library (set CC, or write an object "
+                             "file with --emit=obj and link it yourself)")
+    return compiler
+
+
+def have_c_compiler() -> bool:
+    try:
+        c_compiler()
+    except GraphfuseError:
+        return False
+    return True
+
+
+def link_shared_library(objects: Sequence[str | Path], output: str | Path, libraries: Sequence[str] = (),
+                        what: str = "linking the shared library") -> None:
+    """Link ``objects`` into the shared library ``output``, needing ``libraries`` (paths; found again through
+    their directories at load time) and libm.  ``-Bsymbolic``: the library's calls to its own functions stay in
+    it, whatever else the process has loaded under those names."""
+    link = [*c_compiler().split(), "-shared", "-Wl,-Bsymbolic", "-o", str(output), *map(str, objects), "-lm"]
+    for library in libraries:
+        directory = str(Path(library).parent)
+        link += [f"-L{directory}", f"-l:{Path(library).name}", f"-Wl,-rpath,{directory}"]
+    run_tool(link, what)
