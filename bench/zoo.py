@@ -8,7 +8,11 @@ In the manner of PyTorch's dynamo benchmark suites: per model and dtype, in one 
   largest error is at most ``--tolerance`` of the output's largest magnitude (fp32), or no worse than
   Inductor's (bf16);
 - **compile latency**: the first call of a new shape, graphfuse beside Inductor's cold start (its on-disk
-  caches disabled);
+  caches disabled; graphfuse's compile cache starts empty: the run keeps it in a directory of its own);
+- **warm start** (``--warm-start``, the default): the strict calls again in a second process sharing that
+  cache, as a restarted server or notebook: the backend's compile seconds there (Dynamo's tracing, which every
+  backend pays, apart), whether every graph came from the cache and whether the outputs are the cold
+  process's bit for bit;
 - **time per call** of the batch of 4 for eager, Inductor and graphfuse, interleaved round by round after a pause
   (the best of ``--rounds`` medians);
 - **sequence lengths** (decoder LMs that pass): the same compiled model then called with padded batches of 4 at
@@ -26,11 +30,16 @@ PyTorch's suites report them, and unclipped) and the compile-latency ratio.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+import os
 import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -65,6 +74,17 @@ class Case:
     inductor_error: float | None = None
     #: seconds of the first call (the compiles), graphfuse and Inductor
     compile_s: dict[str, float] = field(default_factory=dict)
+    #: graphfuse's own share of its first call: the backend's compile seconds (export, import, graphfuse.compile)
+    backend_s: float | None = None
+    #: the warm start, in a second process: the backend's compile seconds, the first call's, the compiles and
+    #: how many came from the cache, and whether the outputs equal the cold process's bit for bit
+    warm_backend_s: float | None = None
+    warm_first_s: float | None = None
+    warm_compiles: int = 0
+    warm_from_cache: int = 0
+    warm_equal: bool | None = None
+    #: a digest of graphfuse's outputs of the strict calls (compared with the warm start's)
+    digest: str = ""
     #: median seconds per call of the batch of 4
     call_s: dict[str, float] = field(default_factory=dict)
     graphs: int = 0
@@ -134,10 +154,25 @@ def _first_line(error: BaseException) -> str:
     return re.sub(r"\S*/site-packages/", "", line.strip())[:300]
 
 
+def output_digest(outputs: list[Any]) -> str:
+    """A SHA-256 of every compared tensor's bytes, in order."""
+    import torch
+
+    digest = hashlib.sha256()
+    for output in outputs:
+        for path, tensor in compared_tensors(output):
+            tensor = tensor.detach().contiguous()
+            if tensor.dtype == torch.bfloat16:
+                tensor = tensor.view(torch.int16)
+            digest.update(path.encode() + tensor.numpy().tobytes())
+    return digest.hexdigest()
+
+
 def run_strict(zoo: ZooModel, model: Any, batches: dict[int, dict[str, Any]], want: dict[int, Any],
-               variant: str) -> tuple[str, float | None, float, Callable[..., Any] | None]:
+               variant: str, outputs: list[Any] | None = None
+               ) -> tuple[str, float | None, float, Callable[..., Any] | None]:
     """Compile ``model`` with ``variant`` and check every batch against eager: (status, error, first-call
-    seconds, the compiled module or None)."""
+    seconds, the compiled module or None); the outputs are appended to ``outputs`` when given."""
     import torch
 
     from graphfuse.frontends import torch_backend
@@ -153,6 +188,8 @@ def run_strict(zoo: ZooModel, model: Any, batches: dict[int, dict[str, Any]], wa
             got = _call(compiled, inputs)
             if first is None:
                 first = time.perf_counter() - start
+            if outputs is not None:
+                outputs.append(got)
             worst = max(worst, relative_error(got, want[batch]))
     except Exception as error:  # a compile or run failure of any kind is the model's result
         return _first_line(error), None, 0.0, None
@@ -231,7 +268,7 @@ def _timed_call(module: Any, inputs: dict[str, Any]) -> float:
 
 
 def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds: int, tolerance: float,
-             lengths: list[int] | None = None) -> Case:
+             lengths: list[int] | None = None, warm_start: bool = False) -> Case:
     import torch
     import torch._inductor.config as inductor_config
 
@@ -253,9 +290,12 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
         if compiled is not None:
             runners["inductor"] = compiled
     if "graphfuse" in variants:
-        status, error, first, compiled = run_strict(zoo, model, batches, want, "graphfuse")
+        outputs: list[Any] = []
+        status, error, first, compiled = run_strict(zoo, model, batches, want, "graphfuse", outputs)
         case.error = error
         case.compile_s["graphfuse"] = first
+        case.backend_s = _backend_seconds()
+        case.digest = output_digest(outputs) if len(outputs) == len(batches) else ""
         limit = tolerance if dtype == "fp32" else (case.inductor_error if case.inductor_error is not None
                                                    else math.inf)
         if status == "pass" and error is not None:
@@ -267,12 +307,64 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
         from graphfuse.frontends import torch_backend
 
         case.graphs = len(torch_backend.last_report())
+    if warm_start and case.passed:
+        warm_start_case(case, size)
     if rounds and len(runners) > 1:
         time_calls(runners, batches[4], 1, calls=1)  # warm every variant once more
         case.call_s = time_calls(runners, batches[4], rounds)
     if lengths and zoo.is_decoder_lm and "graphfuse" in runners:
         run_lengths(zoo, size, dtype, model, runners["graphfuse"], lengths, case, limit)
     return case
+
+
+def _backend_seconds() -> float:
+    """The graphfuse backend's compile seconds over the graphs of the last run (export, import, compile)."""
+    from graphfuse.frontends import torch_backend
+
+    return sum(sum(report.compiled.values()) for report in torch_backend.last_report())
+
+
+def warm_start_case(case: Case, size: Size) -> None:
+    """The strict calls of ``case`` again in a second process, with the compile cache the first one filled."""
+    command = [sys.executable, "-m", "bench.zoo", "--warm-worker", case.model, "--size",
+               next(name for name, known in SIZES.items() if known == size), "--dtypes", case.dtype]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode or not lines:
+        case.status = f"warm start failed: {(done.stderr.strip().splitlines() or ['no output'])[-1][:200]}"
+        return
+    result = json.loads(lines[-1])
+    case.warm_backend_s, case.warm_first_s = result["backend_s"], result["first_s"]
+    case.warm_compiles, case.warm_from_cache = result["compiles"], result["from_cache"]
+    case.warm_equal = bool(case.digest) and result["digest"] == case.digest
+    if result["status"] != "pass":
+        case.status = f"warm start: {result['status']}"
+
+
+def warm_worker(name: str, size: Size, dtype: str) -> int:
+    """The warm start's second process: the strict calls of one model, reported as one JSON line."""
+    import warnings
+
+    import torch
+
+    from bench.zoo_models import zoo_model
+    from graphfuse.frontends import torch_backend
+
+    warnings.filterwarnings("ignore")
+    zoo = ZOO[name]
+    model = zoo_model(name, size)
+    if dtype == "bf16":
+        model = model.to(torch.bfloat16)
+    batches = {batch: _inputs(zoo, size, batch, dtype) for batch in (4, 1)}
+    want = {batch: _call(model, inputs) for batch, inputs in batches.items()}
+    outputs: list[Any] = []
+    status, _, first, _ = run_strict(zoo, model, batches, want, "graphfuse", outputs)
+    reports = torch_backend.last_report()
+    print(json.dumps({"status": status, "first_s": first, "backend_s": _backend_seconds(),
+                      "compiles": sum(len(report.compiled) for report in reports),
+                      "from_cache": sum(report.from_cache for report in reports),
+                      "digest": output_digest(outputs)}))
+    return 0
 
 
 def geomean(values: list[float]) -> float | None:
@@ -299,12 +391,21 @@ def summarize(cases: list[Case]) -> list[str]:
         if latency:
             lines.append(f"  - compile latency, Inductor cold start over graphfuse: geometric mean "
                          f"{geomean(latency):.2f}x, lowest {min(latency):.2f}x")
+        warm = [c for c in of_dtype if c.warm_backend_s is not None]
+        if warm:
+            slowest = max(warm, key=lambda c: c.warm_backend_s)
+            whole = sum(c.warm_from_cache == c.warm_compiles > 0 for c in warm)
+            lines.append(f"  - warm start (a second process): backend compile at most {slowest.warm_backend_s:.3f} s "
+                         f"({slowest.model}), median {statistics.median(c.warm_backend_s for c in warm):.3f} s; "
+                         f"every graph from the cache in {whole} of {len(warm)}; outputs bit for bit the cold "
+                         f"process's in {sum(bool(c.warm_equal) for c in warm)} of {len(warm)}")
     return lines
 
 
 def table(cases: list[Case]) -> list[str]:
     head = ["model", "family", "dtype", "graphfuse strict", "error", "Inductor error", "compile s (gf / ind)",
-            "eager ms", "Inductor ms", "graphfuse ms", "vs eager", "vs Inductor"]
+            "backend s", "warm s (backend / first call)", "eager ms", "Inductor ms", "graphfuse ms", "vs eager",
+            "vs Inductor"]
     rows = []
     for c in cases:
         def ms(variant: str, case: Case = c) -> str:
@@ -320,9 +421,14 @@ def table(cases: list[Case]) -> list[str]:
 
         compile_text = " / ".join(f"{c.compile_s[v]:.1f}" if c.compile_s.get(v) else "-"
                                   for v in ("graphfuse", "inductor"))
+        backend = "-" if c.backend_s is None else f"{c.backend_s:.2f}"
+        warm = "-"
+        if c.warm_backend_s is not None:
+            warm = f"{c.warm_backend_s:.3f} / {c.warm_first_s:.2f}" + ("" if c.warm_equal else " (outputs differ)")
         status = c.status.replace("|", "\\|")
         rows.append([c.model, c.family, c.dtype, status, err(c.error), err(c.inductor_error), compile_text,
-                     ms("eager"), ms("inductor"), ms("graphfuse"), ratio("eager"), ratio("inductor")])
+                     backend, warm, ms("eager"), ms("inductor"), ms("graphfuse"), ratio("eager"),
+                     ratio("inductor")])
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
@@ -346,6 +452,27 @@ def lengths_table(cases: list[Case]) -> list[str]:
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
+def _run_cases(names: list[str], dtypes: list[str], size: Size, variants: list[str], args: argparse.Namespace,
+               lengths: list[int]) -> list[Case]:
+    cases = []
+    for name in names:
+        zoo = ZOO[name]
+        for dtype in dtypes:
+            if dtype == "bf16" and not zoo.is_decoder_lm:
+                continue
+            start = time.perf_counter()
+            try:
+                case = run_case(zoo, size, dtype, variants, args.rounds, args.tolerance, lengths,
+                                args.warm_start and "graphfuse" in variants)
+            except Exception as error:  # building the model or its eager run: the zoo's own problem
+                traceback.print_exc()
+                case = Case(zoo.name, zoo.family, dtype, status=f"eager: {_first_line(error)}")
+            cases.append(case)
+            print(f"{name} {dtype}: {case.status} (error {case.error}) in {time.perf_counter() - start:.0f} s",
+                  file=sys.stderr, flush=True)
+    return cases
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="all", help="comma-separated names of bench/zoo_models.py, or all")
@@ -359,7 +486,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write every case as JSON")
     parser.add_argument("--lengths", default=LENGTHS,
                         help="sequence lengths of the decoder LMs' lengths row, comma-separated; empty: none")
+    parser.add_argument("--warm-start", action=argparse.BooleanOptionalAction, default=True,
+                        help="run the strict calls again in a second process sharing the compile cache")
+    parser.add_argument("--warm-worker", metavar="MODEL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.warm_worker is not None:
+        return warm_worker(args.warm_worker, SIZES[args.size], args.dtypes)
     names = list(ZOO) if args.models == "all" else [n.strip() for n in args.models.split(",") if n.strip()]
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -389,21 +521,13 @@ def main(argv: list[str] | None = None) -> int:
     torch._dynamo.config.cache_size_limit = 64
     torch._dynamo.config.accumulated_cache_size_limit = max(512, torch._dynamo.config.accumulated_cache_size_limit)
     size = SIZES[args.size]
-    cases = []
-    for name in names:
-        zoo = ZOO[name]
-        for dtype in dtypes:
-            if dtype == "bf16" and not zoo.is_decoder_lm:
-                continue
-            start = time.perf_counter()
-            try:
-                case = run_case(zoo, size, dtype, variants, args.rounds, args.tolerance, lengths)
-            except Exception as error:  # building the model or its eager run: the zoo's own problem
-                traceback.print_exc()
-                case = Case(zoo.name, zoo.family, dtype, status=f"eager: {_first_line(error)}")
-            cases.append(case)
-            print(f"{name} {dtype}: {case.status} (error {case.error}) in {time.perf_counter() - start:.0f} s",
-                  file=sys.stderr, flush=True)
+    # graphfuse's compile cache starts empty (a cold start, as Inductor's); the warm starts share it.
+    os.environ["GRAPHFUSE_CACHE"] = "1"
+    os.environ["GRAPHFUSE_CACHE_DIR"] = cache_dir = tempfile.mkdtemp(prefix="graphfuse-zoo-cache-")
+    try:
+        cases = _run_cases(names, dtypes, size, variants, args, lengths)
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
     cpu, flags = machine.cpu_info()
     lines = [f"date {machine.today()}, commit {machine.commit()}",
              f"CPU: {cpu} (flags: {', '.join(flags) or 'none of avx512f/avx2/fma'}), torch {torch.__version__}, "

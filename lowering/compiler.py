@@ -114,8 +114,9 @@ class Executable(CompiledGraph):
     """A compiled graph function: call it with numpy arrays, get a list of numpy arrays."""
 
     entry: str
-    #: the graph module as given (kept for :meth:`reference`)
-    source: ir.Module
+    #: the graph module as given (kept for :meth:`reference`), or its text: parsed when first asked for
+    #: (:attr:`source`; code loaded from the compile cache may never need it)
+    _source: ir.Module | SourceText
     #: the graph pipeline that ran, and the fused graph it produced
     pipeline: str
     fused_graph: str
@@ -137,6 +138,13 @@ class Executable(CompiledGraph):
     timings: dict[str, float] = field(default_factory=dict)
     #: the code was loaded from the on-disk compile cache (lowering/compile_cache.py), not compiled
     from_cache: bool = False
+
+    @property
+    def source(self) -> ir.Module:
+        """The graph module as given."""
+        if isinstance(self._source, SourceText):
+            self._source = parse_module(self._source.text, self._source.filename, make_context())
+        return self._source
 
     @cached_property
     def _dynamic_shapes(self) -> DynamicShapes:
@@ -367,14 +375,15 @@ def compile(
 
 
 def _load_stored(disk_key: str, text: str, filename: str) -> Executable | None:
-    """The executable the on-disk cache holds for ``disk_key`` (its graph parsed again from ``text``), or None."""
+    """The executable the on-disk cache holds for ``disk_key`` (its graph parsed from ``text`` when needed), or
+    None."""
     start = time.perf_counter()
     stored = load_compile(disk_key)
     if stored is None:
         return None
-    source = parse_module(text, filename, make_context())
-    return Executable(stored.entry, source, stored.pipeline, stored.fused_graph, stored.linalg, stored.function,
-                      stored.fusions, stored.kernels, fusion_result=stored.fusion_result, filename=filename,
+    return Executable(stored.entry, SourceText(text, filename), stored.pipeline, stored.fused_graph, stored.linalg,
+                      stored.function, stored.fusions, stored.kernels, fusion_result=stored.fusion_result,
+                      filename=filename,
                       timings={"cache": time.perf_counter() - start}, from_cache=True)
 
 

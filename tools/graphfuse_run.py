@@ -243,7 +243,8 @@ def _body(argv: list[str]) -> int:
         fired = {}
     else:
         fired = {k: v for k, v in executable.fusions.items() if v}
-        print(f"@{printable(executable.entry)}: compiled in {compile_seconds:.2f} s; {executable.kernels} "
+        how = "loaded from the compile cache" if executable.from_cache else "compiled"
+        print(f"@{printable(executable.entry)}: {how} in {compile_seconds:.2f} s; {executable.kernels} "
               f"kernel(s); pipeline {executable.pipeline}")
     if fired:
         print("  fusion statistics: " + ", ".join(f"{k}={v}" for k, v in sorted(fired.items())))

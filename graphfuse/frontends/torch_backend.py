@@ -55,6 +55,7 @@ from mlir.dialects import func as func_dialect
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import entry_function
+from graphfuse.dialect.parsing import SourceText
 from graphfuse.dialect.types import NUMPY_DTYPES
 from graphfuse.frontends.dynamic_shapes import (
     NO_SYMBOLS,
@@ -66,6 +67,14 @@ from graphfuse.frontends.dynamic_shapes import (
 )
 from graphfuse.frontends.torch import ImportedModel, fired_fusions, import_program
 from graphfuse.frontends.torch.dtypes import _TORCH_DTYPES
+from graphfuse.frontends.torch_graph_cache import (
+    ImportedGraph,
+    StoredImport,
+    graph_key,
+    load_import,
+    store_failure,
+    store_import,
+)
 from graphfuse.lowering.compiler import Executable
 from graphfuse.lowering.compiler import compile as graphfuse_compile
 from graphfuse.lowering.options import CompileOptions, resolve_options
@@ -204,6 +213,8 @@ class GraphReport:
     recompiles: int = 0
     #: why the sizes Dynamo made symbols were compiled one shape at a time (None: they were not, or there were none)
     per_shape: str | None = None
+    #: compiles whose code came from the on-disk compile cache
+    from_cache: int = 0
 
     def summary(self) -> str:
         state = f"{len(self.compiled)} shape(s) compiled" if self.compiled else "not compiled"
@@ -299,7 +310,7 @@ def _describe(key: tuple) -> str:
 
 @dataclass
 class _Compiled:
-    imported: ImportedModel
+    imported: ImportedGraph
     #: None when every result is a view made again after the call
     executable: Executable | None
     #: (data pointer, version counter[, CRC-32]) of each tensor compiled in as a constant: a change means recompiling
@@ -430,6 +441,45 @@ class _GraphRunner:
                      if isinstance(args[i], torch.Tensor))
 
     def _compile(self, args: tuple) -> _Compiled:
+        key = graph_key(self.gm, args, self.scalars, self.symbolic, self.static_inputs, self.options)
+        stored = None if key is None else load_import(key)
+        if stored is not None:
+            return self._compiled(stored, self._aliases(), args)
+        try:
+            aliases = self._aliases()
+            stored = self._import(args, aliases)
+            compiled = self._compiled(stored, aliases, args)
+        except GraphfuseError as error:  # it would fail the same way again: a later process is told at once
+            if key is not None:
+                store_failure(key, error)
+            raise
+        if key is not None:
+            store_import(key, stored)
+        return compiled
+
+    def _aliases(self) -> _ViewReplay | None:
+        return _view_replay(self.gm)
+
+    def _compiled(self, stored: StoredImport, aliases: _ViewReplay | None, args: tuple) -> _Compiled:
+        """The compiled version of an import (graphfuse.compile of its text, which its cache may hold)."""
+        self.symbolic = stored.symbolic
+        executable = None
+        if stored.text is not None:
+            executable = graphfuse_compile(SourceText(stored.text, "<module>"), options=self.options)
+            self.report.from_cache += executable.from_cache
+        arguments = tuple((position, position in self.parameter_set)
+                          for position, taken in enumerate(stored.imported.tensor_inputs) if taken and executable)
+        direct = None
+        if executable is not None and executable.takes_addresses and \
+                all(np.dtype(dtype) in _TORCH_DTYPE_OF for _, dtype in executable.outputs):
+            direct = tuple((None if None in shape else shape, _TORCH_DTYPE_OF[np.dtype(dtype)])
+                           for shape, dtype in executable.outputs)
+        return _Compiled(stored.imported, executable, self._constant_state(args), aliases=aliases,
+                         arguments=arguments, computed=stored.computed, results=stored.results,
+                         direct_results=direct)
+
+    def _import(self, args: tuple, aliases: _ViewReplay | None) -> StoredImport:
+        """Export the FX graph for ``args`` and import it: the module's text to compile and how to call it."""
         # Frozen parameters, and the scalars inlined below (their tensors are then unused).
         constants = {i: args[i] for i in (*self.static_inputs, *self.scalars) if isinstance(args[i], torch.Tensor)}
         with torch.no_grad(), warnings.catch_warnings():
@@ -450,25 +500,14 @@ class _GraphRunner:
             imported = import_program(program, input_mutations="results", constant_inputs=constants)
         # The outputs made again as views after the call are not computed: eager returns them without a copy, and
         # a graph of views alone (a reshape, an expand) runs no compiled code at all.
-        aliases = _view_replay(self.gm)
         first = len(imported.mutated_inputs)
         replayed = {first + k for k in aliases.outputs} if aliases is not None else set()
         results = _result_types(imported)
         computed = tuple(k for k in range(len(results)) if k not in replayed)
-        executable = None
-        if computed:
-            if replayed:
-                _drop_results(imported, replayed)
-            executable = graphfuse_compile(imported.module, options=self.options)
-        arguments = tuple((position, position in self.parameter_set)
-                          for position, taken in enumerate(imported._tensor_inputs) if taken and executable)
-        direct = None
-        if executable is not None and executable.takes_addresses and \
-                all(np.dtype(dtype) in _TORCH_DTYPE_OF for _, dtype in executable.outputs):
-            direct = tuple((None if None in shape else shape, _TORCH_DTYPE_OF[np.dtype(dtype)])
-                           for shape, dtype in executable.outputs)
-        return _Compiled(imported, executable, self._constant_state(args), aliases=aliases, arguments=arguments,
-                         computed=computed, results=len(results), direct_results=direct)
+        if computed and replayed:
+            _drop_results(imported, replayed)
+        text = imported.module.operation.get_asm(enable_debug_info=True) if computed else None
+        return StoredImport(text, ImportedGraph.of(imported), self.symbolic, computed, len(results))
 
     def _run(self, version: _Compiled, args: tuple) -> Any:
         imported = version.imported

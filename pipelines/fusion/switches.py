@@ -146,12 +146,10 @@ def parse_graph_kernel_flags(text: str, strict: bool = False, source: str = "gra
             flags.given.add(key)
         else:
             _flag_problem(flags, f"unknown flag '--{key}' (valid flags: {', '.join(known)})", strict, source)
-    from graphfuse.pipelines.graph_kernel.fusion import is_step_name
-
     for key in ("enable_pass", "disable_pass"):
         for name in flags.lists[key]:
             # A fusion pass, or a graph-kernel-fusion step (graph-kernel-fusion honours those names too).
-            if _lookup_switchable(name) is None and not is_step_name(name):
+            if _lookup_switchable(name) is None and not _is_step_name(name):
                 reason = unsupported_reason(name)
                 _flag_problem(flags, f"flag '--{key}' names pass '{name}', which is not implemented: {reason} "
                               "(docs/unsupported-passes.md)" if reason else
@@ -164,6 +162,12 @@ def unsupported_reason(name: str) -> str | None:
     from graphfuse.pipelines.fusion.cann import UNSUPPORTED_PASSES
 
     return UNSUPPORTED_PASSES.get(name)
+
+
+def _is_step_name(name: str) -> bool:
+    from graphfuse.pipelines.graph_kernel.fusion import is_step_name  # imported only when a name is to be checked
+
+    return is_step_name(name)
 
 
 def _lookup_switchable(name: str) -> Any:

@@ -35,11 +35,11 @@ def test_generators_are_deterministic_and_sized() -> None:
 def test_table_reports_errors_targets_and_memory() -> None:
     baseline = compile_scale.Case("baseline", 0, peak_rss=200 << 20, cpu_s=0.5)
     done = compile_scale.Case("chain", 5000, ops=5000, kernels=300, compile_s=8.0, peak_rss=400 << 20, cpu_s=9.0,
-                              stages={"graph": 1.0, "llvm": 4.0})
+                              stages={"graph": 1.0, "llvm": 4.0}, warm_s=0.02, warm="loaded")
     failed = compile_scale.Case("random", 50000, peak_rss=900 << 20, error="timeout")
     memory = compile_scale.MemoryCase(1000, 12000, peak_rss=30000, seconds=1.0)
     text = compile_scale.table([done, failed], baseline, memory)
-    assert "| chain | 5000 | 300 | 8.00 | 1.60 | 8.5 | 1.00 | - | - | 4.00 | 400 |" in text
+    assert "| chain | 5000 | 300 | 8.00 | 1.60 | 8.5 | 1.00 | - | - | 4.00 | 400 | 41.0 | 0.020 (loaded) |" in text
     assert "| random | ~50000 | | timeout |" in text
-    assert "chain of 5000 ops < 10 s: 8.0 s, met" in text and "random of 50000 ops < 60 s: timeout" in text
+    assert "chain of 5000 ops < 5 s: 8.0 s, missed" in text and "random of 50000 ops < 60 s: timeout" in text
     assert "2.50x inputs + output" in text
