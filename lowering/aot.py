@@ -44,11 +44,13 @@ from graphfuse.dialect.files import atomic_output, check_distinct_files, write_o
 from graphfuse.dialect.parsing import located_asm
 from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
 from graphfuse.lowering.codegen.cpu.specs import ArgSpec, dtype_name, spec_bytes
-from graphfuse.lowering.compiler import FusedGraph, fuse_graph, lower_to_linalg
+from graphfuse.lowering.compile_cache import compile_key
+from graphfuse.lowering.compiler import FusedGraph, fuse_graph, lower_to_linalg, source_text
+from graphfuse.lowering.disk_cache import default_cache
 from graphfuse.lowering.host import check_thread_count
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, library_name
-from graphfuse.lowering.linker import link_shared_library, run_tool
-from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL, resolve_options
+from graphfuse.lowering.linker import c_compiler, have_c_compiler, link_shared_library, run_tool
+from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL, CompileOptions, resolve_options
 from graphfuse.lowering.run_checks import SITE_SHIFT, CheckSite
 from graphfuse.lowering.shape_checks import shape_graph_text
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT
@@ -112,6 +114,24 @@ class CInterface:
     #: the run-time checks (lowering/run_checks.py): their status word is the last workspace buffer, and the entry
     #: point returns the status code of the first that failed
     checks: tuple[CheckSite, ...] = ()
+
+    def as_json(self) -> dict:
+        """The interface for the compile cache (:meth:`from_json` reads it back)."""
+        return {"prefix": self.prefix, "entry": self.entry, "inputs": [s.as_json() for s in self.inputs],
+                "outputs": [s.as_json() for s in self.outputs], "workspace": [s.as_json() for s in self.workspace],
+                "streamed_stores": self.streamed_stores, "threads": self.threads, "libraries": self.libraries,
+                "shape_graph": self.shape_graph, "source_name": self.source_name,
+                "checks": [site.as_json() for site in self.checks]}
+
+    @staticmethod
+    def from_json(described: dict) -> CInterface:
+        return CInterface(str(described["prefix"]), str(described["entry"]),
+                          [ArgSpec.from_json(s) for s in described["inputs"]],
+                          [ArgSpec.from_json(s) for s in described["outputs"]],
+                          [ArgSpec.from_json(s) for s in described["workspace"]], int(described["streamed_stores"]),
+                          int(described["threads"]), list(described["libraries"]), described["shape_graph"],
+                          str(described["source_name"]),
+                          tuple(CheckSite.from_json(site) for site in described["checks"]))
 
     def __post_init__(self) -> None:
         if self.symbol == self.metadata_symbol:
@@ -413,6 +433,8 @@ class CompiledLibrary:
     emit: str
     interface: CInterface
     header: str | None
+    #: the library came from the on-disk compile cache (docs/compile-cache.md), not from a compile
+    from_cache: bool = False
 
 
 def compile_library(
@@ -455,39 +477,80 @@ def compile_library(
                               fusion_switch_file=fusion_switch_file, strict_flags=strict_flags,
                               jit_opt_level=codegen_opt_level, num_threads=num_threads, fast_math=fast_math)
     prefix = c_identifier(name) if name else _default_prefix(output)
-    fused = fuse_graph(source, entry=entry, options=options)
+    text, filename = source_text(source)
+    key = compile_key(text, filename, entry, options, options.switches().flags.enable_debug_mode, kind=kind,
+                      prefix=prefix, codegen_opt_level=codegen_opt_level, target_cpu=target_cpu,
+                      linker=c_compiler() if kind == "shared" and have_c_compiler() else None)
+    # Every output is made in full before any replaces its file; a failure leaves the old ones.
+    with tempfile.TemporaryDirectory(prefix="graphfuse-compile-") as scratch, contextlib.ExitStack() as outputs:
+        # The header's file first: an unwritable one is reported before the compile.
+        header_file = outputs.enter_context(atomic_output(header, "C header")) \
+            if header is not None and not header_to_stdout else None
+        stored = None if key is None else _load_library(key)
+        if stored is None:
+            built = Path(scratch) / "output"
+            interface = _build_library(text, filename, entry, options, prefix, kind, codegen_opt_level, target_cpu,
+                                       built, Path(scratch))
+            if key is not None:
+                _store_library(key, built, interface)
+        else:
+            built, interface = stored
+        header_text = None
+        if header is not None:
+            guard = c_identifier(f"{prefix}.h" if header_to_stdout else Path(header).name).upper()
+            header_text = interface.header(f"{guard}_", Path(interface.source_name).name)
+        if header_file is not None:
+            write_synced(header_file, header_text.encode())
+        content = built.read_bytes()
+        if str(output) == "-":
+            write_output("-", content if kind in ("obj", "shared") else content.decode())
+        else:
+            write_synced(outputs.enter_context(atomic_output(output)), content)
+    if header_to_stdout:
+        write_output("-", header_text)
+    return CompiledLibrary(str(output), kind, interface, header_text, from_cache=stored is not None)
+
+
+def _build_library(text: str, filename: str, entry: str | None, options: CompileOptions, prefix: str, kind: str,
+                   codegen_opt_level: int, target_cpu: str, built: Path, scratch: Path) -> CInterface:
+    """Compile the library of kind ``kind`` into the file ``built``; its C interface."""
+    fused = fuse_graph(text, filename, entry=entry, options=options)
     lower_to_linalg(fused.module, fused.filename, options.fast_math)
     # Printed with its locations: an error of the lowering names the op in the graph's file.
     lowered = lower_entry(located_asm(fused.module, fused.filename), fused.entry, options.threads, options.streaming)
     interface = _interface(prefix, fused, lowered, options.threads)
-    header_text = None
-    if header is not None:
-        guard = c_identifier(f"{prefix}.h" if header_to_stdout else Path(header).name).upper()
-        header_text = interface.header(f"{guard}_", Path(fused.filename).name)
-    # Every output is made in full before any replaces its file; a failure leaves the old ones.
-    with tempfile.TemporaryDirectory(prefix="graphfuse-compile-") as scratch, contextlib.ExitStack() as outputs:
-        if header is not None and not header_to_stdout:  # first: its write errors are then reported as the header's
-            write_synced(outputs.enter_context(atomic_output(header, "C header")), header_text.encode())
-        binary_to_stdout = str(output) == "-" and kind in ("obj", "shared")
-        if binary_to_stdout:  # made in the scratch directory, then copied out
-            output_file: Path | None = Path(scratch) / "output"
-        elif str(output) == "-":
-            output_file = None
-        else:
-            output_file = outputs.enter_context(atomic_output(output))
-        # Object code takes the large constants as raw bytes; LLVM IR and assembly outputs keep them inline.
-        weights = _detach_constants(lowered, prefix, Path(scratch)) if kind in ("obj", "shared") else []
-        with lowered.context:
-            module_ir = llvm.translate_module_to_llvmir(lowered.module.operation)
-        module_ir += interface.llvm_ir(module_ir)
-        text = _optimize(module_ir, interface, codegen_opt_level, target_cpu)
-        _write_output(text, output_file, kind, interface, _Codegen(codegen_opt_level, target_cpu), weights,
-                      Path(scratch))
-        if binary_to_stdout:
-            write_output("-", output_file.read_bytes())
-    if header_to_stdout:
-        write_output("-", header_text)
-    return CompiledLibrary(str(output), kind, interface, header_text)
+    # Object code takes the large constants as raw bytes; LLVM IR and assembly outputs keep them inline.
+    weights = _detach_constants(lowered, prefix, scratch) if kind in ("obj", "shared") else []
+    with lowered.context:
+        module_ir = llvm.translate_module_to_llvmir(lowered.module.operation)
+    module_ir += interface.llvm_ir(module_ir)
+    optimized = _optimize(module_ir, interface, codegen_opt_level, target_cpu)
+    _write_output(optimized, built, kind, interface, _Codegen(codegen_opt_level, target_cpu), weights, scratch)
+    return interface
+
+
+_LIBRARY = "library"
+_INTERFACE = "interface.json"
+
+
+def _store_library(key: str, built: Path, interface: CInterface) -> None:
+    """Keep a library graphfuse-compile made in the on-disk compile cache (nothing when it cannot be written)."""
+    store = default_cache()
+    if store is not None:
+        store.put(key, {_LIBRARY: built, _INTERFACE: json.dumps(interface.as_json()).encode()},
+                  {"kind": "library", "entry": interface.entry, "symbol": interface.symbol})
+
+
+def _load_library(key: str) -> tuple[Path, CInterface] | None:
+    """The library stored under ``key`` and its C interface, or None."""
+    store = default_cache()
+    entry = None if store is None else store.get(key)
+    if entry is None:
+        return None
+    try:
+        return entry.file(_LIBRARY), CInterface.from_json(json.loads(entry.file(_INTERFACE).read_text()))
+    except (OSError, ValueError, KeyError, TypeError, GraphfuseError):
+        return None
 
 
 def _default_prefix(output: str | Path) -> str:
@@ -508,8 +571,8 @@ def _optimize(module_ir: str, interface: CInterface, opt_level: int, cpu: str) -
     made internal and unused code dropped."""
     public = f"{interface.symbol},{interface.metadata_symbol}"
     return run_tool([llvm_tool("opt"), f"-mtriple={host_triple()}", f"-mcpu={cpu}",
-                 f"-passes=default<O{opt_level}>,internalize,globaldce", f"-internalize-public-api-list={public}",
-                 "-S", "-o", "-", "-"], "opt (LLVM's optimizer)", module_ir)
+                     f"-passes=default<O{opt_level}>,internalize,globaldce", f"-internalize-public-api-list={public}",
+                     "-S", "-o", "-", "-"], "opt (LLVM's optimizer)", module_ir)
 
 
 @dataclass(frozen=True)
@@ -522,21 +585,20 @@ class _Codegen:
                 "-relocation-model=pic"]
 
 
-def _write_output(text: str, output: Path | None, kind: str, interface: CInterface, codegen: _Codegen,
+def _write_output(text: str, output: Path, kind: str, interface: CInterface, codegen: _Codegen,
                   weights: list[_Weight], scratch: Path) -> None:
-    """Write the library of kind ``kind`` to the file ``output`` (None: text to standard output)."""
+    """Write the library of kind ``kind`` of the optimized LLVM IR ``text`` to the file ``output``."""
     if kind == "llvm-ir":
-        _write_text(output, text)
+        output.write_text(text)
         return
     assembly = run_tool([*codegen.llc(), "-filetype=asm", "-o", "-", "-"], "llc (LLVM's code generator)", text)
     if kind == "asm":
-        _write_text(output, assembly)
+        output.write_text(assembly)
         return
-    assert output is not None  # binary kinds for standard output are made in a file first
     obj = str(scratch / "module.o") if kind == "shared" else str(output)
     assembly += "".join(weight.assembly() for weight in weights)
     run_tool([llvm_tool("llvm-mc"), f"-triple={host_triple()}", f"-mcpu={codegen.cpu}", "-filetype=obj", "-o", obj,
-          "-"], "llvm-mc (LLVM's assembler)", assembly)
+              "-"], "llvm-mc (LLVM's assembler)", assembly)
     if kind == "shared":
         link_shared_library([obj], output, interface.libraries)
 
@@ -596,9 +658,3 @@ def _detach_constants(lowered: LoweredEntry, prefix: str, scratch: Path) -> list
             weights.append(_Weight(symbol, path, len(data), alignment))
     return weights
 
-
-def _write_text(output: Path | None, text: str) -> None:
-    if output is None:
-        print(text, end="")
-    else:
-        write_synced(output, text.encode())

@@ -139,8 +139,11 @@ def options_key(options: CompileOptions) -> list[Any]:
     return key
 
 
-def compile_key(text: str, filename: str, entry: str | None, options: CompileOptions, debug_mode: bool) -> str | None:
-    """The on-disk key of a compile, or None when it is not cached on disk (the module docstring says when)."""
+def compile_key(text: str, filename: str, entry: str | None, options: CompileOptions, debug_mode: bool,
+                **more: Any) -> str | None:
+    """The on-disk key of a compile of ``entry`` of the graph ``text`` (its errors naming ``filename``) with
+    ``options``, or None when it is not cached on disk (the module docstring says when).  ``more`` adds what
+    else decides the output (an ahead-of-time library's kind, symbol prefix, target CPU)."""
     if (not options.cacheable or options.save_graphs_dir is not None or active_rewrite_budget() is not None
             or debug_mode or registry.runtime_passes() or log.enabled("info")):
         return None
@@ -153,6 +156,7 @@ def compile_key(text: str, filename: str, entry: str | None, options: CompileOpt
         "compiler": compiler_fingerprint(),
         "machine": _machine_fingerprint(),
         "vector_bits": vector_bits(),
+        **more,
     }
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
 

@@ -289,3 +289,23 @@ def test_another_process_gets_the_same_bits(cache_dir: Path, tmp_path: Path) -> 
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert [run["from_cache"] for run in runs] == [False, True]
     assert runs[0]["bytes"] == runs[1]["bytes"]
+
+
+def test_graphfuse_compile_libraries_come_from_the_cache(cache_dir: Path, tmp_path: Path) -> None:
+    """An ahead-of-time library and its header: the second compile copies the stored bytes, which load and run."""
+    graph = tmp_path / "divide.mlir"
+    graph.write_text(DIVISION)
+    made = []
+    for round_ in range(2):
+        library, header = tmp_path / f"libdiv{round_}.so", tmp_path / f"div{round_}.h"
+        made.append(graphfuse.compile_library(graph, library, header=header, name="div"))
+        assert made[-1].from_cache == (round_ == 1)
+    assert (tmp_path / "libdiv0.so").read_bytes() == (tmp_path / "libdiv1.so").read_bytes()
+    assert (tmp_path / "div1.h").read_text() == (tmp_path / "div0.h").read_text().replace("DIV0_H", "DIV1_H")
+    loaded = graphfuse.load_library(tmp_path / "libdiv1.so", name="div")
+    a = np.arange(8, dtype=np.int32)
+    np.testing.assert_array_equal(loaded(a, np.full(8, 3, np.int32))[0], a // 3)
+    with pytest.raises(Exception, match=rf"{graph.name}:2:\d+: .*integer division by zero"):
+        loaded(a, np.zeros(8, np.int32))
+    other = graphfuse.compile_library(graph, tmp_path / "div.s", emit="asm", name="div")
+    assert not other.from_cache  # another kind is another entry
