@@ -213,7 +213,7 @@ class GraphReport:
     recompiles: int = 0
     #: why the sizes Dynamo made symbols were compiled one shape at a time (None: they were not, or there were none)
     per_shape: str | None = None
-    #: compiles whose code came from the on-disk compile cache
+    #: compiles taken whole from the on-disk compile cache (the import, and the code when there is any)
     from_cache: int = 0
 
     def summary(self) -> str:
@@ -444,7 +444,7 @@ class _GraphRunner:
         key = graph_key(self.gm, args, self.scalars, self.symbolic, self.static_inputs, self.options)
         stored = None if key is None else load_import(key)
         if stored is not None:
-            return self._compiled(stored, self._aliases(), args)
+            return self._compiled(stored, self._aliases(), args, imported_from_cache=True)
         try:
             aliases = self._aliases()
             stored = self._import(args, aliases)
@@ -460,13 +460,15 @@ class _GraphRunner:
     def _aliases(self) -> _ViewReplay | None:
         return _view_replay(self.gm)
 
-    def _compiled(self, stored: StoredImport, aliases: _ViewReplay | None, args: tuple) -> _Compiled:
+    def _compiled(self, stored: StoredImport, aliases: _ViewReplay | None, args: tuple,
+                  imported_from_cache: bool = False) -> _Compiled:
         """The compiled version of an import (graphfuse.compile of its text, which its cache may hold)."""
         self.symbolic = stored.symbolic
         executable = None
         if stored.text is not None:
             executable = graphfuse_compile(SourceText(stored.text, "<module>"), options=self.options)
-            self.report.from_cache += executable.from_cache
+        # A graph of views alone has no code: its import is all there is to take from the cache.
+        self.report.from_cache += imported_from_cache and (executable is None or executable.from_cache)
         arguments = tuple((position, position in self.parameter_set)
                           for position, taken in enumerate(stored.imported.tensor_inputs) if taken and executable)
         direct = None
