@@ -481,6 +481,7 @@ def _targets(cases: list[Case], memory: MemoryCase | None) -> list[str]:
 
 
 def profile(family: str, size: int, seed: int, top: int = 30) -> str:
+    os.environ["GRAPHFUSE_CACHE"] = "off"  # a cold compile, whatever the user's cache holds
     import graphfuse
 
     text, ops = FAMILIES[family](size, seed)

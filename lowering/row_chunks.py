@@ -38,7 +38,7 @@ leading-unit extracts and broadcasts, splat ``vector.from_elements`` and
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -321,28 +321,40 @@ class _Chunker:
 
     def is_uniform(self, value: ir.Value) -> bool:
         """Whether the row value is the same in every chunk (built from broadcast scalars and splats only)."""
-        if value in self.uniform:
-            return self.uniform[value]
+        if value not in self.uniform:
+            for v in _post_order(value, self._uniform_inputs, self.uniform.__contains__):
+                self.uniform[v] = self._uniform_given_inputs(v)
+        return self.uniform[value]
+
+    def _uniform_inputs(self, value: ir.Value) -> list[ir.Value]:
+        """The values whose uniformity decides ``value``'s."""
         owner = value.owner
         if isinstance(owner, ir.Block):
-            result = False
-        else:
-            op = as_operation(owner)
-            if op.name == "arith.constant":
-                result = True
-            elif op.name == "vector.broadcast":
-                source = op.operands[0]
-                result = not isinstance(source.type, ir.VectorType) or self.is_uniform(source) \
-                    or math.prod(ir.VectorType(source.type).shape) == 1
-            elif op.name == "vector.transfer_read":
-                result = _broadcast_read(op)  # reads with an index: the loop's offset moves them
-            elif op.name == "vector.from_elements":
-                result = True  # a splat (_row_op_reason accepts no other)
-            else:
-                rows = [v for v in op.operands if v in self.row_values or _row_length(v.type) == self.body.length]
-                result = all(self.is_uniform(v) for v in rows)
-        self.uniform[value] = result
-        return result
+            return []
+        op = as_operation(owner)
+        if op.name == "vector.broadcast":
+            return [op.operands[0]] if isinstance(op.operands[0].type, ir.VectorType) else []
+        if op.name in ("arith.constant", "vector.transfer_read", "vector.from_elements"):
+            return []
+        return [v for v in op.operands if v in self.row_values or _row_length(v.type) == self.body.length]
+
+    def _uniform_given_inputs(self, value: ir.Value) -> bool:
+        """is_uniform of ``value``, that of its :meth:`_uniform_inputs` known."""
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return False
+        op = as_operation(owner)
+        if op.name == "arith.constant":
+            return True
+        if op.name == "vector.broadcast":
+            source = op.operands[0]
+            return not isinstance(source.type, ir.VectorType) or self.uniform[source] \
+                or math.prod(ir.VectorType(source.type).shape) == 1
+        if op.name == "vector.transfer_read":
+            return _broadcast_read(op)  # reads with an index: the loop's offset moves them
+        if op.name == "vector.from_elements":
+            return True  # a splat (_row_op_reason accepts no other)
+        return all(self.uniform[v] for v in self._uniform_inputs(value))
 
     # ------------------------------------------------------------------ emission
 
@@ -350,26 +362,36 @@ class _Chunker:
         """The ``width`` elements of row value ``value`` at ``offset``, built at the current insertion point.
 
         Uniform values come from :attr:`hoisted` (built once per row at the row level, ``offset`` unused).
+        Operands are built before their users, each once (``memo``), walking the row's computation without
+        recursion: a chain of thousands of row ops is as deep.
         """
-        if not isinstance(value.type, ir.VectorType) or _row_length(value.type) != self.body.length:
-            return value  # a scalar or small vector of the row: used as it is
-        if self.is_uniform(value):
-            return self.hoisted[(value, width)]
-        if value in memo:
-            return memo[value]
-        op = as_operation(value.owner)
-        new_type = _chunk_type(value.type, width)
-        if op.name == "vector.transfer_read":
-            n = _index_count(op)
-            indices = list(op.operands[1:1 + n])
-            indices[-1] = self.shifted(indices[-1], offset)
-            operands = [op.operands[0], *indices, *op.operands[1 + n:]]
-            result = _clone(op, operands, [new_type])
-        else:
-            operands = [self.chunk_of(v, offset, width, memo) for v in op.operands]
-            result = _clone(op, operands, [new_type])
-        memo[value] = result
-        return result
+        def built(v: ir.Value) -> bool:
+            return not self._is_row(v) or self.is_uniform(v) or v in memo
+
+        def inputs(v: ir.Value) -> list[ir.Value]:
+            op = as_operation(v.owner)
+            return [] if op.name == "vector.transfer_read" else list(op.operands)
+
+        for v in _post_order(value, inputs, built):
+            op = as_operation(v.owner)
+            new_type = _chunk_type(v.type, width)
+            if op.name == "vector.transfer_read":
+                n = _index_count(op)
+                indices = list(op.operands[1:1 + n])
+                indices[-1] = self.shifted(indices[-1], offset)
+                memo[v] = _clone(op, [op.operands[0], *indices, *op.operands[1 + n:]], [new_type])
+            else:
+                memo[v] = _clone(op, [self._chunk(u, width, memo) for u in op.operands], [new_type])
+        return self._chunk(value, width, memo)
+
+    def _is_row(self, value: ir.Value) -> bool:
+        return isinstance(value.type, ir.VectorType) and _row_length(value.type) == self.body.length
+
+    def _chunk(self, value: ir.Value, width: int, memo: dict) -> ir.Value:
+        """The chunk of a value chunk_of has built (a scalar or small vector of the row is used as it is)."""
+        if not self._is_row(value):
+            return value
+        return self.hoisted[(value, width)] if self.is_uniform(value) else memo[value]
 
     def hoist(self, values: list[ir.Value], segments: list[_Segment]) -> None:
         """Build, at the current insertion point, every uniform row value reachable from ``values`` at each width."""
@@ -378,28 +400,27 @@ class _Chunker:
                 self._hoist(value, segment.width)
 
     def _hoist(self, value: ir.Value, width: int) -> None:
-        if not isinstance(value.type, ir.VectorType) or _row_length(value.type) != self.body.length:
-            return
         # every value once per width: a row computation reuses values (diamonds), and walking it as a tree
-        # took time exponential in its depth (a 100-op chain of sigmoids and products never finished)
-        if (value, width) in self.visited:
-            return
-        self.visited.add((value, width))
-        op = as_operation(value.owner)
-        for operand in op.operands:
-            self._hoist(operand, width)
-        if not self.is_uniform(value):
-            return
-        new_type = _chunk_type(value.type, width)
-        if op.name == "arith.constant":
-            splat = ir.DenseElementsAttr(op.attributes["value"]).get_splat_value()
-            result = arith.ConstantOp(new_type, ir.DenseElementsAttr.get_splat(new_type, splat)).result
-        elif op.name == "vector.from_elements":
-            result = vector.broadcast(new_type, op.operands[0])
-        else:
-            operands = [self.hoisted.get((v, width), v) for v in op.operands]
-            result = _clone(op, operands, [new_type])
-        self.hoisted[(value, width)] = result
+        # took time exponential in its depth (a 100-op chain of sigmoids and products never finished); without
+        # recursion, as a chain of thousands of row ops is as deep
+        def done(v: ir.Value) -> bool:
+            return not self._is_row(v) or (v, width) in self.visited
+
+        for v in _post_order(value, lambda v: list(as_operation(v.owner).operands), done):
+            self.visited.add((v, width))
+            if not self.is_uniform(v):
+                continue
+            op = as_operation(v.owner)
+            new_type = _chunk_type(v.type, width)
+            if op.name == "arith.constant":
+                splat = ir.DenseElementsAttr(op.attributes["value"]).get_splat_value()
+                result = arith.ConstantOp(new_type, ir.DenseElementsAttr.get_splat(new_type, splat)).result
+            elif op.name == "vector.from_elements":
+                result = vector.broadcast(new_type, op.operands[0])
+            else:
+                operands = [self.hoisted.get((u, width), u) for u in op.operands]
+                result = _clone(op, operands, [new_type])
+            self.hoisted[(v, width)] = result
 
     def flush_reductions(self, writes: list[ir.Operation] = ()) -> dict[int, tuple[ir.Value, ir.Value]]:
         """One loop per segment over the pending reductions' chunks; their results replace the originals'.
@@ -597,6 +618,24 @@ class _Chunker:
             if op in self.replaced or any(v in self.row_values for v in op.results):
                 if all(not list(r.uses) for r in op.results):
                     op.erase()
+
+
+def _post_order(root: ir.Value, inputs: Callable[[ir.Value], list[ir.Value]],
+                done: Callable[[ir.Value], bool]) -> Iterator[ir.Value]:
+    """The values ``root`` depends on through ``inputs`` and ``root`` itself, each after its inputs and once, in
+    the order a recursive walk would give them; values ``done`` says are done are neither given nor walked."""
+    stack: list[tuple[ir.Value, bool]] = [(root, False)]
+    seen: set = set()
+    while stack:
+        value, expanded = stack.pop()
+        if expanded:
+            yield value
+            continue
+        if value in seen or done(value):
+            continue
+        seen.add(value)
+        stack.append((value, True))
+        stack.extend((v, False) for v in reversed(inputs(value)))
 
 
 def _region_operands(op: ir.Operation) -> set:

@@ -207,6 +207,23 @@ def test_a_row_computation_with_reuse_is_walked_once(monkeypatch: pytest.MonkeyP
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
 
 
+def test_a_long_chain_over_chunked_rows_compiles() -> None:
+    """A row computation thousands of ops deep (a long elementwise chain over rows that are chunked) is walked
+    without recursion: it was an internal error, Python's recursion limit, beyond about a thousand row ops."""
+    b = graphfuse.GraphBuilder("deep")
+    x, w = b.arg((4, 256)), b.arg((256,))
+    value = x
+    for _ in range(200):
+        value = b.sub(b.tanh(value), b.mul(value, w))
+    b.ret(value)
+    rng = np.random.default_rng(3)
+    inputs = [rng.normal(size=(4, 256)).astype(np.float32), (0.5 * rng.random(256)).astype(np.float32)]
+    compiled = graphfuse.compile(b.module)
+    (got,) = compiled(*inputs)
+    (want,) = compiled.reference(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+
+
 @pytest.mark.parametrize("max_row", [256, 4096])
 def test_rows_longer_than_max_row_are_chunked(max_row: int) -> None:
     """Rows past max-row are vectorized when every row body is cut into chunks (no whole-row vector left)."""
