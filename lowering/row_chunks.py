@@ -87,10 +87,20 @@ def _vector_shape(t: ir.Type) -> list[int] | None:
 
 def _row_length(t: ir.Type) -> int | None:
     """N if ``t`` is ``vector<1x...x1xN>`` (a whole row), else None."""
-    shape = _vector_shape(t)
-    if not shape or any(d != 1 for d in shape[:-1]) or ir.VectorType(t).scalable:
+    if not isinstance(t, ir.VectorType):
         return None
-    return shape[-1]
+    known = _ROW_LENGTHS.get(t, _UNKNOWN)  # asked of every value of every row body: once per type
+    if known is _UNKNOWN:
+        shape = list(t.shape)
+        known = None if not shape or any(d != 1 for d in shape[:-1]) or t.scalable else shape[-1]
+        _ROW_LENGTHS[t] = known
+    return known
+
+
+#: _row_length's answers for the types of the module chunk_row_loops works on (emptied at each call: a key keeps
+#: its context alive)
+_ROW_LENGTHS: dict[ir.Type, int | None] = {}
+_UNKNOWN = object()
 
 
 def _chunk_type(t: ir.Type, width: int) -> ir.Type:
@@ -129,8 +139,10 @@ def _lanes(vector_bits: int, element_types: list[ir.Type]) -> int:
     return max(1, vector_bits // widest)
 
 
-def _analyse(block: ir.Block, vector_bits: int) -> tuple[_RowBody | None, str]:
-    """The row body of ``block`` if it is one this module can chunk, or the reason it is not."""
+def _analyse(block: ir.Block, vector_bits: int, unroll: int) -> tuple[_RowBody | None, str]:
+    """The row body of ``block`` if it is one this module can chunk into chunks of ``unroll`` registers, or the
+    reason it is not (none for a row of at most one chunk: left whole before its ops are looked at one by one,
+    which took most of the lowering's time on long chains of short rows)."""
     lengths: set[int] = set()
     element_types: list[ir.Type] = []
     rooted = 0  # reductions and writes of rows: what the chunk loops are built for
@@ -151,6 +163,8 @@ def _analyse(block: ir.Block, vector_bits: int) -> tuple[_RowBody | None, str]:
         return None, f"row vectors of {len(lengths)} lengths"
     (length,) = lengths
     body = _RowBody(block, length, _lanes(vector_bits, element_types))
+    if length <= body.lanes * unroll:
+        return None, ""  # the whole row is at most one chunk already
     for op in block.operations:
         op = as_operation(op)
         row_results = [r for r in op.results if _row_length(r.type) == length]
@@ -695,21 +709,19 @@ def _scratch_like(destination: ir.Value) -> ir.Value:
 def chunk_row_loops(root: ir.Operation, vector_bits: int, unroll: int,
                     log: Callable[[str], None] = lambda _: None) -> int:
     """Chunk every vectorized row loop body under ``root``; returns how many were rewritten."""
+    _ROW_LENGTHS.clear()
     bodies = [root.regions[0].blocks[0]] if root.name == "func.func" and root.regions[0].blocks else []
     for op in _walk(root):  # the function's own block holds a row too: a 1-D kernel's rest (tile-kernel-rows)
         if op.name in _LOOPS:
             bodies.append(op.regions[0].blocks[0])
     rewritten = 0
     for block in bodies:
-        body, reason = _analyse(block, vector_bits)
+        body, reason = _analyse(block, vector_bits, unroll)
         if body is None:
             if reason:
                 log(f"row loop left whole: {reason}")
             continue
-        chunk = body.lanes * unroll
-        if body.length <= chunk:
-            continue  # the whole row is at most one chunk already
-        _Chunker(body, chunk).run()
+        _Chunker(body, body.lanes * unroll).run()
         rewritten += 1
     return rewritten
 
