@@ -101,3 +101,27 @@ def test_concat_compile_time_grows_linearly() -> None:
         arrays = [np.full((4, 8), k, np.float32) for k in range(count)]
         np.testing.assert_array_equal(executable(*arrays)[0], np.concatenate(arrays, axis=1))
     assert seconds[1000] < 8 * seconds[250], seconds
+
+
+def test_the_blocks_of_a_long_concat_share_one_function() -> None:
+    """300 blocks, each computed by a unary op of its own argument and written at its own column of the result:
+    the loop nests differ only in the columns of their views, which outline-chunks passes as arguments, so
+    LLVM compiles a handful of functions, not one per block; the results are the reference's."""
+    count, kinds = 300, ("exp", "tanh", "neg", "abs")
+    args = ", ".join(f"%a{k}: tensor<4x8xf32>" for k in range(count))
+    body = "".join(f'  %b{k} = "graph.{kinds[k % len(kinds)]}"(%a{k}) : (tensor<4x8xf32>) -> tensor<4x8xf32>\n'
+                   for k in range(count))
+    names = ", ".join(f"%b{k}" for k in range(count))
+    types = ", ".join(["tensor<4x8xf32>"] * count)
+    result = f"tensor<4x{8 * count}xf32>"
+    text = (f"func.func @blocks({args}) -> {result} {{\n{body}"
+            f'  %0 = "graph.concat"({names}) {{axis = 1 : i64}} : ({types}) -> {result}\n'
+            f"  return %0 : {result}\n}}\n")
+    compiled = graphfuse.compile(text)
+    functions = compiled.function.llvm_dialect_ir.count("llvm.func internal")
+    assert 0 < functions <= 2 * len(kinds), functions
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal((4, 8), dtype=np.float32) for _ in range(count)]
+    (got,) = compiled(*inputs)
+    (want,) = compiled.reference(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))

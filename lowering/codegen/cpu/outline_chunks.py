@@ -28,7 +28,8 @@ CHUNK_LOOP_NESTS = 1
 class OutlineChunks(GraphPass):
     name: ClassVar[str] = "outline-chunks"
     summary: ClassVar[str] = ("Outline the packed entry's top-level ops into noinline functions of loop-nests loop "
-                              "nests each, identical ones kept once (after pack-arguments)")
+                              "nests each, the table slots and view offsets they read passed as arguments, "
+                              "identical ones kept once (after pack-arguments)")
     loop_nests: int = option(CHUNK_LOOP_NESTS, "loop nests per outlined function")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
@@ -49,10 +50,12 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
     wrapped in an ``scf.execute_region`` each (values used after it become
     its results) and moved into a ``noinline`` internal function called in
     their place; after ``pack-arguments`` such a function needs only the
-    table pointer, and the slots it reads and the offsets of its views of the
-    workspace become arguments (:func:`_parameterize_slots`,
-    :func:`_parameterize_view_offsets`), so functions that compute the same
-    thing on other buffers are identical: one of each is kept.  Constants are
+    table pointer, and the slots it reads, the offsets of its views of the
+    workspace and the static offsets of its subviews become arguments
+    (:func:`_parameterize_slots`, :func:`_parameterize_view_offsets`,
+    :func:`_parameterize_subview_offsets`), so functions that compute the same
+    thing on other buffers, or other parts of one, are identical: one of each
+    is kept.  Constants are
     cloned into the functions (LLVM folds them; a vector constant passed as
     an argument would go through memory).  MLIR's ``transform.loop.outline``
     does the same one op at a time, in time quadratic in the ops.
@@ -85,7 +88,8 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
             name += "_"
         callee, call = _outline(module, wrapper, captured, name)
         call = _parameterize_slots(callee, call, table)
-        outlined.append((callee, _parameterize_view_offsets(callee, call)))
+        call = _parameterize_view_offsets(callee, call)
+        outlined.append((callee, _parameterize_subview_offsets(callee, call)))
     # Identical loop nests (a repeated layer, the same fused kernel again) become one function, compiled once.
     kept: dict[bytes, ir.Attribute] = {}
     for callee, call in outlined:
@@ -249,6 +253,68 @@ def _parameterize_view_offsets(callee: ir.Operation, call: ir.Operation) -> ir.O
         if op.operation.name == "arith.constant" and not any(True for _ in op.results[0].uses):
             op.operation.erase()
     return _call_with_more_arguments(callee, call, index, list(offsets))
+
+
+#: Ops that take a memref of any strided layout as it is: a view they use may have a dynamic offset instead of a
+#: static one without anything else changing.
+_LAYOUT_AGNOSTIC_USERS = frozenset({"memref.load", "memref.store", "memref.copy", "vector.transfer_read",
+                                    "vector.transfer_write", "vector.load", "vector.store"})
+
+
+def _parameterize_subview_offsets(callee: ir.Operation, call: ir.Operation) -> ir.Operation:
+    """Pass the static offsets of the subviews an outlined function takes as arguments; returns the new call.
+
+    The blocks of a concatenation are written at other columns of one result, each by a loop nest that differs
+    from the others in its view's offset alone; passed as arguments, the offsets leave one function for all of
+    them.  Each offset of each subview gets an argument of its own (equal offsets are not merged: two calls
+    with different coincidences would make different functions).  Only subviews with static offsets, sizes and
+    strides whose users take any layout (linalg ops, loads, stores, copies, transfers) are rewritten.
+    """
+    index = ir.IndexType.get()
+    entry_block = callee.regions[0].blocks[0]
+    offsets: list[int] = []
+    subviews: list[ir.Operation] = []
+
+    def collect(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.subview" and _static_subview(op) and all(
+                use.owner.name in _LAYOUT_AGNOSTIC_USERS or use.owner.name.startswith("linalg.")
+                for use in op.results[0].uses):
+            subviews.append(op)
+        return ir.WalkResult.ADVANCE
+
+    callee.walk(collect, ir.WalkOrder.PRE_ORDER)
+    for op in subviews:
+        static = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
+        values = []
+        for offset in static:
+            offsets.append(offset)
+            values.append(entry_block.add_argument(index, op.location))
+        old = ir.MemRefType(op.results[0].type)
+        strides, _ = old.get_strides_and_offset()
+        layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(), strides)
+        new_type = ir.MemRefType.get(list(old.shape), old.element_type, layout, old.memory_space)
+        dynamic = ir.DenseI64ArrayAttr.get([ir.ShapedType.get_dynamic_stride_or_offset()] * len(static))
+        with ir.InsertionPoint(op), op.location:
+            view = ir.Operation.create(
+                "memref.subview", results=[new_type], operands=[op.operands[0], *values],
+                attributes={"static_offsets": dynamic, "static_sizes": op.attributes["static_sizes"],
+                            "static_strides": op.attributes["static_strides"],
+                            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(values), 0, 0])})
+        op.results[0].replace_all_uses_with(view.results[0])
+        op.erase()
+    if not offsets:
+        return call
+    return _call_with_more_arguments(callee, call, index, offsets)
+
+
+def _static_subview(op: ir.Operation) -> bool:
+    """A subview whose offsets, sizes and strides are all static (no operand but its source), of a memref with
+    static strides, keeping its rank."""
+    source, result = ir.MemRefType(op.operands[0].type), ir.MemRefType(op.results[0].type)
+    if len(op.operands) != 1 or source.rank != result.rank:
+        return False
+    strides, _ = source.get_strides_and_offset()
+    return ir.ShapedType.get_dynamic_stride_or_offset() not in strides
 
 
 def _call_with_more_arguments(callee: ir.Operation, call: ir.Operation, type_: ir.Type,
