@@ -309,3 +309,38 @@ def test_graphfuse_compile_libraries_come_from_the_cache(cache_dir: Path, tmp_pa
         loaded(a, np.zeros(8, np.int32))
     other = graphfuse.compile_library(graph, tmp_path / "div.s", emit="asm", name="div")
     assert not other.from_cache  # another kind is another entry
+
+
+def test_processes_storing_the_same_graph_at_once(cache_dir: Path, tmp_path: Path) -> None:
+    """Three processes compile the same graph at the same time into one cache: each gets the right bits, one
+    entry is kept, no scratch directory is left behind, and a fourth process loads it."""
+    graph = tmp_path / "graph.mlir"
+    graph.write_text(CHAIN)
+    script = tmp_path / "run.py"
+    script.write_text(_PROCESS)
+    command = [sys.executable, str(script), str(graph)]
+    running = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=os.environ.copy()) for _ in range(3)]
+    runs = []
+    for process in running:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err[-2000:]
+        runs.append(json.loads(out.strip().splitlines()[-1]))
+    assert len({run["bytes"] for run in runs}) == 1
+    entries = DiskCache(cache_dir).entries()
+    assert len(entries) == 1
+    assert not [p for p in DiskCache(cache_dir).entries_dir.iterdir() if p.name.startswith(".")]
+    done = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy(), check=True)
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["from_cache"] and last["bytes"] == runs[0]["bytes"]
+
+
+def test_a_cache_too_small_for_an_entry_keeps_nothing_and_compiles(cache_dir: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHFUSE_CACHE_SIZE", "1K")
+    x, w = np.ones((33, 70), np.float32), np.ones(70, np.float32)
+    (want,) = graphfuse.compile(CHAIN)(x, w)
+    assert DiskCache(cache_dir).entries() == []
+    _as_if_in_a_new_process()
+    again = graphfuse.compile(CHAIN)
+    assert not again.from_cache and again(x, w)[0].tobytes() == want.tobytes()
