@@ -32,17 +32,20 @@ import os
 import platform
 import tempfile
 import threading
+import time
 import zlib
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from graphfuse.dialect.diagnostics import GraphfuseError
+from graphfuse.dialect.parsing import SourceText
 from graphfuse.lowering.buffer_pool import buffer_pool_library
 from graphfuse.lowering.codegen.cpu.lower import lower_entry
 from graphfuse.lowering.codegen.cpu.specs import ArgSpec
 from graphfuse.lowering.disk_cache import DiskCache, default_cache
+from graphfuse.lowering.executable import Executable
 from graphfuse.lowering.host import vector_bits
 from graphfuse.lowering.linker import have_c_compiler, link_shared_library
 from graphfuse.lowering.options import CompileOptions
@@ -52,8 +55,7 @@ from graphfuse.lowering.runtime import C_RUNNER_UTILS, CompiledFunction
 from graphfuse.pipelines import log, registry
 from graphfuse.pipelines.pass_base import active_rewrite_budget
 
-__all__ = ["StoredCompile", "code_fingerprint", "compile_key", "compiler_fingerprint", "load_compile", "options_key",
-           "store_compile"]
+__all__ = ["code_fingerprint", "compile_key", "compiler_fingerprint", "load_compile", "options_key", "store_compile"]
 
 #: Bumped when what an entry holds changes meaning (the files' layout is the store's own, disk_cache.LAYOUT).
 ENTRY_VERSION = 1
@@ -62,25 +64,6 @@ _DESCRIPTION = "compile.json.zlib"
 #: The packages whose code decides what a compile makes.
 _COMPILER_PACKAGES = ("graphfuse.dialect", "graphfuse.pipelines", "graphfuse.lowering")
 _LOAD_LOCK = threading.Lock()
-
-
-@dataclass
-class StoredCompile:
-    """What a compile made, besides the graph it was given: the parts of an Executable the cache keeps."""
-
-    entry: str
-    pipeline: str
-    fused_graph: str
-    linalg: str
-    function: CompiledFunction
-    fusions: dict[str, int] = field(default_factory=dict)
-    kernels: int = 0
-    fusion_result: dict = field(default_factory=dict)
-    #: seconds per stage of the compile that stored it
-    timings: dict[str, float] = field(default_factory=dict)
-    #: the lowering's thread count and streaming threshold (to lower the linalg text again on request)
-    threads: int = 1
-    streaming: int | None = None
 
 
 @cache
@@ -164,19 +147,21 @@ def compile_key(text: str, filename: str, entry: str | None, options: CompileOpt
 # --------------------------------------------------------------------------- storing
 
 
-def store_compile(key: str, stored: StoredCompile, store: DiskCache | None = None) -> bool:
-    """Keep ``stored`` (JIT-compiled) under ``key``; whether it was stored.  Failures (no C compiler, a read-only
-    or full disk, a link error) only mean it is not kept: they are logged, never raised."""
+def store_compile(key: str, executable: Executable, threads: int, streaming: int | None,
+                  store: DiskCache | None = None) -> bool:
+    """Keep ``executable`` (JIT-compiled with ``threads`` and ``streaming``) under ``key``; whether it was stored.
+    Failures (no C compiler, a read-only or full disk, a link error) only mean it is not kept: they are logged,
+    never raised."""
     store = store or default_cache()
-    function = stored.function
+    function = executable.function
     if store is None or not hasattr(function.code, "dump_to_object_file") or not have_c_compiler():
         return False
     try:
         description = {
-            "entry": stored.entry, "pipeline": stored.pipeline, "fused_graph": stored.fused_graph,
-            "linalg": stored.linalg, "fusions": stored.fusions, "kernels": stored.kernels,
-            "fusion_result": stored.fusion_result, "timings": stored.timings,
-            "threads": stored.threads, "streaming": stored.streaming,
+            "entry": executable.entry, "pipeline": executable.pipeline, "fused_graph": executable.fused_graph,
+            "linalg": executable.linalg, "fusions": executable.fusions, "kernels": executable.kernels,
+            "fusion_result": executable.fusion_result, "timings": executable.timings,
+            "threads": threads, "streaming": streaming,
             "function": {
                 "name": function.name,
                 "inputs": [s.as_json() for s in function.inputs],
@@ -193,7 +178,7 @@ def store_compile(key: str, stored: StoredCompile, store: DiskCache | None = Non
             link_shared_library([obj], library, what="linking the compile cache's library")
             packed = zlib.compress(json.dumps(description).encode(), 1)
             entry = store.put(key, {_CODE: library, _DESCRIPTION: packed},
-                              {"entry": stored.entry, "kind": "jit", "kernels": stored.kernels})
+                              {"entry": executable.entry, "kind": "jit", "kernels": executable.kernels})
     except (GraphfuseError, OSError, RuntimeError) as error:
         log.debug(f"compile cache: not stored: {error}")
         return False
@@ -203,9 +188,10 @@ def store_compile(key: str, stored: StoredCompile, store: DiskCache | None = Non
 # --------------------------------------------------------------------------- loading
 
 
-def load_compile(key: str, store: DiskCache | None = None) -> StoredCompile | None:
-    """The compile stored under ``key``, its library loaded, or None (a miss, a damaged entry, a library that
-    does not load: the caller compiles)."""
+def load_compile(key: str, source: SourceText, store: DiskCache | None = None) -> Executable | None:
+    """The executable stored under ``key``, its library loaded, for the graph ``source`` (parsed when first
+    needed); None for a miss, a damaged entry or a library that does not load (the caller compiles)."""
+    start = time.perf_counter()
     store = store or default_cache()
     entry = None if store is None else store.get(key)
     if entry is None:
@@ -217,20 +203,19 @@ def load_compile(key: str, store: DiskCache | None = None) -> StoredCompile | No
             for library in [*jit_openmp_libraries(described["libraries"]), C_RUNNER_UTILS]:
                 ctypes.CDLL(library, mode=os.RTLD_GLOBAL | os.RTLD_NOW)  # what the JIT resolves its calls in
             code = ctypes.CDLL(str(entry.file(_CODE)), mode=os.RTLD_LOCAL | os.RTLD_NOW)
-        linalg = description["linalg"]
+        linalg, threads, streaming = description["linalg"], description["threads"], description["streaming"]
         function = CompiledFunction(
             described["name"], [ArgSpec.from_json(s) for s in described["inputs"]],
-            [ArgSpec.from_json(s) for s in described["outputs"]],
-            None, None, code,
-            lambda: _llvm_dialect_text(linalg, described["name"], description["threads"], description["streaming"]),
+            [ArgSpec.from_json(s) for s in described["outputs"]], None, None, code,
+            lambda: _llvm_dialect_text(linalg, described["name"], threads, streaming),
             [ArgSpec.from_json(s) for s in described["workspace"]],
             tuple(CheckSite.from_json(site) for site in described["checks"]))
         function.streamed_stores = int(described["streamed_stores"])
         function.libraries = list(described["libraries"])
-        return StoredCompile(description["entry"], description["pipeline"], description["fused_graph"], linalg,
-                             function, description["fusions"], int(description["kernels"]),
-                             description["fusion_result"], description["timings"], description["threads"],
-                             description["streaming"])
+        return Executable(description["entry"], source, description["pipeline"], description["fused_graph"],
+                          linalg, function, description["fusions"], int(description["kernels"]),
+                          fusion_result=description["fusion_result"], filename=source.filename,
+                          timings={"cache": time.perf_counter() - start}, from_cache=True)
     except (OSError, ValueError, KeyError, TypeError, zlib.error, GraphfuseError) as error:
         log.debug(f"compile cache: entry {key[:12]} not loaded: {error}")
         return None

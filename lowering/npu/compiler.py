@@ -27,7 +27,6 @@ from graphfuse.dialect.matching import nested_ops
 from graphfuse.dialect.npu_target import NpuTarget, load_target
 from graphfuse.dialect.parsing import located_asm, parse_module, relocate
 from graphfuse.lowering.compiler import (
-    CompiledGraph,
     Source,
     check_lowerable,
     refuse_communication,
@@ -35,6 +34,7 @@ from graphfuse.lowering.compiler import (
     run_located,
     source_text,
 )
+from graphfuse.lowering.executable import CompiledGraph
 from graphfuse.lowering.graph_pipelines import graph_pipeline
 from graphfuse.lowering.npu.cube_tiling import traffic_lower_bound
 from graphfuse.lowering.npu.emulator import OUTSIDE_KERNELS, EmulatedFunction, KernelInfo, emulate, kernel_infos
