@@ -47,7 +47,6 @@ import os
 import platform
 import pstats
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,6 +54,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench.cold_cache import private_compile_cache
 
 ROWS = 32
 COLS = 64
@@ -526,9 +527,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown families {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     # The cases share a compile cache of the run's own, empty at first: the first compile of each is cold.
-    os.environ["GRAPHFUSE_CACHE"] = "1"
-    os.environ["GRAPHFUSE_CACHE_DIR"] = cache_dir = tempfile.mkdtemp(prefix="graphfuse-compile-scale-")
-    try:
+    with private_compile_cache("graphfuse-compile-scale-"):
         baseline = measure("baseline", 0, 0, args.timeout)
         cases = []
         for family in families:
@@ -540,8 +539,6 @@ def main(argv: list[str] | None = None) -> int:
                                          f"{case.peak_rss / 2**20:.0f} MB" +
                                          (f"; warm {case.warm_s:.3f} s ({case.warm})" if case.warm_s else ""))
                 print(f"{family} {size}: {summary}", flush=True)
-    finally:
-        shutil.rmtree(cache_dir, ignore_errors=True)
     memory = None
     if args.memory_elements:
         memory = measure_memory(args.memory_elements, args.timeout)

@@ -33,13 +33,10 @@ import argparse
 import hashlib
 import json
 import math
-import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -48,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import machine
+from bench.cold_cache import private_compile_cache
 from bench.run import SETTLE_SECONDS
 from bench.zoo_models import SMALL, TINY, ZOO, Size, ZooModel, compared_tensors
 
@@ -522,12 +520,8 @@ def main(argv: list[str] | None = None) -> int:
     torch._dynamo.config.accumulated_cache_size_limit = max(512, torch._dynamo.config.accumulated_cache_size_limit)
     size = SIZES[args.size]
     # graphfuse's compile cache starts empty (a cold start, as Inductor's); the warm starts share it.
-    os.environ["GRAPHFUSE_CACHE"] = "1"
-    os.environ["GRAPHFUSE_CACHE_DIR"] = cache_dir = tempfile.mkdtemp(prefix="graphfuse-zoo-cache-")
-    try:
+    with private_compile_cache("graphfuse-zoo-cache-"):
         cases = _run_cases(names, dtypes, size, variants, args, lengths)
-    finally:
-        shutil.rmtree(cache_dir, ignore_errors=True)
     cpu, flags = machine.cpu_info()
     lines = [f"date {machine.today()}, commit {machine.commit()}",
              f"CPU: {cpu} (flags: {', '.join(flags) or 'none of avx512f/avx2/fma'}), torch {torch.__version__}, "

@@ -5,6 +5,8 @@ output checked against eager PyTorch.  ``make bench-zoo`` runs the same models a
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 pytest.importorskip("torch", reason="needs the torch extra (pip install -e '.[torch]')")
@@ -65,8 +67,12 @@ def test_the_lengths_row_counts_compiles_and_eager_calls(tmp_path) -> None:
     from bench import zoo
 
     out = tmp_path / "zoo.md"
+    environment = dict(os.environ)
     assert zoo.main(["--models", "llama", "--size", "tiny", "--dtypes", "fp32", "--variants", "eager,graphfuse",
                      "--rounds", "1", "--markdown", str(out)]) == 0
+    assert dict(os.environ) == environment  # the run's own compile cache is gone with it
+    warm = next(line for line in out.read_text().splitlines() if line.startswith("| llama | decoder | fp32 |"))
+    assert "(outputs differ)" not in warm and " / " in warm.split("|")[9], warm  # the warm start's column
     row = next(line for line in out.read_text().splitlines() if line.startswith("| llama | fp32 | "))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     # compiles, Dynamo's graphs (static, batch 1, symbolic: each compiled once), eager calls
