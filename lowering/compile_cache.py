@@ -11,10 +11,10 @@ A compile is stored under a key (:func:`compile_key`) made of everything its cod
 - the machine: its CPU model and feature flags, and the vector width the code generator targets.
 
 The entry holds the JIT's object code linked into ``code.so`` (the ExecutionEngine generates
-position-independent code for this), and ``compile.json``: the argument specs, the run-time checks, the
+position-independent code for this), and ``compile.json.zlib``: the argument specs, the run-time checks, the
 runtime libraries to load first, the fused graph and the linalg text.  A hit loads the library and makes the
-same :class:`~graphfuse.lowering.runtime.CompiledFunction` the JIT makes: the code is the code compiled
-before, bit for bit.
+:class:`~graphfuse.lowering.executable.Executable` the compile made: the code is the code compiled before,
+bit for bit.  graphfuse-compile stores its libraries under the same keys, extended (lowering/aot.py).
 
 Not cached: compiles under a rewrite budget (graphfuse-bisect), with ``save_graphs``, with a switch file read
 from a pipe, in debug mode (launch by launch), with passes registered at run time (their Python code is not

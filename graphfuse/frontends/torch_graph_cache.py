@@ -10,7 +10,8 @@ Inductor's FX graph cache is, on what Dynamo hands the backend, this cache keeps
   frozen parameters' bytes), the compile options, the front end's and compiler's code, PyTorch's version;
 - **the entry**: the imported module's text (the compile then hits graphfuse.compile's cache, or compiles
   it without exporting again when that entry was evicted) and what the backend needs of the import to call
-  it (:class:`ImportedGraph`).
+  it (:class:`ImportedGraph`); or, for a compile that failed, its message (:class:`CachedFailure`: a later
+  process falls back at once, without exporting again).
 
 It is used when graphfuse.compile's cache is (GRAPHFUSE_CACHE and friends) and stored in the same place.
 """
