@@ -86,9 +86,10 @@ bench-forward: $(STAMP)
 bench-training: $(STAMP)
 	$(BIN)/python -m bench.training --markdown bench/training-latest.md $(ARGS)
 
-# Compile time and memory at scale: elementwise chains and random graphs of 1k to 50k ops through graphfuse.compile,
-# each case in a subprocess (seconds, CPU seconds and peak RSS per op), and graphfuse-run's peak RSS on a
-# 200M-element exp + add; prints the table and writes it to bench/compile-latest.md (about an hour on 2 cores).
+# Compile time and memory at scale: elementwise chains, random graphs and long concats of 1k to 50k ops through
+# graphfuse.compile, each case cold in a subprocess (seconds, CPU seconds and peak RSS per op, stage times) and
+# again warm from the compile cache in another, and graphfuse-run's peak RSS on a 200M-element exp + add; prints
+# the table and writes it to bench/compile-latest.md (more than an hour on 2 cores).
 # make bench-compile ARGS="--sizes 1000,5000 --memory-elements 0"
 bench-compile: $(STAMP)
 	$(BIN)/python -m bench.compile_scale --markdown bench/compile-latest.md $(ARGS)

@@ -1,6 +1,6 @@
 """Compile-time and memory scaling: graphs of 1k to 50k ops compiled all the way to CPU code.
 
-    python -m bench.compile_scale [--families chain,random] [--sizes 1000,5000,10000,50000]
+    python -m bench.compile_scale [--families chain,random,concat] [--sizes 1000,5000,20000,50000]
                                   [--memory-elements 200000000] [--seed 0] [--timeout S]
                                   [--profile FAMILY:SIZE] [--markdown FILE]
 
@@ -501,8 +501,9 @@ def profile(family: str, size: int, seed: int, top: int = 30) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.compile_scale", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--families", default="chain,random", help=f"comma-separated, of {', '.join(FAMILIES)}")
-    parser.add_argument("--sizes", default="1000,5000,10000,50000", help="graph sizes in ops, comma-separated")
+    parser.add_argument("--families", default="chain,random,concat",
+                        help=f"comma-separated, of {', '.join(FAMILIES)}")
+    parser.add_argument("--sizes", default="1000,5000,20000,50000", help="graph sizes in ops, comma-separated")
     parser.add_argument("--memory-elements", type=int, default=200_000_000,
                         help="elements of the exp + add memory case (0: skip it)")
     parser.add_argument("--seed", type=int, default=0)
