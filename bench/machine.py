@@ -35,20 +35,10 @@ def cpu_info() -> tuple[str, list[str]]:
     Zen 4 at family 25 and Zen 5 at family 26; the first runs 512-bit FMAs at half the rate of the second), and
     ratios against libraries that pick their code path by vendor depend on it.
     """
-    fields: dict[str, str] = {}
-    flags: set[str] = set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            key = key.strip()
-            if not key:
-                break  # the first processor's block is enough
-            if key == "flags":
-                flags = set(value.split())
-            else:
-                fields.setdefault(key, value.strip())
-    except OSError:
-        pass
+    from graphfuse.lowering.host import cpuinfo
+
+    fields = cpuinfo()
+    flags = set(fields.get("flags", "").split())
     model = fields.get("model name", "unknown")
     if "cpu family" in fields and "model" in fields:
         model += f" (family {fields['cpu family']} model {fields['model']})"

@@ -267,17 +267,11 @@ def _timed_call(module: Any, inputs: dict[str, Any]) -> float:
 
 def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds: int, tolerance: float,
              lengths: list[int] | None = None, warm_start: bool = False) -> Case:
-    import torch
     import torch._inductor.config as inductor_config
 
-    from bench.zoo_models import zoo_model
 
     case = Case(zoo.name, zoo.family, dtype)
-    model = zoo_model(zoo.name, size)
-    if dtype == "bf16":
-        model = model.to(torch.bfloat16)
-    batches = {batch: _inputs(zoo, size, batch, dtype) for batch in (4, 1)}
-    want = {batch: _call(model, inputs) for batch, inputs in batches.items()}
+    model, batches, want = _model_and_batches(zoo, size, dtype)
     runners: dict[str, Callable[..., Any]] = {"eager": model} if "eager" in variants else {}
     if "inductor" in variants:
         inductor_config.force_disable_caches = True  # a cold start
@@ -315,6 +309,20 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
     return case
 
 
+def _model_and_batches(zoo: ZooModel, size: Size, dtype: str
+                       ) -> tuple[Any, dict[int, dict[str, Any]], dict[int, Any]]:
+    """The model of ``zoo`` in ``dtype``, its padded batches of 4 and 1, and eager's outputs on them."""
+    import torch
+
+    from bench.zoo_models import zoo_model
+
+    model = zoo_model(zoo.name, size)
+    if dtype == "bf16":
+        model = model.to(torch.bfloat16)
+    batches = {batch: _inputs(zoo, size, batch, dtype) for batch in (4, 1)}
+    return model, batches, {batch: _call(model, inputs) for batch, inputs in batches.items()}
+
+
 def _backend_seconds() -> float:
     """The graphfuse backend's compile seconds over the graphs of the last run (export, import, compile)."""
     from graphfuse.frontends import torch_backend
@@ -343,18 +351,11 @@ def warm_worker(name: str, size: Size, dtype: str) -> int:
     """The warm start's second process: the strict calls of one model, reported as one JSON line."""
     import warnings
 
-    import torch
-
-    from bench.zoo_models import zoo_model
     from graphfuse.frontends import torch_backend
 
     warnings.filterwarnings("ignore")
     zoo = ZOO[name]
-    model = zoo_model(name, size)
-    if dtype == "bf16":
-        model = model.to(torch.bfloat16)
-    batches = {batch: _inputs(zoo, size, batch, dtype) for batch in (4, 1)}
-    want = {batch: _call(model, inputs) for batch, inputs in batches.items()}
+    model, batches, want = _model_and_batches(zoo, size, dtype)
     outputs: list[Any] = []
     status, _, first, _ = run_strict(zoo, model, batches, want, "graphfuse", outputs)
     reports = torch_backend.last_report()

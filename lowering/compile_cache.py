@@ -41,17 +41,15 @@ from typing import Any
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.parsing import SourceText
-from graphfuse.lowering.buffer_pool import buffer_pool_library
-from graphfuse.lowering.codegen.cpu.lower import lower_entry
 from graphfuse.lowering.codegen.cpu.specs import ArgSpec
 from graphfuse.lowering.disk_cache import DiskCache, default_cache
 from graphfuse.lowering.executable import Executable
-from graphfuse.lowering.host import vector_bits
+from graphfuse.lowering.host import cpuinfo, vector_bits
 from graphfuse.lowering.linker import have_c_compiler, link_shared_library
 from graphfuse.lowering.options import CompileOptions
 from graphfuse.lowering.parallel import jit_openmp_libraries
 from graphfuse.lowering.run_checks import CheckSite
-from graphfuse.lowering.runtime import C_RUNNER_UTILS, CompiledFunction
+from graphfuse.lowering.runtime import C_RUNNER_UTILS, CompiledFunction, llvm_dialect_text
 from graphfuse.pipelines import log, registry
 from graphfuse.pipelines.pass_base import active_rewrite_budget
 
@@ -99,16 +97,10 @@ def compiler_fingerprint() -> str:
 @cache
 def _machine_fingerprint() -> str:
     """The CPU the code was generated for: its model and feature flags (the ExecutionEngine targets the host)."""
-    described = [platform.machine(), platform.system()]
-    try:
-        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("model name", "flags", "Features", "CPU part", "cpu family", "model"):
-                described.append(f"{key.strip()}={value.strip()}")
-            elif not line.strip() and len(described) > 2:
-                break  # the first processor describes them all
-    except OSError:
-        described.append(platform.processor())
+    info = cpuinfo()
+    described = [platform.machine(), platform.system()] + ([] if info else [platform.processor()])
+    described += [f"{key}={info[key]}" for key in ("model name", "flags", "Features", "CPU part", "cpu family",
+                                                   "model") if key in info]
     return hashlib.sha256("\n".join(described).encode()).hexdigest()
 
 
@@ -207,7 +199,7 @@ def load_compile(key: str, source: SourceText, store: DiskCache | None = None) -
         function = CompiledFunction(
             described["name"], [ArgSpec.from_json(s) for s in described["inputs"]],
             [ArgSpec.from_json(s) for s in described["outputs"]], None, None, code,
-            lambda: _llvm_dialect_text(linalg, described["name"], threads, streaming),
+            lambda: llvm_dialect_text(linalg, described["name"], threads, streaming),
             [ArgSpec.from_json(s) for s in described["workspace"]],
             tuple(CheckSite.from_json(site) for site in described["checks"]))
         function.streamed_stores = int(described["streamed_stores"])
@@ -219,10 +211,5 @@ def load_compile(key: str, source: SourceText, store: DiskCache | None = None) -
     except (OSError, ValueError, KeyError, TypeError, zlib.error, GraphfuseError) as error:
         log.debug(f"compile cache: entry {key[:12]} not loaded: {error}")
         return None
-
-
-def _llvm_dialect_text(linalg: str, entry: str, threads: int, streaming: int | None) -> str:
-    """The LLVM-dialect module of a stored compile, lowered again from its linalg text on request."""
-    return str(lower_entry(linalg, entry, threads, streaming, buffer_pool_library()).module)
 
 

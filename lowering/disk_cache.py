@@ -87,6 +87,16 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _manifest(key: str, path: Path) -> tuple[CacheEntry, dict[str, tuple[int, str]]]:
+    """The entry the manifest at ``path`` describes and its files (name -> (size, SHA-256)); raises OSError,
+    ValueError, KeyError or TypeError for a manifest missing or malformed."""
+    manifest = json.loads((path / MANIFEST).read_text())
+    files = {name: (int(length), str(digest)) for name, (length, digest) in manifest["files"].items()}
+    entry = CacheEntry(key, path, manifest["metadata"], sum(length for length, _ in files.values()),
+                       (path / MANIFEST).stat().st_mtime)
+    return entry, files
+
+
 @dataclass(frozen=True)
 class DiskCache:
     """The store at ``root`` (its entries are under ``root/v<LAYOUT>``), holding at most ``limit`` bytes."""
@@ -119,16 +129,14 @@ class DiskCache:
         return entry
 
     def _read(self, key: str, path: Path) -> CacheEntry | None:
+        """The entry at ``path`` if every file is as its manifest says, else None."""
         try:
-            manifest = json.loads((path / MANIFEST).read_text())
-            files = manifest["files"]
-            size = 0
+            entry, files = _manifest(key, path)
             for name, (length, digest) in files.items():
                 file = path / name
                 if file.stat().st_size != length or _sha256(file) != digest:
                     return None
-                size += length
-            return CacheEntry(key, path, manifest["metadata"], size, (path / MANIFEST).stat().st_mtime)
+            return entry
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -142,10 +150,7 @@ class DiskCache:
                 continue
             for path in shard.iterdir():
                 try:
-                    manifest = json.loads((path / MANIFEST).read_text())
-                    size = sum(int(length) for length, _ in manifest["files"].values())
-                    found.append(CacheEntry(path.name, path, manifest["metadata"], size,
-                                            (path / MANIFEST).stat().st_mtime))
+                    found.append(_manifest(path.name, path)[0])
                 except (OSError, ValueError, KeyError, TypeError):
                     continue
         return sorted(found, key=lambda entry: entry.last_used)

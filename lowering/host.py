@@ -23,7 +23,8 @@ from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.pipelines import log
 
 __all__ = ["MAX_THREADS", "STREAM_VARIABLE", "THREADS_VARIABLE", "VECTOR_BITS_VARIABLE", "check_thread_count",
-           "default_threads", "last_level_cache_bytes", "stream_min_bytes", "vector_bits", "vector_bits_from_flags"]
+           "cpuinfo", "default_threads", "last_level_cache_bytes", "stream_min_bytes", "vector_bits",
+           "vector_bits_from_flags"]
 
 #: Environment variable that overrides the detected vector register width (bits: 128, 256 or 512).
 VECTOR_BITS_VARIABLE = "GRAPHFUSE_VECTOR_BITS"
@@ -40,16 +41,27 @@ def vector_bits_from_flags(flags: set[str], machine: str) -> int:
     return 128
 
 
-def _cpu_flags() -> set[str]:
+@cache
+def cpuinfo() -> dict[str, str]:
+    """The fields ``/proc/cpuinfo`` gives the first processor (empty where there is no such file)."""
+    fields: dict[str, str] = {}
     try:
         text = Path("/proc/cpuinfo").read_text(errors="replace")
     except OSError:
-        return set()
+        return fields
     for line in text.splitlines():
+        if not line.strip():
+            if fields:
+                break  # the first processor describes them all
+            continue
         key, _, value = line.partition(":")
-        if key.strip() in {"flags", "Features"}:
-            return set(value.split())
-    return set()
+        fields.setdefault(key.strip(), value.strip())
+    return fields
+
+
+def _cpu_flags() -> set[str]:
+    info = cpuinfo()
+    return set(info.get("flags", info.get("Features", "")).split())
 
 
 @cache

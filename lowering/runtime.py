@@ -407,6 +407,11 @@ def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LL
         return _CACHE.setdefault(key, compiled)
 
 
+def llvm_dialect_text(linalg: str, entry: str, threads: int, streaming: int | None) -> str:
+    """The LLVM-dialect module of ``@entry`` of the linalg text ``linalg``, lowered again (for a compiled
+    function's :attr:`~CompiledFunction.llvm_dialect_ir`, which is not kept)."""
+    return str(lower_entry(linalg, entry, threads, streaming, buffer_pool_library()).module)
+
 
 def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
              streaming: int | None = None) -> CompiledFunction:
@@ -418,8 +423,7 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
     start = time.perf_counter()
     # The LLVM-dialect module (tens of KB per graph op) is not kept: LLVM has its own copy.  Printing it would take
     # seconds on large graphs, so the text is rebuilt from the linalg text only when someone asks for it.
-    function = jit_lowered(lowered, opt_level,
-                           lambda: str(lower_entry(text, entry, threads, streaming, buffer_pool_library()).module))
+    function = jit_lowered(lowered, opt_level, lambda: llvm_dialect_text(text, entry, threads, streaming))
     timings["llvm"] = time.perf_counter() - start  # the symbol lookup in CompiledFunction generates the code
     function.timings = timings
     return function

@@ -444,9 +444,9 @@ class _GraphRunner:
         key = graph_key(self.gm, args, self.scalars, self.symbolic, self.static_inputs, self.options)
         stored = None if key is None else load_import(key)
         if stored is not None:
-            return self._compiled(stored, self._aliases(), args, imported_from_cache=True)
+            return self._compiled(stored, _view_replay(self.gm), args, imported_from_cache=True)
         try:
-            aliases = self._aliases()
+            aliases = _view_replay(self.gm)
             stored = self._import(args, aliases)
             compiled = self._compiled(stored, aliases, args)
         except GraphfuseError as error:  # it would fail the same way again: a later process is told at once
@@ -456,9 +456,6 @@ class _GraphRunner:
         if key is not None:
             store_import(key, stored)
         return compiled
-
-    def _aliases(self) -> _ViewReplay | None:
-        return _view_replay(self.gm)
 
     def _compiled(self, stored: StoredImport, aliases: _ViewReplay | None, args: tuple,
                   imported_from_cache: bool = False) -> _Compiled:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +59,7 @@ class ImportedGraph:
     @staticmethod
     def of(imported: ImportedModel) -> ImportedGraph:
         return ImportedGraph(tuple(imported.mutated_inputs), tuple(imported._tensor_inputs),
-                             imported.call_spec.out_spec, dict(Counter(imported.graph_ops)))
+                             imported.call_spec.out_spec, dict(imported.graph_ops))
 
     def unflatten(self, outputs: Sequence[Any]) -> Any:
         """The graph's output structure holding ``outputs`` (the mutated inputs' new values left out)."""
