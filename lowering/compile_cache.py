@@ -24,14 +24,12 @@ for).  Without a C compiler to link the library, nothing is stored.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import importlib.metadata
 import json
 import os
 import platform
 import tempfile
-import threading
 import time
 import zlib
 from dataclasses import fields
@@ -47,9 +45,8 @@ from graphfuse.lowering.executable import Executable
 from graphfuse.lowering.host import cpuinfo, vector_bits
 from graphfuse.lowering.linker import have_c_compiler, link_shared_library
 from graphfuse.lowering.options import CompileOptions
-from graphfuse.lowering.parallel import jit_openmp_libraries
 from graphfuse.lowering.run_checks import CheckSite
-from graphfuse.lowering.runtime import C_RUNNER_UTILS, CompiledFunction, llvm_dialect_text
+from graphfuse.lowering.runtime import C_RUNNER_UTILS, CompiledFunction, llvm_dialect_text, load_code_library
 from graphfuse.pipelines import log, registry
 from graphfuse.pipelines.pass_base import active_rewrite_budget
 
@@ -61,7 +58,6 @@ _CODE = "code.so"
 _DESCRIPTION = "compile.json.zlib"
 #: The packages whose code decides what a compile makes.
 _COMPILER_PACKAGES = ("graphfuse.dialect", "graphfuse.pipelines", "graphfuse.lowering")
-_LOAD_LOCK = threading.Lock()
 
 
 @cache
@@ -146,7 +142,9 @@ def store_compile(key: str, executable: Executable, threads: int, streaming: int
     never raised."""
     store = store or default_cache()
     function = executable.function
-    if store is None or not hasattr(function.code, "dump_to_object_file") or not have_c_compiler():
+    split = function.split_library
+    if store is None or (split is None and not hasattr(function.code, "dump_to_object_file")) \
+            or not have_c_compiler():
         return False
     try:
         description = {
@@ -165,9 +163,12 @@ def store_compile(key: str, executable: Executable, threads: int, streaming: int
             },
         }
         with tempfile.TemporaryDirectory(prefix="graphfuse-cache-") as scratch:
-            obj, library = Path(scratch) / "code.o", Path(scratch) / _CODE
-            function.code.dump_to_object_file(str(obj))
-            link_shared_library([obj], library, what="linking the compile cache's library")
+            if split is not None:
+                library = split.path
+            else:
+                obj, library = Path(scratch) / "code.o", Path(scratch) / _CODE
+                function.code.dump_to_object_file(str(obj))
+                link_shared_library([obj], library, what="linking the compile cache's library")
             packed = zlib.compress(json.dumps(description).encode(), 1)
             entry = store.put(key, {_CODE: library, _DESCRIPTION: packed},
                               {"entry": executable.entry, "kind": "jit", "kernels": executable.kernels})
@@ -191,10 +192,7 @@ def load_compile(key: str, source: SourceText, store: DiskCache | None = None) -
     try:
         description = json.loads(zlib.decompress(entry.file(_DESCRIPTION).read_bytes()))
         described = description["function"]
-        with _LOAD_LOCK:
-            for library in [*jit_openmp_libraries(described["libraries"]), C_RUNNER_UTILS]:
-                ctypes.CDLL(library, mode=os.RTLD_GLOBAL | os.RTLD_NOW)  # what the JIT resolves its calls in
-            code = ctypes.CDLL(str(entry.file(_CODE)), mode=os.RTLD_LOCAL | os.RTLD_NOW)
+        code = load_code_library(entry.file(_CODE), described["libraries"])
         linalg, threads, streaming = description["linalg"], description["threads"], description["streaming"]
         function = CompiledFunction(
             described["name"], [ArgSpec.from_json(s) for s in described["inputs"]],

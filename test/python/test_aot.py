@@ -16,7 +16,7 @@ import pytest
 
 import graphfuse
 from graphfuse import GraphfuseError, compile_library, load_library
-from graphfuse.lowering.aot import llvm_tool
+from graphfuse.lowering.linker import llvm_tool
 from graphfuse.tools.models import MODELS, TRAINING_MODELS, model_inputs
 
 #: A C program against two generated headers: the llama layer from a shared library (its parallel loops on two
