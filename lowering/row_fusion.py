@@ -283,6 +283,7 @@ def _tile_rows(func_op: ir.Operation, name: str, kernel: _KernelSchedule, vector
                 structured.FuseOp(foreach.bodyTargets[0], tile_sizes=sizes, use_forall=kernel.tasks)
                 transform.YieldOp([])
             include("fold_row_destinations", target, failure)
+        _merge_fused_copies(target)
         if vectorize:
             include("vectorize_rows", target, failure)
 
@@ -290,6 +291,18 @@ def _tile_rows(func_op: ir.Operation, name: str, kernel: _KernelSchedule, vector
     _drop_fences(func_op)
     if vectorize and kernel.chunk_vectors:
         _chunk(func_op, name, kernel, context)
+
+
+def _merge_fused_copies(kernel: ir.Value) -> None:
+    """A script step: CSE over the kernel right after its roots are tiled with their producers fused.
+
+    Tile-and-fuse fuses a producer into the loop once per slice of it that the loop reads: one read by two ops
+    of the row (a diamond) is fused twice, and its own producers twice each.  A kernel of 37 ops of a random
+    graph became 3,774 linalg ops in its loops, which the folding and the vectorization then went through
+    before the CSE at the end of ``@vectorize_rows`` left 162.  Merged here, the same code comes out in a
+    third of the time (411 -> 155 ms).
+    """
+    transform.ApplyCommonSubexpressionEliminationOp(kernel)
 
 
 def _tile_long_rows(func_op: ir.Operation, name: str, kernel: _KernelSchedule,
@@ -335,6 +348,7 @@ def _tile_flat(func_op: ir.Operation, name: str, roots: list[ir.Operation], kern
     def build(target: ir.Value) -> None:
         matched = structured.MatchOp(transform.AnyOpType.get(), target, op_attrs=schedule).result
         include(sequence, matched, failure, row=row, main=main, rest=length - main)
+        _merge_fused_copies(target)
         include("vectorize_rows", target, failure)
 
     run_transforms(func_op, f"{failure} failed in @{sequence}", build)
