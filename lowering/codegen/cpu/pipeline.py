@@ -38,10 +38,13 @@ LOOPS = (
 #: The function-local steps nested per function (one pass over each function while it is in cache, in parallel
 #: where the context allows); the dialects left after the memref, vector and math conversions go to LLVM in one
 #: convert-to-llvm walk instead of one walk of the whole module per dialect (same output, a quarter less time).
+#: The vector and math conversions to LLVM rewrite ops inside a function only: nested, they run on both cores
+#: (a random graph of 5,000 ops: 1.65 -> 0.52 s, the same code).  The math-to-funcs and math-to-libm ones add
+#: functions to the module and stay at its level.
 TO_LLVM = (
     "func.func(convert-vector-to-scf{full-unroll},expand-strided-metadata,lower-affine,convert-scf-to-cf),"
     "finalize-memref-to-llvm,"
-    "convert-vector-to-llvm{reassociate-fp-reductions=1},convert-math-to-llvm,convert-math-to-funcs,"
+    "func.func(convert-vector-to-llvm{reassociate-fp-reductions=1},convert-math-to-llvm),convert-math-to-funcs,"
     "convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts"
 )
 
@@ -55,7 +58,7 @@ def openmp_to_llvm() -> str:
     blocks; the omp ops go to LLVM before the rest.
     """
     pipeline = TO_LLVM.replace(
-        ",convert-scf-to-cf),finalize-memref-to-llvm,", "),finalize-memref-to-llvm,func.func(convert-scf-to-cf),")
+        ",convert-scf-to-cf),finalize-memref-to-llvm,func.func(", "),finalize-memref-to-llvm,func.func(convert-scf-to-cf,")
     pipeline = pipeline.replace("convert-to-llvm,", "convert-openmp-to-llvm,convert-to-llvm,")
     assert pipeline.count("convert-openmp-to-llvm") == 1 and "finalize-memref-to-llvm,func.func(" in pipeline, pipeline
     return pipeline
