@@ -430,7 +430,7 @@ def _compile_stage(text: str, filename: str, options: CompileOptions) -> Compile
     module = parse_module(text, filename, make_context())
     lower_to_linalg(module, filename, options.fast_math)
     return compile_linalg(module, STAGE_ENTRY, opt_level=options.jit_opt_level, threads=options.threads,
-                          filename=filename, streaming=options.streaming)
+                          filename=filename, streaming=options.streaming, jobs=options.codegen_jobs)
 
 
 def _collective(step: CollectiveStep, filename: str, groups: dict[str, Any], dist: Any, options: CompileOptions,

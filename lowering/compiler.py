@@ -110,7 +110,8 @@ class _Jit:
         linalg_text = lower_to_linalg(module, self.filename, self.options.fast_math)
         timings["lowering"] = timings.get("lowering", 0.0) + time.perf_counter() - start
         function = compile_linalg(module, entry, opt_level=self.options.jit_opt_level, threads=self.options.threads,
-                                  filename=self.filename, streaming=self.options.streaming)
+                                  filename=self.filename, streaming=self.options.streaming,
+                                  jobs=self.options.codegen_jobs)
         for stage, seconds in function.timings.items():
             timings[stage] = timings.get(stage, 0.0) + seconds
         return linalg_text, function

@@ -22,9 +22,9 @@ from pathlib import Path
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.pipelines import log
 
-__all__ = ["MAX_THREADS", "STREAM_VARIABLE", "THREADS_VARIABLE", "VECTOR_BITS_VARIABLE", "check_thread_count",
-           "cpuinfo", "default_threads", "last_level_cache_bytes", "stream_min_bytes", "vector_bits",
-           "vector_bits_from_flags"]
+__all__ = ["CODEGEN_JOBS_VARIABLE", "MAX_THREADS", "STREAM_VARIABLE", "THREADS_VARIABLE", "VECTOR_BITS_VARIABLE",
+           "check_thread_count", "codegen_jobs", "cpuinfo", "default_threads", "last_level_cache_bytes",
+           "stream_min_bytes", "vector_bits", "vector_bits_from_flags"]
 
 #: Environment variable that overrides the detected vector register width (bits: 128, 256 or 512).
 VECTOR_BITS_VARIABLE = "GRAPHFUSE_VECTOR_BITS"
@@ -118,10 +118,29 @@ def default_threads() -> int:
         if int(text) > MAX_THREADS:
             raise GraphfuseError(f"{THREADS_VARIABLE} must be at most {MAX_THREADS}, got {text}")
         return int(text)
+    return _usable_cpus()
+
+
+def _usable_cpus() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+#: Environment variable: how many processes generate a large module's code (lowering/split_codegen.py; default:
+#: the CPUs this process may use); 1 leaves every module to the ExecutionEngine.
+CODEGEN_JOBS_VARIABLE = "GRAPHFUSE_CODEGEN_JOBS"
+
+
+def codegen_jobs() -> int:
+    """``GRAPHFUSE_CODEGEN_JOBS`` when set (a positive integer), else the CPUs this process may use."""
+    text = os.environ.get(CODEGEN_JOBS_VARIABLE, "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise GraphfuseError(f"{CODEGEN_JOBS_VARIABLE} must be a positive integer, got '{text}'")
+        return int(text)
+    return _usable_cpus()
 
 
 #: Environment variable: footprint in bytes from which loop nests use streaming stores, or ``off``.

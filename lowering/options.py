@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.lowering.host import check_thread_count, default_threads, stream_min_bytes
+from graphfuse.lowering.host import check_thread_count, codegen_jobs, default_threads, stream_min_bytes
 from graphfuse.pipelines.context import get_context, graph_kernel_enabled
 from graphfuse.pipelines.fusion.switches import (
     FLAGS_VARIABLE,
@@ -74,6 +74,9 @@ class CompileOptions:
     streaming: int | None = None
     #: where graphfuse.context's ``save_graphs`` writes each stage's IR (None: it is off)
     save_graphs_dir: str | None = None
+    #: processes generating a large module's code (``GRAPHFUSE_CODEGEN_JOBS``, else the CPUs): how fast the code
+    #: is made, not what it is, so not compared
+    codegen_jobs: int = field(default=1, compare=False)
 
     @property
     def cacheable(self) -> bool:
@@ -131,6 +134,7 @@ def resolve_options(
         fast_math=bool(fast_math),
         streaming=stream_min_bytes(),
         save_graphs_dir=str(Path(get_context("save_graphs_path")) / "graphfuse_ir") if save_graphs else None,
+        codegen_jobs=codegen_jobs(),
     )
 
 

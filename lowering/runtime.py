@@ -50,11 +50,11 @@ from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
 from graphfuse.lowering.codegen.cpu.specs import (
     ArgSpec,
 )
-from graphfuse.lowering.host import default_threads, stream_min_bytes
+from graphfuse.lowering.host import codegen_jobs, default_threads, stream_min_bytes
 from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL
 from graphfuse.lowering.parallel import jit_openmp_libraries
 from graphfuse.lowering.run_checks import CheckSite, failed_check
-from graphfuse.lowering.split_codegen import SplitLibrary, codegen_jobs, compile_split
+from graphfuse.lowering.split_codegen import SplitLibrary, compile_split
 from graphfuse.lowering.streaming import BUFFER_ALIGNMENT
 from graphfuse.pipelines import log
 
@@ -384,7 +384,7 @@ HOST_STREAMING = -1
 
 def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LLVM_OPT_LEVEL,
                    threads: int | None = None, filename: str | None = None,
-                   streaming: int | None = HOST_STREAMING) -> CompiledFunction:
+                   streaming: int | None = HOST_STREAMING, jobs: int | None = None) -> CompiledFunction:
     """JIT-compile ``@entry`` of a tensor-level linalg module; cached per (module text, entry, opt_level, threads,
     streaming).
 
@@ -393,7 +393,8 @@ def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LL
     from which stores into the results are made non-temporal (None: never; default: :data:`HOST_STREAMING`).
     The caller's module is not modified (it is printed with its locations and re-parsed into a private
     context): errors locate the ops where the module came from, its locations in the parser's buffer ("-")
-    naming ``filename`` when given.
+    naming ``filename`` when given.  ``jobs`` (default :func:`~graphfuse.lowering.host.codegen_jobs`) is how many
+    processes generate a large module's code (lowering/split_codegen.py); it is not part of the key.
     """
     text = str(module)
     threads = default_threads() if threads is None else int(threads)
@@ -408,7 +409,8 @@ def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LL
         return hit
     # The key leaves the locations out: the same code from other places of a graph (a repeated layer's launches)
     # is compiled once.
-    compiled = _compile(located_asm(module, filename), entry, int(opt_level), threads, streaming)
+    jobs = codegen_jobs() if jobs is None else jobs
+    compiled = _compile(located_asm(module, filename), entry, int(opt_level), threads, streaming, jobs)
     with _CACHE_LOCK:
         return _CACHE.setdefault(key, compiled)
 
@@ -419,8 +421,8 @@ def llvm_dialect_text(linalg: str, entry: str, threads: int, streaming: int | No
     return str(lower_entry(linalg, entry, threads, streaming, buffer_pool_library()).module)
 
 
-def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
-             streaming: int | None = None) -> CompiledFunction:
+def _compile(text: str, entry: str, opt_level: int, threads: int = 1, streaming: int | None = None,
+             jobs: int = 1) -> CompiledFunction:
     if not 0 <= opt_level <= 3:
         raise GraphfuseError(f"opt_level must be 0..3, got {opt_level}")
     start = time.perf_counter()
@@ -429,7 +431,7 @@ def _compile(text: str, entry: str, opt_level: int, threads: int = 1,
     start = time.perf_counter()
     # The LLVM-dialect module (tens of KB per graph op) is not kept: LLVM has its own copy.  Printing it would take
     # seconds on large graphs, so the text is rebuilt from the linalg text only when someone asks for it.
-    function = jit_lowered(lowered, opt_level, lambda: llvm_dialect_text(text, entry, threads, streaming))
+    function = jit_lowered(lowered, opt_level, lambda: llvm_dialect_text(text, entry, threads, streaming), jobs)
     timings["llvm"] = time.perf_counter() - start  # the symbol lookup in CompiledFunction generates the code
     function.timings = timings
     return function
@@ -447,13 +449,13 @@ def load_code_library(path: str | os.PathLike, libraries: Sequence[str]) -> ctyp
         return ctypes.CDLL(str(path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
 
 
-def jit_lowered(lowered: LoweredEntry, opt_level: int,
-                llvm_ir: str | Callable[[], str] | None = None) -> CompiledFunction:
+def jit_lowered(lowered: LoweredEntry, opt_level: int, llvm_ir: str | Callable[[], str] | None = None,
+                jobs: int = 1) -> CompiledFunction:
     """JIT-compile an entry the CPU pipeline lowered; ``llvm_ir`` is its LLVM-dialect text, or a function giving
-    it (default: the module printed now).  Large modules are compiled by the split code generator on all the
-    CPUs (lowering/split_codegen.py), others by the ExecutionEngine."""
+    it (default: the module printed now).  With ``jobs`` > 1, a large module is compiled by the split code
+    generator in that many processes (lowering/split_codegen.py); others by the ExecutionEngine."""
     entry = lowered.entry
-    split = _compile_split(lowered, opt_level)
+    split = _compile_split(lowered, opt_level, jobs)
     if split is not None:
         code = split.handle
     else:
@@ -475,10 +477,9 @@ def jit_lowered(lowered: LoweredEntry, opt_level: int,
     return function
 
 
-def _compile_split(lowered: LoweredEntry, opt_level: int) -> SplitLibrary | None:
+def _compile_split(lowered: LoweredEntry, opt_level: int, jobs: int) -> SplitLibrary | None:
     """The split code generator's library of ``lowered``; None when the module is small (or keeps large
     constants in its LLVM IR), or when the tools fail: the engine compiles it then."""
-    jobs = codegen_jobs()
     try:
         return compile_split(lowered.module, lowered.entry, opt_level, jobs,
                              lambda path: load_code_library(path, lowered.libraries))

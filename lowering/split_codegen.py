@@ -2,12 +2,13 @@
 in its own process, and the pieces linked into a shared library this process loads.
 
 The ExecutionEngine optimizes a module and generates its code on one thread.  On a graph of thousands of ops
-that is most of the compile: the 5,000-op elementwise chain has 12 MB of LLVM IR, and the engine takes 7.7 s
+that is most of the compile: the 5,000-op elementwise chain has 12 MB of LLVM IR, and the engine takes 7.2 s
 of the 18 s compile on it (the greedy register allocator and instruction selection over functions of some
 8,000 instructions each).  The module's functions are independent units for LLVM's code generator, so from
-:data:`SPLIT_MIN_BYTES` of LLVM IR on, ``llvm-split`` divides the module into one piece per job, and each piece
-runs through ``opt`` (the engine's module pipeline, ``default<On>``) and ``llc`` (the engine's code-generation
-level, position-independent code for the host CPU) in its own process.  The objects are linked with the C
+:data:`SPLIT_MIN_BYTES` of LLVM IR on, ``llvm-split`` divides the module into :data:`PIECES_PER_JOB` pieces per
+job, handed out to the jobs as they finish, and each piece runs through ``opt`` (the engine's module pipeline,
+``default<On>``) and ``llc`` (the engine's code-generation level, position-independent code for the host CPU)
+in its own process.  The objects are linked with the C
 compiler's driver into ``code.so``, loaded as the on-disk compile cache loads its libraries.
 
 A function calling one in another piece keeps the call: nothing is lost on graphfuse's modules, whose entry
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 import shutil
 import tempfile
 import weakref
@@ -46,57 +46,43 @@ from graphfuse.pipelines import log
 
 __all__ = [
     "CONSTANT_LIMIT_BYTES",
-    "JOBS_VARIABLE",
     "PIECES_PER_JOB",
     "SPLIT_MIN_BYTES",
     "SplitLibrary",
-    "codegen_jobs",
     "compile_split",
 ]
 
-#: Environment variable: how many processes generate a large module's code (default: the CPUs this process may
-#: use); 1 leaves every module to the ExecutionEngine.
-JOBS_VARIABLE = "GRAPHFUSE_CODEGEN_JOBS"
 #: LLVM IR text from which a module is split.  Starting the tools and linking costs about 0.1 s; the engine
 #: takes about 0.6 s per MB, so at 1 MB two jobs save some 0.2 s.
 SPLIT_MIN_BYTES = 1 << 20
 #: Bytes of initializers left in the LLVM IR (small constants, splats, bf16 ones: large ones are detached)
 #: above which a module stays with the engine (see the module's docstring).
 CONSTANT_LIMIT_BYTES = 1 << 20
-#: Pieces per job.
+#: Pieces per job: functions differ in size, and two pieces for two jobs did not balance (the chain's halves:
+#: 2.5 and 4.1 s); with four each, a job that finishes early takes the next.
 PIECES_PER_JOB = 4
-
-
-def codegen_jobs() -> int:
-    """``GRAPHFUSE_CODEGEN_JOBS`` when set (a positive integer), else the CPUs this process may use."""
-    text = os.environ.get(JOBS_VARIABLE, "").strip()
-    if text:
-        if not text.isdigit() or int(text) < 1:
-            raise GraphfuseError(f"{JOBS_VARIABLE} must be a positive integer, got '{text}'")
-        return int(text)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def _constant_bytes(module: ir.Operation) -> int:
     """Bytes of the initializers of the module's globals (top-level ops only: cheap on any module)."""
-    total = 0
-    for op in module.regions[0].blocks[0].operations:
-        if op.operation.name != "llvm.mlir.global" or "value" not in op.attributes:
-            continue
-        try:
-            shaped = ir.ShapedType(op.attributes["value"].type)
-        except (ValueError, TypeError):
-            continue  # a scalar or a string: small
-        if shaped.has_static_shape:
-            try:
-                size = element_bytes(shaped.element_type)
-            except AttributeError:
-                size = 16  # complex: no wider
-            total += math.prod(shaped.shape) * size
-    return total
+    return sum(_constant_bytes_of(op.operation) for op in module.regions[0].blocks[0].operations)
+
+
+def _constant_bytes_of(op: ir.Operation) -> int:
+    """Bytes of the initializer of ``op`` when it is a global with an array or tensor initializer, else 0."""
+    if op.name != "llvm.mlir.global" or "value" not in op.attributes:
+        return 0
+    try:
+        shaped = ir.ShapedType(op.attributes["value"].type)
+    except (ValueError, TypeError):
+        return 0  # a scalar or a string: small
+    if not shaped.has_static_shape:
+        return 0
+    try:
+        size = element_bytes(shaped.element_type)
+    except AttributeError:
+        size = 16  # complex: no wider
+    return math.prod(shaped.shape) * size
 
 
 class SplitLibrary:
@@ -122,6 +108,16 @@ def _packed_wrapper(entry: str) -> str:
             "  ret void\n}\n")
 
 
+def _without_initializers(module: ir.Operation) -> ir.Operation:
+    """``module`` (a copy) with its large constants made external declarations: its LLVM IR is the code's."""
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "llvm.mlir.global" and "value" in op.attributes and _constant_bytes_of(op) >= DETACHED_MIN_BYTES:
+            del op.attributes["value"]
+            op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
+    return module
+
+
 def compile_split(module: ir.Module, entry: str, opt_level: int, jobs: int,
                   load: Callable[[Path], ctypes.CDLL]) -> SplitLibrary | None:
     """Compile the LLVM-dialect ``module`` of ``@entry`` in ``jobs`` processes into a shared library, loaded with
@@ -134,21 +130,25 @@ def compile_split(module: ir.Module, entry: str, opt_level: int, jobs: int,
             llvm_tool(tool)
     except GraphfuseError:
         return None
+    with module.context:
+        has_constants = _constant_bytes(module.operation) >= DETACHED_MIN_BYTES
+        # With constants, the code alone is sized first (a copy without initializers): most modules stay with
+        # the engine, and their weights are not written out for nothing.
+        probe = _without_initializers(module.operation.clone()) if has_constants else module.operation
+        module_ir = llvm.translate_module_to_llvmir(probe.operation)
+    if len(module_ir) < SPLIT_MIN_BYTES:
+        return None
     directory = Path(tempfile.mkdtemp(prefix="graphfuse-codegen-"))
     try:
-        with module.context:
-            translated = module.operation
-            constants: list[DetachedConstant] = []
-            if _constant_bytes(translated) >= DETACHED_MIN_BYTES:
-                translated = translated.clone()
-                constants = detach_constants(translated.operation, "graphfuse", directory)
-            if _constant_bytes(translated.operation) > CONSTANT_LIMIT_BYTES:
-                shutil.rmtree(directory, ignore_errors=True)
-                return None
-            module_ir = llvm.translate_module_to_llvmir(translated.operation)
-        if len(module_ir) < SPLIT_MIN_BYTES:
-            shutil.rmtree(directory, ignore_errors=True)
-            return None
+        constants: list[DetachedConstant] = []
+        if has_constants:
+            with module.context:
+                detached = module.operation.clone()
+                constants = detach_constants(detached.operation, "graphfuse", directory)
+                if _constant_bytes(detached.operation) > CONSTANT_LIMIT_BYTES:
+                    shutil.rmtree(directory, ignore_errors=True)
+                    return None
+                module_ir = llvm.translate_module_to_llvmir(detached.operation)
         library = _build(module_ir, constants, entry, opt_level, jobs, directory)
         handle = load(library)
     except BaseException:
@@ -164,7 +164,6 @@ def _build(module_ir: str, constants: list[DetachedConstant], entry: str, opt_le
     """Split, optimize, generate and link; the library's path."""
     source = directory / "module.ll"
     source.write_text(module_ir + _packed_wrapper(entry))
-    # More pieces than jobs, handed out as jobs finish: functions differ in size, and so would the pieces.
     run_tool([llvm_tool("llvm-split"), f"-j{jobs * PIECES_PER_JOB}", "--round-robin", "-o",
               str(directory / "piece."), str(source)], "llvm-split (splitting the module for code generation)")
     source.unlink()

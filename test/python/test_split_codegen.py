@@ -18,7 +18,10 @@ import pytest
 import graphfuse
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering import compiler, runtime, split_codegen
-from graphfuse.lowering.split_codegen import JOBS_VARIABLE, codegen_jobs
+from graphfuse.lowering.compile_cache import options_key
+from graphfuse.lowering.host import CODEGEN_JOBS_VARIABLE as JOBS_VARIABLE
+from graphfuse.lowering.host import codegen_jobs
+from graphfuse.lowering.options import resolve_options
 
 LAYER = """func.func @layer(%x: tensor<37x96xf32>, %w: tensor<96x80xf32>, %b: tensor<80xf32>) -> tensor<37x80xf32> {
   %0 = "graph.matmul"(%x, %w) : (tensor<37x96xf32>, tensor<96x80xf32>) -> tensor<37x80xf32>
@@ -212,3 +215,16 @@ def test_the_job_count_defaults_to_the_cpus(monkeypatch: pytest.MonkeyPatch) -> 
     assert codegen_jobs() >= 1
     monkeypatch.setenv(JOBS_VARIABLE, " 3 ")
     assert codegen_jobs() == 3
+
+
+def test_the_job_count_is_read_once_with_the_options_and_is_not_part_of_the_key(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(JOBS_VARIABLE, "3")
+    three = resolve_options()
+    monkeypatch.setenv(JOBS_VARIABLE, "1")
+    one = resolve_options()
+    assert (three.codegen_jobs, one.codegen_jobs) == (3, 1)
+    assert three == one and options_key(three) == options_key(one)  # the same code either way
+    monkeypatch.setenv(JOBS_VARIABLE, "zero")
+    with pytest.raises(GraphfuseError, match=f"{JOBS_VARIABLE} must be a positive integer"):
+        resolve_options()

@@ -57,8 +57,8 @@ def openmp_to_llvm() -> str:
     scope between a stack save and restore), then the scf loops inside become
     blocks; the omp ops go to LLVM before the rest.
     """
-    pipeline = TO_LLVM.replace(
-        ",convert-scf-to-cf),finalize-memref-to-llvm,func.func(", "),finalize-memref-to-llvm,func.func(convert-scf-to-cf,")
+    pipeline = TO_LLVM.replace(",convert-scf-to-cf),finalize-memref-to-llvm,func.func(",
+                               "),finalize-memref-to-llvm,func.func(convert-scf-to-cf,")
     pipeline = pipeline.replace("convert-to-llvm,", "convert-openmp-to-llvm,convert-to-llvm,")
     assert pipeline.count("convert-openmp-to-llvm") == 1 and "finalize-memref-to-llvm,func.func(" in pipeline, pipeline
     return pipeline
