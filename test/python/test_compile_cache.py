@@ -17,6 +17,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from compiled_graphs import DIVISION, DYNAMIC
 
 import graphfuse
 from graphfuse.dialect.diagnostics import GraphfuseError
@@ -140,18 +141,6 @@ CHAIN = """func.func @chain(%x: tensor<33x70xf32>, %w: tensor<70xf32>) -> tensor
 }
 """
 
-DYNAMIC = """func.func @rows(%x: tensor<?x48xbf16>, %g: tensor<48xbf16>) -> tensor<?x48xbf16> {
-  %0 = "graph.rms_norm"(%x, %g) {epsilon = 1.0e-6 : f32} : (tensor<?x48xbf16>, tensor<48xbf16>) -> tensor<?x48xbf16>
-  %1 = "graph.silu"(%0) : (tensor<?x48xbf16>) -> tensor<?x48xbf16>
-  return %1 : tensor<?x48xbf16>
-}
-"""
-
-DIVISION = """func.func @divide(%a: tensor<8xi32>, %b: tensor<8xi32>) -> tensor<8xi32> {
-  %0 = "graph.div"(%a, %b) : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
-  return %0 : tensor<8xi32>
-}
-"""
 
 
 def test_a_second_compile_loads_the_stored_code_with_the_same_results(cache_dir: Path) -> None:

@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import gc
 import logging
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+from compiled_graphs import DIVISION, DYNAMIC
 
 import graphfuse
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.lowering import compiler, runtime, split_codegen
 from graphfuse.lowering.compile_cache import options_key
-from graphfuse.lowering.host import CODEGEN_JOBS_VARIABLE as JOBS_VARIABLE
-from graphfuse.lowering.host import codegen_jobs
+from graphfuse.lowering.host import CODEGEN_JOBS_VARIABLE, codegen_jobs
 from graphfuse.lowering.options import resolve_options
 
 LAYER = """func.func @layer(%x: tensor<37x96xf32>, %w: tensor<96x80xf32>, %b: tensor<80xf32>) -> tensor<37x80xf32> {
@@ -35,18 +38,6 @@ LAYER = """func.func @layer(%x: tensor<37x96xf32>, %w: tensor<96x80xf32>, %b: te
 }
 """
 
-DYNAMIC = """func.func @rows(%x: tensor<?x48xbf16>, %g: tensor<48xbf16>) -> tensor<?x48xbf16> {
-  %0 = "graph.rms_norm"(%x, %g) {epsilon = 1.0e-6 : f32} : (tensor<?x48xbf16>, tensor<48xbf16>) -> tensor<?x48xbf16>
-  %1 = "graph.silu"(%0) : (tensor<?x48xbf16>) -> tensor<?x48xbf16>
-  return %1 : tensor<?x48xbf16>
-}
-"""
-
-DIVISION = """func.func @divide(%a: tensor<8xi32>, %b: tensor<8xi32>) -> tensor<8xi32> {
-  %0 = "graph.div"(%a, %b) : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
-  return %0 : tensor<8xi32>
-}
-"""
 
 
 def _forget_compiled_code() -> None:
@@ -58,7 +49,7 @@ def _forget_compiled_code() -> None:
 def split_everything(monkeypatch: pytest.MonkeyPatch):
     """Every module split, across two jobs; no compiled code shared with other tests."""
     monkeypatch.setattr(split_codegen, "SPLIT_MIN_BYTES", 0)
-    monkeypatch.setenv(JOBS_VARIABLE, "2")
+    monkeypatch.setenv(CODEGEN_JOBS_VARIABLE, "2")
     _forget_compiled_code()
     yield
     _forget_compiled_code()
@@ -68,7 +59,7 @@ def _engine_compile(text: str | Path, monkeypatch: pytest.MonkeyPatch, **options
     """``text`` compiled by the ExecutionEngine alone (one job), not taken from this process's compiled code."""
     _forget_compiled_code()
     with monkeypatch.context() as patch:
-        patch.setenv(JOBS_VARIABLE, "1")
+        patch.setenv(CODEGEN_JOBS_VARIABLE, "1")
         executable = graphfuse.compile(text, **options)
     _forget_compiled_code()
     assert executable.function.split_library is None
@@ -205,26 +196,62 @@ def test_the_compile_cache_keeps_split_code(split_everything, tmp_path: Path,
 
 @pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
 def test_a_bad_job_count_is_an_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
-    monkeypatch.setenv(JOBS_VARIABLE, value)
-    with pytest.raises(GraphfuseError, match=f"{JOBS_VARIABLE} must be a positive integer, got '{value}'"):
+    monkeypatch.setenv(CODEGEN_JOBS_VARIABLE, value)
+    with pytest.raises(GraphfuseError, match=f"{CODEGEN_JOBS_VARIABLE} must be a positive integer, got '{value}'"):
         codegen_jobs()
 
 
 def test_the_job_count_defaults_to_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(JOBS_VARIABLE, raising=False)
+    monkeypatch.delenv(CODEGEN_JOBS_VARIABLE, raising=False)
     assert codegen_jobs() >= 1
-    monkeypatch.setenv(JOBS_VARIABLE, " 3 ")
+    monkeypatch.setenv(CODEGEN_JOBS_VARIABLE, " 3 ")
     assert codegen_jobs() == 3
 
 
 def test_the_job_count_is_read_once_with_the_options_and_is_not_part_of_the_key(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(JOBS_VARIABLE, "3")
+    monkeypatch.setenv(CODEGEN_JOBS_VARIABLE, "3")
     three = resolve_options()
-    monkeypatch.setenv(JOBS_VARIABLE, "1")
+    monkeypatch.setenv(CODEGEN_JOBS_VARIABLE, "1")
     one = resolve_options()
     assert (three.codegen_jobs, one.codegen_jobs) == (3, 1)
     assert three == one and options_key(three) == options_key(one)  # the same code either way
-    monkeypatch.setenv(JOBS_VARIABLE, "zero")
-    with pytest.raises(GraphfuseError, match=f"{JOBS_VARIABLE} must be a positive integer"):
+    monkeypatch.setenv(CODEGEN_JOBS_VARIABLE, "zero")
+    with pytest.raises(GraphfuseError, match=f"{CODEGEN_JOBS_VARIABLE} must be a positive integer"):
         resolve_options()
+
+
+def _children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == pid:
+            children.append(int(stat.parent.name))
+    return children
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+def test_a_tool_does_not_outlive_a_killed_compile() -> None:
+    """A compile killed by a timeout takes its tools with it, as a killed bench worker once left an ``opt``
+    running for minutes.  The tool here is ``sleep``, started by run_tool from a thread, as the pieces are."""
+    script = ("import threading; from graphfuse.lowering.linker import run_tool\n"
+              "thread = threading.Thread(target=run_tool, args=(['sleep', '300'], 'sleep')); thread.start(); "
+              "thread.join()")
+    compile_process = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 30
+        while not (tools := _children_of(compile_process.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert tools, "the tool never started"
+        compile_process.kill()
+        compile_process.wait()
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{tools[0]}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{tools[0]}").exists(), "the tool outlived the process that started it"
+    finally:
+        compile_process.kill()
