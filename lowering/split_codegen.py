@@ -172,10 +172,11 @@ def _build(module_ir: str, constants: list[DetachedConstant], entry: str, opt_le
 
     def generate(piece: Path) -> Path:
         optimized, obj = piece.with_suffix(piece.suffix + ".opt.bc"), piece.with_suffix(piece.suffix + ".o")
+        # A piece of a large module can take minutes: the tools die with this process (a timeout's SIGKILL).
         run_tool([llvm_tool("opt"), *target, f"-passes=default<O{opt_level}>", "-o", str(optimized), str(piece)],
-                 "opt (LLVM's optimizer)")
+                 "opt (LLVM's optimizer)", die_with_starter=True)
         run_tool([llvm_tool("llc"), *target, f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
-                  "-o", str(obj), str(optimized)], "llc (LLVM's code generator)")
+                  "-o", str(obj), str(optimized)], "llc (LLVM's code generator)", die_with_starter=True)
         return obj
 
     # The threads only wait for the processes: the tools run in parallel.

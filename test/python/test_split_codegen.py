@@ -157,7 +157,7 @@ def test_constants_kept_as_text_past_the_limit_stay_with_the_engine(split_everyt
 
 def test_a_failing_tool_falls_back_to_the_engine_with_a_warning(split_everything, monkeypatch: pytest.MonkeyPatch,
                                                                 caplog: pytest.LogCaptureFixture) -> None:
-    def failing(command: list[str], what: str, stdin: str | None = None) -> str:
+    def failing(command: list[str], what: str, stdin: str | None = None, die_with_starter: bool = False) -> str:
         raise GraphfuseError(f"{what} failed (exit 1): out of memory")
 
     monkeypatch.setattr(split_codegen, "run_tool", failing)
@@ -237,10 +237,11 @@ def _children_of(pid: int) -> list[int]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
 def test_a_tool_does_not_outlive_a_killed_compile() -> None:
     """A compile killed by a timeout takes its tools with it, as a killed bench worker once left an ``opt``
-    running for minutes.  The tool here is ``sleep``, started by run_tool from a thread, as the pieces are."""
+    running for minutes.  The tool here is ``sleep``, started by run_tool from a thread with ``die_with_starter``,
+    as the pieces are."""
     script = ("import threading; from graphfuse.lowering.linker import run_tool\n"
-              "thread = threading.Thread(target=run_tool, args=(['sleep', '300'], 'sleep')); thread.start(); "
-              "thread.join()")
+              "thread = threading.Thread(target=run_tool, args=(['sleep', '300'], 'sleep', None, True))\n"
+              "thread.start(); thread.join()")
     compile_process = subprocess.Popen([sys.executable, "-c", script])
     try:
         deadline = time.monotonic() + 30
