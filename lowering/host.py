@@ -111,14 +111,22 @@ def check_thread_count(threads: object) -> int:
 
 def default_threads() -> int:
     """``GRAPHFUSE_NUM_THREADS`` when set (a positive integer), else the cores this process may use."""
-    text = os.environ.get(THREADS_VARIABLE, "").strip()
-    if text:
-        if not text.isdigit() or int(text) < 1:
-            raise GraphfuseError(f"{THREADS_VARIABLE} must be a positive integer, got '{text}'")
-        if int(text) > MAX_THREADS:
-            raise GraphfuseError(f"{THREADS_VARIABLE} must be at most {MAX_THREADS}, got {text}")
-        return int(text)
-    return _usable_cpus()
+    threads = _positive_integer(THREADS_VARIABLE)
+    if threads is None:
+        return _usable_cpus()
+    if threads > MAX_THREADS:
+        raise GraphfuseError(f"{THREADS_VARIABLE} must be at most {MAX_THREADS}, got {threads}")
+    return threads
+
+
+def _positive_integer(variable: str) -> int | None:
+    """The environment variable ``variable`` as a positive integer; None when unset or blank."""
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise GraphfuseError(f"{variable} must be a positive integer, got '{text}'")
+    return int(text)
 
 
 def _usable_cpus() -> int:
@@ -135,12 +143,8 @@ CODEGEN_JOBS_VARIABLE = "GRAPHFUSE_CODEGEN_JOBS"
 
 def codegen_jobs() -> int:
     """``GRAPHFUSE_CODEGEN_JOBS`` when set (a positive integer), else the CPUs this process may use."""
-    text = os.environ.get(CODEGEN_JOBS_VARIABLE, "").strip()
-    if text:
-        if not text.isdigit() or int(text) < 1:
-            raise GraphfuseError(f"{CODEGEN_JOBS_VARIABLE} must be a positive integer, got '{text}'")
-        return int(text)
-    return _usable_cpus()
+    jobs = _positive_integer(CODEGEN_JOBS_VARIABLE)
+    return _usable_cpus() if jobs is None else jobs
 
 
 #: Environment variable: footprint in bytes from which loop nests use streaming stores, or ``off``.

@@ -149,25 +149,25 @@ def compile_split(module: ir.Module, entry: str, opt_level: int, jobs: int,
                     shutil.rmtree(directory, ignore_errors=True)
                     return None
                 module_ir = llvm.translate_module_to_llvmir(detached.operation)
-        library = _build(module_ir, constants, entry, opt_level, jobs, directory)
+        pieces = jobs * PIECES_PER_JOB
+        library = _build(module_ir, constants, entry, opt_level, jobs, pieces, directory)
         handle = load(library)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise
-    pieces = jobs * PIECES_PER_JOB
     log.debug(f"@{entry}: code generated in {pieces} pieces ({len(module_ir) >> 10} KB of LLVM IR)")
     return SplitLibrary(directory, library, handle, pieces)
 
 
-def _build(module_ir: str, constants: list[DetachedConstant], entry: str, opt_level: int, jobs: int,
+def _build(module_ir: str, constants: list[DetachedConstant], entry: str, opt_level: int, jobs: int, pieces: int,
            directory: Path) -> Path:
-    """Split, optimize, generate and link; the library's path."""
+    """Split into ``pieces``, optimize and generate them in ``jobs`` processes, link; the library's path."""
     source = directory / "module.ll"
     source.write_text(module_ir + _packed_wrapper(entry))
-    run_tool([llvm_tool("llvm-split"), f"-j{jobs * PIECES_PER_JOB}", "--round-robin", "-o",
+    run_tool([llvm_tool("llvm-split"), f"-j{pieces}", "--round-robin", "-o",
               str(directory / "piece."), str(source)], "llvm-split (splitting the module for code generation)")
     source.unlink()
-    pieces = sorted(directory.glob("piece.*"), key=lambda path: int(path.suffix[1:]))
+    split = sorted(directory.glob("piece.*"), key=lambda path: int(path.suffix[1:]))
     target = [f"-mtriple={host_triple()}", "-mcpu=native"]
 
     def generate(piece: Path) -> Path:
@@ -181,7 +181,7 @@ def _build(module_ir: str, constants: list[DetachedConstant], entry: str, opt_le
 
     # The threads only wait for the processes: the tools run in parallel.
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        objects = list(pool.map(generate, pieces))
+        objects = list(pool.map(generate, split))
     if constants:
         objects.append(directory / "constants.o")
         run_tool([llvm_tool("llvm-mc"), f"-triple={host_triple()}", "-filetype=obj", "-o", str(objects[-1]), "-"],
