@@ -32,6 +32,7 @@ from graphfuse.dialect.matching import as_operation, nested_ops, op_id, sig
 from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
 from graphfuse.lowering import decompose  # noqa: F401  (registers the decompositions this pass outlines)
 from graphfuse.lowering.common import DECOMPOSITIONS
+from graphfuse.lowering.elementwise_groups import merge_elementwise_groups
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.cluster import in_block, op_kind, outline
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
@@ -390,6 +391,7 @@ class FuseKernelLoops(GraphPass):
         "num-kernels": "Number of kernel functions whose loops were fused",
         "num-loop-nests-before": "Number of linalg ops in kernels before fusion",
         "num-loop-nests-after": "Number of linalg ops in kernels after fusion",
+        "num-merged": "Number of elementwise loop nests merged into their group's before upstream's fusion",
     }
     all_functions: bool = option(False, "fuse in every function, not only kernels (ignores kernel boundaries)")
 
@@ -406,6 +408,7 @@ class FuseKernelLoops(GraphPass):
                     )
                 fused.append((fn_name, func_op, loop_nest_count(func_op)))
                 _fold_unit_expansions(func_op)
+                context.count("num-merged", merge_elementwise_groups(func_op))
             if not fused:
                 return
             try:

@@ -49,7 +49,7 @@ from graphfuse.lowering.row_strategy import (
     row_loops,
     select_row_schedule,
 )
-from graphfuse.lowering.schedules.library import include, loaded, run_transforms
+from graphfuse.lowering.schedules.library import apply_sequence, include, loaded, run_transforms
 from graphfuse.pipelines import log
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
@@ -259,6 +259,11 @@ def apply_row_schedule(func_op: ir.Operation, name: str, context: PassContext) -
     for op in nested_ops(func_op):  # the tiled copies of the roots carry the schedule too
         if ROW_SCHEDULE in op.attributes:
             del op.attributes[ROW_SCHEDULE]
+    if vectorized:
+        try:
+            apply_sequence(func_op, "drop_leading_unit_dims", f"casting away the unit dims of @{name}'s rows")
+        except GraphfuseError as error:
+            context.fail(f"apply-row-schedules: {error.diagnostics[0].message}", location)
     return vectorized
 
 

@@ -132,7 +132,7 @@ def test_tile_kernel_rows_is_select_then_apply() -> None:
             module = ir.Module.parse(text)
             run_pipeline(module, f"builtin.module(graph-to-linalg,fuse-kernel-loops,{passes})")
             outputs.append(str(module))
-    assert "vector<1x32xf32>" in outputs[0] and "scf.for" in outputs[0]
+    assert "vector<32xf32>" in outputs[0] and "scf.for" in outputs[0]
     assert outputs[0] == outputs[1]
 
 

@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func private @serial_rows
 // CHECK:         scf.for %{{.*}} = %c0 to %c8 step %c1
 // CHECK:           vector.reduction <add>, %{{.*}} : vector<64xf32> into f32
-// CHECK:           arith.divf {{.*}} : vector<1x64xf32>
+// CHECK:           arith.divf {{.*}} : vector<64xf32>
 // CHECK:           tensor.insert_slice {{.*}} : tensor<1x64xf32> into tensor<8x64xf32>
 // CHECK-NOT:     graph.row_schedule
 // CHECK:         return

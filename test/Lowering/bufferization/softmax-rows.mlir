@@ -13,28 +13,28 @@
 // CHECK-NOT:     memref.alloc
 // CHECK:         scf.for %[[ROW:.*]] = %c0 to %c64 step %c1 {
 // CHECK-NEXT:      %[[IN:.*]] = memref.subview %arg0[%[[ROW]], 0] [1, 100] [1, 1]
-// CHECK-NEXT:      vector.transfer_read %[[IN]][%c0, %c0]{{.*}} vector<1x32xf32>
+// CHECK-NEXT:      vector.transfer_read %[[IN]][%c0, %c0]{{.*}} vector<32xf32>
 // CHECK:           scf.for %{{.*}} = %c32 to %c96 step %c32 iter_args(%{{.*}}) -> (vector<32xf32>)
 // CHECK:             arith.maximumf {{.*}} : vector<32xf32>
 // CHECK:           vector.reduction <maximumf>, {{.*}} : vector<32xf32> into f32
-// CHECK:           vector.transfer_read %[[IN]][%c0, %c96]{{.*}} vector<1x4xf32>
+// CHECK:           vector.transfer_read %[[IN]][%c0, %c96]{{.*}} vector<4xf32>
 // CHECK:           vector.reduction <maximumf>, {{.*}} : vector<4xf32> into f32
 // CHECK:           %[[DST:.*]] = memref.subview %[[OUT]][%[[ROW]], 0] [1, 100] [1, 1]
 // CHECK:           %[[SCRATCH:.*]] = memref.alloc() {{.*}} : memref<1x100xf32>
-// CHECK:           vector.transfer_write %{{.*}}, %[[SCRATCH]][%c0, %c0] {{.*}} : vector<1x32xf32>
+// CHECK:           vector.transfer_write %{{.*}}, %[[SCRATCH]][%c0, %c0] {{.*}} : vector<32xf32>
 // CHECK:           scf.for %[[I:.*]] = %c32 to %c96 step %c32 iter_args(%{{.*}}) -> (vector<32xf32>)
 // CHECK:             arith.shli
 // CHECK:             arith.addf {{.*}} : vector<32xf32>
-// CHECK:             vector.transfer_write %{{.*}}, %[[SCRATCH]][%c0, %[[I]]] {{.*}} : vector<1x32xf32>
+// CHECK:             vector.transfer_write %{{.*}}, %[[SCRATCH]][%c0, %[[I]]] {{.*}} : vector<32xf32>
 // CHECK:           vector.reduction <add>, {{.*}} : vector<32xf32> into f32
 // CHECK:           vector.reduction <add>, {{.*}} : vector<4xf32> into f32
 // CHECK-NOT:       vector.reduction
 // CHECK:           scf.for %[[J:.*]] = %c0 to %c96 step %c32 {
 // CHECK-NEXT:        %[[E:.*]] = vector.transfer_read %[[SCRATCH]][%c0, %[[J]]]
 // CHECK-NOT:         arith.shli
-// CHECK:             %[[P:.*]] = arith.mulf %[[E]], %{{.*}} : vector<1x32xf32>
-// CHECK:             vector.transfer_write %[[P]], %[[DST]][%c0, %[[J]]] {{.*}} : vector<1x32xf32>
-// CHECK:           vector.transfer_write %{{.*}}, %[[DST]][%c0, %c96] {{.*}} : vector<1x4xf32>
+// CHECK:             %[[P:.*]] = arith.mulf %[[E]], %{{.*}} : vector<32xf32>
+// CHECK:             vector.transfer_write %[[P]], %[[DST]][%c0, %[[J]]] {{.*}} : vector<32xf32>
+// CHECK:           vector.transfer_write %{{.*}}, %[[DST]][%c0, %c96] {{.*}} : vector<4xf32>
 // CHECK-NOT:       memref.alloc
 // CHECK:         return %[[OUT]]
 func.func @softmax(%x: tensor<64x100xf32>) -> tensor<64x100xf32> {

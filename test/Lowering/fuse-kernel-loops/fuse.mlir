@@ -6,9 +6,10 @@
 // RUN: graphfuse-opt --split-input-file --pass-pipeline='builtin.module(graph-to-linalg,fuse-kernel-loops)' --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // RUN: not graphfuse-opt --split-input-file --fuse-kernel-loops %s 2>&1 | FileCheck %s --check-prefix=GRAPH
 // STATS: fuse-kernel-loops
-// STATS-NEXT: (S) 7 num-kernels
-// STATS-NEXT: (S) 33 num-loop-nests-after
-// STATS-NEXT: (S) 39 num-loop-nests-before
+// STATS-NEXT: (S) 12 num-kernels
+// STATS-NEXT: (S) 44 num-loop-nests-after
+// STATS-NEXT: (S) 60 num-loop-nests-before
+// STATS-NEXT: (S) 15 num-merged
 // GRAPH: error: fuse-kernel-loops: @chain_kernel still has graph ops; run graph-to-linalg first
 
 // An elementwise chain in a kernel: one linalg.generic.
@@ -146,4 +147,96 @@ func.func private @linear_dynamic_kernel(%x: tensor<?x4x8xf32>, %w: tensor<8x16x
   %0 = "graph.matmul"(%x, %w) : (tensor<?x4x8xf32>, tensor<8x16xf32>) -> tensor<?x4x16xf32>
   %1 = "graph.add"(%0, %b) : (tensor<?x4x16xf32>, tensor<16xf32>) -> tensor<?x4x16xf32>
   return %1 : tensor<?x4x16xf32>
+}
+
+// -----
+
+// A diamond: %0 is read by two ops, so upstream's fusion (single-use producers) left it a loop nest of its own,
+// which the row fusion then cloned once per reader.  As a group it is one generic: the scalar of %0 is read
+// twice in the body.
+// CHECK-LABEL: func.func private @diamond_kernel
+// CHECK:         linalg.generic {{.*}} ins(%arg0 : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK:           %[[E:.*]] = math.absf
+// CHECK-DAG:       arith.mulf %[[E]], %[[E]]
+// CHECK-DAG:       math.sqrt %[[E]]
+// CHECK:           linalg.yield
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func private @diamond_kernel(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {graph.kernel} {
+  %0 = "graph.abs"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.mul"(%0, %0) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.sqrt"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = "graph.add"(%1, %2) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %3 : tensor<4x8xf32>
+}
+
+// -----
+
+// A value returned and read by the group: a result of the group's generic, computed once.
+// CHECK-LABEL: func.func private @two_results_kernel
+// CHECK:         %[[G:.*]]:2 = linalg.generic
+// CHECK:           linalg.yield
+// CHECK-NEXT:    } -> (tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[G]]#0, %[[G]]#1
+func.func private @two_results_kernel(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) attributes {graph.kernel} {
+  %0 = "graph.add"(%x, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.neg"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "graph.mul"(%1, %0) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0, %2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// %2 reads %0 at the identity but also the row sum of %0: one generic for %0 and %2 would read its own result.
+// They are of different stages: %0, the sum, then %2 and %3 merged.
+// CHECK-LABEL: func.func private @stages_kernel
+// CHECK:         %[[A:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[A]] : tensor<4x8xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK:           arith.mulf
+// CHECK:           arith.subf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func private @stages_kernel(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {graph.kernel} {
+  %0 = "graph.tanh"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.reduce_sum"(%0) {axes = array<i64: 1>, keep_dims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %2 = "graph.mul"(%0, %1) : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %3 = "graph.sub"(%2, %0) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %3 : tensor<4x8xf32>
+}
+
+// -----
+
+// Two chains that do not read each other: not merged, with sizes known at run time only (which may differ).
+// CHECK-LABEL: func.func private @unconnected_kernel
+// CHECK:         linalg.generic {{.*}} ins(%arg0 : tensor<?x8xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%arg1 : tensor<?x8xf32>)
+// CHECK-NOT:     linalg.generic
+func.func private @unconnected_kernel(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) attributes {graph.kernel} {
+  %0 = "graph.exp"(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %1 = "graph.neg"(%0) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %2 = "graph.abs"(%y) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %3 = "graph.neg"(%2) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %1, %3 : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// The sum reads %0 before the last member of %0's group: the generic replaces the group where its last member
+// was, and the sum moves after it.  A value read once through a broadcast (%v) is left to upstream's fusion,
+// which computes it inside its reader (no group result to store).
+// CHECK-LABEL: func.func private @moved_reader_kernel
+// CHECK:         %[[G:.*]]:2 = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<8xf32>)
+// CHECK:           math.absf
+// CHECK:         %[[R:.*]] = tensor.expand_shape %[[G]]#0
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[R]] :
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func private @moved_reader_kernel(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x1xf32>, tensor<4x8xf32>) attributes {graph.kernel} {
+  %v = "graph.exp"(%b) : (tensor<8xf32>) -> tensor<8xf32>
+  %0 = "graph.add"(%x, %v) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = "graph.reduce_sum"(%0) {axes = array<i64: 1>, keep_dims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %2 = "graph.abs"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1, %2 : tensor<4x1xf32>, tensor<4x8xf32>
 }

@@ -15,12 +15,12 @@
 // CHECK:         scf.forall (%[[ROW:.*]]) in (300) shared_outs(%[[OUT:.*]] = %[[EMPTY]])
 // CHECK:           %[[X:.*]] = tensor.extract_slice %arg0[%[[ROW]], 0] [1, 1000] [1, 1]
 // CHECK:           scf.for %[[J:.*]] = %{{.*}} to %c992 step %c32 iter_args(%[[DST:.*]] = %{{.*}}) -> (tensor<1x1000xf32>)
-// CHECK:             vector.transfer_read %[[X]][%c0, %[[J]]]{{.*}} vector<1x32xf32>
+// CHECK:             vector.transfer_read %[[X]][%c0, %[[J]]]{{.*}} vector<32xf32>
 // CHECK:             vector.transfer_read %arg1[%[[J]]]{{.*}} vector<32xf32>
-// CHECK:             arith.shli {{.*}} : vector<1x32xi32>
-// CHECK:             arith.divf {{.*}} : vector<1x32xf32>
-// CHECK:             vector.transfer_write %{{.*}}, %[[DST]][%c0, %[[J]]]{{.*}} vector<1x32xf32>
-// CHECK:           vector.transfer_write %{{.*}}[%c0, %c992]{{.*}} vector<1x8xf32>, tensor<1x1000xf32>
+// CHECK:             arith.shli {{.*}} : vector<32xi32>
+// CHECK:             arith.divf {{.*}} : vector<32xf32>
+// CHECK:             vector.transfer_write %{{.*}}, %[[DST]][%c0, %[[J]]]{{.*}} vector<32xf32>
+// CHECK:           vector.transfer_write %{{.*}}[%c0, %c992]{{.*}} vector<8xf32>, tensor<1x1000xf32>
 // CHECK:           tensor.parallel_insert_slice
 // OFF-LABEL: func.func private @swish_kernel
 // OFF-NOT:     scf.forall

@@ -8,13 +8,13 @@
 // softmax over rows of 256 floats with max-row 128: chunks of 4 vectors of 8 floats.
 // LOG: select-row-schedules: @softmax_kernel: 1 result loop(s) by rows of 256, vectorized
 // CHECK-LABEL: func.func private @softmax_kernel
-// CHECK-NOT:     vector<1x256xf32>
+// CHECK-NOT:     vector<256xf32>
 // CHECK:         scf.for
-// CHECK:           vector.transfer_read {{.*}} : tensor<1x256xf32>, vector<1x32xf32>
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x256xf32>, vector<32xf32>
 // CHECK:           vector.reduction <maximumf>
 // CHECK:           vector.reduction <add>
-// CHECK:           vector.transfer_write {{.*}} : vector<1x32xf32>, tensor<1x256xf32>
-// CHECK-NOT:     vector<1x256xf32>
+// CHECK:           vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x256xf32>
+// CHECK-NOT:     vector<256xf32>
 // CHECK:         return
 // WHOLE-LABEL: func.func private @softmax_kernel
 // WHOLE:         scf.for
@@ -31,10 +31,10 @@ func.func private @softmax_kernel(%x: tensor<4x256xf32>) -> tensor<4x256xf32> at
 // A row of 200 (not a multiple of a chunk): 6 chunks of 32 floats, then one vector of 8.
 // LOG: select-row-schedules: @rms_norm_kernel: 1 result loop(s) by rows of 200, vectorized
 // CHECK-LABEL: func.func private @rms_norm_kernel
-// CHECK-NOT:     vector<1x200xf32>
-// CHECK:           vector<1x32xf32>
-// CHECK:           vector<1x8xf32>
-// CHECK-NOT:     vector<1x200xf32>
+// CHECK-NOT:     vector<200xf32>
+// CHECK:           vector<32xf32>
+// CHECK:           vector<8xf32>
+// CHECK-NOT:     vector<200xf32>
 // CHECK:         return
 // WHOLE-LABEL: func.func private @rms_norm_kernel
 // WHOLE-NOT:     vector.

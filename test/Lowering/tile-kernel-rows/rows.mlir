@@ -13,10 +13,10 @@
 // LOG: select-row-schedules: @softmax_kernel: 1 result loop(s) by rows of 128, vectorized
 // CHECK-LABEL: func.func private @softmax_kernel
 // CHECK:         scf.for %{{.*}} = %c0 to %c64 step %c1
-// CHECK:           vector.transfer_read {{.*}} : tensor<1x128xf32>, vector<1x128xf32>
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x128xf32>, vector<128xf32>
 // CHECK:           vector.reduction <maximumf>
 // CHECK:           vector.reduction <add>
-// CHECK:           arith.divf {{.*}} : vector<1x128xf32>
+// CHECK:           arith.divf {{.*}} : vector<128xf32>
 // CHECK:           tensor.insert_slice
 // CHECK:         return
 // SCALAR-LABEL: func.func private @softmax_kernel
@@ -96,7 +96,7 @@ func.func @not_a_kernel(%x: tensor<8x32xf32>) -> tensor<8x32xf32> {
 // CHECK:         %[[ROWS:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x32xf32>
 // CHECK:         scf.forall (%[[ROW:.*]]) in (%[[ROWS]])
 // CHECK:           tensor.extract_slice %{{.*}}[%[[ROW]], 0] [1, 32] [1, 1] : tensor<?x32xf32> to tensor<1x32xf32>
-// CHECK:           vector.transfer_read {{.*}} : tensor<1x32xf32>, vector<1x32xf32>
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x32xf32>, vector<32xf32>
 // CHECK:           vector.reduction <maximumf>
 // CHECK:           vector.reduction <add>
 // CHECK:           tensor.parallel_insert_slice {{.*}}[%[[ROW]], 0] [1, 32] [1, 1]
