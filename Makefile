@@ -9,7 +9,7 @@ PYTEST_WORKERS ?= auto
 
 .PHONY: setup demo test test-slow lit pytest lint irdl docs bench bench-models bench-zoo bench-generate bench-forward bench-training bench-compile bench-peers-setup fuzz onnx-conformance clean
 
-$(STAMP): pyproject.toml setup.py lowering/native/kmpc_gomp.c lowering/native/buffer_pool.c
+$(STAMP): pyproject.toml setup.py lowering/native/kmpc_gomp.c lowering/native/buffer_pool.c dialect/native/op_walk.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,torch,onnx,models]'

@@ -38,4 +38,10 @@ KMPC_ON_GOMP = Extension("graphfuse.lowering._kmpc_gomp", ["lowering/native/kmpc
 BUFFER_POOL = Extension("graphfuse.lowering._buffer_pool", ["lowering/native/buffer_pool.c"], libraries=["pthread"],
                         extra_compile_args=["-O2"], optional=True)
 
-setup(packages=discover(), package_dir=LAYERS, ext_modules=[KMPC_ON_GOMP, BUFFER_POOL])
+#: The native op walk of graphfuse's passes (dialect/op_walk.py): a plain shared library too, resolving MLIR's C
+#: API in the bindings' library at load time (it links against nothing).  Optional: without it the passes walk
+#: in Python.
+OP_WALK = Extension("graphfuse.dialect._op_walk", ["dialect/native/op_walk.c"], extra_compile_args=["-O2"],
+                    optional=True)
+
+setup(packages=discover(), package_dir=LAYERS, ext_modules=[KMPC_ON_GOMP, BUFFER_POOL, OP_WALK])

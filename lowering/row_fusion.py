@@ -259,11 +259,6 @@ def apply_row_schedule(func_op: ir.Operation, name: str, context: PassContext) -
     for op in nested_ops(func_op):  # the tiled copies of the roots carry the schedule too
         if ROW_SCHEDULE in op.attributes:
             del op.attributes[ROW_SCHEDULE]
-    if vectorized:
-        try:
-            apply_sequence(func_op, "drop_leading_unit_dims", f"casting away the unit dims of @{name}'s rows")
-        except GraphfuseError as error:
-            context.fail(f"apply-row-schedules: {error.diagnostics[0].message}", location)
     return vectorized
 
 
@@ -392,6 +387,11 @@ def _apply_all(module: ir.Module, context: PassContext, select: SelectRowSchedul
             context.count("num-kernels")
             if apply_row_schedule(func_op, name, context):
                 context.count("num-vectorized")
+        if context.statistics["num-vectorized"]:  # once for the module: a script run per kernel cost 2-3 ms each
+            try:
+                apply_sequence(module, "drop_leading_unit_dims", "casting away the unit dims of the rows")
+            except GraphfuseError as error:
+                context.fail(f"apply-row-schedules: {error.diagnostics[0].message}")
 
 
 @dataclass(frozen=True)

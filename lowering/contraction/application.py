@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.matching import op_id, producer
+from graphfuse.dialect.matching import op_id, ops_named, producer
 from graphfuse.lowering.contraction.marks import (
     _clear_marks,
     _erase_fused_products,
@@ -143,6 +143,8 @@ def apply_schedules(module: ir.Module) -> None:
     schedules set (``graph.schedule`` too)."""
     with loaded(module.context):
         recorded = list(scheduled_ops(module))
+        if not recorded and not ops_named(module, "linalg."):
+            return  # no schedule, nothing the steps below tile, mark or erase
         families = (*_PRODUCTS, _EPILOGUES, _BATCHED)
         for schedule in recorded:
             if not any(family.member(schedule_sequence(schedule)) for family in families):

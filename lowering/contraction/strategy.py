@@ -11,7 +11,7 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.matching import producer
+from graphfuse.dialect.matching import ops_named, producer
 from graphfuse.lowering.contraction.dynamic_rows import (
     dynamic_row_parts,
     dynamic_row_products,
@@ -85,6 +85,8 @@ def select_schedules(module: ir.Module, threads: int = 1) -> None:
 
 
 def _select_schedules(module: ir.Module, threads: int) -> None:
+    if not ops_named(module, "linalg."):
+        return  # nothing to schedule (rows vectorized whole): the walks below would each visit every op
     _record_direct_convs(module)
     general: list[ir.Operation] = []
 
@@ -334,15 +336,7 @@ def _conv_epilogue(conv: ir.Operation) -> ir.Operation | None:
 
 def _static_ops(module: ir.Module, names: tuple[str, ...]) -> list[ir.Operation]:
     """The ops of ``module`` named one of ``names`` whose operands all have static shapes."""
-    found: list[ir.Operation] = []
-
-    def collect(op: ir.Operation) -> ir.WalkResult:
-        if op.name in names and all(_static_tensor(v) for v in op.operands):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(collect)
-    return found
+    return [op for op in ops_named(module, *names) if all(_static_tensor(v) for v in op.operands)]
 
 
 def _unroll_batches(op: ir.Operation) -> None:

@@ -64,10 +64,10 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // After the rows of %kernel are vectorized and cut into chunks: their vectors are 1 x N (a row of a tile of
-  // one row), which LLVM gets as arrays of one vector, with an extract and an insert around every op (three
-  // times the LLVM IR of a 5,000-op elementwise chain).  The leading unit dims are cast away, so the ops are on
-  // N-vectors; after the chunks, whose analysis reads the 1 x N forms.
+  // After the rows of every kernel of %kernel (the module) are vectorized and cut into chunks: their vectors
+  // are 1 x N (a row of a tile of one row), which LLVM gets as arrays of one vector, with an extract and an
+  // insert around every op (three times the LLVM IR of a 5,000-op elementwise chain).  The leading unit dims
+  // are cast away, so the ops are on N-vectors; after the chunks, whose analysis reads the 1 x N forms.
   transform.named_sequence @drop_leading_unit_dims(%kernel: !transform.any_op {transform.readonly}) {
     transform.apply_patterns to %kernel {
       transform.apply_patterns.vector.cast_away_vector_leading_one_dim

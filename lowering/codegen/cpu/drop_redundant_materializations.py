@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from mlir import ir
 
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import ops_named
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["DropRedundantMaterializations", "drop_redundant_materializations"]
@@ -44,9 +44,7 @@ def drop_redundant_materializations(module: ir.Module) -> None:
     iter_args init).  The materialization is then a no-op, and for loops it
     even makes one-shot bufferization report a read-after-write conflict.
     """
-    for op in nested_ops(module):
-        if op.name != "bufferization.materialize_in_destination":
-            continue
+    for op in ops_named(module, "bufferization.materialize_in_destination"):
         source, dest = op.operands[0], op.operands[1]
         destination = _destination_of(source)
         if destination is not None and destination == dest:

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from mlir import ir
 
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.codegen.cpu.buffers import loop_result_buffer
 from graphfuse.lowering.codegen.cpu.entry import entry_function
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
@@ -33,8 +33,8 @@ def erase_self_copies(func) -> None:
     the loop writes in place) into that buffer (a parallel task's block of a tiled matmul) and the copy
     of a buffer viewed with another shape and back (:func:`_unreshaped`).
     """
-    for op in nested_ops(func):
-        if op.name == "memref.copy" and _same_view(op.operands[0], op.operands[1]):
+    for op in ops_named(func, "memref.copy"):
+        if _same_view(op.operands[0], op.operands[1]):
             op.erase()
 
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from mlir import ir
 
-from graphfuse.dialect.matching import nested_ops, op_id
+from graphfuse.dialect.matching import op_id, ops_named
 from graphfuse.lowering.codegen.cpu.buffers import buffer_users, in_loop_body
 from graphfuse.lowering.codegen.cpu.entry import entry_function
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
@@ -34,8 +34,8 @@ def free_loop_buffers(func) -> int:
     ``hoist-allocations`` to refuse.  Returns how many buffers it frees.
     """
     freed = 0
-    for op in nested_ops(func):
-        if op.name != "memref.alloc" or not in_loop_body(op):
+    for op in ops_named(func, "memref.alloc"):
+        if not in_loop_body(op):
             continue
         block = op.block
         terminator = block.operations[len(block.operations) - 1]

@@ -17,7 +17,7 @@ import numpy as np
 from mlir import ir
 
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
-from graphfuse.dialect.matching import nested_ops, op_id
+from graphfuse.dialect.matching import op_id, ops_named
 from graphfuse.lowering.codegen.cpu.buffers import ARENA_ALIGNMENT, top_level_op
 from graphfuse.lowering.codegen.cpu.entry import ARENA, add_workspace, entry_function
 from graphfuse.lowering.codegen.cpu.specs import ArgSpec, numpy_dtype
@@ -48,8 +48,8 @@ def _lift_branch_buffers(func, block: ir.Block) -> None:
     start of the entry, where it becomes workspace like the others: buffer-loop-hoisting takes a loop's static
     buffers out of it into the branch the loop is in (a linear layer's path for a few rows)."""
     first = block.operations[0]
-    for op in nested_ops(func):
-        if op.name != "memref.alloc" or len(op.operands) or op.parent is None or op.parent.name != "scf.if":
+    for op in ops_named(func, "memref.alloc"):
+        if len(op.operands) or op.parent is None or op.parent.name != "scf.if":
             continue
         parent = op.parent
         while parent is not None and parent.name == "scf.if":
@@ -93,8 +93,8 @@ def hoist_allocations(func, arena: bool = False) -> list[ArgSpec]:
         arg = block.add_argument(types[-1], op.location)
         op.results[0].replace_all_uses_with(arg)
         op.operation.erase()
-    for op in nested_ops(func):
-        if op.name == "memref.alloc" and not any(use.owner.name == "memref.dealloc" for use in op.results[0].uses):
+    for op in ops_named(func, "memref.alloc"):
+        if not any(use.owner.name == "memref.dealloc" for use in op.results[0].uses):
             raise GraphfuseError([Diagnostic(
                 "error", f"a buffer is allocated inside a loop ({op.results[0].type}); this would leak",
                 source_loc(op.location))])

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from mlir import ir
 
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.codegen.cpu.buffers import LOOP_OPS
 from graphfuse.lowering.codegen.cpu.entry import STACK_BUFFERS, count, entry_function
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
@@ -38,7 +38,7 @@ def hoist_stack_buffers(module: ir.Module) -> None:
     wraps each parallel loop body in one: one buffer per iteration of each thread), OpenMP region or function
     (plain loops: one buffer per call).
     """
-    for op in [o for o in nested_ops(module) if o.name == "memref.alloca"]:
+    for op in ops_named(module, "memref.alloca"):
         owner, crossed_loop = op.parent, False
         while owner is not None and owner.name not in {"memref.alloca_scope", "func.func", "llvm.func"} \
                 and not owner.name.startswith("omp."):

@@ -13,7 +13,7 @@ from mlir import ir
 
 from graphfuse.dialect.context import new_context
 from graphfuse.dialect.diagnostics import GraphfuseError, from_mlir_error
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.codegen.cpu.entry import (
     CHECKS,
     ENTRY,
@@ -70,7 +70,7 @@ def lower_entry(text: str, entry: str, threads: int, streaming: int | None = Non
             module = ir.Module.parse(text)
         except ir.MLIRError as e:
             raise GraphfuseError(from_mlir_error(e)) from None
-        if any(o.name.startswith("graph.") for o in nested_ops(module)):
+        if ops_named(module, "graph."):
             raise GraphfuseError("compile_linalg expects linalg/tensor/arith/math IR; lower graph ops first")
         run_cpu_pipeline(module, cpu_pipeline_text(entry, threads, streaming, buffer_pool is not None))
         libraries = parallel_loops(threads)[1] + ([buffer_pool] if buffer_pool else [])

@@ -18,7 +18,7 @@ from typing import ClassVar
 from mlir import ir
 from mlir.dialects import arith, tensor
 
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import ops_named
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["ReshapeDynamicExpands", "reshape_dynamic_expands"]
@@ -49,8 +49,8 @@ def reshape_dynamic_expands(module: ir.Module) -> int:
     rewritten = 0
     with module.context:
         i64 = ir.IntegerType.get_signless(64)  # not index: the shape's buffer is a workspace of a numpy dtype
-        for op in nested_ops(module):
-            if op.name != "tensor.expand_shape" or not _several_dynamic_sizes_in_a_group(op):
+        for op in ops_named(module, "tensor.expand_shape"):
+            if not _several_dynamic_sizes_in_a_group(op):
                 continue
             expand = op.opview
             result_type = ir.RankedTensorType(op.results[0].type)

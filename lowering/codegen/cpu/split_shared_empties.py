@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from mlir import ir
 
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import ops_named
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["SplitSharedEmpties", "split_shared_empties"]
@@ -31,9 +31,7 @@ def split_shared_empties(module: ir.Module) -> None:
     instead of copying around.  An empty tensor has no contents, so separate
     ones are always correct.
     """
-    for op in nested_ops(module):
-        if op.name != "tensor.empty":
-            continue
+    for op in ops_named(module, "tensor.empty"):
         uses = [(use.owner, use.operand_number) for use in op.results[0].uses]
         for owner, number in uses[1:]:
             copy = op.clone(ir.InsertionPoint(op))

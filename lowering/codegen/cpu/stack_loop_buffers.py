@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from mlir import ir
 
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.codegen.cpu.buffers import in_loop_body
 from graphfuse.lowering.codegen.cpu.entry import STACK_BUFFERS, entry_function, set_count
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
@@ -45,8 +45,8 @@ def stack_loop_buffers(func) -> int:
     ``hoist-allocations`` to refuse.  Returns how many buffers it put on the stack.
     """
     stacked = 0
-    for op in nested_ops(func):
-        if op.name != "memref.alloc" or len(op.operands) or not in_loop_body(op):
+    for op in ops_named(func, "memref.alloc"):
+        if len(op.operands) or not in_loop_body(op):
             continue
         t = ir.MemRefType(op.results[0].type)
         bits = getattr(t.element_type, "width", 64)  # index and other widthless types: at most 64 bits

@@ -15,7 +15,7 @@ import numpy as np
 from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import nested_ops, ops_named
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["StoreBooleansAsBytes", "arith_constant", "nonzero_bytes", "store_booleans_as_bytes"]
@@ -27,7 +27,7 @@ class StoreBooleansAsBytes(GraphPass):
     summary: ClassVar[str] = "Retype boolean tensors (i1) as byte tensors (i8 holding 0 or 1) before bufferization"
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        if any(op.name.startswith("graph.") for op in nested_ops(module)):
+        if ops_named(module, "graph."):
             context.fail("store-booleans-as-bytes: lower graph ops to linalg first (graph-to-linalg)")
         try:
             with module.context, ir.Location.unknown():

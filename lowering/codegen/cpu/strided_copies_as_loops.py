@@ -8,7 +8,7 @@ from typing import ClassVar
 from mlir import ir
 from mlir.dialects import linalg
 
-from graphfuse.dialect.matching import nested_ops
+from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.codegen.cpu.buffers import contiguous
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
@@ -32,7 +32,7 @@ def strided_copies_as_loops(module: ir.Module) -> None:
     element at a time through its index arithmetic (a [1, 8, 256, 32] half of [1, 8, 256, 64], the
     slices and concat of a rotary embedding: about 0.3 ms each).
     """
-    copies = [op for op in nested_ops(module) if op.name == "memref.copy"]
+    copies = ops_named(module, "memref.copy")
     for op in copies:
         source, target = op.operands
         if contiguous(ir.MemRefType(source.type)) and contiguous(ir.MemRefType(target.type)):
