@@ -10,7 +10,6 @@ the builder does, so a pattern cannot create an op the verifier rejects.
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,17 +19,13 @@ from mlir.dialects import arith
 
 from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op, python_to_attr, read_attributes
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
-from graphfuse.dialect.op_walk import native_ops_named
+from graphfuse.dialect.op_walk import native_ops_named, operation_address
 from graphfuse.dialect.types import TensorSig, sig_from_type, tensor_type
 
 
 def as_operation(op: ir.Operation | ir.OpView) -> ir.Operation:
     return op.operation if isinstance(op, ir.OpView) else op
 
-
-_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_pointer.restype = ctypes.c_void_p
-_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
 def op_id(op: ir.Operation | ir.OpView) -> int:
@@ -39,7 +34,7 @@ def op_id(op: ir.Operation | ir.OpView) -> int:
     ``hash(op)`` is not one: the bindings' wrappers of two distinct ops (seen
     with two func.return ops) can hash equal.  Valid only while the op lives.
     """
-    return _capsule_pointer(as_operation(op)._CAPIPtr, b"mlir.ir.Operation._CAPIPtr")
+    return operation_address(as_operation(op))
 
 
 def producer(value: ir.Value, name: str | None = None) -> ir.Operation | None:

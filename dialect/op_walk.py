@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mlir import ir
 
-__all__ = ["native_ops_named"]
+__all__ = ["native_ops_named", "operation_address"]
 
 #: The capsule name the bindings give an operation (``op._CAPIPtr``, ``ir.Operation._CAPICreate``).
 _CAPSULE = b"mlir.ir.Operation._CAPIPtr"
@@ -29,6 +29,11 @@ _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _new_capsule = ctypes.pythonapi.PyCapsule_New
 _new_capsule.restype = ctypes.py_object
 _new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+def operation_address(op: ir.Operation) -> int:
+    """The address of the C++ operation behind ``op`` (an ``ir.Operation``, not a view)."""
+    return _capsule_pointer(op._CAPIPtr, _CAPSULE)
 
 
 @functools.cache
@@ -63,8 +68,7 @@ def native_ops_named(root: ir.Operation, patterns: Sequence[str]) -> list[ir.Ope
     names = (ctypes.c_char_p * len(encoded))(*encoded)
     lengths = (ctypes.c_size_t * len(encoded))(*(len(p) for p in encoded))
     found = ctypes.POINTER(ctypes.c_void_p)()
-    pointer = _capsule_pointer(root._CAPIPtr, _CAPSULE)
-    count = library.graphfuse_ops_named(pointer, names, lengths, len(encoded), ctypes.byref(found))
+    count = library.graphfuse_ops_named(operation_address(root), names, lengths, len(encoded), ctypes.byref(found))
     if count == _OUT_OF_MEMORY:
         raise MemoryError("walking the IR for ops by name")
     try:

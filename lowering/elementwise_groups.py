@@ -172,7 +172,7 @@ def _build(block: ir.Block, members: list[ir.Operation]) -> None:
     inside = {op_id(m) for m in members}
     inputs: list[ir.Value] = []
     input_maps: list[ir.AffineMap] = []
-    slot: dict[tuple[ir.Value, str], int] = {}  # a value read twice at one map is one input
+    slot: dict[tuple[tuple[int, int], str], int] = {}  # a value read twice at one map is one input
     reads: list[list[int | None]] = []  # per member, per input: its input index, None for a member's scalar
     for member in members:
         maps = _maps(member)
@@ -182,7 +182,7 @@ def _build(block: ir.Block, members: list[ir.Operation]) -> None:
             if not isinstance(value.owner, ir.Block) and op_id(as_operation(value.owner)) in inside:
                 row.append(None)
                 continue
-            key = (value, str(maps[k]))
+            key = (_value_key(value), str(maps[k]))
             if key not in slot:
                 slot[key] = len(inputs)
                 inputs.append(value)
@@ -242,6 +242,14 @@ def _build(block: ir.Block, members: list[ir.Operation]) -> None:
         anchor = top
     for member in reversed(members):
         member.erase()
+
+
+def _value_key(value: ir.Value) -> tuple[int, int]:
+    """An identity of a value of the kernel's block (wrappers' hashes are not one): its op and result number, or
+    -1 and its argument number."""
+    if isinstance(value.owner, ir.Block):
+        return -1, ir.BlockArgument(value).arg_number
+    return op_id(as_operation(value.owner)), ir.OpResult(value).result_number
 
 
 def _element_type(value: ir.Value) -> ir.Type:
