@@ -124,6 +124,7 @@ def _groups(ops: list[ir.Operation]) -> list[list[ir.Operation]]:
         maps = _maps(op)
         identity = maps[-1]
         own = 0
+        inner_producers: list[int] = []
         for k in range(len(op.operands) - 1):
             value = op.operands[k]
             if isinstance(value.owner, ir.Block):
@@ -132,14 +133,12 @@ def _groups(ops: list[ir.Operation]) -> list[list[ir.Operation]]:
             if producer not in stage:  # defined outside the body (cannot happen in a function's block)
                 continue
             inner = producer in candidate and maps[k] == identity
+            if inner:
+                inner_producers.append(producer)
             own = max(own, stage[producer] + (0 if inner else 1))
         stage[key] = own
-        for k in range(len(op.operands) - 1):
-            value = op.operands[k]
-            if isinstance(value.owner, ir.Block):
-                continue
-            producer = op_id(as_operation(value.owner))
-            if producer in candidate and maps[k] == identity and stage[producer] == own:
+        for producer in inner_producers:
+            if stage[producer] == own:
                 components.union(producer, key)
     grouped: dict[int, list[ir.Operation]] = {}
     for op in ops:
