@@ -13,7 +13,7 @@ pytest.importorskip("transformers", reason="needs the models extra (pip install 
 from bench import forward
 
 
-@pytest.mark.parametrize("model", ["bert", "llama"])
+@pytest.mark.parametrize("model", ["bert", pytest.param("llama", marks=pytest.mark.slow)])  # llama: 22 s
 def test_forward_bench_compiles_twice_for_every_size(model: str, tmp_path: Path) -> None:
     """The first size (batch 1) compiles static; the second, whose batch and length differ, symbolic; the others
     run that code: two compiles, none in the timed rounds, no call in eager PyTorch."""

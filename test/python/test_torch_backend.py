@@ -451,7 +451,10 @@ def test_generate_with_the_default_cache_compiles_three_times(kind: str) -> None
     assert sum(report.calls for report in reports) == 24 and not any(report.eager_calls for report in reports)
 
 
-@pytest.mark.parametrize("name", ["mistral", "phi3", "gptj", "gpt2", "bloom", "falcon", "mixtral"])
+# phi3, gptj and mixtral take 23-34 s each: make test-slow runs them
+@pytest.mark.parametrize("name", ["mistral", pytest.param("phi3", marks=pytest.mark.slow),
+                                  pytest.param("gptj", marks=pytest.mark.slow), "gpt2", "bloom", "falcon",
+                                  pytest.param("mixtral", marks=pytest.mark.slow)])
 def test_decoders_at_new_lengths_compile_once_symbolic(name: str) -> None:
     """The forward of a decoder at new lengths after a batch of 4 and one of 1: one symbolic compile serves
     every later length, nothing runs in eager PyTorch, outputs as eager's.  Mistral's symbolic graph returns its
