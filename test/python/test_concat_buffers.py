@@ -103,21 +103,25 @@ def test_concat_compile_time_grows_linearly() -> None:
     assert seconds[1000] < 8 * seconds[250], seconds
 
 
-def test_the_blocks_of_a_long_concat_share_one_function() -> None:
-    """300 blocks, each computed by a unary op of its own argument and written at its own column of the result:
-    the loop nests differ only in the columns of their views, which outline-chunks passes as arguments, so
-    LLVM compiles a handful of functions, not one per block; the results are the reference's."""
-    count, kinds = 300, ("exp", "tanh", "neg", "abs")
+def _computed_blocks_text(count: int, kinds: tuple[str, ...]) -> str:
+    """``count`` 4x8 blocks, each a unary op (``kinds`` in turn) of an argument of its own, concatenated."""
     args = ", ".join(f"%a{k}: tensor<4x8xf32>" for k in range(count))
     body = "".join(f'  %b{k} = "graph.{kinds[k % len(kinds)]}"(%a{k}) : (tensor<4x8xf32>) -> tensor<4x8xf32>\n'
                    for k in range(count))
     names = ", ".join(f"%b{k}" for k in range(count))
     types = ", ".join(["tensor<4x8xf32>"] * count)
     result = f"tensor<4x{8 * count}xf32>"
-    text = (f"func.func @blocks({args}) -> {result} {{\n{body}"
+    return (f"func.func @blocks({args}) -> {result} {{\n{body}"
             f'  %0 = "graph.concat"({names}) {{axis = 1 : i64}} : ({types}) -> {result}\n'
             f"  return %0 : {result}\n}}\n")
-    compiled = graphfuse.compile(text)
+
+
+def test_the_blocks_of_a_long_concat_share_one_function() -> None:
+    """300 blocks, each computed by a unary op of its own argument and written at its own column of the result:
+    the loop nests differ only in the columns of their views, which outline-chunks passes as arguments, so
+    LLVM compiles a handful of functions, not one per block; the results are the reference's."""
+    count, kinds = 300, ("exp", "tanh", "neg", "abs")
+    compiled = graphfuse.compile(_computed_blocks_text(count, kinds))
     functions = compiled.function.llvm_dialect_ir.count("llvm.func internal")
     assert 0 < functions <= 2 * len(kinds), functions
     rng = np.random.default_rng(5)
@@ -125,3 +129,20 @@ def test_the_blocks_of_a_long_concat_share_one_function() -> None:
     (got,) = compiled(*inputs)
     (want,) = compiled.reference(*inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("count", [CONCAT_GROUP + 1, 300])
+def test_computed_blocks_are_written_in_their_columns(count: int) -> None:
+    """Each block is computed in its columns of the result (compute-in-copy-targets): no buffer of its own and
+    no copy, so the entry has no workspace; special values (NaN, infinities, -0) come out as the reference's."""
+    compiled = graphfuse.compile(_computed_blocks_text(count, ("exp", "neg", "abs", "sigmoid")))
+    assert not compiled.function.workspace
+    assert "memcpy" not in compiled.function.llvm_dialect_ir
+    rng = np.random.default_rng(6)
+    inputs = [rng.standard_normal((4, 8), dtype=np.float32) for _ in range(count)]
+    inputs[0][0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    inputs[1][1, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    (got,) = compiled(*inputs)
+    (want,) = compiled.reference(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-30)
+    assert np.array_equal(np.signbit(got), np.signbit(want))

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from mlir import ir
 
-from graphfuse.dialect.matching import op_id
+from graphfuse.dialect.matching import op_id, ops_named
 from graphfuse.lowering.codegen.cpu.buffers import CONSTANTS, top_level_op
 from graphfuse.lowering.codegen.cpu.entry import entry_function, entry_name
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
@@ -95,7 +95,8 @@ def outline_chunks(module: ir.Module, func: ir.Operation, entry: str, loop_nests
     for callee, call in outlined:
         name = ir.StringAttr(callee.attributes["sym_name"]).value
         # Printed on its own (local scope): a function printed as part of the module numbers the whole module.
-        text = callee.get_asm(use_local_scope=True).replace(f"@{name}(", "@f(", 1)
+        # Not verified first: the module is verified after the pass.
+        text = callee.get_asm(use_local_scope=True, assume_verified=True).replace(f"@{name}(", "@f(", 1)
         key = hashlib.blake2b(text.encode(), digest_size=20).digest()
         symbol = kept.setdefault(key, ir.FlatSymbolRefAttr.get(name))
         if symbol.value != name:
@@ -236,17 +237,13 @@ def _parameterize_view_offsets(callee: ir.Operation, call: ir.Operation) -> ir.O
     entry_block = callee.regions[0].blocks[0]
     offsets: dict[int, ir.Value] = {}  # byte offset -> the argument holding it, in order of first use
 
-    def parameterize(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.view":
-            shift = op.operands[1].owner
-            if isinstance(shift, ir.Operation | ir.OpView) and shift.name == "arith.constant":
-                offset = ir.IntegerAttr(shift.attributes["value"]).value
-                if offset not in offsets:
-                    offsets[offset] = entry_block.add_argument(index, op.location)
-                op.operands[1] = offsets[offset]
-        return ir.WalkResult.ADVANCE
-
-    callee.walk(parameterize, ir.WalkOrder.PRE_ORDER)
+    for op in ops_named(callee, "memref.view"):
+        shift = op.operands[1].owner
+        if isinstance(shift, ir.Operation | ir.OpView) and shift.name == "arith.constant":
+            offset = ir.IntegerAttr(shift.attributes["value"]).value
+            if offset not in offsets:
+                offsets[offset] = entry_block.add_argument(index, op.location)
+            op.operands[1] = offsets[offset]
     if not offsets:
         return call
     for op in list(entry_block.operations):  # the cloned constants the views took: unused ones would tell twins apart
@@ -273,16 +270,8 @@ def _parameterize_subview_offsets(callee: ir.Operation, call: ir.Operation) -> i
     index = ir.IndexType.get()
     entry_block = callee.regions[0].blocks[0]
     offsets: list[int] = []
-    subviews: list[ir.Operation] = []
-
-    def collect(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.subview" and _static_subview(op) and all(
-                use.owner.name in _LAYOUT_AGNOSTIC_USERS or use.owner.name.startswith("linalg.")
-                for use in op.results[0].uses):
-            subviews.append(op)
-        return ir.WalkResult.ADVANCE
-
-    callee.walk(collect, ir.WalkOrder.PRE_ORDER)
+    subviews = [op for op in ops_named(callee, "memref.subview") if _static_subview(op) and all(
+        use.owner.name in _LAYOUT_AGNOSTIC_USERS or use.owner.name.startswith("linalg.") for use in op.results[0].uses)]
     for op in subviews:
         static = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
         values = []

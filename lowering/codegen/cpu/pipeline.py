@@ -100,6 +100,7 @@ def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None, po
         "restore-entry-visibility",
         "align-constants",
         "erase-self-copies",
+        "compute-in-copy-targets",
         "compute-results-in-outputs",
         "stack-loop-buffers",
         "free-loop-buffers",

@@ -31,6 +31,7 @@ CPU_CODEGEN_PASSES: dict[str, PassLoader] = {
     "restore-entry-visibility": _load("restore_entry_visibility", "RestoreEntryVisibility"),
     "align-constants": _load("align_constants", "AlignConstants"),
     "erase-self-copies": _load("erase_self_copies", "EraseSelfCopies"),
+    "compute-in-copy-targets": _load("compute_in_copy_targets", "ComputeInCopyTargets"),
     "compute-results-in-outputs": _load("compute_results_in_outputs", "ComputeResultsInOutputs"),
     "stack-loop-buffers": _load("stack_loop_buffers", "StackLoopBuffers"),
     "free-loop-buffers": _load("free_loop_buffers", "FreeLoopBuffers"),
