@@ -343,9 +343,10 @@ def _check_compilable(module: ir.Module, entry: ir.Operation, name: str, filenam
 
 def run_located(module: ir.Module, pipeline: str, filename: str, switches: FusionSwitches | None = None,
                 dump_dir: str | None = None) -> Pipeline:
-    """run_pipeline, with failures located in ``filename`` rather than in the parser's buffer "-"."""
+    """run_pipeline, verified once at the end (a failure is still located at its step), with failures located
+    in ``filename`` rather than in the parser's buffer "-"."""
     try:
-        return run_pipeline(module, pipeline, switches=switches, dump_dir=dump_dir)
+        return run_pipeline(module, pipeline, switches=switches, dump_dir=dump_dir, verify_each_step=False)
     except PipelineFailure as failure:
         diagnostics = [relocate(d, filename) for d in failure.diagnostics]
         raise PipelineFailure(diagnostics, failure.step, failure.pipeline, failure.reproducer) from None

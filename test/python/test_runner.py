@@ -160,6 +160,36 @@ def test_verification_after_a_pass_reports_the_pass() -> None:
     assert [n.message for n in first.notes] == ["after pass 'test-break'"]
 
 
+@pytest.mark.parametrize("then", ["graph-cse", "graph-fusion{opt-level=2},graph-cse"])
+def test_verified_at_the_end_still_names_the_pass_that_broke_the_ir(then: str) -> None:
+    """``verify_each_step=False`` (graphfuse.compile) verifies once, at the end; the invalid IR found there is
+    located by running again from a copy, verifying each step: the failure names the breaking pass, not the
+    last one, and the reproducer holds the module as given.  (Invalid IR that a later pass removes, the broken op
+    dropped by graph-dce, is not reported: only after-each verification sees it.)"""
+    from graphfuse.pipelines import registry
+
+    registry.register_pass(type("TestBreakLater", (_BreakingPass,), {"name": "test-break-later"}))
+    try:
+        with pytest.raises(PipelineFailure) as failure:
+            run_pipeline(parse_module(TEXT), f"builtin.module(graph-cse,test-break-later,{then})",
+                         verify_each_step=False)
+    finally:
+        registry.unregister_pass("test-break-later")
+    first = failure.value.diagnostics[0]
+    assert "but its operands and attributes give tensor<4x8xf32>" in first.message
+    assert [n.message for n in first.notes] == ["after pass 'test-break-later'"]
+    assert failure.value.reproducer.module.count('"graph.add"') == 2
+
+
+def test_verified_at_the_end_runs_the_passes_once_and_gives_the_same_module() -> None:
+    checked, unchecked = parse_module(TEXT), parse_module(TEXT)
+    pipeline = "builtin.module(graph-cse,graph-dce,canonicalize)"
+    run_pipeline(checked, pipeline)
+    runner = run_pipeline(unchecked, pipeline, verify_each_step=False)
+    assert str(unchecked) == str(checked)
+    assert [record.runs for record in runner.records] == [1, 1, 1]
+
+
 def test_run_pipeline_writes_a_reproducer(tmp_path: Path) -> None:
     module = parse_module(TEXT)
 
