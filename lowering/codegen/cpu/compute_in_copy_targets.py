@@ -84,8 +84,8 @@ def compute_in_copy_targets(func: ir.Operation) -> int:
         if copy.name != "memref.copy":
             continue
         source, target = copy.operands[0], copy.operands[1]
-        writer = _sole_writer(source, copy)
-        if writer is None or op_id(writer) not in position:
+        writer = _sole_writer(source, copy)  # in the copy's block, so in ``position``
+        if writer is None:
             continue
         if ir.MemRefType(source.type).shape != ir.MemRefType(target.type).shape:
             continue
@@ -97,7 +97,7 @@ def compute_in_copy_targets(func: ir.Operation) -> int:
             continue
         allocation = source.owner.operation
         writer.move_before(copy)
-        writer.operands[len(_inputs(writer))] = target
+        writer.operands[_segments(writer)[0]] = target
         copy.erase()
         allocation.erase()
         redirected += 1
