@@ -67,6 +67,7 @@ from graphfuse.frontends.dynamic_shapes import (
 )
 from graphfuse.frontends.torch import ImportedModel, fired_fusions, import_program
 from graphfuse.frontends.torch.dtypes import _TORCH_DTYPES
+from graphfuse.frontends.torch.export import export_inference
 from graphfuse.frontends.torch_graph_cache import (
     ImportedGraph,
     StoredImport,
@@ -491,12 +492,13 @@ class _GraphRunner:
                     raise GraphfuseError("a symbolic size input is not the size of an input tensor's dim")
                 dynamic_shapes = export_dynamic_shapes(self.symbolic, args)
             try:
-                program = torch.export.export(gm, args, dynamic_shapes=dynamic_shapes, strict=False)
+                program, decomposed = export_inference(gm, args, dynamic_shapes=dynamic_shapes)
             except Exception as error:  # torch.export reports what it cannot trace as many exception types
                 raise GraphfuseError(f"torch.export could not export the graph: {_first_line(error)}") from None
             if self.symbolic:  # the dims the export kept symbolic; the others are keyed on their value
                 self.symbolic = exported_symbolic_dims(program, self.symbolic)
-            imported = import_program(program, input_mutations="results", constant_inputs=constants)
+            imported = import_program(program, input_mutations="results", constant_inputs=constants,
+                                      decomposed=decomposed)
         # The outputs made again as views after the call are not computed: eager returns them without a copy, and
         # a graph of views alone (a reshape, an expand) runs no compiled code at all.
         first = len(imported.mutated_inputs)

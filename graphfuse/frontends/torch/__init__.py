@@ -6,8 +6,8 @@
     compiled = gft.compile_module(model, (x,))            # imported + graphfuse.compile: call it with tensors
     print(gft.compare(model, (x,)).report())              # errors, fusions that fired, time vs PyTorch eager
 
-The model is exported in eval mode under ``torch.no_grad()`` and
-``run_decompositions({})`` is applied: that functionalizes the program (no
+The model is exported in eval mode under ``torch.no_grad()`` to what
+``run_decompositions({})`` gives, in one trace (``export.export_inference``): that functionalizes the program (no
 in-place ops, batch_norm in its inference form) and decomposes only
 CompositeImplicitAutograd ops such as ``chunk`` and ``reshape``, while
 ``linear``, ``layer_norm``, ``rms_norm``, ``scaled_dot_product_attention``,
@@ -27,9 +27,9 @@ stack trace), so verifier messages and fusion logs point at the model.  An
 op or a dtype the importer does not handle raises :class:`GraphfuseError`
 naming the op and the FX node.
 
-The package, by concern: ``importer`` (export, then one converter per FX node), ``converters`` (the ATen
-ops by family, registered in ``registry``), ``dtypes`` and ``compare`` (compile an import and measure it
-against eager).
+The package, by concern: ``export`` (the one trace), ``importer`` (one converter per FX node),
+``converters`` (the ATen ops by family, registered in ``registry``), ``dtypes`` and ``compare`` (compile an
+import and measure it against eager).
 """
 
 try:

@@ -24,6 +24,7 @@ from graphfuse.dialect.interpreter import run_function
 from graphfuse.dialect.matching import graph_op_names
 from graphfuse.dialect.types import NUMPY_DTYPES, TensorSig, tensor_type
 from graphfuse.frontends.torch.dtypes import _DTYPES, _TORCH_DTYPES, to_numpy
+from graphfuse.frontends.torch.export import export_inference
 from graphfuse.frontends.torch.registry import _REGISTRY, _op_name
 
 ParamsMode = Literal["constants", "arguments"]
@@ -171,7 +172,8 @@ def import_module(
         with torch.no_grad(), warnings.catch_warnings():
             # torch.export's own use of a deprecated pytree API warns on every export; nothing the user can change.
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
-            program = torch.export.export(target, example_args, example_kwargs, dynamic_shapes=dynamic_shapes)
+            program, decomposed = export_inference(target, example_args, example_kwargs,
+                                                   dynamic_shapes=dynamic_shapes)
     except GraphfuseError:
         raise
     except Exception as error:  # torch.export reports unsupported Python as many exception types
@@ -180,7 +182,7 @@ def import_module(
         ) from None
     finally:
         module.train(was_training)
-    return import_program(program, params=params, entry=entry)
+    return import_program(program, params=params, entry=entry, decomposed=decomposed)
 
 
 def import_training_step(
@@ -277,8 +279,10 @@ def import_program(
     entry: str = "forward",
     input_mutations: MutationsMode = "error",
     constant_inputs: dict[int, torch.Tensor] | None = None,
+    decomposed: bool = False,
 ) -> ImportedModel:
-    """Import an ``ExportedProgram`` (``run_decompositions({})`` is applied first).
+    """Import an ``ExportedProgram`` (``run_decompositions({})`` is applied first, unless ``decomposed`` says the
+    program is already what it gives: :func:`~graphfuse.frontends.torch.export.export_inference`'s).
 
     A program that writes one of its inputs in place is an error with ``input_mutations="error"``; with
     ``"results"`` the function returns the new values of those inputs first (``ImportedModel.mutated_inputs``
@@ -294,7 +298,8 @@ def import_program(
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
-            program = program.run_decompositions({})
+            if not decomposed:
+                program = program.run_decompositions({})
     except Exception as error:  # as in import_module: PyTorch raises many exception types
         raise GraphfuseError(f"run_decompositions failed on the exported program: {_first_line(error)}") from None
     importer = _Importer(program, params, entry, input_mutations, constant_inputs or {})
