@@ -60,6 +60,8 @@ VARIANTS = ("eager", "inductor", "graphfuse")
 CALLS_PER_ROUND = 5
 #: the compile-latency goal: graphfuse's cold start at most this share of Inductor's (docs/performance.md)
 COLD_SHARE_GOAL = 0.25
+#: quiet before each new-process cold start, for the processes of the case before to end
+COLD_SETTLE_SECONDS = 2.0
 #: sequence lengths of the lengths row (within the zoo's 4 x seq positions at either size's seq)
 LENGTHS = "8,17,33,40,47"
 SIZES = {"tiny": TINY, "small": SMALL}
@@ -389,6 +391,8 @@ def cold_process_case(case: Case, size: Size, variant: str, tolerance: float) ->
     """``variant``'s first call of ``case``'s model in a new process (:func:`cold_worker`)."""
     command = [sys.executable, "-m", "bench.zoo", "--cold-worker", case.model, "--cold-variant", variant,
                "--size", _size_name(size), "--dtypes", case.dtype, "--tolerance", repr(tolerance)]
+    # The process before (Inductor's compile workers, the warm start) may still be stopping: let it.
+    time.sleep(COLD_SETTLE_SECONDS)
     # graphfuse's cache: a new, empty directory for the worker alone (a cold start).
     with private_compile_cache("graphfuse-zoo-cold-"):
         done = subprocess.run(command, capture_output=True, text=True, check=False)
