@@ -72,7 +72,8 @@ def test_the_lengths_row_counts_compiles_and_eager_calls(tmp_path) -> None:
                      "--rounds", "1", "--markdown", str(out)]) == 0
     assert dict(os.environ) == environment  # the run's own compile cache is gone with it
     warm = next(line for line in out.read_text().splitlines() if line.startswith("| llama | decoder | fp32 |"))
-    assert "(outputs differ)" not in warm and " / " in warm.split("|")[9], warm  # the warm start's column
+    assert "(outputs differ)" not in warm and " / " in warm.split("|")[10], warm  # the warm start's column
+    assert warm.split("|")[9].strip() == "- / -", warm  # no new-process cold start without Inductor
     row = next(line for line in out.read_text().splitlines() if line.startswith("| llama | fp32 | "))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     # compiles, Dynamo's graphs (static, batch 1, symbolic: each compiled once), eager calls
@@ -107,3 +108,31 @@ def test_the_lengths_must_fit_the_models(capsys: pytest.CaptureFixture[str]) -> 
     assert "length 90 is not in 2..48" in capsys.readouterr().err
     assert zoo.main(["--models", "llama", "--lengths", "8,x"]) == 1
     assert "--lengths must be whole numbers" in capsys.readouterr().err
+
+
+def test_the_summary_gives_graphfuse_share_of_inductor_cold_start() -> None:
+    from bench import zoo
+
+    cases = [zoo.Case("a", "decoder", "fp32", status="pass", cold_process_s={"graphfuse": 2.0, "inductor": 10.0}),
+             zoo.Case("b", "encoder", "fp32", status="pass", cold_process_s={"graphfuse": 4.0, "inductor": 10.0}),
+             zoo.Case("c", "vision", "fp32", status="pass", cold_failure="graphfuse in a new process: why")]
+    lines = zoo.summarize(cases)
+    assert ("  - cold start in new processes, graphfuse's first call over Inductor's: geometric mean 0.28, "
+            "largest 0.40 (b), at most 0.25 in 1 of 2") in lines, lines
+    assert "  - cold start in new processes failed for 1: c: graphfuse in a new process: why" in lines, lines
+
+
+@pytest.mark.slow
+def test_the_cold_start_in_new_processes_times_both_variants() -> None:
+    """bench.zoo's new-process cold start on a tiny Llama: both first calls timed, graphfuse's checked (a
+    tolerance of 0 fails it)."""
+    from bench import zoo
+
+    case = zoo.Case("llama", "decoder", "fp32", status="pass")
+    for variant in ("inductor", "graphfuse"):
+        zoo.cold_process_case(case, TINY, variant, TOLERANCE)
+    assert not case.cold_failure and set(case.cold_process_s) == {"inductor", "graphfuse"}, case
+    assert all(seconds > 0 for seconds in case.cold_process_s.values())
+    strict = zoo.Case("llama", "decoder", "fp32", status="pass")
+    zoo.cold_process_case(strict, TINY, "graphfuse", 0.0)
+    assert strict.cold_failure.startswith("graphfuse in a new process: error ") and not strict.cold_process_s
