@@ -36,10 +36,10 @@ def export_inference(module: torch.nn.Module, args: tuple[Any, ...], kwargs: dic
             _split_decomp_table_to_cia_and_python_decomp,
         )
     except ImportError:  # another PyTorch: the public API and a second trace
-        return torch.export.export(module, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict), False
-    if not all(isinstance(leaf, torch.Tensor) for leaf in pytree.tree_leaves((args, kwargs or {}))):
-        # A number input (a size Dynamo passes to a dynamic graph): the training trace makes it a constant unless
-        # dynamic_shapes says otherwise, the ATen trace keeps it symbolic.  Such graphs keep the two traces.
+        _export = None
+    # A number input (a size Dynamo passes to a dynamic graph): the training trace makes it a constant unless
+    # dynamic_shapes says otherwise, the ATen trace keeps it symbolic.  Such graphs keep the two traces.
+    if _export is None or not all(isinstance(leaf, torch.Tensor) for leaf in pytree.tree_leaves((args, kwargs or {}))):
         return torch.export.export(module, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict), False
     # Every composite op with a functional schema is preserved: what an empty decomposition table asks for.
     preserved, _ = _split_decomp_table_to_cia_and_python_decomp({})
