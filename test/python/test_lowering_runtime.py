@@ -479,6 +479,35 @@ func.func @f(%x: tensor<2x8x6xf32>) -> (tensor<2x8x6xf32>, tensor<2x4x6xf32>) {
     np.testing.assert_array_equal(rows, x[:, 2:6])
 
 
+def test_strided_copies_of_long_runs_are_memcpy_per_run() -> None:
+    """A concat of two [3, 1, 2, 64, 8] blocks along dim 1 writes each into every other run of 4 KB, and a slice
+    of rows reads runs of 4 KB from a larger buffer: one memcpy per run, not loops nor ``memrefCopy``; the
+    bits are those of the inputs (NaN payloads, infinities, signed zeros)."""
+    src = """
+func.func @f(%a: tensor<3x1x2x64x8xf32>, %b: tensor<3x1x2x64x8xf32>, %x: tensor<3x5x2x64x8xf32>)
+    -> (tensor<3x2x2x64x8xf32>, tensor<3x2x2x64x8xf32>) {
+  %e = tensor.empty() : tensor<3x2x2x64x8xf32>
+  %c0 = tensor.insert_slice %a into %e[0, 0, 0, 0, 0] [3, 1, 2, 64, 8] [1, 1, 1, 1, 1]
+      : tensor<3x1x2x64x8xf32> into tensor<3x2x2x64x8xf32>
+  %c = tensor.insert_slice %b into %c0[0, 1, 0, 0, 0] [3, 1, 2, 64, 8] [1, 1, 1, 1, 1]
+      : tensor<3x1x2x64x8xf32> into tensor<3x2x2x64x8xf32>
+  %s = tensor.extract_slice %x[0, 2, 0, 0, 0] [3, 2, 2, 64, 8] [1, 1, 1, 1, 1]
+      : tensor<3x5x2x64x8xf32> to tensor<3x2x2x64x8xf32>
+  return %c, %s : tensor<3x2x2x64x8xf32>, tensor<3x2x2x64x8xf32>
+}"""
+    fn = compile_src(src)
+    assert "memrefCopy" not in fn.llvm_dialect_ir
+    assert "llvm.intr.memcpy" in fn.llvm_dialect_ir
+    special = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0], np.float32)
+    a, b = (RNG.standard_normal((3, 1, 2, 64, 8)).astype(np.float32) for _ in range(2))
+    x = RNG.standard_normal((3, 5, 2, 64, 8)).astype(np.float32)
+    for array in (a, b, x):
+        array.reshape(-1)[RNG.choice(array.size, 60, replace=False)] = np.resize(special, 60)
+    joined, rows = fn(a, b, x)
+    np.testing.assert_array_equal(joined.view(np.uint32), np.concatenate([a, b], 1).view(np.uint32))
+    np.testing.assert_array_equal(rows.view(np.uint32), x[:, 2:4].view(np.uint32))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_loop_buffers_too_large_for_the_stack_are_freed_each_iteration(threads: int, monkeypatch) -> None:
     """A task's block of C (a linear layer's product with its bias and gelu applied per block) beyond the stack
