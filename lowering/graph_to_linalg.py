@@ -44,8 +44,10 @@ the op and its location.  Each new op gets the location of the graph op it repla
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -508,12 +510,67 @@ def _reciprocal_div_body(result_type: ir.Type) -> Callable[[list[ir.Value]], ir.
     return body
 
 
+#: The generics lowered so far in a graph-to-linalg run (:func:`_reused_generics`), by what their op computes:
+#: an op computing the same thing again is lowered as a clone of one (building a scalar body in Python costs
+#: about 0.4 ms per op; a 5,000-op graph holds a few kinds of them).
+_LOWERED_GENERICS: contextvars.ContextVar[dict[tuple, ir.Operation] | None] = contextvars.ContextVar(
+    "lowered_generics", default=None)
+#: Ops whose body depends on the value of an operand (a constant exponent), not only on its type.
+_VALUE_DEPENDENT_BODIES = frozenset(["graph.pow"])
+
+
+@contextlib.contextmanager
+def _reused_generics() -> Iterator[None]:
+    """Within the block, lower_elementwise clones the generic of an op it lowered before with the same name,
+    attributes and types (and fast-math setting) instead of building it again."""
+    token = _LOWERED_GENERICS.set({})
+    try:
+        yield
+    finally:
+        _LOWERED_GENERICS.reset(token)
+
+
+def _reuse_key(op: ir.Operation) -> tuple | None:
+    """What the generic of ``op`` depends on, or None when it is not reused (dynamic shapes, value-dependent
+    bodies)."""
+    result_type = ir.RankedTensorType(op.results[0].type)
+    if op.name in _VALUE_DEPENDENT_BODIES or not result_type.has_static_shape:
+        return None
+    attributes = tuple(sorted((name, str(op.attributes[name])) for name in op.attributes))
+    return (op.name, attributes, tuple(str(v.type) for v in op.operands), str(result_type), fast_math_enabled())
+
+
+def _clone_generic(lowered: ir.Operation, op: ir.Operation) -> ir.Operation:
+    """A clone of ``lowered`` computing ``op``: its operands, a new init, its location (the body's ops too)."""
+    result_type = ir.RankedTensorType(op.results[0].type)
+    with op.location, ir.InsertionPoint(op):
+        init = tensor.empty(result_type.shape, result_type.element_type)
+        generic = lowered.clone(ir.InsertionPoint(op))
+    for k, operand in enumerate(op.operands):
+        generic.operands[k] = operand
+    generic.operands[len(op.operands)] = init
+    generic.location = op.location
+    body = generic.regions[0].blocks[0]
+    for argument in body.arguments:
+        argument.set_location(op.location)
+    for body_op in body.operations:
+        body_op.location = op.location
+    return generic
+
+
 def lower_elementwise(op: ir.Operation) -> bool:
     """Replace elementwise graph ``op`` by a linalg.generic; False (IR untouched) when not lowered."""
     if len(op.results) != 1 or len(op.regions) > 0:
         return False
     if not all(isinstance(v.type, ir.RankedTensorType) for v in (*op.operands, op.results[0])):
         return False
+    lowered = _LOWERED_GENERICS.get()
+    key = _reuse_key(op) if lowered is not None else None
+    if key is not None and key in lowered:
+        generic = _clone_generic(lowered[key], op)
+        op.results[0].replace_all_uses_with(generic.results[0])
+        op.erase()
+        return True
     body = _body_builder(op)
     if body is None:
         return False
@@ -538,6 +595,8 @@ def lower_elementwise(op: ir.Operation) -> bool:
             [PARALLEL] * result_type.rank,
             lambda args: [body(args[: len(operands)])],
         )
+    if key is not None:
+        lowered[key] = generic.operation
     op.results[0].replace_all_uses_with(generic.results[0])
     op.erase()
     return True
@@ -574,7 +633,7 @@ class GraphToLinalg(GraphPass):
     def run(self, module: ir.Module, context: PassContext) -> None:
         with module.context:
             decompose_graph_ops(module, context.count)
-        with fast_math(self.fast_math), cube_convolutions(self.cube_convolutions):
+        with fast_math(self.fast_math), cube_convolutions(self.cube_convolutions), _reused_generics():
             self._lower(module, context)
 
     def _lower(self, module: ir.Module, context: PassContext) -> None:
