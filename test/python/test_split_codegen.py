@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import shutil
 import subprocess
 import sys
 import time
@@ -234,7 +235,8 @@ def _children_of(pid: int) -> list[int]:
     return children
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's")
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("setpriv") is None,
+                    reason="the kernel's parent-death signal is Linux's, set by util-linux's setpriv")
 def test_a_tool_does_not_outlive_a_killed_compile() -> None:
     """A compile killed by a timeout takes its tools with it, as a killed bench worker once left an ``opt``
     running for minutes.  The tool here is ``sleep``, started by run_tool from a thread with ``die_with_starter``,
@@ -256,3 +258,25 @@ def test_a_tool_does_not_outlive_a_killed_compile() -> None:
         assert not Path(f"/proc/{tools[0]}").exists(), "the tool outlived the process that started it"
     finally:
         compile_process.kill()
+
+
+def test_no_python_runs_between_fork_and_exec_of_a_tool(monkeypatch) -> None:
+    """The tools start without a ``preexec_fn``: Python code run in the forked child of a process whose other
+    threads hold Python objects crashed the child (a finalizer of PyTorch's ran there), and may deadlock it.
+    The parent-death signal is set by ``setpriv`` in the child instead, where it is installed."""
+    from graphfuse.lowering import linker
+
+    started: list[tuple[list[str], dict]] = []
+
+    def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+        started.append((command, kwargs))
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(linker.subprocess, "run", run)
+    linker.run_tool(["opt", "--version"], "opt", die_with_starter=True)
+    linker.run_tool(["llc", "--version"], "llc")
+    (with_signal, first), (plain, second) = started
+    assert first.get("preexec_fn") is None and second.get("preexec_fn") is None
+    assert with_signal[-2:] == ["opt", "--version"] and plain == ["llc", "--version"]
+    if sys.platform.startswith("linux") and shutil.which("setpriv"):
+        assert Path(with_signal[0]).name == "setpriv" and with_signal[1:4] == ["--pdeathsig", "KILL", "--"]
