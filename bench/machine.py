@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import datetime
+import math
 import os
 import shutil
 import statistics
@@ -79,12 +80,13 @@ def aligned_empty(n: int, align: int = 64) -> np.ndarray:
 
 
 def build_stream_lib(directory: str) -> tuple[ctypes.CDLL | None, str]:
-    """Compile bench/stream.c into ``directory``; (None, why) when gcc is missing or fails."""
+    """Compile bench/stream.c and the peak loops of bench/peaks.c into ``directory``; (None, why) when gcc is
+    missing or fails."""
     gcc = shutil.which("gcc")
     if gcc is None:
         return None, "gcc not found"
     target = os.path.join(directory, "libbenchstream.so")
-    cmd = [gcc, "-O3", "-march=native", "-shared", "-fPIC", str(HERE / "stream.c"), "-o", target]
+    cmd = [gcc, "-O3", "-march=native", "-shared", "-fPIC", str(HERE / "stream.c"), str(HERE / "peaks.c"), "-o", target]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         return None, f"gcc failed: {done.stderr.strip()[:200]}"
@@ -96,6 +98,9 @@ def load_stream_lib(path: str) -> ctypes.CDLL:
     lib.triad_stream.argtypes = [_FLOAT_P, _FLOAT_P, _FLOAT_P, ctypes.c_float, ctypes.c_long]
     lib.read_lines.argtypes = [_FLOAT_P, ctypes.c_long]
     lib.read_lines.restype = ctypes.c_float
+    for loop in PEAK_LOOPS.values():
+        if hasattr(lib, loop.symbol):
+            getattr(lib, loop.symbol).argtypes = [ctypes.c_long]
     return lib
 
 
@@ -151,12 +156,70 @@ class Evictor:
             _in_threads(self.parts)
 
 
+@dataclass(frozen=True)
+class PeakLoop:
+    """A loop of bench/peaks.c: its symbol, the CPU flag its instruction needs, the operations per instruction."""
+
+    symbol: str
+    flag: str
+    ops_per_instruction: int
+
+
+#: The arithmetic peaks measured, by the element type of the products: f32 FMAs (vfmadd231ps), bf16 pair dot
+#: products (vdpbf16ps), int8 dot products of fours (vpdpbusd); each 512 bits wide.
+PEAK_LOOPS = {
+    "f32": PeakLoop("peak_f32_fma", "avx512f", 32),
+    "bf16": PeakLoop("peak_bf16_dot", "avx512_bf16", 64),
+    "int8": PeakLoop("peak_int8_dot", "avx512_vnni", 128),
+}
+#: Iterations of a peak loop per timed call (12 instructions each): about 0.1 s at 3 GHz.
+PEAK_ITERATIONS = 25_000_000
+#: Seconds before each timed peak loop: the thread pools of the call before (OpenBLAS behind numpy's matmul, an
+#: OpenMP runtime) keep spinning on the cores a while, and a loop timed among them ran at half its rate.
+PEAK_SETTLE_SECONDS = 0.3
+
+
+def measure_peaks(lib: ctypes.CDLL | None, threads: int = THREADS, rounds: int = 3) -> dict[str, float]:
+    """G operations per second of each peak loop the CPU can run, on ``threads`` threads at once (the best of
+    ``rounds``); an empty dict without the library."""
+    if lib is None:
+        return {}
+    flags = set(_cpu_flags())
+    peaks: dict[str, float] = {}
+    for kind, loop in PEAK_LOOPS.items():
+        if loop.flag not in flags or "avx512f" not in flags or not hasattr(lib, loop.symbol):
+            continue
+        run = getattr(lib, loop.symbol)
+        parts = [lambda run=run: run(PEAK_ITERATIONS) for _ in range(threads)]
+        best = math.inf
+        for _ in range(rounds):
+            time.sleep(PEAK_SETTLE_SECONDS)
+            best = min(best, _timed(lambda parts=parts: _in_threads(parts)))
+        ops = threads * PEAK_ITERATIONS * lib.peak_instructions_per_iteration() * loop.ops_per_instruction
+        peaks[kind] = ops / best / 1e9
+    return peaks
+
+
+def _cpu_flags() -> list[str]:
+    from graphfuse.lowering.host import cpuinfo
+
+    return cpuinfo().get("flags", "").split()
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 @dataclass
 class Limits:
     #: GB/s of the streaming-store triad (or numpy's fallback figure) by thread count
     bandwidth: dict[int, float] = field(default_factory=dict)
     bandwidth_method: str = ""
     matmul_gflops: float = 0.0
+    #: G operations per second of the peak loops on THREADS threads, by element type (:data:`PEAK_LOOPS`)
+    peaks: dict[str, float] = field(default_factory=dict)
 
     @property
     def bw_ratio(self) -> float:
@@ -216,8 +279,9 @@ class Triad:
         return self.bytes / seconds / 1e9
 
 
-def measure_limits(triad: Triad, reps: int = 5, rounds: int = 3) -> Limits:
-    """The triad on 1 and 2 threads and numpy's fp32 2048^3 matmul (OpenBLAS, its default threads).
+def measure_limits(triad: Triad, reps: int = 5, rounds: int = 3, lib: ctypes.CDLL | None = None) -> Limits:
+    """The triad on 1 and 2 threads, numpy's fp32 2048^3 matmul (OpenBLAS, its default threads) and, with the
+    library, the peak loops (:func:`measure_peaks`).
 
     The triad is timed as the workloads are: the median of ``reps`` calls, the best of ``rounds`` rounds,
     the 1- and 2-thread runs interleaved (a single median moved by 25% between runs on a shared machine)."""
@@ -229,4 +293,5 @@ def measure_limits(triad: Triad, reps: int = 5, rounds: int = 3) -> Limits:
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((2048, 2048), dtype=np.float32), rng.standard_normal((2048, 2048), dtype=np.float32)
     limits.matmul_gflops = 2 * 2048**3 / _best(lambda: x @ y, 3) / 1e9
+    limits.peaks = measure_peaks(lib)
     return limits

@@ -4,15 +4,17 @@
                         [--peers numpy,o0,1t,torch,compile,iree] [--calls N] [--rounds R] [--no-evict]
                         [--default-malloc] [--stream-mib M] [--markdown FILE]
 
-Method (see docs/performance.md): fp32, the same inputs (fixed seed) for every
+Method (see docs/performance.md): fp32 (bf16 where a workload says so), the same inputs (fixed seed) for every
 variant; interleaved rounds (each round times every variant in turn); a cold
 cache before every timed call (2 threads read a buffer twice the LLC, at least
 256 MiB) unless ``--no-evict``; per variant the median of ``--calls`` calls,
 best of ``--rounds`` rounds.  graphfuse writes into output buffers allocated
 once (``out=``); the peers allocate their outputs as they normally do.  The
 machine's limits are measured in the same run: a streaming-store triad on 1 and
-2 threads (bench/stream.c, built with gcc) and numpy's 2048^3 fp32 matmul; the
-triad again in every workload's interleaved rounds.
+2 threads (bench/stream.c, built with gcc), numpy's 2048^3 fp32 matmul and the
+arithmetic peaks (bench/peaks.c: loops of f32 FMAs, bf16 and int8 dot products, as
+the CPU has them); the triad again in every workload's interleaved rounds.  A
+bf16 workload's "% matmul peak" is of the bf16 dot loop's figure.
 IREE runs in a child process under the peers venv (``make bench-peers-setup``).
 """
 
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 import graphfuse
@@ -44,6 +47,8 @@ REPO = Path(__file__).resolve().parent.parent
 PEERS_VENV = REPO / ".venv-peers"
 IREE_HINT = "not installed (make bench-peers-setup)"
 FUSED, O0, ONE_THREAD = "graphfuse fused", "graphfuse O0", "graphfuse fused 1t"
+#: The instruction each peak loop times (bench/peaks.c)
+PEAK_NAMES = {"f32": "vfmadd231ps", "bf16": "vdpbf16ps", "int8": "vpdpbusd"}
 #: the streaming-store triad timed in each workload's rounds, by thread count
 TRIAD = {1: "stream triad 1t", 2: "stream triad 2t"}
 TORCH, COMPILE, IREE = "torch eager", "torch.compile", "IREE"
@@ -210,12 +215,30 @@ def torch_reference(workload: Workload, params: dict[str, int], inputs: list[np.
 
     assert workload.torch is not None
     with torch.inference_mode():
-        return _as_list(workload.torch(torch, [torch.from_numpy(a) for a in inputs], **params))
+        return _as_list(workload.torch(torch, [as_tensor(torch, a) for a in inputs], **params))
+
+
+def as_tensor(torch: Any, array: np.ndarray) -> Any:
+    """A tensor over ``array``'s memory; an ml_dtypes.bfloat16 array as a bf16 tensor (its bits)."""
+    if array.dtype == np.dtype(ml_dtypes.bfloat16):
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
 
 
 def _as_list(result: Any) -> list[np.ndarray]:
     items = result if isinstance(result, (list, tuple)) else [result]
-    return [i.detach().numpy() if hasattr(i, "detach") else np.asarray(i) for i in items]
+    out = []
+    for item in items:
+        if not hasattr(item, "detach"):
+            out.append(np.asarray(item))
+            continue
+        import torch
+
+        item = item.detach()
+        # bf16 has no numpy type: its bits as ml_dtypes.bfloat16
+        out.append(item.view(torch.int16).numpy().view(ml_dtypes.bfloat16) if item.dtype == torch.bfloat16
+                   else item.numpy())
+    return out
 
 
 @dataclass
@@ -280,7 +303,7 @@ def build_variants(
                 import torch
 
                 torch.set_num_threads(machine.THREADS)
-                tensors = [torch.from_numpy(a) for a in inputs]
+                tensors = [as_tensor(torch, a) for a in inputs]
                 torch_fn = workload.torch
 
                 def eager(*ts: Any, torch_fn: Callable[..., Any] = torch_fn) -> Any:
@@ -297,7 +320,7 @@ def build_variants(
                 result.compile_seconds[label] = time.perf_counter() - start
                 found[label] = Variant(call, _as_list)
             elif label == IREE:
-                if workload.torch is None:
+                if workload.torch is None or workload.dtype != "f32":
                     result.notes[label] = "n/a"
                 elif not isinstance(iree, IreeChild):
                     result.notes[label] = iree or IREE_HINT
@@ -376,6 +399,7 @@ def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
 
 def variant_rows(r: Result, labels: list[str], limits: machine.Limits) -> list[list[str]]:
     traffic, flops = r.workload.traffic(**r.params), r.workload.flops(**r.params)
+    peak = peak_gflops(r.workload, limits)
     rows = []
     for label in ["numpy", *labels]:
         if label in r.seconds:
@@ -389,7 +413,7 @@ def variant_rows(r: Result, labels: list[str], limits: machine.Limits) -> list[l
                     f"{gbs:.1f}",
                     f"{100 * gbs / r.stream_limit(limits):.0f}%",
                     _fmt(gflops, ".0f"),
-                    _fmt(100 * gflops / limits.matmul_gflops if gflops else None, ".0f", "%"),
+                    _fmt(100 * gflops / peak if gflops and peak else None, ".0f", "%"),
                     f"{r.errors[label]:.1e}",
                 ]
             )
@@ -400,6 +424,12 @@ def variant_rows(r: Result, labels: list[str], limits: machine.Limits) -> list[l
         rows.append([label, f"{r.seconds[label] * 1e3:.2f}", f"{gbs:.1f}",
                      f"{100 * gbs / r.stream_limit(limits):.0f}%", "", "", ""])
     return rows
+
+
+def peak_gflops(workload: Workload, limits: machine.Limits) -> float | None:
+    """What "% matmul peak" divides by: numpy's f32 matmul for f32 workloads, the bf16 dot loop's figure for bf16
+    ones (None where the machine has no bf16 dot product)."""
+    return limits.matmul_gflops if workload.dtype == "f32" else limits.peaks.get(workload.dtype)
 
 
 def summary_row(r: Result, limits: machine.Limits) -> list[str]:
@@ -441,7 +471,9 @@ def header_lines(args: argparse.Namespace, limits: machine.Limits, torch_version
         f"numpy {np.__version__}, torch {torch_version}, graphfuse {graphfuse.__version__}",
         f"bandwidth ({limits.bandwidth_method}, {args.stream_mib} MiB arrays): 1 thread "
         f"{limits.bandwidth[1]:.1f} GB/s, 2 threads {limits.bandwidth[2]:.1f} GB/s (ratio {limits.bw_ratio:.2f}); "
-        f"fp32 matmul 2048^3 (numpy) {limits.matmul_gflops:.0f} GFLOP/s",
+        f"fp32 matmul 2048^3 (numpy) {limits.matmul_gflops:.0f} GFLOP/s; peak loops on {machine.THREADS} threads: "
+        + (", ".join(f"{kind} {PEAK_NAMES[kind]} {value:.0f} G{'OP' if kind == 'int8' else 'FLOP'}/s"
+                     for kind, value in limits.peaks.items()) or "not measured"),
         f"{'cold cache' if not args.no_evict else 'warm cache'}; median of {args.calls} calls, best of "
         f"{args.rounds} interleaved rounds; shapes: {args.shapes}; "
         f"{'glibc keeps freed memory' if not args.default_malloc else 'default malloc'}",
@@ -500,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_") as workdir:
         lib, how = machine.build_stream_lib(workdir)
         triad = machine.Triad(lib, how, args.stream_mib)
-        limits = machine.measure_limits(triad)
+        limits = machine.measure_limits(triad, lib=lib)
         evict = machine.Evictor(not args.no_evict, machine.evict_bytes(last_level_cache_bytes()), lib)
         iree: IreeChild | str | None = None
         if IREE in labels:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from bench import models
@@ -22,6 +23,7 @@ from graphfuse.tools.models import TransformerConfig, transformer_block
 __all__ = ["MODEL_WORKLOADS", "WORKLOADS", "Workload"]
 
 F32 = 4
+BF16 = 2
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class Workload:
     torch: Callable[..., Any] | None = None
     #: a real model (bench/models.py): imported by the PyTorch front end, torch eager is the reference
     model: str | None = None
+    #: the element type of the inputs and outputs: "f32", or "bf16" (ml_dtypes.bfloat16 arrays; torch bf16
+    #: tensors), whose products are measured against the machine's bf16 peak
+    dtype: str = "f32"
 
     def compute_bound(self, **params: int) -> bool:
         return self.flops(**params) > 0
@@ -142,6 +147,33 @@ def _matmul_numpy(inputs: list[np.ndarray], m: int, k: int, n: int) -> list[np.n
 def _matmul_torch(torch: Any, inputs: list[Any], m: int, k: int, n: int) -> list[Any]:
     y = inputs[0] @ inputs[1] + torch.linspace(-0.5, 0.5, n)
     return [torch.nn.functional.gelu(y, approximate="tanh")]
+
+
+def _matmul_bf16_graph(m: int, k: int, n: int) -> Any:
+    """The bf16 form, as PyTorch's importer writes a bf16 addmm + gelu: the operands widened to f32, the bias
+    added to the f32 product, gelu in f32, one rounding to bf16."""
+    b = GraphBuilder("matmul_bias_gelu_bf16")
+    a, w = b.arg((m, k), "bf16"), b.arg((k, n), "bf16")
+    bias = b.const(np.linspace(-0.5, 0.5, n, dtype=np.float32))
+    product = b.matmul(b.cast(a, "f32"), b.cast(w, "f32"))
+    b.ret(b.cast(b.gelu(b.add(product, bias), approximate="tanh"), "bf16"))
+    return b.module
+
+
+def _matmul_bf16_inputs(rng: np.random.Generator, m: int, k: int, n: int) -> list[np.ndarray]:
+    a, w = _normal(rng, m, k), _normal(rng, k, n) * np.float32(k**-0.5)
+    return [a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16)]
+
+
+def _matmul_bf16_numpy(inputs: list[np.ndarray], m: int, k: int, n: int) -> list[np.ndarray]:
+    """In f32 from the bf16 values: what the bf16 variants round."""
+    return _matmul_numpy([x.astype(np.float32) for x in inputs], m, k, n)
+
+
+def _matmul_bf16_torch(torch: Any, inputs: list[Any], m: int, k: int, n: int) -> list[Any]:
+    """addmm in bf16 (f32 sums, the bias added before one rounding), then gelu in bf16."""
+    bias = torch.linspace(-0.5, 0.5, n).to(torch.bfloat16)
+    return [torch.nn.functional.gelu(torch.addmm(bias, inputs[0], inputs[1]), approximate="tanh")]
 
 
 # -------------------------------------------------------------------------- softmax
@@ -362,6 +394,22 @@ WORKLOADS: dict[str, Workload] = {
             lambda m, k, n: (m * k + k * n + m * n) * F32,
             flops=lambda m, k, n: 2 * m * k * n,
             torch=_matmul_torch,
+        ),
+        Workload(
+            "matmul_bias_gelu_bf16",
+            "matmul + bias + gelu, bf16",
+            {
+                "full": {"m": 1024, "k": 1024, "n": 4096},
+                "small": {"m": 16, "k": 32, "n": 64},
+                "odd": {"m": 1000, "k": 1000, "n": 3000},
+            },
+            _matmul_bf16_graph,
+            _matmul_bf16_inputs,
+            _matmul_bf16_numpy,
+            lambda m, k, n: (m * k + k * n + m * n) * BF16,
+            flops=lambda m, k, n: 2 * m * k * n,
+            torch=_matmul_bf16_torch,
+            dtype="bf16",
         ),
         Workload(
             "softmax",

@@ -42,7 +42,7 @@ from graphfuse.dialect.parsing import SourceText
 from graphfuse.lowering.codegen.cpu.specs import ArgSpec
 from graphfuse.lowering.disk_cache import DiskCache, default_cache
 from graphfuse.lowering.executable import Executable
-from graphfuse.lowering.host import cpuinfo, vector_bits
+from graphfuse.lowering.host import cpuinfo, dot_products, vector_bits
 from graphfuse.lowering.linker import have_c_compiler, link_shared_library
 from graphfuse.lowering.options import CompileOptions
 from graphfuse.lowering.run_checks import CheckSite
@@ -127,6 +127,7 @@ def compile_key(text: str, filename: str, entry: str | None, options: CompileOpt
         "compiler": compiler_fingerprint(),
         "machine": _machine_fingerprint(),
         "vector_bits": vector_bits(),
+        "dot_products": sorted(dot_products()),
         **more,
     }
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()

@@ -37,6 +37,7 @@ from graphfuse.lowering.codegen.cpu.specs import check_fits_in_memory
 from graphfuse.lowering.compile_cache import compile_key, load_compile, store_compile
 from graphfuse.lowering.executable import Executable
 from graphfuse.lowering.graph_pipelines import graph_pipeline
+from graphfuse.lowering.host import dot_products, vector_bits
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.launches import LAUNCH_ENTRY, LaunchRunner, launches_of
 from graphfuse.lowering.options import CompileOptions, resolve_options
@@ -189,8 +190,10 @@ def compile(
           fast_math) != (None, None, None, None, False, DEFAULT_LLVM_OPT_LEVEL, None, True):
         raise GraphfuseError("compile() takes options= or the separate options, not both")
     text, filename = source_text(source)
-    # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused.
-    key = (hashlib.sha256(text.encode()).digest(), filename, entry, options, registry.generation())
+    # The registry's generation: code compiled before a pass (a user pattern) was added or removed is not reused;
+    # nor code for other vectors or dot products (the host's, narrowed by the environment when asked again).
+    key = (hashlib.sha256(text.encode()).digest(), filename, entry, options, registry.generation(), vector_bits(),
+           dot_products())
     # Under a rewrite budget (graphfuse-bisect) the same options fuse differently, saving the IR means running the
     # passes, and a switch file read from a pipe is not known by its bytes: none reads or fills the cache.
     cacheable = active_rewrite_budget() is None and options.save_graphs_dir is None and options.cacheable

@@ -6,7 +6,9 @@ sized for the host's registers is what runs.  The width is read from the
 operating system's report of the CPU's features, never assumed:
 AVX-512 -> 512 bits, AVX/AVX2 -> 256, other x86-64 (SSE2) and AArch64 NEON -> 128.
 ``GRAPHFUSE_VECTOR_BITS`` overrides the detection (e.g. to compile for a
-narrower machine's register file); ``GRAPHFUSE_NUM_THREADS`` and
+narrower machine's register file), ``GRAPHFUSE_DOT_PRODUCTS`` the dot-product
+instructions products may use (AVX512_BF16's ``vdpbf16ps``: ``bf16``);
+``GRAPHFUSE_NUM_THREADS`` and
 ``GRAPHFUSE_STREAM_MIN_BYTES`` the thread count and the streaming threshold.
 Reading these is all this module does: it stays light, for the tools that
 resolve a compile's options without compiling.
@@ -22,9 +24,26 @@ from pathlib import Path
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.pipelines import log
 
-__all__ = ["CODEGEN_JOBS_VARIABLE", "MAX_THREADS", "STREAM_VARIABLE", "THREADS_VARIABLE", "VECTOR_BITS_VARIABLE",
-           "check_thread_count", "codegen_jobs", "cpuinfo", "default_threads", "last_level_cache_bytes",
-           "stream_min_bytes", "vector_bits", "vector_bits_from_flags"]
+__all__ = [
+    "CODEGEN_JOBS_VARIABLE",
+    "DOT_PRODUCTS_VARIABLE",
+    "DOT_PRODUCT_CHOICES",
+    "MAX_THREADS",
+    "STREAM_VARIABLE",
+    "THREADS_VARIABLE",
+    "VECTOR_BITS_VARIABLE",
+    "check_thread_count",
+    "chosen_dot_products",
+    "codegen_jobs",
+    "cpuinfo",
+    "default_threads",
+    "dot_products",
+    "dot_products_from_flags",
+    "last_level_cache_bytes",
+    "stream_min_bytes",
+    "vector_bits",
+    "vector_bits_from_flags",
+]
 
 #: Environment variable that overrides the detected vector register width (bits: 128, 256 or 512).
 VECTOR_BITS_VARIABLE = "GRAPHFUSE_VECTOR_BITS"
@@ -74,6 +93,49 @@ def vector_bits() -> int:
         # A bad override is ignored (with the reason at debug level) rather than failing every compile.
         log.debug(f"{VECTOR_BITS_VARIABLE}={override!r} is not one of {_WIDTHS}: using the detected width")
     return vector_bits_from_flags(_cpu_flags(), platform.machine().lower())
+
+
+#: Environment variable naming the dot-product instructions compiled code may use, comma-separated (``bf16``), or
+#: ``none``: a subset of the host's, to compile the code of a machine without them.
+DOT_PRODUCTS_VARIABLE = "GRAPHFUSE_DOT_PRODUCTS"
+#: Dot-product instruction sets by the ``/proc/cpuinfo`` flag that announces them.
+_DOT_FLAGS = {"bf16": "avx512_bf16"}
+
+
+def dot_products_from_flags(flags: set[str], machine: str) -> frozenset[str]:
+    """The dot-product instructions a CPU with these feature flags offers: ``bf16`` for AVX512_BF16's
+    ``vdpbf16ps`` (pairs of bf16 products summed into f32 lanes), with AVX-512 itself."""
+    if machine not in {"x86_64", "amd64"} or "avx512f" not in flags:
+        return frozenset()
+    return frozenset(name for name, flag in _DOT_FLAGS.items() if flag in flags)
+
+
+@cache
+def dot_products() -> frozenset[str]:
+    """The host's dot-product instructions the code generator may use (:func:`dot_products_from_flags`), narrowed
+    by ``GRAPHFUSE_DOT_PRODUCTS`` when set; none when the vector width is overridden below 512 bits."""
+    found = dot_products_from_flags(_cpu_flags(), platform.machine().lower())
+    if vector_bits() < 512:
+        return frozenset()
+    override = os.environ.get(DOT_PRODUCTS_VARIABLE, "").strip().lower()
+    if not override:
+        return found
+    asked = frozenset() if override == "none" else frozenset(p.strip() for p in override.split(",") if p.strip())
+    unknown = asked - set(_DOT_FLAGS)
+    if unknown:
+        log.debug(f"{DOT_PRODUCTS_VARIABLE}={override!r}: {', '.join(sorted(unknown))} unknown, ignored")
+    return found & asked
+
+
+#: The values of the passes' ``dot-products`` option: the host's (:func:`dot_products`), AVX512_BF16's, none.
+DOT_PRODUCT_CHOICES = ("host", "bf16", "none")
+
+
+def chosen_dot_products(choice: str) -> frozenset[str]:
+    """The dot products a pass's ``dot-products`` option (one of DOT_PRODUCT_CHOICES) names."""
+    if choice == "host":
+        return dot_products()
+    return frozenset() if choice == "none" else frozenset({choice})
 
 
 @cache

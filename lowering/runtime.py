@@ -50,7 +50,7 @@ from graphfuse.lowering.codegen.cpu.lower import LoweredEntry, lower_entry
 from graphfuse.lowering.codegen.cpu.specs import (
     ArgSpec,
 )
-from graphfuse.lowering.host import codegen_jobs, default_threads, stream_min_bytes
+from graphfuse.lowering.host import codegen_jobs, default_threads, dot_products, stream_min_bytes, vector_bits
 from graphfuse.lowering.options import DEFAULT_LLVM_OPT_LEVEL
 from graphfuse.lowering.parallel import jit_openmp_libraries
 from graphfuse.lowering.run_checks import CheckSite, failed_check
@@ -369,7 +369,7 @@ class CompiledFunction(ArgumentChecks):
 
 # --------------------------------------------------------------------------- compilation
 
-_CACHE: dict[tuple[str, str, int, int, int | None], CompiledFunction] = {}
+_CACHE: dict[tuple[str, str, int, int, int | None, int, frozenset[str]], CompiledFunction] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -402,7 +402,7 @@ def compile_linalg(module: ir.Module, entry: str, *, opt_level: int = DEFAULT_LL
         raise GraphfuseError(f"the thread count must be at least 1, got {threads}")
     if streaming == HOST_STREAMING:
         streaming = stream_min_bytes()
-    key = (text, entry, int(opt_level), threads, streaming)
+    key = (text, entry, int(opt_level), threads, streaming, vector_bits(), dot_products())
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     if hit is not None:

@@ -18,6 +18,7 @@ from mlir import ir
 
 from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.matching import op_id, ops_named, producer
+from graphfuse.lowering.contraction.dot_tiles import vectorize_pair_tiles
 from graphfuse.lowering.contraction.marks import (
     _clear_marks,
     _erase_fused_products,
@@ -25,6 +26,7 @@ from graphfuse.lowering.contraction.marks import (
     _erase_unused_fills,
     _mark_static_tiles,
 )
+from graphfuse.lowering.contraction.pair_copies import vectorize_pair_copies
 from graphfuse.lowering.contraction.panels import _fill_of
 from graphfuse.lowering.isolation import isolated
 from graphfuse.lowering.schedules.library import (
@@ -88,9 +90,11 @@ _PRODUCTS = (
     _Family(lambda name: name == "row_tile_columns", (("linalg.generic", 4),),
             lambda s: (_size(s, "columns_per_task"), _size(s, "tile_columns"))),
     _Family(lambda name: name == "register_tiles", (("linalg.matmul", 3),)),
-    _Family(lambda name: name.startswith("packed_tiles"), (("linalg.generic", 4),)),
+    _Family(lambda name: name.startswith("packed_tiles"), (("linalg.generic", 4), ("linalg.generic", 5))),
     _Family(lambda name: name in ("pack_panels", "pack_transposed_panels"), (("linalg.transpose", 3),),
             lambda s: (_size(s, "panels_per_task"), schedule_sequence(s) == "pack_transposed_panels")),
+    _Family(lambda name: name == "pack_pair_panels", (("linalg.transpose", 4),),
+            lambda s: (_size(s, "panels_per_task"),), vectorize_pair_copies),
     _Family(lambda name: name == "pack_panels_serial", (("linalg.transpose", 3),)),
     _Family(lambda name: name == "pack_transposed_panels_serial", (("linalg.transpose", 3),)),
 )
@@ -154,6 +158,7 @@ def apply_schedules(module: ir.Module) -> None:
         _erase_fusion_leftovers(module)
         _apply_family(module, _EPILOGUES, recorded)
         if _mark_static_tiles(module):
+            vectorize_pair_tiles(module)  # before the vectorizer, which would widen their pairs to f32
             apply_sequence(module, "vectorize_register_tiles", "vectorizing matmul tiles")
         _apply_family(module, _BATCHED, recorded)
         _clear_marks(module)

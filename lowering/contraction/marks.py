@@ -100,7 +100,8 @@ def _clear_marks(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
         for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.pack_transposed",
                      "graph.conv_columns", FILTER_LANES, "graph.serial_pack",
-                     "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot_tiles", SERIAL, SCHEDULE):
+                     "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot_tiles", "graph.pack_pairs",
+                     "graph.pack_transposed_pairs", "graph.pair_copy", SERIAL, SCHEDULE):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

@@ -11,6 +11,7 @@ from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.matching import producer
 from graphfuse.lowering.contraction.layout import _map_dims
 from graphfuse.lowering.contraction.marks import _elementwise_epilogues
+from graphfuse.lowering.contraction.pairs import packed_pair_panels, pair_product, pair_product_applies
 from graphfuse.lowering.contraction.sizes import (
     BLOCK,
     MIN_ROW_TASKS,
@@ -56,7 +57,8 @@ def _fill_of(value: ir.Value) -> ir.Operation | None:
 
 
 def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: int,
-                         epilogue: ir.Operation | None = None) -> list[tuple[ir.Operation, bool, ir.Operation | None]]:
+                         epilogue: ir.Operation | None = None, dots: frozenset[str] = frozenset(),
+                         ) -> list[tuple[ir.Operation, bool, ir.Operation | None]]:
     """Replace ``op`` (a static ``linalg.matmul``) by the ops the schedules tile: [(op, whether B is packed, the
     part's epilogue or None)].
 
@@ -80,7 +82,8 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
     a, b, c = op.operands
     types = [ir.RankedTensorType(v.type) for v in (a, b, c)]
     (m, k), n = types[0].shape, types[2].shape[1]
-    packed = all(isinstance(t.element_type, ir.F32Type) for t in types)
+    pairs = pair_product_applies(op, dots)
+    packed = pairs or all(isinstance(t.element_type, ir.F32Type) for t in types)
     serial = SERIAL in op.attributes  # a task's product: all its rows one block, no second product
     whole = n - n % panel if packed else n
     column_ranges = [(0, whole)] if whole else []
@@ -104,7 +107,8 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
             columns = panel if width % panel == 0 else width
             if packed:
                 with ir.InsertionPoint(_loop_invariant_point(op, b) if serial else epilogue or op):
-                    rhs = _packed_panels(b, column, width, columns, serial)
+                    rhs = packed_pair_panels(b, _transposed_source(b), column, width, columns) if pairs \
+                        else _packed_panels(b, column, width, columns, serial)
             else:
                 rhs = b if width == n else _slice(b, [0, column], [k, width])
             row_ranges = [(0, m)] if serial else _row_ranges(m, width // columns, tile_rows, threads, packed)
@@ -118,7 +122,12 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
                     dest = tensor.empty([size, width // columns, columns], element)
                 if filled:
                     dest = linalg.fill(fill_value, outs=[dest])
-                product = _packed_product(lhs, rhs, dest) if packed else linalg.matmul(lhs, rhs, outs=[dest])
+                if pairs:
+                    product = pair_product(lhs, rhs, dest)
+                elif packed:
+                    product = _packed_product(lhs, rhs, dest)
+                else:
+                    product = linalg.matmul(lhs, rhs, outs=[dest])
                 product_op, part_epilogue = product.owner, None
                 if serial:
                     product_op.attributes[SERIAL] = ir.UnitAttr.get()
@@ -128,7 +137,8 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
                     part_epilogue = product.owner
                 parts.append((product_op, packed, part_epilogue))
                 if packed:
-                    product = tensor.collapse_shape(ir.RankedTensorType.get([size, width], element), product,
+                    rounded = ir.RankedTensorType(product.type).element_type  # an epilogue's: f32, bf16 or f16
+                    product = tensor.collapse_shape(ir.RankedTensorType.get([size, width], rounded), product,
                                                     [[0], [1, 2]])
                 result = product if (size, width) == (m, n) else _insert(product, result, [row, column])
     if epilogue is not None:
@@ -276,9 +286,10 @@ def _packed_product(a: ir.Value, packed_b: ir.Value, c_view: ir.Value) -> ir.Val
     return generic.results[0]
 
 
-def _sole_elementwise_reader(product: ir.Operation) -> ir.Operation | None:
+def _sole_elementwise_reader(product: ir.Operation, rounded: bool = False) -> ir.Operation | None:
     """The all-parallel generic beside ``product`` (same block) that is the only user of its result, reads it
-    once through an identity map and writes one f32 result without reading its init; else None.
+    once through an identity map and writes one f32 result (``rounded``: or bf16/f16, the f32 sums rounded once
+    at the end) without reading its init; else None.
 
     Such a generic can be computed on each block of the product as soon as the block is (an epilogue).
     """
@@ -290,7 +301,8 @@ def _sole_elementwise_reader(product: ir.Operation) -> ir.Operation | None:
         return None
     iterators = [str(t) for t in ir.ArrayAttr(user.attributes["iterator_types"])]
     result = ir.RankedTensorType(user.results[0].type)
-    if not isinstance(result.element_type, ir.F32Type) or not all("parallel" in t for t in iterators):
+    results = (ir.F32Type, ir.BF16Type, ir.F16Type) if rounded else (ir.F32Type,)
+    if not isinstance(result.element_type, results) or not all("parallel" in t for t in iterators):
         return None
     body = user.regions[0].blocks[0]
     if any(True for _ in body.arguments[len(body.arguments) - 1].uses):
@@ -303,12 +315,13 @@ def _sole_elementwise_reader(product: ir.Operation) -> ir.Operation | None:
 
 
 def _fusable_epilogue(matmul: ir.Operation) -> ir.Operation | None:
-    """The sole elementwise reader of f32 ``matmul``'s result (:func:`_sole_elementwise_reader`), when the
+    """The sole elementwise reader of f32 ``matmul``'s result (:func:`_sole_elementwise_reader`, its result
+    rounded to bf16 or f16 included), when the
     packed schedule can apply it to each block of C (``matmul_epilogue.mlir``), else None: a static 2-D
     generic whose other inputs are tensors read by projections of (i, j): [M, N] (a residual), [N] (a bias),
     [M] or a scalar.
     """
-    user = _sole_elementwise_reader(matmul)
+    user = _sole_elementwise_reader(matmul, rounded=True)
     if user is None or user not in _elementwise_epilogues(matmul):
         return None
     inputs = list(user.operands)[:-1]

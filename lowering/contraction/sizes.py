@@ -20,6 +20,9 @@ PACK_DEPTH = 8
 #: (upstream's ``shuffle_16x16``): 16 loads, 64 shuffles and 16 stores per block.  256x256x2048 with B
 #: transposed, one thread: the copy took 13% of the product's 3.03 ms as 8-step tiles, 5% of 2.84 ms so.
 SHUFFLED_PACK_BLOCK = 16
+#: The tiles of the copies into panels of bf16 pairs are 16 pairs of K by 16 columns: 16 x 16 words of 32 bits
+#: transposed in registers (from a transposed B), or 16 pairs of rows of 16 columns interleaved.
+PAIR_PACK_BLOCK = 16
 
 #: A packed product with fewer row blocks than this is shared out by tasks of ``PANEL_TASK`` panels of B: a
 #: few row blocks leave cores idle in their last round (256 rows are five blocks of 48 and 16 rows; by

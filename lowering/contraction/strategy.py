@@ -31,6 +31,7 @@ from graphfuse.lowering.contraction.marks import (
     _elementwise_epilogues,
     _erase_unread,
 )
+from graphfuse.lowering.contraction.pairs import PACK_PAIRS, PACK_TRANSPOSED_PAIRS
 from graphfuse.lowering.contraction.panels import (
     _fill_of,
     _fusable_epilogue,
@@ -51,6 +52,7 @@ from graphfuse.lowering.contraction.sizes import (
     FILTER_LANES,
     MAX_UNROLLED_BATCHES,
     PACK_PANELS,
+    PAIR_PACK_BLOCK,
     ROW_BLOCK_TILES,
     ROW_DOT_ROWS,
     ROW_DOT_TILE_ROWS,
@@ -66,7 +68,7 @@ from graphfuse.lowering.contraction.sizes import (
     row_dot_tile,
 )
 from graphfuse.lowering.fast_math import fadd, fmul
-from graphfuse.lowering.host import vector_bits
+from graphfuse.lowering.host import dot_products, vector_bits
 from graphfuse.lowering.isolation import isolated
 from graphfuse.lowering.schedules.library import (
     SCHEDULE,
@@ -76,15 +78,16 @@ from graphfuse.lowering.schedules.library import (
 )
 
 
-def select_schedules(module: ir.Module, threads: int = 1) -> None:
+def select_schedules(module: ir.Module, threads: int = 1, dots: frozenset[str] | None = None) -> None:
     """Record a schedule on every statically shaped contraction of ``module``, other contractions made matmuls
-    first; the row blocks are sized for ``threads`` threads (:func:`row_block`).  Batched matmuls shared out by
-    batches are shared out now (a rewrite the schedules of their products read)."""
+    first; the row blocks are sized for ``threads`` threads (:func:`row_block`), bf16 products computed on the
+    dot products ``dots`` (None: the host's).  Batched matmuls shared out by batches are shared out now (a
+    rewrite the schedules of their products read)."""
     with loaded(module.context):
-        _select_schedules(module, threads)
+        _select_schedules(module, threads, dot_products() if dots is None else dots)
 
 
-def _select_schedules(module: ir.Module, threads: int) -> None:
+def _select_schedules(module: ir.Module, threads: int, dots: frozenset[str]) -> None:
     if not ops_named(module, "linalg."):
         return  # nothing to schedule (rows vectorized whole): the walks below would each visit every op
     _record_direct_convs(module)
@@ -148,11 +151,17 @@ def _select_schedules(module: ir.Module, threads: int) -> None:
         if epilogue is None:
             for user in _elementwise_epilogues(op):
                 user.attributes[SCHEDULE] = epilogue_rows
-        parts += _register_tile_parts(op, mr, nr, threads, epilogue)
+        parts += _register_tile_parts(op, mr, nr, threads, epilogue, dots)
     for op, packed, epilogue in parts:
         op.attributes[SCHEDULE] = _matmul_schedule(op, packed, epilogue, mr, nr, threads)
     if any(packed for _, packed, _ in parts + dynamic):
         _schedule_pack_copies(module, threads, nr)
+
+
+def _block_depth(op: ir.Operation) -> int:
+    """Steps of K in a cache block of a packed product: BLOCK, in pairs of steps for a product of pairs
+    (:func:`graphfuse.lowering.contraction.pairs.pair_product`, five loops), whose panels hold bf16."""
+    return BLOCK // 2 if len(ir.ArrayAttr(op.attributes["iterator_types"])) == 5 else BLOCK
 
 
 def _dynamic_rows_schedule(op: ir.Operation, mr: int, nr: int, threads: int) -> ir.Attribute:
@@ -187,7 +196,7 @@ def _matmul_schedule(op: ir.Operation, packed: bool, epilogue: ir.Operation | No
     outer = {} if serial or by_panels or _panels(op) <= outer_panels(_depth(op), nr) \
         else {"outer_panels": outer_panels(_depth(op), nr)}
     filled = "_filled" if not serial and _fill_of(op.operands[2]) is not None else ""
-    blocks = {"block_panels": BLOCK // nr, "block_depth": BLOCK, "tile_rows": mr}
+    blocks = {"block_panels": BLOCK // nr, "block_depth": _block_depth(op), "tile_rows": mr}
     tasks = {"task_panels": panel_task(_panels(op), threads), "task_rows": 0} if by_panels \
         else {"task_panels": 0, "task_rows": rows}
     if epilogue is not None:
@@ -219,6 +228,9 @@ def _schedule_pack_copies(module: ir.Module, threads: int, nr: int) -> None:
         elif "graph.pack_transposed" in op.attributes:
             op.attributes[SCHEDULE] = schedule_attribute("pack_transposed_panels", panels_per_task=per_task,
                                                          steps=steps, lanes=lanes)
+        elif PACK_PAIRS in op.attributes or PACK_TRANSPOSED_PAIRS in op.attributes:
+            op.attributes[SCHEDULE] = schedule_attribute("pack_pair_panels", panels_per_task=per_task,
+                                                         steps=PAIR_PACK_BLOCK, lanes=PAIR_PACK_BLOCK)
         elif "graph.serial_pack" in op.attributes:
             op.attributes[SCHEDULE] = serial[0]
         elif "graph.serial_pack_transposed" in op.attributes:

@@ -47,6 +47,35 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // The copy of bf16 B into panels of pairs [N / NR, K / 2, NR, 2] (graphfuse.lowering.contraction.pairs), from B
+  // [K, N] or from a transposed Bt [N, K]: tasks of `panels_per_task` panels; tiles of `steps` pairs of K by
+  // `lanes` columns of a panel, each a block of 32-bit pairs transposed in registers.  The tiles are marked
+  // `graph.pair_copy` and so vectorized (graphfuse.lowering.contraction.pair_copies): upstream's vectorizer
+  // would move the pairs' two halves one bf16 at a time.
+  transform.named_sequence @pack_pair_panels(
+      %copies: !transform.any_op {transform.consumed},
+      %panels_per_task: !transform.param<i64> {transform.readonly, graph.parameter = "panels_per_task"},
+      %steps: !transform.param<i64> {transform.readonly, graph.parameter = "steps"},
+      %lanes: !transform.param<i64> {transform.readonly, graph.parameter = "lanes"}) {
+    transform.foreach %copies : !transform.any_op {
+    ^bb0(%transpose: !transform.any_op):
+      %tp, %panels = transform.structured.tile_using_forall %transpose tile_sizes [%panels_per_task, 0, 0, 0]
+        : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+      %tr, %rl:3 = transform.structured.tile_using_for %tp tile_sizes [1, %steps, %lanes, 0]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.include @peel_last_iteration failures(suppress) (%rl#1) : (!transform.any_op) -> ()
+      transform.apply_patterns to %panels {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      %tiles = transform.structured.match ops{["linalg.transpose"]} in %panels
+        : (!transform.any_op) -> !transform.any_op
+      transform.annotate %tiles "graph.pair_copy" : !transform.any_op
+      transform.annotate %panels "graph.pair_copies" : !transform.any_op
+    }
+    transform.yield
+  }
+
   transform.named_sequence @pack_panels_serial(%copies: !transform.any_op {transform.consumed}) {
     transform.foreach %copies : !transform.any_op {
     ^bb0(%transpose: !transform.any_op):

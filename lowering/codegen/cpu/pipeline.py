@@ -40,12 +40,13 @@ LOOPS = (
 #: convert-to-llvm walk instead of one walk of the whole module per dialect (same output, a quarter less time).
 #: The vector and math conversions to LLVM rewrite ops inside a function only: nested, they run on both cores
 #: (a random graph of 5,000 ops: 1.65 -> 0.52 s, the same code).  The math-to-funcs and math-to-libm ones add
-#: functions to the module and stay at its level.
+#: functions to the module and stay at its level.  x86vector's ops (the bf16 dot products of
+#: lowering/contraction/dot_tiles.py) become LLVM's x86 intrinsics.
 TO_LLVM = (
     "func.func(convert-vector-to-scf{full-unroll},expand-strided-metadata,lower-affine,convert-scf-to-cf),"
     "finalize-memref-to-llvm,"
-    "func.func(convert-vector-to-llvm{reassociate-fp-reductions=1},convert-math-to-llvm),convert-math-to-funcs,"
-    "convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts"
+    "func.func(convert-vector-to-llvm{enable-x86vector=1 reassociate-fp-reductions=1},convert-math-to-llvm),"
+    "convert-math-to-funcs,convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts"
 )
 
 
@@ -87,6 +88,7 @@ def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None, po
                                              f"prefetch-next-rows{{min-bytes={streaming}}}"]
     steps = [
         f"to-destination-passing-style{{entry={name}}}",
+        "narrow-contraction-operands",
         f"select-contraction-schedules{{threads={threads}}}",
         "apply-contraction-schedules",
         "privatize-entry",  # drop-equivalent-buffer-results leaves public functions alone

@@ -15,6 +15,7 @@ from typing import ClassVar
 from mlir import ir
 
 from graphfuse.lowering.contraction import select_schedules
+from graphfuse.lowering.host import DOT_PRODUCT_CHOICES, chosen_dot_products
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["SelectContractionSchedules"]
@@ -25,8 +26,12 @@ class SelectContractionSchedules(GraphPass):
     name: ClassVar[str] = "select-contraction-schedules"
     summary: ClassVar[str] = "Record each contraction's schedule (tiles, packing, tasks) as a graph.schedule attribute"
     threads: int = option(1, "threads the tasks of each schedule are shared among")
+    dot_products: str = option("host", "the dot products bf16 products compute on: host (the machine's), bf16 or none")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         if self.threads < 1:
             context.fail(f"option 'threads' of pass '{self.name}' must be at least 1, got {self.threads}")
-        select_schedules(module, self.threads)
+        if self.dot_products not in DOT_PRODUCT_CHOICES:
+            context.fail(f"option 'dot-products' of pass '{self.name}' must be one of "
+                         f"{', '.join(DOT_PRODUCT_CHOICES)}, got '{self.dot_products}'")
+        select_schedules(module, self.threads, chosen_dot_products(self.dot_products))

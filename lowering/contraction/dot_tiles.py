@@ -1,0 +1,97 @@
+"""The register tiles of products of pairs (:mod:`.pairs`) as AVX512_BF16 dot instructions.
+
+A tile of ``R`` rows by ``NR`` columns and one pair of K steps reads A [R, 1, 2], the panel row Bp [1, 1, NR, 2]
+and C [R, 1, NR] (f32).  It becomes, for each row, the row's pair of A (32 bits) broadcast to 16 lanes, and per
+16 columns one ``x86vector.avx512.dot`` (``vdpbf16ps``) of it with 32 bf16 of the panel row (16 columns' pairs)
+into 16 of the row's sums.  C's tile is read and written whole (``vector.transfer_read``/``transfer_write``), as
+the vectorizer writes the f32 tiles, so that the accumulators are then kept in registers across K the same way
+(``hoist_accumulators``).  Upstream's vectorizer would widen the pairs to f32 and reduce them lane by lane.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, tensor, vector
+
+__all__ = ["DOT_LANES", "vectorize_pair_tiles"]
+
+#: f32 sums one 512-bit dot instruction updates (each from a pair of bf16 products).
+DOT_LANES = 16
+
+
+def _pair_tile(op: ir.Operation) -> tuple[int, int] | None:
+    """(rows, columns) when ``op`` is a marked static tile of a product of pairs: a generic of five loops with
+    bf16 operands A [R, 1, 2], Bp [1, 1, NR, 2] and an f32 C [R, 1, NR], NR a multiple of DOT_LANES."""
+    if op.name != "linalg.generic" or "graph.vectorize" not in op.attributes:
+        return None
+    if len(ir.ArrayAttr(op.attributes["iterator_types"])) != 5 or len(op.operands) != 3:
+        return None
+    types = [ir.RankedTensorType(v.type) for v in op.operands]
+    if not all(isinstance(t.element_type, ir.BF16Type) for t in types[:2]):
+        return None
+    if not isinstance(types[2].element_type, ir.F32Type) or not all(t.has_static_shape for t in types):
+        return None
+    (rows, one, two), (p, q, columns, two_b), (rows_c, one_c, columns_c) = (t.shape for t in types)
+    if (one, two, p, q, two_b, one_c) != (1, 2, 1, 1, 2, 1) or (rows_c, columns_c) != (rows, columns):
+        return None
+    return (rows, columns) if columns % DOT_LANES == 0 else None
+
+
+def _dot(acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
+    return ir.Operation.create("x86vector.avx512.dot", results=[acc.type], operands=[acc, a, b]).results[0]
+
+
+def _rewrite(op: ir.Operation, rows: int, columns: int) -> None:
+    a, b, c = op.operands
+    f32, bf16, i32 = ir.F32Type.get(), ir.BF16Type.get(), ir.IntegerType.get_signless(32)
+    index = ir.IndexType.get()
+    vec = ir.VectorType.get
+    with op.location, ir.InsertionPoint(op):
+        zero = arith.constant(index, 0)
+        in_bounds = lambda rank: ir.ArrayAttr.get([ir.BoolAttr.get(True)] * rank)  # noqa: E731
+        pad_bf16 = arith.constant(bf16, 0.0)
+        pad_f32 = arith.constant(f32, 0.0)
+        acc_type = vec([rows, 1, columns], f32)
+        acc = vector.transfer_read(acc_type, c, [zero] * 3, ir.AffineMap.get_minor_identity(3, 3), pad_f32,
+                                   in_bounds=in_bounds(3))
+        a_tile = vector.transfer_read(vec([rows, 1, 2], bf16), a, [zero] * 3, ir.AffineMap.get_minor_identity(3, 3),
+                                      pad_bf16, in_bounds=in_bounds(3))
+        # the panel row as one run of 2 NR bf16: read as [1, 1, NR, 2], it would be NR reads of a pair
+        b_row = tensor.collapse_shape(ir.RankedTensorType.get([2 * columns], bf16), b, [[0, 1, 2, 3]])
+        b_flat = vector.transfer_read(vec([2 * columns], bf16), b_row, [zero], ir.AffineMap.get_minor_identity(1, 1),
+                                      pad_bf16, in_bounds=in_bounds(1))
+        b_parts = [vector.extract_strided_slice(vec([2 * DOT_LANES], bf16), b_flat, [2 * DOT_LANES * part],
+                                                [2 * DOT_LANES], [1]) for part in range(columns // DOT_LANES)]
+        result = acc
+        for row in range(rows):
+            pair = vector.extract(a_tile, [], [row, 0])  # vector<2xbf16>
+            word = vector.extract(vector.bitcast(vec([1], i32), pair), [], [0])
+            a_lanes = vector.bitcast(vec([2 * DOT_LANES], bf16), vector.broadcast(vec([DOT_LANES], i32), word))
+            sums = vector.extract(acc, [], [row, 0])  # vector<NR x f32>
+            row_result = sums
+            for part, b_part in enumerate(b_parts):
+                offset = DOT_LANES * part
+                part_sums = vector.extract_strided_slice(vec([DOT_LANES], f32), sums, [offset], [DOT_LANES], [1])
+                row_result = vector.insert_strided_slice(_dot(part_sums, a_lanes, b_part), row_result, [offset], [1])
+            result = vector.insert(row_result, result, [], [row, 0])
+        written = vector.transfer_write(c.type, result, c, [zero] * 3, ir.AffineMap.get_minor_identity(3, 3),
+                                        in_bounds=in_bounds(3))
+    op.results[0].replace_all_uses_with(written)
+    op.erase()
+
+
+def vectorize_pair_tiles(module: ir.Module) -> int:
+    """Rewrite every marked register tile of a product of pairs in ``module`` (:func:`_pair_tile`) into dot
+    instructions; the number rewritten."""
+    tiles: list[tuple[ir.Operation, tuple[int, int]]] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        shape = _pair_tile(op)
+        if shape is not None:
+            tiles.append((op, shape))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op, (rows, columns) in tiles:
+        _rewrite(op, rows, columns)
+    return len(tiles)

@@ -1,0 +1,94 @@
+"""The tiles of the copies of bf16 B into panels of pairs (``@pack_pair_panels``) as vector code.
+
+A tile writes ``a`` pairs of K steps by ``b`` columns of a panel, Bp [1, a, b, 2], a run of ``2 b`` bf16 per pair
+of K.  From a transposed Bt it reads Bt's ``b`` rows, ``2 a`` bf16 each: each pair is one 32-bit word, so the
+tile is a transpose of ``b`` x ``a`` words (16 x 16: upstream's shuffles of whole registers).  From B [K, N] it
+reads ``a`` pairs of rows of ``b`` bf16 and interleaves each pair (``vector.interleave``).  Vectorized by
+upstream, the pairs' innermost dim of 2 would make every read or write one of two bf16.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, tensor, ub, vector
+
+from graphfuse.lowering.schedules.library import apply_sequence
+
+__all__ = ["PAIR_COPIES", "PAIR_COPY", "vectorize_pair_copies"]
+
+#: Marks a tile of a copy into panels of pairs, and the task loop holding a copy's tiles (``pack.mlir``).
+PAIR_COPY, PAIR_COPIES = "graph.pair_copy", "graph.pair_copies"
+#: The two copies' permutations (the result's dims (panel, pair of K, column, half) in the source's order).
+_FROM_TRANSPOSED, _FROM_ROWS = [0, 2, 1, 3], [2, 0, 3, 1]
+
+
+def _collapsed(value: ir.Value, groups: list[list[int]]) -> ir.Value:
+    t = ir.RankedTensorType(value.type)
+    shape = [1] * len(groups)
+    for k, group in enumerate(groups):
+        for d in group:
+            shape[k] *= t.shape[d]
+    return tensor.collapse_shape(ir.RankedTensorType.get(shape, t.element_type), value, groups)
+
+
+def _read(value: ir.Value, element: ir.Type) -> ir.Value:
+    shape = ir.RankedTensorType(value.type).shape
+    zero = arith.constant(ir.IndexType.get(), 0)
+    pad = arith.constant(element, 0.0)
+    return vector.transfer_read(ir.VectorType.get(shape, element), value, [zero] * len(shape),
+                                ir.AffineMap.get_minor_identity(len(shape), len(shape)), pad,
+                                in_bounds=ir.ArrayAttr.get([ir.BoolAttr.get(True)] * len(shape)))
+
+
+def _rewrite(op: ir.Operation) -> bool:
+    source, init = op.operands
+    permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    out = ir.RankedTensorType(init.type)
+    if not out.has_static_shape or not ir.RankedTensorType(source.type).has_static_shape:
+        return False
+    _, pairs, columns, _ = out.shape
+    bf16, i32 = out.element_type, ir.IntegerType.get_signless(32)
+    with op.location, ir.InsertionPoint(op):
+        if permutation == _FROM_TRANSPOSED:  # source [1, b, a, 2]: b rows of a words
+            rows = _read(_collapsed(source, [[0, 1], [2, 3]]), bf16)
+            words = vector.bitcast(ir.VectorType.get([columns, pairs], i32), rows)
+            turned = vector.transpose(ir.VectorType.get([pairs, columns], i32), words, [1, 0])
+            tile = vector.bitcast(ir.VectorType.get([pairs, 2 * columns], bf16), turned)
+        elif permutation == _FROM_ROWS:  # source [a, 2, 1, b]: a pairs of rows of b columns
+            rows = _read(_collapsed(source, [[0], [1, 2], [3]]), bf16)
+            tile = ub.poison(ir.VectorType.get([pairs, 2 * columns], bf16))
+            for pair in range(pairs):  # one interleave of two rows each: a shuffle of whole registers
+                first, second = (vector.extract(rows, [], [pair, half]) for half in (0, 1))
+                tile = vector.insert(vector.interleave(first, second), tile, [], [pair])
+        else:
+            return False
+        target = _collapsed(init, [[0, 1], [2, 3]])
+        zero = arith.constant(ir.IndexType.get(), 0)
+        written = vector.transfer_write(target.type, tile, target, [zero, zero], ir.AffineMap.get_minor_identity(2, 2),
+                                        in_bounds=ir.ArrayAttr.get([ir.BoolAttr.get(True)] * 2))
+        result = tensor.expand_shape(out, written, [[0, 1], [2, 3]], [], list(out.shape))
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    return True
+
+
+def vectorize_pair_copies(module: ir.Module) -> None:
+    """Rewrite the marked tiles of the copies into panels of pairs, then lower their 16 x 16 transposes to
+    shuffles of whole registers in each task loop."""
+    tiles: list[ir.Operation] = []
+    tasks: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.transpose" and PAIR_COPY in op.attributes:
+            tiles.append(op)
+        elif PAIR_COPIES in op.attributes:
+            tasks.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in tiles:
+        if not _rewrite(op):
+            del op.attributes[PAIR_COPY]
+    for task in tasks:
+        apply_sequence(task, "shuffle_transposes", "vectorizing the copies into panels of pairs")
+        del task.attributes[PAIR_COPIES]

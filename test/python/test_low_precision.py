@@ -1,0 +1,134 @@
+"""bf16 products on the host's dot-product instructions (AVX512_BF16's vdpbf16ps): compiled code against an f64
+reference and against PyTorch eager, through graphfuse.compile and through the torch.compile backend."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+
+import graphfuse
+from graphfuse.frontends.torch_backend import CompilerConfig, get_backend
+from graphfuse.lowering import host
+
+BF16_DOTS = "bf16" in host.dot_products()
+needs_bf16_dots = pytest.mark.skipif(not BF16_DOTS, reason="needs a CPU with AVX512_BF16 (vdpbf16ps)")
+DOT_INTRINSIC = "llvm.x86.avx512bf16.dpbf16ps.512"
+
+
+def _linear_graph(m: int, k: int, n: int) -> str:
+    """PyTorch's bf16 linear + gelu as its importer writes it: operands widened to f32, the bias added to the f32
+    product, gelu, one rounding to bf16."""
+    return f"""
+func.func @linear(%x: tensor<{m}x{k}xbf16>, %w: tensor<{n}x{k}xbf16>, %b: tensor<{n}xf32>) -> tensor<{m}x{n}xbf16> {{
+  %xf = "graph.cast"(%x) : (tensor<{m}x{k}xbf16>) -> tensor<{m}x{k}xf32>
+  %wf = "graph.cast"(%w) : (tensor<{n}x{k}xbf16>) -> tensor<{n}x{k}xf32>
+  %p = "graph.matmul"(%xf, %wf) {{transpose_b = true}}
+      : (tensor<{m}x{k}xf32>, tensor<{n}x{k}xf32>) -> tensor<{m}x{n}xf32>
+  %s = "graph.add"(%p, %b) : (tensor<{m}x{n}xf32>, tensor<{n}xf32>) -> tensor<{m}x{n}xf32>
+  %g = "graph.gelu"(%s) {{approximate = "tanh"}} : (tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %r = "graph.cast"(%g) : (tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xbf16>
+  return %r : tensor<{m}x{n}xbf16>
+}}"""
+
+
+def _inputs(m: int, k: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((m, k), np.float32).astype(ml_dtypes.bfloat16)
+    w = (rng.standard_normal((n, k), np.float32) / np.sqrt(k)).astype(ml_dtypes.bfloat16)
+    return x, w, rng.standard_normal(n, np.float32)
+
+
+def _reference(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """gelu(x @ w^T + b) in f64 (tanh form)."""
+    y = x.astype(np.float64) @ w.astype(np.float64).T + b
+    return 0.5 * y * (1 + np.tanh(np.sqrt(2 / np.pi) * (y + 0.044715 * y**3)))
+
+
+def _eager(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    as_tensor = lambda a: torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)  # noqa: E731
+    y = torch.nn.functional.linear(as_tensor(x), as_tensor(w), torch.from_numpy(b).to(torch.bfloat16))
+    return torch.nn.functional.gelu(y, approximate="tanh").float().numpy()
+
+
+def _bound(x: np.ndarray, w: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Per output, what f32 sums of the K exact products, gelu in f32 and one rounding to bf16 may be off by: the
+    sum's error (K * 2^-24 of the sum of the products' magnitudes, gelu's slope at most 1.13), 2^-20 of gelu's
+    value for its own arithmetic, and half a bf16 step of the result (2^-8 of it: 8 significant bits)."""
+    k = x.shape[1]
+    magnitude = np.abs(x.astype(np.float64)) @ np.abs(w.astype(np.float64)).T
+    return 1.13 * k * 2.0**-24 * magnitude + np.abs(ref) * (2.0**-8 + 2.0**-20) + 2.0**-133
+
+
+@needs_bf16_dots
+@pytest.mark.parametrize("m, k, n", [(64, 256, 96), (37, 70, 72), (1, 2, 32), (130, 512, 200)])
+def test_bf16_linear_on_dot_products_within_its_bound(m: int, k: int, n: int) -> None:
+    """Odd shapes included: rows not a multiple of the register tile, 35 pairs of K, columns past the last whole
+    panel (72 = 2 x 32 + 8), a single pair of K."""
+    executable = graphfuse.compile(_linear_graph(m, k, n))
+    assert DOT_INTRINSIC in executable.function.llvm_dialect_ir
+    x, w, b = _inputs(m, k, n)
+    (out,) = executable(x, w, b)
+    ref = _reference(x, w, b)
+    error = np.abs(out.astype(np.float64) - ref)
+    assert np.all(error <= _bound(x, w, ref)), float(np.max(error - _bound(x, w, ref)))
+    # no worse than PyTorch's own bf16 linear on the same inputs (bf16's rounding of the result dominates both)
+    assert error.max() <= np.abs(_eager(x, w, b) - ref).max() * 1.01 + 1e-30
+
+
+@needs_bf16_dots
+def test_bf16_linear_special_values_as_eager() -> None:
+    """NaN and infinities propagate as in PyTorch; a row of -0 gives the same (signed) zeros."""
+    m, k, n = 16, 64, 32
+    x, w, b = _inputs(m, k, n, seed=1)
+    x[0, 3] = np.nan
+    x[1, 5] = np.inf
+    w[7, 9] = -np.inf
+    x[2, :] = -0.0
+    b[:] = 0.0
+    executable = graphfuse.compile(_linear_graph(m, k, n))
+    (out,) = executable(x, w, b)
+    eager = _eager(x, w, b)
+    np.testing.assert_array_equal(np.isnan(out.astype(np.float32)), np.isnan(eager))
+    finite = np.isfinite(eager)
+    np.testing.assert_array_equal(out.astype(np.float32)[~finite & ~np.isnan(eager)], eager[~finite & ~np.isnan(eager)])
+    numbers = ~np.isnan(eager[2])  # -0 x -inf (column 7) is NaN, whose sign means nothing
+    assert numbers.sum() == n - 1
+    assert np.signbit(out.astype(np.float32)[2][numbers]).tolist() == np.signbit(eager[2][numbers]).tolist()
+
+
+def test_bf16_linear_without_dot_products_is_f32(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the host has none (or they are turned off), the same graph computes in f32 and rounds once: the same
+    bound holds and no dot instruction is emitted."""
+    monkeypatch.setenv(host.DOT_PRODUCTS_VARIABLE, "none")
+    host.dot_products.cache_clear()
+    try:
+        m, k, n = 37, 70, 72
+        executable = graphfuse.compile(_linear_graph(m, k, n))
+        assert DOT_INTRINSIC not in executable.function.llvm_dialect_ir
+        x, w, b = _inputs(m, k, n)
+        (out,) = executable(x, w, b)
+    finally:
+        monkeypatch.delenv(host.DOT_PRODUCTS_VARIABLE)
+        host.dot_products.cache_clear()
+    ref = _reference(x, w, b)
+    assert np.all(np.abs(out.astype(np.float64) - ref) <= _bound(x, w, ref))
+
+
+@needs_bf16_dots
+@pytest.mark.parametrize("rows", [1, 33])
+def test_bf16_linear_through_the_backend_strict(rows: int) -> None:
+    """nn.Linear in bf16 with gelu, as a user calls it: compiled whole (fallback="error"), its weight an argument
+    of each call, the result as eager's to within one bf16 step of the largest output."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(256, 160).to(torch.bfloat16)
+    model = torch.nn.Sequential(layer, torch.nn.GELU(approximate="tanh"))
+    compiled = torch.compile(model, backend=get_backend(compiler_config=CompilerConfig(fallback="error")))
+    x = torch.randn(rows, 256).to(torch.bfloat16)
+    with torch.no_grad():
+        got, want = compiled(x), model(x)
+        exact = torch.nn.functional.gelu(torch.nn.functional.linear(x.double(), layer.weight.double(),
+                                                                    layer.bias.double()), approximate="tanh")
+    assert got.dtype == torch.bfloat16
+    assert (got.double() - exact).abs().max() <= (want.double() - exact).abs().max() * 1.01
