@@ -3,7 +3,8 @@
 A tile of ``R`` rows by ``NR`` columns and one pair of K steps reads A [R, 1, 2], the panel row Bp [1, 1, NR, 2]
 and C [R, 1, NR] (f32).  It becomes, for each row, the row's pair of A (32 bits) broadcast to 16 lanes, and per
 16 columns one ``x86vector.avx512.dot`` (``vdpbf16ps``) of it with 32 bf16 of the panel row (16 columns' pairs)
-into 16 of the row's sums.  C's tile is read and written whole (``vector.transfer_read``/``transfer_write``), as
+into 16 of the row's sums; the last 8 or 4 columns of a narrower panel take the instruction's 256- or 128-bit
+form.  C's tile is read and written whole (``vector.transfer_read``/``transfer_write``), as
 the vectorizer writes the f32 tiles, so that the accumulators are then kept in registers across K the same way
 (``hoist_accumulators``).  Upstream's vectorizer would widen the pairs to f32 and reduce them lane by lane.
 """
@@ -15,8 +16,21 @@ from mlir.dialects import arith, tensor, vector
 
 __all__ = ["DOT_LANES", "vectorize_pair_tiles"]
 
-#: f32 sums one 512-bit dot instruction updates (each from a pair of bf16 products).
+#: f32 sums one 512-bit dot instruction updates (each from a pair of bf16 products); the 256- and 128-bit forms
+#: (AVX512VL) update 8 and 4, for the columns of a panel narrower than 16 (a product's last few columns).
 DOT_LANES = 16
+_NARROWER_LANES = (8, 4)
+
+
+def _dot_widths(columns: int) -> list[int]:
+    """The lanes of the dot instructions covering ``columns`` columns, widest first (56: 16, 16, 16, 8)."""
+    widths = [DOT_LANES] * (columns // DOT_LANES)
+    rest = columns % DOT_LANES
+    for lanes in _NARROWER_LANES:
+        if rest >= lanes:
+            widths.append(lanes)
+            rest -= lanes
+    return widths
 
 
 def _pair_tile(op: ir.Operation) -> tuple[int, int] | None:
@@ -34,7 +48,7 @@ def _pair_tile(op: ir.Operation) -> tuple[int, int] | None:
     (rows, one, two), (p, q, columns, two_b), (rows_c, one_c, columns_c) = (t.shape for t in types)
     if (one, two, p, q, two_b, one_c) != (1, 2, 1, 1, 2, 1) or (rows_c, columns_c) != (rows, columns):
         return None
-    return (rows, columns) if columns % DOT_LANES == 0 else None
+    return (rows, columns) if columns % min(_NARROWER_LANES) == 0 else None
 
 
 def _dot(acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
@@ -60,19 +74,23 @@ def _rewrite(op: ir.Operation, rows: int, columns: int) -> None:
         b_row = tensor.collapse_shape(ir.RankedTensorType.get([2 * columns], bf16), b, [[0, 1, 2, 3]])
         b_flat = vector.transfer_read(vec([2 * columns], bf16), b_row, [zero], ir.AffineMap.get_minor_identity(1, 1),
                                       pad_bf16, in_bounds=in_bounds(1))
-        b_parts = [vector.extract_strided_slice(vec([2 * DOT_LANES], bf16), b_flat, [2 * DOT_LANES * part],
-                                                [2 * DOT_LANES], [1]) for part in range(columns // DOT_LANES)]
+        parts, offset = [], 0  # (first column, lanes, the panel row's pairs of those columns)
+        for lanes in _dot_widths(columns):
+            pairs = vector.extract_strided_slice(vec([2 * lanes], bf16), b_flat, [2 * offset], [2 * lanes], [1])
+            parts.append((offset, lanes, pairs))
+            offset += lanes
         result = acc
         for row in range(rows):
             pair = vector.extract(a_tile, [], [row, 0])  # vector<2xbf16>
             word = vector.extract(vector.bitcast(vec([1], i32), pair), [], [0])
-            a_lanes = vector.bitcast(vec([2 * DOT_LANES], bf16), vector.broadcast(vec([DOT_LANES], i32), word))
+            broadcast = {lanes: vector.bitcast(vec([2 * lanes], bf16), vector.broadcast(vec([lanes], i32), word))
+                         for lanes in {lanes for _, lanes, _ in parts}}
             sums = vector.extract(acc, [], [row, 0])  # vector<NR x f32>
             row_result = sums
-            for part, b_part in enumerate(b_parts):
-                offset = DOT_LANES * part
-                part_sums = vector.extract_strided_slice(vec([DOT_LANES], f32), sums, [offset], [DOT_LANES], [1])
-                row_result = vector.insert_strided_slice(_dot(part_sums, a_lanes, b_part), row_result, [offset], [1])
+            for offset, lanes, pairs in parts:
+                part_sums = vector.extract_strided_slice(vec([lanes], f32), sums, [offset], [lanes], [1])
+                row_result = vector.insert_strided_slice(_dot(part_sums, broadcast[lanes], pairs), row_result,
+                                                         [offset], [1])
             result = vector.insert(row_result, result, [], [row, 0])
         written = vector.transfer_write(c.type, result, c, [zero] * 3, ir.AffineMap.get_minor_identity(3, 3),
                                         in_bounds=in_bounds(3))

@@ -20,6 +20,12 @@ from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.matching import producer
 from graphfuse.lowering.contraction.sizes import SERIAL
 
+#: (rows, columns) of a register tile of a product of pairs: 24 accumulators of 16 lanes, 4 panel vectors and a
+#: broadcast of A.  Per pair of K steps 10 loads feed 24 dot instructions, where 8 rows by 32 columns make 10 for
+#: 16 (bf16 asks twice the f32 FMA's bytes per operation of the caches).  512x2048 by a [2048, 2048] weight read
+#: transposed, in one process, the tiles in turn: 11.2 ms against 11.8 for 8 x 32 (7 x 64: 11.5, 4 x 64: 11.9,
+#: 12 x 32: 16.8); 1024x1024x4096: 22.8 against 23.8.
+PAIR_REGISTER_TILE = (6, 64)
 #: Marks the copies of B into panels of pairs (``pack.mlir``): from B [K, N], and from a transposed Bt [N, K].
 PACK_PAIRS, PACK_TRANSPOSED_PAIRS = "graph.pack_pairs", "graph.pack_transposed_pairs"
 

@@ -31,7 +31,12 @@ from graphfuse.lowering.contraction.marks import (
     _elementwise_epilogues,
     _erase_unread,
 )
-from graphfuse.lowering.contraction.pairs import PACK_PAIRS, PACK_TRANSPOSED_PAIRS
+from graphfuse.lowering.contraction.pairs import (
+    PACK_PAIRS,
+    PACK_TRANSPOSED_PAIRS,
+    PAIR_REGISTER_TILE,
+    pair_product_applies,
+)
 from graphfuse.lowering.contraction.panels import (
     _fill_of,
     _fusable_epilogue,
@@ -147,14 +152,16 @@ def _select_schedules(module: ir.Module, threads: int, dots: frozenset[str]) -> 
     parts = []
     for op in matmuls:
         serial = SERIAL in op.attributes  # a product inside a task of its own: no epilogue of its own
-        epilogue = _fusable_epilogue(op) if not serial and _static_blocks_of_c(op, mr, nr, threads) else None
+        rows, panel = PAIR_REGISTER_TILE if pair_product_applies(op, dots) else (mr, nr)
+        epilogue = _fusable_epilogue(op) if not serial and _static_blocks_of_c(op, rows, panel, threads) else None
         if epilogue is None:
             for user in _elementwise_epilogues(op):
                 user.attributes[SCHEDULE] = epilogue_rows
-        parts += _register_tile_parts(op, mr, nr, threads, epilogue, dots)
-    for op, packed, epilogue in parts:
-        op.attributes[SCHEDULE] = _matmul_schedule(op, packed, epilogue, mr, nr, threads)
-    if any(packed for _, packed, _ in parts + dynamic):
+        parts += [(part, packed, epilogue, (rows, panel))
+                  for part, packed, epilogue in _register_tile_parts(op, rows, panel, threads, epilogue, dots)]
+    for op, packed, epilogue, (rows, panel) in parts:
+        op.attributes[SCHEDULE] = _matmul_schedule(op, packed, epilogue, rows, panel, threads)
+    if any(packed for _, packed, *_ in parts + dynamic):
         _schedule_pack_copies(module, threads, nr)
 
 

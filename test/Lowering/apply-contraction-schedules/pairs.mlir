@@ -76,3 +76,31 @@ func.func @pair_product(%a: tensor<16x8x2xbf16>, %bp: tensor<2x8x32x2xbf16>) -> 
   } -> tensor<16x2x32xf32>
   return %p : tensor<16x2x32xf32>
 }
+
+// -----
+
+// A product's last 8 columns (a panel of its own): one 256-bit dot instruction per row of the tile.
+// CHECK-LABEL: func.func @narrow_panel
+// CHECK-COUNT-8: x86vector.avx512.dot {{.*}} : vector<16xbf16> -> vector<8xf32>
+// CHECK-NOT:     x86vector.avx512.dot
+#a = affine_map<(j0, i, j1, k0, k1) -> (i, k0, k1)>
+#b = affine_map<(j0, i, j1, k0, k1) -> (j0, k0, j1, k1)>
+#c = affine_map<(j0, i, j1, k0, k1) -> (i, j0, j1)>
+func.func @narrow_panel(%a: tensor<8x4x2xbf16>, %bp: tensor<1x4x8x2xbf16>) -> tensor<8x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x1x8xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<8x1x8xf32>) -> tensor<8x1x8xf32>
+  %p = linalg.generic {indexing_maps = [#a, #b, #c],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %bp : tensor<8x4x2xbf16>, tensor<1x4x8x2xbf16>) outs(%fill : tensor<8x1x8xf32>)
+      attrs = {graph.schedule = {sequence = "packed_tiles", task_panels = 0 : i64, task_rows = 8 : i64,
+                                 block_panels = 8 : i64, block_depth = 128 : i64, tile_rows = 8 : i64}} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %m = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x1x8xf32>
+  return %p : tensor<8x1x8xf32>
+}

@@ -14,37 +14,39 @@
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
 
-// A linear layer: x [64, 128] by a weight [96, 128] read transposed, the bias added and rounded to bf16.
+// A linear layer: x [48, 128] by a weight [128, 128] read transposed, the bias added and rounded to bf16.  Register
+// tiles of 6 rows by 64 columns (panels of 64: 2 of them), blocks of 128 pairs of K.
 // CHECK-LABEL: func.func @linear
-// CHECK:         linalg.transpose ins(%{{.*}} : tensor<3x32x64x2xbf16>) outs(%{{.*}} : tensor<3x64x32x2xbf16>) permutation = [0, 2, 1, 3]  {graph.pack_transposed_pairs, graph.schedule = {lanes = 16 : i64, panels_per_task = 2 : i64, sequence = "pack_pair_panels", steps = 16 : i64}}
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<64x64x2xbf16>, tensor<3x64x32x2xbf16>) outs(%{{.*}} : tensor<64x3x32xf32>)
-// CHECK-SAME:      graph.schedule = {block_depth = 128 : i64, block_panels = 8 : i64, sequence = "packed_tiles_with_epilogue_filled", task_panels = 0 : i64, task_rows = 64 : i64, tile_rows = 8 : i64}
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<2x64x64x2xbf16>) outs(%{{.*}} : tensor<2x64x64x2xbf16>) permutation = [0, 2, 1, 3]  {graph.pack_transposed_pairs, graph.schedule = {lanes = 16 : i64, panels_per_task = 1 : i64, sequence = "pack_pair_panels", steps = 16 : i64}}
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<48x64x2xbf16>, tensor<2x64x64x2xbf16>) outs(%{{.*}} : tensor<48x2x64xf32>)
+// CHECK-SAME:      graph.schedule = {block_depth = 128 : i64, block_panels = 4 : i64, sequence = "packed_tiles_with_epilogue_filled", task_panels = 0 : i64, task_rows = 48 : i64, tile_rows = 6 : i64}
 // CHECK:           arith.extf %{{.*}} : bf16 to f32
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<64x3x32xbf16>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<48x2x64xbf16>)
 // NONE-LABEL:  func.func @linear
 // NONE-NOT:      xbf16> permutation
-// NONE:          graph.schedule = {block_columns = 256 : i64, block_depth = 256 : i64, rows_per_task = 64 : i64, sequence = "register_tiles", tile_columns = 32 : i64, tile_rows = 8 : i64}
-func.func @linear(%x: tensor<64x128xbf16>, %w: tensor<96x128xbf16>, %b: tensor<96xf32>) -> tensor<64x96xbf16> {
+// NONE:          graph.schedule = {block_columns = 256 : i64, block_depth = 256 : i64, rows_per_task = 48 : i64, sequence = "register_tiles", tile_columns = 32 : i64, tile_rows = 8 : i64}
+func.func @linear(%x: tensor<48x128xbf16>, %w: tensor<128x128xbf16>, %b: tensor<128xf32>) -> tensor<48x128xbf16> {
   %zero = arith.constant 0.0 : f32
-  %e0 = tensor.empty() : tensor<64x96xf32>
-  %fill = linalg.fill ins(%zero : f32) outs(%e0 : tensor<64x96xf32>) -> tensor<64x96xf32>
-  %p = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%x, %w : tensor<64x128xbf16>, tensor<96x128xbf16>)
-      outs(%fill : tensor<64x96xf32>) -> tensor<64x96xf32>
-  %e1 = tensor.empty() : tensor<64x96xbf16>
+  %e0 = tensor.empty() : tensor<48x128xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e0 : tensor<48x128xf32>) -> tensor<48x128xf32>
+  %p = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%x, %w : tensor<48x128xbf16>, tensor<128x128xbf16>)
+      outs(%fill : tensor<48x128xf32>) -> tensor<48x128xf32>
+  %e1 = tensor.empty() : tensor<48x128xbf16>
   %y = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%p, %b : tensor<64x96xf32>, tensor<96xf32>) outs(%e1 : tensor<64x96xbf16>) {
+      ins(%p, %b : tensor<48x128xf32>, tensor<128xf32>) outs(%e1 : tensor<48x128xbf16>) {
   ^bb0(%s: f32, %v: f32, %out: bf16):
     %t = arith.addf %s, %v : f32
     %r = arith.truncf %t : f32 to bf16
     linalg.yield %r : bf16
-  } -> tensor<64x96xbf16>
-  return %y : tensor<64x96xbf16>
+  } -> tensor<48x128xbf16>
+  return %y : tensor<48x128xbf16>
 }
 
 // -----
 
-// A constant B [4, 32] packed into pairs when compiling: rows 2k and 2k + 1 interleaved column by column, the
-// bf16 values 1, 2, 3, 4, ... (0x3F80, 0x4000, 0x4040, 0x4080 as little-endian bytes).
+// A constant B [4, 32] packed into pairs when compiling (one panel of 32 columns, narrower than a tile's 64): rows
+// 2k and 2k + 1 interleaved column by column, the bf16 values 1, 2, 3, 4, ... (0x3F80, 0x4000, 0x4040, 0x4080 as
+// little-endian bytes).
 // CHECK-LABEL: func.func @constant_b
 // CHECK:         arith.constant dense<"0x803F004040408040{{.*}}> : tensor<1x2x32x2xbf16>
 // CHECK-NOT:     linalg.transpose
