@@ -5,8 +5,9 @@ In the manner of PyTorch's dynamo benchmark suites: per model and dtype, in one 
 - **strict**: ``torch.compile(model, backend=graphfuse)`` with ``fallback="error"`` on a padded batch of 4 and a
   batch of 1 (the library's default arguments: caches on), every floating-point output (logits, hidden states,
   the key/value cache) checked against eager PyTorch; a model passes when nothing ran in eager PyTorch and the
-  largest error is at most ``--tolerance`` of the output's largest magnitude (fp32), or no worse than
-  Inductor's (bf16);
+  largest error is at most ``--tolerance`` of the output's largest magnitude (fp32), or (bf16) no worse than
+  Inductor's and, against the fp32 model's outputs (its weights before the rounding to bf16, the same inputs),
+  no worse than eager bf16's;
 - **compile latency**: the first call of a new shape, graphfuse beside Inductor's cold start (its on-disk
   caches disabled; graphfuse's compile cache starts empty: the run keeps it in a directory of its own), in the
   run's process, where only the first model pays Inductor's start-up in a process;
@@ -80,6 +81,10 @@ class Case:
     #: largest error against eager over the checked calls, relative to the output's largest magnitude
     error: float | None = None
     inductor_error: float | None = None
+    #: bf16: the largest error against the fp32 model's outputs (the same weights before rounding to bf16, the
+    #: same inputs), of graphfuse's outputs and of eager's
+    f32_error: float | None = None
+    eager_f32_error: float | None = None
     #: seconds of the first call (the compiles), graphfuse and Inductor
     compile_s: dict[str, float] = field(default_factory=dict)
     #: graphfuse's own share of its first call: the backend's compile seconds (export, import, graphfuse.compile)
@@ -285,7 +290,9 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
 
 
     case = Case(zoo.name, zoo.family, dtype)
-    model, batches, want = _model_and_batches(zoo, size, dtype)
+    model, batches, want, want_f32 = _model_and_batches(zoo, size, dtype)
+    if want_f32 is not None:
+        case.eager_f32_error = max(relative_error(want[batch], want_f32[batch]) for batch in batches)
     runners: dict[str, Callable[..., Any]] = {"eager": model} if "eager" in variants else {}
     if "inductor" in variants:
         inductor_config.force_disable_caches = True  # a cold start
@@ -307,6 +314,11 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
         if status == "pass" and error is not None:
             if not error <= limit:
                 status = f"error {error:.2e} above {limit:.2e}"
+        if want_f32 is not None and len(outputs) == len(batches):
+            case.f32_error = max(relative_error(got, want_f32[batch])
+                                 for got, batch in zip(outputs, batches, strict=True))
+            if status == "pass" and not case.f32_error <= case.eager_f32_error:
+                status = f"error against fp32 {case.f32_error:.2e} above eager's {case.eager_f32_error:.2e}"
         case.status = status
         if compiled is not None and status == "pass":
             runners["graphfuse"] = compiled
@@ -327,17 +339,22 @@ def run_case(zoo: ZooModel, size: Size, dtype: str, variants: list[str], rounds:
 
 
 def _model_and_batches(zoo: ZooModel, size: Size, dtype: str
-                       ) -> tuple[Any, dict[int, dict[str, Any]], dict[int, Any]]:
-    """The model of ``zoo`` in ``dtype``, its padded batches of 4 and 1, and eager's outputs on them."""
+                       ) -> tuple[Any, dict[int, dict[str, Any]], dict[int, Any], dict[int, Any] | None]:
+    """The model of ``zoo`` in ``dtype``, its padded batches of 4 and 1, eager's outputs on them and, for bf16,
+    the fp32 model's (its weights before the rounding to bf16, the batches' floating-point tensors widened)."""
     import torch
 
     from bench.zoo_models import zoo_model
 
     model = zoo_model(zoo.name, size)
-    if dtype == "bf16":
-        model = model.to(torch.bfloat16)
     batches = {batch: _inputs(zoo, size, batch, dtype) for batch in (4, 1)}
-    return model, batches, {batch: _call(model, inputs) for batch, inputs in batches.items()}
+    want_f32 = None
+    if dtype == "bf16":
+        widened = {batch: {key: value.float() if value.is_floating_point() else value
+                           for key, value in inputs.items()} for batch, inputs in batches.items()}
+        want_f32 = {batch: _call(model, inputs) for batch, inputs in widened.items()}
+        model = model.to(torch.bfloat16)
+    return model, batches, {batch: _call(model, inputs) for batch, inputs in batches.items()}, want_f32
 
 
 def _backend_seconds() -> float:
@@ -372,7 +389,7 @@ def warm_worker(name: str, size: Size, dtype: str) -> int:
 
     warnings.filterwarnings("ignore")
     zoo = ZOO[name]
-    model, batches, want = _model_and_batches(zoo, size, dtype)
+    model, batches, want, _ = _model_and_batches(zoo, size, dtype)
     outputs: list[Any] = []
     status, _, first, _ = run_strict(zoo, model, batches, want, "graphfuse", outputs)
     reports = torch_backend.last_report()
@@ -420,7 +437,7 @@ def cold_worker(name: str, size: Size, dtype: str, variant: str, tolerance: floa
     warnings.filterwarnings("ignore")
     inductor_config.force_disable_caches = True
     zoo = ZOO[name]
-    model, batches, want = _model_and_batches(zoo, size, dtype)
+    model, batches, want, _ = _model_and_batches(zoo, size, dtype)
     start = time.perf_counter()
     compiled = torch.compile(model, backend=_backend(variant))
     try:
@@ -490,7 +507,8 @@ def summarize(cases: list[Case]) -> list[str]:
 
 
 def table(cases: list[Case]) -> list[str]:
-    head = ["model", "family", "dtype", "graphfuse strict", "error", "Inductor error", "compile s (gf / ind)",
+    head = ["model", "family", "dtype", "graphfuse strict", "error", "Inductor error", "vs fp32 (gf / eager)",
+            "compile s (gf / ind)",
             "backend s", "new process s (gf / ind)", "warm s (backend / first call)", "eager ms", "Inductor ms",
             "graphfuse ms", "vs eager", "vs Inductor"]
     rows = []
@@ -515,7 +533,9 @@ def table(cases: list[Case]) -> list[str]:
         if c.warm_backend_s is not None:
             warm = f"{c.warm_backend_s:.3f} / {c.warm_first_s:.2f}" + ("" if c.warm_equal else " (outputs differ)")
         status = c.status.replace("|", "\\|")
-        rows.append([c.model, c.family, c.dtype, status, err(c.error), err(c.inductor_error), compile_text,
+        against_f32 = "-" if c.f32_error is None else f"{err(c.f32_error)} / {err(c.eager_f32_error)}"
+        rows.append([c.model, c.family, c.dtype, status, err(c.error), err(c.inductor_error), against_f32,
+                     compile_text,
                      backend, cold, warm, ms("eager"), ms("inductor"), ms("graphfuse"), ratio("eager"),
                      ratio("inductor")])
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]

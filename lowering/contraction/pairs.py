@@ -43,7 +43,15 @@ def pair_product_applies(op: ir.Operation, dots: frozenset[str]) -> bool:
     a, b, c = op.operands
     if not (_is_bf16(a) and _is_bf16(b) and isinstance(ir.RankedTensorType(c.type).element_type, ir.F32Type)):
         return False
-    return "bf16" in dots and ir.RankedTensorType(a.type).shape[1] % 2 == 0
+    return "bf16" in dots and contraction_depth(op) % 2 == 0
+
+
+def contraction_depth(op: ir.Operation) -> int:
+    """K of a ``linalg.matmul``: the dim of A its map gives d2 (A [M, K], or [K, M] read transposed)."""
+    a_map = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[0]).value \
+        if "indexing_maps" in op.attributes else None
+    position = 1 if a_map is None else [str(e) for e in a_map.results].index("d2")
+    return ir.RankedTensorType(op.operands[0].type).shape[position]
 
 
 def _pairs(value: ir.Value, groups: list[list[int]], shape: list[int]) -> ir.Value:

@@ -132,3 +132,25 @@ def test_bf16_linear_through_the_backend_strict(rows: int) -> None:
                                                                     layer.bias.double()), approximate="tanh")
     assert got.dtype == torch.bfloat16
     assert (got.double() - exact).abs().max() <= (want.double() - exact).abs().max() * 1.01
+
+
+@pytest.mark.parametrize("dots", ["host", "none"])
+def test_bf16_batched_matmul_through_the_backend(dots: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attention's batched products in bf16 (32 batches, more than are unrolled), with and without the dot
+    products: compiled whole, within eager's error of the exact product."""
+    if dots == "none":
+        monkeypatch.setenv(host.DOT_PRODUCTS_VARIABLE, "none")
+    host.dot_products.cache_clear()
+    try:
+        torch._dynamo.reset()
+        q = torch.randn(32, 64, 32).to(torch.bfloat16)
+        k = torch.randn(32, 32, 64).to(torch.bfloat16)
+        compiled = torch.compile(torch.bmm, backend=get_backend(compiler_config=CompilerConfig(fallback="error")))
+        with torch.no_grad():
+            got, want = compiled(q, k), torch.bmm(q, k)
+    finally:
+        host.dot_products.cache_clear()
+        torch._dynamo.reset()
+    exact = torch.bmm(q.double(), k.double())
+    assert got.dtype == torch.bfloat16
+    assert (got.double() - exact).abs().max() <= (want.double() - exact).abs().max() * 1.01

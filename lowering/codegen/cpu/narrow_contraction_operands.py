@@ -19,6 +19,7 @@ from mlir.dialects import arith, linalg
 
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.matching import ops_named, producer
+from graphfuse.lowering.contraction.pairs import contraction_depth
 from graphfuse.lowering.host import DOT_PRODUCT_CHOICES, chosen_dot_products
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
@@ -50,7 +51,7 @@ def narrow_contraction_operands(module: ir.Module) -> int:
             continue
         if not isinstance(ir.RankedTensorType(op.operands[2].type).element_type, ir.F32Type):
             continue
-        if _depth(op) % 2:
+        if contraction_depth(op) % 2:
             continue  # no whole pairs of K: the f32 product's packed schedule is the faster
         widened = [op.operands[0], op.operands[1]]
         with op.location, ir.InsertionPoint(op):
@@ -67,14 +68,6 @@ def narrow_contraction_operands(module: ir.Module) -> int:
             _erase_if_unread(producer(value))
         rewritten += 1
     return rewritten
-
-
-def _depth(op: ir.Operation) -> int:
-    """K, the reduction's length: the dim of A its map gives d2 (A [M, K], or [K, M] read transposed)."""
-    a_map = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[0]).value \
-        if "indexing_maps" in op.attributes else None
-    position = 1 if a_map is None else [str(e) for e in a_map.results].index("d2")
-    return ir.RankedTensorType(op.operands[0].type).shape[position]
 
 
 def _bf16_source(value: ir.Value) -> ir.Value | None:

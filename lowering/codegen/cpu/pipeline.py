@@ -89,6 +89,7 @@ def cpu_pipeline_text(entry: str, threads: int, streaming: int | None = None, po
     steps = [
         f"to-destination-passing-style{{entry={name}}}",
         "narrow-contraction-operands",
+        "widen-contraction-operands",
         f"select-contraction-schedules{{threads={threads}}}",
         "apply-contraction-schedules",
         "privatize-entry",  # drop-equivalent-buffer-results leaves public functions alone

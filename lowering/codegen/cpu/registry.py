@@ -20,6 +20,7 @@ def _load(module: str, class_name: str) -> PassLoader:
 CPU_CODEGEN_PASSES: dict[str, PassLoader] = {
     "to-destination-passing-style": _load("to_destination_passing_style", "ToDestinationPassingStyle"),
     "narrow-contraction-operands": _load("narrow_contraction_operands", "NarrowContractionOperands"),
+    "widen-contraction-operands": _load("widen_contraction_operands", "WidenContractionOperands"),
     "block-contractions": _load("block_contractions", "BlockContractions"),
     "select-contraction-schedules": _load("select_contraction_schedules", "SelectContractionSchedules"),
     "apply-contraction-schedules": _load("apply_contraction_schedules", "ApplyContractionSchedules"),

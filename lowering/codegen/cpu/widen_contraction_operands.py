@@ -1,0 +1,82 @@
+"""widen-contraction-operands: matmuls of bf16 or f16 operands summed in f32 that no dot instruction computes read
+f32 copies of their operands.
+
+A ``linalg.matmul`` or ``linalg.batch_matmul`` of bf16/f16 operands into f32 (a bf16 product as PyTorch computes
+it) runs on the host's bf16 pair dot products where :mod:`graphfuse.lowering.contraction.pairs` applies (a 2-D
+bf16 product of whole pairs of K, on a CPU with AVX512_BF16).  Any other such product would keep the plain
+register tiles, whose vectors widen each element as they read it and which LLVM leaves largely scalar (a bf16
+batched matmul of attention took 6% of a BLOOM layer's time, serially).  Its operands are widened to f32 first
+(exactly: every bf16 and f16 value is an f32 value, and their products are exact in f32), and the product is the
+f32 one, with its packed panels, row blocks and batch tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from graphfuse.dialect.matching import ops_named
+from graphfuse.lowering.common import PARALLEL, build_generic
+from graphfuse.lowering.contraction.pairs import pair_product_applies
+from graphfuse.lowering.host import DOT_PRODUCT_CHOICES, chosen_dot_products
+from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
+
+__all__ = ["WidenContractionOperands", "widen_contraction_operands"]
+
+_PRODUCTS = ("linalg.matmul", "linalg.batch_matmul")
+
+
+@dataclass(frozen=True)
+class WidenContractionOperands(GraphPass):
+    name: ClassVar[str] = "widen-contraction-operands"
+    summary: ClassVar[str] = ("Make matmuls of bf16/f16 operands into f32 that no dot instruction computes read f32 "
+                              "copies of their operands")
+    dot_products: str = option("host", "the dot products bf16 products compute on: host (the machine's), bf16 or none")
+
+    def run(self, module: ir.Module, context: PassContext) -> None:
+        if self.dot_products not in DOT_PRODUCT_CHOICES:
+            context.fail(f"option 'dot-products' of pass '{self.name}' must be one of "
+                         f"{', '.join(DOT_PRODUCT_CHOICES)}, got '{self.dot_products}'")
+        widen_contraction_operands(module, chosen_dot_products(self.dot_products))
+
+
+def _narrow(value: ir.Value) -> bool:
+    t = value.type
+    return isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, (ir.BF16Type, ir.F16Type))
+
+
+def widen_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
+    """Widen the operands of every static matmul and batched matmul of ``module`` reading bf16/f16 into f32 that
+    the dot products ``dots`` do not compute (:func:`pair_product_applies`); the number rewritten."""
+    rewritten = 0
+    for op in ops_named(module, *_PRODUCTS):
+        a, b, c = op.operands
+        if not (_narrow(a) and _narrow(b)) or not isinstance(ir.RankedTensorType(c.type).element_type, ir.F32Type):
+            continue
+        if not all(ir.RankedTensorType(v.type).has_static_shape for v in (a, b, c)):
+            continue  # products of sizes known at run time keep their own schedules
+        if op.name == "linalg.matmul" and pair_product_applies(op, dots):
+            continue
+        with op.location, ir.InsertionPoint(op):
+            wide = [_widened(v) for v in (a, b)]
+            maps = {"indexing_maps": op.attributes["indexing_maps"]} if "indexing_maps" in op.attributes else {}
+            build = linalg.matmul if op.name == "linalg.matmul" else linalg.batch_matmul
+            product = build(*wide, outs=[c], **maps)  # a new op: its body converts the operands' types it reads
+        op.results[0].replace_all_uses_with(product)
+        op.erase()
+        rewritten += 1
+    return rewritten
+
+
+def _widened(value: ir.Value) -> ir.Value:
+    """``value`` (a static bf16/f16 tensor) as f32, by an elementwise generic."""
+    t = ir.RankedTensorType(value.type)
+    f32 = ir.F32Type.get()
+    init = tensor.empty(list(t.shape), f32)
+    identity = ir.AffineMap.get_identity(t.rank)
+    generic = build_generic([ir.RankedTensorType.get(list(t.shape), f32)], [value], [init], [identity, identity],
+                            [PARALLEL] * t.rank, lambda args: [arith.extf(f32, args[0])])
+    return generic.results[0]

@@ -1,0 +1,59 @@
+// widen-contraction-operands: a matmul or batched matmul of bf16/f16 operands into f32 that no dot instruction
+// computes reads f32 copies of its operands; a bf16 matmul of whole pairs of K with bf16 dot products keeps them.
+// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(widen-contraction-operands{dot-products=bf16})' | FileCheck %s
+// RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(widen-contraction-operands{dot-products=none})' | FileCheck %s --check-prefix=NONE
+// RUN: not graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(widen-contraction-operands{dot-products=x})' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: error: option 'dot-products' of pass 'widen-contraction-operands' must be one of host, bf16, none, got 'x'
+
+// Attention's batched product in bf16 (32 batches): widened, then an f32 batched matmul.
+// CHECK-LABEL: func.func @batched(
+// CHECK:         %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<32x16x8xbf16>) outs(%{{.*}} : tensor<32x16x8xf32>)
+// CHECK:           arith.extf %{{.*}} : bf16 to f32
+// CHECK:         %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<32x8x16xbf16>) outs(%{{.*}} : tensor<32x8x16xf32>)
+// CHECK:         linalg.batch_matmul ins(%[[A]], %[[B]] : tensor<32x16x8xf32>, tensor<32x8x16xf32>)
+func.func @batched(%a: tensor<32x16x8xbf16>, %b: tensor<32x8x16xbf16>) -> tensor<32x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x16x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<32x16x16xf32>) -> tensor<32x16x16xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<32x16x8xbf16>, tensor<32x8x16xbf16>) outs(%c : tensor<32x16x16xf32>)
+      -> tensor<32x16x16xf32>
+  return %r : tensor<32x16x16xf32>
+}
+
+// -----
+
+// A 2-D bf16 product: kept for the dot products when K is even (d2 read from A's map: A is [K, M] here), widened
+// without them; with an odd K, or f16 operands, widened either way.
+// CHECK-LABEL: func.func @two_d(
+// CHECK:         linalg.matmul {{.*}} ins(%arg0, %arg1 : tensor<6x4xbf16>, tensor<6x8xbf16>)
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x5xf32>, tensor<5x8xf32>)
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x6xf32>, tensor<6x8xf32>)
+// NONE-LABEL:  func.func @two_d(
+// NONE:          linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<6x4xf32>, tensor<6x8xf32>)
+func.func @two_d(%at: tensor<6x4xbf16>, %b: tensor<6x8xbf16>, %x: tensor<4x5xbf16>, %y: tensor<5x8xbf16>,
+                 %h: tensor<4x6xf16>, %g: tensor<6x8xf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r0 = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (k, i)>, affine_map<(i, j, k) -> (k, j)>,
+                                       affine_map<(i, j, k) -> (i, j)>]
+      ins(%at, %b : tensor<6x4xbf16>, tensor<6x8xbf16>) outs(%c : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r1 = linalg.matmul ins(%x, %y : tensor<4x5xbf16>, tensor<5x8xbf16>) outs(%c : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r2 = linalg.matmul ins(%h, %g : tensor<4x6xf16>, tensor<6x8xf16>) outs(%c : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r0, %r1, %r2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Negative: an f32 product, and a bf16 product into bf16 (not summed in f32), are left alone.
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT:     linalg.generic
+// CHECK:         linalg.matmul ins(%arg0, %arg1 : tensor<4x6xf32>, tensor<6x8xf32>)
+// CHECK:         linalg.matmul ins(%arg2, %arg3 : tensor<4x6xbf16>, tensor<6x8xbf16>) outs(%{{.*}} : tensor<4x8xbf16>)
+func.func @left_alone(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %x: tensor<4x6xbf16>, %y: tensor<6x8xbf16>,
+                      %c: tensor<4x8xf32>, %d: tensor<4x8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xbf16>) {
+  %r0 = linalg.matmul ins(%a, %b : tensor<4x6xf32>, tensor<6x8xf32>) outs(%c : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r1 = linalg.matmul ins(%x, %y : tensor<4x6xbf16>, tensor<6x8xbf16>) outs(%d : tensor<4x8xbf16>) -> tensor<4x8xbf16>
+  return %r0, %r1 : tensor<4x8xf32>, tensor<4x8xbf16>
+}
