@@ -149,6 +149,14 @@ def _matmul_torch(torch: Any, inputs: list[Any], m: int, k: int, n: int) -> list
     return [torch.nn.functional.gelu(y, approximate="tanh")]
 
 
+#: The sizes of both matmul + bias + gelu rows (f32 and bf16).
+_MATMUL_SIZES = {
+    "full": {"m": 1024, "k": 1024, "n": 4096},
+    "small": {"m": 16, "k": 32, "n": 64},
+    "odd": {"m": 1000, "k": 1000, "n": 3000},
+}
+
+
 def _matmul_bf16_graph(m: int, k: int, n: int) -> Any:
     """The bf16 form, as PyTorch's importer writes a bf16 addmm + gelu: the operands widened to f32, the bias
     added to the f32 product, gelu in f32, one rounding to bf16."""
@@ -383,11 +391,7 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "matmul_bias_gelu",
             "matmul + bias + gelu",
-            {
-                "full": {"m": 1024, "k": 1024, "n": 4096},
-                "small": {"m": 16, "k": 32, "n": 64},
-                "odd": {"m": 1000, "k": 1000, "n": 3000},
-            },
+            _MATMUL_SIZES,
             _matmul_graph,
             lambda rng, m, k, n: [_normal(rng, m, k), _normal(rng, k, n) * np.float32(k**-0.5)],
             _matmul_numpy,
@@ -398,11 +402,7 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "matmul_bias_gelu_bf16",
             "matmul + bias + gelu, bf16",
-            {
-                "full": {"m": 1024, "k": 1024, "n": 4096},
-                "small": {"m": 16, "k": 32, "n": 64},
-                "odd": {"m": 1000, "k": 1000, "n": 3000},
-            },
+            _MATMUL_SIZES,
             _matmul_bf16_graph,
             _matmul_bf16_inputs,
             _matmul_bf16_numpy,

@@ -37,6 +37,7 @@ __all__ = [
     "codegen_jobs",
     "cpuinfo",
     "default_threads",
+    "dot_product_choice_problem",
     "dot_products",
     "dot_products_from_flags",
     "last_level_cache_bytes",
@@ -129,6 +130,14 @@ def dot_products() -> frozenset[str]:
 
 #: The values of the passes' ``dot-products`` option: the host's (:func:`dot_products`), AVX512_BF16's, none.
 DOT_PRODUCT_CHOICES = ("host", "bf16", "none")
+
+
+def dot_product_choice_problem(pass_name: str, choice: str) -> str | None:
+    """Why ``choice`` is not a value of pass ``pass_name``'s ``dot-products`` option, or None."""
+    if choice in DOT_PRODUCT_CHOICES:
+        return None
+    return (f"option 'dot-products' of pass '{pass_name}' must be one of {', '.join(DOT_PRODUCT_CHOICES)}, "
+            f"got '{choice}'")
 
 
 def chosen_dot_products(choice: str) -> frozenset[str]:

@@ -20,7 +20,7 @@ from mlir.dialects import arith, linalg
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.matching import ops_named, producer
 from graphfuse.lowering.contraction.pairs import contraction_depth
-from graphfuse.lowering.host import DOT_PRODUCT_CHOICES, chosen_dot_products
+from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["NarrowContractionOperands", "narrow_contraction_operands"]
@@ -33,9 +33,9 @@ class NarrowContractionOperands(GraphPass):
     dot_products: str = option("host", "the dot products to compute on: host (the machine's), bf16 or none")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        if self.dot_products not in DOT_PRODUCT_CHOICES:
-            context.fail(f"option 'dot-products' of pass '{self.name}' must be one of "
-                         f"{', '.join(DOT_PRODUCT_CHOICES)}, got '{self.dot_products}'")
+        problem = dot_product_choice_problem(self.name, self.dot_products)
+        if problem is not None:
+            context.fail(problem)
         if "bf16" in chosen_dot_products(self.dot_products):
             narrow_contraction_operands(module)
 

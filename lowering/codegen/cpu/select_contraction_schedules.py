@@ -15,7 +15,7 @@ from typing import ClassVar
 from mlir import ir
 
 from graphfuse.lowering.contraction import select_schedules
-from graphfuse.lowering.host import DOT_PRODUCT_CHOICES, chosen_dot_products
+from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["SelectContractionSchedules"]
@@ -31,7 +31,7 @@ class SelectContractionSchedules(GraphPass):
     def run(self, module: ir.Module, context: PassContext) -> None:
         if self.threads < 1:
             context.fail(f"option 'threads' of pass '{self.name}' must be at least 1, got {self.threads}")
-        if self.dot_products not in DOT_PRODUCT_CHOICES:
-            context.fail(f"option 'dot-products' of pass '{self.name}' must be one of "
-                         f"{', '.join(DOT_PRODUCT_CHOICES)}, got '{self.dot_products}'")
+        problem = dot_product_choice_problem(self.name, self.dot_products)
+        if problem is not None:
+            context.fail(problem)
         select_schedules(module, self.threads, chosen_dot_products(self.dot_products))

@@ -21,7 +21,7 @@ from mlir.dialects import arith, linalg, tensor
 from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.common import PARALLEL, build_generic
 from graphfuse.lowering.contraction.pairs import pair_product_applies
-from graphfuse.lowering.host import DOT_PRODUCT_CHOICES, chosen_dot_products
+from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["WidenContractionOperands", "widen_contraction_operands"]
@@ -37,9 +37,9 @@ class WidenContractionOperands(GraphPass):
     dot_products: str = option("host", "the dot products bf16 products compute on: host (the machine's), bf16 or none")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        if self.dot_products not in DOT_PRODUCT_CHOICES:
-            context.fail(f"option 'dot-products' of pass '{self.name}' must be one of "
-                         f"{', '.join(DOT_PRODUCT_CHOICES)}, got '{self.dot_products}'")
+        problem = dot_product_choice_problem(self.name, self.dot_products)
+        if problem is not None:
+            context.fail(problem)
         widen_contraction_operands(module, chosen_dot_products(self.dot_products))
 
 
