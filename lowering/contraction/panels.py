@@ -70,7 +70,9 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
       C viewed as [M, N / panel, panel] (a reshape of the same buffer).  Columns that do not fill a last
       panel are products of their own, one narrower panel each, of powers of two (24 columns are 16 + 8:
       LLVM splits a loop-carried vector<8x24xf32> accumulator lane by lane through the stack, and the 24
-      columns of 1000x1000x3000 took a sixth of its time).
+      columns of 1000x1000x3000 took a sixth of its time).  A bf16 product on pair dot products
+      (:func:`graphfuse.lowering.contraction.pairs.pair_product_applies`, ``dots``) is packed the same way, into
+      panels of pairs of K (:mod:`.pairs`).
     - The rows are cut in two when the row blocks (:func:`row_block`) do not divide them: the blocks'
       rows, then the rest as one block of its own, so that every block and every register tile of
       either has a size known when compiling (a block of the rest's size in a loop of full blocks would
@@ -316,8 +318,8 @@ def _sole_elementwise_reader(product: ir.Operation, rounded: bool = False) -> ir
 
 def _fusable_epilogue(matmul: ir.Operation) -> ir.Operation | None:
     """The sole elementwise reader of f32 ``matmul``'s result (:func:`_sole_elementwise_reader`, its result
-    rounded to bf16 or f16 included), when the
-    packed schedule can apply it to each block of C (``matmul_epilogue.mlir``), else None: a static 2-D
+    rounded to bf16 or f16 included), when the packed schedule can apply it to each block of C
+    (``matmul_epilogue.mlir``), else None: a static 2-D
     generic whose other inputs are tensors read by projections of (i, j): [M, N] (a residual), [N] (a bias),
     [M] or a scalar.
     """
