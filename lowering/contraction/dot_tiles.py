@@ -12,7 +12,9 @@ the vectorizer writes the f32 tiles, so that the accumulators are then kept in r
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, tensor, vector
+from mlir.dialects import tensor, vector
+
+from graphfuse.lowering.contraction.pair_copies import read_whole, write_whole
 
 __all__ = ["DOT_LANES", "vectorize_pair_tiles"]
 
@@ -58,22 +60,12 @@ def _dot(acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
 def _rewrite(op: ir.Operation, rows: int, columns: int) -> None:
     a, b, c = op.operands
     f32, bf16, i32 = ir.F32Type.get(), ir.BF16Type.get(), ir.IntegerType.get_signless(32)
-    index = ir.IndexType.get()
     vec = ir.VectorType.get
     with op.location, ir.InsertionPoint(op):
-        zero = arith.constant(index, 0)
-        in_bounds = lambda rank: ir.ArrayAttr.get([ir.BoolAttr.get(True)] * rank)  # noqa: E731
-        pad_bf16 = arith.constant(bf16, 0.0)
-        pad_f32 = arith.constant(f32, 0.0)
-        acc_type = vec([rows, 1, columns], f32)
-        acc = vector.transfer_read(acc_type, c, [zero] * 3, ir.AffineMap.get_minor_identity(3, 3), pad_f32,
-                                   in_bounds=in_bounds(3))
-        a_tile = vector.transfer_read(vec([rows, 1, 2], bf16), a, [zero] * 3, ir.AffineMap.get_minor_identity(3, 3),
-                                      pad_bf16, in_bounds=in_bounds(3))
+        acc = read_whole(c)  # vector<R x 1 x NR x f32>
+        a_tile = read_whole(a)  # vector<R x 1 x 2 x bf16>
         # the panel row as one run of 2 NR bf16: read as [1, 1, NR, 2], it would be NR reads of a pair
-        b_row = tensor.collapse_shape(ir.RankedTensorType.get([2 * columns], bf16), b, [[0, 1, 2, 3]])
-        b_flat = vector.transfer_read(vec([2 * columns], bf16), b_row, [zero], ir.AffineMap.get_minor_identity(1, 1),
-                                      pad_bf16, in_bounds=in_bounds(1))
+        b_flat = read_whole(tensor.collapse_shape(ir.RankedTensorType.get([2 * columns], bf16), b, [[0, 1, 2, 3]]))
         parts, offset = [], 0  # (first column, lanes, the panel row's pairs of those columns)
         for lanes in _dot_widths(columns):
             pairs = vector.extract_strided_slice(vec([2 * lanes], bf16), b_flat, [2 * offset], [2 * lanes], [1])
@@ -92,8 +84,7 @@ def _rewrite(op: ir.Operation, rows: int, columns: int) -> None:
                 row_result = vector.insert_strided_slice(_dot(part_sums, broadcast[lanes], pairs), row_result,
                                                          [offset], [1])
             result = vector.insert(row_result, result, [], [row, 0])
-        written = vector.transfer_write(c.type, result, c, [zero] * 3, ir.AffineMap.get_minor_identity(3, 3),
-                                        in_bounds=in_bounds(3))
+        written = write_whole(result, c)
     op.results[0].replace_all_uses_with(written)
     op.erase()
 

@@ -33,6 +33,19 @@ def matmul_b_transposed(a: ir.Value, bt: ir.Value, init: ir.Value) -> ir.Value:
     return linalg.matmul(a, bt, outs=[init], indexing_maps=maps)
 
 
+def replace_operands(op: ir.Operation, a: ir.Value, b: ir.Value) -> ir.Value:
+    """Replace named product ``op`` (``linalg.matmul`` or ``linalg.batch_matmul``, its maps kept) by the same
+    product of ``a`` and ``b`` into its init; the new result.  A new op, not new operands: a named op's body
+    converts the element types its operands had when it was built."""
+    build = linalg.matmul if op.name == "linalg.matmul" else linalg.batch_matmul
+    maps = {"indexing_maps": op.attributes["indexing_maps"]} if "indexing_maps" in op.attributes else {}
+    with op.location, ir.InsertionPoint(op):
+        product = build(a, b, outs=[op.operands[2]], **maps)
+    op.results[0].replace_all_uses_with(product)
+    op.erase()
+    return product
+
+
 def _reads_b_transposed(op: ir.Operation) -> bool:
     """Whether a matmul reads A [M, K] and B as [N, K] (a linear layer's x @ W^T, through its maps)."""
     if "indexing_maps" not in op.attributes:

@@ -14,7 +14,7 @@ from mlir.dialects import arith, tensor, ub, vector
 
 from graphfuse.lowering.schedules.library import apply_sequence
 
-__all__ = ["PAIR_COPIES", "PAIR_COPY", "vectorize_pair_copies"]
+__all__ = ["PAIR_COPIES", "PAIR_COPY", "read_whole", "vectorize_pair_copies", "write_whole"]
 
 #: Marks a tile of a copy into panels of pairs, and the task loop holding a copy's tiles (``pack.mlir``).
 PAIR_COPY, PAIR_COPIES = "graph.pair_copy", "graph.pair_copies"
@@ -31,13 +31,22 @@ def _collapsed(value: ir.Value, groups: list[list[int]]) -> ir.Value:
     return tensor.collapse_shape(ir.RankedTensorType.get(shape, t.element_type), value, groups)
 
 
-def _read(value: ir.Value, element: ir.Type) -> ir.Value:
-    shape = ir.RankedTensorType(value.type).shape
+def read_whole(value: ir.Value) -> ir.Value:
+    """All of ``value`` (a static float tensor) as one vector of its shape."""
+    t = ir.RankedTensorType(value.type)
     zero = arith.constant(ir.IndexType.get(), 0)
-    pad = arith.constant(element, 0.0)
-    return vector.transfer_read(ir.VectorType.get(shape, element), value, [zero] * len(shape),
-                                ir.AffineMap.get_minor_identity(len(shape), len(shape)), pad,
-                                in_bounds=ir.ArrayAttr.get([ir.BoolAttr.get(True)] * len(shape)))
+    pad = arith.constant(t.element_type, 0.0)
+    return vector.transfer_read(ir.VectorType.get(t.shape, t.element_type), value, [zero] * t.rank,
+                                ir.AffineMap.get_minor_identity(t.rank, t.rank), pad,
+                                in_bounds=ir.ArrayAttr.get([ir.BoolAttr.get(True)] * t.rank))
+
+
+def write_whole(values: ir.Value, dest: ir.Value) -> ir.Value:
+    """``values`` (a vector of ``dest``'s shape) written over all of tensor ``dest``."""
+    rank = ir.RankedTensorType(dest.type).rank
+    zero = arith.constant(ir.IndexType.get(), 0)
+    return vector.transfer_write(dest.type, values, dest, [zero] * rank, ir.AffineMap.get_minor_identity(rank, rank),
+                                 in_bounds=ir.ArrayAttr.get([ir.BoolAttr.get(True)] * rank))
 
 
 def _rewrite(op: ir.Operation) -> bool:
@@ -50,22 +59,19 @@ def _rewrite(op: ir.Operation) -> bool:
     bf16, i32 = out.element_type, ir.IntegerType.get_signless(32)
     with op.location, ir.InsertionPoint(op):
         if permutation == _FROM_TRANSPOSED:  # source [1, b, a, 2]: b rows of a words
-            rows = _read(_collapsed(source, [[0, 1], [2, 3]]), bf16)
+            rows = read_whole(_collapsed(source, [[0, 1], [2, 3]]))
             words = vector.bitcast(ir.VectorType.get([columns, pairs], i32), rows)
             turned = vector.transpose(ir.VectorType.get([pairs, columns], i32), words, [1, 0])
             tile = vector.bitcast(ir.VectorType.get([pairs, 2 * columns], bf16), turned)
         elif permutation == _FROM_ROWS:  # source [a, 2, 1, b]: a pairs of rows of b columns
-            rows = _read(_collapsed(source, [[0], [1, 2], [3]]), bf16)
+            rows = read_whole(_collapsed(source, [[0], [1, 2], [3]]))
             tile = ub.poison(ir.VectorType.get([pairs, 2 * columns], bf16))
             for pair in range(pairs):  # one interleave of two rows each: a shuffle of whole registers
                 first, second = (vector.extract(rows, [], [pair, half]) for half in (0, 1))
                 tile = vector.insert(vector.interleave(first, second), tile, [], [pair])
         else:
             return False
-        target = _collapsed(init, [[0, 1], [2, 3]])
-        zero = arith.constant(ir.IndexType.get(), 0)
-        written = vector.transfer_write(target.type, tile, target, [zero, zero], ir.AffineMap.get_minor_identity(2, 2),
-                                        in_bounds=ir.ArrayAttr.get([ir.BoolAttr.get(True)] * 2))
+        written = write_whole(tile, _collapsed(init, [[0, 1], [2, 3]]))
         result = tensor.expand_shape(out, written, [[0, 1], [2, 3]], [], list(out.shape))
     op.results[0].replace_all_uses_with(result)
     op.erase()

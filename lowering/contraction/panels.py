@@ -177,20 +177,22 @@ def _defined_in(value: ir.Value, region_op: ir.Operation) -> bool:
     return False
 
 
-def _erase_unused_producers(value: ir.Value) -> None:
-    """Erase ``value``'s producer when nothing reads it, then the producers of its operands left unread.
+def _erase_unused_producers(value: ir.Value, erasable: frozenset[str] | None = None) -> None:
+    """Erase ``value``'s producer when nothing reads it, then the producers of its operands left unread; only
+    ops named in ``erasable`` (default :data:`_PURE_PRODUCERS`).
 
     Bufferization would still compute them (a transpose of B) or keep them (a weight constant).
     """
+    erasable = _PURE_PRODUCERS if erasable is None else erasable
     op = producer(value)
-    if op is None or op.name not in _PURE_PRODUCERS:
+    if op is None or op.name not in erasable:
         return
     if any(True for result in op.results for _ in result.uses):
         return
     operands = list(op.operands)
     op.erase()
     for operand in operands:
-        _erase_unused_producers(operand)
+        _erase_unused_producers(operand, erasable)
 
 
 def _split_columns(value: ir.Value, columns: int) -> ir.Value:

@@ -15,11 +15,13 @@ from typing import ClassVar
 import ml_dtypes
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg
+from mlir.dialects import arith
 
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.matching import ops_named, producer
+from graphfuse.lowering.contraction.layout import replace_operands
 from graphfuse.lowering.contraction.pairs import contraction_depth
+from graphfuse.lowering.contraction.panels import _erase_unused_producers
 from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
@@ -54,40 +56,45 @@ def narrow_contraction_operands(module: ir.Module) -> int:
         if contraction_depth(op) % 2:
             continue  # no whole pairs of K: the f32 product's packed schedule is the faster
         widened = [op.operands[0], op.operands[1]]
-        with op.location, ir.InsertionPoint(op):
-            sources = [_bf16_source(v) for v in widened]
+        sources = [_bf16_source(v) for v in widened]
         if any(s is None for s in sources):
-            continue
+            continue  # nothing built: a constant is narrowed only once both operands are
         with op.location, ir.InsertionPoint(op):
-            maps = {"indexing_maps": op.attributes["indexing_maps"]} if "indexing_maps" in op.attributes else {}
-            # a new op: a named op's body converts its operands' element types, which it reads from them
-            narrow = linalg.matmul(*sources, outs=[op.operands[2]], **maps)
-        op.results[0].replace_all_uses_with(narrow)
-        op.erase()
+            narrow = [_built(source, value) for source, value in zip(sources, widened, strict=True)]
+        replace_operands(op, *narrow)
         for value in widened:
-            _erase_if_unread(producer(value))
+            _erase_unused_producers(value, _WIDENINGS)
         rewritten += 1
     return rewritten
 
 
-def _bf16_source(value: ir.Value) -> ir.Value | None:
-    """The bf16 tensor ``value`` (f32) widens exactly, built before the insertion point when it is a constant:
-    the input of an all-parallel generic whose body is one ``arith.extf`` from bf16 through identity maps, or an
-    f32 constant every value of which is a bf16 value (NaN payloads included); else None."""
+#: What an erased widening leaves unread: the widening itself, its init, a constant narrowed anew.
+_WIDENINGS = frozenset({"linalg.generic", "tensor.empty", "arith.constant"})
+
+
+def _bf16_source(value: ir.Value) -> ir.Value | np.ndarray | None:
+    """What f32 ``value`` exactly widens: the bf16 input of an all-parallel generic whose body is one
+    ``arith.extf`` from bf16 through identity maps, or, for an f32 constant every value of which is a bf16 value
+    (NaN payloads included), those values as a bf16 array; else None."""
     generic = producer(value, "linalg.generic")
     if generic is not None:
         return _extf_input(generic)
     constant = producer(value, "arith.constant")
     if constant is None or not isinstance(ir.RankedTensorType(value.type).element_type, ir.F32Type):
         return None
-    attr = ir.DenseElementsAttr(constant.attributes["value"])
-    bf16_type = ir.RankedTensorType.get(list(ir.RankedTensorType(value.type).shape), ir.BF16Type.get())
-    array = attr_to_array(attr)
-    bits = np.ascontiguousarray(array, np.float32).view(np.uint32)
+    bits = np.ascontiguousarray(attr_to_array(ir.DenseElementsAttr(constant.attributes["value"])),
+                                np.float32).view(np.uint32)
     if np.any(bits & 0xFFFF):
         return None  # some value has bits below bf16's: narrowing would round it
-    narrow = (bits >> 16).astype(np.uint16).view(ml_dtypes.bfloat16)
-    return arith.constant(bf16_type, array_to_attr(narrow))
+    return (bits >> 16).astype(np.uint16).view(ml_dtypes.bfloat16)
+
+
+def _built(source: ir.Value | np.ndarray, value: ir.Value) -> ir.Value:
+    """``source`` (:func:`_bf16_source`) as a value: a narrowed constant built of ``value``'s shape."""
+    if isinstance(source, ir.Value):
+        return source
+    shape = list(ir.RankedTensorType(value.type).shape)
+    return arith.constant(ir.RankedTensorType.get(shape, ir.BF16Type.get()), array_to_attr(source))
 
 
 def _extf_input(generic: ir.Operation) -> ir.Value | None:
@@ -108,15 +115,3 @@ def _extf_input(generic: ir.Operation) -> ir.Value | None:
     if ops[1].operands[0] != ops[0].results[0]:
         return None
     return source
-
-
-def _erase_if_unread(op: ir.Operation | None) -> None:
-    """Erase ``op`` (a widening) when nothing reads it any more, and then its init when nothing else does."""
-    if op is None or any(True for result in op.results for _ in result.uses):
-        return
-    operands = list(op.operands)
-    op.erase()
-    for operand in operands:
-        init = producer(operand, "tensor.empty")
-        if init is not None and not any(True for _ in init.results[0].uses):
-            init.erase()

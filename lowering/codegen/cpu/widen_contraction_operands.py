@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
 from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.common import PARALLEL, build_generic
+from graphfuse.lowering.contraction.layout import replace_operands
 from graphfuse.lowering.contraction.pairs import pair_product_applies
 from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
@@ -62,11 +63,7 @@ def widen_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
             continue
         with op.location, ir.InsertionPoint(op):
             wide = [_widened(v) for v in (a, b)]
-            maps = {"indexing_maps": op.attributes["indexing_maps"]} if "indexing_maps" in op.attributes else {}
-            build = linalg.matmul if op.name == "linalg.matmul" else linalg.batch_matmul
-            product = build(*wide, outs=[c], **maps)  # a new op: its body converts the operands' types it reads
-        op.results[0].replace_all_uses_with(product)
-        op.erase()
+        replace_operands(op, *wide)
         rewritten += 1
     return rewritten
 
