@@ -154,3 +154,19 @@ def test_bf16_batched_matmul_through_the_backend(dots: str, monkeypatch: pytest.
     exact = torch.bmm(q.double(), k.double())
     assert got.dtype == torch.bfloat16
     assert (got.double() - exact).abs().max() <= (want.double() - exact).abs().max() * 1.01
+
+
+@needs_bf16_dots
+def test_bf16_linear_against_the_reference_interpreter() -> None:
+    """The compiled product of pairs against the reference interpreter (f32 sums of the widened operands, one
+    rounding): equal but for the order of the f32 sums, each output within one bf16 step of the interpreter's."""
+    m, k, n = 37, 70, 72
+    executable = graphfuse.compile(_linear_graph(m, k, n))
+    assert DOT_INTRINSIC in executable.function.llvm_dialect_ir
+    x, w, b = _inputs(m, k, n, seed=2)
+    (out,) = executable(x, w, b)
+    (want,) = executable.reference(x, w, b)
+    got, want = out.astype(np.float64), np.asarray(want, np.float64)
+    step = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(want), 2.0**-126))) - 7)  # one bf16 step at each value
+    assert np.all(np.abs(got - want) <= step), float(np.max(np.abs(got - want) / step))
+    assert np.mean(got == want) > 0.9  # most outputs are the interpreter's bits
