@@ -4,7 +4,7 @@
                         [--peers numpy,o0,1t,torch,compile,iree] [--calls N] [--rounds R] [--no-evict]
                         [--default-malloc] [--stream-mib M] [--markdown FILE]
 
-Method (see docs/performance.md): fp32 (bf16 where a workload says so), the same inputs (fixed seed) for every
+Method (see docs/performance.md): fp32 (bf16 or int8 where a workload says so), the same inputs (fixed seed) for every
 variant; interleaved rounds (each round times every variant in turn); a cold
 cache before every timed call (2 threads read a buffer twice the LLC, at least
 256 MiB) unless ``--no-evict``; per variant the median of ``--calls`` calls,
@@ -14,7 +14,7 @@ machine's limits are measured in the same run: a streaming-store triad on 1 and
 2 threads (bench/stream.c, built with gcc), numpy's 2048^3 fp32 matmul and the
 arithmetic peaks (bench/peaks.c: loops of f32 FMAs, bf16 and int8 dot products, as
 the CPU has them); the triad again in every workload's interleaved rounds.  A
-bf16 workload's "% matmul peak" is of the bf16 dot loop's figure.
+bf16 (int8) workload's "% matmul peak" is of the bf16 (int8) dot loop's figure.
 IREE runs in a child process under the peers venv (``make bench-peers-setup``).
 """
 
@@ -427,8 +427,8 @@ def variant_rows(r: Result, labels: list[str], limits: machine.Limits) -> list[l
 
 
 def peak_gflops(workload: Workload, limits: machine.Limits) -> float | None:
-    """What "% matmul peak" divides by: numpy's f32 matmul for f32 workloads, the bf16 dot loop's figure for bf16
-    ones (None where the machine has no bf16 dot product)."""
+    """What "% matmul peak" divides by: numpy's f32 matmul for f32 workloads, the bf16 or int8 dot loop's figure
+    for bf16 and int8 ones (None where the machine has no such dot product)."""
     return limits.matmul_gflops if workload.dtype == "f32" else limits.peaks.get(workload.dtype)
 
 

@@ -45,8 +45,9 @@ class Workload:
     torch: Callable[..., Any] | None = None
     #: a real model (bench/models.py): imported by the PyTorch front end, torch eager is the reference
     model: str | None = None
-    #: the element type of the inputs and outputs: "f32", or "bf16" (ml_dtypes.bfloat16 arrays; torch bf16
-    #: tensors), whose products are measured against the machine's bf16 peak
+    #: the element type of the inputs and outputs: "f32", "bf16" (ml_dtypes.bfloat16 arrays; torch bf16
+    #: tensors), whose products are measured against the machine's bf16 peak, or "int8" (int8 operands), against
+    #: the int8 dot-product peak (operations counted as flops)
     dtype: str = "f32"
 
     def compute_bound(self, **params: int) -> bool:
@@ -149,7 +150,7 @@ def _matmul_torch(torch: Any, inputs: list[Any], m: int, k: int, n: int) -> list
     return [torch.nn.functional.gelu(y, approximate="tanh")]
 
 
-#: The sizes of both matmul + bias + gelu rows (f32 and bf16).
+#: The sizes of the matmul rows (matmul + bias + gelu in f32 and bf16, the int8 quant_batch_matmul).
 _MATMUL_SIZES = {
     "full": {"m": 1024, "k": 1024, "n": 4096},
     "small": {"m": 16, "k": 32, "n": 64},
@@ -182,6 +183,37 @@ def _matmul_bf16_torch(torch: Any, inputs: list[Any], m: int, k: int, n: int) ->
     """addmm in bf16 (f32 sums, the bias added before one rounding), then gelu in bf16."""
     bias = torch.linspace(-0.5, 0.5, n).to(torch.bfloat16)
     return [torch.nn.functional.gelu(torch.addmm(bias, inputs[0], inputs[1]), approximate="tanh")]
+
+
+def _qbmm_graph(m: int, k: int, n: int) -> Any:
+    """``quant_batch_matmul`` of int8 activations by an int8 weight (an argument), dequantized per column to f16
+    (Ascend's QuantBatchMatmul, as the seeds' quantized products use it)."""
+    b = GraphBuilder("quant_batch_matmul")
+    x, w = b.arg((m, k), "i8"), b.arg((k, n), "i8")
+    b.ret(b.quant_batch_matmul(x, w, b.const(_qbmm_scale(n)), dtype="f16"))
+    return b.module
+
+
+def _qbmm_scale(n: int) -> np.ndarray:
+    """Per-column scales that bring sums of 1000s of int8 products to O(1)."""
+    return np.linspace(1e-5, 4e-5, n, dtype=np.float32)
+
+
+def _qbmm_inputs(rng: np.random.Generator, m: int, k: int, n: int) -> list[np.ndarray]:
+    return [rng.integers(-128, 128, (m, k), dtype=np.int8), rng.integers(-128, 128, (k, n), dtype=np.int8)]
+
+
+def _qbmm_numpy(inputs: list[np.ndarray], m: int, k: int, n: int) -> list[np.ndarray]:
+    """The exact integer product (in f64, exact while K * 2^14 < 2^53; numpy's int64 matmul has no BLAS and took
+    17 s at 1024 x 1024 x 4096), scaled in f32, rounded once to f16."""
+    x, w = (v.astype(np.float64) for v in inputs)
+    return [((x @ w).astype(np.float32) * _qbmm_scale(n)).astype(np.float16)]
+
+
+def _qbmm_torch(torch: Any, inputs: list[Any], m: int, k: int, n: int) -> list[Any]:
+    """PyTorch's int8 product (``torch._int_mm``: int8 x int8 -> int32), scaled in f32, rounded to f16."""
+    scale = torch.from_numpy(_qbmm_scale(n))
+    return [(torch._int_mm(inputs[0], inputs[1]).float() * scale).half()]
 
 
 # -------------------------------------------------------------------------- softmax
@@ -410,6 +442,18 @@ WORKLOADS: dict[str, Workload] = {
             flops=lambda m, k, n: 2 * m * k * n,
             torch=_matmul_bf16_torch,
             dtype="bf16",
+        ),
+        Workload(
+            "quant_batch_matmul",
+            "quant_batch_matmul, int8 -> f16",
+            _MATMUL_SIZES,
+            _qbmm_graph,
+            _qbmm_inputs,
+            _qbmm_numpy,
+            lambda m, k, n: m * k + k * n + m * n * 2,
+            flops=lambda m, k, n: 2 * m * k * n,
+            torch=_qbmm_torch,
+            dtype="int8",
         ),
         Workload(
             "softmax",

@@ -7,7 +7,8 @@ operating system's report of the CPU's features, never assumed:
 AVX-512 -> 512 bits, AVX/AVX2 -> 256, other x86-64 (SSE2) and AArch64 NEON -> 128.
 ``GRAPHFUSE_VECTOR_BITS`` overrides the detection (e.g. to compile for a
 narrower machine's register file), ``GRAPHFUSE_DOT_PRODUCTS`` the dot-product
-instructions products may use (AVX512_BF16's ``vdpbf16ps``: ``bf16``);
+instructions products may use (AVX512_BF16's ``vdpbf16ps``: ``bf16``;
+AVX512_VNNI's ``vpdpbusd``: ``int8``);
 ``GRAPHFUSE_NUM_THREADS`` and
 ``GRAPHFUSE_STREAM_MIN_BYTES`` the thread count and the streaming threshold.
 Reading these is all this module does: it stays light, for the tools that
@@ -96,16 +97,17 @@ def vector_bits() -> int:
     return vector_bits_from_flags(_cpu_flags(), platform.machine().lower())
 
 
-#: Environment variable naming the dot-product instructions compiled code may use, comma-separated (``bf16``), or
-#: ``none``: a subset of the host's, to compile the code of a machine without them.
+#: Environment variable naming the dot-product instructions compiled code may use, comma-separated (``bf16``,
+#: ``int8``), or ``none``: a subset of the host's, to compile the code of a machine without them.
 DOT_PRODUCTS_VARIABLE = "GRAPHFUSE_DOT_PRODUCTS"
 #: Dot-product instruction sets by the ``/proc/cpuinfo`` flag that announces them.
-_DOT_FLAGS = {"bf16": "avx512_bf16"}
+_DOT_FLAGS = {"bf16": "avx512_bf16", "int8": "avx512_vnni"}
 
 
 def dot_products_from_flags(flags: set[str], machine: str) -> frozenset[str]:
-    """The dot-product instructions a CPU with these feature flags offers: ``bf16`` for AVX512_BF16's
-    ``vdpbf16ps`` (pairs of bf16 products summed into f32 lanes), with AVX-512 itself."""
+    """The dot-product instructions a CPU with these feature flags offers, with AVX-512 itself: ``bf16`` for
+    AVX512_BF16's ``vdpbf16ps`` (pairs of bf16 products summed into f32 lanes), ``int8`` for AVX512_VNNI's
+    ``vpdpbusd`` (quads of unsigned by signed byte products summed into i32 lanes)."""
     if machine not in {"x86_64", "amd64"} or "avx512f" not in flags:
         return frozenset()
     return frozenset(name for name, flag in _DOT_FLAGS.items() if flag in flags)
@@ -128,23 +130,24 @@ def dot_products() -> frozenset[str]:
     return found & asked
 
 
-#: The values of the passes' ``dot-products`` option: the host's (:func:`dot_products`), AVX512_BF16's, none.
-DOT_PRODUCT_CHOICES = ("host", "bf16", "none")
+#: The values of the passes' ``dot-products`` option: the host's (:func:`dot_products`), none, or instruction sets
+#: joined by ``+`` (``bf16``, ``int8``, ``bf16+int8``).
+DOT_PRODUCT_CHOICES = ("host", "none", *sorted(_DOT_FLAGS), "+".join(sorted(_DOT_FLAGS)))
 
 
 def dot_product_choice_problem(pass_name: str, choice: str) -> str | None:
     """Why ``choice`` is not a value of pass ``pass_name``'s ``dot-products`` option, or None."""
-    if choice in DOT_PRODUCT_CHOICES:
+    if choice in ("host", "none") or (choice and all(part in _DOT_FLAGS for part in choice.split("+"))):
         return None
-    return (f"option 'dot-products' of pass '{pass_name}' must be one of {', '.join(DOT_PRODUCT_CHOICES)}, "
-            f"got '{choice}'")
+    return (f"option 'dot-products' of pass '{pass_name}' must be host, none or instruction sets joined by '+' "
+            f"({', '.join(sorted(_DOT_FLAGS))}), got '{choice}'")
 
 
 def chosen_dot_products(choice: str) -> frozenset[str]:
-    """The dot products a pass's ``dot-products`` option (one of DOT_PRODUCT_CHOICES) names."""
+    """The dot products a pass's ``dot-products`` option (:func:`dot_product_choice_problem` accepts it) names."""
     if choice == "host":
         return dot_products()
-    return frozenset() if choice == "none" else frozenset({choice})
+    return frozenset() if choice == "none" else frozenset(choice.split("+"))
 
 
 @cache

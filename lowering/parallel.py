@@ -312,8 +312,12 @@ _FILL = "graph.parallel_fill"
 
 
 def _is_gather(op: ir.Operation) -> bool:
-    """An all-parallel generic whose result a contraction alone reads (through reshapes): an im2col gather."""
+    """An all-parallel generic whose result a contraction alone reads (through reshapes): an im2col gather.  Not
+    a widening of an operand (:func:`_is_widening`), which the CPU pipeline's narrow-contraction-operands looks
+    for untiled, to have the product read the narrow values instead."""
     if op.name != "linalg.generic" or any(it != "parallel" for it in _iterators(op)) or len(op.results) != 1:
+        return False
+    if _is_widening(op):
         return False
     value = op.results[0]
     while True:
@@ -325,6 +329,21 @@ def _is_gather(op: ir.Operation) -> bool:
         if users[0].name not in _RESHAPES:
             return False
         value = users[0].results[0]
+
+
+#: The casts of a widening generic (bf16 -> f32, int8 -> i32 of a quantized product).
+_WIDENING_CASTS = frozenset({"arith.extf", "arith.extsi", "arith.extui"})
+
+
+def _is_widening(op: ir.Operation) -> bool:
+    """A generic of one input through identity maps whose body is one widening cast of it."""
+    if len(op.operands) != 2:
+        return False
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if not all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps):
+        return False
+    body = list(op.regions[0].blocks[0].operations)
+    return len(body) == 2 and body[0].name in _WIDENING_CASTS
 
 
 def _window_elements(op: ir.Operation) -> int:

@@ -27,7 +27,7 @@ from graphfuse.lowering.contraction.marks import (
     _mark_static_tiles,
 )
 from graphfuse.lowering.contraction.pair_copies import vectorize_pair_copies
-from graphfuse.lowering.contraction.panels import _fill_of
+from graphfuse.lowering.contraction.panels import filled_init
 from graphfuse.lowering.isolation import isolated
 from graphfuse.lowering.schedules.library import (
     SCHEDULE,
@@ -95,6 +95,7 @@ _PRODUCTS = (
             lambda s: (_size(s, "panels_per_task"), schedule_sequence(s) == "pack_transposed_panels")),
     _Family(lambda name: name == "pack_pair_panels", (("linalg.transpose", 4),),
             lambda s: (_size(s, "panels_per_task"),), vectorize_pair_copies),
+    _Family(lambda name: name == "column_sums", (("linalg.generic", 3),)),
     _Family(lambda name: name == "pack_panels_serial", (("linalg.transpose", 3),)),
     _Family(lambda name: name == "pack_transposed_panels_serial", (("linalg.transpose", 3),)),
 )
@@ -122,8 +123,8 @@ def schedule_problem(schedule: ir.DictAttr, op: ir.Operation) -> str | None:
             return f"parameter '{key}' of @{name} must be {'at least 0' if key in tasks else 'positive'}, got {value}"
     if tasks and not any(tasks.values()):
         return f"@{name} needs one of {', '.join(sorted(tasks))} positive"
-    if "_filled" in name and producer(op.operands[2], "linalg.fill") is None:
-        return f"@{name} fuses C's fill, but the op's init is not a linalg.fill"
+    if "_filled" in name and filled_init(op.operands[2]) is None:
+        return f"@{name} fuses C's fill, but the op's init is not a linalg.fill (or an int8 product's compensated fill)"
     if "_transposed" in name and name.startswith("batch") and producer(op.operands[1], "linalg.transpose") is None:
         return f"@{name} fuses B's transpose, but the op's B is not a linalg.transpose"
     if "_with_epilogue" in name:
@@ -187,7 +188,7 @@ def _apply_isolated(module: ir.Module, schedule: ir.Attribute) -> None:
         if "with_epilogue" in name:
             readers = {op_id(use.owner): use.owner for use in op.results[0].uses}  # wrappers' hash is no identity
             epilogue = next(iter(readers.values())) if len(readers) == 1 else None
-        clusters.append([x for x in (_fill_of(op.operands[2]), op, epilogue) if x is not None])
+        clusters.append([x for x in (filled_init(op.operands[2]), op, epilogue) if x is not None])
     with isolated(module, clusters):
         apply_schedule(module, schedule, "the contraction schedule")
 

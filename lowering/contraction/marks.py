@@ -7,6 +7,7 @@ from mlir import ir
 
 from graphfuse.dialect.matching import producer
 from graphfuse.lowering.contraction.layout import _static_tensor
+from graphfuse.lowering.contraction.pairs import COLUMN_SUMS, COMPENSATED_INIT, UNSIGNED_ROWS
 from graphfuse.lowering.contraction.sizes import FILTER_LANES, SERIAL
 from graphfuse.lowering.schedules.library import SCHEDULE, schedule_sequence
 
@@ -16,13 +17,15 @@ def _mark_static_tiles(module: ir.Module, ops: tuple[str, ...] = ("linalg.matmul
     """Mark the statically shaped ``ops`` inside the loops marked ``loops`` (the tiled row blocks) for
     vectorization; how many.
 
-    A tile left dynamic would stay a scalar loop; the row split and the peeled tile loops leave none.
+    A tile left dynamic would stay a scalar loop; the row split and the peeled tile loops leave none.  An int8
+    product's compensated fill of its block of C (COMPENSATED_INIT) is left to LLVM's loop vectorizer, as a
+    ``linalg.fill`` is: vectorized whole, a task's block would be one vector of thousands of lanes, unrolled.
     """
     marked = 0
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         nonlocal marked
-        if op.name in ops and all(_static_tensor(v) for v in op.operands):
+        if op.name in ops and all(_static_tensor(v) for v in op.operands) and COMPENSATED_INIT not in op.attributes:
             op.attributes["graph.vectorize"] = ir.UnitAttr.get()
             marked += 1
         return ir.WalkResult.ADVANCE
@@ -101,7 +104,8 @@ def _clear_marks(module: ir.Module) -> None:
         for name in ("graph.matmul_tiles", "graph.vectorize", "graph.block", "graph.pack_transposed",
                      "graph.conv_columns", FILTER_LANES, "graph.serial_pack",
                      "graph.serial_pack_transposed", "graph.batch_tasks", "graph.row_dot_tiles", "graph.pack_pairs",
-                     "graph.pack_transposed_pairs", "graph.pair_copy", SERIAL, SCHEDULE):
+                     "graph.pack_transposed_pairs", "graph.pair_copy", COMPENSATED_INIT, COLUMN_SUMS, UNSIGNED_ROWS,
+                     SERIAL, SCHEDULE):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE

@@ -1,10 +1,12 @@
-"""The tiles of the copies of bf16 B into panels of pairs (``@pack_pair_panels``) as vector code.
+"""The tiles of the copies of B into panels of groups of K (``@pack_pair_panels``) as vector code.
 
-A tile writes ``a`` pairs of K steps by ``b`` columns of a panel, Bp [1, a, b, 2], a run of ``2 b`` bf16 per pair
-of K.  From a transposed Bt it reads Bt's ``b`` rows, ``2 a`` bf16 each: each pair is one 32-bit word, so the
-tile is a transpose of ``b`` x ``a`` words (16 x 16: upstream's shuffles of whole registers).  From B [K, N] it
-reads ``a`` pairs of rows of ``b`` bf16 and interleaves each pair (``vector.interleave``).  Vectorized by
-upstream, the pairs' innermost dim of 2 would make every read or write one of two bf16.
+A tile writes ``a`` groups of ``g`` K steps (bf16 pairs, int8 quads: 32 bits a group) by ``b`` columns of a
+panel, Bp [1, a, b, g], a run of ``g b`` values per group of K.  From a transposed Bt it reads Bt's ``b`` rows,
+``g a`` values each: each group is one 32-bit word, so the tile is a transpose of ``b`` x ``a`` words (16 x 16:
+upstream's shuffles of whole registers).  From B [K, N] it reads ``a`` groups of rows of ``b`` values and
+interleaves each group's rows (``vector.interleave``: rows 0 and 1 of a pair; rows 0 and 2, 1 and 3, then the
+two results, of a quad).  Vectorized by upstream, the groups' innermost dim would make every read or write one of
+two or four values.
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ def _collapsed(value: ir.Value, groups: list[list[int]]) -> ir.Value:
 
 
 def read_whole(value: ir.Value) -> ir.Value:
-    """All of ``value`` (a static float tensor) as one vector of its shape."""
+    """All of ``value`` (a static float or integer tensor) as one vector of its shape."""
     t = ir.RankedTensorType(value.type)
     zero = arith.constant(ir.IndexType.get(), 0)
-    pad = arith.constant(t.element_type, 0.0)
+    pad = arith.constant(t.element_type, 0 if isinstance(t.element_type, ir.IntegerType) else 0.0)
     return vector.transfer_read(ir.VectorType.get(t.shape, t.element_type), value, [zero] * t.rank,
                                 ir.AffineMap.get_minor_identity(t.rank, t.rank), pad,
                                 in_bounds=ir.ArrayAttr.get([ir.BoolAttr.get(True)] * t.rank))
@@ -55,20 +57,22 @@ def _rewrite(op: ir.Operation) -> bool:
     out = ir.RankedTensorType(init.type)
     if not out.has_static_shape or not ir.RankedTensorType(source.type).has_static_shape:
         return False
-    _, pairs, columns, _ = out.shape
-    bf16, i32 = out.element_type, ir.IntegerType.get_signless(32)
+    _, pairs, columns, group = out.shape
+    element, i32 = out.element_type, ir.IntegerType.get_signless(32)
     with op.location, ir.InsertionPoint(op):
-        if permutation == _FROM_TRANSPOSED:  # source [1, b, a, 2]: b rows of a words
+        if permutation == _FROM_TRANSPOSED:  # source [1, b, a, g]: b rows of a words
             rows = read_whole(_collapsed(source, [[0, 1], [2, 3]]))
             words = vector.bitcast(ir.VectorType.get([columns, pairs], i32), rows)
             turned = vector.transpose(ir.VectorType.get([pairs, columns], i32), words, [1, 0])
-            tile = vector.bitcast(ir.VectorType.get([pairs, 2 * columns], bf16), turned)
-        elif permutation == _FROM_ROWS:  # source [a, 2, 1, b]: a pairs of rows of b columns
+            tile = vector.bitcast(ir.VectorType.get([pairs, group * columns], element), turned)
+        elif permutation == _FROM_ROWS:  # source [a, g, 1, b]: a groups of g rows of b columns
             rows = read_whole(_collapsed(source, [[0], [1, 2], [3]]))
-            tile = ub.poison(ir.VectorType.get([pairs, 2 * columns], bf16))
-            for pair in range(pairs):  # one interleave of two rows each: a shuffle of whole registers
-                first, second = (vector.extract(rows, [], [pair, half]) for half in (0, 1))
-                tile = vector.insert(vector.interleave(first, second), tile, [], [pair])
+            tile = ub.poison(ir.VectorType.get([pairs, group * columns], element))
+            for pair in range(pairs):  # interleaves of whole rows: shuffles of whole registers
+                row = [vector.extract(rows, [], [pair, r]) for r in range(group)]
+                if group == 4:  # (0, 2) and (1, 3), then those: 0 1 2 3 of each column in turn
+                    row = [vector.interleave(row[0], row[2]), vector.interleave(row[1], row[3])]
+                tile = vector.insert(vector.interleave(row[0], row[1]), tile, [], [pair])
         else:
             return False
         written = write_whole(tile, _collapsed(init, [[0, 1], [2, 3]]))

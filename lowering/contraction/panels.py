@@ -11,7 +11,15 @@ from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.matching import producer
 from graphfuse.lowering.contraction.layout import _map_dims
 from graphfuse.lowering.contraction.marks import _elementwise_epilogues
-from graphfuse.lowering.contraction.pairs import packed_pair_panels, pair_product, pair_product_applies
+from graphfuse.lowering.contraction.pairs import (
+    COMPENSATED_INIT,
+    column_compensation,
+    compensated_init,
+    packed_pair_panels,
+    pair_product,
+    product_group,
+    unsigned_rows,
+)
 from graphfuse.lowering.contraction.sizes import (
     BLOCK,
     MIN_ROW_TASKS,
@@ -56,6 +64,20 @@ def _fill_of(value: ir.Value) -> ir.Operation | None:
     return producer(value, "linalg.fill")
 
 
+def filled_init(value: ir.Value) -> ir.Operation | None:
+    """The op computing a packed product's C (``value``) that its schedule computes per block: a ``linalg.fill``,
+    or an int8 product's start plus compensation (:func:`graphfuse.lowering.contraction.pairs.compensated_init`)
+    when that starts from a fill's value rather than C's own."""
+    fill = _fill_of(value)
+    if fill is not None:
+        return fill
+    init = producer(value, "linalg.generic")
+    if init is None or COMPENSATED_INIT not in init.attributes:
+        return None
+    reads_c = any(True for _ in init.regions[0].blocks[0].arguments[1].uses)
+    return None if reads_c else init
+
+
 def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: int,
                          epilogue: ir.Operation | None = None, dots: frozenset[str] = frozenset(),
                          ) -> list[tuple[ir.Operation, bool, ir.Operation | None]]:
@@ -70,9 +92,10 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
       C viewed as [M, N / panel, panel] (a reshape of the same buffer).  Columns that do not fill a last
       panel are products of their own, one narrower panel each, of powers of two (24 columns are 16 + 8:
       LLVM splits a loop-carried vector<8x24xf32> accumulator lane by lane through the stack, and the 24
-      columns of 1000x1000x3000 took a sixth of its time).  A bf16 product on pair dot products
-      (:func:`graphfuse.lowering.contraction.pairs.pair_product_applies`, ``dots``) is packed the same way, into
-      panels of pairs of K (:mod:`.pairs`).
+      columns of 1000x1000x3000 took a sixth of its time).  A bf16 or int8 product on dot products
+      (:func:`graphfuse.lowering.contraction.pairs.product_group`, ``dots``) is packed the same way, into
+      panels of groups of K (:mod:`.pairs`); an int8 one reads A + 128 and its C starts from the columns'
+      compensation.
     - The rows are cut in two when the row blocks (:func:`row_block`) do not divide them: the blocks'
       rows, then the rest as one block of its own, so that every block and every register tile of
       either has a size known when compiling (a block of the rest's size in a loop of full blocks would
@@ -84,7 +107,8 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
     a, b, c = op.operands
     types = [ir.RankedTensorType(v.type) for v in (a, b, c)]
     (m, k), n = types[0].shape, types[2].shape[1]
-    pairs = pair_product_applies(op, dots)
+    group = product_group(op, dots)
+    pairs = group > 0
     packed = pairs or all(isinstance(t.element_type, ir.F32Type) for t in types)
     serial = SERIAL in op.attributes  # a task's product: all its rows one block, no second product
     whole = n - n % panel if packed else n
@@ -101,16 +125,21 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
         # of one pass over all of C before
         fill_value, result = _unfilled(c) if packed else (None, c)
         filled = fill_value is not None
+        if group == 4:  # vpdpbusd reads A's bytes unsigned
+            a = unsigned_rows(a)
         if epilogue is not None:  # the parts' epilogues write the epilogue's result; each product a C of its own
             result = epilogue.operands[len(epilogue.operands) - 1]
             if producer(result, "tensor.empty") is not None:  # one buffer for the parts (see _unfilled)
                 result = bufferization.alloc_tensor(result.type, [])
         for column, width in column_ranges:
             columns = panel if width % panel == 0 else width
+            compensation = None
             if packed:
                 with ir.InsertionPoint(_loop_invariant_point(op, b) if serial else epilogue or op):
                     rhs = packed_pair_panels(b, _transposed_source(b), column, width, columns) if pairs \
                         else _packed_panels(b, column, width, columns, serial)
+                    if group == 4:
+                        compensation = column_compensation(b, _transposed_source(b), column, width, columns)
             else:
                 rhs = b if width == n else _slice(b, [0, column], [k, width])
             row_ranges = [(0, m)] if serial else _row_ranges(m, width // columns, tile_rows, threads, packed)
@@ -122,7 +151,9 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
                 out = dest
                 if epilogue is not None:  # C is a scratch tensor; each block of it is filled, used and dropped
                     dest = tensor.empty([size, width // columns, columns], element)
-                if filled:
+                if compensation is not None:
+                    dest = compensated_init(dest, fill_value, compensation)
+                elif filled:
                     dest = linalg.fill(fill_value, outs=[dest])
                 if pairs:
                     product = pair_product(lhs, rhs, dest)

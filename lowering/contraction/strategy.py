@@ -32,9 +32,11 @@ from graphfuse.lowering.contraction.marks import (
     _erase_unread,
 )
 from graphfuse.lowering.contraction.pairs import (
+    COLUMN_SUMS,
     PACK_PAIRS,
     PACK_TRANSPOSED_PAIRS,
     PAIR_REGISTER_TILE,
+    UNSIGNED_ROWS,
     pair_product_applies,
 )
 from graphfuse.lowering.contraction.panels import (
@@ -47,6 +49,7 @@ from graphfuse.lowering.contraction.panels import (
     _sole_elementwise_reader,
     _static_blocks_of_c,
     _unfilled,
+    filled_init,
 )
 from graphfuse.lowering.contraction.sizes import (
     BATCH_TASKS_PER_THREAD,
@@ -202,7 +205,7 @@ def _matmul_schedule(op: ir.Operation, packed: bool, epilogue: ir.Operation | No
     by_panels = not serial and _shared_by_panels(_rows(op), _panels(op), mr)
     outer = {} if serial or by_panels or _panels(op) <= outer_panels(_depth(op), nr) \
         else {"outer_panels": outer_panels(_depth(op), nr)}
-    filled = "_filled" if not serial and _fill_of(op.operands[2]) is not None else ""
+    filled = "_filled" if not serial and filled_init(op.operands[2]) is not None else ""
     blocks = {"block_panels": BLOCK // nr, "block_depth": _block_depth(op), "tile_rows": mr}
     tasks = {"task_panels": panel_task(_panels(op), threads), "task_rows": 0} if by_panels \
         else {"task_panels": 0, "task_rows": rows}
@@ -226,6 +229,8 @@ def _schedule_pack_copies(module: ir.Module, threads: int, nr: int) -> None:
               schedule_attribute("pack_transposed_panels_serial", steps=steps, lanes=lanes)]
 
     def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "linalg.generic":
+            _schedule_int8_operands(op, threads)
         if op.name != "linalg.transpose":
             return ir.WalkResult.ADVANCE
         panels = ir.RankedTensorType(op.results[0].type).shape[0]
@@ -245,6 +250,23 @@ def _schedule_pack_copies(module: ir.Module, threads: int, nr: int) -> None:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
+
+
+def _schedule_int8_operands(op: ir.Operation, threads: int) -> None:
+    """Share out across the cores what an int8 product on dot products reads besides its panels
+    (:mod:`.pairs`): the sums of B's columns, by panels, and A's bytes made unsigned, by rows (as an epilogue's)."""
+    if COLUMN_SUMS in op.attributes:
+        del op.attributes[COLUMN_SUMS]
+        iterators = [str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
+        outer = "reduction" not in iterators[0]  # (panel, column, k) from a transposed B, else (k, panel, column)
+        panels = ir.RankedTensorType(op.results[0].type).shape[0]
+        per_task = even_tasks(panels, threads, PACK_PANELS, 1)
+        op.attributes[SCHEDULE] = schedule_attribute("column_sums", task_outer=per_task if outer else 0,
+                                                     task_inner=0 if outer else per_task)
+    elif UNSIGNED_ROWS in op.attributes:
+        del op.attributes[UNSIGNED_ROWS]
+        op.attributes[SCHEDULE] = schedule_attribute("epilogue_rows", rows_per_task=EPILOGUE_ROWS,
+                                                     vector_columns=vector_bits() // 8)
 
 
 def _row_dot(op: ir.Operation) -> bool:

@@ -76,6 +76,21 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // The sums of int8 B's columns an int8 product's C starts from (graphfuse.lowering.contraction.pairs), a
+  // generic of loops (panel, column, k) from a transposed B or (k, panel, column) from B [K, N]: tasks of
+  // `task_outer` or `task_inner` panels (the other 0) across the cores; LLVM vectorizes each task's loops.
+  transform.named_sequence @column_sums(
+      %sums: !transform.any_op {transform.consumed},
+      %task_outer: !transform.param<i64> {transform.readonly, graph.parameter = "task_outer"},
+      %task_inner: !transform.param<i64> {transform.readonly, graph.parameter = "task_inner"}) {
+    transform.foreach %sums : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      %t, %tasks = transform.structured.tile_using_forall %op tile_sizes [%task_outer, %task_inner, 0]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.yield
+  }
+
   transform.named_sequence @pack_panels_serial(%copies: !transform.any_op {transform.consumed}) {
     transform.foreach %copies : !transform.any_op {
     ^bb0(%transpose: !transform.any_op):

@@ -1,14 +1,17 @@
-"""narrow-contraction-operands: f32 matmuls of widened bf16 operands read the bf16 values, for pair dot products.
+"""narrow-contraction-operands: matmuls of widened bf16 or int8 operands read the narrow values, for dot products.
 
 PyTorch computes a bf16 ``linear`` with a bias in f32 and rounds once; the importers write that as f32 products of
-operands cast up from bf16 (a model's bf16 weight may be imported as an f32 constant holding bf16 values).  Each
-such operand is an exact widening of bf16, so the product of the bf16 values summed in f32 is the same product:
-the matmul then reads them as bf16 (``linalg.matmul`` of bf16 into f32), which the contraction strategy computes
-on the host's bf16 pair dot products (:mod:`graphfuse.lowering.contraction.pairs`) reading half the bytes.
+operands cast up from bf16 (a model's bf16 weight may be imported as an f32 constant holding bf16 values).  A
+quantized product (``quant_batch_matmul``) is decomposed into i32 products of operands sign-extended from int8.
+Each such operand is an exact widening, so the product of the narrow values summed in the wide type is the same
+product: the matmul then reads them (``linalg.matmul`` of bf16 into f32, of i8 into i32), which the contraction
+strategy computes on the host's dot products (:mod:`graphfuse.lowering.contraction.pairs`) reading a half or a
+quarter of the bytes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -30,37 +33,38 @@ __all__ = ["NarrowContractionOperands", "narrow_contraction_operands"]
 @dataclass(frozen=True)
 class NarrowContractionOperands(GraphPass):
     name: ClassVar[str] = "narrow-contraction-operands"
-    summary: ClassVar[str] = ("Make f32 matmuls whose operands are both widened bf16 (an extf generic, or a "
-                              "constant of bf16 values) read the bf16 values, where bf16 dot products are used")
-    dot_products: str = option("host", "the dot products to compute on: host (the machine's), bf16 or none")
+    summary: ClassVar[str] = ("Make f32 (i32) matmuls whose operands are both widened bf16 (int8): an extf (extsi) "
+                              "generic or a constant of such values, read the narrow values, where dot products "
+                              "compute them")
+    dot_products: str = option("host", "the dot products to compute on: host (the machine's), none, or bf16 "
+                               "and int8 joined by '+'")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         problem = dot_product_choice_problem(self.name, self.dot_products)
         if problem is not None:
             context.fail(problem)
-        if "bf16" in chosen_dot_products(self.dot_products):
-            narrow_contraction_operands(module)
+        narrow_contraction_operands(module, chosen_dot_products(self.dot_products))
 
 
-def narrow_contraction_operands(module: ir.Module) -> int:
-    """Rewrite every static f32 ``linalg.matmul`` of ``module`` whose two operands are widened bf16
-    (:func:`_bf16_source`) and whose K is even (whole pairs) to read the bf16 values; the number rewritten.  The
-    widenings left unread are erased."""
+def narrow_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
+    """Rewrite every static ``linalg.matmul`` of ``module`` that the dot products ``dots`` can compute once narrowed
+    to read the narrow values: f32 of two widened bf16 (:func:`_bf16_source`, ``bf16``, K even: whole pairs), i32
+    of two widened int8 (:func:`_int8_source`, ``int8``, K a multiple of 4: whole quads); the number rewritten.
+    The widenings left unread are erased."""
     rewritten = 0
     for op in ops_named(module, "linalg.matmul"):
         if not all(isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
                    for v in op.operands):
             continue
-        if not isinstance(ir.RankedTensorType(op.operands[2].type).element_type, ir.F32Type):
-            continue
-        if contraction_depth(op) % 2:
-            continue  # no whole pairs of K: the f32 product's packed schedule is the faster
+        kind = _narrowing(ir.RankedTensorType(op.operands[2].type).element_type, dots)
+        if kind is None or contraction_depth(op) % kind.group:
+            continue  # no whole groups of K: the wide product's packed schedule is the faster
         widened = [op.operands[0], op.operands[1]]
-        sources = [_bf16_source(v) for v in widened]
+        sources = [kind.source(v) for v in widened]
         if any(s is None for s in sources):
             continue  # nothing built: a constant is narrowed only once both operands are
         with op.location, ir.InsertionPoint(op):
-            narrow = [_built(source, value) for source, value in zip(sources, widened, strict=True)]
+            narrow = [_built(source, value, kind.narrow()) for source, value in zip(sources, widened, strict=True)]
         replace_operands(op, *narrow)
         for value in widened:
             _erase_unused_producers(value, _WIDENINGS)
@@ -72,13 +76,30 @@ def narrow_contraction_operands(module: ir.Module) -> int:
 _WIDENINGS = frozenset({"linalg.generic", "tensor.empty", "arith.constant"})
 
 
+@dataclass(frozen=True)
+class _Narrowing:
+    """A product the dot products compute narrowed: its K steps in groups of ``group``, its operands' sources."""
+    group: int
+    source: Callable[[ir.Value], ir.Value | np.ndarray | None]
+    narrow: Callable[[], ir.Type]
+
+
+def _narrowing(accumulator: ir.Type, dots: frozenset[str]) -> _Narrowing | None:
+    """How a product summed in ``accumulator`` narrows with the dot products ``dots``, or None."""
+    if isinstance(accumulator, ir.F32Type) and "bf16" in dots:
+        return _Narrowing(2, _bf16_source, ir.BF16Type.get)
+    if isinstance(accumulator, ir.IntegerType) and ir.IntegerType(accumulator).width == 32 and "int8" in dots:
+        return _Narrowing(4, _int8_source, lambda: ir.IntegerType.get_signless(8))
+    return None
+
+
 def _bf16_source(value: ir.Value) -> ir.Value | np.ndarray | None:
     """What f32 ``value`` exactly widens: the bf16 input of an all-parallel generic whose body is one
     ``arith.extf`` from bf16 through identity maps, or, for an f32 constant every value of which is a bf16 value
     (NaN payloads included), those values as a bf16 array; else None."""
     generic = producer(value, "linalg.generic")
     if generic is not None:
-        return _extf_input(generic)
+        return _widened_input(generic, "arith.extf", ir.BF16Type)
     constant = producer(value, "arith.constant")
     if constant is None or not isinstance(ir.RankedTensorType(value.type).element_type, ir.F32Type):
         return None
@@ -89,20 +110,40 @@ def _bf16_source(value: ir.Value) -> ir.Value | np.ndarray | None:
     return (bits >> 16).astype(np.uint16).view(ml_dtypes.bfloat16)
 
 
-def _built(source: ir.Value | np.ndarray, value: ir.Value) -> ir.Value:
-    """``source`` (:func:`_bf16_source`) as a value: a narrowed constant built of ``value``'s shape."""
+def _int8_source(value: ir.Value) -> ir.Value | np.ndarray | None:
+    """What i32 ``value`` exactly widens: the i8 input of an all-parallel generic whose body is one
+    ``arith.extsi`` from i8 through identity maps, or, for an i32 constant all of whose values lie in [-128, 127],
+    those values as an int8 array; else None."""
+    generic = producer(value, "linalg.generic")
+    if generic is not None:
+        return _widened_input(generic, "arith.extsi", ir.IntegerType, 8)
+    constant = producer(value, "arith.constant")
+    if constant is None:
+        return None
+    values = np.asarray(attr_to_array(ir.DenseElementsAttr(constant.attributes["value"])))
+    if values.dtype != np.int32 or np.any((values < -128) | (values > 127)):
+        return None
+    return values.astype(np.int8)
+
+
+def _built(source: ir.Value | np.ndarray, value: ir.Value, element: ir.Type) -> ir.Value:
+    """``source`` (a narrow value, or the array of a narrowed constant) as a value of ``value``'s shape."""
     if isinstance(source, ir.Value):
         return source
     shape = list(ir.RankedTensorType(value.type).shape)
-    return arith.constant(ir.RankedTensorType.get(shape, ir.BF16Type.get()), array_to_attr(source))
+    return arith.constant(ir.RankedTensorType.get(shape, element), array_to_attr(source))
 
 
-def _extf_input(generic: ir.Operation) -> ir.Value | None:
+def _widened_input(generic: ir.Operation, widening: str, narrow: type, width: int | None = None) -> ir.Value | None:
+    """The input ``generic`` widens when its body is one ``widening`` of its ``narrow`` input (of ``width`` bits)
+    through identity maps, else None."""
     if len(generic.operands) != 2 or len(generic.results) != 1:
         return None
     source = generic.operands[0]
-    if not isinstance(source.type, ir.RankedTensorType) or \
-            not isinstance(ir.RankedTensorType(source.type).element_type, ir.BF16Type):
+    if not isinstance(source.type, ir.RankedTensorType):
+        return None
+    element = ir.RankedTensorType(source.type).element_type
+    if not isinstance(element, narrow) or (width is not None and ir.IntegerType(element).width != width):
         return None
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
     if not all(m.is_permutation and list(m.results) == list(ir.AffineMap.get_identity(m.n_dims).results)
@@ -110,7 +151,7 @@ def _extf_input(generic: ir.Operation) -> ir.Value | None:
         return None
     body = generic.regions[0].blocks[0]
     ops = list(body.operations)
-    if len(ops) != 2 or ops[0].name != "arith.extf" or ops[0].operands[0] != body.arguments[0]:
+    if len(ops) != 2 or ops[0].name != widening or ops[0].operands[0] != body.arguments[0]:
         return None
     if ops[1].operands[0] != ops[0].results[0]:
         return None

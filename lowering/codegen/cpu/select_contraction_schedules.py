@@ -26,7 +26,8 @@ class SelectContractionSchedules(GraphPass):
     name: ClassVar[str] = "select-contraction-schedules"
     summary: ClassVar[str] = "Record each contraction's schedule (tiles, packing, tasks) as a graph.schedule attribute"
     threads: int = option(1, "threads the tasks of each schedule are shared among")
-    dot_products: str = option("host", "the dot products bf16 products compute on: host (the machine's), bf16 or none")
+    dot_products: str = option("host", "the dot products to compute on: host (the machine's), none, or bf16 "
+                               "and int8 joined by '+'")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         if self.threads < 1:

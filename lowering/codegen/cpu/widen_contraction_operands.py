@@ -35,7 +35,8 @@ class WidenContractionOperands(GraphPass):
     name: ClassVar[str] = "widen-contraction-operands"
     summary: ClassVar[str] = ("Make matmuls of bf16/f16 operands into f32 that no dot instruction computes read f32 "
                               "copies of their operands")
-    dot_products: str = option("host", "the dot products bf16 products compute on: host (the machine's), bf16 or none")
+    dot_products: str = option("host", "the dot products to compute on: host (the machine's), none, or bf16 "
+                               "and int8 joined by '+'")
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         problem = dot_product_choice_problem(self.name, self.dot_products)

@@ -4,7 +4,7 @@
 // RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(narrow-contraction-operands{dot-products=none})' | FileCheck %s --check-prefix=NONE
 // RUN: not graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(narrow-contraction-operands{dot-products=f8})' 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: error: option 'dot-products' of pass 'narrow-contraction-operands' must be one of host, bf16, none, got 'f8'
+// BAD: error: option 'dot-products' of pass 'narrow-contraction-operands' must be host, none or instruction sets joined by '+' (bf16, int8), got 'f8'
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>

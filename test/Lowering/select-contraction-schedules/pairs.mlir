@@ -6,7 +6,7 @@
 // RUN: env GRAPHFUSE_VECTOR_BITS=512 graphfuse-opt --split-input-file --pass-pipeline='builtin.module(select-contraction-schedules{threads=2 dot-products=none})' %s | FileCheck %s --check-prefix=NONE
 // RUN: not graphfuse-opt --pass-pipeline='builtin.module(select-contraction-schedules{dot-products=amx})' %s 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: error: option 'dot-products' of pass 'select-contraction-schedules' must be one of host, bf16, none, got 'amx'
+// BAD: error: option 'dot-products' of pass 'select-contraction-schedules' must be host, none or instruction sets joined by '+' (bf16, int8), got 'amx'
 
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #bt = affine_map<(d0, d1, d2) -> (d1, d2)>

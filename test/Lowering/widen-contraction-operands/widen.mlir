@@ -4,7 +4,7 @@
 // RUN: graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(widen-contraction-operands{dot-products=none})' | FileCheck %s --check-prefix=NONE
 // RUN: not graphfuse-opt %s --split-input-file --pass-pipeline='builtin.module(widen-contraction-operands{dot-products=x})' 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: error: option 'dot-products' of pass 'widen-contraction-operands' must be one of host, bf16, none, got 'x'
+// BAD: error: option 'dot-products' of pass 'widen-contraction-operands' must be host, none or instruction sets joined by '+' (bf16, int8), got 'x'
 
 // Attention's batched product in bf16 (32 batches): widened, then an f32 batched matmul.
 // CHECK-LABEL: func.func @batched(
