@@ -82,7 +82,8 @@ def _erase_fused_products(module: ir.Module) -> None:
 
 
 def _erase_unused_fills(module: ir.Module) -> None:
-    """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks).
+    """Erase the fills no op reads any more (C's fill, once each product fills its own part in its row blocks;
+    an int8 product's compensated fill likewise, COMPENSATED_INIT).
 
     A size read from a fill (the tiling of a product with rows counted at run time takes its row count from
     C) is read from the fill's destination instead: the size is the same, and a fill kept alive by its size
@@ -96,7 +97,8 @@ def _erase_unused_fills(module: ir.Module) -> None:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    _erase_unread(module, lambda op: op.name == "linalg.fill" and len(op.results) == 1)
+    _erase_unread(module, lambda op: len(op.results) == 1 and (
+        op.name == "linalg.fill" or (op.name == "linalg.generic" and COMPENSATED_INIT in op.attributes)))
 
 
 def _clear_marks(module: ir.Module) -> None:
