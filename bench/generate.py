@@ -34,6 +34,8 @@ from bench import machine
 VARIANTS = ("eager", "inductor", "inductor-frozen", "graphfuse", "graphfuse-frozen")
 MODELS = ("llama", "qwen2", "gpt2")
 CACHES = ("dynamic", "static")
+DTYPES = ("fp32", "bf16")
+WEIGHTS = ("native", "int8")
 
 
 def build_model(kind: str, hidden: int, layers: int, heads: int, kv_heads: int, ffn: int, vocab: int,
@@ -52,6 +54,43 @@ def build_model(kind: str, hidden: int, layers: int, heads: int, kv_heads: int, 
     config = config_class(vocab_size=vocab, hidden_size=hidden, intermediate_size=ffn, num_hidden_layers=layers,
                           num_attention_heads=heads, num_key_value_heads=kv_heads, max_position_embeddings=max_len)
     return model_class(config).eval()
+
+
+def int8_weight_linear_class() -> type:
+    """The class of :func:`quantize_weights`' layers (built on first use: torch is imported lazily)."""
+    import torch
+
+    class Int8WeightLinear(torch.nn.Module):
+        """A linear layer with int8 weights and one scale per output, symmetric (weight-only quantization, as
+        gpt-fast's int8 layers compute it): ``linear(x, weight.to(x.dtype)) * scales`` (+ bias)."""
+
+        def __init__(self, linear: torch.nn.Linear) -> None:
+            super().__init__()
+            weight = linear.weight.detach().float()
+            scales = weight.abs().amax(dim=1).clamp(min=1e-12) / 127
+            self.register_buffer("weight", torch.round(weight / scales[:, None]).to(torch.int8))
+            self.register_buffer("scales", scales.to(linear.weight.dtype))
+            self.bias = linear.bias
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = torch.nn.functional.linear(x, self.weight.to(x.dtype)) * self.scales
+            return y if self.bias is None else y + self.bias
+
+    return Int8WeightLinear
+
+
+def quantize_weights(model: Any) -> Any:
+    """``model`` with each ``nn.Linear`` (the output projection included) replaced by an int8 weight-only layer."""
+    import torch
+
+    layer_class = int8_weight_linear_class()
+    for module in list(model.modules()):
+        for child_name, child in list(module.named_children()):
+            if isinstance(child, torch.nn.Linear):
+                setattr(module, child_name, layer_class(child))
+    if getattr(model.config, "tie_word_embeddings", False):
+        model.config.tie_word_embeddings = False  # the output layer's weight is its own now
+    return model
 
 
 def _own_code(forward: Callable[..., Any], variant: str) -> Callable[..., Any]:
@@ -134,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kv-heads", type=int, default=4)
     parser.add_argument("--ffn", type=int, default=1408)
     parser.add_argument("--vocab", type=int, default=4096)
+    parser.add_argument("--dtype", choices=DTYPES, default="fp32", help="the model's parameters and activations")
+    parser.add_argument("--weights", choices=WEIGHTS, default="native",
+                        help="int8: every linear layer's weight in int8 with a scale per output (weight-only)")
     parser.add_argument("--prompts", default="8,17,32,61,100", help="prompt lengths (tokens), comma-separated")
     parser.add_argument("--new-tokens", type=int, default=32, help="tokens generated per timed generation")
     parser.add_argument("--rounds", type=int, default=3)
@@ -165,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
 
     model = build_model(args.model, args.hidden, args.layers, args.heads, args.kv_heads, args.ffn, args.vocab,
                         max(prompt_lengths) + args.new_tokens + 8)
+    if args.dtype == "bf16":
+        model = model.to(torch.bfloat16)
+    if args.weights == "int8":
+        model = quantize_weights(model)
     generator = torch.Generator().manual_seed(1)
     prompts = {length: torch.randint(0, args.vocab, (1, length), generator=generator) for length in prompt_lengths}
     eager_forward = model.forward
@@ -227,7 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     model_line = (f"{type(model).__name__} hidden {args.hidden}, {args.layers} layers, {args.heads} heads"
                   + ("" if args.model == "gpt2" else f" ({args.kv_heads} KV), ffn {args.ffn}")
                   + f", vocab {args.vocab}; prompts of {', '.join(map(str, prompt_lengths))} tokens, "
-                  f"{args.new_tokens} new tokens, greedy, {cache_text}, fp32; median of {args.rounds} interleaved "
+                  f"{args.new_tokens} new tokens, greedy, {cache_text}, {args.dtype}"
+                  + (", int8 weights (weight-only, a scale per output)" if args.weights == "int8" else "")
+                  + f"; median of {args.rounds} interleaved "
                   "rounds")
     cpu, flags = machine.cpu_info()
     lines = [f"date {machine.today()}, commit {machine.commit()}",

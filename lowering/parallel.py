@@ -331,8 +331,8 @@ def _is_gather(op: ir.Operation) -> bool:
         value = users[0].results[0]
 
 
-#: The casts of a widening generic (bf16 -> f32, int8 -> i32 of a quantized product).
-_WIDENING_CASTS = frozenset({"arith.extf", "arith.extsi", "arith.extui"})
+#: The casts of a widening generic (bf16 -> f32; int8 -> i32 of a quantized product, -> f32 of an int8 weight).
+_WIDENING_CASTS = frozenset({"arith.extf", "arith.extsi", "arith.extui", "arith.sitofp", "arith.uitofp"})
 
 
 def _is_widening(op: ir.Operation) -> bool:

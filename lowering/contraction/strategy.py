@@ -40,6 +40,7 @@ from graphfuse.lowering.contraction.pairs import (
     pair_product_applies,
 )
 from graphfuse.lowering.contraction.panels import (
+    _erase_unused_producers,
     _fill_of,
     _fusable_epilogue,
     _insert,
@@ -75,6 +76,7 @@ from graphfuse.lowering.contraction.sizes import (
     row_block,
     row_dot_tile,
 )
+from graphfuse.lowering.contraction.widenings import Widening, widen, widening
 from graphfuse.lowering.fast_math import fadd, fmul
 from graphfuse.lowering.host import dot_products, vector_bits
 from graphfuse.lowering.isolation import isolated
@@ -122,8 +124,9 @@ def _select_schedules(module: ir.Module, threads: int, dots: frozenset[str]) -> 
                                                               tile_columns=columns,
                                                               block_depth=ROW_TILE_DEPTH)
     for op in _static_ops(module, ("linalg.matmul",)):
-        if _row_dot(op):
-            _as_row_dot(op)
+        operands = row_dot_operands(op)
+        if operands is not None:
+            _as_row_dot(op, *operands)
     for op in _static_ops(module, tuple(_DEFAULT_MAPS)):
         _materialize_transposes(op)
     batched = _static_ops(module, ("linalg.batch_matmul",))  # again: the transposes replaced some
@@ -269,25 +272,40 @@ def _schedule_int8_operands(op: ir.Operation, threads: int) -> None:
                                                      vector_columns=vector_bits() // 8)
 
 
-def _row_dot(op: ir.Operation) -> bool:
-    """Whether ``op`` (a static f32 ``linalg.matmul``) is A[M, K] @ Bt[N, K]^T with few rows and Bt read at run
-    time: the row-dot schedule's case (``row_dot.mlir``).  A constant Bt is packed once when compiling
-    instead, which the register-tiled schedule then reads faster."""
-    if not _reads_b_transposed(op) or producer(op.operands[1], "arith.constant") is not None:
-        return False
-    types = [ir.RankedTensorType(v.type) for v in op.operands]
-    if not all(isinstance(t.element_type, ir.F32Type) for t in types):
-        return False
-    (m, k), n = types[0].shape, types[1].shape[0]
-    return m <= ROW_DOT_ROWS and n >= 2 and k >= 2
+def row_dot_operands(op: ir.Operation) -> tuple[ir.Value | Widening, ir.Value | Widening] | None:
+    """A and Bt as the row-dot schedule reads them when ``op`` (a static ``linalg.matmul`` into f32) is A[M, K] @
+    Bt[N, K]^T with few rows and Bt read at run time (``row_dot.mlir``), else None: each an f32 operand, or the
+    narrower tensor it is, or is cast from, read as it is stored and widened in registers
+    (:func:`graphfuse.lowering.contraction.widenings.widening`: a bf16 weight, an int8 one cast to a bf16
+    model's dtype).  A constant Bt is packed once when compiling instead, which the register-tiled schedule
+    then reads faster."""
+    if not _reads_b_transposed(op) or not isinstance(ir.RankedTensorType(op.operands[2].type).element_type,
+                                                     ir.F32Type):
+        return None
+    read: list[ir.Value | Widening] = []
+    for value in op.operands[:2]:
+        if not isinstance(value.type, ir.RankedTensorType) or not ir.RankedTensorType(value.type).has_static_shape:
+            return None
+        element = ir.RankedTensorType(value.type).element_type
+        if not isinstance(element, (ir.F32Type, ir.BF16Type, ir.F16Type)):
+            return None
+        read.append(widening(value, ir.F32Type.get()) or value)  # bf16: a bf16 layer as the importer writes it
+    bt = read[1].source if isinstance(read[1], Widening) else read[1]
+    if producer(bt, "arith.constant") is not None:
+        return None
+    (m, k), n = ir.RankedTensorType(op.operands[0].type).shape, ir.RankedTensorType(op.operands[1].type).shape[0]
+    return (read[0], read[1]) if m <= ROW_DOT_ROWS and n >= 2 and k >= 2 else None
 
 
-def _as_row_dot(op: ir.Operation) -> None:
+def _as_row_dot(op: ir.Operation, a_read: ir.Value | Widening, bt_read: ir.Value | Widening) -> None:
     """``op`` as the generics the row-dot schedule tiles: C in whole tiles of ROW_DOT_TILE_ROWS rows and
     :func:`row_dot_tile` columns, the rows and the columns short of a tile as products of their own, so that
     every tile has a size known when compiling; the product and sum contractible into one FMA (a named
-    matmul's body has no fast-math flags).  Each is given its row-dot schedule."""
-    a, bt, c = op.operands
+    matmul's body has no fast-math flags); an operand widened from a narrower tensor read narrow and widened in
+    the body (:func:`row_dot_operands`).  Each is given its row-dot schedule."""
+    c = op.operands[2]
+    widened = [(r.source, r.casts) if isinstance(r, Widening) else (r, ()) for r in (a_read, bt_read)]
+    (a, a_casts), (bt, bt_casts) = widened
     (m, k), n = ir.RankedTensorType(a.type).shape, ir.RankedTensorType(bt.type).shape[0]
     parallel, reduction = (ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in ("parallel", "reduction"))
     # the lanes of the partial sums: a size the sequence takes as an attribute, so one sequence per width
@@ -308,14 +326,23 @@ def _as_row_dot(op: ir.Operation) -> None:
                 generic = linalg.GenericOp([dest.type], [lhs, rhs], [dest], op.attributes["indexing_maps"],
                                            ir.ArrayAttr.get([parallel, parallel, reduction]))
                 element = ir.RankedTensorType(c.type).element_type
-                body = generic.regions[0].blocks.append(element, element, element)
+                body = generic.regions[0].blocks.append(*(ir.RankedTensorType(v.type).element_type
+                                                          for v in (a, bt)), element)
                 with ir.InsertionPoint(body):
-                    linalg.YieldOp([fadd(body.arguments[2], fmul(body.arguments[0], body.arguments[1]))])
+                    x, y = widen(body.arguments[0], a_casts), widen(body.arguments[1], bt_casts)
+                    linalg.YieldOp([fadd(body.arguments[2], fmul(x, y))])
                 generic.attributes[SCHEDULE] = schedule_attribute(
                     sequence, columns_per_task=min(width, tile), rows_per_tile=min(height, tile_rows))
                 result = generic.results[0] if full else _insert(generic.results[0], result, [row, column])
+    widened_operands = list(op.operands[:2])
     op.results[0].replace_all_uses_with(result)
     op.erase()
+    for value in widened_operands:  # a widening read narrow is computed no more
+        _erase_unused_producers(value, _WIDENING_OPS)
+
+
+#: What a widening of a row-dot operand leaves unread once the product reads its source.
+_WIDENING_OPS = frozenset({"linalg.generic", "tensor.empty"})
 
 
 #: The column ladder's levels in ``direct_conv.mlir``: remainders down to one column of the widest tiles (32

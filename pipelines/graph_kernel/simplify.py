@@ -22,7 +22,10 @@ a NaN stays a NaN, though its sign bit, which carries no value, may change):
 - x / c -> x * (1/c) for float c a power of two whose reciprocal the dtype
   holds exactly (c may be any dense constant then, one value per element);
 - pow(x, 1) -> x;  pow(x, 2) -> x * x (see :func:`pow_two` on the reference's
-  powf).
+  powf);
+- cast(cast(x)) -> cast(x) when the first cast holds every value of x's dtype
+  exactly (int8 -> bf16 -> f32 is int8 -> f32: an int8 weight cast to a bf16
+  model's dtype, then widened for the product).
 
 Only with ``unsafe-math`` (the default, as MindSpore at opt_level 2), because
 the value changes:
@@ -255,6 +258,47 @@ def pow_two(op: ir.Operation, rw: Any) -> bool:
     return _is_constant(op.operands[1], 2.0) and _replace_by(op, rw, "mul", [op.operands[0], op.operands[0]])
 
 
+#: Significand bits (the implicit one included) of the float dtypes, and their largest binary exponent.
+_SIGNIFICAND = {"bf16": 8, "f16": 11, "f32": 24}
+_MAX_EXPONENT = {"bf16": 127, "f16": 15, "f32": 127}
+_INT_BITS = {"i8": 8, "i32": 32, "i64": 64}
+
+
+def _holds_exactly(source: str, middle: str) -> bool:
+    """Whether dtype ``middle`` holds every value of dtype ``source`` exactly."""
+    if source in _INT_BITS:
+        if middle in _INT_BITS:
+            return _INT_BITS[middle] >= _INT_BITS[source]
+        # |v| <= 2^(bits - 1): exact where the significand has bits - 1 bits
+        return middle in _SIGNIFICAND and _SIGNIFICAND[middle] >= _INT_BITS[source] - 1
+    if source in _SIGNIFICAND and middle in _SIGNIFICAND:  # f16 subnormals are normal in f32
+        return _SIGNIFICAND[middle] >= _SIGNIFICAND[source] and _MAX_EXPONENT[middle] >= _MAX_EXPONENT[source] \
+            and (middle == source or middle == "f32")
+    return False
+
+
+def cast_cast(op: ir.Operation, rw: Any) -> bool:
+    """cast(cast(x)) -> cast(x) when the inner cast is exact (:func:`_holds_exactly`): the outer cast then
+    converts x's own value, as a cast of x does (booleans are left alone)."""
+    inner = producer(op.operands[0], "graph.cast")
+    if inner is None:
+        return False
+    x = inner.operands[0]
+    source, middle, target = _dtype(x), _dtype(inner.results[0]), _dtype(op.results[0])
+    if None in (source, middle, target) or "i1" in (source, middle, target):
+        return False
+    if not _holds_exactly(source, middle):
+        return False
+    if source == target:
+        if not _forward(op, x, rw):
+            return False
+    else:
+        new = create_op(rw, "cast", [x], op.location, declared=[sig_from_type(op.results[0].type)])
+        rw.replace_op(op, list(new.results))
+    erase_dead(rw, [inner])
+    return True
+
+
 # --------------------------------------------------------------------------
 # Division by a constant.
 
@@ -396,6 +440,7 @@ def rules(unsafe_math: bool) -> dict[str, tuple[Rule, ...]]:
         "graph.exp": (exp_log if unsafe else None,),
         "graph.log": (log_exp if unsafe else None,),
         "graph.reciprocal": (reciprocal_reciprocal if unsafe else None,),
+        "graph.cast": (cast_cast,),
     }
     return {name: tuple(r for r in chain if r is not None) for name, chain in table.items()}
 

@@ -151,3 +151,25 @@ def test_dot_products_option_values(choice: str, chosen: set[str]) -> None:
 def test_dot_products_option_rejects(choice: str) -> None:
     problem = host.dot_product_choice_problem("p", choice)
     assert problem is not None and "instruction sets joined by '+'" in problem
+
+
+def test_int8_weight_only_linear_through_the_backend_strict() -> None:
+    """A bf16 linear layer with an int8 weight and a scale per output (weight-only quantization, as gpt-fast
+    writes it: linear(x, weight.to(x.dtype)) * scales), a decoded token's row and a prompt's 40: compiled whole
+    (fallback="error"), within eager's error of the exact product."""
+    import torch
+
+    from bench.generate import int8_weight_linear_class
+    from graphfuse.frontends.torch_backend import CompilerConfig, get_backend
+
+    torch.manual_seed(0)
+    layer = int8_weight_linear_class()(torch.nn.Linear(256, 160).to(torch.bfloat16))
+    compiled = torch.compile(layer, backend=get_backend(compiler_config=CompilerConfig(fallback="error")))
+    for rows in (1, 40):
+        x = torch.randn(rows, 256).to(torch.bfloat16)
+        with torch.no_grad():
+            got, want = compiled(x), layer(x)
+        weight = layer.weight.double() * layer.scales.double()[:, None]
+        exact = x.double() @ weight.T + layer.bias.double()
+        assert got.dtype == torch.bfloat16
+        assert (got.double() - exact).abs().max() <= (want.double() - exact).abs().max() * 1.01 + 1e-6

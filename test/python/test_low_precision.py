@@ -62,10 +62,10 @@ def _bound(x: np.ndarray, w: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 
 @needs_bf16_dots
-@pytest.mark.parametrize("m, k, n", [(64, 256, 96), (37, 70, 72), (1, 2, 32), (130, 512, 200)])
+@pytest.mark.parametrize("m, k, n", [(64, 256, 96), (37, 70, 72), (33, 2, 32), (130, 512, 200)])
 def test_bf16_linear_on_dot_products_within_its_bound(m: int, k: int, n: int) -> None:
     """Odd shapes included: rows not a multiple of the register tile, 35 pairs of K, columns past the last whole
-    panel (72 = 2 x 32 + 8), a single pair of K."""
+    panel (72 = 64 + 8), a single pair of K.  (Fewer rows than ROW_DOT_ROWS take the row dots, below.)"""
     executable = graphfuse.compile(_linear_graph(m, k, n))
     assert DOT_INTRINSIC in executable.function.llvm_dialect_ir
     x, w, b = _inputs(m, k, n)
@@ -75,6 +75,20 @@ def test_bf16_linear_on_dot_products_within_its_bound(m: int, k: int, n: int) ->
     assert np.all(error <= _bound(x, w, ref)), float(np.max(error - _bound(x, w, ref)))
     # no worse than PyTorch's own bf16 linear on the same inputs (bf16's rounding of the result dominates both)
     assert error.max() <= np.abs(_eager(x, w, b) - ref).max() * 1.01 + 1e-30
+
+
+@pytest.mark.parametrize("m, k, n", [(1, 2, 32), (1, 700, 72), (4, 256, 130)])
+def test_bf16_linear_of_few_rows_reads_the_weight_narrow(m: int, k: int, n: int) -> None:
+    """A decoded token's linear layer (a few rows, the weight an argument): the row dots read the bf16 weight as
+    it is stored and widen it in registers (no copy of it into panels: the lit tests of
+    select-contraction-schedules show the IR); the same bound."""
+    executable = graphfuse.compile(_linear_graph(m, k, n))
+    llvm_ir = executable.function.llvm_dialect_ir
+    assert DOT_INTRINSIC not in llvm_ir
+    x, w, b = _inputs(m, k, n)
+    (out,) = executable(x, w, b)
+    ref = _reference(x, w, b)
+    assert np.all(np.abs(out.astype(np.float64) - ref) <= _bound(x, w, ref))
 
 
 @needs_bf16_dots

@@ -25,6 +25,7 @@ from graphfuse.dialect.matching import ops_named, producer
 from graphfuse.lowering.contraction.layout import replace_operands
 from graphfuse.lowering.contraction.pairs import contraction_depth
 from graphfuse.lowering.contraction.panels import _erase_unused_producers
+from graphfuse.lowering.contraction.strategy import row_dot_operands
 from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
@@ -59,6 +60,8 @@ def narrow_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
         kind = _narrowing(ir.RankedTensorType(op.operands[2].type).element_type, dots)
         if kind is None or contraction_depth(op) % kind.group:
             continue  # no whole groups of K: the wide product's packed schedule is the faster
+        if row_dot_operands(op) is not None:
+            continue  # a few rows by a weight read at run time: the row dots read the weight narrow as it is
         widened = [op.operands[0], op.operands[1]]
         sources = [kind.source(v) for v in widened]
         if any(s is None for s in sources):

@@ -11,15 +11,48 @@
 #bt = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 
-// The linear layer's form: x and the weight widened, the weight read transposed.
+// The linear layer's form: x and the weight widened, the weight read transposed, more rows than the row dots take.
 // CHECK-LABEL: func.func @widened(
-// CHECK-SAME:    %[[X:.*]]: tensor<4x6xbf16>, %[[W:.*]]: tensor<8x6xbf16>
+// CHECK-SAME:    %[[X:.*]]: tensor<40x6xbf16>, %[[W:.*]]: tensor<8x6xbf16>
 // CHECK-NOT:     arith.extf
-// CHECK-NOT:     tensor<4x6xf32>
-// CHECK:         linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[X]], %[[W]] : tensor<4x6xbf16>, tensor<8x6xbf16>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK-NOT:     tensor<40x6xf32>
+// CHECK:         linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[X]], %[[W]] : tensor<40x6xbf16>, tensor<8x6xbf16>) outs(%{{.*}} : tensor<40x8xf32>)
 // NONE-LABEL:  func.func @widened(
-// NONE:          linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x6xf32>, tensor<8x6xf32>)
-func.func @widened(%x: tensor<4x6xbf16>, %w: tensor<8x6xbf16>) -> tensor<4x8xf32> {
+// NONE:          linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<40x6xf32>, tensor<8x6xf32>)
+func.func @widened(%x: tensor<40x6xbf16>, %w: tensor<8x6xbf16>) -> tensor<40x8xf32> {
+  %e0 = tensor.empty() : tensor<40x6xf32>
+  %xf = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<40x6xbf16>) outs(%e0 : tensor<40x6xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %v = arith.extf %in : bf16 to f32
+    linalg.yield %v : f32
+  } -> tensor<40x6xf32>
+  %e1 = tensor.empty() : tensor<8x6xf32>
+  %wf = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<8x6xbf16>) outs(%e1 : tensor<8x6xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %v = arith.extf %in : bf16 to f32
+    linalg.yield %v : f32
+  } -> tensor<8x6xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<40x8xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e2 : tensor<40x8xf32>) -> tensor<40x8xf32>
+  %r = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%xf, %wf : tensor<40x6xf32>, tensor<8x6xf32>)
+      outs(%c : tensor<40x8xf32>) -> tensor<40x8xf32>
+  return %r : tensor<40x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A few rows (4) by a weight read at run time: left to the row dots, which read the bf16 weight as it is.
+// CHECK-LABEL: func.func @few_rows(
+// CHECK:         linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x6xf32>, tensor<8x6xf32>)
+func.func @few_rows(%x: tensor<4x6xbf16>, %w: tensor<8x6xbf16>) -> tensor<4x8xf32> {
   %e0 = tensor.empty() : tensor<4x6xf32>
   %xf = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<4x6xbf16>) outs(%e0 : tensor<4x6xf32>) {
