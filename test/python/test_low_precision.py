@@ -184,3 +184,21 @@ def test_bf16_linear_against_the_reference_interpreter() -> None:
     step = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(want), 2.0**-126))) - 7)  # one bf16 step at each value
     assert np.all(np.abs(got - want) <= step), float(np.max(np.abs(got - want) / step))
     assert np.mean(got == want) > 0.9  # most outputs are the interpreter's bits
+
+
+def test_bf16_linear_with_rows_counted_at_run_time() -> None:
+    """A prompt's tokens through a bf16 linear layer compiled with dynamic rows (torch.compile(dynamic=True)):
+    the f32 products of dynamic rows on widened operands, within eager's error at 3, 17 and 40 rows."""
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+    layer = torch.nn.Linear(64, 96).to(torch.bfloat16)
+    compiled = torch.compile(layer, dynamic=True,
+                             backend=get_backend(compiler_config=CompilerConfig(fallback="error")))
+    for rows in (3, 17, 40):
+        x = torch.randn(rows, 64).to(torch.bfloat16)
+        with torch.no_grad():
+            got, want = compiled(x), layer(x)
+        exact = torch.nn.functional.linear(x.double(), layer.weight.double(), layer.bias.double())
+        assert got.dtype == torch.bfloat16
+        assert (got.double() - exact).abs().max() <= (want.double() - exact).abs().max() * 1.01
+    torch._dynamo.reset()

@@ -7,7 +7,8 @@ bf16 product of whole pairs of K, on a CPU with AVX512_BF16).  Any other such pr
 register tiles, whose vectors widen each element as they read it and which LLVM leaves largely scalar (a bf16
 batched matmul of attention took 6% of a BLOOM layer's time, serially).  Its operands are widened to f32 first
 (exactly: every bf16 and f16 value is an f32 value, and their products are exact in f32), and the product is the
-f32 one, with its packed panels, row blocks and batch tasks.
+f32 one, with its packed panels, row blocks and batch tasks.  So is a matmul whose rows alone are counted at run
+time (a prompt's tokens), which the f32 products of dynamic rows compute.
 """
 
 from __future__ import annotations
@@ -58,9 +59,10 @@ def widen_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
         a, b, c = op.operands
         if not (_narrow(a) and _narrow(b)) or not isinstance(ir.RankedTensorType(c.type).element_type, ir.F32Type):
             continue
-        if not all(ir.RankedTensorType(v.type).has_static_shape for v in (a, b, c)):
-            continue  # products of sizes known at run time keep their own schedules
-        if op.name == "linalg.matmul" and pair_product_applies(op, dots):
+        static = all(ir.RankedTensorType(v.type).has_static_shape for v in (a, b, c))
+        if not static and not (op.name == "linalg.matmul" and _rows_alone_dynamic(a, b, c)):
+            continue  # other products of sizes known at run time keep their own schedules
+        if static and op.name == "linalg.matmul" and pair_product_applies(op, dots):
             continue
         with op.location, ir.InsertionPoint(op):
             wide = [_widened(v) for v in (a, b)]
@@ -69,11 +71,21 @@ def widen_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
     return rewritten
 
 
+def _rows_alone_dynamic(a: ir.Value, b: ir.Value, c: ir.Value) -> bool:
+    """A [rows, K], B and C [rows, N] with only the rows counted at run time: a prompt's tokens through a linear
+    layer, which the f32 products of dynamic rows compute (:mod:`graphfuse.lowering.contraction.dynamic_rows`)."""
+    ta, tb, tc = (ir.RankedTensorType(v.type) for v in (a, b, c))
+    return tb.has_static_shape and ta.rank == tc.rank == 2 and ta.shape[1] != ir.ShapedType.get_dynamic_size() \
+        and tc.shape[1] != ir.ShapedType.get_dynamic_size()
+
+
 def _widened(value: ir.Value) -> ir.Value:
-    """``value`` (a static bf16/f16 tensor) as f32, by an elementwise generic."""
+    """``value`` (a bf16/f16 tensor) as f32, by an elementwise generic."""
     t = ir.RankedTensorType(value.type)
     f32 = ir.F32Type.get()
-    init = tensor.empty(list(t.shape), f32)
+    sizes = [tensor.dim(value, arith.constant(ir.IndexType.get(), d)) if t.is_dynamic_dim(d) else size
+             for d, size in enumerate(t.shape)]
+    init = tensor.empty(sizes, f32)
     identity = ir.AffineMap.get_identity(t.rank)
     generic = build_generic([ir.RankedTensorType.get(list(t.shape), f32)], [value], [init], [identity, identity],
                             [PARALLEL] * t.rank, lambda args: [arith.extf(f32, args[0])])

@@ -57,3 +57,25 @@ func.func @left_alone(%a: tensor<4x6xf32>, %b: tensor<6x8xf32>, %x: tensor<4x6xb
   %r1 = linalg.matmul ins(%x, %y : tensor<4x6xbf16>, tensor<6x8xbf16>) outs(%d : tensor<4x8xbf16>) -> tensor<4x8xbf16>
   return %r0, %r1 : tensor<4x8xf32>, tensor<4x8xbf16>
 }
+
+// -----
+
+// A prompt's tokens (rows counted at run time) through a bf16 linear layer: widened too, the rows' copy sized at
+// run time, for the f32 products of dynamic rows; other dynamic sizes (K) are left alone.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK:         %[[ROWS:.*]] = tensor.dim %arg0, %{{.*}} : tensor<?x64xbf16>
+// CHECK:         tensor.empty(%[[ROWS]]) : tensor<?x64xf32>
+// CHECK:         linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<32x64xf32>) outs(%arg2 : tensor<?x32xf32>)
+// CHECK:         linalg.matmul ins(%arg3, %arg4 : tensor<4x?xbf16>, tensor<?x8xbf16>)
+// NONE-LABEL:  func.func @dynamic_rows(
+// NONE:          ins(%{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<32x64xf32>)
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @dynamic_rows(%x: tensor<?x64xbf16>, %w: tensor<32x64xbf16>, %c: tensor<?x32xf32>,
+                        %p: tensor<4x?xbf16>, %q: tensor<?x8xbf16>, %d: tensor<4x8xf32>) -> (tensor<?x32xf32>, tensor<4x8xf32>) {
+  %r0 = linalg.matmul indexing_maps = [#a, #bt, #c] ins(%x, %w : tensor<?x64xbf16>, tensor<32x64xbf16>)
+      outs(%c : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %r1 = linalg.matmul ins(%p, %q : tensor<4x?xbf16>, tensor<?x8xbf16>) outs(%d : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r0, %r1 : tensor<?x32xf32>, tensor<4x8xf32>
+}
