@@ -23,7 +23,9 @@ from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.common import PARALLEL, build_generic
 from graphfuse.lowering.contraction.layout import replace_operands
 from graphfuse.lowering.contraction.pairs import pair_product_applies
-from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem
+from graphfuse.lowering.contraction.sizes import EPILOGUE_ROWS
+from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem, vector_bits
+from graphfuse.lowering.schedules.library import SCHEDULE, schedule_attribute
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["WidenContractionOperands", "widen_contraction_operands"]
@@ -89,4 +91,7 @@ def _widened(value: ir.Value) -> ir.Value:
     identity = ir.AffineMap.get_identity(t.rank)
     generic = build_generic([ir.RankedTensorType.get(list(t.shape), f32)], [value], [init], [identity, identity],
                             [PARALLEL] * t.rank, lambda args: [arith.extf(f32, args[0])])
+    if t.rank == 2 and t.has_static_shape:  # a weight: its rows shared out across the cores, as an epilogue's
+        generic.attributes[SCHEDULE] = schedule_attribute("epilogue_rows", rows_per_task=EPILOGUE_ROWS,
+                                                          vector_columns=max(1, vector_bits() // 32))
     return generic.results[0]
