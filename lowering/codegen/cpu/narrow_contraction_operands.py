@@ -51,7 +51,9 @@ def narrow_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
     """Rewrite every static ``linalg.matmul`` of ``module`` that the dot products ``dots`` can compute once narrowed
     to read the narrow values: f32 of two widened bf16 (:func:`_bf16_source`, ``bf16``, K even: whole pairs), i32
     of two widened int8 (:func:`_int8_source`, ``int8``, K a multiple of 4: whole quads); the number rewritten.
-    The widenings left unread are erased."""
+    The widenings left unread are erased.  A product of a few rows by a weight read at run time is left to the
+    row dots, which read the narrow weight themselves (:func:`graphfuse.lowering.contraction.strategy.
+    row_dot_operands`)."""
     rewritten = 0
     for op in ops_named(module, "linalg.matmul"):
         if not all(isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
