@@ -14,8 +14,12 @@ from prompts of ``--prompts`` lengths:
   Inductor: Dynamo's unique graphs), and for graphfuse the calls that ran in eager PyTorch;
 - ``tokens``: whether every generated token equals eager PyTorch's.
 
+``--dtype bf16`` runs the model in bf16; ``--weights int8`` replaces every linear layer by an int8 weight-only one
+(a scale per output, ``linear(x, weight.to(x.dtype)) * scales``), eager's tokens then those of that model.
+
     make bench-generate                                   # writes bench/generate-latest.md
     python -m bench.generate --model qwen2 --hidden 256 --layers 2 --variants eager,graphfuse
+    python -m bench.generate --dtype bf16 --weights int8 --variants eager,graphfuse
 """
 
 from __future__ import annotations
