@@ -22,12 +22,12 @@ from mlir.dialects import arith
 
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.matching import ops_named, producer
+from graphfuse.lowering.codegen.cpu.dot_products import dot_products_option, resolved_dot_products
 from graphfuse.lowering.contraction.layout import replace_operands
 from graphfuse.lowering.contraction.pairs import contraction_depth
 from graphfuse.lowering.contraction.panels import _erase_unused_producers
 from graphfuse.lowering.contraction.strategy import row_dot_operands
-from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem
-from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
+from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["NarrowContractionOperands", "narrow_contraction_operands"]
 
@@ -37,14 +37,10 @@ class NarrowContractionOperands(GraphPass):
     summary: ClassVar[str] = ("Make f32 (i32) matmuls whose operands are both widened bf16 (int8): an extf (extsi) "
                               "generic or a constant of such values, read the narrow values, where dot products "
                               "compute them")
-    dot_products: str = option("host", "the dot products to compute on: host (the machine's), none, or bf16 "
-                               "and int8 joined by '+'")
+    dot_products: str = dot_products_option()
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        problem = dot_product_choice_problem(self.name, self.dot_products)
-        if problem is not None:
-            context.fail(problem)
-        narrow_contraction_operands(module, chosen_dot_products(self.dot_products))
+        narrow_contraction_operands(module, resolved_dot_products(self, context))
 
 
 def narrow_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:

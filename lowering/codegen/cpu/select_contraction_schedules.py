@@ -14,8 +14,8 @@ from typing import ClassVar
 
 from mlir import ir
 
+from graphfuse.lowering.codegen.cpu.dot_products import dot_products_option, resolved_dot_products
 from graphfuse.lowering.contraction import select_schedules
-from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["SelectContractionSchedules"]
@@ -26,13 +26,9 @@ class SelectContractionSchedules(GraphPass):
     name: ClassVar[str] = "select-contraction-schedules"
     summary: ClassVar[str] = "Record each contraction's schedule (tiles, packing, tasks) as a graph.schedule attribute"
     threads: int = option(1, "threads the tasks of each schedule are shared among")
-    dot_products: str = option("host", "the dot products to compute on: host (the machine's), none, or bf16 "
-                               "and int8 joined by '+'")
+    dot_products: str = dot_products_option()
 
     def run(self, module: ir.Module, context: PassContext) -> None:
         if self.threads < 1:
             context.fail(f"option 'threads' of pass '{self.name}' must be at least 1, got {self.threads}")
-        problem = dot_product_choice_problem(self.name, self.dot_products)
-        if problem is not None:
-            context.fail(problem)
-        select_schedules(module, self.threads, chosen_dot_products(self.dot_products))
+        select_schedules(module, self.threads, resolved_dot_products(self, context))

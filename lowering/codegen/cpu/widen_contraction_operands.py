@@ -20,13 +20,14 @@ from mlir import ir
 from mlir.dialects import arith, tensor
 
 from graphfuse.dialect.matching import ops_named
+from graphfuse.lowering.codegen.cpu.dot_products import dot_products_option, resolved_dot_products
 from graphfuse.lowering.common import PARALLEL, build_generic
 from graphfuse.lowering.contraction.layout import replace_operands
 from graphfuse.lowering.contraction.pairs import pair_product_applies
 from graphfuse.lowering.contraction.sizes import EPILOGUE_ROWS
-from graphfuse.lowering.host import chosen_dot_products, dot_product_choice_problem, vector_bits
+from graphfuse.lowering.host import vector_bits
 from graphfuse.lowering.schedules.library import SCHEDULE, schedule_attribute
-from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
+from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["WidenContractionOperands", "widen_contraction_operands"]
 
@@ -38,14 +39,10 @@ class WidenContractionOperands(GraphPass):
     name: ClassVar[str] = "widen-contraction-operands"
     summary: ClassVar[str] = ("Make matmuls of bf16/f16 operands into f32 that no dot instruction computes read f32 "
                               "copies of their operands")
-    dot_products: str = option("host", "the dot products to compute on: host (the machine's), none, or bf16 "
-                               "and int8 joined by '+'")
+    dot_products: str = dot_products_option()
 
     def run(self, module: ir.Module, context: PassContext) -> None:
-        problem = dot_product_choice_problem(self.name, self.dot_products)
-        if problem is not None:
-            context.fail(problem)
-        widen_contraction_operands(module, chosen_dot_products(self.dot_products))
+        widen_contraction_operands(module, resolved_dot_products(self, context))
 
 
 def _narrow(value: ir.Value) -> bool:
