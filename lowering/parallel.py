@@ -50,6 +50,7 @@ from graphfuse.dialect.diagnostics import GraphfuseError
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import as_operation, nested_ops
 from graphfuse.lowering.contraction import DIRECT_CONV
+from graphfuse.lowering.contraction.widenings import cast_chain
 from graphfuse.lowering.kernels import is_kernel
 from graphfuse.lowering.schedules.library import loaded, run_transforms
 from graphfuse.pipelines import log
@@ -331,19 +332,10 @@ def _is_gather(op: ir.Operation) -> bool:
         value = users[0].results[0]
 
 
-#: The casts of a widening generic (bf16 -> f32; int8 -> i32 of a quantized product, -> f32 of an int8 weight).
-_WIDENING_CASTS = frozenset({"arith.extf", "arith.extsi", "arith.extui", "arith.sitofp", "arith.uitofp"})
-
-
 def _is_widening(op: ir.Operation) -> bool:
-    """A generic of one input through identity maps whose body is one widening cast of it."""
-    if len(op.operands) != 2:
-        return False
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if not all(m == ir.AffineMap.get_identity(m.n_dims) for m in maps):
-        return False
-    body = list(op.regions[0].blocks[0].operations)
-    return len(body) == 2 and body[0].name in _WIDENING_CASTS
+    """A generic of one input through identity maps whose body is one widening cast of it (bf16 -> f32; int8 ->
+    i32 of a quantized product, -> f32 of an int8 weight)."""
+    return len(cast_chain(op.results[0])[1]) == 1
 
 
 def _window_elements(op: ir.Operation) -> int:

@@ -17,6 +17,7 @@ from mlir import ir
 from mlir.dialects import llvm, tensor, vector
 
 from graphfuse.lowering.contraction.pair_copies import read_whole, write_whole
+from graphfuse.lowering.contraction.pairs import dot_group
 
 __all__ = ["DOT_LANES", "vectorize_pair_tiles"]
 
@@ -37,29 +38,16 @@ def _dot_widths(columns: int) -> list[int]:
     return widths
 
 
-def _is_int(element: ir.Type, width: int) -> bool:
-    return isinstance(element, ir.IntegerType) and ir.IntegerType(element).width == width
-
-
-def _group(types: list[ir.RankedTensorType]) -> int:
-    """K steps per group of a tile of A, Bp and C of these types: 2 (bf16, bf16, f32), 4 (i8, i8, i32), else 0."""
-    a, b, c = (t.element_type for t in types)
-    if isinstance(a, ir.BF16Type) and isinstance(b, ir.BF16Type) and isinstance(c, ir.F32Type):
-        return 2
-    if _is_int(a, 8) and _is_int(b, 8) and _is_int(c, 32):
-        return 4
-    return 0
-
-
 def _pair_tile(op: ir.Operation) -> tuple[int, int] | None:
     """(rows, columns) when ``op`` is a marked static tile of a product on dot instructions: a generic of five
-    loops with operands A [R, 1, g], Bp [1, 1, NR, g] and C [R, 1, NR] of a :func:`_group`, NR a multiple of 4."""
+    loops with operands A [R, 1, g], Bp [1, 1, NR, g] and C [R, 1, NR] of a :func:`.pairs.dot_group`, NR a multiple
+    of 4."""
     if op.name != "linalg.generic" or "graph.vectorize" not in op.attributes:
         return None
     if len(ir.ArrayAttr(op.attributes["iterator_types"])) != 5 or len(op.operands) != 3:
         return None
     types = [ir.RankedTensorType(v.type) for v in op.operands]
-    group = _group(types)
+    group = dot_group(*(t.element_type for t in types))
     if not group or not all(t.has_static_shape for t in types):
         return None
     (rows, one, g), (p, q, columns, g_b), (rows_c, one_c, columns_c) = (t.shape for t in types)

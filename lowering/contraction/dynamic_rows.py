@@ -42,6 +42,7 @@ __all__ = [
     "dynamic_row_products",
     "few_static_rows_products",
     "rest_tiles",
+    "rows_alone_dynamic",
     "split_few_dynamic_rows",
 ]
 
@@ -81,13 +82,19 @@ def _plain(op: ir.Operation) -> bool:
 
 
 def _rows_alone_dynamic(op: ir.Operation) -> bool:
-    a, b, c = (v.type for v in op.operands)
-    if not all(isinstance(t, ir.RankedTensorType) for t in (a, b, c)):
+    """An f32 matmul whose rows alone are counted at run time (:func:`rows_alone_dynamic`)."""
+    return rows_alone_dynamic(*op.operands) and all(
+        isinstance(ir.RankedTensorType(v.type).element_type, ir.F32Type) for v in op.operands)
+
+
+def rows_alone_dynamic(a: ir.Value, b: ir.Value, c: ir.Value) -> bool:
+    """Whether a matmul's A [rows, K], B and C [rows, N] have only the rows counted at run time (a prompt's tokens
+    through a linear layer): the products this module computes, when in f32."""
+    types = [v.type for v in (a, b, c)]
+    if not all(isinstance(t, ir.RankedTensorType) for t in types) or _static_tensor(b) is None:
         return False
-    a, b, c = (ir.RankedTensorType(t) for t in (a, b, c))
-    if not all(isinstance(t.element_type, ir.F32Type) for t in (a, b, c)) or _static_tensor(op.operands[1]) is None:
-        return False
-    return a.shape[0] == _DYNAMIC and c.shape[0] == _DYNAMIC and a.shape[1] != _DYNAMIC and c.shape[1] != _DYNAMIC
+    ta, tc = ir.RankedTensorType(types[0]), ir.RankedTensorType(types[2])
+    return ta.shape[0] == _DYNAMIC and tc.shape[0] == _DYNAMIC and ta.shape[1] != _DYNAMIC and tc.shape[1] != _DYNAMIC
 
 
 def _index(value: int) -> ir.Value:

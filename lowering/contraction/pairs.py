@@ -26,6 +26,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from graphfuse.dialect.constants import array_to_attr, attr_to_array
 from graphfuse.dialect.matching import producer
+from graphfuse.lowering.common import PARALLEL, REDUCTION, build_generic
 from graphfuse.lowering.contraction.sizes import SERIAL
 
 #: (rows, columns) of a register tile of a product of pairs: 24 accumulators of 16 lanes, 4 panel vectors and a
@@ -63,14 +64,24 @@ def product_group(op: ir.Operation, dots: frozenset[str]) -> int:
     product (a batch of a batched matmul, whose schedules copy B into f32 panels)."""
     if SERIAL in op.attributes:
         return 0
-    a, b, c = (_element(v) for v in op.operands)
-    if isinstance(a, ir.BF16Type) and isinstance(b, ir.BF16Type) and isinstance(c, ir.F32Type):
-        group = 2 if "bf16" in dots else 0
-    elif _is_int(a, 8) and _is_int(b, 8) and _is_int(c, 32):
-        group = 4 if "int8" in dots else 0
-    else:
+    group = dot_group(*(_element(v) for v in op.operands))
+    if not group or _DOT_PRODUCTS[group] not in dots:
         return 0
-    return group if group and contraction_depth(op) % group == 0 else 0
+    return group if contraction_depth(op) % group == 0 else 0
+
+
+#: The dot products (graphfuse.lowering.host.dot_products) computing groups of each size.
+_DOT_PRODUCTS = {2: "bf16", 4: "int8"}
+
+
+def dot_group(a: ir.Type, b: ir.Type, c: ir.Type) -> int:
+    """K steps per group of a dot instruction for A, B and C of these element types: 2 for bf16, bf16 into f32; 4
+    for int8, int8 into i32; else 0."""
+    if isinstance(a, ir.BF16Type) and isinstance(b, ir.BF16Type) and isinstance(c, ir.F32Type):
+        return 2
+    if _is_int(a, 8) and _is_int(b, 8) and _is_int(c, 32):
+        return 4
+    return 0
 
 
 def pair_product_applies(op: ir.Operation, dots: frozenset[str]) -> bool:
@@ -156,20 +167,18 @@ def column_compensation(b: ir.Value, transposed_source: ir.Value | None, column:
     if transposed_source is None:  # loops (k, panel, column): each step of K a run of B's row
         part = b if width == ir.RankedTensorType(b.type).shape[1] else _columns(b, column, width)
         view = _pairs(part, [[0], [1, 2]], [k, *shape])
-        maps, iterators = [d, d[1:]], ["reduction", "parallel", "parallel"]
+        maps, iterators = [d, d[1:]], [REDUCTION, PARALLEL, PARALLEL]
     else:  # loops (panel, column, k): each column a run of Bt's row
         part = source if width == ir.RankedTensorType(source.type).shape[0] else _rows(source, column, width)
         view = _pairs(part, [[0, 1], [2]], [*shape, k])
-        maps, iterators = [d, d[:2]], ["parallel", "parallel", "reduction"]
-    zero = arith.constant(i32, 0)
-    init = linalg.fill(zero, outs=[tensor.empty(shape, i32)])
-    generic = linalg.GenericOp([result_type], [view], [init],
-                               ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get(3, 0, m)) for m in maps]),
-                               ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in iterators]))
-    body = generic.regions[0].blocks.append(ir.IntegerType.get_signless(8), i32)
-    with ir.InsertionPoint(body):
-        scaled = arith.muli(arith.extsi(i32, body.arguments[0]), arith.constant(i32, -128))
-        linalg.YieldOp([arith.addi(body.arguments[1], scaled)])
+        maps, iterators = [d, d[:2]], [PARALLEL, PARALLEL, REDUCTION]
+    init = linalg.fill(arith.constant(i32, 0), outs=[tensor.empty(shape, i32)])
+
+    def add_scaled(args: list[ir.Value]) -> list[ir.Value]:
+        return [arith.addi(args[1], arith.muli(arith.extsi(i32, args[0]), arith.constant(i32, -128)))]
+
+    generic = build_generic([result_type], [view], [init], [ir.AffineMap.get(3, 0, m) for m in maps], iterators,
+                            add_scaled)
     generic.operation.attributes[COLUMN_SUMS] = ir.UnitAttr.get()
     return generic.results[0]
 
@@ -178,13 +187,9 @@ def unsigned_rows(a: ir.Value) -> ir.Value:
     """int8 A with each byte's sign bit flipped: A + 128 read as unsigned bytes, what ``vpdpbusd`` multiplies."""
     t = ir.RankedTensorType(a.type)
     identity = ir.AffineMap.get_identity(t.rank)
-    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-    generic = linalg.GenericOp([a.type], [a], [tensor.empty(list(t.shape), t.element_type)],
-                               ir.ArrayAttr.get([ir.AffineMapAttr.get(identity)] * 2),
-                               ir.ArrayAttr.get([parallel] * t.rank))
-    body = generic.regions[0].blocks.append(t.element_type, t.element_type)
-    with ir.InsertionPoint(body):
-        linalg.YieldOp([arith.xori(body.arguments[0], arith.constant(t.element_type, -128))])
+    generic = build_generic([a.type], [a], [tensor.empty(list(t.shape), t.element_type)], [identity, identity],
+                            [PARALLEL] * t.rank,
+                            lambda args: [arith.xori(args[0], arith.constant(t.element_type, -128))])
     generic.operation.attributes[UNSIGNED_ROWS] = ir.UnitAttr.get()
     return generic.results[0]
 
@@ -192,17 +197,10 @@ def unsigned_rows(a: ir.Value) -> ir.Value:
 def compensated_init(dest: ir.Value, start: ir.Value | None, compensation: ir.Value) -> ir.Value:
     """C viewed as [rows, panels, columns] starting from ``start`` (a scalar: a fill's value) or, when None, from
     ``dest``'s own values, plus ``compensation`` [panels, columns] (:func:`column_compensation`)."""
-    t = ir.RankedTensorType(dest.type)
     d = [ir.AffineDimExpr.get(k) for k in range(3)]
     maps = [ir.AffineMap.get(3, 0, d[1:]), ir.AffineMap.get(3, 0, d)]
-    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-    generic = linalg.GenericOp([dest.type], [compensation], [dest],
-                               ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-                               ir.ArrayAttr.get([parallel] * 3))
-    body = generic.regions[0].blocks.append(t.element_type, t.element_type)
-    with ir.InsertionPoint(body):
-        base = body.arguments[1] if start is None else start
-        linalg.YieldOp([arith.addi(base, body.arguments[0])])
+    generic = build_generic([dest.type], [compensation], [dest], maps, [PARALLEL] * 3,
+                            lambda args: [arith.addi(args[1] if start is None else start, args[0])])
     generic.operation.attributes[COMPENSATED_INIT] = ir.UnitAttr.get()
     return generic.results[0]
 

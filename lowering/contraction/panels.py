@@ -131,15 +131,16 @@ def _register_tile_parts(op: ir.Operation, tile_rows: int, panel: int, threads: 
             result = epilogue.operands[len(epilogue.operands) - 1]
             if producer(result, "tensor.empty") is not None:  # one buffer for the parts (see _unfilled)
                 result = bufferization.alloc_tensor(result.type, [])
+        bt = _transposed_source(b) if pairs else None  # the Bt [N, K] B transposes, read by the panels of groups
         for column, width in column_ranges:
             columns = panel if width % panel == 0 else width
             compensation = None
             if packed:
                 with ir.InsertionPoint(_loop_invariant_point(op, b) if serial else epilogue or op):
-                    rhs = packed_pair_panels(b, _transposed_source(b), column, width, columns) if pairs \
+                    rhs = packed_pair_panels(b, bt, column, width, columns) if pairs \
                         else _packed_panels(b, column, width, columns, serial)
                     if group == 4:
-                        compensation = column_compensation(b, _transposed_source(b), column, width, columns)
+                        compensation = column_compensation(b, bt, column, width, columns)
             else:
                 rhs = b if width == n else _slice(b, [0, column], [k, width])
             row_ranges = [(0, m)] if serial else _row_ranges(m, width // columns, tile_rows, threads, packed)

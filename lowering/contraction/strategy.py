@@ -150,7 +150,7 @@ def _select_schedules(module: ir.Module, threads: int, dots: frozenset[str]) -> 
             _schedule_pack_copies(module, threads, nr)
         return
     batch_blocks = schedule_attribute("batch_matmul_blocks", block=BLOCK)
-    epilogue_rows = schedule_attribute("epilogue_rows", rows_per_task=EPILOGUE_ROWS, vector_columns=nr)
+    epilogue_rows = rows_schedule(nr)
     for op in named:
         if op.name == "linalg.batch_matmul":
             op.attributes[SCHEDULE] = batch_blocks
@@ -255,6 +255,12 @@ def _schedule_pack_copies(module: ir.Module, threads: int, nr: int) -> None:
     module.operation.walk(visit)
 
 
+def rows_schedule(vector_columns: int) -> ir.Attribute:
+    """The ``epilogue_rows`` schedule: a 2-D elementwise op shared out across the cores in tasks of EPILOGUE_ROWS
+    rows, each row in vectors of ``vector_columns`` elements."""
+    return schedule_attribute("epilogue_rows", rows_per_task=EPILOGUE_ROWS, vector_columns=vector_columns)
+
+
 def _schedule_int8_operands(op: ir.Operation, threads: int) -> None:
     """Share out across the cores what an int8 product on dot products reads besides its panels
     (:mod:`.pairs`): the sums of B's columns, by panels, and A's bytes made unsigned, by rows (as an epilogue's)."""
@@ -268,8 +274,7 @@ def _schedule_int8_operands(op: ir.Operation, threads: int) -> None:
                                                      task_inner=0 if outer else per_task)
     elif UNSIGNED_ROWS in op.attributes:
         del op.attributes[UNSIGNED_ROWS]
-        op.attributes[SCHEDULE] = schedule_attribute("epilogue_rows", rows_per_task=EPILOGUE_ROWS,
-                                                     vector_columns=vector_bits() // 8)
+        op.attributes[SCHEDULE] = rows_schedule(vector_bits() // 8)
 
 
 def row_dot_operands(op: ir.Operation) -> tuple[ir.Value | Widening, ir.Value | Widening] | None:

@@ -16,7 +16,7 @@ from mlir import ir
 
 from graphfuse.dialect.matching import producer
 
-__all__ = ["Widening", "widen", "widening"]
+__all__ = ["Widening", "cast_chain", "widen", "widening"]
 
 #: The casts a widening chain may hold: each one's result holds every value of its operand exactly.
 _WIDENING_CASTS = frozenset({"arith.extf", "arith.extsi", "arith.extui", "arith.sitofp", "arith.uitofp"})
@@ -37,7 +37,7 @@ def widening(value: ir.Value, wide: ir.Type | None = None) -> Widening | None:
     itself, no cast), then, when ``wide`` is given and ``value`` is a narrower float, its ``arith.extf`` to
     ``wide``; None when that makes no cast.  An integer converted to a float that holds it exactly and then
     widened (int8 -> bf16 -> f32) is one conversion to the wide type."""
-    source, casts = _cast_chain(value)
+    source, casts = cast_chain(value)
     element = ir.RankedTensorType(value.type).element_type
     if wide is not None and element != wide:
         if not isinstance(element, (ir.BF16Type, ir.F16Type)):
@@ -48,9 +48,10 @@ def widening(value: ir.Value, wide: ir.Type | None = None) -> Widening | None:
     return Widening(source, _folded(list(casts), ir.RankedTensorType(source.type).element_type))
 
 
-def _cast_chain(value: ir.Value) -> tuple[ir.Value, tuple[tuple[str, ir.Type], ...]]:
-    """(the tensor ``value`` is cast from, the casts) for a widening generic (:func:`widening`), else (value,
-    ())."""
+def cast_chain(value: ir.Value) -> tuple[ir.Value, tuple[tuple[str, ir.Type], ...]]:
+    """(the tensor ``value`` is cast from, the casts in order) when an all-parallel generic reading one tensor
+    through identity maps computes ``value`` by a chain of :data:`_WIDENING_CASTS` from that tensor's element,
+    else (value, ())."""
     generic = producer(value, "linalg.generic")
     if generic is None or len(generic.operands) != 2 or len(generic.results) != 1:
         return value, ()

@@ -27,6 +27,7 @@ from graphfuse.lowering.contraction.layout import replace_operands
 from graphfuse.lowering.contraction.pairs import contraction_depth
 from graphfuse.lowering.contraction.panels import _erase_unused_producers
 from graphfuse.lowering.contraction.strategy import row_dot_operands
+from graphfuse.lowering.contraction.widenings import cast_chain
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["NarrowContractionOperands", "narrow_contraction_operands"]
@@ -98,9 +99,8 @@ def _bf16_source(value: ir.Value) -> ir.Value | np.ndarray | None:
     """What f32 ``value`` exactly widens: the bf16 input of an all-parallel generic whose body is one
     ``arith.extf`` from bf16 through identity maps, or, for an f32 constant every value of which is a bf16 value
     (NaN payloads included), those values as a bf16 array; else None."""
-    generic = producer(value, "linalg.generic")
-    if generic is not None:
-        return _widened_input(generic, "arith.extf", ir.BF16Type)
+    if producer(value, "linalg.generic") is not None:
+        return _single_cast_source(value, "arith.extf", lambda element: isinstance(element, ir.BF16Type))
     constant = producer(value, "arith.constant")
     if constant is None or not isinstance(ir.RankedTensorType(value.type).element_type, ir.F32Type):
         return None
@@ -115,9 +115,9 @@ def _int8_source(value: ir.Value) -> ir.Value | np.ndarray | None:
     """What i32 ``value`` exactly widens: the i8 input of an all-parallel generic whose body is one
     ``arith.extsi`` from i8 through identity maps, or, for an i32 constant all of whose values lie in [-128, 127],
     those values as an int8 array; else None."""
-    generic = producer(value, "linalg.generic")
-    if generic is not None:
-        return _widened_input(generic, "arith.extsi", ir.IntegerType, 8)
+    if producer(value, "linalg.generic") is not None:
+        return _single_cast_source(value, "arith.extsi", lambda element: isinstance(element, ir.IntegerType)
+                                   and ir.IntegerType(element).width == 8)
     constant = producer(value, "arith.constant")
     if constant is None:
         return None
@@ -135,25 +135,10 @@ def _built(source: ir.Value | np.ndarray, value: ir.Value, element: ir.Type) -> 
     return arith.constant(ir.RankedTensorType.get(shape, element), array_to_attr(source))
 
 
-def _widened_input(generic: ir.Operation, widening: str, narrow: type, width: int | None = None) -> ir.Value | None:
-    """The input ``generic`` widens when its body is one ``widening`` of its ``narrow`` input (of ``width`` bits)
-    through identity maps, else None."""
-    if len(generic.operands) != 2 or len(generic.results) != 1:
-        return None
-    source = generic.operands[0]
-    if not isinstance(source.type, ir.RankedTensorType):
-        return None
-    element = ir.RankedTensorType(source.type).element_type
-    if not isinstance(element, narrow) or (width is not None and ir.IntegerType(element).width != width):
-        return None
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
-    if not all(m.is_permutation and list(m.results) == list(ir.AffineMap.get_identity(m.n_dims).results)
-               for m in maps):
-        return None
-    body = generic.regions[0].blocks[0]
-    ops = list(body.operations)
-    if len(ops) != 2 or ops[0].name != widening or ops[0].operands[0] != body.arguments[0]:
-        return None
-    if ops[1].operands[0] != ops[0].results[0]:
+def _single_cast_source(value: ir.Value, cast: str, narrow: Callable[[ir.Type], bool]) -> ir.Value | None:
+    """The tensor a widening generic (:func:`graphfuse.lowering.contraction.widenings.cast_chain`) computes
+    ``value`` from by one ``cast``, when ``narrow`` holds for its element type; else None."""
+    source, casts = cast_chain(value)
+    if len(casts) != 1 or casts[0][0] != cast or not narrow(ir.RankedTensorType(source.type).element_type):
         return None
     return source

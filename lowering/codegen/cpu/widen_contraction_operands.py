@@ -22,11 +22,12 @@ from mlir.dialects import arith, tensor
 from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.codegen.cpu.dot_products import dot_products_option, resolved_dot_products
 from graphfuse.lowering.common import PARALLEL, build_generic
+from graphfuse.lowering.contraction.dynamic_rows import rows_alone_dynamic
 from graphfuse.lowering.contraction.layout import replace_operands
 from graphfuse.lowering.contraction.pairs import pair_product_applies
-from graphfuse.lowering.contraction.sizes import EPILOGUE_ROWS
+from graphfuse.lowering.contraction.strategy import rows_schedule
 from graphfuse.lowering.host import vector_bits
-from graphfuse.lowering.schedules.library import SCHEDULE, schedule_attribute
+from graphfuse.lowering.schedules.library import SCHEDULE
 from graphfuse.pipelines.pass_base import GraphPass, PassContext
 
 __all__ = ["WidenContractionOperands", "widen_contraction_operands"]
@@ -59,7 +60,7 @@ def widen_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
         if not (_narrow(a) and _narrow(b)) or not isinstance(ir.RankedTensorType(c.type).element_type, ir.F32Type):
             continue
         static = all(ir.RankedTensorType(v.type).has_static_shape for v in (a, b, c))
-        if not static and not (op.name == "linalg.matmul" and _rows_alone_dynamic(a, b, c)):
+        if not static and not (op.name == "linalg.matmul" and rows_alone_dynamic(a, b, c)):
             continue  # other products of sizes known at run time keep their own schedules
         if static and op.name == "linalg.matmul" and pair_product_applies(op, dots):
             continue
@@ -68,14 +69,6 @@ def widen_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
         replace_operands(op, *wide)
         rewritten += 1
     return rewritten
-
-
-def _rows_alone_dynamic(a: ir.Value, b: ir.Value, c: ir.Value) -> bool:
-    """A [rows, K], B and C [rows, N] with only the rows counted at run time: a prompt's tokens through a linear
-    layer, which the f32 products of dynamic rows compute (:mod:`graphfuse.lowering.contraction.dynamic_rows`)."""
-    ta, tb, tc = (ir.RankedTensorType(v.type) for v in (a, b, c))
-    return tb.has_static_shape and ta.rank == tc.rank == 2 and ta.shape[1] != ir.ShapedType.get_dynamic_size() \
-        and tc.shape[1] != ir.ShapedType.get_dynamic_size()
 
 
 def _widened(value: ir.Value) -> ir.Value:
@@ -89,6 +82,5 @@ def _widened(value: ir.Value) -> ir.Value:
     generic = build_generic([ir.RankedTensorType.get(list(t.shape), f32)], [value], [init], [identity, identity],
                             [PARALLEL] * t.rank, lambda args: [arith.extf(f32, args[0])])
     if t.rank == 2 and t.has_static_shape:  # a weight: its rows shared out across the cores, as an epilogue's
-        generic.attributes[SCHEDULE] = schedule_attribute("epilogue_rows", rows_per_task=EPILOGUE_ROWS,
-                                                          vector_columns=max(1, vector_bits() // 32))
+        generic.attributes[SCHEDULE] = rows_schedule(max(1, vector_bits() // 32))
     return generic.results[0]
