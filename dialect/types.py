@@ -83,6 +83,26 @@ def dtype_name(element_type: ir.Type) -> str:
     return str(element_type)
 
 
+#: Significand bits (the implicit one included) of the float dtypes, and their largest binary exponent.
+_SIGNIFICAND = {"bf16": 8, "f16": 11, "f32": 24}
+_MAX_EXPONENT = {"bf16": 127, "f16": 15, "f32": 127}
+_INT_BITS = {"i8": 8, "i32": 32, "i64": 64}
+
+
+def holds_exactly(source: str, middle: str) -> bool:
+    """Whether dtype ``middle`` holds every value of dtype ``source`` exactly (a cast to it and back is the
+    identity; booleans excluded)."""
+    if source in _INT_BITS:
+        if middle in _INT_BITS:
+            return _INT_BITS[middle] >= _INT_BITS[source]
+        # |v| <= 2^(bits - 1): exact where the significand has bits - 1 bits
+        return middle in _SIGNIFICAND and _SIGNIFICAND[middle] >= _INT_BITS[source] - 1
+    if source in _SIGNIFICAND and middle in _SIGNIFICAND:  # f16 subnormals are normal in f32
+        return _SIGNIFICAND[middle] >= _SIGNIFICAND[source] and _MAX_EXPONENT[middle] >= _MAX_EXPONENT[source] \
+            and (middle == source or middle == "f32")
+    return False
+
+
 def sig_from_type(t: ir.Type) -> TensorSig | None:
     """The signature of a ranked tensor type, or None for any other type."""
     if not isinstance(t, ir.RankedTensorType):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from graphfuse.dialect.matching import producer
+from graphfuse.dialect.types import dtype_name, holds_exactly
 
 __all__ = ["Widening", "cast_chain", "widen", "widening"]
 
@@ -74,12 +75,9 @@ def cast_chain(value: ir.Value) -> tuple[ir.Value, tuple[tuple[str, ir.Type], ..
 
 def _folded(casts: list[tuple[str, ir.Type]], element: ir.Type) -> tuple[tuple[str, ir.Type], ...]:
     """``casts`` with an exact integer-to-float conversion followed by ``arith.extf`` made one conversion."""
-    if len(casts) == 2 and casts[0][0] in ("arith.sitofp", "arith.uitofp") and casts[1][0] == "arith.extf":
-        middle = casts[0][1]
-        significand = 8 if isinstance(middle, ir.BF16Type) else 11 if isinstance(middle, ir.F16Type) else None
-        if significand is not None and isinstance(element, ir.IntegerType) and \
-                ir.IntegerType(element).width - 1 <= significand:
-            return ((casts[0][0], casts[1][1]),)
+    if len(casts) == 2 and casts[0][0] in ("arith.sitofp", "arith.uitofp") and casts[1][0] == "arith.extf" \
+            and holds_exactly(dtype_name(element), dtype_name(casts[0][1])):
+        return ((casts[0][0], casts[1][1]),)
     return tuple(casts)
 
 

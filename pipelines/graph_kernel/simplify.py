@@ -57,7 +57,7 @@ from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op
 from graphfuse.dialect.matching import constant_array, create_constant, create_op, erase_dead, producer
-from graphfuse.dialect.types import FLOAT_DTYPES, numpy_dtype, sig_from_type, tensor_type
+from graphfuse.dialect.types import FLOAT_DTYPES, holds_exactly, numpy_dtype, sig_from_type, tensor_type
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, active_rewrite_budget, option
 
 SIMPLIFIED = "num-simplified"
@@ -258,28 +258,9 @@ def pow_two(op: ir.Operation, rw: Any) -> bool:
     return _is_constant(op.operands[1], 2.0) and _replace_by(op, rw, "mul", [op.operands[0], op.operands[0]])
 
 
-#: Significand bits (the implicit one included) of the float dtypes, and their largest binary exponent.
-_SIGNIFICAND = {"bf16": 8, "f16": 11, "f32": 24}
-_MAX_EXPONENT = {"bf16": 127, "f16": 15, "f32": 127}
-_INT_BITS = {"i8": 8, "i32": 32, "i64": 64}
-
-
-def _holds_exactly(source: str, middle: str) -> bool:
-    """Whether dtype ``middle`` holds every value of dtype ``source`` exactly."""
-    if source in _INT_BITS:
-        if middle in _INT_BITS:
-            return _INT_BITS[middle] >= _INT_BITS[source]
-        # |v| <= 2^(bits - 1): exact where the significand has bits - 1 bits
-        return middle in _SIGNIFICAND and _SIGNIFICAND[middle] >= _INT_BITS[source] - 1
-    if source in _SIGNIFICAND and middle in _SIGNIFICAND:  # f16 subnormals are normal in f32
-        return _SIGNIFICAND[middle] >= _SIGNIFICAND[source] and _MAX_EXPONENT[middle] >= _MAX_EXPONENT[source] \
-            and (middle == source or middle == "f32")
-    return False
-
-
 def cast_cast(op: ir.Operation, rw: Any) -> bool:
-    """cast(cast(x)) -> cast(x) when the inner cast is exact (:func:`_holds_exactly`): the outer cast then
-    converts x's own value, as a cast of x does (booleans are left alone)."""
+    """cast(cast(x)) -> cast(x) when the inner cast is exact (:func:`graphfuse.dialect.types.holds_exactly`): the
+    outer cast then converts x's own value, as a cast of x does (booleans are left alone)."""
     inner = producer(op.operands[0], "graph.cast")
     if inner is None:
         return False
@@ -287,7 +268,7 @@ def cast_cast(op: ir.Operation, rw: Any) -> bool:
     source, middle, target = _dtype(x), _dtype(inner.results[0]), _dtype(op.results[0])
     if None in (source, middle, target) or "i1" in (source, middle, target):
         return False
-    if not _holds_exactly(source, middle):
+    if not holds_exactly(source, middle):
         return False
     if source == target:
         if not _forward(op, x, rw):
