@@ -155,6 +155,11 @@ SAFE_CASES = [
         1,
         dtypes=FLOATS,
     ),
+    # an int8 weight cast to a bf16 model's dtype, then widened: one conversion of the int8 values
+    Case("cast_int8_bf16_f32", lambda b, x, t: b.ret(b.cast(b.cast(x, "bf16"), "f32")), 1, ["graph.cast"], 1,
+         dtypes=("i8",)),
+    # out to f32 and back: x itself
+    Case("cast_round_trip", lambda b, x, t: b.ret(b.cast(b.cast(x, "f32"), t)), 1, [], 1, dtypes=("f16", "bf16", "i8")),
 ]
 
 

@@ -92,9 +92,11 @@ def test_bf16_linear_of_few_rows_reads_the_weight_narrow(m: int, k: int, n: int)
 
 
 @needs_bf16_dots
-def test_bf16_linear_special_values_as_eager() -> None:
-    """NaN and infinities propagate as in PyTorch; a row of -0 gives the same (signed) zeros."""
-    m, k, n = 16, 64, 32
+@pytest.mark.parametrize("m", [16, 48])
+def test_bf16_linear_special_values_as_eager(m: int) -> None:
+    """NaN and infinities propagate as in PyTorch; a row of -0 gives the same (signed) zeros: on the row dots
+    reading the bf16 weight (16 rows) and on the pair dot products (48)."""
+    k, n = 64, 32
     x, w, b = _inputs(m, k, n, seed=1)
     x[0, 3] = np.nan
     x[1, 5] = np.inf
@@ -102,6 +104,7 @@ def test_bf16_linear_special_values_as_eager() -> None:
     x[2, :] = -0.0
     b[:] = 0.0
     executable = graphfuse.compile(_linear_graph(m, k, n))
+    assert (DOT_INTRINSIC in executable.function.llvm_dialect_ir) == (m > 32)
     (out,) = executable(x, w, b)
     eager = _eager(x, w, b)
     np.testing.assert_array_equal(np.isnan(out.astype(np.float32)), np.isnan(eager))
