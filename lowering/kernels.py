@@ -34,7 +34,7 @@ from graphfuse.lowering import decompose  # noqa: F401  (registers the decomposi
 from graphfuse.lowering.common import DECOMPOSITIONS
 from graphfuse.lowering.elementwise_groups import merge_elementwise_groups
 from graphfuse.pipelines import log
-from graphfuse.pipelines.graph_kernel.cluster import in_block, op_kind, outline
+from graphfuse.pipelines.graph_kernel.cluster import in_block, op_kind, outline, widens_contraction_operand
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
 __all__ = ["DedupeKernelResults", "FuseKernelLoops", "OutlineFusedOps", "is_kernel", "loop_nest_count"]
@@ -247,6 +247,7 @@ def _with_elementwise_neighbours(op: ir.Operation, block: ir.Block, claimed: set
                 for use in result.uses:
                     c = as_operation(use.owner)
                     if (_lone_elementwise(c, block, claimed) and op_id(c) not in members
+                            and not widens_contraction_operand(c)  # the next product reads it narrow
                             and sig(c.results[0]).shape == sig(result).shape
                             and all(_defined_before(v, op, members) for v in c.operands)):
                         members[op_id(c)] = c

@@ -41,6 +41,7 @@ from mlir.dialects import func
 from graphfuse.dialect.catalog import lookup_op
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.dialect.matching import as_operation, op_id
+from graphfuse.dialect.types import holds_exactly, sig_from_type
 from graphfuse.pipelines import log
 from graphfuse.pipelines.graph_kernel.cluster_dag import ClusterDag
 from graphfuse.pipelines.graph_kernel.op_names import resolve_ops
@@ -75,6 +76,27 @@ def cluster_set(backend: str, enable: tuple[str, ...] = (), disable: tuple[str, 
         return frozenset(resolve_ops(only, "enable_cluster_ops_only"))
     ops = set(DEFAULT_CLUSTER_OPS[backend]) | resolve_ops(enable, "enable_cluster_ops")
     return frozenset(ops - resolve_ops(disable, "disable_cluster_ops"))
+
+
+#: Ops whose first two operands are the factors of a product (the rest, a bias or an addend, are read once).
+_CONTRACTIONS = frozenset({"graph.matmul", "graph.matmul_bias_add", "graph.matmul_add", "graph.matmul_relu",
+                           "graph.matmul_gelu", "graph.matmul_split"})
+
+
+def widens_contraction_operand(op: ir.Operation) -> bool:
+    """A ``graph.cast`` to a type that holds its operand's every value (bf16 -> f32, int8 -> f32) whose result only
+    contractions read, as factors.  In a kernel of its producer it would be that kernel's wide result; left alone
+    it lowers to a widening the product can read through (bf16 pairs, int8 quads, narrow row-dot weights), and
+    the product reads half or a quarter of the bytes."""
+    if op.name != "graph.cast" or not op.results:
+        return False
+    source, result = sig_from_type(op.operands[0].type), sig_from_type(op.results[0].type)
+    if source is None or result is None or source.dtype == result.dtype \
+            or not holds_exactly(source.dtype, result.dtype):
+        return False
+    uses = list(op.results[0].uses)
+    return bool(uses) and all(as_operation(use.owner).name in _CONTRACTIONS and use.operand_number < 2
+                              for use in uses)
 
 
 def op_kind(name: str) -> str:
@@ -223,6 +245,10 @@ class _Clustering:
             kind = op_kind(op.name)
             if kind == "opaque":
                 self._reject(i, "is not a basic op (expand it first)")
+                continue
+            if widens_contraction_operand(op):
+                self._reject(i, "stays out of kernels: it exactly widens a contraction's operand, which then reads "
+                             "the narrow values (the CPU code generator's narrow-contraction-operands)")
                 continue
             home: Cluster | None = None
             for j in self.graph.producers[i]:

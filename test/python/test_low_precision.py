@@ -205,3 +205,39 @@ def test_bf16_linear_with_rows_counted_at_run_time() -> None:
         assert got.dtype == torch.bfloat16
         assert (got.double() - exact).abs().max() <= (want.double() - exact).abs().max() * 1.01
     torch._dynamo.reset()
+
+
+@needs_bf16_dots
+def test_bf16_linear_of_a_computed_activation_reads_it_narrow() -> None:
+    """A layer's bf16 input computed in the same graph (a residual add and a scale, as after a norm): the widening
+    of it stays out of the producing kernel (graph-kernel-cluster), so the product reads the bf16 values on the
+    dot products rather than an f32 copy of them; the same bound and the reference interpreter's values."""
+    m, k, n = 48, 96, 64
+    graph = f"""
+func.func @layer(%x: tensor<{m}x{k}xbf16>, %r: tensor<{m}x{k}xbf16>, %w: tensor<{n}x{k}xbf16>, %b: tensor<{n}xf32>)
+    -> tensor<{m}x{n}xbf16> {{
+  %s = "graph.add"(%x, %r) : (tensor<{m}x{k}xbf16>, tensor<{m}x{k}xbf16>) -> tensor<{m}x{k}xbf16>
+  %h = "graph.mul"(%s, %s) : (tensor<{m}x{k}xbf16>, tensor<{m}x{k}xbf16>) -> tensor<{m}x{k}xbf16>
+  %hf = "graph.cast"(%h) : (tensor<{m}x{k}xbf16>) -> tensor<{m}x{k}xf32>
+  %wf = "graph.cast"(%w) : (tensor<{n}x{k}xbf16>) -> tensor<{n}x{k}xf32>
+  %p = "graph.matmul"(%hf, %wf) {{transpose_b = true}}
+      : (tensor<{m}x{k}xf32>, tensor<{n}x{k}xf32>) -> tensor<{m}x{n}xf32>
+  %y = "graph.add"(%p, %b) : (tensor<{m}x{n}xf32>, tensor<{n}xf32>) -> tensor<{m}x{n}xf32>
+  %o = "graph.cast"(%y) : (tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xbf16>
+  return %o : tensor<{m}x{n}xbf16>
+}}"""
+    executable = graphfuse.compile(graph)
+    llvm_ir = executable.function.llvm_dialect_ir
+    assert DOT_INTRINSIC in llvm_ir
+    x, w, b = _inputs(m, k, n, seed=3)
+    r, _, _ = _inputs(m, k, n, seed=4)
+    (out,) = executable(x, r, w, b)
+    (want,) = executable.reference(x, r, w, b)
+    s = (x.astype(np.float32) + r.astype(np.float32)).astype(ml_dtypes.bfloat16).astype(np.float32)
+    h = (s * s).astype(ml_dtypes.bfloat16)
+    exact = h.astype(np.float64) @ w.astype(np.float64).T + b
+    magnitude = np.abs(h.astype(np.float64)) @ np.abs(w.astype(np.float64)).T
+    bound = k * 2.0**-24 * magnitude + np.abs(exact) * 2.0**-8 + 2.0**-133
+    assert np.all(np.abs(out.astype(np.float64) - exact) <= bound)
+    step = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(np.asarray(want, np.float64)), 2.0**-126))) - 7)
+    assert np.all(np.abs(out.astype(np.float64) - np.asarray(want, np.float64)) <= step)
