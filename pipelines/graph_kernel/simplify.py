@@ -31,7 +31,10 @@ Only with ``unsafe-math`` (the default, as MindSpore at opt_level 2), because
 the value changes:
 
 - exp(log x) -> x, log(exp x) -> x, reciprocal(reciprocal x) -> x;
-- x / c -> x * (1/c) for any finite nonzero float c with a normal reciprocal;
+- x / c -> x * (1/c) in f32 for any finite nonzero c with a normal reciprocal
+  (not in bf16 or f16: their reciprocal would round to 8 or 11 significant
+  bits, an error PyTorch's division, rounded once, does not have: a bf16
+  ``x / 30`` differed from eager's in 60% of the elements);
 - pow(x, 0.5) -> sqrt(x).
 
 x * 0 is never rewritten (NaN * 0 and inf * 0 are NaN, a negative x gives -0.0);
@@ -294,9 +297,11 @@ def _reciprocal(divisor: np.ndarray, dtype: str, unsafe_math: bool) -> np.ndarra
     in the dtype (subnormals included), so x / c and x * (1/c) are the same
     real number, rounded once the same way -- also in the f32 computation the
     reference uses for f16/bf16, where it does not round at all.
-    Inexact (unsafe-math): every element finite and nonzero with a finite,
-    normal reciprocal; 1/c rounds once and the product once more, so the
-    result is within 2 ULP of the quotient (more when it is subnormal).
+    Inexact (unsafe-math, f32 only): every element finite and nonzero with a
+    finite, normal reciprocal; 1/c rounds once and the product once more, so
+    the result is within 2 ULP of the quotient (more when it is subnormal).
+    A bf16 or f16 division stays one: the code computes it in f32 and rounds
+    once, as PyTorch does.
     """
     target = numpy_dtype(dtype)
     c = divisor.astype(np.float64)
@@ -309,7 +314,7 @@ def _reciprocal(divisor: np.ndarray, dtype: str, unsafe_math: bool) -> np.ndarra
     mantissa, _ = np.frexp(c)
     if bool(np.all((np.abs(mantissa) == 0.5) & (back == exact))):
         return recip
-    if not unsafe_math:
+    if not unsafe_math or dtype != "f32":
         return None
     if not bool(np.all(np.isfinite(back) & (np.abs(back) >= _SMALLEST_NORMAL[dtype]))):
         return None
@@ -467,7 +472,8 @@ class GraphKernelSimplify(GraphPass):
     unsafe_math: bool = option(
         True,
         "also apply the rewrites that change values: exp(log x), log(exp x), reciprocal(reciprocal x), "
-        "pow(x, 0.5) -> sqrt, x / c -> x * (1/c) for c not a power of two (MindSpore applies them at opt_level 2)",
+        "pow(x, 0.5) -> sqrt, x / c -> x * (1/c) in f32 for c not a power of two "
+        "(MindSpore applies them at opt_level 2)",
     )
 
     def run(self, module: ir.Module, context: PassContext) -> None:
