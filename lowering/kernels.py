@@ -18,8 +18,10 @@ into their callers (upstream ``inline``) before bufferization.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import ClassVar
 
 from mlir import ir
@@ -28,8 +30,9 @@ from mlir.passmanager import PassManager
 
 from graphfuse.dialect.diagnostics import source_loc
 from graphfuse.dialect.interpreter import functions
-from graphfuse.dialect.matching import as_operation, nested_ops, op_id, sig
+from graphfuse.dialect.matching import as_operation, attributes, create_op, nested_ops, op_id, sig
 from graphfuse.dialect.ops.collective import COLLECTIVE_OPS
+from graphfuse.dialect.types import TensorSig
 from graphfuse.lowering import decompose  # noqa: F401  (registers the decompositions this pass outlines)
 from graphfuse.lowering.common import DECOMPOSITIONS
 from graphfuse.lowering.elementwise_groups import merge_elementwise_groups
@@ -90,6 +93,8 @@ class OutlineFusedOps(GraphPass):
                 while kernel_name in taken:
                     kernel_name += "_"
                 taken.add(kernel_name)
+                if self.absorb:
+                    op = _rows_flattened(op)
                 members = [op]
                 if self.absorb and op.name in ABSORBING_OPS:
                     inliner.inline_producers(op, block)
@@ -206,6 +211,40 @@ class _KernelInliner:
                             and all(_defined_before(v, op, epilogue) for v in call.operands)):
                         return call
         return None
+
+
+def _rows_flattened(op: ir.Operation) -> ir.Operation:
+    """``op``, or for a product of EPILOGUE_OPS of an ``a`` with batch dims by a matrix ``b`` (a linear layer
+    without a bias, falcon's 3-D ``matmul_gelu``), the 2-D product of ``a``'s rows between two reshapes, which
+    replaces it.  The 2-D form applies its epilogue to each block of C on every core (:func:`_takes_epilogue`);
+    in the batched form the product's kernel is a contraction, and its elementwise epilogue ran serially after
+    it.  Static shapes only; an addend of the result's shape is reshaped as well, a bias along the last axis
+    broadcasts as it is."""
+    if op.name not in EPILOGUE_OPS or len(op.results) != 1:
+        return op
+    a, b, result = sig(op.operands[0]), sig(op.operands[1]), sig(op.results[0])
+    if a.rank < 3 or b.rank != 2 or attributes(op)["transpose_a"] or not (a.is_static and result.is_static):
+        return op
+    rows = math.prod(a.shape[:-1])
+    flat = (rows, result.shape[-1])
+    for extra in op.operands[2:]:
+        if sig(extra).rank > 1 and sig(extra).shape != result.shape:
+            return op  # an addend broadcast along the rows: left in its batched form
+    rw = SimpleNamespace(ip=ir.InsertionPoint(op))
+
+    def reshaped(value: ir.Value, shape: tuple[int, ...]) -> ir.Value:
+        return create_op(rw, "reshape", [value], op.location, [TensorSig(shape, sig(value).dtype)]).results[0]
+
+    operands = [reshaped(op.operands[0], (rows, a.shape[-1])), op.operands[1],
+                *(reshaped(v, flat) if sig(v).rank > 1 else v for v in op.operands[2:])]
+    with op.location, ir.InsertionPoint(op):
+        element = ir.RankedTensorType(op.results[0].type).element_type
+        product = ir.Operation.create(op.name, results=[ir.RankedTensorType.get(list(flat), element)],
+                                      operands=operands,
+                                      attributes={name: op.attributes[name] for name in op.attributes})
+    op.results[0].replace_all_uses_with(reshaped(product.results[0], result.shape))
+    op.erase()
+    return product
 
 
 def _takes_epilogue(op: ir.Operation) -> bool:
