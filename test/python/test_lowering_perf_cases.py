@@ -2,7 +2,8 @@
 
 - batched matmuls with static shapes are ``linalg.contract`` ops (no reshape for kernel loop fusion to push
   through), turned by the runtime into collapsed, transposed where needed, blocked ``linalg.matmul`` /
-  ``batch_matmul`` ops, generic contractions included;
+  ``batch_matmul`` ops, generic contractions included (a product with an epilogue by a matrix weight is the
+  2-D product of the rows instead: outline-fused-ops);
 - plain matmuls become register tiles (row blocks across the cores, cache blocks, a C tile carried through
   the K loop in vector registers), at every vector width and with remainders of every block;
 - conv2d (groups 1, static shapes) is im2col + one contraction.
@@ -75,8 +76,11 @@ def test_linear_bias(dtype: str, transpose_b: bool) -> None:
 
     shapes = [(2, 8, 16), (24, 16) if transpose_b else (16, 24), (24,)]
     _, fused = compile_and_compare(build, shapes, dtype)
-    # no reshape around the product: kernel loop fusion has nothing to push through it
-    assert "linalg.contract" in fused and "tensor.expand_shape" not in fused
+    # outline-fused-ops made it the 2-D product of x's 16 rows (a view of x), the bias added to each block of C
+    # as the product's epilogue; the one reshape left is the view of the result as [2, 8, 24]
+    assert "linalg.contract" not in fused and "linalg.matmul" in fused
+    assert re.search(r"ins\(%\d+, %arg2 : tensor<16x24x", fused)
+    assert fused.count("tensor.expand_shape") == 1 and "into tensor<2x8x24x" in fused
 
 
 @pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True), (True, True)])
