@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import ClassVar
 
 from mlir import ir
@@ -37,6 +36,7 @@ from graphfuse.lowering import decompose  # noqa: F401  (registers the decomposi
 from graphfuse.lowering.common import DECOMPOSITIONS
 from graphfuse.lowering.elementwise_groups import merge_elementwise_groups
 from graphfuse.pipelines import log
+from graphfuse.pipelines.fusion.norm import InsertBefore
 from graphfuse.pipelines.graph_kernel.cluster import in_block, op_kind, outline, widens_contraction_operand
 from graphfuse.pipelines.pass_base import GraphPass, PassContext, option
 
@@ -230,10 +230,10 @@ def _rows_flattened(op: ir.Operation) -> ir.Operation:
     for extra in op.operands[2:]:
         if sig(extra).rank > 1 and sig(extra).shape != result.shape:
             return op  # an addend broadcast along the rows: left in its batched form
-    rw = SimpleNamespace(ip=ir.InsertionPoint(op))
 
     def reshaped(value: ir.Value, shape: tuple[int, ...]) -> ir.Value:
-        return create_op(rw, "reshape", [value], op.location, [TensorSig(shape, sig(value).dtype)]).results[0]
+        declared = [TensorSig(shape, sig(value).dtype)]
+        return create_op(InsertBefore(op), "reshape", [value], op.location, declared).results[0]
 
     operands = [reshaped(op.operands[0], (rows, a.shape[-1])), op.operands[1],
                 *(reshaped(v, flat) if sig(v).rank > 1 else v for v in op.operands[2:])]
