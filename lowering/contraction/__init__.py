@@ -46,7 +46,7 @@ turns into FMA vector code.
 
 Other statically shaped contractions (``linalg.contract``, generic
 multiply-accumulate loops) are first rewritten as one of those two named ops
-on collapsed, transposed where needed, operands (``_as_named_matmul``).
+on collapsed, transposed where needed, operands (``as_named_matmul``).
 
 The package, by concern: ``strategy`` chooses each contraction's schedule and records it on the op as a
 ``graph.schedule`` attribute, ``application`` applies the recorded schedules in the order their rewrites

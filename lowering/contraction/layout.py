@@ -149,7 +149,7 @@ def _unpack(
     return value
 
 
-def _as_named_matmul(op: ir.Operation) -> bool:
+def as_named_matmul(op: ir.Operation) -> bool:
     """Rewrite a contraction that is not a plain named matmul as collapse/transpose + matmul or batch_matmul.
 
     ``linalg.contract`` (what graph-to-linalg emits for batched matmuls and
@@ -203,7 +203,7 @@ def _rows_collapsed_matmul(op: ir.Operation) -> bool:
     (rows..., n)`` (what reshape propagation makes of a linear layer over [batch, tokens, K] with both counted
     at run time), as the rows collapsed into one, a ``linalg.matmul`` (B read transposed through its maps) and
     the result expanded back: the form the products over dynamic rows take (:mod:`.dynamic_rows`).  B, K and
-    N static; :func:`_as_named_matmul` takes the static contractions."""
+    N static; :func:`as_named_matmul` takes the static contractions."""
     if len(op.results) != 1 or len(op.operands) != 3 or not linalg.isa_contraction_op(op):
         return False
     if any(o.operation.name in _UNSIGNED_CASTS for o in op.regions[0].blocks[0].operations):

@@ -20,12 +20,12 @@ from graphfuse.lowering.contraction.dynamic_rows import (
 )
 from graphfuse.lowering.contraction.layout import (
     _DEFAULT_MAPS,
-    _as_named_matmul,
     _map_dims,
     _materialize_transposes,
     _reads_b_transposed,
     _rows_collapsed_matmul,
     _static_tensor,
+    as_named_matmul,
 )
 from graphfuse.lowering.contraction.marks import (
     _elementwise_epilogues,
@@ -110,7 +110,7 @@ def _select_schedules(module: ir.Module, threads: int, dots: frozenset[str]) -> 
 
     module.operation.walk(collect_general)
     for op in general:
-        if not _as_named_matmul(op):
+        if not as_named_matmul(op):
             _rows_collapsed_matmul(op)
     lanes = max(1, vector_bits() // 32)
     mr, nr = register_tile(vector_bits())
@@ -503,7 +503,7 @@ def _share_out_batches(module: ir.Module, ops: list[ir.Operation]) -> None:
 
 def _collapse_first(op: ir.Operation, operand: int) -> None:
     """Make ``op``'s operand, a ``tensor.collapse_shape`` of a fill or of a transpose (a 4-D attention's heads
-    collapsed by :func:`_as_named_matmul`), the fill or transpose of the collapsed value instead, so that the
+    collapsed by :func:`as_named_matmul`), the fill or transpose of the collapsed value instead, so that the
     batch tasks compute it in each task (:func:`_batch_tasks_script` fuses direct producers only).  A transpose
     qualifies when it keeps each collapsed group's dims in place."""
     collapse = producer(op.operands[operand], "tensor.collapse_shape")

@@ -3,6 +3,8 @@ reference and against PyTorch eager, through graphfuse.compile and through the t
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -169,6 +171,35 @@ def test_bf16_batched_matmul_through_the_backend(dots: str, monkeypatch: pytest.
         host.dot_products.cache_clear()
         torch._dynamo.reset()
     exact = torch.bmm(q.double(), k.double())
+    assert got.dtype == torch.bfloat16
+    assert (got.double() - exact).abs().max() <= (want.double() - exact).abs().max() * 1.01
+
+
+def test_bf16_rank_4_product_runs_on_register_tiles() -> None:
+    """Attention's scores computed by the model itself (Gemma 2's soft-capped attention: q @ k^T on [batch, heads,
+    tokens, dims] in bf16): the rank-4 contraction is a batched matmul of widened operands on f32 register tiles
+    (vector FMAs), not bf16 loops LLVM leaves scalar; through the backend, compiled whole, within eager's error."""
+    graph = """
+func.func @scores(%q: tensor<2x4x64x8xbf16>, %k: tensor<2x4x8x48xbf16>) -> tensor<2x4x64x48xbf16> {
+  %s = "graph.matmul"(%q, %k) : (tensor<2x4x64x8xbf16>, tensor<2x4x8x48xbf16>) -> tensor<2x4x64x48xbf16>
+  return %s : tensor<2x4x64x48xbf16>
+}"""
+    llvm_ir = graphfuse.compile(graph).function.llvm_dialect_ir
+    assert re.search(r"llvm\.intr\.fmuladd\(.*\) : \(vector<\d+xf32>", llvm_ir)
+    torch._dynamo.reset()
+    try:
+        q = torch.randn(2, 4, 64, 8).to(torch.bfloat16)
+        k = torch.randn(2, 4, 48, 8).to(torch.bfloat16)
+
+        def scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+            return q @ k.transpose(-1, -2)
+
+        compiled = torch.compile(scores, backend=get_backend(compiler_config=CompilerConfig(fallback="error")))
+        with torch.no_grad():
+            got, want = compiled(q, k), scores(q, k)
+    finally:
+        torch._dynamo.reset()
+    exact = q.double() @ k.double().transpose(-1, -2)
     assert got.dtype == torch.bfloat16
     assert (got.double() - exact).abs().max() <= (want.double() - exact).abs().max() * 1.01
 

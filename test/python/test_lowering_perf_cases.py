@@ -635,7 +635,7 @@ def test_batch_tasks_only_when_each_b_is_one_outer_block(monkeypatch: pytest.Mon
 
 def test_batch_tasks_compute_the_heads_transpose_and_fill() -> None:
     """Attention's q @ k^T over [1, heads, S, D]: the heads collapsed after k's transpose and C's fill (as
-    _as_named_matmul gives them) are collapsed first, so that each head's task computes its own: no transpose
+    as_named_matmul gives them) are collapsed first, so that each head's task computes its own: no transpose
     or fill of all heads left before the tasks (one thread copied k^T alone while the other waited)."""
     heads = TASK_BATCHES
     q, k, c = (f"tensor<1x{heads}x{s}xf32>" for s in ("20x24", "16x24", "20x16"))

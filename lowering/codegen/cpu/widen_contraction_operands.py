@@ -9,6 +9,12 @@ batched matmul of attention took 6% of a BLOOM layer's time, serially).  Its ope
 (exactly: every bf16 and f16 value is an f32 value, and their products are exact in f32), and the product is the
 f32 one, with its packed panels, row blocks and batch tasks.  So is a matmul whose rows alone are counted at run
 time (a prompt's tokens), which the f32 products of dynamic rows compute.
+
+A static ``linalg.contract`` of such operands (what graph-to-linalg writes for a batched product of rank 4:
+attention's scores and weighted values where the model computes them itself, as Gemma 2 does) is first rewritten
+as the named matmul the contraction strategy would make of it (:func:`~graphfuse.lowering.contraction.layout.
+as_named_matmul`), so that the rules above take it: left as it was, its bf16 loops were scalar and ran on one
+core.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from graphfuse.dialect.matching import ops_named
 from graphfuse.lowering.codegen.cpu.dot_products import dot_products_option, resolved_dot_products
 from graphfuse.lowering.common import PARALLEL, build_generic
 from graphfuse.lowering.contraction.dynamic_rows import rows_alone_dynamic
-from graphfuse.lowering.contraction.layout import replace_operands
+from graphfuse.lowering.contraction.layout import as_named_matmul, replace_operands
 from graphfuse.lowering.contraction.pairs import pair_product_applies
 from graphfuse.lowering.contraction.strategy import rows_schedule
 from graphfuse.lowering.host import vector_bits
@@ -51,13 +57,22 @@ def _narrow(value: ir.Value) -> bool:
     return isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, (ir.BF16Type, ir.F16Type))
 
 
+def _sums_narrow_in_f32(op: ir.Operation) -> bool:
+    a, b, c = op.operands
+    return _narrow(a) and _narrow(b) and isinstance(ir.RankedTensorType(c.type).element_type, ir.F32Type)
+
+
 def widen_contraction_operands(module: ir.Module, dots: frozenset[str]) -> int:
     """Widen the operands of every static matmul and batched matmul of ``module`` reading bf16/f16 into f32 that
-    the dot products ``dots`` do not compute (:func:`pair_product_applies`); the number rewritten."""
+    the dot products ``dots`` do not compute (:func:`pair_product_applies`), a static ``linalg.contract`` of such
+    operands first rewritten as one; the number widened."""
+    for op in ops_named(module, "linalg.contract"):
+        if len(op.operands) == 3 and _sums_narrow_in_f32(op):
+            as_named_matmul(op)  # False (left as it is) for a dynamic shape or a contraction no named op computes
     rewritten = 0
     for op in ops_named(module, *_PRODUCTS):
         a, b, c = op.operands
-        if not (_narrow(a) and _narrow(b)) or not isinstance(ir.RankedTensorType(c.type).element_type, ir.F32Type):
+        if not _sums_narrow_in_f32(op):
             continue
         static = all(ir.RankedTensorType(v.type).has_static_shape for v in (a, b, c))
         if not static and not (op.name == "linalg.matmul" and rows_alone_dynamic(a, b, c)):
