@@ -12,6 +12,7 @@ import pytest
 
 import graphfuse
 from graphfuse.dialect.evaluate import evaluate_op
+from graphfuse.lowering import host
 from graphfuse.lowering.grouped_matmul import BLOCK_ROWS, column_tasks
 
 #: group ends for 100 rows in 4 groups, each a case of the op's documented semantics
@@ -141,6 +142,25 @@ def test_compiled_few_rows(rows: int, ends: list[int]) -> None:
     executable = graphfuse.compile(_module(rows, 24, 8, 3, "f32", True, "i64"))
     x, weights = _inputs(rows, 24, 8, 3, np.float32, transposed=True)
     _check(executable, x, weights, np.array(ends, np.int64))
+
+
+@pytest.mark.parametrize("dots", ["host", "none"])
+def test_bf16_blocks_and_last_blocks(dots: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bf16 at 300 rows: with bf16 dot products blocks of up to PAIR_BLOCK_ROWS rows on the pair products (the
+    dot instruction in the code), without them blocks of BLOCK_ROWS; groups that are whole blocks and a rest
+    (131 = 128 + 3), a rest alone (119, 49), one row, and rows in no group; against the reference."""
+    if dots == "none":
+        monkeypatch.setenv(host.DOT_PRODUCTS_VARIABLE, "none")
+    host.dot_products.cache_clear()
+    try:
+        executable = graphfuse.compile(_module(300, 64, 64, 4, "bf16", True, "i32"))
+        on_pairs = "bf16" in host.dot_products()
+    finally:
+        host.dot_products.cache_clear()
+    assert ("llvm.x86.avx512bf16.dpbf16ps.512" in executable.function.llvm_dialect_ir) == on_pairs
+    x, weights = _inputs(300, 64, 64, 4, ml_dtypes.bfloat16, transposed=True, seed=5)
+    for ends in ([131, 250, 251, 300], [0, 128, 256, 290], [119, 119, 240, 270]):
+        _check(executable, x, weights, np.array(ends, np.int32))
 
 
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])

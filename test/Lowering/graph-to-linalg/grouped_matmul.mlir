@@ -1,8 +1,9 @@
 // graph-to-linalg on graph.grouped_matmul: the result starts as zeros; an scf.for over the groups carries it and
 // the previous group's end, reads each end (negative: from the last row; clamped to [0, rows]) and computes the
-// group's rows in blocks of static sizes: an scf.for over blocks of 32 rows (at most as many as x has), then an
-// scf.if per smaller power of two the row count holds. Each block is a static linalg.matmul of its rows of x
-// with the group's matrix, a rank-reducing slice of the weights, written into its rows of the result. With
+// group's rows in blocks of static sizes: an scf.for over whole blocks of 32 rows (at most as many as x has), then
+// the rest as one last block of the smallest power of two holding it (a ladder of scf.if): the rows copied into a
+// block of zeros, the product's first rows written. Each block is a static linalg.matmul of its rows of x with
+// the group's matrix, a rank-reducing slice of the weights, written into its rows of the result. With
 // 64 columns or more the columns are shared out by an scf.forall of tasks of at least 32 columns.
 // RUN: graphfuse-opt --split-input-file --graph-to-linalg %s | FileCheck %s
 // The result is plain upstream IR: mlir-opt parses and verifies it.
@@ -37,20 +38,33 @@
 // CHECK:               %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[DEST]] : tensor<32x32xf32>)
 // CHECK:               %[[P:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[X]], %[[W]] : tensor<32x64xf32>, tensor<32x64xf32>) outs(%[[INIT]] : tensor<32x32xf32>)
 // CHECK:               tensor.insert_slice %[[P]] into %[[ACC]][%[[R]], 0] [32, 32] [1, 1]
-// CHECK:             %[[HALF:.*]] = arith.andi %[[COUNT]], %{{.*}} : index
-// CHECK:             %[[TAKEN:.*]] = arith.cmpi ne, %[[HALF]], %{{.*}} : index
-// CHECK:             scf.if %[[TAKEN]] -> (tensor<100x32xf32>)
-// CHECK:               linalg.matmul {{.*}} ins(%{{.*}}, %[[W]] : tensor<16x64xf32>, tensor<32x64xf32>) outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK:             %[[ROW:.*]] = arith.addi %[[START]], %[[WHOLE]] : index
+// CHECK:             %[[REST:.*]] = arith.subi %[[COUNT]], %[[WHOLE]] : index
+// CHECK:             %[[OVER_HALF:.*]] = arith.cmpi sgt, %[[REST]], %{{.*}} : index
+// CHECK:             scf.if %[[OVER_HALF]] -> (tensor<100x32xf32>)
+// CHECK:               %[[RX:.*]] = tensor.extract_slice %arg0[%[[ROW]], 0] [%[[REST]], 64] [1, 1] : tensor<100x64xf32> to tensor<?x64xf32>
+// CHECK:               %[[PAD:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<32x64xf32>)
+// CHECK:               %[[LX:.*]] = tensor.insert_slice %[[RX]] into %[[PAD]][0, 0] [%[[REST]], 64] [1, 1] : tensor<?x64xf32> into tensor<32x64xf32>
+// CHECK:               %[[LP:.*]] = linalg.matmul {{.*}} ins(%[[LX]], %[[W]] : tensor<32x64xf32>, tensor<32x64xf32>) outs(%{{.*}} : tensor<32x32xf32>)
+// CHECK:               %[[ROWS:.*]] = tensor.extract_slice %[[LP]][0, 0] [%[[REST]], 32] [1, 1] : tensor<32x32xf32> to tensor<?x32xf32>
+// CHECK:               tensor.insert_slice %[[ROWS]] into %[[BLOCKS]][%[[ROW]], 0] [%[[REST]], 32] [1, 1] : tensor<?x32xf32> into tensor<100x32xf32>
 // CHECK:             } else {
-// CHECK:               scf.yield %[[BLOCKS]] : tensor<100x32xf32>
-// CHECK:             scf.if
-// CHECK:               linalg.matmul {{.*}} : tensor<8x64xf32>, tensor<32x64xf32>)
-// CHECK:             scf.if
-// CHECK:               linalg.matmul {{.*}} : tensor<4x64xf32>, tensor<32x64xf32>)
-// CHECK:             scf.if
-// CHECK:               linalg.matmul {{.*}} : tensor<2x64xf32>, tensor<32x64xf32>)
-// CHECK:             scf.if
-// CHECK:               linalg.matmul {{.*}} : tensor<1x64xf32>, tensor<32x64xf32>)
+// CHECK:               scf.if
+// CHECK:                 linalg.matmul {{.*}} : tensor<16x64xf32>, tensor<32x64xf32>)
+// CHECK:               } else {
+// CHECK:                 scf.if
+// CHECK:                   linalg.matmul {{.*}} : tensor<8x64xf32>, tensor<32x64xf32>)
+// CHECK:                 } else {
+// CHECK:                   scf.if
+// CHECK:                     linalg.matmul {{.*}} : tensor<4x64xf32>, tensor<32x64xf32>)
+// CHECK:                   } else {
+// CHECK:                     scf.if
+// CHECK:                       linalg.matmul {{.*}} : tensor<2x64xf32>, tensor<32x64xf32>)
+// CHECK:                     } else {
+// CHECK:                       scf.if
+// CHECK:                         linalg.matmul {{.*}} : tensor<1x64xf32>, tensor<32x64xf32>)
+// CHECK:                       } else {
+// CHECK-NEXT:                    scf.yield %[[BLOCKS]] : tensor<100x32xf32>
 // CHECK:             scf.yield %{{.*}}, %[[END]] : tensor<100x32xf32>, index
 // CHECK:           scf.forall.in_parallel
 // CHECK:             tensor.parallel_insert_slice %[[GROUPS]]#0 into %[[ALL]][0, %[[COLUMN]]] [100, 32] [1, 1]
@@ -62,7 +76,8 @@ func.func @experts(%x: tensor<100x64xf32>, %w: tensor<4x96x64xf32>, %ends: tenso
 
 // -----
 
-// Weights [groups, k, n], i64 ends; 5 columns are one task (no scf.forall); 8 rows make blocks of 8, 4, 2, 1.
+// Weights [groups, k, n], i64 ends; 5 columns are one task (no scf.forall); 8 rows make whole blocks of 8, last
+// blocks of 8, 4, 2, 1.
 // CHECK-LABEL: func.func @few_columns
 // CHECK-NOT:     scf.forall
 // CHECK:         scf.for {{.*}} -> (tensor<8x5xf32>, index)
@@ -70,6 +85,8 @@ func.func @experts(%x: tensor<100x64xf32>, %w: tensor<4x96x64xf32>, %ends: tenso
 // CHECK:           %[[W:.*]] = tensor.extract_slice %arg1[%{{.*}}, 0, 0] [1, 4, 5] [1, 1, 1] : tensor<3x4x5xf32> to tensor<4x5xf32>
 // CHECK:           scf.for
 // CHECK:             linalg.matmul ins(%{{.*}}, %[[W]] : tensor<8x4xf32>, tensor<4x5xf32>) outs(%{{.*}} : tensor<8x5xf32>)
+// CHECK:           scf.if
+// CHECK:             linalg.matmul ins(%{{.*}}, %[[W]] : tensor<8x4xf32>, tensor<4x5xf32>)
 // CHECK:           scf.if
 // CHECK:             linalg.matmul ins(%{{.*}}, %[[W]] : tensor<4x4xf32>, tensor<4x5xf32>)
 // CHECK:           scf.if
@@ -85,7 +102,8 @@ func.func @few_columns(%x: tensor<8x4xf32>, %w: tensor<3x4x5xf32>, %ends: tensor
 
 // -----
 
-// bf16: each block accumulates in f32 (the named op widens the operands) and is rounded into the result's rows.
+// bf16: each block accumulates in f32 (the named op widens the operands) and is rounded into the result's rows;
+// the last block's rounded rows are written in part.
 // CHECK-LABEL: func.func @bf16
 // CHECK:         scf.for
 // CHECK:           scf.for
@@ -95,6 +113,11 @@ func.func @few_columns(%x: tensor<8x4xf32>, %w: tensor<3x4x5xf32>, %ends: tensor
 // CHECK:             %[[ROUNDED:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<2x3xf32>) outs(%[[DEST]] : tensor<2x3xbf16>)
 // CHECK:               arith.truncf %{{.*}} : f32 to bf16
 // CHECK:             tensor.insert_slice %[[ROUNDED]]
+// CHECK:           scf.if
+// CHECK:             %[[LP:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x4xbf16>, tensor<4x3xbf16>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:             %[[LR:.*]] = linalg.generic {{.*}} ins(%[[LP]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xbf16>)
+// CHECK:             %[[PART:.*]] = tensor.extract_slice %[[LR]][0, 0] [%{{.*}}, 3] [1, 1] : tensor<2x3xbf16> to tensor<?x3xbf16>
+// CHECK:             tensor.insert_slice %[[PART]]
 func.func @bf16(%x: tensor<3x4xbf16>, %w: tensor<2x4x3xbf16>, %ends: tensor<2xi64>) -> tensor<3x3xbf16> {
   %0 = "graph.grouped_matmul"(%x, %w, %ends) : (tensor<3x4xbf16>, tensor<2x4x3xbf16>, tensor<2xi64>) -> tensor<3x3xbf16>
   return %0 : tensor<3x3xbf16>
