@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from mlir import ir
 
-from graphfuse.dialect.catalog import VerifyError, infer_results, lookup_op, read_attributes
+from graphfuse.dialect.catalog import OpSpec, VerifyError, infer_results, lookup_op, read_attributes
 from graphfuse.dialect.diagnostics import Diagnostic, GraphfuseError, source_loc
 from graphfuse.dialect.interpreter import functions
 from graphfuse.dialect.matching import nested_ops
@@ -25,7 +27,7 @@ from graphfuse.dialect.parsing import relocate
 from graphfuse.dialect.shape_utils import sized_at_call
 from graphfuse.dialect.types import TensorSig, sig_from_type
 
-__all__ = ["DynamicShapes", "infer_result_shapes", "shape_graph_text"]
+__all__ = ["DynamicShapes", "ShapePlan", "infer_result_shapes", "shape_graph_text"]
 
 #: Constants up to this many elements keep their values in a shape graph (shape-like operands); larger ones
 #: become splats of their type (weights: shape inference reads only their types).
@@ -39,54 +41,163 @@ def infer_result_shapes(module: ir.Module, entry: str, input_shapes: list[tuple[
 
     Runs the op catalog's shape inference with the actual sizes in place of
     the dynamic dimensions; an inconsistency (operands that do not broadcast)
-    is an error naming the op.
+    is an error naming the op.  A :class:`ShapePlan` kept across calls does the
+    same for a fraction of the cost.
     """
-    func = functions(module)[entry]
-    block = func.regions[0].blocks[0]
-    sigs: dict = {}
-    for arg, shape in zip(block.arguments, input_shapes, strict=True):
-        declared = sig_from_type(arg.type)
-        sigs[arg] = declared.with_shape(tuple(shape)) if declared is not None else None
-    for op in block.operations:
-        op = op.operation
-        declared = [sig_from_type(r.type) for r in op.results]
-        if op.name == "func.return":
-            return [None if sigs.get(v) is None else sigs[v].shape for v in op.operands]
-        spec = lookup_op(op.name)
-        inputs = [sigs.get(v) for v in op.operands]
-        inferred = declared
+    return ShapePlan(module, entry).result_shapes(input_shapes)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One op of a :class:`ShapePlan`: where its operands' and results' signatures are kept, and what its
+    inference reads that no call changes."""
+
+    op: ir.Operation
+    spec: OpSpec | None
+    attributes: dict[str, Any] | None
+    operands: tuple[int, ...]
+    results: tuple[int, ...]
+    declared: tuple[TensorSig | None, ...]
+    operand_types: tuple[TensorSig | None, ...]
+
+
+class ShapePlan:
+    """The shape inference of ``@entry`` made once into steps over numbered slots.
+
+    What does not change from call to call is read when the plan is made: each op's spec, attributes and
+    declared types, and the results of every op none of whose operands has a dynamic dimension (those are
+    inferred then, once).  A call runs the ops that read a value of dynamic shape alone: in a decoding step of a
+    language model, the attention's ops over the cache's length among hundreds (the whole graph's inference for
+    every new length took 10 to 30 ms a token, several times the step).  An op reading only values of static
+    type has the sizes it had when the graph was verified; one whose result type is static gives that type or
+    an error (the check), so only results of dynamic type carry a call's sizes on.
+    """
+
+    _NONE = 0  # the slot of values no op of the block defines: no signature
+
+    def __init__(self, module: ir.Module, entry: str):
+        self.module, self.entry = module, entry
+        self._callees: dict[str, ShapePlan] = {}
+        block = functions(module)[entry].regions[0].blocks[0]
+        slots: dict = {}
+        template: list[TensorSig | None] = [None]
+
+        def slot_of(value: ir.Value) -> int:
+            return slots.get(value, self._NONE)
+
+        def new_slot(value: ir.Value, sig: TensorSig | None) -> int:
+            slots[value] = len(template)
+            template.append(sig)
+            return slots[value]
+
+        self._inputs = tuple(new_slot(arg, sig_from_type(arg.type)) for arg in block.arguments)
+        varying = {k for k in self._inputs if template[k] is not None and not template[k].is_static}
+        self._varying_inputs = tuple(sorted(varying))
+        self._steps: list[_Step] = []  # those a call runs
+        self._every: list[_Step] = []
+        self._returned: tuple[int, ...] | None = None
+        for op in block.operations:
+            op = op.operation
+            if op.name == "func.return":
+                self._returned = tuple(slot_of(v) for v in op.operands)
+                break
+            spec = lookup_op(op.name)
+            step = _Step(op, spec, read_attributes(spec, op) if spec is not None else None,
+                         tuple(slot_of(v) for v in op.operands),
+                         tuple(new_slot(r, None) for r in op.results),
+                         tuple(sig_from_type(r.type) for r in op.results),
+                         tuple(sig_from_type(v.type) for v in op.operands))
+            self._every.append(step)
+            dynamic = any(k in varying for k in step.operands)
+            if not dynamic:
+                try:
+                    for k, sig in zip(step.results, self._run_step(step, template, input_shapes=None), strict=False):
+                        template[k] = sig
+                except GraphfuseError:
+                    dynamic = True  # it fails as a call: the call says so, naming the inputs
+            if dynamic:
+                self._steps.append(step)
+                varying.update(k for k, sig in zip(step.results, step.declared, strict=True)
+                               if sig is None or not sig.is_static)
+        self._template = template
+        self._static_inputs = tuple((position, template[k].shape) for position, k in enumerate(self._inputs)
+                                    if k not in varying and template[k] is not None)
+
+    @property
+    def ops_per_call(self) -> int:
+        """The ops a call infers: those reading a value of dynamic shape."""
+        return len(self._steps)
+
+    def result_shapes(self, input_shapes: Sequence[tuple[int, ...]], every_op: bool = False) -> list[tuple | None]:
+        """The result shapes for inputs of ``input_shapes``, as :func:`infer_result_shapes` tells them; with
+        ``every_op`` (and for a static input of another size than its type's) every op is inferred again."""
+        if every_op or any(tuple(input_shapes[position]) != shape for position, shape in self._static_inputs):
+            return self._full(input_shapes)
+        sigs = list(self._template)
+        for position, k in enumerate(self._inputs):
+            if k in self._varying_inputs:
+                sigs[k] = sigs[k].with_shape(tuple(input_shapes[position]))
+        for step in self._steps:
+            for k, sig in zip(step.results, self._run_step(step, sigs, input_shapes), strict=False):
+                sigs[k] = sig
+        return self._returned_shapes(sigs)
+
+    def _full(self, input_shapes: Sequence[tuple[int, ...]]) -> list[tuple | None]:
+        """Every op inferred on these input shapes, none of the plan's results taken."""
+        sigs: list[TensorSig | None] = [None] * len(self._template)
+        for position, k in enumerate(self._inputs):
+            declared = self._template[k]
+            sigs[k] = None if declared is None else declared.with_shape(tuple(input_shapes[position]))
+        for step in self._every:
+            for k, sig in zip(step.results, self._run_step(step, sigs, input_shapes), strict=False):
+                sigs[k] = sig
+        return self._returned_shapes(sigs)
+
+    def _returned_shapes(self, sigs: list[TensorSig | None]) -> list[tuple | None]:
+        if self._returned is None:
+            results = ir.FunctionType(ir.TypeAttr(functions(self.module)[self.entry].attributes["function_type"])
+                                      .value).results
+            return [None for _ in results]
+        return [None if sigs[k] is None else sigs[k].shape for k in self._returned]
+
+    def _run_step(self, step: _Step, sigs: list, input_shapes: Sequence[tuple[int, ...]] | None) -> list:
+        """The signatures of ``step``'s results for its operands' in ``sigs``: the catalog's inference and the
+        checks of the compiled code's assumptions."""
+        op, spec = step.op, step.spec
+        inputs = [sigs[k] for k in step.operands]
+        declared = list(step.declared)
+        inferred: list = declared
         known = all(sig is not None for sig in inputs)
         if op.name in ("graph.reshape", "graph.broadcast_to") and known \
                 and all(None not in sig.shape for sig in inputs):
-            operands = [sig_from_type(v.type).shape for v in op.operands]
+            operands = [sig.shape for sig in step.operand_types]
             declared = [sized_at_call(op.name, operands, [sig.shape for sig in inputs], declared[0])]
             inferred = declared
         if spec is not None and known:
             try:
-                inferred = infer_results(spec, inputs, read_attributes(spec, op), declared)
+                inferred = infer_results(spec, inputs, step.attributes, declared)
             except VerifyError as error:
-                shapes = ", ".join(str(tuple(s)) for s in input_shapes)
+                shapes = ", ".join(str(tuple(s)) for s in (input_shapes or ()))
                 raise GraphfuseError([Diagnostic(
-                    "error", f"@{entry} called with inputs of shapes {shapes}: '{op.name}' {error.message}",
+                    "error", f"@{self.entry} called with inputs of shapes {shapes}: '{op.name}' {error.message}",
                     source_loc(op.location),
                 )]) from None
         if op.name == "graph.reshape" and known and inferred and inferred[0] is not None:
             inferred = [_sized_reshape(inputs[0], inferred[0])]
         if spec is not None and known and spec.group.endswith("elementwise") and inferred and inferred[0] is not None:
-            _check_no_dynamic_broadcast(op, entry, inputs, op.operands, inferred[0].shape)
+            _check_no_dynamic_broadcast(op, self.entry, inputs, step.operand_types, inferred[0].shape)
         if op.name == "graph.flash_attention" and known and len(inputs) == 4 and inferred[0] is not None:
             # the mask is read as the scores' shape along its dynamic dims (the tiled attention reads it by row)
             scores = (*inferred[0].shape[:-1], inputs[1].shape[-2])
-            _check_no_dynamic_broadcast(op, entry, inputs[3:], op.operands[3:], scores, first=3)
+            _check_no_dynamic_broadcast(op, self.entry, inputs[3:], step.operand_types[3:], scores, first=3)
         if op.name == "func.call" and known:  # a kernel, or a function of the module: its results' shapes
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-            shapes = infer_result_shapes(module, callee, [sig.shape for sig in inputs])
+            if callee not in self._callees:
+                self._callees[callee] = ShapePlan(self.module, callee)
+            shapes = self._callees[callee].result_shapes([sig.shape for sig in inputs])
             inferred = [None if d is None or shape is None else d.with_shape(shape)
                         for d, shape in zip(declared, shapes, strict=True)]
-        for result, sig in zip(op.results, inferred, strict=False):
-            sigs[result] = sig
-    results = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results
-    return [None for _ in results]
+        return inferred
 
 
 def _sized_reshape(source: TensorSig, result: TensorSig) -> TensorSig:
@@ -99,15 +210,15 @@ def _sized_reshape(source: TensorSig, result: TensorSig) -> TensorSig:
     return result if known == 0 else result.with_shape(tuple(count // known if d is None else d for d in result.shape))
 
 
-def _check_no_dynamic_broadcast(op: ir.Operation, entry: str, inputs: list, operands, result_shape: tuple,
-                                first: int = 0) -> None:
+def _check_no_dynamic_broadcast(op: ir.Operation, entry: str, inputs: list, operand_types: Sequence,
+                                result_shape: tuple, first: int = 0) -> None:
     """An elementwise operand's dynamic dimension may not broadcast (be 1 where the result is larger).
 
     numpy allows it, but the lowering gives a dynamic dimension the size of
     the result's: the compiled code would read the operand out of bounds.
+    ``operand_types``: the operands' declared signatures.
     """
-    for k, (sig, operand) in enumerate(zip(inputs, operands, strict=True), start=first):
-        declared = sig_from_type(operand.type)
+    for k, (sig, declared) in enumerate(zip(inputs, operand_types, strict=True), start=first):
         offset = len(result_shape) - sig.rank
         for axis, (size, written) in enumerate(zip(sig.shape, declared.shape, strict=True)):
             wanted = result_shape[offset + axis]
@@ -131,6 +242,7 @@ class DynamicShapes:
         #: the name diagnostics give the graph (its locations name the parser's buffer)
         self.filename = filename
         self._shapes: dict[tuple, list] = {}
+        self._plan: ShapePlan | None = None  # made at the first call's check
 
     def check(self, arrays: Sequence, out) -> list:
         """The result shapes for these inputs (None where not inferable), or an error naming the op whose
@@ -139,7 +251,9 @@ class DynamicShapes:
         expected = self._shapes.get(key)
         if expected is None:
             try:
-                expected = infer_result_shapes(self.module, self.entry, [np.shape(a) for a in arrays])
+                if self._plan is None:
+                    self._plan = ShapePlan(self.module, self.entry)
+                expected = self._plan.result_shapes([np.shape(a) for a in arrays])
             except GraphfuseError as error:
                 raise GraphfuseError([relocate(d, self.filename) for d in error.diagnostics]) from None
             if len(self._shapes) >= CACHED_SHAPES:
