@@ -51,9 +51,10 @@ __all__ = ["BLOCK_ROWS", "COLUMN_TASKS", "PAIR_BLOCK_ROWS", "TASK_COLUMNS", "blo
 #: Rows of the blocks a group's rows are cut into first: the most a row-dot product takes.
 BLOCK_ROWS = ROW_DOT_ROWS
 #: The same for a bf16 product on bf16 dot products (:func:`block_rows`).  The zoo's Mixtral layer, 512 x 256 by
-#: [4, 1024, 256] in groups of 131, 119, 140 and 122 rows, on 2 threads: 1.20 ms, against 2.13 in blocks of 32
-#: (64: 1.21, 256: 1.27); 512 x 512 by [4, 256, 512]: 0.55 against 0.88.  In f32 blocks of 128 are slower (2.36
-#: against 2.17 ms): the f32 register tiles' packed panels gain less over the row dots than pairs do.
+#: [4, 1024, 256] in groups of 131, 119, 140 and 122 rows, on 2 threads, the rests still cut by binary digits:
+#: 1.20 ms, against 2.13 in blocks of 32 (64: 1.21, 256: 1.27); 512 x 512 by [4, 256, 512]: 0.55 against 0.88.
+#: In f32 blocks of 128 were slower (2.36 against 2.17 ms): the f32 register tiles' packed panels gain less over
+#: the row dots than pairs do.
 PAIR_BLOCK_ROWS = 128
 #: The most column tasks: enough for 16 threads.
 COLUMN_TASKS = 16
