@@ -46,6 +46,7 @@ __all__ = [
     "decompose_graph_ops",
     "dynamic_sizes",
     "element_type",
+    "host_cpu_forms",
     "is_bool",
     "is_float",
     "is_int",
@@ -103,6 +104,12 @@ def cube_convolutions(enabled: bool) -> Iterator[None]:
 
 def cube_convolutions_enabled() -> bool:
     return _CUBE_CONVOLUTIONS.get()
+
+
+def host_cpu_forms() -> bool:
+    """Whether ops take the forms chosen for the host CPU (its registers, its dot products): not under
+    :func:`cube_convolutions`, which the NPU's graph-to-linalg sets."""
+    return not _CUBE_CONVOLUTIONS.get()
 
 
 # --------------------------------------------------------------------------

@@ -13,7 +13,8 @@ of the smallest power of two that holds it (a ladder of ``scf.if``, one block si
 block of zeros, of whose product only those rows are written.  Each block is a static ``linalg.matmul`` of its
 rows of ``x`` with the group's matrix (a slice of ``weights``, no copy) written into its rows of the result.  The
 last block computes fewer than twice its rows, and a group at most one block more than its whole blocks (cutting
-the rest by its binary digits took up to seven, each with its own tasks, and 30% more time for Mixtral's groups);
+the rest by its binary digits took up to seven, each with its own tasks, and 30% more time for Mixtral's groups;
+the NPU's lowering keeps those, :func:`_group_rows`);
 an f32 whole block accumulates in the result itself, and the only other buffers are per block (a bf16 block's f32
 accumulator, the last block's rows, the panels below), on the stack up to 512 KiB.  A block has at most
 ``ROW_DOT_ROWS`` rows, so that in f32 with the weights in a linear layer's layout ([groups, n, k]: PyTorch's
@@ -40,7 +41,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from graphfuse.dialect.matching import attributes
-from graphfuse.lowering.common import PARALLEL, build_generic, compute_type, const, register_lowering
+from graphfuse.lowering.common import PARALLEL, build_generic, compute_type, const, host_cpu_forms, register_lowering
 from graphfuse.lowering.contraction import ROW_DOT_ROWS
 from graphfuse.lowering.contraction.layout import matmul_b_transposed
 from graphfuse.lowering.host import dot_products
@@ -104,10 +105,10 @@ def _row_bound(end: ir.Value, rows: ir.Value) -> ir.Value:
 
 def block_rows(x: ir.Value, weights: ir.Value) -> int:
     """The most rows of a block: ``PAIR_BLOCK_ROWS`` when ``x`` and ``weights`` are bf16 of an even depth (whole
-    pairs) and the host has bf16 dot products, else ``BLOCK_ROWS``."""
+    pairs) and the host, lowered for (:func:`host_cpu_forms`), has bf16 dot products, else ``BLOCK_ROWS``."""
     x_type, w_type = ir.RankedTensorType(x.type), ir.RankedTensorType(weights.type)
     pairs = all(isinstance(t.element_type, ir.BF16Type) for t in (x_type, w_type)) and x_type.shape[1] % 2 == 0
-    return PAIR_BLOCK_ROWS if pairs and "bf16" in dot_products() else BLOCK_ROWS
+    return PAIR_BLOCK_ROWS if pairs and host_cpu_forms() and "bf16" in dot_products() else BLOCK_ROWS
 
 
 def column_tasks(columns: int) -> int:
@@ -164,16 +165,31 @@ class _Blocks:
 
 def _group_rows(out: ir.Value, blocks: _Blocks, start: ir.Value, count: ir.Value, largest: int) -> ir.Value:
     """``out`` with the ``count`` rows from ``start`` replaced by their product: blocks of ``largest`` rows (a
-    power of two), then the rest in one last block of the power of two that holds it with the fewest rows
-    (:meth:`_Blocks.last_block`)."""
+    power of two), then the rest: for the host CPU in one last block of the power of two that holds it with the
+    fewest rows (:meth:`_Blocks.last_block`); for the NPU (:func:`host_cpu_forms` False) one block of each
+    smaller power of two the count holds, whose rows of ``x`` and of the result its buffer assignment streams
+    through the UB as they are (a last block's zero rows would be local buffers of every size at once)."""
     whole = arith.andi(count, _index(-largest))  # count rounded down to whole blocks
     loop = scf.ForOp(start, arith.addi(start, whole), _index(largest), [out])
     with ir.InsertionPoint(loop.body):
         scf.YieldOp([blocks.block(loop.inner_iter_args[0], loop.induction_variable, largest)])
     if largest == 1:
         return loop.results[0]  # every row in a whole block
-    out, row, rest = loop.results[0], arith.addi(start, whole), arith.subi(count, whole)
-    return _last_block(out, blocks, row, rest, largest)
+    out, row = loop.results[0], arith.addi(start, whole)
+    if host_cpu_forms():
+        return _last_block(out, blocks, row, arith.subi(count, whole), largest)
+    rows = largest // 2
+    while rows:
+        taken = arith.andi(count, _index(rows))
+        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ne, taken, _index(0)), [out.type], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([blocks.block(out, row, rows)])
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([out])
+        out, rows = branch.results[0], rows // 2
+        if rows:
+            row = arith.addi(row, taken)
+    return out
 
 
 def _last_block(out: ir.Value, blocks: _Blocks, row: ir.Value, rest: ir.Value, rows: int) -> ir.Value:
