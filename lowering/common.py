@@ -42,7 +42,6 @@ __all__ = [
     "compute_type",
     "const",
     "cube_convolutions",
-    "cube_convolutions_enabled",
     "decompose_graph_ops",
     "dynamic_sizes",
     "element_type",
@@ -100,10 +99,6 @@ def cube_convolutions(enabled: bool) -> Iterator[None]:
         yield
     finally:
         _CUBE_CONVOLUTIONS.reset(token)
-
-
-def cube_convolutions_enabled() -> bool:
-    return _CUBE_CONVOLUTIONS.get()
 
 
 def host_cpu_forms() -> bool:

@@ -92,7 +92,8 @@ class ShapePlan:
 
         self._inputs = tuple(new_slot(arg, sig_from_type(arg.type)) for arg in block.arguments)
         varying = {k for k in self._inputs if template[k] is not None and not template[k].is_static}
-        self._varying_inputs = tuple(sorted(varying))
+        #: (position, slot) of the inputs whose type has a dynamic dim: what a call sets before its steps run
+        self._varying_inputs = tuple((position, k) for position, k in enumerate(self._inputs) if k in varying)
         self._steps: list[_Step] = []  # those a call runs
         self._every: list[_Step] = []
         self._returned: tuple[int, ...] | None = None
@@ -134,9 +135,8 @@ class ShapePlan:
         if every_op or any(tuple(input_shapes[position]) != shape for position, shape in self._static_inputs):
             return self._full(input_shapes)
         sigs = list(self._template)
-        for position, k in enumerate(self._inputs):
-            if k in self._varying_inputs:
-                sigs[k] = sigs[k].with_shape(tuple(input_shapes[position]))
+        for position, k in self._varying_inputs:
+            sigs[k] = sigs[k].with_shape(tuple(input_shapes[position]))
         for step in self._steps:
             for k, sig in zip(step.results, self._run_step(step, sigs, input_shapes), strict=False):
                 sigs[k] = sig

@@ -15,8 +15,8 @@ from graphfuse.lowering.common import (
     build_generic,
     compute_type,
     const,
-    cube_convolutions_enabled,
     element_type,
+    host_cpu_forms,
     is_float,
     narrow,
     register_lowering,
@@ -278,7 +278,7 @@ def lower_conv2d(op: ir.Operation) -> bool:
         oh, ow = _spatial_out(xp, rt, kernel, strides, dilations)
         n = _dim(x, 0)
         named = {"strides": strides, "dilations": dilations}
-        cpu_forms = not cube_convolutions_enabled()
+        cpu_forms = host_cpu_forms()
         if groups == 1 and cpu_forms and _direct_conv_fits(xp, w, rt, strides, dilations):
             r = _direct_conv(xp, w, rt, bias)
         elif groups == 1 and cpu_forms and _im2col_fits(xp, w, rt):
